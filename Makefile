@@ -1,0 +1,36 @@
+# prunecheck — every target bootstraps .venv by itself from a clean clone.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+SEED   ?= 1
+
+.PHONY: all report test test-all lint bench clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "prunecheck needs Python 3.11+; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+report: $(STAMP)
+	$(VENV)/bin/prunecheck report --out reports --seed $(SEED)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+test-all: $(STAMP)
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check model sim src tests benchmarks
+	cd src && ../$(VENV)/bin/mypy --strict -p prunecheck.model -p prunecheck.sim
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py --out reports/bench.md
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,292 @@
+"""The event algebra: every atomic thing that can happen in a runtime.
+
+Events are plain frozen records with a JSON form.  Drivers (the SimPy
+simulator, the Hypothesis machine, the explorer) choose *which* events happen
+*when*; :func:`prunecheck.model.runtime.step` decides what each one does.
+Ids of messages and calls are assigned by the runtime in order (``m1``,
+``c1`` …), so a trace names calls by the ids the runtime gave them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from .errors import TraceError
+
+__all__ = [
+    "EVENT_TYPES",
+    "AssistantChunk",
+    "BudgetCheck",
+    "CallSpec",
+    "Effect",
+    "Event",
+    "ExternalWrite",
+    "FailureReason",
+    "Invoke",
+    "IssueBatch",
+    "ResultChunk",
+    "Retry",
+    "SystemPrompt",
+    "ToolFailure",
+    "UserMessage",
+    "event_from_json",
+    "event_to_json",
+]
+
+
+class Effect(StrEnum):
+    """What a tool does to the world when it runs."""
+
+    READ = "read"
+    WRITE = "write"
+
+
+class FailureReason(StrEnum):
+    ERROR = "error"
+    TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True, slots=True)
+class CallSpec:
+    """One tool call of a batch: which tool, on which file, with which effect.
+
+    ``background`` marks a long-running call that may stay pending across
+    turn boundaries; the runtime treats it like any other pending call.
+    """
+
+    tool: str
+    path: str = ""
+    effect: Effect = Effect.READ
+    background: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPrompt:
+    """The system message, normally the first event of a trace."""
+
+    kind: ClassVar[str] = "system"
+    tokens: int
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """A user message; starts a new turn (also while a batch is in flight)."""
+
+    kind: ClassVar[str] = "user"
+    tokens: int
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantChunk:
+    """A chunk of streamed assistant text; opens a message if none is open,
+    closes it when ``last``.  A whole message is one chunk with ``last``."""
+
+    kind: ClassVar[str] = "assistant"
+    tokens: int
+    last: bool = True
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IssueBatch:
+    """The model's assistant message issuing a parallel batch of calls.
+
+    The runtime runs every tool at once (reads see the current file version,
+    writes bump it) and waits for each result.
+    """
+
+    kind: ClassVar[str] = "batch"
+    calls: tuple[CallSpec, ...]
+    tokens: int
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResultChunk:
+    """A chunk of a tool result for ``call``; the result is complete at ``last``.
+    A result delivered whole is one chunk with ``last``."""
+
+    kind: ClassVar[str] = "result"
+    call: str
+    tokens: int
+    last: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFailure:
+    """A tool failed or timed out; the runtime appends an error result."""
+
+    kind: ClassVar[str] = "failure"
+    call: str
+    reason: FailureReason = FailureReason.ERROR
+    tokens: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetCheck:
+    """An explicit budget check (the runtime also fires its own, per its
+    ``check_at`` knob)."""
+
+    kind: ClassVar[str] = "check"
+
+
+@dataclass(frozen=True, slots=True)
+class Invoke:
+    """A model invocation: the runtime renders the context and sends it."""
+
+    kind: ClassVar[str] = "invoke"
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """The runtime's reaction to the last rejected invocation, per its
+    ``retry`` knob.  Does nothing if the last invocation was not rejected."""
+
+    kind: ClassVar[str] = "retry"
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalWrite:
+    """Something outside the agent changed a file (an intervening step)."""
+
+    kind: ClassVar[str] = "write"
+    path: str
+
+
+Event = (
+    SystemPrompt
+    | UserMessage
+    | AssistantChunk
+    | IssueBatch
+    | ResultChunk
+    | ToolFailure
+    | BudgetCheck
+    | Invoke
+    | Retry
+    | ExternalWrite
+)
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        SystemPrompt,
+        UserMessage,
+        AssistantChunk,
+        IssueBatch,
+        ResultChunk,
+        ToolFailure,
+        BudgetCheck,
+        Invoke,
+        Retry,
+        ExternalWrite,
+    )
+}
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """The JSON form: ``{"kind": ..., field: value, ...}``; defaults omitted.
+
+    >>> event_to_json(ResultChunk("c2", 40, last=False))
+    {'kind': 'result', 'call': 'c2', 'tokens': 40, 'last': False}
+    """
+    out: dict[str, Any] = {"kind": event.kind}
+    for f in fields(event):
+        value = getattr(event, f.name)
+        if value == f.default:
+            continue
+        if isinstance(event, IssueBatch) and f.name == "calls":
+            value = [_call_to_json(c) for c in event.calls]
+        out[f.name] = value.value if isinstance(value, StrEnum) else value
+    return out
+
+
+def _call_to_json(call: CallSpec) -> dict[str, Any]:
+    data = {k: v for k, v in asdict(call).items() if v not in ("", False)}
+    if call.effect is Effect.READ:
+        data.pop("effect")
+    else:
+        data["effect"] = call.effect.value
+    return data
+
+
+def event_from_json(data: object, where: str = "event") -> Event:
+    """Parse one event; raise :class:`TraceError` naming ``where`` if malformed.
+
+    >>> event_from_json({"kind": "user", "tokens": 12})
+    UserMessage(tokens=12, text='')
+    """
+    if not isinstance(data, Mapping):
+        raise TraceError(where, f"an event must be a JSON object, not {type(data).__name__}.")
+    kind = data.get("kind")
+    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise TraceError(
+            where,
+            f"unknown event kind {kind!r}.",
+            f"use one of: {', '.join(sorted(EVENT_TYPES))}.",
+        )
+    names = {f.name: f for f in fields(cls)}
+    extra = set(data) - set(names) - {"kind"}
+    if extra:
+        raise TraceError(where, f"event {kind!r} has unknown field(s) {sorted(extra)}.",
+                         f"its fields are {sorted(names)}.")
+    kwargs: dict[str, Any] = {}
+    for name, f in names.items():
+        if name not in data:
+            continue
+        value = data[name]
+        if name == "calls":
+            value = _calls_from_json(value, where)
+        elif name == "reason":
+            value = _enum(FailureReason, value, where, name)
+        elif name in ("tokens",):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise TraceError(where, f"field 'tokens' must be a non-negative integer, got {value!r}.")
+        elif name == "last":
+            if not isinstance(value, bool):
+                raise TraceError(where, f"field 'last' must be true or false, got {value!r}.")
+        elif not isinstance(value, str):
+            raise TraceError(where, f"field {name!r} must be a string, got {value!r}.")
+        kwargs[name] = value
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        missing = [n for n in names if n not in data]
+        raise TraceError(where, f"event {kind!r} is missing field(s) {missing}.",
+                         f"see the example traces under tests/corpus/. ({exc})") from None
+
+
+def _enum(cls: type[FailureReason] | type[Effect], value: object, where: str, name: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in cls)
+        raise TraceError(where, f"field {name!r} must be one of {choices}, got {value!r}.") from None
+
+
+def _calls_from_json(value: object, where: str) -> tuple[CallSpec, ...]:
+    if not isinstance(value, list) or not value:
+        raise TraceError(where, "field 'calls' must be a non-empty list of calls.")
+    calls = []
+    for i, item in enumerate(value):
+        at = f"{where}.calls[{i}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("tool"), str):
+            raise TraceError(at, "a call must be an object with a string 'tool'.",
+                             'for example {"tool": "read_file", "path": "src/app.py"}.')
+        extra = set(item) - {"tool", "path", "effect", "background"}
+        if extra:
+            raise TraceError(at, f"unknown call field(s) {sorted(extra)}.")
+        calls.append(
+            CallSpec(
+                tool=item["tool"],
+                path=str(item.get("path", "")),
+                effect=_enum(Effect, item.get("effect", "read"), at, "effect"),
+                background=bool(item.get("background", False)),
+            )
+        )
+    return tuple(calls)

@@ -1,0 +1,108 @@
+"""Incidents: named, observed failures (and the costs of safety).
+
+Every incident says *what* happened, at *which step* and *which ids* it
+concerns.  Violation classes are failures a user must never ship; cost
+classes (deferral, hard-ceiling overrun, spill, re-injection) are the price
+of the safe gates and are reported, not failed on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "COST_KINDS",
+    "VIOLATION_KINDS",
+    "Incident",
+    "IncidentKind",
+    "incident_from_json",
+]
+
+
+class IncidentKind(StrEnum):
+    INVALID_PRUNE = "invalid_prune"
+    ORPHANED_RESULT = "orphaned_result"
+    UNANSWERED_CALL = "unanswered_call"
+    PROVIDER_REJECTION = "provider_rejection"
+    DUPLICATED_SIDE_EFFECT = "duplicated_side_effect"
+    TRUNCATED_PAYLOAD = "truncated_payload"
+    SYNTHESIZED_RESULT = "synthesized_result"
+    HARD_CEILING_OVERRUN = "hard_ceiling_overrun"
+    DEFERRAL = "deferral"
+    SPILL = "spill"
+    REINJECTION = "reinjection"
+
+    @property
+    def is_violation(self) -> bool:
+        return self in VIOLATION_KINDS
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("_", " ")
+
+
+VIOLATION_KINDS = frozenset(
+    {
+        IncidentKind.INVALID_PRUNE,
+        IncidentKind.ORPHANED_RESULT,
+        IncidentKind.UNANSWERED_CALL,
+        IncidentKind.PROVIDER_REJECTION,
+        IncidentKind.DUPLICATED_SIDE_EFFECT,
+        IncidentKind.TRUNCATED_PAYLOAD,
+        IncidentKind.SYNTHESIZED_RESULT,
+    }
+)
+COST_KINDS = frozenset(IncidentKind) - VIOLATION_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """One observed incident.
+
+    Attributes
+    ----------
+    kind: the incident class.
+    step: index of the event (0-based) during which it happened.
+    ids: the message and call ids it concerns.
+    detail: one sentence for a human.
+    reason: a sub-class, e.g. ``split_unit`` / ``open_message`` /
+        ``pending_unit`` for an invalid prune.
+    text: for a provider rejection, the provider's exact error text.
+    """
+
+    kind: IncidentKind
+    step: int
+    ids: tuple[str, ...]
+    detail: str
+    reason: str = ""
+    text: str = ""
+
+    @property
+    def is_violation(self) -> bool:
+        return self.kind.is_violation
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind.value,
+            "step": self.step,
+            "ids": list(self.ids),
+            "detail": self.detail,
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        if self.text:
+            out["text"] = self.text
+        return out
+
+
+def incident_from_json(data: dict[str, Any]) -> Incident:
+    return Incident(
+        kind=IncidentKind(data["kind"]),
+        step=int(data["step"]),
+        ids=tuple(data["ids"]),
+        detail=str(data["detail"]),
+        reason=str(data.get("reason", "")),
+        text=str(data.get("text", "")),
+    )

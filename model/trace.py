@@ -1,0 +1,173 @@
+"""Traces: a seed, a configuration and a list of events — replayable,
+engine-independent, versioned JSON.
+
+A trace names its policy by spec (``lowest_salience``, ``pkg.mod:attr``,
+``path/to/file.py:attr``); resolving the spec to code is the shell's job
+(:mod:`prunecheck.sim.loading`), so this module stays pure.
+
+JSON form (version 1)::
+
+    {"format": "prunecheck-trace", "version": 1, "seed": 0,
+     "policy": "lowest_salience", "config": {...RuntimeConfig...},
+     "events": [{"kind": "user", "tokens": 300}, ...],
+     "times": [0.0, 1.5, ...],            # optional, one per event
+     "meta": {...}}                       # optional, free-form
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigError, TraceError
+from .events import Event, event_from_json, event_to_json
+from .incidents import Incident
+from .policies import Policy
+from .runtime import RuntimeConfig, RuntimeState, StepResult, apply, initial_state
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Trace",
+    "TraceStep",
+    "dumps",
+    "incidents_of",
+    "loads",
+    "replay",
+    "trace_from_json",
+    "trace_to_json",
+]
+
+FORMAT = "prunecheck-trace"
+VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    policy: str
+    config: RuntimeConfig
+    events: tuple[Event, ...]
+    seed: int = 0
+    times: tuple[float, ...] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def with_events(self, events: Sequence[Event]) -> Trace:
+        return Trace(self.policy, self.config, tuple(events), self.seed, None, dict(self.meta))
+
+
+@dataclass(frozen=True, slots=True)
+class TraceStep:
+    index: int
+    event: Event
+    at: float
+    result: StepResult
+
+
+def trace_to_json(trace: Trace) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "seed": trace.seed,
+        "policy": trace.policy,
+        "config": trace.config.to_json(),
+        "events": [event_to_json(e) for e in trace.events],
+    }
+    if trace.times is not None:
+        out["times"] = list(trace.times)
+    if trace.meta:
+        out["meta"] = trace.meta
+    return out
+
+
+def dumps(trace: Trace) -> str:
+    """Deterministic text: one event per line, so diffs read well."""
+    data = trace_to_json(trace)
+    events = data.pop("events")
+    times = data.pop("times", None)
+    meta = data.pop("meta", None)
+    lines = ["{"]
+    for key, value in data.items():
+        lines.append(f"  {json.dumps(key)}: {json.dumps(value, sort_keys=True)},")
+    if meta is not None:
+        lines.append(f'  "meta": {json.dumps(meta, sort_keys=True)},')
+    if times is not None:
+        lines.append(f'  "times": {json.dumps(times)},')
+    lines.append('  "events": [')
+    lines.extend(
+        f"    {json.dumps(e)}{',' if i < len(events) - 1 else ''}" for i, e in enumerate(events)
+    )
+    lines.append("  ]")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def loads(text: str, source: str = "trace") -> Trace:
+    """Parse trace text; :class:`TraceError` naming ``source`` if malformed."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceError(source, f"is not JSON ({exc.msg} at line {exc.lineno}, column "
+                         f"{exc.colno}).", "a trace is the JSON file prunecheck wrote.") from None
+    return trace_from_json(data, source)
+
+
+def trace_from_json(data: object, source: str = "trace") -> Trace:
+    if not isinstance(data, dict):
+        raise TraceError(source, "a trace must be a JSON object.",
+                         'it starts {"format": "prunecheck-trace", ...}.')
+    if data.get("format") != FORMAT:
+        raise TraceError(source, f"'format' must be {FORMAT!r}, got {data.get('format')!r}.",
+                         "is this a prunecheck trace (trace.json of a reproduction bundle)?")
+    if data.get("version") != VERSION:
+        raise TraceError(source, f"trace version {data.get('version')!r} is not supported "
+                         f"(this prunecheck reads version {VERSION}).",
+                         "re-record the trace with this version of prunecheck.")
+    policy = data.get("policy")
+    if not isinstance(policy, str) or not policy:
+        raise TraceError(source, "'policy' must be a policy spec string.",
+                         "for example \"lowest_salience\" or \"mypkg.trim:select\".")
+    seed = data.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TraceError(source, f"'seed' must be an integer, got {seed!r}.")
+    try:
+        config = RuntimeConfig.from_json(data.get("config", {}), f"{source}: config")
+    except ConfigError as exc:
+        raise TraceError(exc.subject, exc.rule, exc.hint) from None
+    raw = data.get("events")
+    if not isinstance(raw, list):
+        raise TraceError(source, "'events' must be a list of events.")
+    events = tuple(event_from_json(e, f"{source}: events[{i}]") for i, e in enumerate(raw))
+    times = data.get("times")
+    if times is not None:
+        if (not isinstance(times, list) or len(times) != len(events)
+                or not all(isinstance(t, int | float) for t in times)):
+            raise TraceError(source, "'times' must be a list of numbers, one per event.")
+        times = tuple(float(t) for t in times)
+    meta = data.get("meta", {})
+    if not isinstance(meta, dict):
+        raise TraceError(source, "'meta' must be a JSON object.")
+    return Trace(policy, config, events, seed, times, meta)
+
+
+def replay(trace: Trace, policy: Policy, *, record: bool = True
+           ) -> Iterator[tuple[TraceStep, RuntimeState]]:
+    """Run a trace from an empty runtime; yield each step with the state after it.
+
+    The state object is the same one throughout (updated in place); copy it
+    if you keep it.  Raises :class:`TraceError` at the first impossible event.
+    """
+    state = initial_state(trace.config, policy, record=record)
+    for i, event in enumerate(trace.events):
+        at = trace.times[i] if trace.times is not None else float(i)
+        try:
+            result = apply(state, event, at)
+        except TraceError as exc:
+            raise TraceError(f"events[{i}] ({event.kind})", exc.rule, exc.hint) from None
+        yield TraceStep(i, event, at, result), state
+
+
+def incidents_of(trace: Trace, policy: Policy) -> list[Incident]:
+    """Every incident of a replay, in order."""
+    return [i for step, _ in replay(trace, policy, record=False) for i in step.result.incidents]

@@ -1,0 +1,1 @@
+"""prunecheck.sim: drivers (simulator, search, explorer), sweeps, reports and the command line."""

@@ -1,0 +1,89 @@
+"""The ``prunecheck`` command line: one module per subcommand.
+
+Each subcommand lives in ``prunecheck.sim.cmd_<name>`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to a
+function ``(args) -> int``.  Modules are imported only when present, so a
+command's heavy imports (matplotlib, Hypothesis) cost nothing elsewhere.
+
+Exit status: 0 success / no violation, 1 a violation or regression found,
+2 bad input (printed as one paragraph, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from prunecheck.model.errors import PrunecheckError
+
+__all__ = ["COMMANDS", "main"]
+
+#: Subcommands in the order ``--help`` lists them.
+COMMANDS = (
+    "report",
+    "sweep",
+    "search",
+    "explore",
+    "replay",
+    "validate",
+    "check",
+    "regress",
+    "baseline",
+    "policies",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with errors in the project's one-paragraph form (exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(
+            2,
+            f"{self.prog}: bad command-line argument: {message}. "
+            f"Hint: run '{self.prog} --help' for usage and an example.\n",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="prunecheck",
+        description=(
+            "Check context-pruning policies of LLM agent runtimes against the "
+            "commit-boundary invariant: simulate, search, explore, replay."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"prunecheck.sim.cmd_{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"prunecheck.sim.cmd_{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        status: int = args.func(args)
+    except PrunecheckError as exc:
+        print(f"prunecheck {args.command}: {exc.paragraph()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"prunecheck {args.command}: interrupted.", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

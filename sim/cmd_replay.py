@@ -1,0 +1,73 @@
+"""``prunecheck replay TRACE``: re-run a trace and narrate it step by step."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.errors import TraceError
+from prunecheck.model.trace import Trace, loads, replay
+
+from .loading import DEFAULT_TIMEOUT, guarded, load_policy
+from .narrative import narrate
+
+__all__ = ["load_trace", "register", "run"]
+
+EXAMPLE = """\
+example:
+  prunecheck replay tests/corpus/seed_parallel_batch.json
+  prunecheck replay bundle/trace.json --gate commit     # the same events, under the commit gate
+
+exit status: 0 no violation, 1 a violation (invalid prune, orphaned result, provider
+rejection, ...), 2 bad input.  Costs (deferrals, overruns, spills) never fail a replay.
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("replay", help="re-run a trace and narrate it step by step",
+                       description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
+    p.add_argument("--policy", help="replay with this policy spec instead of the trace's")
+    p.add_argument("--gate", choices=["none", "reference", "commit", "spill"],
+                   help="replay under this gate instead of the trace's")
+    p.add_argument("--markdown", action="store_true", help="print the narrative as markdown")
+    p.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    p.set_defaults(func=run)
+
+
+def load_trace(path_text: str) -> Trace:
+    """Read a trace file (or ``DIR/trace.json`` of a bundle); TraceError if bad."""
+    path = Path(path_text)
+    if path.is_dir():
+        path = path / "trace.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceError(str(path), "does not exist.", "give the path of a trace JSON file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(str(path), f"cannot be read ({exc}).") from None
+    return loads(text, str(path))
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from prunecheck.model.gates import Gate
+
+    trace = load_trace(args.trace)
+    if args.policy:
+        trace = Trace(args.policy, trace.config, trace.events, trace.seed, trace.times, trace.meta)
+    if args.gate:
+        trace = Trace(trace.policy, replace(trace.config, gate=Gate(args.gate)), trace.events,
+                      trace.seed, trace.times, trace.meta)
+    policy = guarded(load_policy(trace.policy), args.policy_timeout)
+    steps = [item for item, _ in replay(trace, policy, record=True)]
+    story = narrate(trace, steps, markdown=args.markdown)
+    text = story.text()
+    sys.stdout.write(text.splitlines()[-1] + "\n" if args.quiet else text)
+    return 1 if story.violations else 0

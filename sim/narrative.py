@@ -1,0 +1,99 @@
+"""Readable accounts of a replay: a step-by-step narrative (text or
+markdown) with incidents marked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from prunecheck.model.events import (
+    AssistantChunk,
+    Event,
+    ExternalWrite,
+    IssueBatch,
+    ResultChunk,
+    SystemPrompt,
+    ToolFailure,
+    UserMessage,
+)
+from prunecheck.model.incidents import Incident
+from prunecheck.model.trace import Trace, TraceStep
+
+__all__ = ["Narrative", "describe_event", "narrate"]
+
+
+def describe_event(event: Event) -> str:
+    """One line for an event, in the vocabulary of the design notes."""
+    if isinstance(event, SystemPrompt):
+        return f"system prompt ({event.tokens} tokens)"
+    if isinstance(event, UserMessage):
+        text = f": “{event.text}”" if event.text else ""
+        return f"user message ({event.tokens} tokens){text}"
+    if isinstance(event, AssistantChunk):
+        state = "last chunk" if event.last else "chunk"
+        return f"assistant text {state} ({event.tokens} tokens)"
+    if isinstance(event, IssueBatch):
+        calls = ", ".join(f"{c.tool}({c.path})" + (" [write]" if c.effect == "write" else "")
+                          for c in event.calls)
+        return f"assistant issues a batch of {len(event.calls)} call(s): {calls}"
+    if isinstance(event, ResultChunk):
+        state = "result" if event.last else "result chunk"
+        return f"{state} for {event.call} ({event.tokens} tokens)"
+    if isinstance(event, ToolFailure):
+        return f"tool {event.reason} for {event.call}"
+    if isinstance(event, ExternalWrite):
+        return f"{event.path} is changed outside the agent"
+    return {"check": "budget check", "invoke": "model invocation",
+            "retry": "retry after rejection"}[event.kind]
+
+
+@dataclass(slots=True)
+class Narrative:
+    """Lines of a narrative plus the incidents met, for exit codes."""
+
+    lines: list[str] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[Incident]:
+        return [i for i in self.incidents if i.is_violation]
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def narrate(trace: Trace, steps: Iterable[TraceStep], *, markdown: bool = False) -> Narrative:
+    """Render replayed steps.  ``markdown`` gives a numbered list with the
+    provider's text in code spans; otherwise plain text for a terminal."""
+    out = Narrative()
+    cfg = trace.config
+    head = (f"policy {trace.policy} · gate {cfg.gate} · checks {cfg.check_at} · retry "
+            f"{cfg.retry} · stream loss {cfg.on_stream_loss} · repair {cfg.repair} · "
+            f"provider {cfg.provider} · budget {cfg.budget} / ceiling {cfg.hard_ceiling}")
+    out.lines.append(f"**{head}**\n" if markdown else head)
+    for item in steps:
+        lead = f"{item.index + 1}. " if markdown else f"[{item.index:3d}] "
+        out.lines.append(f"{lead}{describe_event(item.event)}")
+        pad = "   " if markdown else "      "
+        for note in item.result.notes:
+            out.lines.append(f"{pad}- {note.text}" if markdown else f"{pad}{note.text}")
+        for incident in item.result.incidents:
+            out.incidents.append(incident)
+            mark = "VIOLATION" if incident.is_violation else "cost"
+            label = incident.kind.label
+            if markdown:
+                out.lines.append(f"{pad}- **{mark}: {label}** — {incident.detail}")
+                if incident.text:
+                    out.lines.append(f"{pad}  provider answers: `HTTP 400: {incident.text}`")
+            else:
+                out.lines.append(f"{pad}!! {mark}: {label}: {incident.detail}")
+                if incident.text:
+                    out.lines.append(f"{pad}   HTTP 400: {incident.text}")
+    counts: dict[str, int] = {}
+    for incident in out.incidents:
+        counts[incident.kind.label] = counts.get(incident.kind.label, 0) + 1
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no incident"
+    verdict = (f"{len(out.violations)} violation(s)" if out.violations else "no violation")
+    out.lines.append("")
+    out.lines.append(f"{'**Verdict:** ' if markdown else 'verdict: '}{verdict} ({summary}).")
+    return out

@@ -1,0 +1,5 @@
+import sys
+
+from prunecheck.sim.cli import main
+
+sys.exit(main())
