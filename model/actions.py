@@ -4,8 +4,10 @@ is read from whatever a policy returned.
 A policy's ``select(view, need)`` returns an iterable whose items are
 message ids (``str``, meaning *evict*) or typed actions:
 
->>> proposal_from([ "m3", Clear("m5"), Summarize(("m1", "m2")) ], {"m1", "m2", "m3", "m5"}, "demo", 0)
-Proposal(evict=('m3',), clear=('m5',), summarize=(Summarize(message_ids=('m1', 'm2'), tokens=0, text=''),))
+>>> p = proposal_from(["m3", Clear("m5"), Summarize(("m1", "m2"))], {"m1", "m2", "m3", "m5"},
+...                   "demo", 0)
+>>> p.evict, p.clear, p.removed()
+(('m3',), ('m5',), ('m3', 'm1', 'm2'))
 """
 
 from __future__ import annotations

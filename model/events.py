@@ -236,7 +236,7 @@ def event_from_json(data: object, where: str = "event") -> Event:
         raise TraceError(where, f"event {kind!r} has unknown field(s) {sorted(extra)}.",
                          f"its fields are {sorted(names)}.")
     kwargs: dict[str, Any] = {}
-    for name, f in names.items():
+    for name in names:
         if name not in data:
             continue
         value = data[name]
@@ -244,9 +244,10 @@ def event_from_json(data: object, where: str = "event") -> Event:
             value = _calls_from_json(value, where)
         elif name == "reason":
             value = _enum(FailureReason, value, where, name)
-        elif name in ("tokens",):
+        elif name == "tokens":
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise TraceError(where, f"field 'tokens' must be a non-negative integer, got {value!r}.")
+                raise TraceError(where, "field 'tokens' must be a non-negative integer, "
+                                 f"got {value!r}.")
         elif name == "last":
             if not isinstance(value, bool):
                 raise TraceError(where, f"field 'last' must be true or false, got {value!r}.")
@@ -263,10 +264,13 @@ def event_from_json(data: object, where: str = "event") -> Event:
 
 def _enum(cls: type[FailureReason] | type[Effect], value: object, where: str, name: str) -> Any:
     try:
+        if not isinstance(value, str):
+            raise ValueError(value)
         return cls(value)
     except ValueError:
         choices = ", ".join(m.value for m in cls)
-        raise TraceError(where, f"field {name!r} must be one of {choices}, got {value!r}.") from None
+        raise TraceError(where, f"field {name!r} must be one of {choices}, "
+                         f"got {value!r}.") from None
 
 
 def _calls_from_json(value: object, where: str) -> tuple[CallSpec, ...]:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 import re
-from itertools import groupby
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Protocol, overload, runtime_checkable
 
 from .actions import Action, Clear, Summarize
@@ -25,11 +25,11 @@ from .context import Context, Message, Role
 
 __all__ = [
     "BUILTINS",
-    "FunctionPolicy",
-    "as_policy",
     "ContextView",
+    "FunctionPolicy",
     "Policy",
     "SelectFn",
+    "as_policy",
     "builtin_policy",
     "salience",
 ]
@@ -41,7 +41,8 @@ SelectFn = Callable[["ContextView", int], Iterable[str | Action]]
 class Policy(Protocol):
     """What the runtime calls.  ``name`` appears in reports."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def select(self, view: ContextView, need: int) -> Iterable[str | Action]: ...
 
@@ -64,15 +65,15 @@ class _Messages(Sequence[Message]):
             return iter(self._list)
         return iter(self._ctx)
 
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Message]: ...
     def __reversed__(self) -> Iterator[Message]:
         if self._list is not None:
             return reversed(self._list)
         return reversed(self._ctx)
 
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
     def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
         if self._list is None:
             self._list = list(self._ctx)
@@ -318,11 +319,12 @@ def as_policy(obj: object, name: str) -> Policy:
             return obj  # type: ignore[return-value]
         return FunctionPolicy(select, name)
     if callable(obj):
-        return FunctionPolicy(obj, getattr(obj, "__name__", name))  # type: ignore[arg-type]
+        return FunctionPolicy(obj, getattr(obj, "__name__", name))
     raise TypeError(f"{obj!r} is neither callable nor has a select(view, need) method")
 
 
-BUILTINS: dict[str, Callable[[], Policy]] = {
+BUILTINS: dict[str, type[Recency | LowestSalience | TurnWindow | TokenSpan | Similarity
+                         | ClearOldResults | SummarizePrefix | UnitSafe]] = {
     "recency": Recency,
     "lowest_salience": LowestSalience,
     "turn_window": TurnWindow,

@@ -145,7 +145,7 @@ class RuntimeConfig:
                 if not isinstance(value, int) or isinstance(value, bool):
                     raise ConfigError(f"{where}.{name}", f"must be an integer, got {value!r}.")
                 kwargs[name] = value
-        for name, enum in _KNOBS.items():
+        for name in _KNOBS:
             if name in data:
                 kwargs[name] = parse_knob(name, data[name], where)
         return cls(**kwargs)
@@ -155,6 +155,8 @@ def parse_knob(name: str, value: object, where: str = "config") -> Any:
     """One knob's enum value from its string; :class:`ConfigError` if unknown."""
     enum = _KNOBS[name]
     try:
+        if not isinstance(value, str):
+            raise ValueError(value)
         return enum(value)
     except ValueError:
         choices = ", ".join(m.value for m in enum)
@@ -577,7 +579,7 @@ def _model_may_speak(run: _Step, what: str) -> None:
 
 
 def _on_assistant(run: _Step, event: AssistantChunk) -> None:
-    s, ctx = run.s, run.ctx
+    s = run.s
     _model_may_speak(run, "assistant text")
     stream = s.assistant_stream
     if stream is None:

@@ -25,7 +25,11 @@ from .context import Message, Role
 __all__ = ["check_prune_spec", "unit_graph", "units_spec"]
 
 
-def unit_graph(messages: Sequence[Message], batch_of_call: Mapping[str, str]) -> nx.Graph:
+Node = tuple[str, str]
+
+
+def unit_graph(messages: Sequence[Message], batch_of_call: Mapping[str, str]
+               ) -> nx.Graph[Node]:
     """The call/result/batch graph over ``messages``.
 
     Parameters
@@ -34,7 +38,7 @@ def unit_graph(messages: Sequence[Message], batch_of_call: Mapping[str, str]) ->
     batch_of_call: for every call id, the id of the batch (the assistant
         message) that issued it, whether or not that message is present.
     """
-    graph = nx.Graph()
+    graph: nx.Graph[Node] = nx.Graph()
     for message in messages:
         graph.add_node(("msg", message.id))
         if message.role is Role.ASSISTANT:

@@ -48,7 +48,8 @@ def load_trace(path_text: str) -> Trace:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise TraceError(str(path), "does not exist.", "give the path of a trace JSON file.") from None
+        raise TraceError(str(path), "does not exist.",
+                         "give the path of a trace JSON file.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceError(str(path), f"cannot be read ({exc}).") from None
     return loads(text, str(path))

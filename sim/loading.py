@@ -144,7 +144,7 @@ class GuardedPolicy:
             with _limit(self.timeout):
                 result = self.inner.select(view, need)
                 if isinstance(result, str | bytes | dict) or not isinstance(result, Iterable):
-                    return result  # type: ignore[no-any-return]
+                    return result
                 return list(result)
         except _Timeout:
             raise PolicyError(
