@@ -45,6 +45,11 @@ def load_policy(spec: str) -> Policy:
     builtin = builtin_policy(spec)
     if builtin is not None:
         return builtin
+    from .adapters import adapter_policy  # list functions: file.py:trim@openai, langchain:...
+
+    adapted = adapter_policy(spec)
+    if adapted is not None:
+        return adapted
     if ":" not in spec:
         raise PolicyError(
             f"policy spec {spec!r}",
