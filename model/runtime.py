@@ -11,7 +11,7 @@ Nothing here does I/O or reads a clock: time comes in with the event
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -872,8 +872,28 @@ _HANDLERS: dict[type, Callable[[_Step, Any], None]] = {
 
 
 # --------------------------------------------------------------------- helpers
-def _tools(s: RuntimeState) -> dict[str, tuple[str, str]]:
-    return {c.id: (c.spec.tool, c.spec.path) for c in s.calls.values()}
+class _CallTools(Mapping[str, tuple[str, str]]):
+    """Call id -> (tool, path), read from the call records on demand: O(1)
+    to build, so rendering costs what the context holds, not the history."""
+
+    __slots__ = ("_calls",)
+
+    def __init__(self, calls: dict[str, CallRecord]) -> None:
+        self._calls = calls
+
+    def __getitem__(self, cid: str) -> tuple[str, str]:
+        spec = self._calls[cid].spec
+        return spec.tool, spec.path
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._calls)
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+
+def _tools(s: RuntimeState) -> Mapping[str, tuple[str, str]]:
+    return _CallTools(s.calls)
 
 
 def _calls_text(calls: tuple[CallSpec, ...]) -> str:
