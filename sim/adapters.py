@@ -207,7 +207,7 @@ class ListPolicy:
         return [m.id for m in view.messages if m.id not in kept and m.id not in rendered.hidden]
 
 
-def list_policy(fn: ListFunction, format: Provider | str = "openai", *,
+def list_policy(fn: object, format: Provider | str = "openai", *,
                 name: str | None = None) -> ListPolicy:
     """``fn`` (a ``trim(messages) -> messages`` function) as a policy.
 
@@ -361,6 +361,7 @@ def _kept(policy: ListPolicy, result: object, rendered: RenderedList) -> set[str
         items: list[object] = list(result)
         fixed: list[int | None] = [None] * len(items)
         roles: list[object] = [m.get("role") for m in result]
+        labels = [f"position {i}" for i in range(len(items))]
     else:
         pool, where, start = [], [], {}
         for i, message in enumerate(given):
@@ -369,8 +370,8 @@ def _kept(policy: ListPolicy, result: object, rendered: RenderedList) -> set[str
                 pool.append(block)
                 where.append((i, k))
         whole = {id(m): i for i, m in enumerate(given)}
-        items, fixed, roles = [], [], []
-        for message in result:
+        items, fixed, roles, labels = [], [], [], []
+        for at, message in enumerate(result):
             index = whole.get(id(message))
             blocks = _blocks(message)
             if index is not None:
@@ -379,7 +380,8 @@ def _kept(policy: ListPolicy, result: object, rendered: RenderedList) -> set[str
                 items.append(block)
                 fixed.append(None if index is None else start[index] + k)
                 roles.append(message.get("role"))
-    positions = _match(policy, items, fixed, pool, rendered, where)
+                labels.append(f"message {at}, block {k}")
+    positions = _match(policy, items, fixed, pool, rendered, where, labels)
     for at, p in enumerate(positions):
         i = where[p][0]
         if given[i].get("role") != roles[at]:
@@ -393,7 +395,7 @@ def _kept(policy: ListPolicy, result: object, rendered: RenderedList) -> set[str
 
 def _match(policy: ListPolicy, items: Sequence[object], fixed: Sequence[int | None],
            pool: Sequence[object], rendered: RenderedList,
-           where: Sequence[tuple[int, int]]) -> list[int]:
+           where: Sequence[tuple[int, int]], labels: Sequence[str]) -> list[int]:
     """Pool positions of ``items``: fixed, else by identity, else by equality
     (the later equal one first, as trimmers drop from the front).  Raises
     for an item that matches nothing."""
@@ -409,7 +411,7 @@ def _match(policy: ListPolicy, items: Sequence[object], fixed: Sequence[int | No
             continue
         equal = [j for j, obj in enumerate(pool) if j not in used and obj == items[i]]
         if not equal:
-            raise _fail(policy, _unmatched(items[i], i, pool, rendered, where))
+            raise _fail(policy, _unmatched(items[i], labels[i], pool, rendered, where))
         before = [j for j in equal if j < upper]
         pick = before[-1] if before else equal[-1]
         out[i] = pick
@@ -418,7 +420,7 @@ def _match(policy: ListPolicy, items: Sequence[object], fixed: Sequence[int | No
     return [j for j in out if j is not None]
 
 
-def _unmatched(item: object, at: int, pool: Sequence[object], rendered: RenderedList,
+def _unmatched(item: object, at: str, pool: Sequence[object], rendered: RenderedList,
                where: Sequence[tuple[int, int]]) -> str:
     """Say what an unmatched item is: a rewrite of a call's message, or new."""
     noun = "message" if rendered.format is Provider.OPENAI else "content block"
@@ -430,8 +432,8 @@ def _unmatched(item: object, at: int, pool: Sequence[object], rendered: Rendered
             changed = sorted(key for key in {*_keys(item), *_keys(obj)}
                              if _get(item, key) != _get(obj, key))
             return (f"rewrote the {noun} of {owner} (call {', '.join(ident)}, input position "
-                    f"{i}) at output position {at}: changed {', '.join(map(repr, changed))}.")
-    return (f"returned a {noun} that was not in its input at position {at} ({_short(item)}): "
+                    f"{i}) at output {at}: changed {', '.join(map(repr, changed))}.")
+    return (f"returned a {noun} that was not in its input at {at} ({_short(item)}): "
             "it is neither one of the objects it was given nor equal to one (was it added or "
             "rewritten?).")
 

@@ -1,0 +1,358 @@
+"""``check_policy``: is this policy safe as it is?  The engine behind the
+Python API, the pytest plugin and ``prunecheck check``.
+
+A check runs a fixed, seeded suite — simulated runs at a few load levels ×
+seeds (:func:`~prunecheck.sim.simulator.simulate`) — and then the adversarial
+search (:func:`~prunecheck.sim.search.search`), under the runtime given
+(gate ``none`` by default: the question is whether the policy itself keeps
+the commit-boundary invariant).  The verdict is *unsafe* when any violation
+was seen; the reproduction is the search's shrunk counterexample, or else
+the shortest failing prefix of a simulated run.  A policy that raises,
+returns garbage, mutates its input or hangs gives the verdict *error* with
+one paragraph naming the policy, the scenario and the step; the scenarios
+finished before it stay in the result.
+
+Examples
+--------
+>>> result = check_policy("unit_safe", levels=(0.2,), seeds=(1,), max_examples=20)
+>>> result.safe, result.reproduction is None
+(True, True)
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.errors import PolicyError, TraceError
+from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.policies import Policy, as_policy
+from prunecheck.model.provider import Provider
+from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.model.trace import Trace, dumps, replay
+
+from .adapters import ListPolicy, list_policy
+from .loading import DEFAULT_TIMEOUT, guarded, load_policy
+from .narrative import narrate
+
+__all__ = [
+    "DEFAULT_HORIZON",
+    "DEFAULT_LEVELS",
+    "DEFAULT_SEEDS",
+    "CheckResult",
+    "Scenario",
+    "ScenarioResult",
+    "Verdict",
+    "check_policy",
+    "resolve_policy",
+]
+
+#: Load levels of the fixed suite (0: one patient agent … 1: four busy ones).
+DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.6, 1.0)
+#: Seeds of the fixed suite.
+DEFAULT_SEEDS: tuple[int, ...] = (1, 2, 3)
+#: Simulated seconds per scenario.
+DEFAULT_HORIZON = 300.0
+
+PolicyLike = str | Policy | Callable[..., Any]
+
+
+class Verdict(StrEnum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One simulated run of the suite."""
+
+    level: float
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"load {self.level:g}, seed {self.seed}"
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioResult:
+    """What one scenario produced: incidents per kind (non-zero only)."""
+
+    scenario: Scenario
+    incidents: Mapping[str, int]
+    invocations: int
+    events: int
+    error: str | None = None
+
+    @property
+    def violations(self) -> int:
+        return sum(n for k, n in self.incidents.items() if IncidentKind(k).is_violation)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The verdict on one policy in one runtime.
+
+    Attributes
+    ----------
+    policy: the policy's spec (or name).
+    config: the runtime it was checked in.
+    verdict: safe, unsafe, or error (the policy raised, hung, returned garbage).
+    scenarios: the suite's runs that finished, in order.
+    incidents: every incident kind seen in the suite and the reproduction,
+        with counts (costs included; see :attr:`violations`).
+    reproduction: the shortest failing trace found (None when safe).
+    narrative: the reproduction replayed step by step (or the error).
+    error: the policy error, as one paragraph, or None.
+    search_examples: runs the adversarial search tried.
+    """
+
+    policy: str
+    config: RuntimeConfig
+    verdict: Verdict
+    scenarios: tuple[ScenarioResult, ...]
+    incidents: Mapping[str, int]
+    reproduction: Trace | None
+    narrative: str
+    error: str | None = None
+    search_examples: int = 0
+    policy_object: Policy | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def safe(self) -> bool:
+        return self.verdict is Verdict.SAFE
+
+    @property
+    def violations(self) -> dict[str, int]:
+        return {k: n for k, n in self.incidents.items() if IncidentKind(k).is_violation}
+
+    def summary(self, *, verdict: bool = True) -> str:
+        """A plain-text table of the scenarios (and the verdict line)."""
+        lines = [f"policy {self.policy} · gate {self.config.gate} · checks "
+                 f"{self.config.check_at} · provider {self.config.provider}",
+                 f"{'scenario':<22} {'invocations':>11} {'violations':>10}  incidents"]
+        for run in self.scenarios:
+            shown = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in run.incidents.items())
+            lines.append(f"{run.scenario.name:<22} {run.invocations:>11} {run.violations:>10}  "
+                         f"{shown or '-'}" + ("  [stopped by policy error]" if run.error else ""))
+        if self.search_examples:
+            found = "found" if self.reproduction is not None and \
+                self.reproduction.meta.get("found_by", {}).get("driver") == "search" else "none"
+            lines.append(f"adversarial search: {self.search_examples} runs, counterexample {found}")
+        if verdict:
+            lines.append(self.verdict_line())
+        return "\n".join(lines) + "\n"
+
+    def verdict_line(self) -> str:
+        if self.verdict is Verdict.ERROR:
+            return f"verdict: ERROR — {self.error}"
+        if self.verdict is Verdict.SAFE:
+            return "verdict: safe — no violation in the suite or the search"
+        kinds = ", ".join(k.replace("_", " ") for k in self.violations)
+        length = len(self.reproduction.events) if self.reproduction else 0
+        return f"verdict: UNSAFE — {kinds}; minimal reproduction: {length} events"
+
+    def bundle(self, out_dir: str | Path) -> Path:
+        """Write the reproduction bundle (trace, narrative, …) to ``out_dir``.
+
+        Raises
+        ------
+        TraceError
+            if there is no reproduction (the policy was found safe).
+        """
+        if self.reproduction is None:
+            raise TraceError(f"check of {self.policy!r}", "has no reproduction to write.",
+                             "only an unsafe verdict comes with a reproduction.")
+        out = Path(out_dir)
+        try:
+            bundles = importlib.import_module("prunecheck.sim.bundle")
+        except ImportError:  # the bundle writer of the search issue is not installed
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "trace.json").write_text(dumps(self.reproduction), encoding="utf-8")
+            (out / "narrative.md").write_text(self.narrative, encoding="utf-8")
+            return out
+        return Path(bundles.write_bundle(self.reproduction, out, policy=self.policy_object))
+
+
+def resolve_policy(policy: PolicyLike, *, format: str | None = None,
+                   name: str | None = None) -> tuple[str, Policy]:
+    """``(spec, policy)`` for a spec, a policy object, a ``select`` function,
+    or — with ``format`` — a list function ``trim(messages)``."""
+    if isinstance(policy, str):
+        spec = policy
+        if format is not None and "@" not in spec.rpartition(":")[2] and \
+                not spec.startswith("langchain:"):
+            spec = f"{spec}@{format}"
+        loaded = load_policy(spec)
+        if isinstance(loaded, ListPolicy):
+            spec = loaded.name  # canonical for langchain:...
+        return spec, loaded
+    if format is not None:
+        adapted = list_policy(policy, format, name=name)
+        return adapted.name, adapted
+    label = name or getattr(policy, "name", None) or getattr(policy, "__name__", "policy")
+    try:
+        obj = as_policy(policy, str(label))
+    except TypeError as exc:
+        raise PolicyError(f"policy {label!r}", str(exc) + ".",
+                          "pass a spec, a select(view, need) function or a policy object; "
+                          "a trim(messages) list function needs format='openai' or "
+                          "'anthropic'.") from None
+    return str(getattr(obj, "name", label)), obj
+
+
+def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | str = "none",
+                 config: RuntimeConfig | None = None, levels: Sequence[float] = DEFAULT_LEVELS,
+                 seeds: Sequence[int] = DEFAULT_SEEDS, horizon: float = DEFAULT_HORIZON,
+                 seed: int = 0, max_examples: int = 200, timeout: float = DEFAULT_TIMEOUT,
+                 name: str | None = None) -> CheckResult:
+    """Check a policy against the commit-boundary invariant.
+
+    Parameters
+    ----------
+    policy:
+        A spec (``"lowest_salience"``, ``"my_trim.py:trim"``), a policy
+        object, a ``select(view, need)`` function, or a list function
+        ``trim(messages) -> messages`` (give ``format``).
+    format:
+        ``"openai"`` or ``"anthropic"``: ``policy`` is a list function over
+        that provider's message dicts (see :mod:`.adapters`).
+    gate:
+        The gate between policy and context (``config.gate`` if ``config``
+        is given and ``gate`` is left at ``"none"``).
+    config:
+        The runtime; defaults to per-append checks, naive retry, re-append
+        on stream loss, no repair, provider = ``format`` or anthropic.
+    levels, seeds, horizon:
+        The suite: one simulated run per level × seed, ``horizon`` seconds.
+    seed, max_examples:
+        The adversarial search's seed and number of runs (0: no search).
+    timeout:
+        Seconds one policy call may take before it counts as hung.
+    name:
+        How to name a policy given as an object.
+
+    Returns
+    -------
+    CheckResult
+        Never raises for a misbehaving policy: the verdict is ``error``.
+
+    Raises
+    ------
+    PolicyError
+        if the policy cannot be loaded at all.
+    """
+    spec, loaded = resolve_policy(policy, format=format, name=name)
+    if format is None and isinstance(loaded, ListPolicy):
+        format = loaded.format.value
+    base = config or RuntimeConfig(provider=Provider(format) if format else Provider.ANTHROPIC)
+    if config is None or Gate(gate) is not Gate.NONE:
+        base = replace(base, gate=Gate(gate))
+    guarded_policy = guarded(loaded, timeout)
+    return _Check(spec, loaded, guarded_policy, base).run(levels, seeds, horizon, seed,
+                                                          max_examples)
+
+
+class _Check:
+    """One check's accumulating state: what finished stays."""
+
+    def __init__(self, spec: str, loaded: Policy, policy: Policy, config: RuntimeConfig) -> None:
+        self.spec, self.loaded, self.policy, self.config = spec, loaded, policy, config
+        self.runs: list[ScenarioResult] = []
+        self.totals: dict[str, int] = {}
+        self.failing: list[Trace] = []
+        self.error: str | None = None
+        self.examples = 0
+
+    def run(self, levels: Sequence[float], seeds: Sequence[int], horizon: float, seed: int,
+            max_examples: int) -> CheckResult:
+        from .load import load_at
+        from .simulator import simulate
+
+        for scenario in (Scenario(level, s) for level in levels for s in seeds):
+            result = simulate(self.spec, self.config, load_at(scenario.level), scenario.seed,
+                              policy=self.policy, horizon=horizon)
+            counts = {k: n for k, n in result.incidents.items() if n}
+            error = f"scenario '{scenario.name}': {result.error}" if result.error else None
+            self.runs.append(ScenarioResult(scenario, counts, result.invocations, result.events,
+                                            error))
+            _add(self.totals, counts)
+            if any(IncidentKind(k).is_violation for k in counts):
+                self.failing.extend(result.traces)
+            if error:
+                self.error = error
+                return self.result(None)
+        repro = None
+        if max_examples > 0:
+            from .search import search
+
+            try:
+                found = search(self.spec, self.config, seed=seed, max_examples=max_examples,
+                               policy=self.policy)
+            except PolicyError as exc:
+                self.error = f"adversarial search: {exc.paragraph()}"
+                return self.result(None)
+            self.examples = found.examples
+            if found.found and found.trace is not None:
+                repro = found.trace
+                _add(self.totals, _count(i.kind.value for i in found.incidents))
+        if repro is None and self.failing:
+            repro = _shortest_prefix(self.failing, self.policy)
+        return self.result(repro)
+
+    def result(self, repro: Trace | None) -> CheckResult:
+        narrative = ""
+        if repro is not None:
+            steps = [step for step, _ in replay(repro, self.policy, record=True)]
+            story = narrate(repro, steps)
+            narrative = story.text()
+        if self.error is not None:
+            verdict = Verdict.ERROR
+            narrative = narrative or self.error
+        elif any(IncidentKind(k).is_violation and n for k, n in self.totals.items()):
+            verdict = Verdict.UNSAFE
+        else:
+            verdict = Verdict.SAFE
+        totals = {k: n for k, n in sorted(self.totals.items()) if n}
+        return CheckResult(self.spec, self.config, verdict, tuple(self.runs), totals, repro,
+                           narrative, self.error, self.examples, self.loaded)
+
+
+def _add(total: dict[str, int], more: Mapping[str, int]) -> None:
+    for key, value in more.items():
+        total[key] = total.get(key, 0) + value
+
+
+def _count(kinds: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for kind in kinds:
+        out[kind] = out.get(kind, 0) + 1
+    return out
+
+
+def _first_violation(trace: Trace, policy: Policy) -> int | None:
+    for step, _ in replay(trace, policy, record=False):
+        if any(i.is_violation for i in step.result.incidents):
+            return step.index
+    return None
+
+
+def _shortest_prefix(traces: Sequence[Trace], policy: Policy) -> Trace | None:
+    """The shortest prefix, over ``traces``, that ends at a first violation."""
+    best: Trace | None = None
+    for trace in traces:
+        try:
+            at = _first_violation(trace, policy)
+        except PolicyError:
+            continue
+        if at is not None and (best is None or at + 1 < len(best.events)):
+            times = trace.times[: at + 1] if trace.times is not None else None
+            best = Trace(trace.policy, trace.config, trace.events[: at + 1], trace.seed, times,
+                         {**trace.meta, "found_by": {"driver": "simulate"}})
+    return best

@@ -1,0 +1,181 @@
+"""``prunecheck check POLICY``: is this policy safe as it is?
+
+Runs the fixed, seeded scenario suite and the adversarial search (see
+:mod:`.check`), prints a table of the scenarios, the verdict and — when
+unsafe — the minimal reproduction step by step.  Also holds the runtime and
+suite arguments that ``baseline`` and ``regress`` share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from typing import Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.gates import Gate
+from prunecheck.model.provider import Provider
+from prunecheck.model.runtime import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
+
+from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS, check_policy
+from .loading import DEFAULT_TIMEOUT
+
+__all__ = [
+    "add_runtime_arguments",
+    "add_suite_arguments",
+    "parse_levels",
+    "parse_seeds",
+    "register",
+    "run",
+    "runtime_config",
+]
+
+EXAMPLE = """\
+examples:
+  prunecheck check lowest_salience
+  prunecheck check --format openai examples/openai_keep_last.py:trim --out repro/
+  prunecheck check --format openai examples/openai_commit_boundary.py:trim
+  prunecheck check --langchain "strategy=last,start_on=human,include_system=true"
+  prunecheck check mypkg.trim:select --gate commit --check-at after_batch
+
+A list function trim(messages) -> messages is checked with --format: it gets the
+context as OpenAI Chat Completions or Anthropic Messages dicts (and max_tokens /
+token_counter if its signature names them); what it drops is evicted.
+exit status: 0 safe, 1 unsafe (with a minimal reproduction), 2 bad input or a policy
+that raised, hung, returned garbage or mutated its input (finished scenarios are
+printed first).
+"""
+
+_KNOBS: tuple[tuple[str, str, type[Any], str], ...] = (
+    ("--gate", "gate", Gate, "the gate between policy and context"),
+    ("--check-at", "check_at", CheckAt, "when the runtime fires its budget check"),
+    ("--retry", "retry", RetryMode, "what a retry after a rejection re-runs"),
+    ("--stream-loss", "on_stream_loss", StreamLoss, "what a stream does when its message "
+     "was evicted"),
+    ("--repair", "repair", Repair, "the repair layer run before each invocation"),
+    ("--provider", "provider", Provider, "whose rules and error texts apply"),
+)
+
+
+def add_runtime_arguments(parser: argparse.ArgumentParser, *, inherited: str) -> None:
+    """The runtime knobs; each one left out keeps its value from ``inherited``."""
+    group = parser.add_argument_group("runtime", f"knobs left out keep {inherited}")
+    for flag, dest, enum, text in _KNOBS:
+        group.add_argument(flag, dest=dest, choices=[m.value for m in enum], help=text)
+    group.add_argument("--budget", type=int, metavar="TOKENS", help="working budget")
+    group.add_argument("--hard-ceiling", dest="hard_ceiling", type=int, metavar="TOKENS",
+                       help="where deferral must fail loudly")
+
+
+def runtime_config(args: argparse.Namespace, base: RuntimeConfig) -> RuntimeConfig:
+    """``base`` with the knobs given on the command line."""
+    changes: dict[str, Any] = {}
+    for _, dest, enum, _ in _KNOBS:
+        value = getattr(args, dest, None)
+        if value is not None:
+            changes[dest] = enum(value)
+    for dest in ("budget", "hard_ceiling"):
+        value = getattr(args, dest, None)
+        if value is not None:
+            changes[dest] = value
+    if "budget" in changes and "hard_ceiling" not in changes:
+        changes["hard_ceiling"] = max(base.hard_ceiling, changes["budget"] * 5 // 4)
+    return replace(base, **changes)
+
+
+def parse_levels(text: str) -> tuple[float, ...]:
+    """``0.2,0.6,1`` → load levels in [0, 1]; ConfigError if malformed."""
+    try:
+        levels = tuple(float(p) for p in text.split(",") if p.strip())
+    except ValueError:
+        raise ConfigError(f"--levels {text!r}", "must be numbers separated by commas.",
+                          "for example --levels 0.2,0.6,1.") from None
+    if not levels or any(not 0.0 <= x <= 1.0 for x in levels):
+        raise ConfigError(f"--levels {text!r}", "must be load levels between 0 and 1.",
+                          "for example --levels 0.2,0.6,1.")
+    return levels
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """``1,2,3`` or ``1-5`` → seeds; ConfigError if malformed."""
+    seeds: list[int] = []
+    try:
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            low, dash, high = part.partition("-")
+            seeds.extend(range(int(low), int(high) + 1) if dash else [int(part)])
+    except ValueError:
+        raise ConfigError(f"--seeds {text!r}", "must be integers or ranges like 1-5.",
+                          "for example --seeds 1,2,3 or --seeds 1-5.") from None
+    if not seeds:
+        raise ConfigError(f"--seeds {text!r}", "names no seed.", "for example --seeds 1-3.")
+    return tuple(dict.fromkeys(seeds))
+
+
+def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("scenario suite")
+    group.add_argument("--levels", type=parse_levels, metavar="L,L",
+                       help="load levels (default " + ",".join(map(str, DEFAULT_LEVELS)) + ")")
+    group.add_argument("--seeds", type=parse_seeds, metavar="S,S|A-B",
+                       help="seeds (default " + ",".join(map(str, DEFAULT_SEEDS)) + ")")
+    group.add_argument("--horizon", type=float, metavar="SECONDS",
+                       help=f"simulated seconds per run (default {DEFAULT_HORIZON:g})")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("check", help="is this policy (or trim function) safe as it is?",
+                       description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("policy", nargs="?", help="policy spec: built-in name, module:attr or "
+                   "file.py:attr (with --format: a trim(messages) function)")
+    p.add_argument("--format", choices=[m.value for m in Provider],
+                   help="POLICY is a list function over this provider's message dicts")
+    p.add_argument("--langchain", metavar="SETTINGS",
+                   help="check LangChain's trim_messages with these settings, e.g. "
+                   "'strategy=last,start_on=human' (needs prunecheck[langchain])")
+    add_runtime_arguments(p, inherited="the defaults (gate none, checks after_append)")
+    add_suite_arguments(p)
+    p.add_argument("--seed", type=int, default=0, help="seed of the adversarial search")
+    p.add_argument("--max-examples", type=int, default=200, metavar="N",
+                   help="runs of the adversarial search (0: none; default 200)")
+    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--out", metavar="DIR", help="write the reproduction bundle here if unsafe")
+    p.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.langchain is not None:
+        if args.policy:
+            raise ConfigError("--langchain", "checks LangChain's trimmer; it takes no POLICY.",
+                              "drop POLICY or drop --langchain.")
+        spec = f"langchain:{args.langchain}"
+    elif args.policy:
+        spec = args.policy
+    else:
+        raise ConfigError("POLICY", "is missing.", "give a policy spec, e.g. "
+                          "'prunecheck check lowest_salience', or --langchain SETTINGS.")
+    fmt = args.format or ("openai" if spec.startswith("langchain:") else None)
+    base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
+    config = runtime_config(args, base)
+    result = check_policy(
+        spec, format=args.format, config=config,
+        levels=args.levels or DEFAULT_LEVELS, seeds=args.seeds or DEFAULT_SEEDS,
+        horizon=args.horizon or DEFAULT_HORIZON, seed=args.seed,
+        max_examples=args.max_examples, timeout=args.policy_timeout)
+    failed = result.error is not None
+    if args.quiet:
+        if not failed:
+            print(result.verdict_line())
+    else:
+        sys.stdout.write(result.summary(verdict=not failed))
+        if result.reproduction is not None:
+            sys.stdout.write("\nminimal reproduction:\n" + result.narrative)
+    if failed:
+        print(f"prunecheck check: {result.error}", file=sys.stderr)
+        return 2
+    if result.reproduction is not None and args.out:
+        where = result.bundle(args.out)
+        print(f"reproduction bundle written to {where}")
+    return 0 if result.safe else 1

@@ -1,0 +1,166 @@
+"""LangChain's ``trim_messages`` as a list policy: a real trimmer, checked as it is.
+
+``langchain_core.messages.trim_messages`` trims a chat history to a token
+budget by strategy (keep the ``last`` or the ``first`` messages), optionally
+cutting so the kept history starts or ends on given message types and
+keeping the system message.  It knows nothing of tool calls being in flight.
+This module wraps it as an OpenAI-format list function: our rendered dicts
+are converted with ``convert_to_messages``, trimmed, and mapped back by
+identity to the very dicts given, so the adapter judges what it kept.
+
+Settings (the text after ``langchain:`` in a spec, comma-separated ``k=v``):
+
+* ``strategy``: ``last`` (default) or ``first``;
+* ``start_on`` / ``end_on``: message types joined by ``+`` (``human``,
+  ``ai``, ``tool``, ``system``), e.g. ``end_on=human+tool``;
+* ``include_system``: ``true`` or ``false`` (default);
+* ``counter``: ``tokens`` (default: our model's tokens per message, and
+  ``max_tokens`` is what the runtime asks the context to fit) or ``len``
+  (each message counts 1, and ``max`` messages are kept);
+* ``max``: with ``counter=len``, the number of messages (default 6).
+
+Needs the optional extra: ``pip install 'prunecheck[langchain]'``; runs
+offline.  Example: ``prunecheck check "langchain:strategy=last,start_on=human"``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, fields, replace
+from types import ModuleType
+from typing import Any
+
+from prunecheck.model.errors import PolicyError
+
+from .adapters import ListPolicy, list_policy
+
+__all__ = ["MESSAGE_TYPES", "TrimSettings", "langchain_policy", "make_trimmer", "parse_settings"]
+
+#: The message types ``start_on`` / ``end_on`` may name.
+MESSAGE_TYPES = ("human", "ai", "tool", "system")
+_BOOLS = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
+
+
+@dataclass(frozen=True, slots=True)
+class TrimSettings:
+    """How ``trim_messages`` is called (see the module notes)."""
+
+    strategy: str = "last"
+    start_on: tuple[str, ...] = ()
+    end_on: tuple[str, ...] = ()
+    include_system: bool = False
+    counter: str = "tokens"
+    max: int = 6
+
+    def spec(self) -> str:
+        """The canonical spec: ``langchain:`` and the settings that differ
+        from the defaults, in a fixed order."""
+        default = TrimSettings()
+        parts = [f"strategy={self.strategy}"]
+        for f in fields(self):
+            value, base = getattr(self, f.name), getattr(default, f.name)
+            if f.name == "strategy" or value == base:
+                continue
+            if f.name == "max" and self.counter != "len":
+                continue
+            if isinstance(value, tuple):
+                value = "+".join(value)
+            elif isinstance(value, bool):
+                value = str(value).lower()
+            parts.append(f"{f.name}={value}")
+        return "langchain:" + ",".join(parts)
+
+
+def parse_settings(text: str) -> TrimSettings:
+    """Read ``k=v,k=v`` settings; a :class:`PolicyError` names a bad one.
+
+    >>> parse_settings("strategy=last,start_on=human,end_on=human+tool").spec()
+    'langchain:strategy=last,start_on=human,end_on=human+tool'
+    """
+    subject = f"langchain settings {text!r}"
+    settings = TrimSettings()
+    names = [f.name for f in fields(TrimSettings)]
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or key not in names:
+            raise PolicyError(subject, f"{item!r} is not a setting.",
+                              f"write k=v pairs separated by commas; settings: {', '.join(names)}.")
+        settings = replace(settings, **{key: _value(subject, key, value)})
+    return settings
+
+
+def _value(subject: str, key: str, value: str) -> Any:
+    if key == "strategy":
+        if value not in ("first", "last"):
+            raise PolicyError(subject, f"strategy must be first or last, got {value!r}.")
+        return value
+    if key in ("start_on", "end_on"):
+        types = tuple(t for t in value.split("+") if t and t != "none")
+        bad = [t for t in types if t not in MESSAGE_TYPES]
+        if bad:
+            raise PolicyError(subject, f"{key} names unknown message type(s) {bad}.",
+                              f"use {', '.join(MESSAGE_TYPES)}, joined by '+'.")
+        return types
+    if key == "include_system":
+        if value.lower() not in _BOOLS:
+            raise PolicyError(subject, f"include_system must be true or false, got {value!r}.")
+        return _BOOLS[value.lower()]
+    if key == "counter":
+        if value not in ("tokens", "len"):
+            raise PolicyError(subject, f"counter must be tokens or len, got {value!r}.")
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise PolicyError(subject, f"max must be a positive number of messages, got {value!r}.")
+    return int(value)
+
+
+def _langchain(subject: str) -> ModuleType:
+    try:
+        return importlib.import_module("langchain_core.messages")
+    except ImportError:
+        raise PolicyError(subject, "needs langchain-core, which is not installed.",
+                          "pip install 'prunecheck[langchain]' (it runs offline).") from None
+
+
+def make_trimmer(settings: TrimSettings) -> Any:
+    """An OpenAI-format list function that runs ``trim_messages`` with
+    ``settings`` and returns the very dicts it kept."""
+    lc = _langchain(settings.spec())
+
+    def trim(messages: list[dict[str, Any]], max_tokens: int,
+             token_counter: Any) -> list[dict[str, Any]]:
+        converted = lc.convert_to_messages(messages)
+        origin = {id(c): m for c, m in zip(converted, messages, strict=True)}
+        if settings.counter == "len":
+            counter: Any = len
+            limit = settings.max
+        else:
+            sizes = {id(c): int(token_counter(m)) for c, m in zip(converted, messages,
+                                                                 strict=True)}
+
+            def counter(batch: list[Any]) -> int:
+                return sum(sizes.get(id(x), 0) for x in batch)
+
+            limit = max_tokens
+        kept = lc.trim_messages(
+            converted, max_tokens=limit, token_counter=counter, strategy=settings.strategy,
+            start_on=list(settings.start_on) or None, end_on=list(settings.end_on) or None,
+            include_system=settings.include_system)
+        back = lc.convert_to_openai_messages
+        return [origin[id(x)] if id(x) in origin else back(x) for x in kept]
+
+    trim.__name__ = trim.__qualname__ = "trim_messages"
+    return trim
+
+
+def langchain_policy(text: str) -> ListPolicy:
+    """The policy of ``langchain:<settings>``, named by its canonical spec.
+
+    Raises
+    ------
+    PolicyError
+        if a setting is malformed or langchain-core is not installed.
+    """
+    settings = parse_settings(text)
+    return list_policy(make_trimmer(settings), "openai", name=settings.spec())
