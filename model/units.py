@@ -47,8 +47,9 @@ def unit_graph(messages: Sequence[Message], batch_of_call: Mapping[str, str]
         if message.role is Role.TOOL and message.call_id is not None:
             graph.add_edge(("msg", message.id), ("call", message.call_id))
     for call, batch in batch_of_call.items():
-        if graph.has_node(("call", call)):
-            graph.add_edge(("call", call), ("batch", batch))
+        # Every call of a batch belongs to it, present or not: a pending call
+        # whose result has not arrived yet still references its batch's unit.
+        graph.add_edge(("call", call), ("batch", batch))
     return graph
 
 
