@@ -31,7 +31,6 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.gates import Gate
-from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.notes import NoteKind
 from prunecheck.model.policies import FunctionPolicy, Policy, builtin_policy
 from prunecheck.model.provider import Provider
@@ -180,8 +179,8 @@ EVICTED_PARTIAL = [(2, "invalid_prune", ("m2", "m2"), "split_unit"),
 def test_stream_loss_reappend_truncates_the_payload() -> None:
     state = initial_state(cfg(on_stream_loss=StreamLoss.REAPPEND), fixed("m3"))
     found = [i for e in STREAM for i in apply(state, e).incidents]
-    assert [(i.step, i.kind.value, i.ids, i.reason) for i in found] == EVICTED_PARTIAL + [
-        (4, "truncated_payload", ("m4", "c1"), "")]
+    assert [(i.step, i.kind.value, i.ids, i.reason) for i in found] == [
+        *EVICTED_PARTIAL, (4, "truncated_payload", ("m4", "c1"), "")]
     assert found[-1].detail == ("result m4 holds chunks 2–3 of 3: the first 40 of 100 tokens "
                                 "are missing")
     m4 = state.context["m4"]
@@ -191,7 +190,8 @@ def test_stream_loss_reappend_truncates_the_payload() -> None:
 def test_stream_loss_drop_loses_the_whole_result() -> None:
     state = initial_state(cfg(on_stream_loss=StreamLoss.DROP), fixed("m3"))
     found = [i for e in STREAM for i in apply(state, e).incidents]
-    assert [(i.step, i.kind.value, i.ids, i.reason) for i in found] == EVICTED_PARTIAL + [
+    assert [(i.step, i.kind.value, i.ids, i.reason) for i in found] == [
+        *EVICTED_PARTIAL,
         (4, "truncated_payload", ("c1",), ""),
         (4, "unanswered_call", ("m2", "c1"), ""),
         (5, "provider_rejection", ("c1",), "call_without_result")]
