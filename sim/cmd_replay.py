@@ -67,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
         trace = Trace(trace.policy, replace(trace.config, gate=Gate(args.gate)), trace.events,
                       trace.seed, trace.times, trace.meta)
     policy = guarded(load_policy(trace.policy), args.policy_timeout)
-    steps = [item for item, _ in replay(trace, policy, record=True)]
+    try:
+        steps = [item for item, _ in replay(trace, policy, record=True)]
+    except TraceError as exc:  # an impossible event: name the file as well as the event
+        raise TraceError(f"{args.trace}: {exc.subject}", exc.rule, exc.hint) from None
     story = narrate(trace, steps, markdown=args.markdown)
     text = story.text()
     sys.stdout.write(text.splitlines()[-1] + "\n" if args.quiet else text)
