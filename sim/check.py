@@ -31,7 +31,7 @@ from typing import Any
 from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import Policy, as_policy
+from prunecheck.model.policies import FunctionPolicy, Policy, as_policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, replay
@@ -47,8 +47,11 @@ __all__ = [
     "CheckResult",
     "Scenario",
     "ScenarioResult",
+    "UnsafePolicy",
     "Verdict",
+    "assert_policy_safe",
     "check_policy",
+    "failure_report",
     "resolve_policy",
 ]
 
@@ -82,13 +85,15 @@ class Scenario:
 
 @dataclass(frozen=True, slots=True)
 class ScenarioResult:
-    """What one scenario produced: incidents per kind (non-zero only)."""
+    """What one scenario produced: incidents per kind, and invocations that
+    met each kind (``exposed``, with ``any_violation``), non-zero only."""
 
     scenario: Scenario
     incidents: Mapping[str, int]
     invocations: int
     events: int
     error: str | None = None
+    exposed: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def violations(self) -> int:
@@ -197,6 +202,8 @@ def resolve_policy(policy: PolicyLike, *, format: str | None = None,
         adapted = list_policy(policy, format, name=name)
         return adapted.name, adapted
     label = name or getattr(policy, "name", None) or getattr(policy, "__name__", "policy")
+    if name is not None and callable(policy) and not hasattr(policy, "select"):
+        return name, FunctionPolicy(policy, name)
     try:
         obj = as_policy(policy, str(label))
     except TypeError as exc:
@@ -280,8 +287,9 @@ class _Check:
                               policy=self.policy, horizon=horizon)
             counts = {k: n for k, n in result.incidents.items() if n}
             error = f"scenario '{scenario.name}': {result.error}" if result.error else None
+            exposed = {k: n for k, n in result.exposed.items() if n and ":" not in k}
             self.runs.append(ScenarioResult(scenario, counts, result.invocations, result.events,
-                                            error))
+                                            error, exposed))
             _add(self.totals, counts)
             if any(IncidentKind(k).is_violation for k in counts):
                 self.failing.extend(result.traces)
@@ -356,3 +364,41 @@ def _shortest_prefix(traces: Sequence[Trace], policy: Policy) -> Trace | None:
             best = Trace(trace.policy, trace.config, trace.events[: at + 1], trace.seed, times,
                          {**trace.meta, "found_by": {"driver": "simulate"}})
     return best
+
+
+class UnsafePolicy(AssertionError):
+    """A check failed: the policy is unsafe or misbehaved.  ``result`` holds
+    the whole :class:`CheckResult`; the message is :func:`failure_report`."""
+
+    def __init__(self, result: CheckResult, bundle: Path | None = None) -> None:
+        super().__init__(failure_report(result, bundle))
+        self.result = result
+        self.bundle = bundle
+
+
+def failure_report(result: CheckResult, bundle: Path | None = None) -> str:
+    """What a failed check says: the scenario table, the verdict, and the
+    minimal reproduction step by step (or the policy error)."""
+    head = (f"prunecheck: policy {result.policy} is "
+            f"{'UNSAFE' if result.verdict is Verdict.UNSAFE else 'in ERROR'} "
+            f"(gate {result.config.gate}, checks {result.config.check_at})")
+    parts = [head, "", result.summary()]
+    if result.reproduction is not None:
+        parts += [f"minimal reproduction ({len(result.reproduction.events)} events):",
+                  result.narrative]
+    if bundle is not None:
+        parts.append(f"reproduction bundle: {bundle}")
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def assert_policy_safe(policy: PolicyLike, *, bundle_dir: str | Path | None = None,
+                       **options: Any) -> CheckResult:
+    """Check ``policy`` (same options as :func:`check_policy`) and raise
+    :class:`UnsafePolicy` — an ``AssertionError`` whose message is the
+    minimal reproduction — unless it is safe.  With ``bundle_dir``, the
+    reproduction bundle is written there first."""
+    result = check_policy(policy, **options)
+    if result.safe:
+        return result
+    bundle = result.bundle(bundle_dir) if bundle_dir and result.reproduction else None
+    raise UnsafePolicy(result, bundle)

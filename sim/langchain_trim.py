@@ -87,6 +87,10 @@ def parse_settings(text: str) -> TrimSettings:
             raise PolicyError(subject, f"{item!r} is not a setting.",
                               f"write k=v pairs separated by commas; settings: {', '.join(names)}.")
         settings = replace(settings, **{key: _value(subject, key, value)})
+    if settings.include_system and settings.strategy != "last":
+        raise PolicyError(subject, "include_system=true works only with strategy=last "
+                          "(trim_messages raises ValueError otherwise).",
+                          "drop include_system or use strategy=last.")
     return settings
 
 

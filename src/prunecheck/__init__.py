@@ -1,3 +1,56 @@
-"""prunecheck: check that a context-pruning policy never breaks the commit-boundary invariant."""
+"""prunecheck: check that a context-pruning policy never breaks the commit-boundary invariant.
+
+The public Python API (imported lazily, so ``import prunecheck`` stays cheap)::
+
+    from prunecheck import check_policy, assert_policy_safe, list_policy
+
+    result = check_policy("my_trim.py:trim", format="openai")
+    result.safe, result.reproduction, print(result.narrative)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "CheckResult",
+    "UnsafePolicy",
+    "Verdict",
+    "__version__",
+    "assert_policy_safe",
+    "check_policy",
+    "list_policy",
+]
+
+if TYPE_CHECKING:
+    from prunecheck.sim.adapters import list_policy
+    from prunecheck.sim.check import (
+        CheckResult,
+        UnsafePolicy,
+        Verdict,
+        assert_policy_safe,
+        check_policy,
+    )
+
+_LAZY = {
+    "CheckResult": "prunecheck.sim.check",
+    "UnsafePolicy": "prunecheck.sim.check",
+    "Verdict": "prunecheck.sim.check",
+    "assert_policy_safe": "prunecheck.sim.check",
+    "check_policy": "prunecheck.sim.check",
+    "list_policy": "prunecheck.sim.adapters",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prunecheck' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

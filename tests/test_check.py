@@ -1,0 +1,178 @@
+"""check_policy: verdicts, reproductions, and misbehaving policies that get a
+clear error while the finished scenarios are kept."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prunecheck import UnsafePolicy, Verdict, assert_policy_safe, check_policy
+from prunecheck.model.errors import PolicyError
+from prunecheck.model.policies import ContextView, builtin_policy
+from prunecheck.model.trace import dumps, incidents_of, loads
+from prunecheck.sim.cli import main
+from prunecheck.sim.loading import load_policy
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SMALL: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 50}
+
+
+def _example(name: str) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_openai_keep_last_is_unsafe_with_a_replayable_reproduction() -> None:
+    trim = _example("openai_keep_last").trim
+    result = check_policy(trim, format="openai", **SMALL)
+    assert result.verdict is Verdict.UNSAFE and not result.safe
+    assert {"orphaned_result", "provider_rejection"} <= set(result.violations)
+    repro = result.reproduction
+    assert repro is not None and 1 <= len(repro.events) <= 12
+    assert repro.config.gate == "none" and repro.config.provider == "openai"
+    replayed = incidents_of(loads(dumps(repro)), result.policy_object)  # type: ignore[arg-type]
+    assert any(i.is_violation for i in replayed)
+    assert "VIOLATION" in result.narrative
+
+
+def test_openai_commit_boundary_trimmer_is_safe() -> None:
+    result = check_policy(f"{EXAMPLES}/openai_commit_boundary.py:trim", format="openai", **SMALL)
+    assert result.verdict is Verdict.SAFE and result.reproduction is None
+    assert result.violations == {} and result.search_examples >= 50
+    assert sum(r.invocations for r in result.scenarios) > 0
+
+
+@pytest.mark.parametrize(("attr", "safe"), [("keep_last", False), ("trim", True)])
+def test_anthropic_trimmers(attr: str, safe: bool) -> None:
+    result = check_policy(f"{EXAMPLES}/anthropic_trim.py:{attr}", format="anthropic", **SMALL)
+    assert result.safe is safe
+    assert result.policy.endswith(f"anthropic_trim.py:{attr}@anthropic")
+    assert (result.reproduction is None) is safe
+
+
+def test_same_seed_same_reproduction() -> None:
+    one = check_policy("lowest_salience", **SMALL)
+    two = check_policy("lowest_salience", **SMALL)
+    assert one.reproduction is not None and two.reproduction is not None
+    assert dumps(one.reproduction) == dumps(two.reproduction)
+    assert one.incidents == two.incidents and one.summary() == two.summary()
+
+
+def test_commit_gate_makes_a_raw_policy_safe() -> None:
+    assert check_policy("lowest_salience", gate="commit", **SMALL).safe
+
+
+def test_unsafe_without_search_falls_back_to_the_shortest_failing_prefix() -> None:
+    result = check_policy("lowest_salience", levels=(0.6,), seeds=(1,), max_examples=0)
+    repro = result.reproduction
+    assert repro is not None and repro.meta["found_by"] == {"driver": "simulate"}
+    replayed = incidents_of(repro, load_policy("lowest_salience"))
+    assert next(i.step for i in replayed if i.is_violation) == len(repro.events) - 1
+
+
+def _after(calls: int, failure: Any) -> Any:
+    """recency, until the ``calls``-th call, which does ``failure``."""
+    count = [0]
+    recency = builtin_policy("recency")
+    assert recency is not None
+
+    def select(view: ContextView, need: int) -> Iterable[str] | object:
+        count[0] += 1
+        if count[0] >= calls:
+            result: object = failure(view)
+            return result
+        return recency.select(view, need)
+
+    return select
+
+
+def _raise(view: ContextView) -> object:
+    raise KeyError("m404")
+
+
+def _hang(view: ContextView) -> object:
+    time.sleep(30)
+    return []
+
+
+@pytest.mark.parametrize(
+    ("failure", "words"),
+    [
+        (_raise, "raised KeyError: 'm404'"),
+        (lambda view: 42, "must return an iterable of message ids or actions, got int"),
+        (lambda view: ["m999"], "unknown message id 'm999'"),
+        (_hang, "did not return within 0.3 s"),
+    ],
+)
+def test_misbehaving_policy_is_an_error_naming_policy_and_step(failure: Any,
+                                                              words: str) -> None:
+    result = check_policy(_after(60, failure), name="flaky", levels=(0.2, 0.6), seeds=(1,),
+                          max_examples=10, timeout=0.3)
+    assert result.verdict is Verdict.ERROR and not result.safe
+    assert result.error is not None and words in result.error
+    assert "scenario 'load 0.6, seed 1'" in result.error
+    assert "policy 'flaky' at step " in result.error
+    finished, stopped = result.scenarios
+    assert finished.error is None and finished.invocations > 0  # kept
+    assert stopped.error == result.error
+
+
+def test_list_function_that_mutates_its_input_is_an_error() -> None:
+    def trim_in_place(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        del messages[:-3]
+        return messages
+
+    result = check_policy(trim_in_place, format="openai", **SMALL)
+    assert result.verdict is Verdict.ERROR
+    assert result.error is not None and "mutated its input" in result.error
+    assert "trim_in_place@openai' at step" in result.error
+
+
+def test_object_that_is_not_a_policy_is_refused() -> None:
+    with pytest.raises(PolicyError, match="format='openai'"):
+        check_policy(42)  # type: ignore[arg-type]
+
+
+def test_assert_policy_safe_raises_with_the_narrative(tmp_path: Path) -> None:
+    with pytest.raises(UnsafePolicy) as info:
+        assert_policy_safe("lowest_salience", bundle_dir=tmp_path / "b", **SMALL)
+    text = str(info.value)
+    assert "policy lowest_salience is UNSAFE" in text and "minimal reproduction" in text
+    assert info.value.bundle is not None and (info.value.bundle / "trace.json").is_file()
+    assert isinstance(info.value, AssertionError)
+    assert assert_policy_safe("unit_safe", **SMALL).safe
+
+
+def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--levels", "0.6", "--seeds", "1", "--max-examples", "50"]
+    assert main(["check", "--format", "openai", f"{EXAMPLES}/openai_keep_last.py:trim",
+                 "--out", str(tmp_path / "repro"), *args]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: UNSAFE" in out and "minimal reproduction" in out
+    assert loads((tmp_path / "repro" / "trace.json").read_text()).events
+    assert main(["check", "--format", "openai", f"{EXAMPLES}/openai_commit_boundary.py:trim",
+                 "--quiet", *args]) == 0
+    assert capsys.readouterr().out.startswith("verdict: safe")
+
+
+def test_cli_check_policy_error_prints_finished_scenarios(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def select(view, need):\n    if view.turn >= 4:\n"
+                   "        raise RuntimeError('lost track')\n    return []\n")
+    status = main(["check", f"{bad}:select", "--levels", "0.2,1", "--seeds", "1",
+                   "--max-examples", "0"])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert "load 0.2, seed 1" in captured.out  # finished before the error
+    assert "raised RuntimeError: lost track" in captured.err
+    assert "Traceback" not in captured.err

@@ -1,0 +1,172 @@
+"""baseline and regress: the statistical test, the baseline file, the corpus,
+and partial results when a policy fails."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.events import (
+    CallSpec,
+    Event,
+    ExternalWrite,
+    Invoke,
+    IssueBatch,
+    ResultChunk,
+    Retry,
+    SystemPrompt,
+    UserMessage,
+)
+from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.model.trace import Trace, dumps
+from prunecheck.sim.cli import main
+from prunecheck.sim.regress import (
+    Baseline,
+    Change,
+    Suite,
+    SuiteRun,
+    compare,
+    fisher_greater,
+    read_baseline,
+)
+
+SUITE = ["--levels", "0.6", "--seeds", "1-2", "--horizon", "200"]
+
+
+def _brute_fisher(k1: int, n1: int, k2: int, n2: int) -> float:
+    total, successes = n1 + n2, k1 + k2
+    return sum(math.comb(successes, x) * math.comb(total - successes, n2 - x)
+               for x in range(k2, min(successes, n2) + 1)) / math.comb(total, n2)
+
+
+@pytest.mark.parametrize("case", [(0, 100, 10, 100), (5, 40, 12, 50), (30, 300, 31, 290),
+                                  (7, 20, 1, 25), (0, 10, 0, 10)])
+def test_fisher_matches_the_hypergeometric_tail(case: tuple[int, int, int, int]) -> None:
+    expected = _brute_fisher(*case) if case[0] + case[2] else 1.0
+    assert fisher_greater(*case) == pytest.approx(expected, rel=1e-9)
+
+
+def _run(exposed: int, invocations: int, kind: str = "orphaned_result") -> SuiteRun:
+    met = {kind: exposed}
+    if IncidentKind(kind).is_violation:
+        met["any_violation"] = exposed
+    return SuiteRun(0.5, 1, invocations, 10 * invocations, {kind: exposed}, met)
+
+
+def _baseline(*runs: SuiteRun) -> Baseline:
+    return Baseline("recency", RuntimeConfig(), Suite((0.5,), (1,), 10.0), runs, complete=True)
+
+
+def test_compare_needs_significance_and_a_minimum_effect() -> None:
+    same = compare(_baseline(_run(3, 1000)), _baseline(_run(3, 1000)))
+    assert not same.regressed and {c.change for c in same.classes} == {Change.UNCHANGED}
+    worse = compare(_baseline(_run(0, 1000)), _baseline(_run(40, 1000)))
+    assert worse.regressed and "REGRESSION" in worse.table()
+    # significant on a huge exposure, but a tiny effect: not a regression
+    tiny = compare(_baseline(_run(10_000, 1_000_000)), _baseline(_run(10_600, 1_000_000)))
+    assert not tiny.regressed
+    assert compare(_baseline(_run(40, 1000)), _baseline(_run(0, 1000))).classes[0].change \
+        is Change.IMPROVED
+    costs = compare(_baseline(_run(0, 1000, "deferral")), _baseline(_run(90, 1000, "deferral")))
+    assert not costs.regressed and costs.classes[0].change is Change.COSTLIER
+
+
+def _seed_trace() -> Trace:
+    """The domain document's first incident, found under gate none."""
+    events: tuple[Event, ...] = (
+        SystemPrompt(200), UserMessage(1200, "Summarize the layout"), UserMessage(300, "read"),
+        Invoke(),
+        IssueBatch((CallSpec("read_file", "src/app.py"), CallSpec("grep", "src"),
+                    CallSpec("stat", "app.log")), 90),
+        ResultChunk("c1", 700), ExternalWrite("src/app.py"), ResultChunk("c2", 300),
+        ResultChunk("c3", 60), Invoke(), Retry(), Invoke(),
+    )
+    return Trace("lowest_salience", RuntimeConfig(budget=2000, hard_ceiling=4000), events)
+
+
+def test_regress_flags_a_weakened_runtime_and_passes_unchanged(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "seed_batch.json").write_text(dumps(_seed_trace()))
+    base = tmp_path / "baseline.json"
+    assert main(["baseline", "--out", str(base), "--policy", "lowest_salience", "--gate",
+                 "commit", "--corpus", str(corpus), *SUITE]) == 0
+    data = json.loads(base.read_text())
+    assert data["complete"] and data["config"]["gate"] == "commit" and len(data["runs"]) == 2
+    assert data["corpus"]["traces"] == [{"error": None, "path": "seed_batch.json",
+                                         "violations": {}}]
+    capsys.readouterr()
+
+    assert main(["regress", "--baseline", str(base)]) == 0
+    out = capsys.readouterr().out
+    assert "changed: nothing" in out and "verdict: no significant regression" in out
+
+    assert main(["regress", "--baseline", str(base), "--gate", "none"]) == 1
+    out = capsys.readouterr().out
+    assert "changed: gate commit → none" in out
+    rows = {line.split("  ")[0]: line for line in out.splitlines()}
+    assert "REGRESSION" in rows["orphaned result"] and "REGRESSION" in rows["any violation"]
+    assert "corpus seed_batch.json: REGRESSION — now shows" in out
+
+
+def test_same_suite_gives_a_byte_identical_baseline(tmp_path: Path) -> None:
+    for name in ("a.json", "b.json"):
+        assert main(["baseline", "--out", str(tmp_path / name), "--policy", "recency",
+                     *SUITE]) == 0
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def _failing_policy(tmp_path: Path) -> str:
+    path = tmp_path / "flaky.py"
+    path.write_text("def select(view, need):\n"
+                    "    if len(view.messages) > 60:\n"
+                    "        raise RuntimeError('context too long for me')\n"
+                    "    return [m.id for m in view.messages if m.role == 'tool'][:1]\n")
+    return f"{path}:select"
+
+
+def test_policy_error_keeps_partial_results(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    spec = _failing_policy(tmp_path)
+    partial = tmp_path / "partial.json"
+    status = main(["baseline", "--out", str(partial), "--policy", spec, "--levels", "0.1,1",
+                   "--seeds", "1", "--corpus", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2 and "context too long for me" in err and "at step" in err
+    saved = read_baseline(partial)
+    assert not saved.complete and len(saved.runs) == 2
+    assert saved.runs[0].error is None and saved.runs[1].error is not None
+    assert main(["regress", "--baseline", str(partial)]) == 2
+    assert "is an incomplete baseline (2 of 2 runs)" in capsys.readouterr().err
+
+    good = tmp_path / "good.json"
+    assert main(["baseline", "--out", str(good), "--policy", "recency", "--levels", "0.1,1",
+                 "--seeds", "1"]) == 0
+    current = tmp_path / "current.json"
+    capsys.readouterr()
+    status = main(["regress", "--baseline", str(good), "--policy", spec, "--out", str(current)])
+    captured = capsys.readouterr()
+    assert status == 2 and "context too long for me" in captured.err
+    assert "1 suite runs compared" in captured.out  # the finished run is compared
+    written = read_baseline(current)
+    assert not written.complete and [r.error is None for r in written.runs] == [True, False]
+
+
+def test_bad_baseline_files_are_one_paragraph_errors(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ConfigError, match="is not JSON"):
+        read_baseline(bad)
+    bad.write_text('{"format": "prunecheck-trace"}')
+    assert main(["regress", "--baseline", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a prunecheck baseline" in err and "Traceback" not in err
+    assert main(["regress", "--baseline", str(tmp_path / "missing.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
