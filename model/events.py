@@ -10,7 +10,7 @@ Ids of messages and calls are assigned by the runtime in order (``m1``,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -257,7 +257,8 @@ def event_from_json(data: object, where: str = "event") -> Event:
     try:
         return cls(**kwargs)
     except TypeError as exc:
-        missing = [n for n in names if n not in data]
+        missing = [n for n, f in names.items() if n not in data
+                   and f.default is MISSING and f.default_factory is MISSING]
         raise TraceError(where, f"event {kind!r} is missing field(s) {missing}.",
                          f"see the example traces under tests/corpus/. ({exc})") from None
 

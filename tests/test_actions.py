@@ -1,0 +1,54 @@
+"""Reading a policy's return value into a proposal."""
+
+from __future__ import annotations
+
+import pytest
+
+from prunecheck.model.actions import Clear, Evict, Proposal, Summarize, proposal_from
+from prunecheck.model.errors import PolicyError
+
+KNOWN = {"m1", "m2", "m3", "m4", "m5"}
+
+
+def test_ids_and_actions_normalize() -> None:
+    p = proposal_from(["m3", Evict("m1"), "m3", Clear("m5"), Summarize(("m2", "m1", "m2"), 7,
+                                                                         "sum")],
+                      KNOWN, "demo", 4)
+    assert p == Proposal(evict=("m3", "m1"), clear=("m5",),
+                         summarize=(Summarize(("m2",), 7, "sum"),))
+    assert p.removed() == ("m3", "m1", "m2") and not p.is_empty()
+
+
+def test_overlaps_resolve_evict_then_summarize_then_clear() -> None:
+    p = proposal_from([Summarize(("m1", "m2")), Summarize(("m2", "m3")), Clear("m3"),
+                       Clear("m4"), "m1"], KNOWN, "demo", 0)
+    assert p.evict == ("m1",)
+    assert p.summarize == (Summarize(("m2",)), Summarize(("m3",)))
+    assert p.clear == ("m4",)
+
+
+def test_empty_results() -> None:
+    assert proposal_from([], KNOWN, "x", 0).is_empty()
+    assert proposal_from(iter(()), KNOWN, "x", 0) == Proposal()
+    assert proposal_from([Summarize(("m1",))], KNOWN, "x", 0).removed() == ("m1",)
+    assert proposal_from([Summarize(("m1",), tokens=-5)], KNOWN, "x", 0).summarize[0].tokens == 0
+
+
+@pytest.mark.parametrize("result, rule", [
+    ("m1", "select() must return an iterable of message ids or actions, got str."),
+    (b"m1", "select() must return an iterable of message ids or actions, got bytes."),
+    ({"m1": 1}, "select() must return an iterable of message ids or actions, got dict."),
+    (7, "select() must return an iterable of message ids or actions, got int."),
+    ([None], "select() returned None (NoneType), which is neither a message id nor an action."),
+    (["m9"], "select() returned unknown message id 'm9'; it is not in the context."),
+    ([Evict("m9")], "select() returned unknown message id 'm9'; it is not in the context."),
+    ([Summarize(("m1", "zz"))], "select() returned unknown message id 'zz'; it is not in the "
+     "context."),
+    ([Summarize(())], "Summarize() needs at least one message id."),
+])
+def test_garbage_is_a_policy_error_naming_policy_and_step(result: object, rule: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        proposal_from(result, KNOWN, "salience", 12)
+    assert info.value.subject == "policy 'salience' at step 12"
+    assert info.value.rule == rule
+    assert info.value.paragraph().startswith(f"policy 'salience' at step 12: {rule}")
