@@ -1,0 +1,211 @@
+"""Reproduction bundles: everything a bug report or a regression test needs,
+written to one folder.
+
+* ``trace.json`` — the trace (:func:`prunecheck.model.trace.dumps`);
+* ``test_reproduction.py`` — a standalone pytest file that replays it and
+  fails while the configuration is unsafe; ``PRUNECHECK_GATE=commit pytest
+  test_reproduction.py`` replays it under the commit gate, where it passes;
+* ``narrative.md`` — the verdict, how to replay, what the provider answers,
+  then every step (the prune, the unit it split, the incidents);
+* ``timeline.png`` — messages as lanes over steps (:mod:`.timeline`);
+* ``request.json`` — the exact request body the provider rejects: the
+  context at the rejected invocation (or, if none was rejected, at the last
+  invocation, or the body the next invocation would send — the narrative
+  says which).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from prunecheck.model.events import Invoke
+from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.model.policies import Policy
+from prunecheck.model.provider import ProviderError, render, validate
+from prunecheck.model.runtime import RuntimeState
+from prunecheck.model.trace import Trace, TraceStep, dumps, replay
+
+from .loading import load_policy
+from .narrative import narrate
+from .timeline import draw_timeline
+
+__all__ = ["BUNDLE_FILES", "Request", "write_bundle"]
+
+BUNDLE_FILES = ("trace.json", "test_reproduction.py", "narrative.md", "timeline.png",
+                "request.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The request body a bundle shows, and where it comes from."""
+
+    body: dict[str, object]
+    step: int | None
+    origin: str
+    errors: tuple[ProviderError, ...]
+
+
+def _body(state: RuntimeState) -> dict[str, object]:
+    tools = {c.id: (c.spec.tool, c.spec.path) for c in state.calls.values()}
+    return render(state.context, state.config.provider, tools=tools)
+
+
+def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
+    """Replay with notes; keep the body of the rejected (else last) invocation."""
+    steps: list[TraceStep] = []
+    rejected: Request | None = None
+    last: Request | None = None
+    state: RuntimeState | None = None
+    invocations = 0
+    for item, state in replay(trace, policy, record=True):
+        steps.append(item)
+        if not isinstance(item.event, Invoke) or state.count("invocations") == invocations:
+            continue  # not an invocation, or a blocked one: nothing was sent
+        invocations = state.count("invocations")
+        body = _body(state)
+        errors = tuple(validate(body, state.config.provider))
+        if rejected is None and any(i.kind is IncidentKind.PROVIDER_REJECTION
+                                    for i in item.result.incidents):
+            rejected = Request(body, item.index, "rejected", errors)
+        last = Request(body, item.index, "last", errors)
+    if rejected is not None:
+        return rejected, steps
+    if last is not None:
+        return last, steps
+    if state is None:
+        return Request({}, None, "next", ()), steps
+    final = _body(state)
+    return Request(final, None, "next", tuple(validate(final, state.config.provider))), steps
+
+
+def _answer(request: Request) -> str:
+    if not request.errors:
+        return "The provider would accept this body (HTTP 200)."
+    lines = [f"The provider answers **HTTP {request.errors[0].status}**:", ""]
+    lines.extend(f"    {e.text}" for e in request.errors)
+    return "\n".join(lines)
+
+
+def _origin(request: Request) -> str:
+    if request.origin == "rejected":
+        return (f"`request.json` is the exact body of the invocation at step "
+                f"{request.step + 1 if request.step is not None else '?'}, which the provider "
+                "rejected.")
+    if request.origin == "last":
+        return (f"No invocation in this trace was rejected; `request.json` is the body of the "
+                f"last invocation (step {request.step + 1 if request.step is not None else '?'}).")
+    return ("No invocation happened in this trace (it stops at the step of the violation); "
+            "`request.json` is the body the next invocation would send.")
+
+
+def _header(trace: Trace, incidents: list[Incident], request: Request) -> list[str]:
+    violations = [i for i in incidents if i.is_violation]
+    title = trace.meta.get("title") or f"{trace.policy} under gate {trace.config.gate}"
+    kinds = ", ".join(dict.fromkeys(i.kind.label for i in violations))
+    lines = [f"# Reproduction: {title}", ""]
+    if violations:
+        first = violations[0]
+        lines.append(f"**Verdict:** {len(violations)} violation(s) ({kinds}); the first at step "
+                     f"{first.step + 1}: {first.detail}.")
+    else:
+        lines.append("**Verdict:** no violation.")
+    lines += [
+        "",
+        f"{len(trace.events)} events. Policy `{trace.policy}`, gate `{trace.config.gate}`.",
+        "",
+        "## Replay",
+        "",
+        "    prunecheck replay trace.json                 # this narrative, step by step",
+        "    prunecheck replay trace.json --gate commit   # the same events under the commit gate",
+        "    pytest test_reproduction.py                  # fails while the configuration is "
+        "unsafe",
+        "    PRUNECHECK_GATE=commit pytest test_reproduction.py   # passes",
+        "",
+        "## What the provider answers",
+        "",
+        _origin(request),
+        "",
+        _answer(request),
+        "",
+        "## Steps",
+        "",
+    ]
+    return lines
+
+
+_TEST = '''"""Reproduction of a context-pruning violation, written by prunecheck.
+
+It replays the trace below and asserts that no violation happens, so it
+FAILS on the configuration it was found on.  Point it at the commit gate
+(set GATE below, or the environment variable) and it passes:
+
+    pytest test_reproduction.py                          # fails
+    PRUNECHECK_GATE=commit pytest test_reproduction.py   # passes
+
+Needs prunecheck installed (pip install prunecheck).
+"""
+
+import os
+from dataclasses import replace
+
+from prunecheck.model.gates import Gate
+from prunecheck.model.trace import Trace, incidents_of, loads
+from prunecheck.sim.loading import load_policy
+
+# >>> Set to "commit" (or "spill") to replay under a safe gate; None keeps the
+# >>> trace's own gate.  The environment variable PRUNECHECK_GATE wins.
+GATE = None
+
+TRACE = r\'\'\'
+{trace}\'\'\'
+
+
+def _trace() -> Trace:
+    trace = loads(TRACE, "test_reproduction.py: TRACE")
+    gate = os.environ.get("PRUNECHECK_GATE") or GATE
+    if gate:
+        trace = Trace(trace.policy, replace(trace.config, gate=Gate(gate)), trace.events,
+                      trace.seed, trace.times, trace.meta)
+    return trace
+
+
+def test_reproduction() -> None:
+    trace = _trace()
+    violations = [i for i in incidents_of(trace, load_policy(trace.policy)) if i.is_violation]
+    assert not violations, "\\n".join(
+        [f"{{len(violations)}} violation(s) under gate {{trace.config.gate}}:"]
+        + [f"  step {{i.step + 1}}: {{i.kind.label}}: {{i.detail}}" for i in violations])
+'''
+
+
+def write_bundle(trace: Trace, out_dir: Path, *, policy: Policy | None = None) -> Path:
+    """Write the reproduction bundle of ``trace`` into ``out_dir`` (created
+    if missing; the five files are overwritten) and return ``out_dir``.
+
+    Parameters
+    ----------
+    trace:
+        The counterexample (a search's or explorer's shrunk trace).
+    out_dir:
+        The bundle folder.
+    policy:
+        The policy object to replay with; loaded from ``trace.policy`` if None.
+    """
+    policy = policy if policy is not None else load_policy(trace.policy)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    text = dumps(trace)
+    (out_dir / "trace.json").write_text(text, encoding="utf-8")
+    if "'''" in text:
+        raise ValueError("a trace with ''' in it cannot be embedded")  # pragma: no cover
+    (out_dir / "test_reproduction.py").write_text(_TEST.format(trace=text), encoding="utf-8")
+    request, steps = _request(trace, policy)
+    (out_dir / "request.json").write_text(
+        json.dumps(request.body, indent=2, sort_keys=False, ensure_ascii=False) + "\n",
+        encoding="utf-8")
+    story = narrate(trace, steps, markdown=True)
+    lines = _header(trace, story.incidents, request) + story.lines
+    (out_dir / "narrative.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    draw_timeline(trace, policy, out_dir / "timeline.png")
+    return out_dir

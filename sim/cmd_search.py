@@ -1,0 +1,204 @@
+"""``prunecheck search``: adversarial search (Hypothesis) for an event
+sequence on which a policy breaks the commit-boundary invariant; writes the
+shrunk reproduction bundle.
+
+Also the command-line helpers ``explore`` shares: runtime knobs, shape
+bounds, targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.model.policies import Policy
+from prunecheck.model.provider import Provider
+from prunecheck.model.runtime import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
+from prunecheck.model.trace import Trace, replay
+
+from .loading import DEFAULT_TIMEOUT, guarded, load_policy
+from .narrative import narrate
+from .shape import Shape
+
+__all__ = [
+    "add_runtime_arguments",
+    "add_shape_arguments",
+    "config_from_args",
+    "parse_target",
+    "policy_from_args",
+    "register",
+    "report_counterexample",
+    "run",
+    "shape_from_args",
+]
+
+EXAMPLE = """\
+example:
+  prunecheck search --policy lowest_salience --out repro/
+  prunecheck search --policy lowest_salience --target truncated_payload --seed 3 --out repro/
+  prunecheck search --policy my_trim.py:select --gate commit --max-examples 500
+
+Each run is a sequence of runtime events (batches, result chunks in any order,
+streamed text, user messages mid-batch, budget checks, invocations, failures,
+retries, external writes) within the shape bounds; a violation is shrunk to a
+short trace and written as a bundle (trace.json, test_reproduction.py,
+narrative.md, timeline.png, request.json) to --out.  Sizes scale with --budget.
+
+exit status: 0 no violation found, 1 a violation found, 2 bad input.  Costs
+(deferrals, hard-ceiling overruns, spills) are reported, never failed on.
+"""
+
+_KNOBS: tuple[tuple[str, str, type[Any], str], ...] = (
+    ("--gate", "gate", Gate, "what stands between policy and context"),
+    ("--check-at", "check_at", CheckAt, "when the runtime fires its budget check"),
+    ("--retry", "retry", RetryMode, "what a retry after a rejection does"),
+    ("--on-stream-loss", "on_stream_loss", StreamLoss,
+     "what a stream does when its message was evicted"),
+    ("--repair", "repair", Repair, "the repair layer run before each invocation"),
+    ("--provider", "provider", Provider, "whose request rules apply"),
+)
+
+
+def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
+    """``--policy`` and the runtime knobs (defaults: the raw runtime of the
+    incidents — gate none, checks after each append — at a budget of 1000)."""
+    p.add_argument("--policy", required=True, metavar="SPEC",
+                   help="built-in name, module:attr or file.py:attr")
+    for flag, dest, enum, text in _KNOBS:
+        default = RuntimeConfig.__dataclass_fields__[dest].default
+        p.add_argument(flag, dest=dest, choices=[m.value for m in enum],
+                       default=default.value,
+                       help=f"{text} (default {default.value})")
+    p.add_argument("--budget", type=int, default=1000, metavar="TOKENS",
+                   help="working budget in tokens (default 1000; message sizes scale with it)")
+    p.add_argument("--ceiling", type=int, default=None, metavar="TOKENS",
+                   help="hard ceiling in tokens (default 1.5 × budget)")
+    p.add_argument("--target", default=None, metavar="KIND[,KIND]",
+                   help="stop only on these incident kinds (default: any violation); e.g. "
+                        "orphaned_result, truncated_payload")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write the reproduction bundle here on a violation")
+    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+
+
+def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
+    ceiling = args.ceiling if args.ceiling is not None else args.budget + args.budget // 2
+    return RuntimeConfig.from_json(
+        {"budget": args.budget, "hard_ceiling": ceiling,
+         **{dest: getattr(args, dest) for _, dest, _, _ in _KNOBS}},
+        "command line")
+
+
+def policy_from_args(args: argparse.Namespace) -> Policy:
+    return guarded(load_policy(args.policy), args.policy_timeout)
+
+
+def parse_target(text: str | None) -> frozenset[IncidentKind] | None:
+    """``--target``: comma-separated incident kinds; ConfigError if unknown."""
+    if not text:
+        return None
+    kinds = set()
+    for name in (t.strip() for t in text.split(",")):
+        try:
+            kinds.add(IncidentKind(name.replace(" ", "_")))
+        except ValueError:
+            raise ConfigError(f"--target {name!r}", "is not an incident kind.",
+                              f"use one of: {', '.join(k.value for k in IncidentKind)}."
+                              ) from None
+    return frozenset(kinds)
+
+
+_BOUNDS = ("max_batches", "max_calls", "max_chunks", "max_users", "max_texts", "max_writes",
+           "max_steps")
+
+
+def add_shape_arguments(p: argparse.ArgumentParser, defaults: Shape) -> None:
+    """The shape bounds, with ``defaults`` shown (sizes as % of the budget)."""
+    g = p.add_argument_group("shape bounds")
+    for name in _BOUNDS:
+        g.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=None,
+                       metavar="N", help=f"default {getattr(defaults, name)}")
+    g.add_argument("--sizes", default=None, metavar="T,T,...",
+                   help="token sizes of every kind of message and chunk (default: scaled "
+                        "to the budget)")
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--sizes {text!r}", "must be comma-separated token counts.",
+                          "for example --sizes 30,300,700.") from None
+    return sizes
+
+
+def shape_from_args(args: argparse.Namespace, make: Callable[..., Shape]) -> Shape:
+    """The shape ``make(budget, **bounds)`` with the bounds given on the
+    command line (ConfigError if out of range)."""
+    bounds: dict[str, Any] = {n: getattr(args, n) for n in _BOUNDS if getattr(args, n) is not None}
+    if args.sizes is not None:
+        sizes = _sizes(args.sizes)
+        bounds.update(user_sizes=sizes, text_sizes=sizes, batch_sizes=sizes, result_sizes=sizes)
+    return make(args.budget, **bounds)
+
+
+def report_counterexample(trace: Trace, incidents: Sequence[Incident], policy: Policy,
+                          out: str | None, lead: str) -> None:
+    """Print the counterexample's narrative and write its bundle to ``out``."""
+    steps = [item for item, _ in replay(trace, policy, record=True)]
+    at_end = [i for i in incidents if i.step == len(trace.events) - 1] or list(incidents)
+    if at_end:
+        first = next((i for i in at_end if i.is_violation), at_end[0])
+        print(f"{lead}: {first.kind.label} at step {first.step + 1}: {first.detail}")
+    print()
+    sys.stdout.write(narrate(trace, steps).text())
+    if out:
+        from .bundle import BUNDLE_FILES, write_bundle
+
+        folder = write_bundle(trace, Path(out), policy=policy)
+        print(f"\nbundle written to {folder}/ ({', '.join(BUNDLE_FILES)})")
+        print(f"replay it: prunecheck replay {folder / 'trace.json'}")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("search", help="adversarial search for a breaking event sequence",
+                       description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_runtime_arguments(p)
+    p.add_argument("--seed", type=int, default=0, help="the same seed gives the same result")
+    p.add_argument("--max-examples", type=int, default=200, metavar="N",
+                   help="runs to generate (default 200; shrinking comes on top)")
+    add_shape_arguments(p, Shape.for_budget(1000))
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .search import search
+
+    config = config_from_args(args)
+    target = parse_target(args.target)
+    shape = shape_from_args(args, Shape.for_budget)
+    if args.max_examples < 1:
+        raise ConfigError("--max-examples", f"must be at least 1, got {args.max_examples}.")
+    policy = policy_from_args(args)
+    result = search(args.policy, config, seed=args.seed, max_examples=args.max_examples,
+                    shape=shape, target=target, policy=policy)
+    costs = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(result.costs.items()))
+    if not result.found or result.trace is None:
+        what = "no " + ("/".join(sorted(target)) if target else "violation")
+        print(f"prunecheck search: {what} in {result.examples} runs (policy {args.policy}, "
+              f"gate {config.gate}, seed {args.seed}, {result.seconds:.1f} s).")
+        print(f"costs met (reported, not failed on): {costs or 'none'}.")
+        return 0
+    lead = (f"prunecheck search: found after {result.examples} runs "
+            f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
+            f"{len(result.trace.events)})")
+    report_counterexample(result.trace, result.incidents, policy, args.out, lead)
+    return 1
