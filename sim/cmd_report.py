@@ -1,0 +1,131 @@
+"""``prunecheck report``: run the default sweep and write the failure-rate
+report (plots and ``summary.md``) into a folder.
+
+The sweep's rows go to ``OUT/results.jsonl`` as they finish; rerunning the
+command reuses every finished run, so an interrupted report resumes and a
+finished one only redraws.  Extra ``--policy`` specs run through the same
+sweep and appear next to the built-ins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.gates import Gate
+from prunecheck.model.policies import BUILTINS
+from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
+
+from .loading import DEFAULT_TIMEOUT, load_policy
+from .report import write_report
+from .summary import ReportData
+from .sweep import RunSpec, configs, plan, run_sweep
+
+__all__ = ["Parts", "default_parts", "register", "run"]
+
+EXAMPLE = """\
+examples:
+  prunecheck report --out reports --seed 1              # what `make report` runs
+  prunecheck report --out /tmp/r --policy my_policy.py:select --seeds 2
+
+writes OUT/failure-vs-load.png, failure-vs-tightness.png, cost-of-safety.png,
+runtime-knobs.png, summary.md and results.jsonl (one JSON line per run).
+exit status: 0 written, 2 bad input.
+"""
+
+#: The default sweep's axes.
+LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+TIGHT_LEVEL = 0.5
+TIGHTNESS = (0.1, 0.2, 0.4, 0.8)
+HORIZON = 600.0
+SEEDS = 3
+QUICK_LEVELS = (0.0, 1.0)
+QUICK_TIGHTNESS = (0.2, 0.8)
+QUICK_HORIZON = 90.0
+
+Parts = tuple[list[RunSpec], list[RunSpec], list[RunSpec]]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("report", help="run the default sweep and write plots + summary.md",
+                       description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="reports", metavar="DIR",
+                   help="folder for the report (default reports)")
+    p.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    p.add_argument("--seeds", type=int, default=SEEDS, metavar="N",
+                   help=f"seeds per configuration (default {SEEDS})")
+    p.add_argument("--policy", action="append", metavar="SPEC",
+                   help="an extra policy to run next to the built-ins (repeatable)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes (default: all cores)")
+    p.add_argument("--quick", action="store_true",
+                   help="a tiny sweep (two load levels, short runs) to try the pipeline")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    p.set_defaults(func=run)
+
+
+def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) -> Parts:
+    """The report's sweep: (main, tightness, knobs) run specs.
+
+    * main: every policy × every gate × load levels (checks after every
+      append, retry re-runs the batch: the domain document's runtime);
+    * tightness: every policy × none/commit/spill × budget tightness;
+    * knobs: every policy but unit_safe × other check times and retry modes,
+      under gate none (and commit for reference) × load levels.
+    """
+    levels = QUICK_LEVELS if quick else LEVELS
+    tightness = QUICK_TIGHTNESS if quick else TIGHTNESS
+    horizon = QUICK_HORIZON if quick else HORIZON
+    policies = [*BUILTINS, *(p for p in extra if p not in BUILTINS)]
+    base = RuntimeConfig()
+    main = plan(policies, configs(base), levels, seeds, horizon=horizon)
+    tight = plan(policies, configs(base, gates=(Gate.NONE, Gate.COMMIT, Gate.SPILL)),
+                 [TIGHT_LEVEL], seeds, tightness=tightness, horizon=horizon)
+    variants = [
+        *configs(base, gates=(Gate.NONE, Gate.COMMIT), check_at=tuple(CheckAt)),
+        *configs(base, gates=(Gate.NONE,), retry=(RetryMode.IDEMPOTENT,)),
+    ]
+    knobs = plan([p for p in policies if p != "unit_safe"], variants, levels, seeds,
+                 horizon=horizon)
+    return main, tight, knobs
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.seeds < 1:
+        raise ConfigError("--seeds", f"must be at least 1, got {args.seeds}.")
+    if args.jobs is not None and args.jobs < 1:
+        raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.")
+    extra = list(dict.fromkeys(args.policy or []))
+    for spec in extra:
+        load_policy(spec)  # fail early, naming the spec
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    main, tight, knobs = default_parts(seeds, extra, quick=args.quick)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(str(out), "exists and is not a folder.", "give --out a folder.")
+    started = time.perf_counter()
+    outcome = run_sweep([*main, *tight, *knobs], out / "results.jsonl", jobs=args.jobs,
+                        quiet=args.quiet, timeout=args.policy_timeout)
+    by_key = {r.key: r for r in outcome.rows}
+    command = f"prunecheck report --out {args.out} --seed {args.seed}"
+    if args.seeds != SEEDS:
+        command += f" --seeds {args.seeds}"
+    command += "".join(f" --policy {p}" for p in extra) + (" --quick" if args.quick else "")
+    data = ReportData(
+        main=tuple(by_key[s.key] for s in main),
+        tightness=tuple(by_key[s.key] for s in tight),
+        knobs=tuple(by_key[s.key] for s in knobs),
+        tight_level=TIGHT_LEVEL, seeds=tuple(seeds), horizon=main[0].horizon, command=command)
+    files = write_report(data, out)
+    took = time.perf_counter() - started
+    print(f"prunecheck report: {len(outcome.rows)} runs ({outcome.ran} run now, "
+          f"{outcome.reused} reused) in {took:.0f} s; wrote "
+          + ", ".join(str(f) for f in [*files, out / "results.jsonl"]), file=sys.stderr)
+    return 0
