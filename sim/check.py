@@ -28,10 +28,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import FunctionPolicy, Policy, as_policy
+from prunecheck.model.policies import ContextView, FunctionPolicy, Policy, as_policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, replay
@@ -261,16 +262,15 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
     base = config or RuntimeConfig(provider=Provider(format) if format else Provider.ANTHROPIC)
     if config is None or Gate(gate) is not Gate.NONE:
         base = replace(base, gate=Gate(gate))
-    guarded_policy = guarded(loaded, timeout)
-    return _Check(spec, loaded, guarded_policy, base).run(levels, seeds, horizon, seed,
-                                                          max_examples)
+    return _Check(spec, loaded, base, timeout).run(levels, seeds, horizon, seed, max_examples)
 
 
 class _Check:
     """One check's accumulating state: what finished stays."""
 
-    def __init__(self, spec: str, loaded: Policy, policy: Policy, config: RuntimeConfig) -> None:
-        self.spec, self.loaded, self.policy, self.config = spec, loaded, policy, config
+    def __init__(self, spec: str, loaded: Policy, config: RuntimeConfig, timeout: float) -> None:
+        self.spec, self.loaded, self.config, self.timeout = spec, loaded, config, timeout
+        self.policy = guarded(loaded, timeout)
         self.runs: list[ScenarioResult] = []
         self.totals: dict[str, int] = {}
         self.failing: list[Trace] = []
@@ -300,11 +300,12 @@ class _Check:
         if max_examples > 0:
             from .search import search
 
+            tripwire = _Tripwire(self.loaded, self.timeout)
             try:
                 found = search(self.spec, self.config, seed=seed, max_examples=max_examples,
-                               policy=self.policy)
+                               policy=tripwire)
             except PolicyError as exc:
-                self.error = f"adversarial search: {exc.paragraph()}"
+                self.error = f"adversarial search: {_search_error(exc, tripwire).paragraph()}"
                 return self.result(None)
             self.examples = found.examples
             if found.found and found.trace is not None:
@@ -330,6 +331,48 @@ class _Check:
         totals = {k: n for k, n in sorted(self.totals.items()) if n}
         return CheckResult(self.spec, self.config, verdict, tuple(self.runs), totals, repro,
                            narrative, self.error, self.examples, self.loaded)
+
+
+class _Tripwire:
+    """A guarded policy whose time limit drops to ``_AFTER_HANG`` seconds
+    once a call has hung.
+
+    The search shrinks a failing run by re-running many variants; without
+    this, a policy that hangs would cost its whole time limit on each one.
+    ``first`` keeps the first error, with the time limit the user gave.
+    """
+
+    __slots__ = ("first", "inner", "name", "timeout")
+
+    def __init__(self, inner: Policy, timeout: float) -> None:
+        self.inner = inner
+        self.timeout = timeout
+        self.name: str = getattr(inner, "name", "policy")
+        self.first: PolicyError | None = None
+
+    def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
+        hung = self.first is not None and "did not return within" in self.first.rule
+        limit = min(self.timeout, _AFTER_HANG) if hung else self.timeout
+        try:
+            return guarded(self.inner, limit).select(view, need)
+        except PolicyError as exc:
+            self.first = self.first or exc
+            raise
+
+
+#: Seconds a policy call may take in the search once one call has hung.
+_AFTER_HANG = 0.05
+
+
+def _search_error(exc: PolicyError, tripwire: _Tripwire) -> PolicyError:
+    """The search's error, naming the step of its shrunk run, with the
+    first error's words (a hang's words name the user's time limit)."""
+    first = tripwire.first
+    if first is None:
+        return exc
+    if " at step " in exc.subject and "did not return within" in first.rule:
+        return PolicyError(exc.subject, first.rule, first.hint)
+    return exc if " at step " in exc.subject else first
 
 
 def _add(total: dict[str, int], more: Mapping[str, int]) -> None:

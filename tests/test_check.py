@@ -176,3 +176,23 @@ def test_cli_check_policy_error_prints_finished_scenarios(
     assert "load 0.2, seed 1" in captured.out  # finished before the error
     assert "raised RuntimeError: lost track" in captured.err
     assert "Traceback" not in captured.err
+
+
+@pytest.mark.slow
+def test_a_policy_that_hangs_only_in_the_search_costs_its_time_limit_once() -> None:
+    calls: list[float] = []
+
+    def hangs_on_three(view: ContextView, need: int) -> list[str]:
+        start = time.perf_counter()
+        try:
+            if len(view.messages) >= 3:
+                time.sleep(30)
+            return []
+        finally:
+            calls.append(time.perf_counter() - start)
+
+    result = check_policy(hangs_on_three, levels=(), seeds=(), max_examples=100, timeout=0.5)
+    assert result.verdict is Verdict.ERROR and result.error is not None
+    assert result.error.startswith("adversarial search: policy 'hangs_on_three' at step ")
+    assert "did not return within 0.5 s" in result.error
+    assert sum(1 for c in calls if c >= 0.4) == 1  # later hangs were cut short
