@@ -86,10 +86,10 @@ def runtime_configs(
     check_at: Sequence[CheckAt] = tuple(CheckAt),
 ) -> RuntimeConfig:
     """Any configuration, with a small budget so that pruning happens."""
-    budget = draw(st.integers(150, 1500))
+    budget = draw(st.integers(100, 800))
     return RuntimeConfig(
         budget=budget,
-        hard_ceiling=budget + draw(st.integers(0, 800)),
+        hard_ceiling=budget + draw(st.integers(0, 600)),
         gate=draw(st.sampled_from(tuple(gates))),
         check_at=draw(st.sampled_from(tuple(check_at))),
         retry=draw(st.sampled_from(tuple(RetryMode))),
@@ -118,9 +118,15 @@ _KINDS = ("user", "assistant", "batch", "result", "failure", "check", "invoke", 
 
 
 def _choices(state: RuntimeState, plan: dict[str, int]) -> list[str]:
-    """The event kinds the runtime accepts now (plus the plan's results)."""
+    """The event kinds the runtime accepts now (plus the plan's results),
+    weighted towards what makes the state interesting: an invocation when
+    the history is broken, a retry after a rejection."""
     streaming = state.assistant_stream is not None
     out = ["check", "invoke", "invoke", "retry", "write"]
+    if state.orphans or state.unanswered:
+        out += ["invoke", "invoke"]
+    if state.rejected_units is not None:
+        out += ["retry", "retry", "retry"]
     if not streaming:
         out.append("user")
     if not state.pending:
