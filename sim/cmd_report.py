@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(str(out), "exists and is not a folder.", "give --out a folder.")
     started = time.perf_counter()
     outcome = run_sweep([*main, *tight, *knobs], out / "results.jsonl", jobs=args.jobs,
-                        quiet=args.quiet, timeout=args.policy_timeout)
+                        quiet=args.quiet, timeout=args.policy_timeout, exclusive=True)
     by_key = {r.key: r for r in outcome.rows}
     command = f"prunecheck report --out {args.out} --seed {args.seed}"
     if args.seeds != SEEDS:

@@ -35,10 +35,13 @@ from .load import Load, Workload
 from .loading import guarded, load_policy
 from .world import World, editor
 
-__all__ = ["DEFAULT_HORIZON", "RunResult", "simulate", "tally_trace"]
+__all__ = ["DEFAULT_HORIZON", "SIMULATOR_VERSION", "RunResult", "simulate", "tally_trace"]
 
 #: Simulated seconds of one run unless told otherwise.
 DEFAULT_HORIZON = 600.0
+#: Bumped whenever the same inputs would simulate differently (stored sweep
+#: rows of another version are then never reused).
+SIMULATOR_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)

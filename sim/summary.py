@@ -333,6 +333,18 @@ def _errors(data: ReportData) -> list[str]:
     return [*lines, ""]
 
 
+def _levels(data: ReportData) -> list[str]:
+    loads = {r.spec.level: r.spec.load for r in data.main}
+    body = [[f"{lv:g}", str(ld.agents), f"{ld.user_interval:g} s", f"{ld.batch_width:g}",
+             f"{ld.latency_tail:g}", f"{ld.chunks:g}", f"{ld.tightness:g}",
+             f"{100 * ld.background:g}%", f"{ld.edit_interval:g} s"]
+            for lv, ld in sorted(loads.items())]
+    head = ["load level", "agents", "user writes every", "batch width (mean)",
+            "latency tail σ", "chunks per stream", "tightness", "background calls",
+            "editor writes every"]
+    return ["## What a load level is", "", *_table(head, body)]
+
+
 def summary_text(data: ReportData, plots: Sequence[str]) -> str:
     """The whole summary as markdown."""
     every = (*data.main, *data.tightness, *data.knobs)
@@ -361,8 +373,8 @@ def summary_text(data: ReportData, plots: Sequence[str]) -> str:
                *_table(["class", "meaning"], [[CLASS_LABELS.get(k, k.replace("_", " ")), v]
                                               for k, v in MEANINGS.items()])]
     files = ["## Plots", "", *(f"- [{p}]({p})" for p in plots), ""]
-    parts = [head, _claims(data), meaning, _growth(data), _at_top(data), _costs(data),
-             _tightness(data), _knob_table(data), _errors(data), files]
+    parts = [head, _claims(data), meaning, _levels(data), _growth(data), _at_top(data),
+             _costs(data), _tightness(data), _knob_table(data), _errors(data), files]
     return "\n".join(line for part in parts for line in part).rstrip() + "\n"
 
 

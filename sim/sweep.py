@@ -36,7 +36,7 @@ from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
 from .load import Load, load_at
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
-from .simulator import DEFAULT_HORIZON, simulate
+from .simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 
 __all__ = ["Row", "RunSpec", "SweepOutcome", "configs", "plan", "read_rows", "run_sweep"]
 
@@ -58,8 +58,10 @@ class RunSpec:
 
     @property
     def key(self) -> str:
-        """Readable, sortable and unique: the main knobs, then a digest of all."""
-        digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
+        """Readable, sortable and unique: the main knobs, then a digest of all
+        (and of the simulator's version, so stale rows are never reused)."""
+        identity = {**self.to_json(), "simulator": SIMULATOR_VERSION}
+        digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         c = self.config
         return (f"{self.policy}|{c.gate}|{c.check_at}|{c.retry}|L{self.level:.2f}"
                 f"|t{self.load.tightness:g}|s{self.seed}#{digest[:12]}")
@@ -221,7 +223,8 @@ def _write_sorted(path: Path, rows: Iterable[Row]) -> None:
 def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
               quiet: bool = False, timeout: float = DEFAULT_TIMEOUT,
               warn: Callable[[str], None] | None = None,
-              on_row: Callable[[Row], None] | None = None) -> SweepOutcome:
+              on_row: Callable[[Row], None] | None = None,
+              exclusive: bool = False) -> SweepOutcome:
     """Run every spec whose key is not in ``out`` yet; return all their rows.
 
     Parameters
@@ -233,6 +236,8 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
     timeout: seconds one policy call may take before it counts as hung.
     warn: where warnings about discarded lines go (default: stderr).
     on_row: called with each new row as it is written.
+    exclusive: when done, keep only these runs' rows in ``out`` (a report's
+        file then holds exactly its runs); by default rows of other runs stay.
     """
     wanted = {s.key: s for s in specs}
     stored = read_rows(out, warn)
@@ -258,7 +263,7 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
         else:
             _parallel(todo, jobs, timeout, keep)
     rows = {**stored, **new}
-    _write_sorted(out, rows.values())
+    _write_sorted(out, (r for k, r in rows.items() if not exclusive or k in wanted))
     return SweepOutcome(tuple(rows[k] for k in sorted(wanted)), len(new), len(wanted) - len(new))
 
 

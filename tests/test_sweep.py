@@ -133,3 +133,15 @@ def test_a_larger_sweep_is_deterministic_across_job_counts(tmp_path: Path) -> No
     run_sweep(specs, tmp_path / "a.jsonl", jobs=1, quiet=True)
     run_sweep(specs, tmp_path / "b.jsonl", jobs=2, quiet=True)
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+def test_an_exclusive_sweep_keeps_only_its_own_rows(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    specs = _specs()
+    run_sweep(specs, out, jobs=1, quiet=True)
+    fewer = specs[:3]
+    kept = run_sweep(fewer, out, jobs=1, quiet=True)
+    assert kept.ran == 0 and len(out.read_text().splitlines()) == len(specs)
+    run_sweep(fewer, out, jobs=1, quiet=True, exclusive=True)
+    assert [json.loads(line)["key"] for line in out.read_text().splitlines()] == \
+        sorted(s.key for s in fewer)
