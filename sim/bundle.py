@@ -17,15 +17,17 @@ written to one folder.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from prunecheck.model.errors import PrunecheckError
 from prunecheck.model.events import Invoke
+from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.provider import ProviderError, render, validate
 from prunecheck.model.runtime import RuntimeState
-from prunecheck.model.trace import Trace, TraceStep, dumps, replay
+from prunecheck.model.trace import Trace, TraceStep, dumps, incidents_of, replay
 
 from .loading import load_policy
 from .narrative import narrate
@@ -100,7 +102,22 @@ def _origin(request: Request) -> str:
             "`request.json` is the body the next invocation would send.")
 
 
-def _header(trace: Trace, incidents: list[Incident], request: Request) -> list[str]:
+def _under_commit(trace: Trace, policy: Policy) -> str:
+    """What the same events do under the commit gate, checked now."""
+    safe = Trace(trace.policy, replace(trace.config, gate=Gate.COMMIT), trace.events,
+                 trace.seed, trace.times, trace.meta)
+    try:
+        bad = [i for i in incidents_of(safe, policy) if i.is_violation]
+    except PrunecheckError as exc:
+        return f"cannot replay under the commit gate ({exc.paragraph()})"
+    if bad:
+        return (f"still FAILS under the commit gate: {len(bad)} violation(s), the first "
+                f"{bad[0].kind.label}")
+    return "passes (checked when this bundle was written: no violation under the commit gate)"
+
+
+def _header(trace: Trace, incidents: list[Incident], request: Request,
+            commit: str) -> list[str]:
     violations = [i for i in incidents if i.is_violation]
     title = trace.meta.get("title") or f"{trace.policy} under gate {trace.config.gate}"
     kinds = ", ".join(dict.fromkeys(i.kind.label for i in violations))
@@ -111,8 +128,10 @@ def _header(trace: Trace, incidents: list[Incident], request: Request) -> list[s
                      f"{first.step + 1}: {first.detail}.")
     else:
         lines.append("**Verdict:** no violation.")
+    story = trace.meta.get("story")
     lines += [
         "",
+        *([str(story), ""] if story else []),
         f"{len(trace.events)} events. Policy `{trace.policy}`, gate `{trace.config.gate}`.",
         "",
         "## Replay",
@@ -121,7 +140,9 @@ def _header(trace: Trace, incidents: list[Incident], request: Request) -> list[s
         "    prunecheck replay trace.json --gate commit   # the same events under the commit gate",
         "    pytest test_reproduction.py                  # fails while the configuration is "
         "unsafe",
-        "    PRUNECHECK_GATE=commit pytest test_reproduction.py   # passes",
+        "    PRUNECHECK_GATE=commit pytest test_reproduction.py",
+        "",
+        f"Under the commit gate the test {commit}.",
         "",
         "## What the provider answers",
         "",
@@ -205,7 +226,7 @@ def write_bundle(trace: Trace, out_dir: Path, *, policy: Policy | None = None) -
         json.dumps(request.body, indent=2, sort_keys=False, ensure_ascii=False) + "\n",
         encoding="utf-8")
     story = narrate(trace, steps, markdown=True)
-    lines = _header(trace, story.incidents, request) + story.lines
+    lines = _header(trace, story.incidents, request, _under_commit(trace, policy)) + story.lines
     (out_dir / "narrative.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     draw_timeline(trace, policy, out_dir / "timeline.png")
     return out_dir

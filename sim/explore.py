@@ -16,13 +16,13 @@ Breadth first means the first counterexample met is a shortest one.  The
 graph is capped at ``max_states`` nodes; a capped run says so and is no
 proof.
 
-Complexity: O(transitions · (context size + apply)); memory O(states),
-each node a 16-byte digest of its key.
+Complexity: O(transitions · (context size + apply)); memory O(states):
+a node is the 64-bit hash of its key, and frontier states are rebuilt by
+replaying their path rather than kept.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -117,13 +117,12 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
     """
     s, ctx = state, state.context
     refs: set[str] = set(s.batches)
-    for m in ctx:
+    spilled = [m for ms in s.spilled.values() for m in ms]
+    for m in (*ctx, *spilled):
         refs.add(m.id)
         refs.add(m.unit_id)
         if m.summary_of:
             refs.update(m.summary_of)
-    for messages in s.spilled.values():
-        refs.update(m.id for m in messages)
     refs.update(r.target for r in s.calls.values() if r.target is not None)
     stream = s.assistant_stream
     if stream is not None:
@@ -132,7 +131,8 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
             refs.add(stream.target)
     if s.last_user is not None:
         refs.add(s.last_user)
-    rank: dict[str | None, int] = {m: i for i, m in enumerate(sorted(refs, key=_id_order))}
+    # Creation order: by length, then by text ("m9" < "m10"); two C-level sorts.
+    rank: dict[str | None, int] = {m: i for i, m in enumerate(sorted(sorted(refs), key=len))}
     rank[None] = -1
     mrank = rank.__getitem__
 
@@ -154,7 +154,7 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
     times: dict[float, float] = {}
     if timeless:
         created = {m.created_at for m in ctx}
-        created.update(m.created_at for ms in s.spilled.values() for m in ms)
+        created.update(m.created_at for m in spilled)
         times = {t: float(i) for i, t in enumerate(sorted(created))}
 
     def message_key(m: Message) -> tuple[Any, ...]:
@@ -189,8 +189,11 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
     )
 
 
-def _digest(key: tuple[Any, ...]) -> bytes:
-    return hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
+def _digest(key: tuple[Any, ...]) -> int:
+    """The node of a key: its 64-bit hash.  Two distinct states collide with
+    probability about n²/2⁶⁵ (3·10⁻⁸ at a million states); keeping the keys
+    themselves would cost a kilobyte or more per state."""
+    return hash(key)
 
 
 def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape,
@@ -227,14 +230,14 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
     root = _digest(canonical_key(initial_state(config, policy, record=False), Usage(),
                                  timeless=timeless))
     graph.add_node(root, depth=0)
-    parent: dict[bytes, tuple[bytes, Event]] = {}
+    parent: dict[int, tuple[int, Event]] = {}
     frontier = [root]
     transitions = 0
     level = 0
     capped = False
     rebuild = _Rebuild(config, policy, parent)
     while frontier and level < depth and not capped:
-        following: list[bytes] = []
+        following: list[int] = []
         for node in frontier:
             state, usage = rebuild.state(node)
             for event in enabled_events(state, usage, shape, reduce=True):
@@ -272,11 +275,11 @@ class _Rebuild:
     runtimes.  Siblings come in a row, so their parent is rebuilt once."""
 
     def __init__(self, config: RuntimeConfig, policy: Policy,
-                 parent: dict[bytes, tuple[bytes, Event]]) -> None:
+                 parent: dict[int, tuple[int, Event]]) -> None:
         self.config, self.policy, self.parent = config, policy, parent
-        self.cached: tuple[bytes, RuntimeState, Usage] | None = None
+        self.cached: tuple[int, RuntimeState, Usage] | None = None
 
-    def replay(self, node: bytes) -> tuple[RuntimeState, Usage]:
+    def replay(self, node: int) -> tuple[RuntimeState, Usage]:
         state = initial_state(self.config, self.policy, record=False)
         usage = Usage()
         for event in _path(self.parent, node):
@@ -284,7 +287,7 @@ class _Rebuild:
             apply(state, event)
         return state, usage
 
-    def state(self, node: bytes) -> tuple[RuntimeState, Usage]:
+    def state(self, node: int) -> tuple[RuntimeState, Usage]:
         if node not in self.parent:
             return self.replay(node)
         up, event = self.parent[node]
@@ -297,7 +300,7 @@ class _Rebuild:
         return state, usage
 
 
-def _path(parent: dict[bytes, tuple[bytes, Event]], node: bytes) -> list[Event]:
+def _path(parent: dict[int, tuple[int, Event]], node: int) -> list[Event]:
     events: list[Event] = []
     while node in parent:
         node, event = parent[node]

@@ -13,8 +13,11 @@ feature flags: swarm testing), and ``target()`` steers toward near misses:
 tokens over budget while a call is pending or a message is open.
 
 A run stops at the first incident that is a violation (or of a ``target``
-kind); Hypothesis then shrinks it, and the events of the final, shrunk run
-become a replayable :class:`~prunecheck.model.trace.Trace`.
+kind).  Hypothesis then shrinks it, for at most ``shrink_runs`` runs (a
+count, not a time, so that a seed always gives the same answer), and
+:func:`minimize` polishes the shortest run seen — deleting and resizing
+events while it still hits.  Its events become a replayable
+:class:`~prunecheck.model.trace.Trace`.
 
 :func:`random_walk` is the baseline the benchmark compares with: uniform
 random choices over the same alphabet, no guidance, no shrinking.
@@ -82,6 +85,7 @@ class SearchResult:
     seconds: wall time of the whole search, shrinking included (informational).
     first_seconds: wall time to the first, unshrunk counterexample.
     first_length: events in that first counterexample.
+    events: events applied over all runs up to the first counterexample.
     costs: cost incidents (deferrals, overruns, spills …) met before the
         first counterexample, by kind: reported, never failed on.
     """
@@ -93,6 +97,7 @@ class SearchResult:
     seconds: float
     first_seconds: float | None = None
     first_length: int | None = None
+    events: int = 0
     costs: Mapping[str, int] = field(default_factory=dict)
 
 
@@ -111,6 +116,7 @@ class _Log:
     def __init__(self, shrink_runs: int = 0) -> None:
         self.started = time.perf_counter()
         self.examples = 0
+        self.applied = 0
         self.shrink_runs = shrink_runs
         self.spent = False
         self.events: list[Event] | None = None
@@ -172,6 +178,7 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
             self.usage = usage
             self.events.append(event)
             if log.events is None:
+                log.applied += 1
                 log.costs.update(i.kind.value for i in result.incidents if not i.is_violation)
             self.hit = hits(result.incidents, target_kinds)
             if self.hit:
@@ -456,10 +463,11 @@ def found_trace(policy_spec: str, config: RuntimeConfig, events: list[Event], se
 def _result(policy_spec: str, config: RuntimeConfig, policy: Policy, seed: int, log: _Log,
             seconds: float, found_by: dict[str, Any]) -> SearchResult:
     if log.events is None:
-        return SearchResult(False, None, (), log.examples, seconds, costs=dict(log.costs))
+        return SearchResult(False, None, (), log.examples, seconds, events=log.applied,
+                            costs=dict(log.costs))
     trace, incidents = found_trace(policy_spec, config, log.events, seed, policy, found_by)
     return SearchResult(True, trace, incidents, log.examples, seconds, log.first_seconds,
-                        log.first_length, dict(log.costs))
+                        log.first_length, log.applied, dict(log.costs))
 
 
 def random_walk(policy_spec: str, config: RuntimeConfig, *, seed: int = 0,
@@ -482,6 +490,7 @@ def random_walk(policy_spec: str, config: RuntimeConfig, *, seed: int = 0,
             usage = usage.after(event, state)
             result = apply(state, event)
             events.append(event)
+            log.applied += 1
             log.costs.update(i.kind.value for i in result.incidents if not i.is_violation)
             if hits(result.incidents, target):
                 log.hit(events)

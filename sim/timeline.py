@@ -2,7 +2,8 @@
 right, each cell coloured by what the message was after that step
 (closed, open / streaming, in a unit with a pending call, cleared,
 orphaned), a cross where it left the context (evicted, summarized, spilled,
-dropped) and a red band at each step with a violation.
+dropped) and a red band at each step with a violation.  Steps are labelled
+1, 2, … as in the narrative.
 
 matplotlib with the Agg backend, through its object API (no pyplot global
 state); the PNG carries no date or version, so a trace always gives the
@@ -127,7 +128,7 @@ def lanes_of(trace: Trace, policy: Policy) -> Lanes:
     present: set[str] = set()
     for item, state in replay(trace, watch, record=True):
         step = item.index
-        lanes.ticks.append(f"{step}: {_tick(item.event)}")
+        lanes.ticks.append(f"{step + 1}: {_tick(item.event)}")
         now = set()
         for m in state.context:
             now.add(m.id)
@@ -187,7 +188,7 @@ def draw_timeline(trace: Trace, policy: Policy, path: Path) -> Path:
     legend.append(Patch(facecolor="#e45756", alpha=0.2, label="step with a violation"))
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
               frameon=False, title="✕ = left the context", title_fontsize=7)
-    listed = [f"step {step}: {', '.join(kinds)}" for step, kinds in lanes.violations.items()]
+    listed = [f"step {step + 1}: {', '.join(kinds)}" for step, kinds in lanes.violations.items()]
     if len(listed) > 14:
         listed = [*listed[:13], f"… and {len(listed) - 13} more steps"]
     ax.text(1.02, 0.42, "▼ violations\n" + ("\n".join(listed) or "none"), transform=ax.transAxes,

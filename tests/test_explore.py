@@ -1,0 +1,187 @@
+"""The exhaustive explorer: canonical states and symmetry reduction, a
+shortest counterexample, no violation behind the safe gates, bounded memory."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from prunecheck.model.events import (
+    AssistantChunk,
+    BudgetCheck,
+    CallSpec,
+    Event,
+    IssueBatch,
+    ResultChunk,
+    UserMessage,
+)
+from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.policies import BUILTINS, builtin_policy
+from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
+from prunecheck.model.trace import incidents_of, loads
+from prunecheck.sim.cli import main
+from prunecheck.sim.explore import canonical_key, explore
+from prunecheck.sim.shape import Shape, Usage, enabled_events
+
+CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
+READ = CallSpec("read_file", "a.txt")
+GREP = CallSpec("grep", "src")
+
+
+def _run(events: list[Event], policy: str = "recency") -> tuple[RuntimeState, Usage]:
+    pol = builtin_policy(policy)
+    assert pol is not None
+    state = initial_state(CONFIG, pol, record=False)
+    usage = Usage()
+    for event in events:
+        usage = usage.after(event, state)
+        apply(state, event)
+    return state, usage
+
+
+def _key(events: list[Event], policy: str = "recency", timeless: bool = False) -> object:
+    state, usage = _run(events, policy)
+    return canonical_key(state, usage, timeless=timeless)
+
+
+def test_interchangeable_calls_meet_in_one_state() -> None:
+    # Two identical calls of one batch: delivering either one first is the same state.
+    first = _key([IssueBatch((READ, READ), 50), ResultChunk("c1", 40)])
+    second = _key([IssueBatch((READ, READ), 50), ResultChunk("c2", 40)])
+    assert first == second
+    # Calls with different specs are not interchangeable.
+    a = _key([IssueBatch((READ, GREP), 50), ResultChunk("c1", 40)])
+    b = _key([IssueBatch((READ, GREP), 50), ResultChunk("c2", 40)])
+    assert a != b
+
+
+def test_states_equal_up_to_renaming_ids() -> None:
+    # A message appended and evicted leaves a gap in the numbering; the
+    # rest of the state is what counts.
+    base = [UserMessage(400, "u"), BudgetCheck()]
+    assert _key(base) != _key([UserMessage(400, "u")])  # the clock moved (ages differ)
+    assert _key(base, timeless=True) == _key([UserMessage(400, "u")], timeless=True)
+
+
+def test_different_structure_different_key() -> None:
+    assert _key([AssistantChunk(300, last=False)]) != _key([AssistantChunk(300)])
+    assert _key([UserMessage(400, "u"), IssueBatch((READ,), 50)]) != \
+        _key([IssueBatch((READ,), 50), UserMessage(400, "u")])
+
+
+def test_reduced_alphabet_keeps_one_of_interchangeable_pending_calls() -> None:
+    state, usage = _run([IssueBatch((READ, READ), 50)])
+    shape = Shape.small()
+    full = {e.call for e in enabled_events(state, usage, shape) if isinstance(e, ResultChunk)}
+    reduced = {e.call for e in enabled_events(state, usage, shape, reduce=True)
+               if isinstance(e, ResultChunk)}
+    assert full == {"c1", "c2"} and reduced == {"c1"}
+
+
+@pytest.mark.parametrize("target, length", [
+    (frozenset({IncidentKind.ORPHANED_RESULT}), 4),
+    (frozenset({IncidentKind.TRUNCATED_PAYLOAD}), 5),
+])
+def test_explore_finds_a_shortest_counterexample(target: frozenset[IncidentKind],
+                                                 length: int) -> None:
+    result = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target)
+    trace = result.counterexample
+    assert trace is not None and len(trace.events) == length
+    assert result.depth_reached == length
+    policy = builtin_policy("lowest_salience")
+    assert policy is not None
+    kinds_at_end = {i.kind for i in incidents_of(trace, policy) if i.step == length - 1}
+    assert target <= kinds_at_end
+    # Breadth first: one event less finds nothing.
+    shorter = explore("lowest_salience", CONFIG, depth=length - 1, shape=Shape.small(),
+                      target=target)
+    assert shorter.counterexample is None and shorter.depth_reached == length - 1
+    assert shorter.states > 1 and shorter.transitions >= shorter.states - 1
+
+
+def test_max_states_caps_memory() -> None:
+    result = explore("recency", replace(CONFIG, gate=Gate.COMMIT), depth=9, shape=Shape.small(),
+                     max_states=500)
+    assert result.capped and result.states == 500 and result.depth_reached < 9
+    assert result.counterexample is None
+
+
+def _shape_for(policy: str, **bounds: int) -> Shape:
+    """Shape.small(), with turns enough for turn_window to evict anything."""
+    if policy == "turn_window":
+        bounds = {**bounds, "max_users": 3}
+    return Shape.small(**bounds)
+
+
+@pytest.mark.parametrize("policy, gate", [("lowest_salience", Gate.COMMIT),
+                                          ("clear_old_results", Gate.SPILL),
+                                          ("summarize_prefix", Gate.COMMIT),
+                                          ("turn_window", Gate.SPILL)])
+def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
+    shape = _shape_for(policy, max_batches=1, max_texts=0 if policy == "turn_window" else 1)
+    result = explore(policy, replace(CONFIG, gate=gate), depth=8, shape=shape)
+    assert result.counterexample is None and not result.capped
+    assert result.depth_reached == 8 and result.states > 1000
+    # Not vacuous: the same shape without the gate breaks.
+    raw = explore(policy, CONFIG, depth=8, shape=shape)
+    assert raw.counterexample is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gate", [Gate.COMMIT, Gate.SPILL])
+@pytest.mark.parametrize("policy", list(BUILTINS))
+def test_safe_gates_full_matrix(policy: str, gate: Gate) -> None:
+    result = explore(policy, replace(CONFIG, gate=gate), depth=8, shape=_shape_for(policy))
+    assert result.counterexample is None, result.incidents
+    assert not result.capped and result.depth_reached == 8
+
+
+# ------------------------------------------------------------------ command line
+def test_cli_explore_counterexample_and_bundle(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "b"
+    status = main(["explore", "--policy", "lowest_salience", "--depth", "6",
+                   "--target", "truncated_payload", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert status == 1
+    assert "shortest counterexample (5 events)" in text
+    assert len(loads((out / "trace.json").read_text(), "t").events) == 5
+
+
+def test_cli_explore_no_violation(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["explore", "--policy", "unit_safe", "--depth", "5"])
+    text = capsys.readouterr().out
+    assert status == 0
+    assert "no violation in" in text and "up to depth 5" in text
+
+
+def test_cli_explore_capped_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["explore", "--policy", "unit_safe", "--depth", "9", "--max-states", "300"])
+    text = capsys.readouterr().out
+    assert status == 0 and "--max-states 300" in text and "proof" in text
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--policy", "recency", "--depth", "0"], "--depth"),
+    (["--policy", "recency", "--depth", "3", "--max-states", "0"], "--max-states"),
+    (["--policy", "nope.py:select", "--depth", "3"], "nope.py"),
+])
+def test_cli_explore_bad_input_exits_2(argv: list[str], words: str,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_key_of_a_state_with_a_spilled_summary() -> None:
+    # summarize_prefix folds m1 into a summary; spill later moves that
+    # summary out: its key must still name what it summarized.
+    state, usage = _run([UserMessage(400, "u"), AssistantChunk(700), BudgetCheck()],
+                        "summarize_prefix")
+    summary = next(m for m in state.context if m.summary_of)
+    state.spilled[summary.unit_id] = tuple(state.context.remove([summary.id]))
+    key = canonical_key(state, usage)
+    assert key == canonical_key(state.copy(), usage)
