@@ -155,6 +155,16 @@ def _claims(data: ReportData) -> list[str]:
             f"{_r(doc_policy.rate(ORPHAN_400))}, duplicated side effects at "
             f"{_r(doc_policy.rate(DUP))} and truncated payloads at "
             f"{_r(doc_policy.rate(TRUNC))} per 1,000 invocations (gate none, all loads).")
+        doc_trunc, all_trunc = doc_policy.rate(TRUNC), all_raw.rate(TRUNC)
+        top = max(by_policy.items(), key=lambda item: item[1].rate(TRUNC).per_1000)
+        if all_trunc.count and doc_trunc.high < all_trunc.low:
+            notes.append(
+                "Where this disagrees with the document: it attributes truncated payloads to "
+                "the salience policy evicting a short, partial trailing message. Here "
+                f"lowest_salience truncates {_r(doc_trunc)} per 1,000 invocations, below the "
+                f"raw built-ins' {_r(all_trunc)}: a fresh partial message scores high on "
+                "recency, so older messages go first. Most truncation comes from "
+                f"{top[0]} ({_r(top[1].rate(TRUNC))}).")
     commit = _one(_gate(main, Gate.COMMIT))
     spill = _one(_gate(main, Gate.SPILL))
     none = _one(_gate(main, Gate.NONE))
@@ -165,7 +175,7 @@ def _claims(data: ReportData) -> list[str]:
         verdict = "holds" if not any(counts.values()) else \
             "does not hold: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v)
         rows.append([f"under the {gate_name} gate those are zero",
-                     f"{counts[ANY]} of {pooled.invocations} invocations saw any violation "
+                     f"{counts[ANY]} of {pooled.invocations:,} invocations saw any violation "
                      f"(rate {_r(pooled.rate(ANY))}), all policies and loads", verdict])
     if commit.invocations and none.invocations:
         c, n = commit.rate(CEILING), none.rate(CEILING)

@@ -53,7 +53,7 @@ def test_the_report_writes_plots_and_a_summary_from_the_rows(small: ReportData,
     summary = files[4].read_text()
     commit = [r for r in small.main if r.spec.config.gate is Gate.COMMIT]
     invocations = sum(r.invocations for r in commit)
-    assert f"| under the commit gate those are zero | 0 of {invocations} invocations" in summary
+    assert f"| under the commit gate those are zero | 0 of {invocations:,} invocations" in summary
     none_raw = [r for r in small.main if r.spec.config.gate is Gate.NONE
                 and r.spec.policy == "lowest_salience"]
     k = sum(r.exposed.get(ORPHAN_400, 0) for r in none_raw)
@@ -96,7 +96,7 @@ def test_verdicts_are_worded_from_the_numbers_when_they_disagree() -> None:
         in text and "does not hold: none seen" in text
     assert re.search(r"grow with load \(orphaned-result rejections \(HTTP 400\)\) \| load 0: "
                      r"300\.0 \[[^]]+\] → load 1: 100\.0 .*\| does not hold: not higher", text)
-    assert "| under the commit gate those are zero | 2 of 1000 invocations" in text
+    assert "| under the commit gate those are zero | 2 of 1,000 invocations" in text
     assert "does not hold: provider_rejection:result_without_call 2, any_violation 2" in text
     assert "| … at the price of more hard-ceiling overruns | gate none: 10.0" in text
     assert "gate commit: 0 [0.0–3.8] per 1,000 invocations | does not hold" in text
@@ -116,7 +116,7 @@ def test_verdicts_hold_when_the_numbers_agree() -> None:
     ]
     text = summary_text(_data(rows), [])
     assert text.count("| holds, rising at every level |") == 3
-    assert "| under the commit gate those are zero | 0 of 1000 invocations" in text
+    assert "| under the commit gate those are zero | 0 of 1,000 invocations" in text
     assert "gate none: 0.5 [0.1–2.8] → gate commit: 100.0 [82.9–120.2] per 1,000 invocations" \
         " | holds |" in text
     assert "holds: spill absorbs 95% of them; the rest are contexts over the ceiling" in text
@@ -157,3 +157,14 @@ def test_report_command_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path:
                      "results.jsonl", "runtime-knobs.png", "summary.md"]
     assert main(["report", "--out", str(tmp_path), "--quick", "--seeds", "1", "--quiet"]) == 0
     assert "(0 run now," in capsys.readouterr().err
+
+
+def test_the_summary_says_where_the_documents_mechanism_disagrees() -> None:
+    rows = [
+        _row("lowest_salience", Gate.NONE, 0.0, 2000, {"truncated_payload": 1}),
+        _row("clear_old_results", Gate.NONE, 0.0, 2000, {"truncated_payload": 400}),
+    ]
+    text = summary_text(_data(rows), [])
+    assert "Where this disagrees with the document" in text
+    assert "lowest_salience truncates 0.5 [0.1–2.8] per 1,000 invocations" in text
+    assert "Most truncation comes from clear_old_results (200.0 [" in text
