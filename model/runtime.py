@@ -775,7 +775,10 @@ def _on_invoke(run: _Step, event: Invoke) -> None:
     if errors:
         first = errors[0]
         calls = sorted({c for e in errors for c in e.ids})
-        s.rejected_units = tuple(dict.fromkeys(s.calls[c].batch for c in calls if c in s.calls))
+        # The provider names only its first error, so that is all a retry
+        # knows: it re-runs the batch behind that error, not every broken one.
+        s.rejected_units = tuple(dict.fromkeys(s.calls[c].batch for c in first.ids
+                                               if c in s.calls))
         run.incident(IncidentKind.PROVIDER_REJECTION, tuple(calls),
                      f"the provider answers HTTP {first.status} to the invocation",
                      reason=first.kind, text=first.text)
