@@ -1,0 +1,352 @@
+"""The work of one event: mutations of the context, incident checks,
+notes, and the budget check with its gate, spill and re-injection.
+
+:class:`Run` is created by :func:`prunecheck.model.runtime.apply` for each
+event and handed to the event's handler; it is internal to the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+
+from .actions import Proposal, proposal_from
+from .config import CheckAt
+from .context import Message, Role
+from .errors import PolicyError
+from .events import CallSpec, Effect
+from .gates import Gate, decide, spill_plan
+from .incidents import Incident, IncidentKind
+from .notes import Note, NoteKind
+from .policies import ContextView
+from .state import CallRecord, CallStatus, RuntimeState, evolve
+
+__all__ = ["PLACEHOLDER_TOKENS", "Run", "call_tools", "calls_text"]
+
+#: Tokens a cleared message keeps (its placeholder).
+PLACEHOLDER_TOKENS = 8
+
+
+class Run:
+    """The work of one event: mutations, incident checks, notes."""
+
+    __slots__ = ("ctx", "incidents", "notes", "s")
+
+    def __init__(self, state: RuntimeState) -> None:
+        self.s = state
+        self.ctx = state.context
+        self.incidents: list[Incident] = []
+        self.notes: list[Note] = []
+
+    # -- bookkeeping
+    def note(self, kind: NoteKind, text: str, ids: tuple[str, ...] = ()) -> None:
+        if self.s.record:
+            self.notes.append(Note(kind, text, ids))
+
+    def incident(self, kind: IncidentKind, ids: tuple[str, ...], detail: str,
+                 reason: str = "", text: str = "") -> None:
+        self.incidents.append(Incident(kind, self.s.step_index, ids, detail, reason, text))
+        counters = self.s.counters
+        counters[kind.value] = counters.get(kind.value, 0) + 1
+
+    def once(self, kind: IncidentKind, key: str, ids: tuple[str, ...], detail: str) -> None:
+        if (kind.value, key) not in self.s.reported:
+            self.s.reported.add((kind.value, key))
+            self.incident(kind, ids, detail)
+
+    def bump(self, name: str, by: int = 1) -> None:
+        self.s.counters[name] = self.s.counters.get(name, 0) + by
+
+    def new_message_id(self) -> str:
+        mid = f"m{self.s.next_message}"
+        self.s.next_message += 1
+        return mid
+
+    def new_call_id(self) -> str:
+        cid = f"c{self.s.next_call}"
+        self.s.next_call += 1
+        return cid
+
+    def where(self) -> str:
+        return f"step {self.s.step_index}"
+
+    # -- structure
+    def recheck(self, unit: str) -> None:
+        """Update orphan / unanswered-call bookkeeping for one unit.
+        O(unit size + batch width)."""
+        s, ctx = self.s, self.ctx
+        batch = s.batches.get(unit)
+        if batch is None:
+            return
+        members = ctx.members(unit)
+        has_call = unit in ctx
+        answered = set()
+        for mid in members:
+            message = ctx[mid]
+            if message.role is Role.TOOL:
+                answered.add(message.call_id)
+                if not has_call:
+                    if mid not in s.orphans:
+                        s.orphans.add(mid)
+                        self.once(IncidentKind.ORPHANED_RESULT, mid, (mid, message.call_id or ""),
+                                  f"result {mid} for call {message.call_id} is in the context but "
+                                  f"the assistant message {unit} that issued the call is not")
+                else:
+                    s.orphans.discard(mid)
+        for cid in batch.calls:
+            gone = (has_call and cid not in answered
+                    and s.calls[cid].status is not CallStatus.PENDING)
+            if gone:
+                if cid not in s.unanswered:
+                    s.unanswered.add(cid)
+                    self.once(IncidentKind.UNANSWERED_CALL, cid, (unit, cid),
+                              f"call {cid} of {unit} has completed but no result for it is "
+                              "in the context")
+            else:
+                s.unanswered.discard(cid)
+        if not members:
+            s.orphans.difference_update(m for m in list(s.orphans) if m not in ctx)
+
+    def forget_removed(self, removed: list[Message]) -> None:
+        for message in removed:
+            self.s.orphans.discard(message.id)
+        for unit in dict.fromkeys(m.unit_id for m in removed):
+            self.recheck(unit)
+
+    # -- appends
+    def append(self, message: Message) -> None:
+        self.ctx.append(message)
+        if self.s.record:
+            self.note(NoteKind.APPEND, _describe(message), (message.id,))
+
+    def after_append(self, unit_done: bool) -> None:
+        """The runtime's own budget check, per the ``check_at`` knob."""
+        when = self.s.config.check_at
+        if when is CheckAt.AFTER_APPEND or (when is CheckAt.AFTER_BATCH and unit_done):
+            self.budget_check()
+
+    def plain(self, role: Role, tokens: int, text: str) -> Message:
+        mid = self.new_message_id()
+        message = Message(mid, role, tokens, self.s.turn, self.s.now, unit_id=mid, text=text)
+        self.append(message)
+        return message
+
+    # -- budget
+    def protected(self, message: Message) -> bool:
+        return message.role is Role.SYSTEM or message.id == self.s.last_user
+
+    def budget_check(self) -> None:
+        s, ctx, cfg = self.s, self.ctx, self.s.config
+        self.bump("checks")
+        need = ctx.used - cfg.budget
+        s.deferred = False
+        if need > 0:
+            if cfg.gate.defers and s.pending:
+                s.deferred = True
+                self.bump("deferred_checks")
+                calls = tuple(s.pending)
+                self.incident(IncidentKind.DEFERRAL, calls,
+                              f"over budget by {need} tokens; deferred while "
+                              f"{len(calls)} call(s) pending", reason="pending_call")
+                self.note(NoteKind.DEFER, f"deferred: {len(calls)} call(s) pending "
+                          f"({', '.join(calls)}); over budget by {need}", calls)
+            else:
+                self.prune(need)
+                need = ctx.used - cfg.budget
+                if need > 0 and cfg.gate.defers and ctx.has_open():
+                    s.deferred = True
+                    self.bump("deferred_checks")
+                    opened = ctx.open_ids()
+                    self.incident(IncidentKind.DEFERRAL, opened,
+                                  f"over budget by {need} tokens; the rest would touch open "
+                                  "message(s)", reason="open_message")
+                    self.note(NoteKind.DEFER, f"deferred: budget cannot be met without "
+                              f"touching open {', '.join(opened)}", opened)
+            if cfg.gate is Gate.SPILL and ctx.used > cfg.hard_ceiling:
+                self.spill(ctx.used - cfg.budget)
+        self.ceiling("budget check")
+
+    def ceiling(self, at: str) -> None:
+        s, used, limit = self.s, self.ctx.used, self.s.config.hard_ceiling
+        if used > limit:
+            if not s.over_ceiling:
+                s.over_ceiling = True
+                self.incident(IncidentKind.HARD_CEILING_OVERRUN, (),
+                              f"{used} tokens in context at {at}, over the hard ceiling {limit}")
+                self.note(NoteKind.OVERRUN, f"hard ceiling overrun: {used} > {limit} — fail "
+                          "loudly (recoverable), context left intact")
+        else:
+            s.over_ceiling = False
+
+    def ask_policy(self, need: int) -> Proposal:
+        s = self.s
+        view = ContextView(self.ctx, pending_calls=frozenset(s.pending),
+                           budget=s.config.budget, now=s.now, turn=s.turn)
+        name = getattr(s.policy, "name", type(s.policy).__name__)
+        self.bump("policy_calls")
+        try:
+            result = s.policy.select(view, need)
+            return proposal_from(result, self.ctx, name, s.step_index)
+        except PolicyError as exc:
+            if " at step " in exc.subject:
+                raise
+            raise PolicyError(f"{exc.subject} at step {s.step_index}", exc.rule,
+                              exc.hint) from None
+        except Exception as exc:
+            raise PolicyError(
+                f"policy {name!r} at step {s.step_index}",
+                f"select(view, need={need}) raised {type(exc).__name__}: {exc}.",
+                "fix the policy; prunecheck records this as a policy error for the run.",
+            ) from exc
+
+    def prune(self, need: int) -> None:
+        s = self.s
+        proposal = self.ask_policy(need)
+        decision = decide(s.config.gate, self.ctx, proposal, self.protected)
+        for v in decision.violations:
+            self.incident(IncidentKind.INVALID_PRUNE, (v.unit_id, *v.ids),
+                          f"prune applied that {v.describe()}", reason=v.reason.value)
+        if decision.refused:
+            self.bump("refused_prunes")
+            self.note(NoteKind.REFUSE, "refused prune: " + "; ".join(
+                v.describe() for v in decision.refused), proposal.removed())
+        if decision.grown or decision.shrunk:
+            self.note(NoteKind.CHECK, f"gate {s.config.gate}: grew {list(decision.grown)}, "
+                      f"shrank {list(decision.shrunk)}")
+        self.note(NoteKind.CHECK, f"budget check: {self.ctx.used} used > budget "
+                  f"{s.config.budget}; policy {getattr(s.policy, 'name', '?')} proposed "
+                  f"{_proposal_text(proposal)}")
+        self.execute(decision.apply)
+
+    def execute(self, proposal: Proposal) -> None:
+        ctx = self.ctx
+        if proposal.is_empty():
+            return
+        self.bump("prunes")
+        touched: list[Message] = []
+        for mid in proposal.clear:
+            message = ctx.get(mid)
+            if message is None or message.cleared:
+                continue
+            if message.closed:
+                new = replace(message, tokens=min(message.tokens, PLACEHOLDER_TOKENS),
+                              cleared=True, text="[cleared]")
+            else:  # a streaming message loses what it had so far
+                new = replace(message, tokens=0, first_chunk=message.first_chunk + message.chunks,
+                              chunks=0)
+            ctx.update(new)
+            self.note(NoteKind.CLEAR, f"cleared {mid} ({message.tokens} → {new.tokens} tokens)",
+                      (mid,))
+        if proposal.evict:
+            removed = ctx.remove(proposal.evict)
+            self.bump("evicted", len(removed))
+            touched.extend(removed)
+            self.note(NoteKind.EVICT, "evicted " + ", ".join(proposal.evict), proposal.evict)
+        for group in proposal.summarize:
+            ids = tuple(m for m in group.message_ids if m in ctx)
+            if not ids:
+                continue
+            total = sum(ctx[m].tokens for m in ids)
+            sid = self.new_message_id()
+            summary = Message(sid, Role.USER, group.tokens or max(1, total // 10), self.s.turn,
+                              self.s.now, unit_id=sid, summary_of=ids,
+                              text=group.text or f"summary of {len(ids)} messages")
+            removed = ctx.summarize(ids, summary)
+            touched.extend(removed)
+            self.note(NoteKind.SUMMARIZE, f"summarized {', '.join(ids)} into {sid} "
+                      f"({total} → {summary.tokens} tokens)", (*ids, sid))
+        self.forget_removed(touched)
+
+    def spill(self, excess: int) -> None:
+        s = self.s
+        for ids in spill_plan(self.ctx, excess, self.protected):
+            unit = self.ctx[ids[0]].unit_id
+            removed = self.ctx.remove(ids)
+            s.spilled[unit] = tuple(removed)
+            self.forget_removed(removed)
+            self.bump("spills")
+            self.incident(IncidentKind.SPILL, ids, f"spilled unit {unit} "
+                          f"({sum(m.tokens for m in removed)} tokens) to the side store")
+            self.note(NoteKind.SPILL, f"spilled unit {unit} ({', '.join(ids)})", ids)
+
+    def reinject(self, paths: set[str]) -> None:
+        s = self.s
+        for unit, messages in list(s.spilled.items()):
+            batch = s.batches.get(unit)
+            if batch is None or not any(s.calls[c].spec.path in paths for c in batch.calls):
+                continue
+            del s.spilled[unit]
+            for message in messages:
+                self.ctx.append(message)
+            self.recheck(unit)
+            ids = tuple(m.id for m in messages)
+            self.bump("reinjections")
+            self.incident(IncidentKind.REINJECTION, ids, f"re-injected spilled unit {unit}")
+            self.note(NoteKind.REINJECT, f"re-injected unit {unit} ({', '.join(ids)})", ids)
+
+    # -- tool execution
+    def execute_call(self, spec: CallSpec) -> int:
+        world = self.s.world
+        if spec.effect is Effect.WRITE:
+            world[spec.path] = world.get(spec.path, 0) + 1
+        return world.get(spec.path, 0)
+
+    def close_call(self, record: CallRecord, status: CallStatus) -> CallRecord:
+        s = self.s
+        record = evolve(record, status=status)
+        s.calls[record.id] = record
+        s.pending.pop(record.id, None)
+        self.ctx.resolve(record.batch, record.id)
+        return record
+
+
+class _CallTools(Mapping[str, tuple[str, str]]):
+    """Call id -> (tool, path), read from the call records on demand: O(1)
+    to build, so rendering costs what the context holds, not the history."""
+
+    __slots__ = ("_calls",)
+
+    def __init__(self, calls: dict[str, CallRecord]) -> None:
+        self._calls = calls
+
+    def __getitem__(self, cid: str) -> tuple[str, str]:
+        spec = self._calls[cid].spec
+        return spec.tool, spec.path
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._calls)
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+
+def call_tools(s: RuntimeState) -> Mapping[str, tuple[str, str]]:
+    return _CallTools(s.calls)
+
+
+def calls_text(calls: tuple[CallSpec, ...]) -> str:
+    return "; ".join(f"{c.tool}({c.path})" for c in calls)
+
+
+def _describe(m: Message) -> str:
+    parts = [f"{m.id} {m.role.value}", f"{m.tokens} tokens"]
+    if m.tool_calls:
+        parts.append("calls " + ", ".join(m.tool_calls))
+    if m.call_id:
+        parts.append(f"answers {m.call_id}")
+    if not m.closed:
+        parts.append("open")
+    if m.first_chunk:
+        parts.append(f"from chunk {m.first_chunk + 1}")
+    return " · ".join(parts)
+
+
+def _proposal_text(p: Proposal) -> str:
+    parts = []
+    if p.evict:
+        parts.append("evict " + ", ".join(p.evict))
+    if p.clear:
+        parts.append("clear " + ", ".join(p.clear))
+    for g in p.summarize:
+        parts.append("summarize " + ", ".join(g.message_ids))
+    return "; ".join(parts) or "nothing"
