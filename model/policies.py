@@ -183,7 +183,7 @@ class LowestSalience:
 
 @dataclass(frozen=True, slots=True)
 class TurnWindow:
-    """Evict every message older than ``turns`` turns, whatever the need."""
+    """Evict every message more than two turns old (``turns``), whatever the need."""
 
     turns: int = 2
     name: str = "turn_window"
@@ -195,7 +195,7 @@ class TurnWindow:
 
 @dataclass(frozen=True, slots=True)
 class TokenSpan:
-    """Cut ``need`` tokens from the front of the context, after the system
+    """Cut the needed tokens from the front of the context, after the system
     prompt, as a token-span trimmer does (a straddled message goes whole)."""
 
     name: str = "token_span"

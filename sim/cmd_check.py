@@ -51,8 +51,8 @@ _KNOBS: tuple[tuple[str, str, type[Any], str], ...] = (
     ("--gate", "gate", Gate, "the gate between policy and context"),
     ("--check-at", "check_at", CheckAt, "when the runtime fires its budget check"),
     ("--retry", "retry", RetryMode, "what a retry after a rejection re-runs"),
-    ("--stream-loss", "on_stream_loss", StreamLoss, "what a stream does when its message "
-     "was evicted"),
+    ("--on-stream-loss", "on_stream_loss", StreamLoss, "what a stream does when its "
+     "message was evicted"),
     ("--repair", "repair", Repair, "the repair layer run before each invocation"),
     ("--provider", "provider", Provider, "whose rules and error texts apply"),
 )

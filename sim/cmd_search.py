@@ -77,7 +77,8 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
                        help=f"{text} (default {default.value})")
     p.add_argument("--budget", type=int, default=1000, metavar="TOKENS",
                    help="working budget in tokens (default 1000; message sizes scale with it)")
-    p.add_argument("--ceiling", type=int, default=None, metavar="TOKENS",
+    p.add_argument("--hard-ceiling", "--ceiling", dest="ceiling", type=int, default=None,
+                   metavar="TOKENS",
                    help="hard ceiling in tokens (default 1.5 × budget)")
     p.add_argument("--target", default=None, metavar="KIND[,KIND]",
                    help="stop only on these incident kinds (default: any violation); e.g. "

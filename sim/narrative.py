@@ -89,11 +89,19 @@ def narrate(trace: Trace, steps: Iterable[TraceStep], *, markdown: bool = False)
                 out.lines.append(f"{pad}!! {mark}: {label}: {incident.detail}")
                 if incident.text:
                     out.lines.append(f"{pad}   HTTP 400: {incident.text}")
-    counts: dict[str, int] = {}
-    for incident in out.incidents:
-        counts[incident.kind.label] = counts.get(incident.kind.label, 0) + 1
-    summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no incident"
-    verdict = (f"{len(out.violations)} violation(s)" if out.violations else "no violation")
+    violations = _tally(i for i in out.incidents if i.is_violation)
+    costs = _tally(i for i in out.incidents if not i.is_violation)
+    verdict = f"{len(out.violations)} violation(s) ({violations})" if violations \
+        else "no violation"
+    if costs:
+        verdict += f"; costs: {costs}"
     out.lines.append("")
-    out.lines.append(f"{'**Verdict:** ' if markdown else 'verdict: '}{verdict} ({summary}).")
+    out.lines.append(f"{'**Verdict:** ' if markdown else 'verdict: '}{verdict}.")
     return out
+
+
+def _tally(incidents: Iterable[Incident]) -> str:
+    counts: dict[str, int] = {}
+    for incident in incidents:
+        counts[incident.kind.label] = counts.get(incident.kind.label, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in counts.items())

@@ -43,7 +43,7 @@ def test_exit_1_on_the_seed_incident_with_a_narrative(capsys: pytest.CaptureFixt
 
 def test_exit_0_under_the_commit_gate(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", STREAMING, "--gate", "commit", "--quiet"]) == 0
-    assert capsys.readouterr().out == "verdict: no violation (3 deferral).\n"
+    assert capsys.readouterr().out == "verdict: no violation; costs: 3 deferral.\n"
 
 
 def test_policy_override_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,7 +51,7 @@ def test_policy_override_and_markdown(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     assert out.startswith("**policy unit_safe · gate none")
     assert "7. result for c1 (3240 tokens)" in out
-    assert out.rstrip().endswith("**Verdict:** no violation (no incident).")
+    assert out.rstrip().endswith("**Verdict:** no violation.")
 
 
 def test_a_bundle_folder_replays_its_trace_json(tmp_path: Path,
