@@ -1,7 +1,7 @@
 """Print the verdict table of LangChain's ``trim_messages`` under common settings.
 
     pip install 'prunecheck[langchain]'
-    python examples/langchain_verdicts.py            # the table in docs/byo-policy.md
+    python examples/langchain_verdicts.py            # the table in README.md
 
 Each row is ``prunecheck check "langchain:<settings>"``: the fixed, seeded
 scenario suite plus the adversarial search, in the default runtime (checks
