@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="FILE", help="baseline JSON to write")
     p.add_argument("--policy", default="lowest_salience",
                    help="policy spec (default lowest_salience)")
-    add_runtime_arguments(p, inherited="the defaults (gate none, checks after_append)")
+    add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
     p.add_argument("--corpus", metavar="DIR", help=f"reproduction traces to replay (default "
                    f"{DEFAULT_CORPUS} when it exists)")

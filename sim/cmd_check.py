@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
-from prunecheck.model.gates import Gate
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
+from prunecheck.model.runtime import RuntimeConfig
 
 from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS, check_policy
+from .cliargs import add_runtime_arguments, runtime_config
 from .loading import DEFAULT_TIMEOUT
 
 __all__ = [
@@ -46,43 +45,6 @@ exit status: 0 safe, 1 unsafe (with a minimal reproduction), 2 bad input or a po
 that raised, hung, returned garbage or mutated its input (finished scenarios are
 printed first).
 """
-
-_KNOBS: tuple[tuple[str, str, type[Any], str], ...] = (
-    ("--gate", "gate", Gate, "the gate between policy and context"),
-    ("--check-at", "check_at", CheckAt, "when the runtime fires its budget check"),
-    ("--retry", "retry", RetryMode, "what a retry after a rejection re-runs"),
-    ("--on-stream-loss", "on_stream_loss", StreamLoss, "what a stream does when its "
-     "message was evicted"),
-    ("--repair", "repair", Repair, "the repair layer run before each invocation"),
-    ("--provider", "provider", Provider, "whose rules and error texts apply"),
-)
-
-
-def add_runtime_arguments(parser: argparse.ArgumentParser, *, inherited: str) -> None:
-    """The runtime knobs; each one left out keeps its value from ``inherited``."""
-    group = parser.add_argument_group("runtime", f"knobs left out keep {inherited}")
-    for flag, dest, enum, text in _KNOBS:
-        group.add_argument(flag, dest=dest, choices=[m.value for m in enum], help=text)
-    group.add_argument("--budget", type=int, metavar="TOKENS", help="working budget")
-    group.add_argument("--hard-ceiling", dest="hard_ceiling", type=int, metavar="TOKENS",
-                       help="where deferral must fail loudly")
-
-
-def runtime_config(args: argparse.Namespace, base: RuntimeConfig) -> RuntimeConfig:
-    """``base`` with the knobs given on the command line."""
-    changes: dict[str, Any] = {}
-    for _, dest, enum, _ in _KNOBS:
-        value = getattr(args, dest, None)
-        if value is not None:
-            changes[dest] = enum(value)
-    for dest in ("budget", "hard_ceiling"):
-        value = getattr(args, dest, None)
-        if value is not None:
-            changes[dest] = value
-    if "budget" in changes and "hard_ceiling" not in changes:
-        changes["hard_ceiling"] = max(base.hard_ceiling, changes["budget"] * 5 // 4)
-    return replace(base, **changes)
-
 
 def parse_levels(text: str) -> tuple[float, ...]:
     """``0.2,0.6,1`` → load levels in [0, 1]; ConfigError if malformed."""
@@ -133,7 +95,7 @@ def register(sub: Any) -> None:
     p.add_argument("--langchain", metavar="SETTINGS",
                    help="check LangChain's trim_messages with these settings, e.g. "
                    "'strategy=last,start_on=human' (needs prunecheck[langchain])")
-    add_runtime_arguments(p, inherited="the defaults (gate none, checks after_append)")
+    add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the adversarial search")
     p.add_argument("--max-examples", type=int, default=200, metavar="N",

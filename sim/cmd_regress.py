@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.model.runtime import RuntimeConfig
 
 from .cmd_baseline import default_corpus
 from .cmd_check import add_runtime_arguments, runtime_config
@@ -53,7 +54,7 @@ def register(sub: Any) -> None:
     p.add_argument("--baseline", required=True, metavar="FILE",
                    help="the file 'prunecheck baseline' wrote")
     p.add_argument("--policy", help="policy spec (default: the baseline's)")
-    add_runtime_arguments(p, inherited="the baseline's values")
+    add_runtime_arguments(p, RuntimeConfig(), inherited="the baseline's values")
     p.add_argument("--corpus", metavar="DIR", help="reproduction traces to replay (default: "
                    "the baseline's corpus folder)")
     p.add_argument("--alpha", type=float, default=0.01, help="significance level (default "

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
-from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
+from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, replay
 
+from .cliargs import add_runtime_arguments as add_knobs
+from .cliargs import runtime_config
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
 from .shape import Shape
@@ -54,32 +54,17 @@ exit status: 0 no violation found, 1 a violation found, 2 bad input.  Costs
 (deferrals, hard-ceiling overruns, spills) are reported, never failed on.
 """
 
-_KNOBS: tuple[tuple[str, str, type[Any], str], ...] = (
-    ("--gate", "gate", Gate, "what stands between policy and context"),
-    ("--check-at", "check_at", CheckAt, "when the runtime fires its budget check"),
-    ("--retry", "retry", RetryMode, "what a retry after a rejection does"),
-    ("--on-stream-loss", "on_stream_loss", StreamLoss,
-     "what a stream does when its message was evicted"),
-    ("--repair", "repair", Repair, "the repair layer run before each invocation"),
-    ("--provider", "provider", Provider, "whose request rules apply"),
-)
+#: The raw runtime of the incidents at a small budget (message sizes scale with it).
+BASE = RuntimeConfig(budget=1000, hard_ceiling=1500)
 
 
 def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
-    """``--policy`` and the runtime knobs (defaults: the raw runtime of the
-    incidents — gate none, checks after each append — at a budget of 1000)."""
+    """``--policy``, the runtime knobs (defaults: the raw runtime of the
+    incidents — gate none, checks after each append — at a budget of 1000),
+    targets and output."""
     p.add_argument("--policy", required=True, metavar="SPEC",
                    help="built-in name, module:attr or file.py:attr")
-    for flag, dest, enum, text in _KNOBS:
-        default = RuntimeConfig.__dataclass_fields__[dest].default
-        p.add_argument(flag, dest=dest, choices=[m.value for m in enum],
-                       default=default.value,
-                       help=f"{text} (default {default.value})")
-    p.add_argument("--budget", type=int, default=1000, metavar="TOKENS",
-                   help="working budget in tokens (default 1000; message sizes scale with it)")
-    p.add_argument("--hard-ceiling", "--ceiling", dest="ceiling", type=int, default=None,
-                   metavar="TOKENS",
-                   help="hard ceiling in tokens (default 1.5 × budget)")
+    add_knobs(p, BASE)
     p.add_argument("--target", default=None, metavar="KIND[,KIND]",
                    help="stop only on these incident kinds (default: any violation); e.g. "
                         "orphaned_result, truncated_payload")
@@ -90,11 +75,7 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
-    ceiling = args.ceiling if args.ceiling is not None else args.budget + args.budget // 2
-    return RuntimeConfig.from_json(
-        {"budget": args.budget, "hard_ceiling": ceiling,
-         **{dest: getattr(args, dest) for _, dest, _, _ in _KNOBS}},
-        "command line")
+    return runtime_config(args, BASE)
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
@@ -147,7 +128,7 @@ def shape_from_args(args: argparse.Namespace, make: Callable[..., Shape]) -> Sha
     if args.sizes is not None:
         sizes = _sizes(args.sizes)
         bounds.update(user_sizes=sizes, text_sizes=sizes, batch_sizes=sizes, result_sizes=sizes)
-    return make(args.budget, **bounds)
+    return make(args.budget if args.budget is not None else BASE.budget, **bounds)
 
 
 def report_counterexample(trace: Trace, incidents: Sequence[Incident], policy: Policy,

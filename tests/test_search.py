@@ -183,7 +183,7 @@ def test_cli_search_behind_commit_exits_0(capsys: pytest.CaptureFixture[str]) ->
     (["--policy", "no_such_policy"], "no_such_policy"),
     (["--policy", "recency", "--target", "bogus"], "--target 'bogus'"),
     (["--policy", "recency", "--budget", "0"], "budget"),
-    (["--policy", "recency", "--ceiling", "10"], "hard_ceiling"),
+    (["--policy", "recency", "--ceiling", "10"], "--hard-ceiling"),
     (["--policy", "recency", "--sizes", "1,x"], "--sizes"),
     (["--policy", "recency", "--max-calls", "0"], "max_calls"),
 ])
