@@ -18,9 +18,11 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import random
 from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 
 import simpy
 
@@ -39,9 +41,24 @@ __all__ = ["DEFAULT_HORIZON", "SIMULATOR_VERSION", "RunResult", "simulate", "tal
 
 #: Simulated seconds of one run unless told otherwise.
 DEFAULT_HORIZON = 600.0
-#: Bumped whenever the same inputs would simulate differently (stored sweep
-#: rows of another version are then never reused).
-SIMULATOR_VERSION = 1
+
+
+def _source_version() -> str:
+    """A digest of the code a simulated run depends on (the whole model and
+    the simulator's modules): when it changes, stored sweep rows are never
+    reused, so a report always reflects the code that wrote it."""
+    here = Path(__file__).resolve().parent
+    files = sorted((here.parent / "model").glob("*.py"))
+    files += [here / name for name in ("simulator.py", "agents.py", "world.py", "load.py")]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:16]
+
+
+#: Changes whenever the same inputs could simulate differently.
+SIMULATOR_VERSION = _source_version()
 
 
 @dataclass(frozen=True, slots=True)

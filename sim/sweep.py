@@ -16,6 +16,7 @@ a warning, and its run is simply run again.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
+from functools import cache
 from itertools import product
 from pathlib import Path
 from typing import Any, TextIO
@@ -38,7 +40,16 @@ from .load import Load, load_at
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 
-__all__ = ["Row", "RunSpec", "SweepOutcome", "configs", "plan", "read_rows", "run_sweep"]
+__all__ = [
+    "Row",
+    "RunSpec",
+    "SweepOutcome",
+    "configs",
+    "plan",
+    "policy_fingerprint",
+    "read_rows",
+    "run_sweep",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +71,8 @@ class RunSpec:
     def key(self) -> str:
         """Readable, sortable and unique: the main knobs, then a digest of all
         (and of the simulator's version, so stale rows are never reused)."""
-        identity = {**self.to_json(), "simulator": SIMULATOR_VERSION}
+        identity = {**self.to_json(), "simulator": SIMULATOR_VERSION,
+                    "policy_source": policy_fingerprint(self.policy)}
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         c = self.config
         return (f"{self.policy}|{c.gate}|{c.check_at}|{c.retry}|L{self.level:.2f}"
@@ -293,3 +305,22 @@ def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
             pool.shutdown(wait=False, cancel_futures=True)
             raise
 
+
+@cache
+def policy_fingerprint(spec: str) -> str:
+    """A digest of a user policy's source file ('' for built-ins and specs
+    without a file): editing the policy invalidates its stored rows."""
+    where = spec.split("@", 1)[0].rpartition(":")[0]
+    if not where or spec.startswith("langchain:"):
+        return ""
+    path: Path | None = Path(where)
+    if not (where.endswith(".py") or "/" in where):
+        try:
+            found = importlib.util.find_spec(where)
+        except (ImportError, ValueError):
+            found = None
+        path = Path(found.origin) if found is not None and found.origin else None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path else ""
+    except OSError:
+        return ""
