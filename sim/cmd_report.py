@@ -99,9 +99,11 @@ def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) ->
 
 def run(args: argparse.Namespace) -> int:
     if args.seeds < 1:
-        raise ConfigError("--seeds", f"must be at least 1, got {args.seeds}.")
+        raise ConfigError("--seeds", f"must be at least 1, got {args.seeds}.",
+                          "it counts seeds per configuration, e.g. --seeds 3.")
     if args.jobs is not None and args.jobs < 1:
-        raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.")
+        raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
+                          "leave it out to use every core.")
     extra = list(dict.fromkeys(args.policy or []))
     for spec in extra:
         load_policy(spec)  # fail early, naming the spec

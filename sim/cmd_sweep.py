@@ -112,11 +112,14 @@ def grid(args: argparse.Namespace) -> tuple[list[str], list[RuntimeConfig], list
     for spec in policies:
         load_policy(spec)  # fail early, naming the spec
     if args.seeds < 1:
-        raise ConfigError("--seeds", f"must be at least 1, got {args.seeds}.")
+        raise ConfigError("--seeds", f"must be at least 1, got {args.seeds}.",
+                          "it counts seeds per configuration, e.g. --seeds 3.")
     if args.horizon <= 0:
-        raise ConfigError("--horizon", f"must be positive, got {args.horizon:g}.")
+        raise ConfigError("--horizon", f"must be positive, got {args.horizon:g}.",
+                          "simulated seconds per run, e.g. --horizon 600.")
     if args.jobs is not None and args.jobs < 1:
-        raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.")
+        raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
+                          "leave it out to use every core.")
     base = RuntimeConfig(budget=args.budget, hard_ceiling=args.hard_ceiling)
     runtime = configs(
         base,
@@ -127,12 +130,14 @@ def grid(args: argparse.Namespace) -> tuple[list[str], list[RuntimeConfig], list
     )
     levels = _split(args.levels, "levels", float)
     if any(not 0 <= lv <= 1 for lv in levels):
-        raise ConfigError("--levels", f"load levels must be in [0, 1], got {levels}.")
+        raise ConfigError("--levels", f"load levels must be in [0, 1], got {levels}.",
+                          "for example --levels 0,0.5,1.")
     tight: list[float | None] = [None]
     if args.tightness:
         tight = list(_split(args.tightness, "tightness", float))
         if any(t is not None and not 0 < t <= 4 for t in tight):
-            raise ConfigError("--tightness", f"must be in (0, 4], got {args.tightness}.")
+            raise ConfigError("--tightness", f"must be in (0, 4], got {args.tightness}.",
+                          "it is turn tokens over budget, e.g. --tightness 0.3,0.6.")
     seeds = list(range(args.seed, args.seed + args.seeds))
     return policies, runtime, levels, tight, seeds
 
