@@ -148,8 +148,9 @@ class Run:
                 self.incident(IncidentKind.DEFERRAL, calls,
                               f"over budget by {need} tokens; deferred while "
                               f"{len(calls)} call(s) pending", reason="pending_call")
-                self.note(NoteKind.DEFER, f"deferred: {len(calls)} call(s) pending "
-                          f"({', '.join(calls)}); over budget by {need}", calls)
+                if s.record:
+                    self.note(NoteKind.DEFER, f"deferred: {len(calls)} call(s) pending "
+                              f"({', '.join(calls)}); over budget by {need}", calls)
             else:
                 self.prune(need)
                 need = ctx.used - cfg.budget
@@ -210,12 +211,13 @@ class Run:
             self.bump("refused_prunes")
             self.note(NoteKind.REFUSE, "refused prune: " + "; ".join(
                 v.describe() for v in decision.refused), proposal.removed())
-        if decision.grown or decision.shrunk:
-            self.note(NoteKind.CHECK, f"gate {s.config.gate}: grew {list(decision.grown)}, "
-                      f"shrank {list(decision.shrunk)}")
-        self.note(NoteKind.CHECK, f"budget check: {self.ctx.used} used > budget "
-                  f"{s.config.budget}; policy {getattr(s.policy, 'name', '?')} proposed "
-                  f"{_proposal_text(proposal)}")
+        if s.record:  # the notes below cost string work on every prune
+            if decision.grown or decision.shrunk:
+                self.note(NoteKind.CHECK, f"gate {s.config.gate}: grew "
+                          f"{list(decision.grown)}, shrank {list(decision.shrunk)}")
+            self.note(NoteKind.CHECK, f"budget check: {self.ctx.used} used > budget "
+                      f"{s.config.budget}; policy {getattr(s.policy, 'name', '?')} proposed "
+                      f"{_proposal_text(proposal)}")
         self.execute(decision.apply)
 
     def execute(self, proposal: Proposal) -> None:

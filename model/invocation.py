@@ -50,7 +50,9 @@ def on_invoke(run: Run, event: Invoke) -> None:
         run.note(NoteKind.REJECT, f"HTTP {first.status}: {first.text}", tuple(calls))
     else:
         s.rejected_units = None
-        run.note(NoteKind.INVOKE, f"model invoked with {len(ctx)} messages, {ctx.used} tokens")
+        if s.record:
+            run.note(NoteKind.INVOKE, f"model invoked with {len(ctx)} messages, "
+                     f"{ctx.used} tokens")
     run.ceiling("invocation")
 
 
