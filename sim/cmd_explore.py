@@ -32,8 +32,11 @@ example:
 The default shape is small enough to enumerate: 1 user message, 1 assistant
 text, up to 2 batches of up to 2 calls, 2 chunks per stream, sizes as a share
 of --budget.  States are canonical (ids renamed, interchangeable calls
-sorted) and kept as a networkx graph, capped at --max-states (default
-{MAX_STATES}); a capped run says how deep it got and proves nothing beyond.
+sorted) and remembered as 64-bit fingerprints (about 20-30 bytes a state, as
+TLC does); a counterexample is rebuilt by replaying its path.  The
+probability that two states explored share a fingerprint, n(n-1)/2^65, is
+printed.  Capped at --max-states (default {MAX_STATES}); a capped run says
+how deep it got and proves nothing beyond.
 
 exit status: 0 no violation up to the depth, 1 a counterexample, 2 bad input.
 """
@@ -67,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
                      target=target, max_states=args.max_states)
     print(f"prunecheck explore: {result.states} states, {result.transitions} transitions, "
           f"depth {result.depth_reached} reached ({result.seconds:.1f} s).")
+    print(f"  {result.states_per_second:,.0f} states/s; {result.bytes_per_state:.0f} bytes a "
+          f"state; fingerprint collision probability {result.collision_probability:.1e} "
+          "(n(n-1)/2^65).")
     if result.counterexample is not None:
         lead = (f"shortest counterexample ({len(result.counterexample.events)} events)")
         report_counterexample(result.counterexample, result.incidents, policy, args.out, lead)

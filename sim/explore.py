@@ -1,35 +1,47 @@
 """Exhaustive bounded exploration: every event interleaving of a small
-configuration, breadth first, over a networkx state graph.
+configuration, breadth first, remembering 64-bit fingerprints of states.
 
-Nodes are *canonical states*: a hashable key of everything that decides
-what the runtime does next — the messages in context order, pending calls,
-streams, spilled units, file versions, the incident bookkeeping — with
-absolute ids renamed (messages by creation order, calls by their batch and
-their progress) so that runs that differ only in numbering meet in one
-node.  Symmetry reduction: calls of one batch with the same spec and the
-same progress are interchangeable; their names are assigned after sorting,
-and only one of those still waiting for a first chunk is expanded.  Edges
-are events.  Successors come from ``state.copy()`` and
-``apply(..., record=False)``.
+States are *canonical*: a hashable key of everything that decides what the
+runtime does next — the messages in context order, pending calls, streams,
+spilled units, file versions, the incident bookkeeping — with absolute ids
+renamed (messages by creation order, calls by their batch and their
+progress) so that runs that differ only in numbering meet in one state.
+Symmetry reduction: calls of one batch with the same spec and the same
+progress are interchangeable; their names are assigned after sorting, and
+only one of those still waiting for a first chunk is expanded.
+Successors come from ``state.copy()`` and ``apply(..., record=False)``.
 
-Breadth first means the first counterexample met is a shortest one.  The
-graph is capped at ``max_states`` nodes; a capped run says so and is no
-proof.
+Memory, as TLC does it: the visited set holds a 64-bit fingerprint of each
+canonical key (:class:`~.fingerprints.FingerprintSet`, one ``array('Q')``),
+not the state.  States are numbered in the order they are found; for each
+one the explorer keeps its parent's number (4 bytes) and the index of the
+event, among the parent's enabled events, that led to it (2 bytes).  A
+level's states are a contiguous range of numbers, so the frontier is two
+integers.  A state is rebuilt by replaying its event path from the initial
+state; the states along the last path replayed are kept, and a level is
+expanded in number order (which is the order of its paths), so rebuilding
+costs about one ``apply`` a state.  About 17–28 bytes a state in all.
 
-Complexity: O(transitions · (context size + apply)); memory O(states):
-a node is the 64-bit hash of its key, and frontier states are rebuilt by
-replaying their path rather than kept.
+Breadth first means the first counterexample met is a shortest one; it is
+rebuilt from the parent numbers and event indices by the same replay.  Two
+distinct states with one fingerprint would make the explorer skip one of
+them: the probability, n(n-1)/2⁶⁵ for n states, is reported
+(:attr:`ExploreResult.collision_probability`).  The search is capped at
+``max_states`` states; a capped run says so and is no proof.
+
+Complexity: O(transitions · (context size + apply)) time; O(states) memory
+at about 17–28 bytes a state.
 """
 
 from __future__ import annotations
 
 import time
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
-
 from prunecheck.model.context import Message, Role
+from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import BUILTINS, Policy
@@ -43,6 +55,7 @@ from prunecheck.model.runtime import (
 )
 from prunecheck.model.trace import Trace
 
+from .fingerprints import FingerprintSet, collision_probability, fingerprint
 from .loading import load_policy
 from .search import found_trace
 from .shape import Shape, Usage, enabled_events, hits
@@ -59,13 +72,15 @@ class ExploreResult:
 
     Attributes
     ----------
-    states: distinct canonical states reached.
+    states: distinct canonical states reached (distinct fingerprints).
     transitions: events applied (edges tried, duplicates included).
     depth_reached: the deepest level fully expanded (or where it stopped).
     counterexample: a shortest trace to a hit, or None.
     incidents: every incident of replaying the counterexample.
     capped: True if ``max_states`` stopped the search before ``depth``.
     seconds: wall time (informational).
+    memory_bytes: bytes held per state by the search: the fingerprint
+        table, parent numbers and event indices (informational).
     """
 
     states: int
@@ -75,6 +90,23 @@ class ExploreResult:
     incidents: tuple[Incident, ...]
     capped: bool = False
     seconds: float = 0.0
+    memory_bytes: int = 0
+
+    @property
+    def states_per_second(self) -> float:
+        """Distinct states found per second of wall time (0 if no time)."""
+        return self.states / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def bytes_per_state(self) -> float:
+        """:attr:`memory_bytes` over :attr:`states`."""
+        return self.memory_bytes / self.states if self.states else 0.0
+
+    @property
+    def collision_probability(self) -> float:
+        """The probability that two of the states explored share a
+        fingerprint (so that one was skipped): n(n-1)/2⁶⁵, as TLC states it."""
+        return collision_probability(self.states)
 
 
 def _id_order(ident: str) -> tuple[int, str]:
@@ -189,13 +221,6 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
     )
 
 
-def _digest(key: tuple[Any, ...]) -> int:
-    """The node of a key: its 64-bit hash.  Two distinct states collide with
-    probability about n²/2⁶⁵ (3·10⁻⁸ at a million states); keeping the keys
-    themselves would cost a kilobyte or more per state."""
-    return hash(key)
-
-
 def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape,
             policy: Policy | None = None, target: frozenset[IncidentKind] | None = None,
             max_states: int = MAX_STATES) -> ExploreResult:
@@ -226,84 +251,109 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
     started = time.perf_counter()
     policy = policy if policy is not None else load_policy(policy_spec)
     timeless = _timeless(policy)
-    graph: Any = nx.DiGraph()
-    root = _digest(canonical_key(initial_state(config, policy, record=False), Usage(),
-                                 timeless=timeless))
-    graph.add_node(root, depth=0)
-    parent: dict[int, tuple[int, Event]] = {}
-    frontier = [root]
+    seen = FingerprintSet()
+    paths = _Paths(config, policy, shape)
+    seen.add(fingerprint(canonical_key(paths.root[0], paths.root[1], timeless=timeless)))
     transitions = 0
     level = 0
     capped = False
-    rebuild = _Rebuild(config, policy, parent)
-    while frontier and level < depth and not capped:
-        following: list[int] = []
-        for node in frontier:
-            state, usage = rebuild.state(node)
-            for event in enabled_events(state, usage, shape, reduce=True):
+    first, end = 0, 1  # the frontier: states numbered [first, end)
+    while first < end and level < depth and not capped:
+        for node in range(first, end):
+            state, usage, events = paths.state(node)
+            for move, event in enumerate(events):
                 new = state.copy()
                 result = apply(new, event)
                 transitions += 1
                 if hits(result.incidents, target):
-                    events = [*_path(parent, node), event]
                     trace, incidents = found_trace(
-                        policy_spec, config, events, 0, policy,
-                        {"driver": "explore", "depth": depth, "states": graph.number_of_nodes()})
-                    return ExploreResult(graph.number_of_nodes(), transitions, level + 1, trace,
-                                         incidents, False, time.perf_counter() - started)
-                child = _digest(canonical_key(new, usage.after(event, state), timeless=timeless))
-                if child not in graph:
-                    if graph.number_of_nodes() >= max_states:
-                        capped = True
-                        break
-                    graph.add_node(child, depth=level + 1)
-                    parent[child] = (node, event)
-                    following.append(child)
-                graph.add_edge(node, child, event=event)
+                        policy_spec, config, [*paths.events_to(node), event], 0, policy,
+                        {"driver": "explore", "depth": depth, "states": len(seen)})
+                    return ExploreResult(len(seen), transitions, level + 1, trace, incidents,
+                                         False, time.perf_counter() - started,
+                                         seen.nbytes + paths.nbytes)
+                child = fingerprint(canonical_key(new, usage.after(event, state),
+                                                  timeless=timeless))
+                if child in seen:
+                    continue
+                if len(seen) >= max_states:
+                    capped = True
+                    break
+                seen.add(child)
+                paths.found(node, move)
             if capped:
                 break
         if not capped:
             level += 1
-        frontier = following
-    return ExploreResult(graph.number_of_nodes(), transitions, level, None, (), capped,
-                         time.perf_counter() - started)
+        first, end = end, len(seen)
+    return ExploreResult(len(seen), transitions, level, None, (), capped,
+                         time.perf_counter() - started, seen.nbytes + paths.nbytes)
 
 
-class _Rebuild:
-    """States of frontier nodes, rebuilt by replaying their path from the
-    root rather than kept: memory stays O(states) digests, not O(states)
-    runtimes.  Siblings come in a row, so their parent is rebuilt once."""
+class _Paths:
+    """Where each state came from, and states rebuilt from it.
 
-    def __init__(self, config: RuntimeConfig, policy: Policy,
-                 parent: dict[int, tuple[int, Event]]) -> None:
-        self.config, self.policy, self.parent = config, policy, parent
-        self.cached: tuple[int, RuntimeState, Usage] | None = None
+    State ``n`` (numbered in the order found; 0 is the initial state) came
+    from state ``parent[n]`` by the ``move[n]``-th of its enabled events.
+    :meth:`state` replays that path, reusing the states of the path it
+    replayed last: the longest common prefix is not replayed again.
+    """
 
-    def replay(self, node: int) -> tuple[RuntimeState, Usage]:
-        state = initial_state(self.config, self.policy, record=False)
-        usage = Usage()
-        for event in _path(self.parent, node):
-            usage = usage.after(event, state)
+    def __init__(self, config: RuntimeConfig, policy: Policy, shape: Shape) -> None:
+        self.config, self.policy, self.shape = config, policy, shape
+        self.parent = array("I", [0])
+        self.move = array("H", [0])
+        root = initial_state(config, policy, record=False)
+        self.root = (root, Usage())
+        # The last path replayed: (state number, state, usage, its enabled events).
+        self.stack: list[tuple[int, RuntimeState, Usage, list[Event]]] = [
+            (0, root, Usage(), self._enabled(root, Usage()))]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.buffer_info()[1] * a.itemsize for a in (self.parent, self.move))
+
+    def found(self, parent: int, move: int) -> None:
+        """Record a new state: the ``move``-th enabled event of ``parent``."""
+        self.parent.append(parent)
+        self.move.append(move)
+
+    def _enabled(self, state: RuntimeState, usage: Usage) -> list[Event]:
+        events = enabled_events(state, usage, self.shape, reduce=True)
+        if len(events) > 0xFFFF:
+            raise ConfigError("shape", f"offers {len(events)} events in one state; the explorer "
+                              "numbers them in 16 bits.", "shrink the shape (fewer sizes, "
+                              "calls or call specs).")
+        return events
+
+    def _lineage(self, node: int) -> list[int]:
+        chain = [node]
+        while node:
+            node = self.parent[node]
+            chain.append(node)
+        chain.reverse()
+        return chain
+
+    def state(self, node: int) -> tuple[RuntimeState, Usage, list[Event]]:
+        """State ``node``, its usage and its enabled events (do not mutate)."""
+        chain = self._lineage(node)
+        stack = self.stack
+        keep = 1
+        while keep < min(len(chain), len(stack)) and stack[keep][0] == chain[keep]:
+            keep += 1
+        del stack[keep:]
+        for n in chain[keep:]:
+            _, before, usage, events = stack[-1]
+            event = events[self.move[n]]
+            state = before.copy()
+            usage = usage.after(event, before)
             apply(state, event)
-        return state, usage
+            stack.append((n, state, usage, self._enabled(state, usage)))
+        _, state, usage, events = stack[-1]
+        return state, usage, events
 
-    def state(self, node: int) -> tuple[RuntimeState, Usage]:
-        if node not in self.parent:
-            return self.replay(node)
-        up, event = self.parent[node]
-        if self.cached is None or self.cached[0] != up:
-            self.cached = (up, *self.replay(up))
-        _, base, usage = self.cached
-        state = base.copy()
-        usage = usage.after(event, state)
-        apply(state, event)
-        return state, usage
-
-
-def _path(parent: dict[int, tuple[int, Event]], node: int) -> list[Event]:
-    events: list[Event] = []
-    while node in parent:
-        node, event = parent[node]
-        events.append(event)
-    events.reverse()
-    return events
+    def events_to(self, node: int) -> list[Event]:
+        """The events from the initial state to state ``node``."""
+        self.state(node)
+        return [self.stack[i - 1][3][self.move[n]] for i, (n, *_) in
+                enumerate(self.stack) if i]

@@ -109,6 +109,68 @@ def test_max_states_caps_memory() -> None:
     assert result.counterexample is None
 
 
+def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
+                   ) -> tuple[int, int, int, int | None]:
+    """The explorer's search written the obvious way: full canonical keys in
+    a Python set, full states in the frontier.  Returns states, transitions,
+    depth reached and the length of the first hit (None if none)."""
+    pol = builtin_policy(policy)
+    assert pol is not None
+    timeless = policy != "lowest_salience"
+    root = initial_state(config, pol, record=False)
+    seen = {canonical_key(root, Usage(), timeless=timeless)}
+    frontier = [(root, Usage())]
+    transitions = level = 0
+    while frontier and level < depth:
+        following = []
+        for state, usage in frontier:
+            for event in enabled_events(state, usage, shape, reduce=True):
+                new = state.copy()
+                result = apply(new, event)
+                transitions += 1
+                if any(i.is_violation for i in result.incidents):
+                    return len(seen), transitions, level + 1, level + 1
+                after = usage.after(event, state)
+                key = canonical_key(new, after, timeless=timeless)
+                if key not in seen:
+                    seen.add(key)
+                    following.append((new, after))
+        level += 1
+        frontier = following
+    return len(seen), transitions, level, None
+
+
+@pytest.mark.parametrize("policy, gate, depth, bounds", [
+    ("recency", Gate.COMMIT, 6, {}),
+    ("lowest_salience", Gate.COMMIT, 6, {}),
+    ("clear_old_results", Gate.SPILL, 5, {"max_calls": 3}),
+    ("summarize_prefix", Gate.COMMIT, 6, {"max_batches": 1}),
+    ("lowest_salience", Gate.NONE, 8, {}),
+])
+def test_fingerprints_count_what_full_states_count(policy: str, gate: Gate, depth: int,
+                                                   bounds: dict[str, int]) -> None:
+    # 64-bit fingerprints and replayed paths instead of kept states: the
+    # same states, transitions, depth and shortest hit as keeping every key.
+    shape = Shape.small(**bounds)
+    config = replace(CONFIG, gate=gate)
+    states, transitions, reached, hit = _reference_bfs(policy, config, depth, shape)
+    result = explore(policy, config, depth=depth, shape=shape)
+    assert (result.states, result.transitions, result.depth_reached) == \
+        (states, transitions, reached)
+    found = None if result.counterexample is None else len(result.counterexample.events)
+    assert found == hit
+    assert states > 100
+
+
+def test_a_state_costs_under_100_bytes() -> None:
+    result = explore("lowest_salience", replace(CONFIG, gate=Gate.COMMIT), depth=7,
+                     shape=Shape.small())
+    assert result.states > 30_000 and not result.capped
+    assert 0 < result.bytes_per_state <= 100
+    assert result.collision_probability == result.states * (result.states - 1) / 2.0**65
+    assert result.states_per_second > 0
+
+
 def _shape_for(policy: str, **bounds: int) -> Shape:
     """Shape.small(), with turns enough for turn_window to evict anything."""
     if policy == "turn_window":
@@ -156,6 +218,8 @@ def test_cli_explore_no_violation(capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     assert status == 0
     assert "no violation in" in text and "up to depth 5" in text
+    assert "states/s" in text and "bytes a state" in text
+    assert "fingerprint collision probability" in text
 
 
 def test_cli_explore_capped_says_so(capsys: pytest.CaptureFixture[str]) -> None:
