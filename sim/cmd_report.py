@@ -20,6 +20,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
+from .dask_pool import add_scheduler_option, parse_scheduler
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .report import write_report
 from .summary import ReportData
@@ -65,6 +66,7 @@ def register(sub: Any) -> None:
                    help="worker processes (default: all cores)")
     p.add_argument("--quick", action="store_true",
                    help="a tiny sweep (two load levels, short runs) to try the pipeline")
+    add_scheduler_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
@@ -114,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(str(out), "exists and is not a folder.", "give --out a folder.")
     started = time.perf_counter()
     outcome = run_sweep([*main, *tight, *knobs], out / "results.jsonl", jobs=args.jobs,
-                        quiet=args.quiet, timeout=args.policy_timeout, exclusive=True)
+                        quiet=args.quiet, timeout=args.policy_timeout, exclusive=True,
+                        scheduler=parse_scheduler(args.scheduler))
     by_key = {r.key: r for r in outcome.rows}
     command = f"prunecheck report --out {args.out} --seed {args.seed}"
     if args.seeds != SEEDS:

@@ -20,6 +20,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
 
+from .dask_pool import add_scheduler_option, parse_scheduler
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .simulator import DEFAULT_HORIZON
 from .stats import Pooled
@@ -32,6 +33,7 @@ examples:
   prunecheck sweep --out sweep.jsonl --seeds 3
   prunecheck sweep --out mine.jsonl --policy my_policy.py:select --policy lowest_salience \\
       --gate none,commit --check-at after_append,after_batch --levels 0.25,0.5,1 --jobs 2
+  prunecheck sweep --out sweep.jsonl --scheduler tcp://10.0.0.5:8786   # a Dask cluster
 
 Rates are model invocations that saw at least one incident of a class (since
 the invocation before) per 1,000 invocations, pooled over levels and seeds,
@@ -86,6 +88,7 @@ def add_grid_options(p: argparse.ArgumentParser, *, levels: str = "0,0.25,0.5,0.
                    help="hard ceiling (default 40000)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="worker processes (default: all cores)")
+    add_scheduler_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
@@ -146,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     policies, runtime, levels, tight, seeds = grid(args)
     specs = plan(policies, runtime, levels, seeds, tightness=tight, horizon=args.horizon)
     out = Path(args.out)
-    outcome = run_sweep(specs, out, jobs=args.jobs, quiet=args.quiet, timeout=args.policy_timeout)
+    outcome = run_sweep(specs, out, jobs=args.jobs, quiet=args.quiet, timeout=args.policy_timeout,
+                        scheduler=parse_scheduler(args.scheduler))
     print(f"{len(outcome.rows)} runs ({outcome.ran} run now, {outcome.reused} reused) "
           f"-> {out}", file=sys.stderr)
     sys.stdout.write(rate_table(outcome.rows))

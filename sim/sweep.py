@@ -236,7 +236,7 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
               quiet: bool = False, timeout: float = DEFAULT_TIMEOUT,
               warn: Callable[[str], None] | None = None,
               on_row: Callable[[Row], None] | None = None,
-              exclusive: bool = False) -> SweepOutcome:
+              exclusive: bool = False, scheduler: str | None = None) -> SweepOutcome:
     """Run every spec whose key is not in ``out`` yet; return all their rows.
 
     Parameters
@@ -250,6 +250,8 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
     on_row: called with each new row as it is written.
     exclusive: when done, keep only these runs' rows in ``out`` (a report's
         file then holds exactly its runs); by default rows of other runs stay.
+    scheduler: run on Dask instead (``local`` or ``tcp://HOST:PORT``, see
+        :mod:`.dask_pool`); ``jobs`` is then a LocalCluster's worker count.
     """
     wanted = {s.key: s for s in specs}
     stored = read_rows(out, warn)
@@ -269,7 +271,11 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
             if on_row is not None:
                 on_row(row)
 
-        if jobs == 1 or len(todo) <= 1:
+        if scheduler is not None:
+            from .dask_pool import run_on_dask
+
+            run_on_dask(todo, scheduler, jobs, timeout, keep)
+        elif jobs == 1 or len(todo) <= 1:
             for spec in todo:
                 keep(_work(spec, timeout))
         else:
