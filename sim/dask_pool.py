@@ -24,6 +24,9 @@ at the end: for the same seeds it is byte-identical to the local pool's.
   turn (Dask's ``allowed-failures``) stops the sweep, its finished runs
   saved, like a crash in the local pool.
 
+* ``--policy-timeout`` is not enforced on Dask: the limit uses SIGALRM,
+  which only a main thread receives, and workers run tasks in threads.
+
 Dask is an optional extra (``pip install 'prunecheck[dask]'``); nothing
 here imports it until a scheduler is used.
 """

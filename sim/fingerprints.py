@@ -33,7 +33,10 @@ _MASK64 = (1 << 64) - 1
 
 def fingerprint(key: object) -> int:
     """A 64-bit unsigned fingerprint of a hashable key (Python's own hash of
-    it: a tuple hash mixes its items' hashes with xxHash's rounds)."""
+    it: a tuple hash mixes its items' hashes with xxHash's rounds).  String
+    hashes are salted per process (``PYTHONHASHSEED``), so a collision, if
+    one ever happened, would not repeat on the next run; state counts are
+    the same run to run unless one does."""
     return hash(key) & _MASK64
 
 
