@@ -53,6 +53,8 @@ __all__ = ["LOCAL", "ShippedPolicy", "add_scheduler_option", "parse_scheduler", 
 
 #: The ``--scheduler`` value that starts a LocalCluster.
 LOCAL = "local"
+#: Seconds to wait for a ``tcp://`` scheduler to answer.
+CONNECT_TIMEOUT = 10.0
 _HINT = "give --scheduler local, or the address of a running scheduler, tcp://HOST:PORT."
 
 
@@ -168,7 +170,7 @@ def _client(scheduler: str, jobs: int) -> Iterator[Any]:
             yield client
         return
     try:
-        client = dd.Client(scheduler, timeout=10)
+        client = dd.Client(scheduler, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as exc:
         raise ConfigError("--scheduler", f"cannot reach a Dask scheduler at {scheduler} "
                           f"({type(exc).__name__}: {exc}).",

@@ -20,7 +20,9 @@ level's states are a contiguous range of numbers, so the frontier is two
 integers.  A state is rebuilt by replaying its event path from the initial
 state; the states along the last path replayed are kept, and a level is
 expanded in number order (which is the order of its paths), so rebuilding
-costs about one ``apply`` a state.  About 17–28 bytes a state in all.
+costs about one ``apply`` a state.  About 17–28 bytes a state in these
+structures; a process's peak resident memory grows by about twice that
+(the table doubles while it grows).
 
 Breadth first means the first counterexample met is a shortest one; it is
 rebuilt from the parent numbers and event indices by the same replay.  Two

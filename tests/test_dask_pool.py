@@ -97,6 +97,29 @@ def test_bad_scheduler_values_exit_2(value: str, tmp_path: Path,
     assert "tcp://HOST:PORT" in err
 
 
+def test_cli_sweep_on_a_local_cluster_matches_jobs_2(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["--policy", "recency", "--gate", "none,commit", "--levels", "1", "--seeds", "2",
+              "--horizon", "60", "--jobs", "2", "--quiet"]
+    assert main(["sweep", "--out", str(tmp_path / "pool.jsonl"), *common]) == 0
+    pool_table = capsys.readouterr().out
+    assert main(["sweep", "--out", str(tmp_path / "dask.jsonl"), *common,
+                 "--scheduler", "local"]) == 0
+    assert capsys.readouterr().out == pool_table
+    assert (tmp_path / "dask.jsonl").read_bytes() == (tmp_path / "pool.jsonl").read_bytes()
+
+
+def test_an_unreachable_scheduler_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(dask_pool, "CONNECT_TIMEOUT", 1.0)
+    status = main(["sweep", "--out", str(tmp_path / "r.jsonl"), "--policy", "recency",
+                   "--gate", "none", "--levels", "0.5", "--seeds", "1", "--quiet",
+                   "--scheduler", "tcp://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert status == 2 and "cannot reach a Dask scheduler at tcp://127.0.0.1:9" in err
+    assert "dask scheduler" in err and "Traceback" not in err
+
+
 def test_good_scheduler_values_pass() -> None:
     assert parse_scheduler(None) is None
     assert parse_scheduler("local") == "local"
