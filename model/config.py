@@ -18,6 +18,7 @@ __all__ = [
     "CheckAt",
     "Repair",
     "RetryMode",
+    "DEFAULT_MAX_RETRIES",
     "RuntimeConfig",
     "StreamLoss",
     "parse_knob",
@@ -55,6 +56,11 @@ class Repair(StrEnum):
     SYNTHESIZE = "synthesize"
 
 
+#: Retries after a rejection before a runtime gives up (the simulator's
+#: agents retried twice before this became a runtime knob).
+DEFAULT_MAX_RETRIES = 2
+_INTEGERS = ("budget", "hard_ceiling", "max_retries")
+
 _KNOBS: dict[str, type[StrEnum]] = {
     "gate": Gate,
     "check_at": CheckAt,
@@ -77,8 +83,16 @@ class RuntimeConfig:
     on_stream_loss: StreamLoss = StreamLoss.REAPPEND
     repair: Repair = Repair.NONE
     provider: Provider = Provider.ANTHROPIC
+    #: Retries after a rejected invocation before the runtime gives up: the
+    #: next rejection ends the session (a ``session_abort``).
+    max_retries: int = DEFAULT_MAX_RETRIES
 
     def __post_init__(self) -> None:
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) \
+                or self.max_retries < 0:
+            raise ConfigError("max_retries", f"must be a non-negative integer, got "
+                              f"{self.max_retries!r}.",
+                              "it counts retries after a rejected invocation, e.g. 2.")
         if self.budget <= 0:
             raise ConfigError("budget", f"must be a positive token count, got {self.budget}.")
         if self.hard_ceiling < self.budget:
@@ -93,6 +107,7 @@ class RuntimeConfig:
             "budget": self.budget,
             "hard_ceiling": self.hard_ceiling,
             **{name: getattr(self, name).value for name in _KNOBS},
+            "max_retries": self.max_retries,
         }
 
     @classmethod
@@ -100,12 +115,13 @@ class RuntimeConfig:
         """Parse and validate; raises :class:`ConfigError` naming the field."""
         if not isinstance(data, dict):
             raise ConfigError(where, "must be a JSON object of runtime settings.")
-        unknown = set(data) - {"budget", "hard_ceiling", *_KNOBS}
+        unknown = set(data) - {*_INTEGERS, *_KNOBS}
         if unknown:
             raise ConfigError(where, f"unknown setting(s) {sorted(unknown)}.",
-                              f"settings are budget, hard_ceiling, {', '.join(_KNOBS)}.")
+                              f"settings are budget, hard_ceiling, max_retries, "
+                              f"{', '.join(_KNOBS)}.")
         kwargs: dict[str, Any] = {}
-        for name in ("budget", "hard_ceiling"):
+        for name in _INTEGERS:  # max_retries may be missing (traces before it): default
             if name in data:
                 value = data[name]
                 if not isinstance(value, int) or isinstance(value, bool):

@@ -27,6 +27,7 @@ __all__ = [
     "FailureReason",
     "Invoke",
     "IssueBatch",
+    "NewSession",
     "ResultChunk",
     "Retry",
     "SystemPrompt",
@@ -158,6 +159,17 @@ class ExternalWrite:
     path: str
 
 
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """The agent starts a fresh session: the context, the call and batch
+    records and the spill store are dropped (a system prompt and a user
+    message normally follow).  The world of files, the runtime's counters
+    and its id numbering carry over, so ids stay unique within a trace.
+    Only possible when no call is pending and nothing streams."""
+
+    kind: ClassVar[str] = "session"
+
+
 Event = (
     SystemPrompt
     | UserMessage
@@ -169,6 +181,7 @@ Event = (
     | Invoke
     | Retry
     | ExternalWrite
+    | NewSession
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {
@@ -184,6 +197,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Invoke,
         Retry,
         ExternalWrite,
+        NewSession,
     )
 }
 

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "COST_KINDS",
+    "OUTCOME_KINDS",
     "VIOLATION_KINDS",
     "Incident",
     "IncidentKind",
@@ -33,10 +34,15 @@ class IncidentKind(StrEnum):
     DEFERRAL = "deferral"
     SPILL = "spill"
     REINJECTION = "reinjection"
+    SESSION_ABORT = "session_abort"
 
     @property
     def is_violation(self) -> bool:
         return self in VIOLATION_KINDS
+
+    @property
+    def is_outcome(self) -> bool:
+        return self in OUTCOME_KINDS
 
     @property
     def label(self) -> str:
@@ -54,7 +60,10 @@ VIOLATION_KINDS = frozenset(
         IncidentKind.SYNTHESIZED_RESULT,
     }
 )
-COST_KINDS = frozenset(IncidentKind) - VIOLATION_KINDS
+#: How a session ended, neither a violation (the violation came before it)
+#: nor a cost of safety: the runtime gave up after its retries.
+OUTCOME_KINDS = frozenset({IncidentKind.SESSION_ABORT})
+COST_KINDS = frozenset(IncidentKind) - VIOLATION_KINDS - OUTCOME_KINDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,12 +48,29 @@ def on_invoke(run: Run, event: Invoke) -> None:
                      f"the provider answers HTTP {first.status} to the invocation",
                      reason=first.kind, text=first.text)
         run.note(NoteKind.REJECT, f"HTTP {first.status}: {first.text}", tuple(calls))
+        if s.retry_streak >= s.config.max_retries:
+            _abort(run, first.status)
     else:
         s.rejected_units = None
+        s.retry_streak = 0
         if s.record:
             run.note(NoteKind.INVOKE, f"model invoked with {len(ctx)} messages, "
                      f"{ctx.used} tokens")
     run.ceiling("invocation")
+
+
+def _abort(run: Run, status: int) -> None:
+    """The retry budget is spent: the error surfaces and the session is over
+    (a driver that goes on starts a fresh one with a ``NewSession``)."""
+    s = run.s
+    run.bump("session_aborts")
+    run.incident(IncidentKind.SESSION_ABORT, (),
+                 f"rejected again after {s.retry_streak} retr"
+                 f"{'y' if s.retry_streak == 1 else 'ies'} (max_retries "
+                 f"{s.config.max_retries}): the runtime gives up, the HTTP {status} surfaces "
+                 "and the session ends", reason="retries_exhausted")
+    s.rejected_units = None  # nothing left to retry
+    s.retry_streak = 0
 
 
 def _repair(run: Run) -> None:
@@ -87,6 +104,7 @@ def on_retry(run: Run, event: Retry) -> None:
         return
     units, s.rejected_units = s.rejected_units, None
     run.bump("retries")
+    s.retry_streak += 1
     for unit in units:
         batch = s.batches[unit]
         mid = run.new_message_id()

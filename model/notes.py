@@ -29,6 +29,7 @@ class NoteKind(StrEnum):
     REPAIR = "repair"
     WORLD = "world"
     STREAM_LOST = "stream_lost"
+    SESSION = "session"
 
 
 @dataclass(frozen=True, slots=True)

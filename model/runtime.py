@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from .config import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss, parse_knob
-from .context import Message, Role
+from .context import Context, Message, Role
 from .engine import Run, calls_text
 from .errors import TraceError
 from .events import (
@@ -27,6 +27,7 @@ from .events import (
     ExternalWrite,
     Invoke,
     IssueBatch,
+    NewSession,
     ResultChunk,
     Retry,
     SystemPrompt,
@@ -291,6 +292,26 @@ def _on_write(run: Run, event: ExternalWrite) -> None:
     run.note(NoteKind.WORLD, f"{event.path} changed outside the agent (now v{world[event.path]})")
 
 
+def _on_session(run: Run, event: NewSession) -> None:
+    s = run.s
+    if s.pending or s.assistant_stream is not None:
+        busy = ", ".join(s.pending) or "the assistant's text"
+        raise TraceError(run.where(), f"a new session while {busy} is still in flight.",
+                         "a session ends between turns: deliver or fail the pending calls "
+                         "first.")
+    run.bump("sessions")
+    run.note(NoteKind.SESSION, f"a new session starts: {len(s.context)} message(s) of the "
+             "old session are dropped")
+    s.context = Context()
+    s.calls, s.batches, s.pending, s.spilled = {}, {}, {}, {}
+    s.turn = 0
+    s.last_user = None
+    s.rejected_units = None
+    s.retry_streak = 0
+    s.over_ceiling = s.deferred = False
+    s.orphans, s.unanswered, s.reported = set(), set(), set()
+
+
 _HANDLERS: dict[type, Callable[[Run, Any], None]] = {
     SystemPrompt: _on_system,
     UserMessage: _on_user,
@@ -302,6 +323,7 @@ _HANDLERS: dict[type, Callable[[Run, Any], None]] = {
     Invoke: on_invoke,
     Retry: on_retry,
     ExternalWrite: _on_write,
+    NewSession: _on_session,
 }
 
 

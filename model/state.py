@@ -88,6 +88,7 @@ class RuntimeState:
     assistant_stream: CallRecord | None = None
     last_user: str | None = None
     rejected_units: tuple[str, ...] | None = None
+    retry_streak: int = 0  # retries since the last accepted invocation
     over_ceiling: bool = False
     deferred: bool = False
     orphans: set[str] = field(default_factory=set)

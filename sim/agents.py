@@ -29,6 +29,7 @@ from prunecheck.model.events import (
     FailureReason,
     Invoke,
     IssueBatch,
+    NewSession,
     ResultChunk,
     Retry,
     SystemPrompt,
@@ -40,9 +41,10 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult, apply, initial_state
 
 from .load import Load, Workload
+from .sessions import SessionEnd, SessionRecord
 from .world import FILES, World, draw_call
 
-__all__ = ["ANY_VIOLATION", "Agent", "Control", "Halt", "Tally"]
+__all__ = ["ANY_VIOLATION", "SESSION_TURNS", "Agent", "Control", "Halt", "Tally"]
 
 #: Seconds after which a tool call fails as timed out.
 TOOL_TIMEOUT = 120.0
@@ -50,7 +52,10 @@ TOOL_TIMEOUT = 120.0
 TOOL_ERROR = 0.02
 #: Tool rounds (batches) at most per turn.
 MAX_ROUNDS = 6
+#: A session ends naturally after the turn that answers this many user messages.
+SESSION_TURNS = 10
 _REJECTION = IncidentKind.PROVIDER_REJECTION
+_ABORT = IncidentKind.SESSION_ABORT
 #: The exposure key of "at least one violation of any class".
 ANY_VIOLATION = "any_violation"
 
@@ -79,10 +84,14 @@ class Tally:
     counted as incidents but expose no invocation).  Rejections are also
     counted per provider error kind, as ``provider_rejection:<kind>``, and
     violations of any class together as ``any_violation``.
+
+    ``sessions`` holds the sessions ended so far; :meth:`close` ends the
+    last one as censored (unless it was aborted).
     """
 
-    __slots__ = ("_deferred_since", "_since", "deferred_time", "events", "exposed",
-                 "incidents", "invocations")
+    __slots__ = ("_aborted", "_deferred_since", "_first", "_s_exposed", "_s_inv", "_s_start",
+                 "_s_turns", "_since", "deferred_time", "events", "exposed", "incidents",
+                 "invocations", "sessions")
 
     def __init__(self) -> None:
         self.incidents: dict[str, int] = {}
@@ -90,27 +99,62 @@ class Tally:
         self.invocations = 0
         self.events = 0
         self.deferred_time = 0.0
+        self.sessions: list[SessionRecord] = []
         self._since: set[str] = set()
         self._deferred_since: float | None = None
+        self._s_start: float | None = None
+        self._s_turns = 0
+        self._s_inv = 0
+        self._s_exposed: dict[str, int] = {}
+        self._first: dict[str, tuple[float, int]] = {}
+        self._aborted: float | None = None
+
+    def _end_session(self, at: float, end: SessionEnd) -> None:
+        if self._s_start is None:
+            return
+        if self._aborted is not None:
+            end, at = SessionEnd.ABORT, self._aborted
+        self.sessions.append(SessionRecord(round(at - self._s_start, 3), self._s_turns, end,
+                                           self._s_inv, self._s_exposed, self._first))
+        self._s_start = None
+        self._s_turns = self._s_inv = 0
+        self._s_exposed, self._first = {}, {}
+        self._aborted = None
 
     def add(self, event: Event, result: StepResult, state: RuntimeState, at: float) -> None:
         """Count one applied step (``state`` is the state after it)."""
         self.events += 1
+        kind_of = type(event)
+        if kind_of is NewSession:
+            self._end_session(at, SessionEnd.NATURAL)
+        if self._s_start is None:
+            self._s_start = at
+        if kind_of is UserMessage:
+            self._s_turns += 1
+        first = self._first
         for incident in result.incidents:
             kind = incident.kind.value
             self.incidents[kind] = self.incidents.get(kind, 0) + 1
-            self._since.add(kind)
+            keys = [kind]
             if incident.kind is _REJECTION:
-                self._since.add(f"{kind}:{incident.reason}")
+                keys.append(f"{kind}:{incident.reason}")
+            elif incident.kind is _ABORT:
+                self._aborted = at
             if incident.kind in VIOLATION_KINDS:
-                self._since.add(ANY_VIOLATION)
-        if type(event) is Invoke:
+                keys.append(ANY_VIOLATION)
+            for key in keys:
+                self._since.add(key)
+                if key not in first:
+                    first[key] = (round(at - self._s_start, 3), self._s_turns)
+        if kind_of is Invoke:
             done = state.counters.get("invocations", 0)
             if done != self.invocations:
                 self.invocations = done
-                exposed = self.exposed
+                self._s_inv += 1
+                exposed, mine = self.exposed, self._s_exposed
                 for kind in self._since:
                     exposed[kind] = exposed.get(kind, 0) + 1
+                    mine[kind] = mine.get(kind, 0) + 1
                 self._since.clear()
         if state.deferred:
             if self._deferred_since is None:
@@ -120,10 +164,12 @@ class Tally:
             self._deferred_since = None
 
     def close(self, at: float) -> None:
-        """End the run at time ``at`` (a deferral still open ends there)."""
+        """End the run at time ``at`` (a deferral still open ends there, the
+        last session is censored there)."""
         if self._deferred_since is not None:
             self.deferred_time += at - self._deferred_since
             self._deferred_since = None
+        self._end_session(at, SessionEnd.CENSORED)
 
 
 class Agent:
@@ -150,7 +196,8 @@ class Agent:
         self.times: list[float] = []
         self.tally = Tally()
         self.work = Workload(load, config.budget, rng)
-        self._retries = load.retries
+        self._retries = config.max_retries
+        self._session_users = 0
         self._control = control
         self._inbox = 0
         self._wake: simpy.Event | None = None
@@ -198,6 +245,7 @@ class Agent:
         while True:
             yield self.env.timeout(work.user_gap())
             self.emit(UserMessage(work.user_tokens(), f"please look at {work.pick(FILES)}"))
+            self._session_users += 1
             self._inbox += 1
             wake = self._wake
             if wake is not None:
@@ -211,35 +259,54 @@ class Agent:
                 self._wake = self.env.event()
                 yield self._wake
             self._inbox = 0
-            yield from self._turn()
+            completed = yield from self._turn()
+            if not completed:
+                self._new_session(ask_again=True)  # the runtime gave up: the error surfaced
+            elif self._session_users >= SESSION_TURNS:
+                self._new_session(ask_again=False)  # the natural end of a session
 
-    def _turn(self) -> Process:
-        """Answer the user: invoke, then tool rounds until the model answers."""
+    def _new_session(self, *, ask_again: bool) -> None:
+        """A fresh session: system prompt, and after an abort the user's
+        question again (otherwise the next user message opens it)."""
+        work = self.work
+        self.emit(NewSession())
+        self.emit(SystemPrompt(work.system_tokens, "You are a coding agent."))
+        self._session_users = self._inbox = 0
+        if ask_again:
+            self.emit(UserMessage(work.user_tokens(), "that failed; please try again"))
+            self._session_users = self._inbox = 1
+
+    def _turn(self) -> Generator[simpy.Event, Any, bool]:
+        """Answer the user: invoke, then tool rounds until the model answers.
+        False when the runtime gave up (a session abort)."""
         work, env = self.work, self.env
         for rounds in range(MAX_ROUNDS + 1):
             accepted = yield from self._invoke()
             if not accepted:
-                return  # retries exhausted: give up on this turn
+                return False  # retries exhausted: the session is over
             yield env.timeout(work.model_latency())
             wants_tools = rounds < MAX_ROUNDS and work.chance(0.85 if rounds == 0 else 0.55)
             if not wants_tools:
                 yield from self._speak(work.answer_tokens())
-                return
+                return True
             if work.chance(0.4):
                 yield from self._speak(work.preamble_tokens())
             yield from self._batch()
+        return True
 
     def _invoke(self) -> Generator[simpy.Event, Any, bool]:
-        """Invoke the model; on a rejection retry (bounded, with backoff)."""
+        """Invoke the model; on a rejection retry with backoff until the
+        runtime gives up (its ``max_retries``; the model reports the abort)."""
         for attempt in range(self._retries + 1):
             result = self.emit(Invoke())
-            if not any(i.kind is _REJECTION for i in result.incidents):
+            kinds = {i.kind for i in result.incidents}
+            if _ABORT in kinds:
+                return False
+            if _REJECTION not in kinds:
                 return True
-            if attempt == self._retries:
-                break
             yield self.env.timeout(0.5 * 2**attempt)
             self.emit(Retry())
-        return False
+        return False  # not reached: the model aborts at the last rejection
 
     def _speak(self, tokens: int) -> Process:
         """Stream assistant text in chunks."""

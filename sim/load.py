@@ -47,8 +47,11 @@ class Load:
     edit_interval: mean seconds between writes of the editor, a process
         outside the agents that changes files.
     write_share: probability that a call writes its file.
-    retries: how many times an agent retries a rejected invocation before
-        giving up on the turn.
+
+    How often a rejected invocation is retried is the runtime's
+    ``max_retries`` (a :class:`~prunecheck.model.config.RuntimeConfig` knob),
+    not a load knob; files written before that still carry ``retries``,
+    which is read and ignored.
     """
 
     agents: int = 2
@@ -60,7 +63,6 @@ class Load:
     background: float = 0.04
     edit_interval: float = 30.0
     write_share: float = 0.2
-    retries: int = 2
 
     def __post_init__(self) -> None:
         checks = (
@@ -73,7 +75,6 @@ class Load:
             ("background", 0 <= self.background <= 1, "a probability"),
             ("edit_interval", self.edit_interval > 0, "positive (seconds)"),
             ("write_share", 0 <= self.write_share <= 1, "a probability"),
-            ("retries", self.retries >= 0, "non-negative"),
         )
         for name, ok, rule in checks:
             if not ok:
@@ -88,13 +89,14 @@ class Load:
         if not isinstance(data, dict):
             raise ConfigError(where, "must be a JSON object of load knobs.")
         names = {f.name: f for f in fields(cls)}
+        data = {k: v for k, v in data.items() if k != "retries"}  # now RuntimeConfig's
         unknown = set(data) - set(names)
         if unknown:
             raise ConfigError(where, f"unknown knob(s) {sorted(unknown)}.",
                               f"knobs are {', '.join(names)}.")
         kwargs: dict[str, Any] = {}
         for name, value in data.items():
-            integral = name in ("agents", "retries")
+            integral = name == "agents"
             if isinstance(value, bool) or not isinstance(value, int | float) or (
                     integral and not isinstance(value, int)):
                 kind = "an integer" if integral else "a number"

@@ -44,7 +44,8 @@ def describe_event(event: Event) -> str:
     if isinstance(event, ExternalWrite):
         return f"{event.path} is changed outside the agent"
     return {"check": "budget check", "invoke": "model invocation",
-            "retry": "retry after rejection"}[event.kind]
+            "retry": "retry after rejection",
+            "session": "a new session starts (fresh context)"}[event.kind]
 
 
 @dataclass(slots=True)

@@ -35,6 +35,7 @@ from prunecheck.model.trace import Trace, replay
 from .agents import Agent, Control, Halt, Tally
 from .load import Load, Workload
 from .loading import guarded, load_policy
+from .sessions import SessionRecord
 from .world import World, editor
 
 __all__ = ["DEFAULT_HORIZON", "SIMULATOR_VERSION", "RunResult", "simulate", "tally_trace"]
@@ -79,6 +80,8 @@ class RunResult:
     time_deferred: simulated agent-seconds spent with a deferred budget check.
     sim_time: simulated agent-seconds (run length × agents).
     error: the policy error that stopped the run, or None.
+    sessions: every agent's sessions in agent order (see :mod:`.sessions`);
+        the last one of each agent is censored by the horizon.
     """
 
     traces: tuple[Trace, ...]
@@ -90,6 +93,7 @@ class RunResult:
     time_deferred: float
     sim_time: float
     error: str | None = None
+    sessions: tuple[SessionRecord, ...] = ()
 
 
 def _stream(seed: int, name: str) -> random.Random:
@@ -145,6 +149,7 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
     exposed: dict[str, int] = {}
     counters: dict[str, int] = {}
     time_deferred = 0.0
+    sessions: list[SessionRecord] = []
     for agent in agents:
         agent.tally.close(end)
         traces.append(Trace(policy_spec, config, tuple(agent.events), seed,
@@ -153,6 +158,7 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
         _add(exposed, agent.tally.exposed)
         _add(counters, agent.state.counters)
         time_deferred += agent.tally.deferred_time
+        sessions.extend(agent.tally.sessions)
     return RunResult(
         traces=tuple(traces),
         incidents=incidents,
@@ -163,6 +169,7 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
         time_deferred=round(time_deferred, 3),
         sim_time=round(end * len(agents), 3),
         error=control.error,
+        sessions=tuple(sessions),
     )
 
 

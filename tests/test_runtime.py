@@ -452,3 +452,52 @@ def test_config_validation_and_json_round_trip() -> None:
     for bad in ({"budgett": 1}, {"budget": "1"}, {"budget": True}, []):
         with pytest.raises(ConfigError):
             RuntimeConfig.from_json(bad)
+
+
+# ------------------------------------------------------------------ sessions
+def test_max_retries_is_a_runtime_knob_that_old_configs_default() -> None:
+    from prunecheck.model.config import DEFAULT_MAX_RETRIES
+
+    assert RuntimeConfig.from_json({"budget": 100, "hard_ceiling": 200}).max_retries == \
+        DEFAULT_MAX_RETRIES == 2
+    config = RuntimeConfig(max_retries=5)
+    assert RuntimeConfig.from_json(config.to_json()) == config
+    with pytest.raises(ConfigError, match="max_retries"):
+        RuntimeConfig(max_retries=-1)
+    with pytest.raises(ConfigError, match="max_retries"):
+        RuntimeConfig.from_json({"max_retries": "two"})
+
+
+def _broken_history() -> list[Event]:
+    """A prune splits a batch: every invocation afterwards is rejected."""
+    return [UserMessage(10), IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 10),
+            ResultChunk("c1", 300), UserMessage(150), ResultChunk("c2", 10)]
+
+
+def test_the_rejection_after_the_last_retry_aborts_the_session_and_a_new_one_starts() -> None:
+    from prunecheck.model.events import NewSession, SystemPrompt
+
+    config = RuntimeConfig(budget=400, hard_ceiling=2000, max_retries=1)
+    state = initial_state(config, builtin_policy("recency"))
+    seen: list[list[str]] = []
+    for event in [*_broken_history(), Invoke(), Retry(), Invoke()]:
+        seen.append([i.kind.value for i in apply(state, event).incidents])
+    assert "provider_rejection" in seen[5] and "session_abort" not in seen[5]
+    assert seen[7].count("session_abort") == 1 and state.count("session_aborts") == 1
+    assert "nothing to do" in " ".join(n.text for n in apply(state, Retry()).notes)
+    apply(state, NewSession())
+    assert len(state.context) == 0 and not state.orphans and state.count("sessions") == 1
+    apply(state, SystemPrompt(10))
+    apply(state, UserMessage(10))
+    assert not apply(state, Invoke()).incidents  # a fresh context is never rejected
+    assert state.next_call > 3  # ids stay unique across sessions (c1, c2 and retries)
+
+
+def test_a_new_session_while_a_call_is_pending_is_impossible() -> None:
+    from prunecheck.model.events import NewSession
+
+    state = initial_state(RuntimeConfig(), builtin_policy("recency"))
+    for event in _broken_history()[:2]:
+        apply(state, event)
+    with pytest.raises(TraceError, match="new session"):
+        apply(state, NewSession())

@@ -14,17 +14,20 @@ from prunecheck.model.events import (
     ExternalWrite,
     Invoke,
     IssueBatch,
+    NewSession,
     ResultChunk,
     Retry,
+    SystemPrompt,
     UserMessage,
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, loads, replay
-from prunecheck.sim.agents import ANY_VIOLATION
+from prunecheck.sim.agents import ANY_VIOLATION, SESSION_TURNS
 from prunecheck.sim.load import Load, load_at
 from prunecheck.sim.loading import load_policy
+from prunecheck.sim.sessions import SessionEnd
 from prunecheck.sim.simulator import RunResult, simulate, tally_trace
 
 HORIZON = 240.0
@@ -132,17 +135,65 @@ def test_users_write_while_batches_are_in_flight_and_background_calls_span_turns
     assert spanning > 0
 
 
-def test_a_rejected_invocation_is_retried_a_bounded_number_of_times() -> None:
-    result = _run("lowest_salience", level=1.0)
-    assert result.incidents["provider_rejection"] > 0
-    assert result.counters["retries"] > 0
+def test_a_rejected_invocation_is_retried_max_retries_times_then_the_session_aborts() -> None:
+    for retries in (0, 2):
+        result = _run("lowest_salience", level=1.0, max_retries=retries)
+        assert result.incidents["provider_rejection"] > 0
+        assert result.incidents["session_abort"] > 0
+        aborted = [s for s in result.sessions if s.end is SessionEnd.ABORT]
+        assert len(aborted) == result.incidents["session_abort"]
+        for trace in result.traces:
+            run = longest = 0
+            for event in trace.events:
+                if isinstance(event, Invoke | Retry):
+                    run = run + 1 if isinstance(event, Retry) else 0
+                    longest = max(longest, run)
+            assert longest <= retries
+            # After every abort the agent opens a fresh session: system + user.
+            for i, event in enumerate(trace.events):
+                if isinstance(event, NewSession):
+                    assert isinstance(trace.events[i + 1], SystemPrompt)
+        # Every aborted session saw a violation before it ended (the rejection).
+        assert all(s.has(ANY_VIOLATION) for s in aborted)
+
+
+def test_sessions_end_naturally_after_their_turns_and_the_last_is_censored() -> None:
+    result = _run("unit_safe", level=1.0)
+    ends = [s.end for s in result.sessions]
+    assert SessionEnd.NATURAL in ends and SessionEnd.ABORT not in ends
+    natural = [s for s in result.sessions if s.end is SessionEnd.NATURAL]
+    assert all(s.turns >= SESSION_TURNS for s in natural)
+    # One censored session per agent: the one the horizon cut.
+    assert ends.count(SessionEnd.CENSORED) == load_at(1.0).agents
+    assert sum(s.invocations for s in result.sessions) == result.invocations
+    assert result.counters["sessions"] == len(result.sessions) - load_at(1.0).agents
+
+
+def test_a_multi_session_trace_replays_to_the_same_sessions() -> None:
+    result = _run("recency", level=0.9, seed=3)
+    replayed = []
     for trace in result.traces:
-        kinds = [type(e) for e in trace.events if isinstance(e, Invoke | Retry)]
-        run = longest = 0
-        for kind in kinds:
-            run = run + 1 if kind is Retry else 0
-            longest = max(longest, run)
-        assert longest <= load_at(1.0).retries
+        assert sum(isinstance(e, NewSession) for e in trace.events) >= 1
+        tally, error = tally_trace(loads(dumps(trace)), load_policy("recency"))
+        assert error is None
+        replayed.extend(tally.sessions)
+    assert tuple(replayed) == result.sessions
+
+
+def test_a_policy_that_breaks_everything_cannot_livelock_a_run() -> None:
+    """Evicting every message at every check, with no retries: each session
+    aborts, the next one starts fresh, and the run ends at its horizon with
+    work in proportion to it."""
+    def select(view: ContextView, need: int) -> Iterable[str | Action]:
+        return [m.id for m in view.messages]
+    policy = FunctionPolicy(select, "evict_all")
+    config = RuntimeConfig(budget=2000, hard_ceiling=3000, max_retries=0)
+    short = simulate("evict_all", config, load_at(1.0), 1, policy=policy, horizon=100.0)
+    long = simulate("evict_all", config, load_at(1.0), 1, policy=policy, horizon=400.0)
+    assert short.error is None and long.error is None
+    assert long.incidents["session_abort"] > short.incidents["session_abort"] > 0
+    assert long.events < 10 * short.events
+    assert all(t.meta["end"] <= 400.0 for t in long.traces)
 
 
 def test_raw_policy_breaks_under_load_and_the_commit_gate_does_not() -> None:
