@@ -103,12 +103,16 @@ class RuntimeConfig:
             )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """Every setting; ``max_retries`` only when it is not the default, so
+        files written before it existed stay byte-identical."""
+        data: dict[str, Any] = {
             "budget": self.budget,
             "hard_ceiling": self.hard_ceiling,
             **{name: getattr(self, name).value for name in _KNOBS},
-            "max_retries": self.max_retries,
         }
+        if self.max_retries != DEFAULT_MAX_RETRIES:
+            data["max_retries"] = self.max_retries
+        return data
 
     @classmethod
     def from_json(cls, data: object, where: str = "config") -> RuntimeConfig:

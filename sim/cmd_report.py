@@ -20,6 +20,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
+from .cmd_sweep import OUT_OF_TIME, add_time_limit, time_limit
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .report import write_report
@@ -33,9 +34,12 @@ examples:
   prunecheck report --out reports --seed 1              # what `make report` runs
   prunecheck report --out /tmp/r --policy my_policy.py:select --seeds 2
 
-writes OUT/failure-vs-load.png, failure-vs-tightness.png, cost-of-safety.png,
-runtime-knobs.png, summary.md and results.jsonl (one JSON line per run).
-exit status: 0 written, 2 bad input.
+writes OUT/survival.png, failure-vs-load.png, failure-vs-tightness.png,
+cost-of-safety.png, runtime-knobs.png, summary.md and results.jsonl (one JSON line
+per run).  The unit of the rates is the session (see summary.md).
+exit status: 0 written, 2 bad input, 3 out of time (--time-limit reached: the report
+is written from the runs that finished and its summary says what was covered; the
+same command resumes).
 """
 
 #: The default sweep's axes.
@@ -70,6 +74,7 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_time_limit(p)
     p.set_defaults(func=run)
 
 
@@ -106,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
                           "leave it out to use every core.")
+    limit = time_limit(args)
     extra = list(dict.fromkeys(args.policy or []))
     for spec in extra:
         load_policy(spec)  # fail early, naming the spec
@@ -117,20 +123,30 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     outcome = run_sweep([*main, *tight, *knobs], out / "results.jsonl", jobs=args.jobs,
                         quiet=args.quiet, timeout=args.policy_timeout, exclusive=True,
-                        scheduler=parse_scheduler(args.scheduler))
+                        scheduler=parse_scheduler(args.scheduler), time_limit=limit)
     by_key = {r.key: r for r in outcome.rows}
+    if not outcome.rows:
+        print(f"prunecheck report: out of time (--time-limit {limit:g} s) before any run "
+              f"finished; nothing written. Give it more time.", file=sys.stderr)
+        return OUT_OF_TIME
     command = f"prunecheck report --out {args.out} --seed {args.seed}"
     if args.seeds != SEEDS:
         command += f" --seeds {args.seeds}"
     command += "".join(f" --policy {p}" for p in extra) + (" --quick" if args.quick else "")
     data = ReportData(
-        main=tuple(by_key[s.key] for s in main),
-        tightness=tuple(by_key[s.key] for s in tight),
-        knobs=tuple(by_key[s.key] for s in knobs),
-        tight_level=TIGHT_LEVEL, seeds=tuple(seeds), horizon=main[0].horizon, command=command)
+        main=tuple(by_key[s.key] for s in main if s.key in by_key),
+        tightness=tuple(by_key[s.key] for s in tight if s.key in by_key),
+        knobs=tuple(by_key[s.key] for s in knobs if s.key in by_key),
+        tight_level=TIGHT_LEVEL, seeds=tuple(seeds), horizon=main[0].horizon, command=command,
+        planned=len(main) + len(tight) + len(knobs), time_limit=limit)
     files = write_report(data, out)
     took = time.perf_counter() - started
     print(f"prunecheck report: {len(outcome.rows)} runs ({outcome.ran} run now, "
           f"{outcome.reused} reused) in {took:.0f} s; wrote "
           + ", ".join(str(f) for f in [*files, out / "results.jsonl"]), file=sys.stderr)
+    if not outcome.complete:
+        print(f"prunecheck report: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
+              f"of {data.planned} runs finished; the report covers only them (summary.md "
+              "says which). Run the same command again to resume.", file=sys.stderr)
+        return OUT_OF_TIME
     return 0

@@ -3,8 +3,10 @@ levels × seeds, simulated in parallel, one JSON line per run in ``--out``.
 
 Rerunning the same command resumes: runs already in the file are reused.
 At the end the file is sorted by run key (byte-identical for the same
-seeds) and a table of failure rates per 1,000 model invocations, with 95%
-Wilson intervals, is printed.
+seeds) and a table of session-level failure rates is printed: sessions
+with at least one incident of a class, of all sessions, with exact 95%
+intervals per 1,000 sessions, and the median user turns to the first
+violation (Kaplan–Meier).
 """
 
 from __future__ import annotations
@@ -20,13 +22,18 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
 
+from .agents import ANY_VIOLATION
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .loading import DEFAULT_TIMEOUT, load_policy
+from .sessions import SessionRecord, observations, rate_of
 from .simulator import DEFAULT_HORIZON
-from .stats import Pooled
+from .survival import kaplan_meier
 from .sweep import Row, configs, plan, run_sweep
 
-__all__ = ["add_grid_options", "rate_table", "register", "run"]
+__all__ = ["OUT_OF_TIME", "add_grid_options", "add_time_limit", "rate_table", "register", "run"]
+
+#: Exit status when --time-limit stopped the command before it finished.
+OUT_OF_TIME = 3
 
 EXAMPLE = """\
 examples:
@@ -35,11 +42,16 @@ examples:
       --gate none,commit --check-at after_append,after_batch --levels 0.25,0.5,1 --jobs 2
   prunecheck sweep --out sweep.jsonl --scheduler tcp://10.0.0.5:8786   # a Dask cluster
 
-Rates are model invocations that saw at least one incident of a class (since
-the invocation before) per 1,000 invocations, pooled over levels and seeds,
-with 95% Wilson intervals.  Interrupt it at any time: the same command resumes.
-A policy that raises, hangs or returns garbage is recorded as that run's error.
-exit status: 0 done (violations are data, not failures), 2 bad input.
+The unit is the session: a simulated agent's conversation, from its system prompt
+until it ends naturally (after 10 user messages), is aborted (a rejection after the
+runtime's --max-retries) or is cut by the horizon.  Rates are sessions with at least
+one incident of the class, "K of N [low–high]" with the exact (Clopper–Pearson) 95%
+interval per 1,000 sessions, pooled over levels and seeds.  Interrupt it at any time:
+the same command resumes.  A policy that raises, hangs or returns garbage is recorded
+as that run's error.
+exit status: 0 done (violations are data, not failures), 2 bad input, 3 out of time
+(--time-limit reached: the finished runs are kept, the table covers only them, and
+the same command resumes).
 """
 
 _T = TypeVar("_T")
@@ -48,7 +60,7 @@ _COLUMNS = (
     ("orphan 400s", "provider_rejection:result_without_call"),
     ("dup. effects", "duplicated_side_effect"),
     ("truncated", "truncated_payload"),
-    ("ceiling", "hard_ceiling_overrun"),
+    ("aborted", "session_abort"),
 )
 
 
@@ -89,9 +101,28 @@ def add_grid_options(p: argparse.ArgumentParser, *, levels: str = "0,0.25,0.5,0.
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="worker processes (default: all cores)")
     add_scheduler_option(p)
+    p.add_argument("--max-retries", type=int, default=None, metavar="N",
+                   help="retries after a rejected invocation before the runtime gives up "
+                   "and the session aborts (default 2)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_time_limit(p)
+
+
+def add_time_limit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop starting runs after this many seconds (wall clock); the "
+                   "finished runs are kept and reported, exit status 3")
+
+
+def time_limit(args: argparse.Namespace) -> float | None:
+    """The validated --time-limit (None: no limit)."""
+    limit: float | None = args.time_limit
+    if limit is not None and not limit > 0:
+        raise ConfigError("--time-limit", f"must be a positive number of seconds, got "
+                          f"{limit:g}.", "for example --time-limit 60.")
+    return limit
 
 
 def _split(text: str, name: str, parse: Callable[[str], _T]) -> list[_T]:
@@ -123,7 +154,8 @@ def grid(args: argparse.Namespace) -> tuple[list[str], list[RuntimeConfig], list
     if args.jobs is not None and args.jobs < 1:
         raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
                           "leave it out to use every core.")
-    base = RuntimeConfig(budget=args.budget, hard_ceiling=args.hard_ceiling)
+    retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
+    base = RuntimeConfig(budget=args.budget, hard_ceiling=args.hard_ceiling, **retries)
     runtime = configs(
         base,
         gates=_split(args.gate, "gate", lambda v: parse_knob("gate", v, "--gate")),
@@ -147,38 +179,63 @@ def grid(args: argparse.Namespace) -> tuple[list[str], list[RuntimeConfig], list
 
 def run(args: argparse.Namespace) -> int:
     policies, runtime, levels, tight, seeds = grid(args)
+    limit = time_limit(args)
     specs = plan(policies, runtime, levels, seeds, tightness=tight, horizon=args.horizon)
     out = Path(args.out)
     outcome = run_sweep(specs, out, jobs=args.jobs, quiet=args.quiet, timeout=args.policy_timeout,
-                        scheduler=parse_scheduler(args.scheduler))
+                        scheduler=parse_scheduler(args.scheduler), time_limit=limit)
     print(f"{len(outcome.rows)} runs ({outcome.ran} run now, {outcome.reused} reused) "
           f"-> {out}", file=sys.stderr)
     sys.stdout.write(rate_table(outcome.rows))
+    if not outcome.complete:
+        print(f"prunecheck sweep: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
+              f"of {len(outcome.rows) + outcome.skipped} runs finished; the table covers only "
+              "them. Run the same command again to resume.", file=sys.stderr)
+        return OUT_OF_TIME
     return 0
 
 
+class _Group:
+    __slots__ = ("errors", "invocations", "runs", "sessions")
+
+    def __init__(self) -> None:
+        self.runs = self.errors = self.invocations = 0
+        self.sessions: list[SessionRecord] = []
+
+
+def _median(sessions: Sequence[SessionRecord]) -> str:
+    if not sessions:
+        return "n/a"
+    median = kaplan_meier(observations(sessions, ANY_VIOLATION)).median()
+    return "not reached" if median is None else f"{median:g}"
+
+
 def rate_table(rows: Sequence[Row]) -> str:
-    """Rates per policy × gate × check time × retry, pooled over levels and seeds,
-    then one line per run that ended with a policy error."""
-    groups: dict[tuple[str, str, str, str], Pooled] = {}
+    """Session rates per policy × gate × check time × retry, pooled over
+    levels and seeds, then one line per run that ended with a policy error."""
+    groups: dict[tuple[str, str, str, str], _Group] = {}
     for row in rows:
         c = row.spec.config
         key = (row.spec.policy, c.gate.value, c.check_at.value, c.retry.value)
-        groups.setdefault(key, Pooled()).add(
-            invocations=row.invocations, events=row.events, sim_time=row.sim_time,
-            time_deferred=row.time_deferred, incidents=row.incidents, exposed=row.exposed,
-            error=row.error is not None)
-    head = ["policy", "gate", "check_at", "retry", "runs", "invocations",
-            *(name for name, _ in _COLUMNS), "errors"]
-    body = [[*key, str(p.runs), str(p.invocations), *(p.rate(k).text() for _, k in _COLUMNS),
-             str(p.errors)] for key, p in sorted(groups.items())]
+        group = groups.setdefault(key, _Group())
+        group.runs += 1
+        group.errors += row.error is not None
+        group.invocations += row.invocations
+        group.sessions.extend(row.sessions)
+    head = ["policy", "gate", "check_at", "retry", "runs", "sessions", "invocations",
+            *(name for name, _ in _COLUMNS), "median turns", "errors"]
+    body = [[*key, str(g.runs), str(len(g.sessions)), str(g.invocations),
+             *(rate_of(g.sessions, k).text() for _, k in _COLUMNS), _median(g.sessions),
+             str(g.errors)] for key, g in sorted(groups.items())]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
              for r in [head, *body]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     text = "\n".join(lines) + "\n"
-    text += ("rates: invocations per 1,000 that saw the incident class since the invocation "
-             "before, [95% Wilson interval]\n")
+    text += ("unit: sessions. Each rate is 'K of N': K sessions of N met the class at least "
+             "once; [95% exact (Clopper-Pearson) interval, per 1,000 sessions]. Median turns: "
+             "user messages into a session until half the sessions had a violation "
+             "(Kaplan-Meier; 'not reached': more than half stayed intact)\n")
     errors = [r for r in rows if r.error is not None]
     for row in errors:
         text += f"policy error in {row.key}: {row.error}\n"

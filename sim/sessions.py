@@ -42,6 +42,8 @@ __all__ = [
     "SessionRecord",
     "bootstrap_per_invocation",
     "exact_interval",
+    "observations",
+    "rate_of",
     "session_rate",
     "sessions_from_json",
     "sessions_to_json",
@@ -262,3 +264,26 @@ def bootstrap_per_invocation(sessions: Sequence[SessionRecord], key: str, *, see
     low = stats[int(0.025 * (reps - 1))]
     high = stats[int(math.ceil(0.975 * (reps - 1)))]
     return ClusteredRate(k, n, low, high)
+
+
+# ------------------------------------------------------------------ pooling
+def rate_of(sessions: Sequence[SessionRecord], key: str) -> SessionRate:
+    """Sessions that met ``key`` at least once, of all ``sessions``."""
+    return session_rate(sum(1 for s in sessions if key in s.first), len(sessions))
+
+
+def observations(sessions: Sequence[SessionRecord], key: str, axis: str = "turns"
+                 ) -> list[tuple[float, bool]]:
+    """``(time, failed)`` per session for a survival estimate of the first
+    ``key``: on ``axis`` "turns" (user messages received) or "time"
+    (simulated seconds since the session began); an intact session is
+    censored at its end."""
+    index = 1 if axis == "turns" else 0
+    out: list[tuple[float, bool]] = []
+    for s in sessions:
+        hit = s.first.get(key)
+        if hit is not None:
+            out.append((float(hit[index]), True))
+        else:
+            out.append((float(s.turns if index else s.duration), False))
+    return out

@@ -20,9 +20,12 @@ import importlib.util
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import cache
 from itertools import product
@@ -38,6 +41,7 @@ from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
 from .load import Load, load_at
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
+from .sessions import SessionRecord, sessions_from_json, sessions_to_json
 from .simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 
 __all__ = [
@@ -93,12 +97,14 @@ class Row:
     exposed: dict[str, int]
     counters: dict[str, int]
     error: str | None = None
+    sessions: tuple[SessionRecord, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, **self.spec.to_json(), "invocations": self.invocations,
                 "events": self.events, "sim_time": self.sim_time,
                 "time_deferred": self.time_deferred, "incidents": self.incidents,
-                "exposed": self.exposed, "counters": self.counters, "error": self.error}
+                "exposed": self.exposed, "counters": self.counters, "error": self.error,
+                "sessions": sessions_to_json(self.sessions)}
 
     @classmethod
     def from_json(cls, data: Any) -> Row:
@@ -116,17 +122,24 @@ class Row:
         error = data.get("error")
         return cls(str(data["key"]), spec, int(data["invocations"]), int(data["events"]),
                    float(data["sim_time"]), float(data["time_deferred"]), counts("incidents"),
-                   counts("exposed"), counts("counters"), None if error is None else str(error))
+                   counts("exposed"), counts("counters"), None if error is None else str(error),
+                   sessions_from_json(data["sessions"]))
 
 
 @dataclass(frozen=True, slots=True)
 class SweepOutcome:
     """What :func:`run_sweep` did: the rows of the requested runs (in key
-    order), how many it ran now and how many it reused from the file."""
+    order), how many it ran now and how many it reused from the file, and
+    how many it did not run because the time limit came first."""
 
     rows: tuple[Row, ...]
     ran: int
     reused: int
+    skipped: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.skipped == 0
 
 
 # -------------------------------------------------------------------- plans
@@ -174,7 +187,7 @@ def run_one(spec: RunSpec, timeout: float = DEFAULT_TIMEOUT) -> Row:
         return Row(spec.key, spec, 0, 0, 0.0, 0.0, {}, {}, {}, exc.paragraph())
     return Row(spec.key, spec, result.invocations, result.events, result.sim_time,
                result.time_deferred, result.incidents, result.exposed, result.counters,
-               result.error)
+               result.error, result.sessions)
 
 
 def _work(spec: RunSpec, timeout: float) -> Row:
@@ -236,7 +249,8 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
               quiet: bool = False, timeout: float = DEFAULT_TIMEOUT,
               warn: Callable[[str], None] | None = None,
               on_row: Callable[[Row], None] | None = None,
-              exclusive: bool = False, scheduler: str | None = None) -> SweepOutcome:
+              exclusive: bool = False, scheduler: str | None = None,
+              time_limit: float | None = None) -> SweepOutcome:
     """Run every spec whose key is not in ``out`` yet; return all their rows.
 
     Parameters
@@ -252,7 +266,11 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
         file then holds exactly its runs); by default rows of other runs stay.
     scheduler: run on Dask instead (``local`` or ``tcp://HOST:PORT``, see
         :mod:`.dask_pool`); ``jobs`` is then a LocalCluster's worker count.
+    time_limit: seconds (wall clock) after which no new run starts; runs in
+        flight finish and are kept.  The outcome then says how many runs were
+        ``skipped``; rerunning resumes with them.
     """
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     wanted = {s.key: s for s in specs}
     stored = read_rows(out, warn)
     _write_sorted(out, stored.values())  # drop any torn line before appending
@@ -260,7 +278,8 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
     # Heaviest runs first, so the last worker is not left with a long one.
     todo.sort(key=lambda s: (-s.level * s.load.agents, s.key))
     jobs = max(1, jobs or os.cpu_count() or 1)
-    bar = tqdm(total=len(todo), desc="sweep", unit="run", disable=quiet or not sys.stderr.isatty(),
+    bar = tqdm(total=len(todo), desc=f"simulating {len(todo)} runs ({len(wanted) - len(todo)} "
+               "reused)", unit="run", disable=quiet or not sys.stderr.isatty(),
                file=sys.stderr, dynamic_ncols=True)
     new: dict[str, Row] = {}
     with out.open("a", encoding="utf-8") as sink, bar:
@@ -268,21 +287,36 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
             _append(sink, row)
             new[row.key] = row
             bar.update(1)
+            bar.set_postfix_str(row.key.split("#")[0], refresh=False)
             if on_row is not None:
                 on_row(row)
 
         if scheduler is not None:
             from .dask_pool import run_on_dask
 
-            run_on_dask(todo, scheduler, jobs, timeout, keep)
+            def keep_in_time(row: Row) -> None:
+                keep(row)
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise _OutOfTime  # run_on_dask cancels the rest
+
+            with suppress(_OutOfTime):
+                run_on_dask(todo, scheduler, jobs, timeout, keep_in_time)
         elif jobs == 1 or len(todo) <= 1:
             for spec in todo:
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
                 keep(_work(spec, timeout))
         else:
-            _parallel(todo, jobs, timeout, keep)
+            _parallel(todo, jobs, timeout, keep, deadline)
     rows = {**stored, **new}
     _write_sorted(out, (r for k, r in rows.items() if not exclusive or k in wanted))
-    return SweepOutcome(tuple(rows[k] for k in sorted(wanted)), len(new), len(wanted) - len(new))
+    done = [k for k in sorted(wanted) if k in rows]
+    return SweepOutcome(tuple(rows[k] for k in done), len(new), len(done) - len(new),
+                        len(wanted) - len(done))
+
+
+class _OutOfTime(Exception):
+    """The time limit passed while Dask was delivering rows."""
 
 
 def _append(sink: TextIO, row: Row) -> None:
@@ -291,11 +325,14 @@ def _append(sink: TextIO, row: Row) -> None:
 
 
 def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
-              keep: Callable[[Row], None]) -> None:
+              keep: Callable[[Row], None], deadline: float | None = None) -> None:
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures: dict[Future[Row], RunSpec] = {pool.submit(_work, s, timeout): s for s in todo}
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        kept: set[Future[Row]] = set()
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures, timeout=left):
+                kept.add(future)
                 spec = futures[future]
                 try:
                     row = future.result()
@@ -307,6 +344,13 @@ def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
                         "run that policy alone with --jobs 1 to see the failure; rerunning the "
                         "same command resumes.") from None
                 keep(row)
+        except FuturesTimeout:
+            # Out of time: start nothing new; the runs in flight finish and count.
+            pool.shutdown(wait=True, cancel_futures=True)
+            for future in futures:
+                if future not in kept and future.done() and not future.cancelled() \
+                        and future.exception() is None:
+                    keep(future.result())
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise

@@ -89,7 +89,7 @@ def test_malformed_trace_files(name: str, tmp_path: Path,
 
 @pytest.mark.parametrize("events, policy, expected", [
     ([{"kind": "explode"}], "recency", "events[0]: unknown event kind 'explode'. Hint: use one "
-     "of: assistant, batch, check, failure, invoke, result, retry, system, user, write."),
+     "of: assistant, batch, check, failure, invoke, result, retry, session, system, user, write."),
     ([{"kind": "user", "tokens": -3}], "recency",
      "events[0]: field 'tokens' must be a non-negative integer, got -3."),
     ([{"kind": "user", "tokens": 5}, {"kind": "result", "call": "c9", "tokens": 5}], "recency",

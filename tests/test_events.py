@@ -20,6 +20,7 @@ from prunecheck.model.events import (
     FailureReason,
     Invoke,
     IssueBatch,
+    NewSession,
     ResultChunk,
     Retry,
     SystemPrompt,
@@ -47,6 +48,7 @@ EXAMPLES: list[tuple[Event, dict[str, object]]] = [
     (Invoke(), {"kind": "invoke"}),
     (Retry(), {"kind": "retry"}),
     (ExternalWrite("a.py"), {"kind": "write", "path": "a.py"}),
+    (NewSession(), {"kind": "session"}),
 ]
 
 

@@ -125,7 +125,7 @@ def test_same_suite_gives_a_byte_identical_baseline(tmp_path: Path) -> None:
 def _failing_policy(tmp_path: Path) -> str:
     path = tmp_path / "flaky.py"
     path.write_text("def select(view, need):\n"
-                    "    if len(view.messages) > 60:\n"
+                    "    if len(view.messages) > 43:\n"
                     "        raise RuntimeError('context too long for me')\n"
                     "    return [m.id for m in view.messages if m.role == 'tool'][:1]\n")
     return f"{path}:select"
