@@ -41,7 +41,7 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult, apply, initial_state
 
 from .load import Load, Workload
-from .sessions import SessionEnd, SessionRecord
+from .sessions import NOT_TIMED, PER_INVOCATION, SessionEnd, SessionRecord
 from .world import FILES, World, draw_call
 
 __all__ = ["ANY_VIOLATION", "SESSION_TURNS", "Agent", "Control", "Halt", "Tally"]
@@ -144,7 +144,7 @@ class Tally:
                 keys.append(ANY_VIOLATION)
             for key in keys:
                 self._since.add(key)
-                if key not in first:
+                if key not in first and key not in NOT_TIMED:
                     first[key] = (round(at - self._s_start, 3), self._s_turns)
         if kind_of is Invoke:
             done = state.counters.get("invocations", 0)
@@ -154,7 +154,8 @@ class Tally:
                 exposed, mine = self.exposed, self._s_exposed
                 for kind in self._since:
                     exposed[kind] = exposed.get(kind, 0) + 1
-                    mine[kind] = mine.get(kind, 0) + 1
+                    if kind in PER_INVOCATION:
+                        mine[kind] = mine.get(kind, 0) + 1
                 self._since.clear()
         if state.deferred:
             if self._deferred_since is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
+from .agents import SESSION_TURNS
 from .cmd_sweep import OUT_OF_TIME, add_time_limit, time_limit
 from .dask_pool import add_scheduler_option, parse_scheduler
+from .load import load_at
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .report import write_report
 from .summary import ReportData
@@ -44,6 +47,8 @@ same command resumes).
 
 #: The default sweep's axes.
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: At most this many times the seeds at a light load level (see :func:`seeds_at`).
+MAX_SEED_FACTOR = 8
 TIGHT_LEVEL = 0.5
 TIGHTNESS = (0.1, 0.2, 0.4, 0.8)
 HORIZON = 600.0
@@ -78,11 +83,34 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _sessions_per_run(level: float, horizon: float) -> float:
+    """About how many sessions one run at ``level`` holds: each agent's
+    user messages over the horizon, ``SESSION_TURNS`` per session, plus the
+    censored last one."""
+    load = load_at(level)
+    return load.agents * (horizon / (load.user_interval * SESSION_TURNS) + 1.0)
+
+
+def seeds_at(level: float, seeds: Sequence[int], horizon: float = HORIZON) -> list[int]:
+    """The main sweep's seeds at ``level``: ``seeds`` at full load, and as many
+    times more at a lighter level as it has fewer sessions per run (at most
+    ``MAX_SEED_FACTOR`` times), so that every point of the plots rests on a
+    similar number of sessions.  Light runs are cheap: one agent, few events.
+
+    >>> len(seeds_at(1.0, [1, 2, 3])), len(seeds_at(0.5, [1, 2, 3])), len(seeds_at(0.0, [1]))
+    (3, 12, 8)
+    """
+    factor = _sessions_per_run(1.0, horizon) / _sessions_per_run(level, horizon)
+    times = max(1, min(MAX_SEED_FACTOR, round(factor)))
+    return list(range(seeds[0], seeds[0] + len(seeds) * times))
+
+
 def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) -> Parts:
     """The report's sweep: (main, tightness, knobs) run specs.
 
     * main: every policy × every gate × load levels (checks after every
-      append, retry re-runs the batch: the domain document's runtime);
+      append, retry re-runs the batch: the domain document's runtime), with
+      more seeds at lighter levels (:func:`seeds_at`);
     * tightness: every policy × none/commit/spill × budget tightness;
     * knobs: every policy but unit_safe × other check times and retry modes,
       under gate none (and commit for reference) × load levels.
@@ -92,7 +120,9 @@ def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) ->
     horizon = QUICK_HORIZON if quick else HORIZON
     policies = [*BUILTINS, *(p for p in extra if p not in BUILTINS)]
     base = RuntimeConfig()
-    main = plan(policies, configs(base), levels, seeds, horizon=horizon)
+    main = [spec for level in levels
+            for spec in plan(policies, configs(base), [level], seeds_at(level, seeds, horizon),
+                             horizon=horizon)]
     tight = plan(policies, configs(base, gates=(Gate.NONE, Gate.COMMIT, Gate.SPILL)),
                  [TIGHT_LEVEL], seeds, tightness=tightness, horizon=horizon)
     variants = [
@@ -138,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
         tightness=tuple(by_key[s.key] for s in tight if s.key in by_key),
         knobs=tuple(by_key[s.key] for s in knobs if s.key in by_key),
         tight_level=TIGHT_LEVEL, seeds=tuple(seeds), horizon=main[0].horizon, command=command,
-        planned=len(main) + len(tight) + len(knobs), time_limit=limit)
+        planned=len({s.key for s in (*main, *tight, *knobs)}), time_limit=limit)
     files = write_report(data, out)
     took = time.perf_counter() - started
     print(f"prunecheck report: {len(outcome.rows)} runs ({outcome.ran} run now, "

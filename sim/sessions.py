@@ -32,10 +32,13 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "NOT_TIMED",
+    "PER_INVOCATION",
     "ClusteredRate",
     "SessionEnd",
     "SessionRate",
@@ -48,6 +51,15 @@ __all__ = [
     "sessions_from_json",
     "sessions_to_json",
 ]
+
+
+#: Keys a session records the first time of: every class but the frequent
+#: costs of the safe gates (deferral, spill, re-injection happen in nearly
+#: every gated session and are measured per invocation instead).
+NOT_TIMED = frozenset({"deferral", "spill", "reinjection"})
+#: Keys a session counts exposed invocations of: the costs reported per
+#: 1,000 invocations (with a bootstrap over sessions).
+PER_INVOCATION = frozenset({"hard_ceiling_overrun", "spill", "reinjection"})
 
 
 class SessionEnd(StrEnum):
@@ -68,10 +80,12 @@ class SessionRecord:
     turns: user messages it received.
     end: how it ended.
     invocations: model invocations in it (blocked ones not counted).
-    exposed: per class key, invocations that saw the class since the one before.
-    first: per class key (incident kinds, ``provider_rejection:<kind>`` and
-        ``any_violation``), when it first happened: (seconds since the
-        session began, user messages received by then).
+    exposed: per cost in :data:`PER_INVOCATION`, invocations that saw it
+        since the invocation before.
+    first: per class key (incident kinds but :data:`NOT_TIMED`,
+        ``provider_rejection:<kind>`` and ``any_violation``), when it first
+        happened: (seconds since the session began, user messages received
+        by then).
     """
 
     duration: float
@@ -109,17 +123,47 @@ def sessions_from_json(data: Any) -> tuple[SessionRecord, ...]:
 
 
 # ------------------------------------------------------------ exact intervals
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x)
+                     + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
 def _binom_cdf(k: int, n: int, p: float) -> float:
-    """P(X <= k) for X ~ Binomial(n, p), summed in log space."""
-    if p <= 0.0:
+    """P(X <= k) for X ~ Binomial(n, p) = I_(1-p)(n - k, k + 1)."""
+    if k >= n or p <= 0.0:
         return 1.0
     if p >= 1.0:
-        return 1.0 if k >= n else 0.0
-    lp, lq = math.log(p), math.log1p(-p)
-    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp
-             + (n - i) * lq for i in range(k + 1)]
-    peak = max(terms)
-    return min(1.0, math.exp(peak) * sum(math.exp(t - peak) for t in terms))
+        return 0.0
+    return _betainc(n - k, k + 1, 1.0 - p)
 
 
 def _solve(f: Any, target: float, increasing: bool) -> float:
@@ -133,6 +177,7 @@ def _solve(f: Any, target: float, increasing: bool) -> float:
     return (lo + hi) / 2
 
 
+@cache
 def exact_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Clopper–Pearson ("exact") interval of ``k`` successes in ``n``.
 
@@ -234,7 +279,7 @@ class ClusteredRate:
 
 
 def bootstrap_per_invocation(sessions: Sequence[SessionRecord], key: str, *, seed: int = 0,
-                             reps: int = 400) -> ClusteredRate:
+                             reps: int = 200) -> ClusteredRate:
     """Invocations that saw ``key`` per 1,000 invocations, with a seeded 95%
     percentile bootstrap over sessions (a cluster bootstrap: a session's
     invocations are correlated, so they are resampled together).
@@ -252,14 +297,13 @@ def bootstrap_per_invocation(sessions: Sequence[SessionRecord], key: str, *, see
         return ClusteredRate(0, 0, math.nan, math.nan)
     rng = random.Random(f"prunecheck/bootstrap/{seed}/{key}")
     size = len(counts)
+    ks = [c for c, _ in counts]
+    ms = [m for _, m in counts]
+    every = range(size)
     stats = []
     for _ in range(reps):
-        kk = nn = 0
-        for _ in range(size):
-            c, m = counts[rng.randrange(size)]
-            kk += c
-            nn += m
-        stats.append(1000.0 * kk / nn)
+        pick = rng.choices(every, k=size)
+        stats.append(1000.0 * sum(map(ks.__getitem__, pick)) / sum(map(ms.__getitem__, pick)))
     stats.sort()
     low = stats[int(0.025 * (reps - 1))]
     high = stats[int(math.ceil(0.975 * (reps - 1)))]

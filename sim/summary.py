@@ -1,9 +1,12 @@
-"""``summary.md`` of the failure-rate report: measured rates, what they mean,
-and the domain document's observation checked claim by claim.
+"""``summary.md`` of the failure-rate report: measured rates over sessions,
+survival medians, and the incident write-up's claims checked one by one.
 
 Every number is computed here from the sweep's rows; the verdicts are worded
 from the numbers (a claim "holds" only when the measured intervals say so),
-so a run whose figures disagree with the document says that it does.
+so a run whose figures disagree with the write-up says that it does.  Each
+claim is checked twice — over sessions (the unit that is right) and per
+model invocation (the measure earlier reports used) — and the summary says
+where the conclusion changes.  The tables live in :mod:`.summary_tables`.
 """
 
 from __future__ import annotations
@@ -12,21 +15,26 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 
-from .stats import Pooled, Rate
+from .agents import SESSION_TURNS
+from .sessions import SessionRecord, rate_of
+from .stats import Pooled
 from .sweep import Row
 
-__all__ = ["CLASS_LABELS", "MEANINGS", "ReportData", "pool", "summary_text", "write_summary"]
+__all__ = ["CLASS_LABELS", "MEANINGS", "ReportData", "pool", "sessions_of", "summary_text",
+           "write_summary"]
 
 ORPHAN_400 = "provider_rejection:result_without_call"
 DUP = "duplicated_side_effect"
 TRUNC = "truncated_payload"
 CEILING = "hard_ceiling_overrun"
 ANY = "any_violation"
+ABORT = "session_abort"
+PRUNE = "invalid_prune"
 
 #: What each reported class means, in the design notes' vocabulary.
 MEANINGS: dict[str, str] = {
@@ -37,16 +45,23 @@ MEANINGS: dict[str, str] = {
     DUP: "a retry re-ran a batch: a write ran twice, or a read ran against a changed file",
     TRUNC: "a streamed result/answer lost its first chunks: valid-looking but wrong content",
     "unanswered_call": "a completed call whose result was evicted while the call stayed",
-    "invalid_prune": "a prune applied that split a unit or touched an open or pending one",
+    PRUNE: "a prune applied that split a unit or touched an open or pending one",
+    ABORT: "outcome: a rejection after the runtime's last retry; the session ends and the "
+           "agent starts a fresh one",
     CEILING: "cost: context above the hard ceiling (fail loudly, recoverable)",
     "deferral": "cost: a budget check deferred because a call was pending",
     "spill": "cost: a closed unit moved to the side store",
     "reinjection": "cost: a spilled unit brought back because a new call needs its file",
 }
 CLASS_LABELS = {ANY: "any violation", ORPHAN_400: "orphaned-result 400s",
-                  "orphaned_result": "orphaned results", DUP: "duplicated side effects",
-                  TRUNC: "truncated payloads", "unanswered_call": "unanswered calls"}
-_TABLE_CLASSES = (ANY, ORPHAN_400, DUP, TRUNC, "unanswered_call", CEILING)
+                "orphaned_result": "orphaned results", DUP: "duplicated side effects",
+                TRUNC: "truncated payloads", "unanswered_call": "unanswered calls",
+                ABORT: "aborted sessions", CEILING: "hard-ceiling overruns"}
+#: The write-up the claims come from, named where it is first quoted.
+SOURCE = ("the incident write-up this tool was built from (*Where must an instance of a "
+          "context-pruning policy refuse to prune: the mid-tool-call boundary*, 2026-11-14)")
+#: The structure-blind built-ins: every built-in but unit_safe.
+BLIND = "structure-blind built-ins"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +75,8 @@ class ReportData:
     tightness: policies × gates × budget tightness at ``tight_level``.
     knobs: policies × other runtime configurations × load levels.
     seeds, horizon, command: how the sweep was run, for the summary.
+    planned: runs the sweep planned (0: as many as given); fewer rows than
+        planned means the time limit stopped it (``time_limit`` seconds).
     """
 
     main: tuple[Row, ...]
@@ -69,10 +86,22 @@ class ReportData:
     seeds: tuple[int, ...]
     horizon: float
     command: str
+    planned: int = 0
+    time_limit: float | None = None
+
+
+class Measure(Protocol):
+    count: int
+    total: int
+    low: float
+    high: float
+
+    @property
+    def per_1000(self) -> float: ...
 
 
 def pool(rows: Iterable[Row], key: Callable[[Row], Any]) -> dict[Any, Pooled]:
-    """Rows pooled by ``key(row)`` (seeds always pool together)."""
+    """Rows pooled by ``key(row)`` (seeds always pool together): per-invocation sums."""
     out: dict[Any, Pooled] = {}
     for row in rows:
         out.setdefault(key(row), Pooled()).add(
@@ -82,309 +111,329 @@ def pool(rows: Iterable[Row], key: Callable[[Row], Any]) -> dict[Any, Pooled]:
     return out
 
 
-def _one(rows: Iterable[Row]) -> Pooled:
-    return pool(rows, lambda r: 0).get(0, Pooled())
+def sessions_of(rows: Iterable[Row]) -> list[SessionRecord]:
+    return [s for row in rows for s in row.sessions]
 
 
-def _raw(row: Row) -> bool:
+def group(rows: Iterable[Row], key: Callable[[Row], Any]) -> dict[Any, list[SessionRecord]]:
+    """Sessions grouped by ``key(row)``."""
+    out: dict[Any, list[SessionRecord]] = {}
+    for row in rows:
+        out.setdefault(key(row), []).extend(row.sessions)
+    return out
+
+
+def blind(row: Row) -> bool:
     return row.spec.policy in BUILTINS and row.spec.policy != "unit_safe"
 
 
-def _gate(rows: Iterable[Row], gate: Gate) -> list[Row]:
+def gate_rows(rows: Iterable[Row], gate: Gate) -> list[Row]:
     return [r for r in rows if r.spec.config.gate is gate]
 
 
-def _r(rate: Rate) -> str:
-    return rate.text()
-
-
-def _table(head: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]:
+def table(head: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines.extend("| " + " | ".join(row) + " |" for row in body)
     return [*lines, ""]
 
 
-def _significant(low: Rate, high: Rate) -> bool:
+def per_session(sessions: Sequence[SessionRecord], key: str) -> str:
+    """``"308 [226–398] (37 of 120)"``: per 1,000 sessions, exact 95% interval."""
+    r = rate_of(sessions, key)
+    return f"{r.per_1000_text()} ({r.count} of {r.total:,})" if r.total else "n/a"
+
+
+# ----------------------------------------------------------- two measures
+@dataclass(frozen=True, slots=True)
+class _Way:
+    """One way of measuring a class over a set of rows."""
+
+    unit: str
+    rate: Callable[[Sequence[Row], str], Measure]
+    text: Callable[[Measure], str]
+
+
+def _session_measure(rows: Sequence[Row], key: str) -> Measure:
+    return rate_of(sessions_of(rows), key)
+
+
+def _invocation_measure(rows: Sequence[Row], key: str) -> Measure:
+    return pool(rows, lambda r: 0).get(0, Pooled()).rate(key)
+
+
+def _num(m: Measure) -> str:
+    digits = 1 if m.high < 100 else 0
+    value = "0" if m.count == 0 else f"{m.per_1000:.{digits}f}"
+    low = "0" if m.low == 0 else f"{m.low:.{digits}f}"
+    return f"{value} [{low}–{m.high:.{digits}f}]" if m.total else "n/a"
+
+
+SESSIONS = _Way("sessions", _session_measure,
+                lambda m: f"{_num(m)} per 1,000 sessions ({m.count} of {m.total:,})")
+INVOCATIONS = _Way("invocations", _invocation_measure,
+                   lambda m: f"{_num(m)} per 1,000 invocations")
+
+
+def _above(low: Measure, high: Measure) -> bool:
     """``high`` is above ``low`` beyond both 95% intervals."""
     return high.low > low.high
+
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    measured: str
+    verdict: str
+
+    @property
+    def word(self) -> str:
+        return self.verdict.split(":")[0].split(",")[0]
+
+
+def _produce(rows: Sequence[Row], key: str, way: _Way) -> _Check:
+    by_policy: dict[str, list[Row]] = {}
+    for r in rows:
+        by_policy.setdefault(r.spec.policy, []).append(r)
+    total = way.rate(rows, key)
+    breaking = sorted(p for p, rs in by_policy.items() if way.rate(rs, key).count)
+    n = len(by_policy)
+    if total.count and len(breaking) == n:
+        verdict = f"holds: all {n} {BLIND} produce them"
+    elif total.count:
+        verdict = f"partly: {len(breaking)} of {n} produce them ({', '.join(breaking)})"
+    else:
+        verdict = "does not hold: none seen"
+    return _Check(way.text(total), verdict)
+
+
+def _grows(rows: Sequence[Row], key: str, way: _Way) -> _Check:
+    levels = sorted({r.spec.level for r in rows})
+    at = {lv: way.rate([r for r in rows if r.spec.level == lv], key) for lv in levels}
+    low, high = at[levels[0]], at[levels[-1]]
+    steps = [at[lv].per_1000 for lv in levels]
+    if _above(low, high):
+        rising = all(b >= a for a, b in pairwise(steps))
+        verdict = "holds" + (", rising at every level" if rising else
+                             ", though not at every level step")
+    elif high.per_1000 > low.per_1000:
+        verdict = "not shown: higher at full load, but within the intervals"
+    else:
+        verdict = "does not hold: not higher at full load"
+    text = (f"load {levels[0]:g}: {_num(low)} → load {levels[-1]:g}: {_num(high)} per 1,000 "
+            f"{way.unit} (levels: {' → '.join(f'{s:.0f}' for s in steps)})")
+    return _Check(text, verdict)
+
+
+def _zero(rows: Sequence[Row], way: _Way) -> _Check:
+    counts = {k: way.rate(rows, k) for k in (ORPHAN_400, DUP, ANY)}
+    bad = {k: m.count for k, m in counts.items() if m.count}
+    m = counts[ANY]
+    verdict = "holds" if not bad else "does not hold: " + ", ".join(
+        f"{CLASS_LABELS.get(k, k)} in {v}" for k, v in bad.items())
+    if m.count == 0:
+        text = (f"0 of {m.total:,} {way.unit} saw any violation: below {m.high:.1f} per 1,000 "
+                f"{way.unit} with 95% confidence")
+    else:
+        text = f"{m.count} of {m.total:,} {way.unit} saw a violation ({_num(m)} per 1,000)"
+    return _Check(text, verdict)
+
+
+def _costlier(cheap: Sequence[Row], dear: Sequence[Row], key: str, way: _Way,
+              names: tuple[str, str]) -> _Check:
+    a, b = way.rate(cheap, key), way.rate(dear, key)
+    verdict = ("holds" if _above(a, b) else "not shown: within the intervals"
+               if b.per_1000 > a.per_1000 else "does not hold")
+    return _Check(f"gate {names[0]}: {_num(a)} → gate {names[1]}: {_num(b)} per 1,000 "
+                  f"{way.unit}", verdict)
+
+
+def _absorbs(commit: Sequence[Row], spill: Sequence[Row], way: _Way) -> _Check:
+    c, s = way.rate(commit, CEILING), way.rate(spill, CEILING)
+    share = 1.0 - s.per_1000 / c.per_1000 if c.per_1000 else 0.0
+    if _above(s, c):
+        verdict = f"holds: spill absorbs {100 * share:.0f}% of them"
+    else:
+        verdict = "does not hold: spill is not below commit beyond the intervals"
+    return _Check(f"gate commit: {_num(c)} → gate spill: {_num(s)} per 1,000 {way.unit} with "
+                  "an overrun", verdict)
 
 
 # ------------------------------------------------------------------ claims
 def _claims(data: ReportData) -> list[str]:
     main = data.main
-    levels = sorted({r.spec.level for r in main})
-    lo_level, hi_level = levels[0], levels[-1]
-    raw_none = [r for r in _gate(main, Gate.NONE) if _raw(r)]
-    by_level = pool(raw_none, lambda r: r.spec.level)
-    all_raw = _one(raw_none)
-    by_policy = pool(raw_none, lambda r: r.spec.policy)
-    n_raw = len(by_policy)
-    rows: list[list[str]] = []
-    notes: list[str] = []
-    for kind, name in ((ORPHAN_400, "orphaned-result rejections (HTTP 400)"),
-                       (DUP, "duplicated side effects"), (TRUNC, "truncated payloads")):
-        total = all_raw.rate(kind)
-        breaking = sorted(p for p, pooled in by_policy.items() if pooled.exposed.get(kind))
-        if total.count and len(breaking) == n_raw:
-            verdict = f"holds: all {n_raw} raw built-ins produce them"
-        elif total.count:
-            verdict = (f"partly: {len(breaking)} of {n_raw} raw built-ins produce them "
-                       f"({', '.join(breaking)})")
-        else:
-            verdict = "does not hold: none seen"
-        rows.append([f"raw policies with per-append checks produce {name}",
-                     f"{_r(total)} per 1,000 invocations, {n_raw} raw built-ins, gate none, "
-                     "all loads", verdict])
-        low, high = by_level[lo_level].rate(kind), by_level[hi_level].rate(kind)
-        steps = [by_level[lv].rate(kind).per_1000 for lv in levels]
-        rising = all(b >= a for a, b in pairwise(steps))
-        if _significant(low, high):
-            grow = "holds" + (", rising at every level" if rising else
-                              ", though not at every level step")
-        elif high.per_1000 > low.per_1000:
-            grow = "not shown: higher at full load, but within the intervals"
-        else:
-            grow = "does not hold: not higher at full load"
-        rows.append([f"… and they grow with load ({name})",
-                     f"load {lo_level:g}: {_r(low)} → load {hi_level:g}: {_r(high)} "
-                     f"(levels: {' → '.join(f'{s:.0f}' for s in steps)})", grow])
-    doc_policy = by_policy.get("lowest_salience")
-    if doc_policy is not None:
-        notes.append(
-            f"The document's own policy, lowest_salience, shows orphaned-result 400s at "
-            f"{_r(doc_policy.rate(ORPHAN_400))}, duplicated side effects at "
-            f"{_r(doc_policy.rate(DUP))} and truncated payloads at "
-            f"{_r(doc_policy.rate(TRUNC))} per 1,000 invocations (gate none, all loads).")
-        doc_trunc, all_trunc = doc_policy.rate(TRUNC), all_raw.rate(TRUNC)
-        top = max(by_policy.items(), key=lambda item: item[1].rate(TRUNC).per_1000)
-        if all_trunc.count and doc_trunc.high < all_trunc.low:
-            notes.append(
-                "Where this disagrees with the document: it attributes truncated payloads to "
-                "the salience policy evicting a short, partial trailing message. Here "
-                f"lowest_salience truncates {_r(doc_trunc)} per 1,000 invocations, below the "
-                f"raw built-ins' {_r(all_trunc)}: a fresh partial message scores high on "
-                "recency, so older messages go first. Most truncation comes from "
-                f"{top[0]} ({_r(top[1].rate(TRUNC))}).")
-    commit = _one(_gate(main, Gate.COMMIT))
-    spill = _one(_gate(main, Gate.SPILL))
-    none = _one(_gate(main, Gate.NONE))
-    for gate_name, pooled in (("commit", commit), ("spill", spill)):
-        if not pooled.invocations:
-            continue
-        counts = {k: pooled.exposed.get(k, 0) for k in (ORPHAN_400, DUP, TRUNC, ANY)}
-        verdict = "holds" if not any(counts.values()) else \
-            "does not hold: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v)
-        rows.append([f"under the {gate_name} gate those are zero",
-                     f"{counts[ANY]} of {pooled.invocations:,} invocations saw any violation "
-                     f"(rate {_r(pooled.rate(ANY))}), all policies and loads", verdict])
-    if commit.invocations and none.invocations:
-        c, n = commit.rate(CEILING), none.rate(CEILING)
-        verdict = ("holds" if _significant(n, c) else
-                   "not shown: within the intervals" if c.per_1000 > n.per_1000 else
-                   "does not hold")
-        rows.append(["… at the price of more hard-ceiling overruns",
-                     f"gate none: {_r(n)} → gate commit: {_r(c)} per 1,000 invocations",
-                     verdict])
-        prevented = none.rate(ANY).per_1000
-        notes.append(
-            f"The document calls the increase in overruns modest. Measured, the commit gate "
-            f"adds {c.per_1000 - n.per_1000:.1f} overruns per 1,000 invocations while it "
-            f"removes {prevented:.1f} per 1,000 invocations with a violation (gate none, all "
-            f"policies); it also holds a budget check deferred "
-            f"{100 * commit.deferred_share:.1f}% of agent time (gate none: "
-            f"{100 * none.deferred_share:.1f}%).")
-    if commit.invocations and spill.invocations:
-        c, s = commit.rate(CEILING), spill.rate(CEILING)
-        share = 1.0 - s.per_1000 / c.per_1000 if c.per_1000 else 0.0
-        if _significant(s, c):
-            verdict = f"holds: spill absorbs {100 * share:.0f}% of them"
-            if s.count:
-                verdict += ("; the rest are contexts over the ceiling with nothing closed "
-                            "left to spill (pending batches and open streams cannot move)")
-        else:
-            verdict = "does not hold: spill is not below commit beyond the intervals"
-        rows.append(["spill absorbs those overruns",
-                     f"gate commit: {_r(c)} → gate spill: {_r(s)} per 1,000 invocations; "
-                     f"spills {_r(spill.rate('spill'))}, re-injections "
-                     f"{_r(spill.rate('reinjection'))}", verdict])
-    return [*_table(["claim (domain document)", "measured", "verdict"], rows),
-            *(f"- {n}" for n in notes), ""]
-
-
-# ------------------------------------------------------------------ tables
-def _at_top(data: ReportData) -> list[str]:
-    top = max(r.spec.level for r in data.main)
-    rows = [r for r in data.main if r.spec.level == top]
-    pooled = pool(rows, lambda r: (r.spec.policy, r.spec.config.gate))
-    order = list(dict.fromkeys(r.spec.policy for r in sorted(
-        rows, key=lambda r: (r.spec.policy not in BUILTINS, r.spec.policy))))
-    body = [[p, g.value, str(pooled[(p, g)].invocations),
-             *(_r(pooled[(p, g)].rate(k)) for k in _TABLE_CLASSES)]
-            for p in order for g in Gate if (p, g) in pooled]
-    head = ["policy", "gate", "invocations", *(k.replace("provider_rejection:", "")
-                                              .replace("result_without_call",
-                                                       "orphan 400s").replace("_", " ")
-                                              for k in _TABLE_CLASSES)]
-    return [f"## Rates at the highest load level ({top:g})", "", *_table(head, body)]
-
-
-def _growth(data: ReportData) -> list[str]:
-    none = _gate(data.main, Gate.NONE)
-    levels = sorted({r.spec.level for r in none})
-    by = pool(none, lambda r: (r.spec.policy, r.spec.level))
-    policies = sorted({r.spec.policy for r in none}, key=lambda p: (p not in BUILTINS, p))
-    body = [[p, *(_r(by[(p, lv)].rate(ANY)) for lv in levels)] for p in policies]
-    head = ["policy (gate none)", *(f"load {lv:g}" for lv in levels)]
-    pooled = pool([r for r in none if _raw(r)], lambda r: r.spec.level)
-    body2 = [[CLASS_LABELS.get(k, k), *(_r(pooled[lv].rate(k)) for lv in levels)]
-             for k in (ANY, ORPHAN_400, "orphaned_result", DUP, TRUNC, "unanswered_call")]
-    return ["## Which policy breaks, and at what load", "",
-            "Invocations per 1,000 with at least one violation, gate none, checks after "
-            "every append:", "", *_table(head, body),
-            "Each class against load, the raw built-ins pooled (gate none):", "",
-            *_table(["class", *(f"load {lv:g}" for lv in levels)], body2)]
-
-
-def _costs(data: ReportData) -> list[str]:
-    built = [r for r in data.main if r.spec.policy in BUILTINS]
-    top = max(r.spec.level for r in built)
+    none_blind = [r for r in gate_rows(main, Gate.NONE) if blind(r)]
+    commit, spill = gate_rows(main, Gate.COMMIT), gate_rows(main, Gate.SPILL)
+    none = gate_rows(main, Gate.NONE)
+    checks: list[tuple[str, Callable[[_Way], _Check]]] = []
+    if none_blind:
+        checks += [
+            ("“the provider rejected the request with a 400: `tool_result` blocks without a "
+             "matching `tool_use` block” (checks after each append, a structure-blind policy)",
+             lambda w: _produce(none_blind, ORPHAN_400, w)),
+            ("“The retry logic, unaware of the cause, re-ran the *entire* batch, duplicating "
+             "a side-effectful `read_file`”", lambda w: _produce(none_blind, DUP, w)),
+            ("“a truncated JSON payload that parsed as valid but semantically wrong”",
+             lambda w: _produce(none_blind, TRUNC, w)),
+        ]
+        if len({r.spec.level for r in none_blind}) > 1:
+            for key, name in ((ORPHAN_400, "orphaned-result 400s"),
+                              (DUP, "duplicated side effects"), (TRUNC, "truncated payloads")):
+                checks.append((f"“the following sequence recurred under load”: {name} grow "
+                               "with load", lambda w, k=key: _grows(none_blind, k, w)))
+    for name, rows in (("commit", commit), ("spill", spill)):
+        if rows:
+            checks.append(
+                (f"“the orphaned-tool-result 400s disappeared entirely, and the duplicated-"
+                 f"side-effect incident class went to zero” (gate {name}, every policy)",
+                 lambda w, rs=rows: _zero(rs, w)))
+    if commit and none:
+        checks.append(("“The cost was a modest increase in hard-ceiling overruns (budget "
+                       "exceeded while a batch was in flight)”",
+                       lambda w: _costlier(none, commit, CEILING, w, ("none", "commit"))))
+    if commit and spill:
+        checks.append(("“handled by spilling the oldest *closed* unit to an external store "
+                       "and re-injecting it on demand rather than by evicting live state”",
+                       lambda w: _absorbs(commit, spill, w)))
     body = []
-    for gate in Gate:
-        rows = _gate(built, gate)
-        if not rows:
-            continue
-        every, at_top = _one(rows), _one(r for r in rows if r.spec.level == top)
-        refused = sum(r.counters.get("refused_prunes", 0) for r in rows)
-        body.append([gate.value, _r(every.rate(CEILING)), _r(at_top.rate(CEILING)),
-                     f"{100 * every.deferred_share:.1f}%", _r(every.rate("spill")),
-                     _r(every.rate("reinjection")), str(refused)])
-    head = ["gate", "overruns (all loads)", f"overruns (load {top:g})", "time deferred",
-            "spills", "re-injections", "refused prunes"]
-    return ["## The cost of safety (built-in policies pooled)", "",
-            "Rates per 1,000 invocations; time deferred is the share of simulated agent time "
-            "with a deferred budget check.", "", *_table(head, body)]
+    for claim, check in checks:
+        s, i = check(SESSIONS), check(INVOCATIONS)
+        change = "no" if s.word == i.word else f"**yes**: per invocation “{i.word}”"
+        body.append([claim, s.measured, s.verdict, f"{i.measured} — {i.word}", change])
+    lines = [*table(["claim (quoted)", "measured over sessions [95% exact interval]",
+                     "verdict (sessions)", "per invocation (earlier reports' measure)",
+                     "conclusion changes?"], body)]
+    return [*lines, *_notes(data, none_blind, none, commit)]
 
 
-def _tightness(data: ReportData) -> list[str]:
-    if not data.tightness:
-        return []
-    by = pool([r for r in data.tightness if r.spec.policy in BUILTINS],
-              lambda r: (r.spec.config.gate, r.spec.load.tightness, _raw(r)))
-    values = sorted({r.spec.load.tightness for r in data.tightness})
-    body = []
-    for t in values:
-        raw = by.get((Gate.NONE, t, True), Pooled())
-        cells = [f"{t:g}", _r(raw.rate(ANY)), _r(raw.rate(ORPHAN_400))]
-        for gate in (Gate.COMMIT, Gate.SPILL):
-            both = Pooled()
-            for safe in (True, False):
-                part = by.get((gate, t, safe))
-                if part is not None:
-                    both.add(invocations=part.invocations, events=part.events,
-                             sim_time=part.sim_time, time_deferred=part.time_deferred,
-                             incidents=part.incidents, exposed=part.exposed)
-            cells += [_r(both.rate(ANY)), _r(both.rate(CEILING))]
-        body.append(cells)
-    head = ["tightness", "none: any violation (raw)", "none: orphan 400s (raw)",
-            "commit: any violation", "commit: overruns", "spill: any violation",
-            "spill: overruns"]
-    return [f"## Budget tightness (load level {data.tight_level:g})", "",
-            "Tightness is a typical turn's tokens against the working budget.", "",
-            *_table(head, body)]
-
-
-def _knob_table(data: ReportData) -> list[str]:
-    rows = [r for r in data.knobs if _raw(r)]
-    if not rows:
-        return []
-    by = pool(rows, lambda r: (r.spec.config.gate.value, r.spec.config.check_at.value,
-                               r.spec.config.retry.value))
-    kinds = (ANY, ORPHAN_400, DUP, TRUNC, CEILING)
-    body = [[*k, *(_r(p.rate(x)) for x in kinds)] for k, p in sorted(by.items())]
-    head = ["gate", "checks", "retry", *(CLASS_LABELS.get(k, "overruns") for k in kinds)]
+def _notes(data: ReportData, none_blind: Sequence[Row], none: Sequence[Row],
+           commit: Sequence[Row]) -> list[str]:
     notes = []
-    base = by.get(("none", "after_append", "rerun_batch"))
-    for variant, kind, what in (
-            (("none", "before_invoke", "rerun_batch"), TRUNC,
-             "Checking only before an invocation (no stream is open then)"),
-            (("none", "after_batch", "rerun_batch"), TRUNC, "Checking after whole batches"),
-            (("none", "after_append", "idempotent"), DUP, "An idempotent retry")):
-        other = by.get(variant)
-        if base is None or other is None:
-            continue
-        orphans = other.rate(ORPHAN_400)
-        tail = (f", but orphaned-result 400s stay at {_r(orphans)} (vs "
-                f"{_r(base.rate(ORPHAN_400))}): the policies still split closed units."
-                if orphans.count else f"; orphaned-result 400s: {_r(orphans)}.")
-        notes.append(f"- {what} takes {CLASS_LABELS[kind]} from {_r(base.rate(kind))} to "
-                     f"{_r(other.rate(kind))}{tail}")
-    append, before = (by.get(("commit", c, "rerun_batch")) for c in ("after_append",
-                                                                     "before_invoke"))
-    if append is not None and before is not None:
+    by_policy = group(none_blind, lambda r: r.spec.policy)
+    doc = by_policy.get("lowest_salience")
+    all_blind = sessions_of(none_blind)
+    if doc:
         notes.append(
-            f"- Under the commit gate, overruns are {_r(append.rate(CEILING))} with checks "
-            f"after every append and {_r(before.rate(CEILING))} with checks before each "
-            "invocation only: then nothing is pending at a check, so nothing defers, and the "
-            "ceiling is only looked at when a check or an invocation happens.")
-    return ["## Runtime knobs (raw built-ins pooled, all loads)", "", *_table(head, body),
-            *notes, ""]
+            "The write-up's own policy (“a policy that evicts the lowest-salience messages "
+            "when the budget is exceeded”), lowest_salience, gate none, all loads, per 1,000 "
+            f"sessions: orphaned-result 400s {per_session(doc, ORPHAN_400)}, duplicated side "
+            f"effects {per_session(doc, DUP)}, truncated payloads {per_session(doc, TRUNC)}.")
+        trunc_doc, trunc_all = rate_of(doc, TRUNC), rate_of(all_blind, TRUNC)
+        top = max(by_policy.items(), key=lambda item: rate_of(item[1], TRUNC).per_1000)
+        if trunc_all.count and trunc_doc.high < trunc_all.low:
+            notes.append(
+                "Where this disagrees with the write-up: it attributes truncation to the "
+                "salience policy, which “evicted the *partial* trailing message because its "
+                "salience was near-zero”. Here lowest_salience truncates in "
+                f"{per_session(doc, TRUNC)} sessions per 1,000, below the {BLIND}' "
+                f"{per_session(all_blind, TRUNC)}: a fresh partial message scores high on "
+                f"recency, so older messages go first. Most truncation comes from {top[0]} "
+                f"({per_session(top[1], TRUNC)}).")
+    pruned = [s for s in all_blind if PRUNE in s.first]
+    if pruned:
+        same = sum(1 for s in pruned if ORPHAN_400 in s.first
+                   and s.first[ORPHAN_400][1] == s.first[PRUNE][1])
+        later = sum(1 for s in pruned if ORPHAN_400 in s.first
+                    and s.first[ORPHAN_400][1] > s.first[PRUNE][1])
+        never = len(pruned) - same - later
+        notes.append(
+            "“Neither failure raised an in-process exception at the point of pruning. Both "
+            f"surfaced later”: of {len(pruned):,} sessions with an invalid prune ({BLIND}, gate "
+            f"none), the first orphaned-result 400 came in the same user turn in {same:,}, in a "
+            f"later turn in {later:,}, and never in {never:,} (the damage stayed silent, or "
+            "surfaced as another class) — nothing fails at the prune itself.")
+    if commit and none:
+        c, n = rate_of(sessions_of(commit), CEILING), rate_of(sessions_of(none), CEILING)
+        ci, ni = _invocation_measure(commit, CEILING), _invocation_measure(none, CEILING)
+        deferred = pool(commit, lambda r: 0)[0].deferred_share
+        notes.append(
+            "How modest is the “modest increase in hard-ceiling overruns”? Per invocation it "
+            f"looks small: {_num(ni)} → {_num(ci)} per 1,000 invocations. Per session it is "
+            f"not: {_num(n)} → {_num(c)} sessions per 1,000 meet at least one overrun (gate "
+            f"none → commit, every policy and load), and the commit gate holds a budget check "
+            f"deferred {100 * deferred:.1f}% of agent time.")
+    return [*(f"- {n}" for n in notes), ""]
 
 
-def _errors(data: ReportData) -> list[str]:
-    bad = [r for r in (*data.main, *data.tightness, *data.knobs) if r.error]
-    lines = ["## Policy errors", ""]
-    if not bad:
-        return [*lines, "No run ended with a policy error.", ""]
-    seen = dict.fromkeys(r.key for r in bad)
-    for row in bad:
-        if row.key in seen:
-            lines.append(f"- `{row.key}`: {row.error}")
-            del seen[row.key]
-    return [*lines, ""]
+# ------------------------------------------------------------------ header
+def _units(data: ReportData) -> list[str]:
+    return [
+        "## Units: what every number counts", "",
+        f"- **Session** — the unit of every rate unless a table names another. One simulated "
+        f"agent's conversation: it opens with a system prompt and ends *naturally* after the "
+        f"turn that answers its {SESSION_TURNS}th user message, is *aborted* when an "
+        "invocation is rejected after the runtime's last retry (`max_retries`, default 2: the "
+        "error surfaces, the agent starts a fresh session and the user asks again), or is "
+        f"*censored* by the run's {data.horizon:g}-second horizon. Every session started counts, "
+        "including the censored last session of each agent: it had less time to fail, so a "
+        "session rate slightly understates a full session's; the survival curves treat it as "
+        "censored.",
+        "- **Session rate** — sessions with at least one incident of the class, per 1,000 "
+        "sessions, `rate [low–high] (K of N)`, with the exact (Clopper–Pearson) 95% interval. "
+        "Sessions are treated as independent trials: each starts from a fresh context with "
+        "its own random draws; within a run, an agent's sessions and the agents share only "
+        "the world of files (whose versions matter to duplicated reads alone). That is the "
+        "simulator's assumption, stated, not a measured fact.",
+        "- **None seen** — `0 of N sessions: below U per 1,000 with 95% confidence`, where "
+        "U = 1,000 × (1 − 0.025^(1/N)) is the exact upper bound (about 3.7/N; the one-sided "
+        "“rule of three”, 3/N, is a little lower).",
+        "- **Time to first violation** — Kaplan–Meier estimate of the share of sessions still "
+        "intact against user turns (user messages received) and against simulated seconds "
+        "since the session began, with 95% log-log (Greenwood) bands; a session that ends "
+        "intact is censored at its end. *Median turns* is the first turn at which the curve "
+        "is at or below one half; “not reached” when it stays above.",
+        "- **Per-invocation rates** appear only for costs (hard-ceiling overruns, spills, "
+        "re-injections per 1,000 model invocations), where the question is “how often does "
+        "the runtime pay this”; their intervals are 95% percentile bootstraps over sessions "
+        "(200 resamples, seeded), since invocations in one session are correlated. Time "
+        "deferred is a share of simulated agent time.", "",
+    ]
 
 
-def _levels(data: ReportData) -> list[str]:
-    loads = {r.spec.level: r.spec.load for r in data.main}
-    body = [[f"{lv:g}", str(ld.agents), f"{ld.user_interval:g} s", f"{ld.batch_width:g}",
-             f"{ld.latency_tail:g}", f"{ld.chunks:g}", f"{ld.tightness:g}",
-             f"{100 * ld.background:g}%", f"{ld.edit_interval:g} s"]
-            for lv, ld in sorted(loads.items())]
-    head = ["load level", "agents", "user writes every", "batch width (mean)",
-            "latency tail σ", "chunks per stream", "tightness", "background calls",
-            "editor writes every"]
-    return ["## What a load level is", "", *_table(head, body)]
+def _coverage(data: ReportData) -> list[str]:
+    every = {r.key for r in (*data.main, *data.tightness, *data.knobs)}
+    if not data.planned or len(every) >= data.planned:
+        return []
+    limit = f" ({data.time_limit:g} s)" if data.time_limit is not None else ""
+    return [f"**Partial report.** The time limit{limit} stopped the sweep "
+            f"after {len(every)} of {data.planned} planned runs; every figure below covers only "
+            "the runs that finished (listed in `results.jsonl`), so some cells are missing or "
+            "rest on fewer seeds. Run the same command again to resume.", ""]
 
 
 def summary_text(data: ReportData, plots: Sequence[str]) -> str:
     """The whole summary as markdown."""
-    every = (*data.main, *data.tightness, *data.knobs)
-    runs = len({r.key for r in every})
-    invocations = sum(r.invocations for r in {r.key: r for r in every}.values())
-    policies = sorted({r.spec.policy for r in every}, key=lambda p: (p not in BUILTINS, p))
+    from .summary_tables import tables
+
+    every = {r.key: r for r in (*data.main, *data.tightness, *data.knobs)}
+    invocations = sum(r.invocations for r in every.values())
+    sessions = sum(len(r.sessions) for r in every.values())
+    policies = sorted({r.spec.policy for r in every.values()},
+                      key=lambda p: (p not in BUILTINS, p))
     user = [p for p in policies if p not in BUILTINS]
     head = [
         "# prunecheck failure-rate report", "",
-        f"Generated by `{data.command}`: {runs} simulated runs, {invocations} model "
-        f"invocations, seeds {', '.join(map(str, data.seeds))}, {data.horizon:g} simulated "
-        f"seconds per run. Policies: {', '.join(policies)}"
+        f"Generated by `{data.command}`: {len(every)} simulated runs, {sessions:,} sessions, "
+        f"{invocations:,} model invocations, seeds {', '.join(map(str, data.seeds))}, "
+        f"{data.horizon:g} simulated seconds per run. Policies: {', '.join(policies)}"
         + (f" (user policies: {', '.join(user)})" if user else "") + ". "
         "Every figure below is computed from this run's `results.jsonl`.", "",
-        "**How to read a rate.** Model invocations per 1,000 that saw at least one incident of "
-        "the class since the invocation before, pooled over seeds, with the 95% Wilson "
-        "interval in brackets. `0 [0.0–3.7]` means none was seen and the rate is below 3.7 "
-        "per 1,000 with 95% confidence. *Raw* policies are the built-ins that ignore structure "
-        "(all but unit_safe). Gates: `none` applies what the policy proposes, `reference` "
-        "refuses a violating prune whole, `commit` is the document's decision procedure "
-        "(defer while a call is pending, grow or shrink to whole units, fail loudly past the "
-        "hard ceiling), `spill` is commit plus spilling closed units past the ceiling.", "",
-        "## Does the domain document's observation hold?", "",
+        *_coverage(data),
+        "Gates: `none` applies what the policy proposes, `reference` refuses a violating prune "
+        "whole, `commit` is the write-up's decision procedure (defer while a call is pending, "
+        "grow or shrink to whole units, fail loudly past the hard ceiling), `spill` is commit "
+        f"plus spilling closed units past the ceiling. The {BLIND} are every built-in policy "
+        "except unit_safe: they choose messages without regard to calls and results.", "",
+        *_units(data),
+        "## Do the write-up's claims hold?", "",
+        f"Each claim is quoted from {SOURCE}. Checked over sessions (the verdict) and, for "
+        "comparison, per model invocation as earlier reports did (pooled invocations, Wilson "
+        "intervals that treat correlated invocations as independent and are far too narrow).",
+        "",
     ]
     meaning = ["## What the classes mean", "",
-               *_table(["class", "meaning"], [[CLASS_LABELS.get(k, k.replace("_", " ")), v]
-                                              for k, v in MEANINGS.items()])]
+               *table(["class", "meaning"], [[CLASS_LABELS.get(k, k.replace("_", " ")), v]
+                                             for k, v in MEANINGS.items()])]
     files = ["## Plots", "", *(f"- [{p}]({p})" for p in plots), ""]
-    parts = [head, _claims(data), meaning, _levels(data), _growth(data), _at_top(data),
-             _costs(data), _tightness(data), _knob_table(data), _errors(data), files]
+    parts = [head, _claims(data), *tables(data), meaning, files]
     return "\n".join(line for part in parts for line in part).rstrip() + "\n"
 
 
