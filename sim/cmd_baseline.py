@@ -87,8 +87,10 @@ def run(args: argparse.Namespace) -> int:
     corpus = run_corpus(paths, config, timeout=args.policy_timeout) if error is None else []
     final = recorder.finish(corpus, complete=error is None)
     invocations = sum(r.invocations for r in final.runs)
+    sessions = sum(len(r.sessions) for r in final.runs)
     print(f"baseline {out}: policy {args.policy}, gate {config.gate}, checks {config.check_at}; "
-          f"{len(final.runs)} of {suite.size()} runs, {invocations} invocations; "
+          f"{len(final.runs)} of {suite.size()} runs, {sessions} sessions, {invocations} "
+          "invocations; "
           f"{len(final.corpus)} corpus trace(s)")
     if error is not None:
         print(f"prunecheck baseline: {error} (the {len(final.runs)} finished run(s) are in "

@@ -2,10 +2,11 @@
 
 Re-runs the baseline's scenario suite with the runtime as it is now (knobs
 left out keep the baseline's values) and replays the reproduction corpus,
-then compares incident rates class by class with a one-sided Fisher exact
-test and a minimum-effect guard (see :mod:`.regress`), and prints a table of
-what changed.  Exit 1 on a significant regression, or when a corpus trace
-now shows violations it did not show before.
+then compares, class by class, the share of *sessions* that met the class
+with a one-sided Fisher exact test and a minimum-effect guard, and the time
+to the first violation with a log-rank test (see :mod:`.regress`), and
+prints a table of what changed.  Exit 1 on a significant regression, or
+when a corpus trace now shows violations it did not show before.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ examples:
   prunecheck regress --baseline baseline.json --gate none     # weakened: exit 1
   prunecheck regress --baseline b.json --policy mypkg.trim:select_v2 --out current.json
 
+The unit is the session (a simulated agent's conversation; see 'prunecheck report').
+Baselines written before sessions (version 1) are refused: re-create them.
 exit status: 0 no significant regression, 1 a regression (a violation class grew
-significantly, or a corpus trace now shows violations), 2 bad input or a policy error
-(the runs that finished are compared and, with --out, written).
+significantly over sessions, or a corpus trace now shows violations), 2 bad input or
+a policy error (the runs that finished are compared and, with --out, written).
 """
 
 
@@ -59,8 +62,8 @@ def register(sub: Any) -> None:
                    "the baseline's corpus folder)")
     p.add_argument("--alpha", type=float, default=0.01, help="significance level (default "
                    "0.01)")
-    p.add_argument("--min-effect", type=float, default=1.0, metavar="PER_1K",
-                   help="smallest growth that counts, per 1,000 invocations (default 1)")
+    p.add_argument("--min-effect", type=float, default=10.0, metavar="PER_1K",
+                   help="smallest growth that counts, per 1,000 sessions (default 10)")
     p.add_argument("--min-ratio", type=float, default=1.25, metavar="X",
                    help="smallest growth that counts, as a ratio (default 1.25)")
     p.add_argument("--out", metavar="FILE", help="also write the current results (the "
@@ -97,8 +100,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"baseline {args.baseline}: policy {base.policy}, {_knobs(base.config)}")
     print(f"current: policy {spec}, {_knobs(config)}")
     print(f"changed: {_diff(base, current)}")
-    print(f"{result.runs} suite runs compared; rates are invocations meeting the class per "
-          f"1,000 invocations; one-sided Fisher exact test, alpha {args.alpha:g}\n")
+    sessions = sum(len(r.sessions) for r in current.runs)
+    print(f"{result.runs} suite runs compared ({sessions} sessions now); unit: sessions — "
+          f"rates are sessions that met the class at least once per 1,000 sessions (count/"
+          f"sessions); one-sided Fisher exact test over sessions, alpha {args.alpha:g}; 'not "
+          f"significant' means the test cannot tell the difference from chance\n")
     sys.stdout.write(result.table())
     if error is not None:
         print(f"prunecheck regress: {error}" + (f" (finished runs written to {out})" if out

@@ -5,23 +5,31 @@ A *baseline* is a fixed, seeded suite — simulated runs at a few load levels
 × seeds of one policy in one runtime — plus the reproduction corpus (traces
 kept in the repository, replayed with their own policy and budget under the
 runtime's knobs).  :func:`compare` holds a new run of the same suite
-against it, class by class: the share of model invocations that met an
-incident of the class, baseline against current, by a one-sided Fisher
-exact test (no equality test: a different run may move the counts a
-little), with a minimum-effect guard so that a tiny, significant change on a
-large exposure is not called a regression.  A corpus trace that now shows
-violations it did not show before is a regression whatever the test says.
+against it, class by class, over *sessions* (the statistical unit, see
+:mod:`.sessions`): the share of sessions that met an incident of the class,
+baseline against current, by a one-sided Fisher exact test (sessions are
+independent trials; invocations inside one are not), with a minimum-effect
+guard so that a tiny, significant change on many sessions is not called a
+regression.  A change the test cannot tell from chance is reported as
+"not significant", never as "unchanged".  The time to the first violation
+is compared too, by a one-sided log-rank test over user turns (reported;
+the rates decide).  A corpus trace that now shows violations it did not
+show before is a regression whatever the tests say.
 
-File format (JSON, version 1; written sorted, so the same suite gives a
+File format (JSON, version 2; written sorted, so the same suite gives a
 byte-identical file)::
 
-    {"format": "prunecheck-baseline", "version": 1, "complete": true,
+    {"format": "prunecheck-baseline", "version": 2, "complete": true,
      "policy": "lowest_salience", "config": {...RuntimeConfig...},
      "suite": {"levels": [0.2, 0.6, 1.0], "seeds": [1, 2, 3], "horizon": 300.0},
      "runs": [{"level": 0.2, "seed": 1, "invocations": 29, "events": 135,
-               "incidents": {...}, "exposed": {...}, "error": null}, ...],
+               "incidents": {...}, "exposed": {...}, "error": null,
+               "sessions": [{...SessionRecord...}, ...]}, ...],
      "corpus": {"dir": "tests/corpus", "traces": [{"path": "x.json",
                 "violations": {...}, "error": null}, ...]}}
+
+Version 1 files (counts per invocation, no sessions) are refused with a
+hint to re-create them: their numbers cannot be compared over sessions.
 """
 
 from __future__ import annotations
@@ -43,6 +51,8 @@ from prunecheck.model.trace import Trace, incidents_of, loads
 
 from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
+from .sessions import SessionRecord, observations, sessions_from_json, sessions_to_json
+from .survival import logrank_greater
 
 __all__ = [
     "FORMAT",
@@ -66,8 +76,8 @@ __all__ = [
 ]
 
 FORMAT = "prunecheck-baseline"
-VERSION = 1
-#: The extra class the simulator counts: invocations that met any violation.
+VERSION = 2
+#: The extra class the simulator counts: sessions that met any violation.
 ANY = "any_violation"
 
 
@@ -99,7 +109,8 @@ class Suite:
 
 @dataclass(frozen=True, slots=True)
 class SuiteRun:
-    """One simulated run: incidents and exposed invocations per class."""
+    """One simulated run: incidents and exposed invocations per class, and
+    its sessions."""
 
     level: float
     seed: int
@@ -108,6 +119,7 @@ class SuiteRun:
     incidents: Mapping[str, int]
     exposed: Mapping[str, int]
     error: str | None = None
+    sessions: tuple[SessionRecord, ...] = ()
 
     @property
     def key(self) -> tuple[float, int]:
@@ -142,7 +154,8 @@ class Baseline:
             "suite": self.suite.to_json(),
             "runs": [{"level": r.level, "seed": r.seed, "invocations": r.invocations,
                       "events": r.events, "incidents": dict(r.incidents),
-                      "exposed": dict(r.exposed), "error": r.error} for r in self.runs],
+                      "exposed": dict(r.exposed), "error": r.error,
+                      "sessions": sessions_to_json(r.sessions)} for r in self.runs],
             "corpus": {"dir": self.corpus_dir,
                        "traces": [{"path": c.path, "violations": dict(c.violations),
                                    "error": c.error} for c in self.corpus]},
@@ -178,6 +191,11 @@ def read_baseline(path: str | Path) -> Baseline:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError(where, f"is not a prunecheck baseline ('format' must be {FORMAT!r}).",
                           "write one with 'prunecheck baseline --out FILE'.")
+    if data.get("version") == 1:
+        raise ConfigError(where, "is a version 1 baseline: it counts model invocations, and "
+                          "regress now compares sessions (version 2), which it does not hold.",
+                          "re-create it with 'prunecheck baseline --out FILE' and the same "
+                          "flags, from the runtime you trust.")
     if data.get("version") != VERSION:
         raise ConfigError(where, f"baseline version {data.get('version')!r} is not supported "
                           f"(this prunecheck reads version {VERSION}).",
@@ -185,7 +203,8 @@ def read_baseline(path: str | Path) -> Baseline:
     try:
         runs = tuple(SuiteRun(float(r["level"]), int(r["seed"]), int(r["invocations"]),
                               int(r["events"]), _counts(r["incidents"]), _counts(r["exposed"]),
-                              r.get("error")) for r in data["runs"])
+                              r.get("error"), sessions_from_json(r["sessions"]))
+                     for r in data["runs"])
         corpus = data.get("corpus") or {}
         traces = tuple(CorpusResult(str(c["path"]), _counts(c["violations"]), c.get("error"))
                        for c in corpus.get("traces", []))
@@ -193,7 +212,7 @@ def read_baseline(path: str | Path) -> Baseline:
                         RuntimeConfig.from_json(data["config"], f"{where}: config"),
                         Suite.from_json(data["suite"], where), runs, traces,
                         corpus.get("dir"), bool(data.get("complete")))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise ConfigError(where, f"is malformed ({type(exc).__name__}: {exc}).",
                           "re-create it with 'prunecheck baseline'.") from None
 
@@ -221,7 +240,7 @@ def run_suite(spec: str, policy: Policy, config: RuntimeConfig, suite: Suite
             yield SuiteRun(level, seed, result.invocations, result.events,
                            {k: n for k, n in result.incidents.items() if n},
                            {k: n for k, n in result.exposed.items() if n and ":" not in k},
-                           error)
+                           error, result.sessions)
             if error:
                 return
 
@@ -296,7 +315,8 @@ class Change(StrEnum):
     IMPROVED = "improved"
     COSTLIER = "costlier"
     CHEAPER = "cheaper"
-    UNCHANGED = "unchanged"
+    NOT_SIGNIFICANT = "not significant"
+    SAME = "same counts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,7 +324,7 @@ class ClassChange:
     """One incident class, baseline against current."""
 
     kind: str
-    base: tuple[int, int]  # (invocations that met the class, invocations)
+    base: tuple[int, int]  # (sessions that met the class, sessions)
     current: tuple[int, int]
     p_value: float
     change: Change
@@ -324,6 +344,7 @@ class Comparison:
     notes: tuple[str, ...] = ()
     runs: int = 0
     alpha: float = 0.01
+    survival: tuple[float, float] | None = None  # log-rank (z, p): current fails sooner
 
     @property
     def regressed(self) -> bool:
@@ -331,14 +352,19 @@ class Comparison:
 
     def table(self) -> str:
         """The table of what changed (plain text)."""
-        head = (f"{'incident class':<24} {'baseline /1k inv':>18} {'current /1k inv':>18} "
-                f"{'p-value':>9}  verdict")
+        head = (f"{'incident class':<24} {'baseline /1k sessions':>22} "
+                f"{'current /1k sessions':>22} {'p-value':>9}  verdict")
         lines = [head, "-" * len(head)]
         for c in self.classes:
-            lines.append(f"{c.kind.replace('_', ' '):<24} {_rate(c.base):>18} "
-                         f"{_rate(c.current):>18} {_p(c.p_value):>9}  {c.change}")
+            lines.append(f"{c.kind.replace('_', ' '):<24} {_rate(c.base):>22} "
+                         f"{_rate(c.current):>22} {_p(c.p_value):>9}  {c.change}")
         if not self.classes:
             lines.append("(no incident in either run)")
+        if self.survival is not None:
+            z, p = self.survival
+            word = "sooner: significant" if p < self.alpha else "not significant"
+            lines.append(f"time to first violation (user turns), log-rank test that the current "
+                         f"runtime fails sooner: z = {z:.2f}, p = {_p(p)} — {word}")
         for trace, text in self.corpus:
             lines.append(f"corpus {trace}: REGRESSION — {text}")
         lines.extend(self.notes)
@@ -354,22 +380,25 @@ def _p(p: float) -> str:
 
 
 def compare(baseline: Baseline, current: Baseline, *, alpha: float = 0.01,
-            min_effect: float = 1.0, min_ratio: float = 1.25) -> Comparison:
+            min_effect: float = 10.0, min_ratio: float = 1.25) -> Comparison:
     """Compare the runs both hold (matched by level and seed) and the corpus.
 
-    A class *regressed* when its share of invocations grew with one-sided
-    p < ``alpha`` and by at least ``min_effect`` per 1,000 invocations and
+    A class *regressed* when its share of sessions grew with one-sided
+    p < ``alpha`` and by at least ``min_effect`` per 1,000 sessions and
     ``min_ratio`` times (the ratio is waived when the baseline saw none).
-    Cost classes (deferral, overrun, spill, re-injection) are reported as
-    costlier / cheaper and never regress.
+    Cost classes (deferral, overrun, spill, re-injection) and session aborts
+    are reported as costlier / cheaper and never regress.  A difference the
+    test cannot tell from chance is "not significant".
     """
     mine = {r.key: r for r in current.runs if r.error is None}
     pairs = [(r, mine[r.key]) for r in baseline.runs if r.error is None and r.key in mine]
+    base_sessions = [s for b, _ in pairs for s in b.sessions]
+    cur_sessions = [s for _, c in pairs for s in c.sessions]
     kinds = [ANY, *(k.value for k in IncidentKind)]
     classes = []
     for kind in kinds:
-        base = (sum(b.exposed.get(kind, 0) for b, _ in pairs), sum(b.invocations for b, _ in pairs))
-        cur = (sum(c.exposed.get(kind, 0) for _, c in pairs), sum(c.invocations for _, c in pairs))
+        base = (sum(1 for s in base_sessions if kind in s.first), len(base_sessions))
+        cur = (sum(1 for s in cur_sessions if kind in s.first), len(cur_sessions))
         if not base[0] and not cur[0]:
             continue
         up, down = fisher_greater(*base, *cur), fisher_greater(*cur, *base)
@@ -381,13 +410,18 @@ def compare(baseline: Baseline, current: Baseline, *, alpha: float = 0.01,
         elif down < alpha and shrunk:
             change, p = (Change.IMPROVED if violation else Change.CHEAPER), down
         else:
-            change, p = Change.UNCHANGED, min(up, down)
+            change = Change.SAME if base == cur else Change.NOT_SIGNIFICANT
+            p = min(up, down)
         classes.append(ClassChange(kind, base, cur, p, change))
+    survival = None
+    if any(ANY in s.first for s in (*base_sessions, *cur_sessions)):
+        survival = logrank_greater(observations(base_sessions, ANY),
+                                   observations(cur_sessions, ANY))
     corpus, notes = _corpus_changes(baseline, current)
     if len(pairs) < baseline.suite.size():
         notes.append(f"note: {len(pairs)} of {baseline.suite.size()} suite runs compared "
                      "(the others are missing or ended by a policy error).")
-    return Comparison(tuple(classes), tuple(corpus), tuple(notes), len(pairs), alpha)
+    return Comparison(tuple(classes), tuple(corpus), tuple(notes), len(pairs), alpha, survival)
 
 
 def _effect(a: tuple[int, int], b: tuple[int, int], min_effect: float,

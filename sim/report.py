@@ -146,7 +146,8 @@ def _dodge(i: int, n: int, span: float) -> float:
 
 
 def _rate_grid(rows: Sequence[Row], classes: Sequence[str], x_of: Callable[[Row], float],
-               xlabel: str, title: str, path: Path, *, logx: bool = False) -> None:
+               xlabel: str, title: str, path: Path, *, logx: bool = False,
+               explain: str = "") -> None:
     """Rows = incident classes, columns = gates, a line per policy: sessions
     per 1,000 with at least one incident of the class."""
     policies, gates = _policies(rows), _gates(rows)
@@ -205,7 +206,7 @@ def _rate_grid(rows: Sequence[Row], classes: Sequence[str], x_of: Callable[[Row]
                           label="none seen at a point: its 95% upper bound (grey bar; the largest "
                           "over the policies at 0 there)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5),
-               frameon=False)
+               frameon=False, title=explain or None)
     fig.suptitle(title, fontsize=11)
     _save(fig, path)
 
@@ -274,34 +275,40 @@ def _costs(rows: Sequence[Row], path: Path, seed: int) -> None:
     fig, axes = plt.subplots(1, len(panels), figsize=(16, 4.8), squeeze=False,
                              layout="constrained")
     for ax, (kind, label) in zip(axes[0], panels, strict=True):
+        flat: list[str] = []
         for i, gate in enumerate(gates):
             color, style, marker = _GATE_STYLE[gate]
             width = 3.2 - 0.7 * i  # lines drawn later are thinner: none hides another
             keys = [(x, (gate, x)) for x in xs if (gate, x) in grouped]
             shift = [x + _dodge(i, len(gates), span) for x, _ in keys]
             if kind == "deferred":
-                ax.plot(shift, [100.0 * pooled[k].deferred_share for _, k in keys], color=color,
-                        linestyle=style, marker=marker, markersize=4, linewidth=width)
-            elif kind == "session_abort":
-                _series(ax, [(s, _session_point(grouped[k], kind))
-                             for s, (_, k) in zip(shift, keys, strict=True)],
-                        color, style, marker, width)
+                values = [100.0 * pooled[k].deferred_share for _, k in keys]
+                ax.plot(shift, values, color=color, linestyle=style, marker=marker,
+                        markersize=4, linewidth=width)
             else:
-                _series(ax, [(s, _invocation_point(grouped[k], kind, seed))
-                             for s, (_, k) in zip(shift, keys, strict=True)],
-                        color, style, marker, width)
+                points = [(s, _session_point(grouped[k], kind) if kind == "session_abort" else
+                           _invocation_point(grouped[k], kind, seed))
+                          for s, (_, k) in zip(shift, keys, strict=True)]
+                _series(ax, points, color, style, marker, width, zero_bars=False)
+                values = [p.value for _, p in points]
+            if not any(values):
+                flat.append(gate.value)
+        if len(flat) > 1:
+            ax.text(0.03, 0.94, f"at 0 everywhere: gate {', '.join(flat)}", va="top",
+                    transform=ax.transAxes, fontsize=8, color="#333333",
+                    bbox={"facecolor": "white", "edgecolor": "#bbbbbb", "pad": 2})
         ax.set_ylabel(label)
-        ax.set_xlabel("load level (see the caption)")
+        ax.set_xlabel("load level (defined below)")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
     handles = [Line2D([], [], color=_GATE_STYLE[g][0], linestyle=_GATE_STYLE[g][1],
                       marker=_GATE_STYLE[g][2], label=f"gate {g.value}") for g in gates]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False,
                title=LOAD_AXIS)
-    fig.suptitle("The cost of safety, every built-in policy pooled, checks after every append "
-                 "(95% intervals: bootstrap over sessions for per-invocation rates, exact for "
+    fig.suptitle("The cost of safety, every built-in policy pooled, checks after every append\n"
+                 "95% intervals: bootstrap over sessions for per-invocation rates, exact for "
                  "per-session ones; lines are dodged sideways and thinner when drawn later, so "
-                 "equal lines stay visible)", fontsize=10)
+                 "equal lines stay visible", fontsize=10)
     _save(fig, path)
 
 
@@ -324,6 +331,7 @@ def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
     for ax, kind in zip(axes[0], kinds, strict=True):
         ceiling = kind == "hard_ceiling_overrun"
         shown = [v for v in variants if (v[0] is Gate.COMMIT) == ceiling]
+        bounds: dict[float, float] = {}
         for i, v in enumerate(shown):
             points = []
             for x in xs:
@@ -333,13 +341,16 @@ def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
                 point = _invocation_point(sessions, kind, seed) if ceiling else \
                     _session_point(sessions, kind)
                 points.append((x + _dodge(i, len(shown), span), point))
+                if not ceiling and point.total and not point.count:
+                    bounds[x] = max(bounds.get(x, 0.0), point.high)
             _series(ax, points, color[v], "--" if v[0] is Gate.COMMIT else "-", marker[v],
-                    3.0 - 0.5 * i)
+                    3.0 - 0.5 * i, zero_bars=ceiling)
         if not ceiling:
+            _zero_bounds(ax, bounds)
             _symlog(ax)
         ax.set_title(CLASSES.get(kind, "hard-ceiling overruns") + (
             " (gate commit)" if ceiling else " (gate none)"))
-        ax.set_xlabel("load level (see the caption)")
+        ax.set_xlabel("load level (defined below)")
         ax.set_ylabel("overruns per 1,000 invocations" if ceiling else "sessions per 1,000")
         ax.grid(True, alpha=0.3)
         if ceiling:
@@ -349,10 +360,11 @@ def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
                       f"retry {v[2].value}") for v in variants]
     fig.legend(handles=handles, loc="outside lower center", ncol=4, frameon=False,
                title=LOAD_AXIS)
-    fig.suptitle("Runtime knobs: when the budget check fires and what a retry does (the 7 "
-                 "structure-blind built-ins — all but unit_safe — pooled; sessions per 1,000 "
-                 "with at least one incident, exact 95% intervals; under the commit gate every "
-                 "violation class is zero, so its panel shows overruns per 1,000 invocations)",
+    fig.suptitle("Runtime knobs: when the budget check fires and what a retry does. The 7 "
+                 "structure-blind built-ins (all but unit_safe) pooled; sessions per 1,000 with "
+                 "at least one incident, exact 95% intervals;\ngrey bars: the 95% upper bound "
+                 "where none was seen. Under the commit gate every violation class is zero, so "
+                 "its panel shows overruns per 1,000 invocations (bootstrap over sessions)",
                  fontsize=10)
     _save(fig, path)
 
@@ -367,18 +379,19 @@ def write_report(data: ReportData, out: Path) -> list[Path]:
     written = []
     if data.main:
         _survival(data.main, files[0])
-        _rate_grid(data.main, tuple(CLASSES), lambda r: r.spec.level, LOAD_AXIS,
+        _rate_grid(data.main, tuple(CLASSES), lambda r: r.spec.level, "load level",
                    "Failure rate against load: sessions per 1,000 with at least one incident of "
                    "the class (exact 95% intervals; checks after every append; linear to 10, "
-                   f"log above);\n{_SESSION_NOTE}", files[1])
+                   f"log above);\n{_SESSION_NOTE}", files[1], explain=LOAD_AXIS)
         _costs(data.main, files[3], seed)
         written += [files[0], files[1], files[3]]
     if data.tightness:
         _rate_grid(data.tightness, _TIGHT_CLASSES, lambda r: r.spec.load.tightness,
-                   "tightness: a typical turn's tokens / the working budget",
+                   "tightness (turn tokens / budget)",
                    f"Failure rate against budget tightness at load level {data.tight_level:g}: "
                    "sessions per 1,000 with at least one incident (exact 95% intervals; checks "
-                   f"after every append);\n{_SESSION_NOTE}", files[2], logx=True)
+                   f"after every append);\n{_SESSION_NOTE}", files[2], logx=True,
+                   explain="tightness: a typical turn's tokens against the working budget")
         written.append(files[2])
     if data.knobs:
         _knobs(data.knobs, files[4], seed)

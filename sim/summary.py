@@ -246,6 +246,22 @@ def _costlier(cheap: Sequence[Row], dear: Sequence[Row], key: str, way: _Way,
                   f"{way.unit}", verdict)
 
 
+def _attribution(rows: Sequence[Row], way: _Way) -> _Check:
+    """Does the salience policy truncate more often than the other blind ones?"""
+    doc = [r for r in rows if r.spec.policy == "lowest_salience"]
+    rest = [r for r in rows if r.spec.policy != "lowest_salience"]
+    d, o = way.rate(doc, TRUNC), way.rate(rest, TRUNC)
+    if _above(o, d):
+        verdict = "holds: lowest_salience truncates more often than the other policies"
+    elif _above(d, o):
+        verdict = ("does not hold: lowest_salience truncates less often than the other "
+                   "policies (a fresh partial message scores high on recency)")
+    else:
+        verdict = "not shown: lowest_salience truncates about as often as the others"
+    return _Check(f"lowest_salience: {_num(d)} vs the other {BLIND}: {_num(o)} per 1,000 "
+                  f"{way.unit}", verdict)
+
+
 def _absorbs(commit: Sequence[Row], spill: Sequence[Row], way: _Way) -> _Check:
     c, s = way.rate(commit, CEILING), way.rate(spill, CEILING)
     share = 1.0 - s.per_1000 / c.per_1000 if c.per_1000 else 0.0
@@ -274,6 +290,11 @@ def _claims(data: ReportData) -> list[str]:
             ("“a truncated JSON payload that parsed as valid but semantically wrong”",
              lambda w: _produce(none_blind, TRUNC, w)),
         ]
+        policies = {r.spec.policy for r in none_blind}
+        if "lowest_salience" in policies and len(policies) > 1:
+            checks.append(("“The budget check fired mid-stream, evicted the *partial* trailing "
+                           "message because its salience was near-zero”: truncation comes from "
+                           "the salience policy", lambda w: _attribution(none_blind, w)))
         if len({r.spec.level for r in none_blind}) > 1:
             for key, name in ((ORPHAN_400, "orphaned-result 400s"),
                               (DUP, "duplicated side effects"), (TRUNC, "truncated payloads")):
@@ -316,17 +337,6 @@ def _notes(data: ReportData, none_blind: Sequence[Row], none: Sequence[Row],
             "when the budget is exceeded”), lowest_salience, gate none, all loads, per 1,000 "
             f"sessions: orphaned-result 400s {per_session(doc, ORPHAN_400)}, duplicated side "
             f"effects {per_session(doc, DUP)}, truncated payloads {per_session(doc, TRUNC)}.")
-        trunc_doc, trunc_all = rate_of(doc, TRUNC), rate_of(all_blind, TRUNC)
-        top = max(by_policy.items(), key=lambda item: rate_of(item[1], TRUNC).per_1000)
-        if trunc_all.count and trunc_doc.high < trunc_all.low:
-            notes.append(
-                "Where this disagrees with the write-up: it attributes truncation to the "
-                "salience policy, which “evicted the *partial* trailing message because its "
-                "salience was near-zero”. Here lowest_salience truncates in "
-                f"{per_session(doc, TRUNC)} sessions per 1,000, below the {BLIND}' "
-                f"{per_session(all_blind, TRUNC)}: a fresh partial message scores high on "
-                f"recency, so older messages go first. Most truncation comes from {top[0]} "
-                f"({per_session(top[1], TRUNC)}).")
     pruned = [s for s in all_blind if PRUNE in s.first]
     if pruned:
         same = sum(1 for s in pruned if ORPHAN_400 in s.first

@@ -34,6 +34,7 @@ from prunecheck.sim.regress import (
     fisher_greater,
     read_baseline,
 )
+from prunecheck.sim.sessions import SessionEnd, SessionRecord
 
 SUITE = ["--levels", "0.6", "--seeds", "1-2", "--horizon", "200"]
 
@@ -51,11 +52,16 @@ def test_fisher_matches_the_hypergeometric_tail(case: tuple[int, int, int, int])
     assert fisher_greater(*case) == pytest.approx(expected, rel=1e-9)
 
 
-def _run(exposed: int, invocations: int, kind: str = "orphaned_result") -> SuiteRun:
-    met = {kind: exposed}
+def _run(hit: int, sessions: int, kind: str = "orphaned_result") -> SuiteRun:
+    """A run of ``sessions`` sessions, ``hit`` of which met ``kind`` (at turn 2)."""
+    first = {kind: (20.0, 2)}
     if IncidentKind(kind).is_violation:
-        met["any_violation"] = exposed
-    return SuiteRun(0.5, 1, invocations, 10 * invocations, {kind: exposed}, met)
+        first["any_violation"] = (20.0, 2)
+    met = SessionRecord(100.0, 10, SessionEnd.NATURAL, 30, {}, first)
+    intact = SessionRecord(100.0, 10, SessionEnd.NATURAL, 30)
+    records = (met,) * hit + (intact,) * (sessions - hit)
+    return SuiteRun(0.5, 1, 30 * sessions, 300 * sessions, {kind: hit}, {kind: hit}, None,
+                    records)
 
 
 def _baseline(*runs: SuiteRun) -> Baseline:
@@ -64,12 +70,17 @@ def _baseline(*runs: SuiteRun) -> Baseline:
 
 def test_compare_needs_significance_and_a_minimum_effect() -> None:
     same = compare(_baseline(_run(3, 1000)), _baseline(_run(3, 1000)))
-    assert not same.regressed and {c.change for c in same.classes} == {Change.UNCHANGED}
+    assert not same.regressed and {c.change for c in same.classes} == {Change.SAME}
+    # a difference the test cannot tell from chance is "not significant", not "unchanged"
+    noise = compare(_baseline(_run(30, 1000)), _baseline(_run(36, 1000)))
+    assert not noise.regressed and noise.classes[0].change is Change.NOT_SIGNIFICANT
+    assert "not significant" in noise.table() and "unchanged" not in noise.table()
     worse = compare(_baseline(_run(0, 1000)), _baseline(_run(40, 1000)))
     assert worse.regressed and "REGRESSION" in worse.table()
-    # significant on a huge exposure, but a tiny effect: not a regression
-    tiny = compare(_baseline(_run(10_000, 1_000_000)), _baseline(_run(10_600, 1_000_000)))
-    assert not tiny.regressed
+    assert "baseline /1k sessions" in worse.table()
+    # significant over many sessions (p ≈ 4e-4), but 6 per 1,000 < the 10 that count
+    tiny = compare(_baseline(_run(20_000, 100_000)), _baseline(_run(20_600, 100_000)))
+    assert not tiny.regressed and tiny.classes[0].p_value < 0.01
     assert compare(_baseline(_run(40, 1000)), _baseline(_run(0, 1000))).classes[0].change \
         is Change.IMPROVED
     costs = compare(_baseline(_run(0, 1000, "deferral")), _baseline(_run(90, 1000, "deferral")))
@@ -113,6 +124,40 @@ def test_regress_flags_a_weakened_runtime_and_passes_unchanged(
     rows = {line.split("  ")[0]: line for line in out.splitlines()}
     assert "REGRESSION" in rows["orphaned result"] and "REGRESSION" in rows["any violation"]
     assert "corpus seed_batch.json: REGRESSION — now shows" in out
+
+
+def test_regress_on_sessions_alone_exits_1_when_weakened_and_0_when_unchanged(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No corpus: the verdict rests on session-level evidence only."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    base = tmp_path / "baseline.json"
+    suite = ["--levels", "0.5,1", "--seeds", "1-2", "--horizon", "240"]
+    assert main(["baseline", "--out", str(base), "--policy", "recency", "--gate", "commit",
+                 "--corpus", str(empty), *suite]) == 0
+    data = json.loads(base.read_text())
+    assert data["version"] == 2 and all(run["sessions"] for run in data["runs"])
+    capsys.readouterr()
+    assert main(["regress", "--baseline", str(base)]) == 0
+    out = capsys.readouterr().out
+    assert "unit: sessions" in out and "verdict: no significant regression" in out
+    assert "REGRESSION" not in out
+    assert main(["regress", "--baseline", str(base), "--gate", "none"]) == 1
+    out = capsys.readouterr().out
+    rows = {line.split("  ")[0]: line for line in out.splitlines()}
+    assert "REGRESSION" in rows["any violation"] and "corpus" not in out
+    assert "log-rank" in out and "sooner: significant" in out
+
+
+def test_a_version_1_baseline_is_refused_with_a_hint(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": "prunecheck-baseline", "version": 1, "complete": True,
+                               "policy": "recency", "config": {}, "suite": {}, "runs": []}))
+    assert main(["regress", "--baseline", str(old)]) == 2
+    err = capsys.readouterr().err
+    assert "version 1 baseline" in err and "sessions" in err and "re-create it" in err
+    assert "Traceback" not in err and err.count("\n") == 1
 
 
 def test_same_suite_gives_a_byte_identical_baseline(tmp_path: Path) -> None:
