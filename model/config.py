@@ -15,10 +15,10 @@ from .gates import Gate
 from .provider import Provider
 
 __all__ = [
+    "DEFAULT_MAX_RETRIES",
     "CheckAt",
     "Repair",
     "RetryMode",
-    "DEFAULT_MAX_RETRIES",
     "RuntimeConfig",
     "StreamLoss",
     "parse_knob",

@@ -32,8 +32,8 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from enum import StrEnum
+from functools import cache
 from typing import Any
 
 __all__ = [
@@ -196,18 +196,11 @@ def exact_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, flo
     if n == 0:
         return 0.0, 1.0
     tail = (1.0 - confidence) / 2
-    if k == 0:
-        low = 0.0
-    else:  # smallest p with P(X >= k) >= tail
-        low = _solve(lambda p: 1.0 - _binom_cdf(k - 1, n, p), tail, True)
-    if k == n:
-        high = 1.0
-    else:  # largest p with P(X <= k) >= tail
-        high = _solve(lambda p: _binom_cdf(k, n, p), tail, False)
-    if k == 0:
-        high = 1.0 - tail ** (1.0 / n)
-    if k == n:
-        low = tail ** (1.0 / n)
+    # lowest p with P(X >= k) >= tail; highest p with P(X <= k) >= tail
+    low = 0.0 if k == 0 else tail ** (1.0 / n) if k == n else \
+        _solve(lambda p: 1.0 - _binom_cdf(k - 1, n, p), tail, True)
+    high = 1.0 if k == n else 1.0 - tail ** (1.0 / n) if k == 0 else \
+        _solve(lambda p: _binom_cdf(k, n, p), tail, False)
     return low, high
 
 
@@ -306,7 +299,7 @@ def bootstrap_per_invocation(sessions: Sequence[SessionRecord], key: str, *, see
         stats.append(1000.0 * sum(map(ks.__getitem__, pick)) / sum(map(ms.__getitem__, pick)))
     stats.sort()
     low = stats[int(0.025 * (reps - 1))]
-    high = stats[int(math.ceil(0.975 * (reps - 1)))]
+    high = stats[math.ceil(0.975 * (reps - 1))]
     return ClusteredRate(k, n, low, high)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol
@@ -91,11 +92,16 @@ class ReportData:
 
 
 class Measure(Protocol):
-    count: int
-    total: int
-    low: float
-    high: float
+    """A rate with its interval, per 1,000 of some unit."""
 
+    @property
+    def count(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def low(self) -> float: ...
+    @property
+    def high(self) -> float: ...
     @property
     def per_1000(self) -> float: ...
 
@@ -299,13 +305,13 @@ def _claims(data: ReportData) -> list[str]:
             for key, name in ((ORPHAN_400, "orphaned-result 400s"),
                               (DUP, "duplicated side effects"), (TRUNC, "truncated payloads")):
                 checks.append((f"“the following sequence recurred under load”: {name} grow "
-                               "with load", lambda w, k=key: _grows(none_blind, k, w)))
+                               "with load", partial(_grows, none_blind, key)))
     for name, rows in (("commit", commit), ("spill", spill)):
         if rows:
             checks.append(
                 (f"“the orphaned-tool-result 400s disappeared entirely, and the duplicated-"
                  f"side-effect incident class went to zero” (gate {name}, every policy)",
-                 lambda w, rs=rows: _zero(rs, w)))
+                 partial(_zero, rows)))
     if commit and none:
         checks.append(("“The cost was a modest increase in hard-ceiling overruns (budget "
                        "exceeded while a batch was in flight)”",
@@ -354,12 +360,13 @@ def _notes(data: ReportData, none_blind: Sequence[Row], none: Sequence[Row],
         c, n = rate_of(sessions_of(commit), CEILING), rate_of(sessions_of(none), CEILING)
         ci, ni = _invocation_measure(commit, CEILING), _invocation_measure(none, CEILING)
         deferred = pool(commit, lambda r: 0)[0].deferred_share
+        times = f"{c.per_1000 / n.per_1000:.1f} times as many" if n.count else "from none"
         notes.append(
-            "How modest is the “modest increase in hard-ceiling overruns”? Per invocation it "
-            f"looks small: {_num(ni)} → {_num(ci)} per 1,000 invocations. Per session it is "
-            f"not: {_num(n)} → {_num(c)} sessions per 1,000 meet at least one overrun (gate "
-            f"none → commit, every policy and load), and the commit gate holds a budget check "
-            f"deferred {100 * deferred:.1f}% of agent time.")
+            "How modest is the “modest increase in hard-ceiling overruns”? Per invocation: "
+            f"{_num(ni)} → {_num(ci)} per 1,000 invocations. Per session: {_num(n)} → {_num(c)} "
+            f"sessions per 1,000 meet at least one overrun ({times}; gate none → commit, every "
+            f"policy and load). The commit gate also holds a budget check deferred "
+            f"{100 * deferred:.1f}% of agent time.")
     return [*(f"- {n}" for n in notes), ""]
 
 

@@ -44,16 +44,48 @@ def test_sweep_prints_rates_next_to_user_policies(capsys: pytest.CaptureFixture[
     assert status == 0
     assert "16 runs (16 run now, 0 reused)" in err
     header, _rule, *rows = out.splitlines()
-    assert header.split()[:6] == ["policy", "gate", "check_at", "retry", "runs", "invocations"]
-    table = rows[: next(i for i, line in enumerate(rows) if line.startswith("rates:"))]
+    assert header.split()[:7] == ["policy", "gate", "check_at", "retry", "runs", "sessions",
+                                  "invocations"]
+    table = rows[: next(i for i, line in enumerate(rows) if line.startswith("unit: sessions"))]
     policies = {line.split()[0] for line in table}
     assert {f"{mine}:select", "recency"} <= policies
-    commit = next(line for line in rows if line.startswith("recency") and " commit " in line)
-    assert "0 [0.0–" in commit  # the commit gate: no violation, with its upper bound
+    commit = next(line for line in table if line.startswith("recency") and " commit " in line)
+    sessions = int(commit.split()[5])
+    assert f"0 of {sessions} [0–" in commit  # no violation, with its upper bound
+    assert commit.split()[-2:] == ["reached", "0"]  # median "not reached", no errors
+    stored = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert sum(len(r["sessions"]) for r in stored if r["policy"] == "recency"
+               and r["config"]["gate"] == "commit") == sessions
     assert len(out_file.read_text().splitlines()) == 16
     status, _, err = run(capsys, "--out", str(out_file), "--policy", f"{mine}:select",
                          "--policy", "recency", "--jobs", "1", *GRID)
     assert status == 0 and "(0 run now, 16 reused)" in err
+
+
+def test_a_time_limit_stops_with_the_finished_runs_and_exit_3(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_file = tmp_path / "runs.jsonl"
+    argv = ["--out", str(out_file), "--policy", "recency", "--gate", "none,commit",
+            "--levels", "0,0.5,1", "--seeds", "4", "--horizon", "300", "--quiet"]
+    status, out, err = run(capsys, *argv, "--jobs", "1", "--time-limit", "0.5")
+    assert status == 3
+    assert "out of time (--time-limit 0.5 s)" in err and "of 24 runs finished" in err
+    kept = out_file.read_text().splitlines()
+    assert 0 < len(kept) < 24  # the finished runs are kept ...
+    assert "unit: sessions" in out  # ... and reported
+    status, _, err = run(capsys, *argv, "--jobs", "2")
+    assert status == 0 and f"({24 - len(kept)} run now, {len(kept)} reused)" in err
+
+
+def test_a_time_limit_in_parallel_keeps_what_finished(capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path) -> None:
+    out_file = tmp_path / "runs.jsonl"
+    status, _, err = run(capsys, "--out", str(out_file), "--policy", "lowest_salience",
+                         "--levels", "1", "--seeds", "40", "--horizon", "600", "--quiet",
+                         "--jobs", "2", "--time-limit", "1")
+    assert status == 3 and "of 160 runs finished" in err
+    finished = int(err.split("out of time (--time-limit 1 s): ")[1].split()[0])
+    assert len(out_file.read_text().splitlines()) == finished < 160
 
 
 def test_policy_errors_are_listed_and_do_not_fail_the_sweep(
@@ -77,6 +109,7 @@ def test_policy_errors_are_listed_and_do_not_fail_the_sweep(
     (["--gate", "none,strict"], "--gate.gate: must be one of none, reference, commit, spill"),
     (["--policy", "no_such_policy"], "policy spec 'no_such_policy'"),
     (["--seeds", "0"], "--seeds: must be at least 1"),
+    (["--time-limit", "0"], "--time-limit: must be a positive number of seconds"),
     (["--hard-ceiling", "10"], "hard_ceiling: (10) must be at least the budget"),
 ])
 def test_bad_input_is_one_paragraph_and_exit_2(capsys: pytest.CaptureFixture[str],

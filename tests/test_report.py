@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.cli import main
-from prunecheck.sim.cmd_report import LEVELS, TIGHTNESS, default_parts
+from prunecheck.sim.cmd_report import LEVELS, TIGHTNESS, default_parts, seeds_at
 from prunecheck.sim.load import load_at
 from prunecheck.sim.report import write_report
+from prunecheck.sim.sessions import SessionEnd, SessionRecord
 from prunecheck.sim.summary import ReportData, summary_text
 from prunecheck.sim.sweep import Row, RunSpec, configs, plan, run_sweep
 
@@ -43,23 +45,61 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> ReportData:
                       tight_level=0.5, seeds=(1,), horizon=150.0, command="prunecheck test")
 
 
+PLOTS = ["survival.png", "failure-vs-load.png", "failure-vs-tightness.png",
+         "cost-of-safety.png", "runtime-knobs.png"]
+
+
+def _sections(summary: str) -> dict[str, str]:
+    parts = summary.split("\n## ")
+    return {part.split("\n", 1)[0]: part for part in parts[1:]}
+
+
 def test_the_report_writes_plots_and_a_summary_from_the_rows(small: ReportData,
                                                              tmp_path: Path) -> None:
     files = write_report(small, tmp_path / "a")
-    assert [f.name for f in files] == ["failure-vs-load.png", "failure-vs-tightness.png",
-                                       "cost-of-safety.png", "runtime-knobs.png", "summary.md"]
-    for png in files[:4]:
+    # no knobs part in this sweep: its plot is not drawn
+    assert [f.name for f in files] == [*(p for p in PLOTS if p != "runtime-knobs.png"),
+                                       "summary.md"]
+    for png in files[:-1]:
         assert png.read_bytes().startswith(PNG) and png.stat().st_size > 20_000
-    summary = files[4].read_text()
-    commit = [r for r in small.main if r.spec.config.gate is Gate.COMMIT]
-    invocations = sum(r.invocations for r in commit)
-    assert f"| under the commit gate those are zero | 0 of {invocations:,} invocations" in summary
-    none_raw = [r for r in small.main if r.spec.config.gate is Gate.NONE
-                and r.spec.policy == "lowest_salience"]
-    k = sum(r.exposed.get(ORPHAN_400, 0) for r in none_raw)
-    n = sum(r.invocations for r in none_raw)
-    assert f"{1000 * k / n:.1f} [" in summary  # the pooled rate of the one raw policy
-    assert "- [failure-vs-load.png](failure-vs-load.png)" in summary
+    summary = files[-1].read_text()
+    commit = [s for r in small.main if r.spec.config.gate is Gate.COMMIT for s in r.sessions]
+    n = len(commit)
+    bound = 1000 * (1 - 0.025 ** (1 / n))  # the exact 95% bound when none is seen
+    assert (f"0 of {n:,} sessions saw any violation: below {bound:.1f} per 1,000 sessions "
+            "with 95% confidence | holds") in summary
+    raw = [s for r in small.main if r.spec.config.gate is Gate.NONE
+           and r.spec.policy == "lowest_salience" for s in r.sessions]
+    k = sum(1 for s in raw if ORPHAN_400 in s.first)
+    assert f"({k} of {len(raw)})" in summary  # lowest_salience's orphan-400 sessions
+    assert "- [survival.png](survival.png)" in summary
+
+
+def test_the_summary_states_the_unit_of_every_rate(small: ReportData) -> None:
+    summary = summary_text(small, [])
+    sections = _sections(summary)
+    assert "Units: what every number counts" in sections
+    units = sections["Units: what every number counts"]
+    for word in ("**Session**", "Clopper–Pearson", "Kaplan–Meier", "log-log", "bootstrap",
+                 "censored", "independent"):
+        assert word in units, word
+    tables = [name for name, text in sections.items() if "\n| " in text]
+    assert len(tables) >= 6
+    for name in tables:
+        if name in ("What the classes mean", "What a load level is"):
+            continue
+        text = sections[name]
+        header = next(line for line in text.splitlines() if line.startswith("| "))
+        assert "Unit" in text or "per 1,000 sessions" in header or "per 1,000" in header \
+            or "sessions" in text.split("\n| ")[0], name
+    # Session rates and survival medians per policy and gate
+    table = sections["Session rates and time to first violation, per policy and gate"]
+    assert "| policy | gate | sessions |" in table and "median turns to first violation" in table
+    row = next(line for line in table.splitlines() if line.startswith("| unit_safe | commit"))
+    assert row.split(" | ")[-2] == "not reached"
+    row = next(line for line in table.splitlines()
+               if line.startswith("| lowest_salience | none"))
+    assert row.split(" | ")[-2].isdigit()  # it breaks: a median number of turns
 
 
 def test_plots_and_summary_are_byte_identical_for_the_same_rows(small: ReportData,
@@ -71,56 +111,100 @@ def test_plots_and_summary_are_byte_identical_for_the_same_rows(small: ReportDat
     assert b"Matplotlib" not in first[0].read_bytes()
 
 
-def _row(policy: str, gate: Gate, level: float, invocations: int,
-         exposed: dict[str, int] | None = None, error: str | None = None) -> Row:
+def _sessions(n: int, hits: dict[str, int], turn: int = 3) -> tuple[SessionRecord, ...]:
+    """``n`` sessions; for each key, the first ``hits[key]`` of them met it at ``turn``."""
+    out = []
+    for i in range(n):
+        first = {}
+        for key, count in hits.items():
+            if i < count:
+                first[key] = (30.0, turn)
+                kind = key.split(":")[0]
+                if IncidentKind(kind).is_violation:
+                    first["any_violation"] = (30.0, turn)
+        out.append(SessionRecord(100.0, 10, SessionEnd.NATURAL, 20, {}, first))
+    return tuple(out)
+
+
+def _row(policy: str, gate: Gate, level: float, sessions: int, hits: dict[str, int] | None = None,
+         error: str | None = None) -> Row:
     spec = RunSpec(policy, RuntimeConfig(gate=gate), level, load_at(level), 1, 60.0)
-    exposed = exposed or {}
+    records = _sessions(sessions, hits or {})
+    invocations = 20 * sessions
+    exposed = {k: v * 2 for k, v in (hits or {}).items()}
+    violations = [v * 2 for k, v in (hits or {}).items()
+                  if IncidentKind(k.split(":")[0]).is_violation]
+    if violations:
+        exposed["any_violation"] = max(violations)
     return Row(spec.key, spec, invocations, invocations * 10, 120.0, 0.0, dict(exposed),
-               exposed, {}, error)
+               exposed, {}, error, records)
 
 
 def test_verdicts_are_worded_from_the_numbers_when_they_disagree() -> None:
     rows = [
-        # Raw policy: orphan 400s fall with load; no truncation at all.
-        _row("recency", Gate.NONE, 0.0, 1000, {ORPHAN_400: 300, "any_violation": 300}),
-        _row("recency", Gate.NONE, 1.0, 1000, {ORPHAN_400: 100, "any_violation": 100,
-                                               "duplicated_side_effect": 50}),
+        # Blind policy: orphan 400s fall with load; no truncation at all.
+        _row("recency", Gate.NONE, 0.0, 100, {ORPHAN_400: 30}),
+        _row("recency", Gate.NONE, 1.0, 100, {ORPHAN_400: 10, "duplicated_side_effect": 5}),
         # The commit gate lets violations through and overruns less than none.
-        _row("recency", Gate.COMMIT, 1.0, 1000, {ORPHAN_400: 2, "any_violation": 2}),
-        _row("recency", Gate.SPILL, 1.0, 1000, {"hard_ceiling_overrun": 40}),
-        _row("recency", Gate.NONE, 0.5, 1000, {"hard_ceiling_overrun": 30},
+        _row("recency", Gate.COMMIT, 1.0, 100, {ORPHAN_400: 2}),
+        _row("recency", Gate.SPILL, 1.0, 100, {"hard_ceiling_overrun": 40}),
+        _row("recency", Gate.NONE, 0.5, 100, {"hard_ceiling_overrun": 30},
              error="policy 'x' at step 3: boom"),
     ]
     text = summary_text(_data(rows), [])
-    assert "| raw policies with per-append checks produce truncated payloads | 0 [0.0–1.3]" \
-        in text and "does not hold: none seen" in text
-    assert re.search(r"grow with load \(orphaned-result rejections \(HTTP 400\)\) \| load 0: "
-                     r"300\.0 \[[^]]+\] → load 1: 100\.0 .*\| does not hold: not higher", text)
-    assert "| under the commit gate those are zero | 2 of 1,000 invocations" in text
-    assert "does not hold: provider_rejection:result_without_call 2, any_violation 2" in text
-    assert "| … at the price of more hard-ceiling overruns | gate none: 10.0" in text
-    assert "gate commit: 0 [0.0–3.8] per 1,000 invocations | does not hold" in text
+    assert re.search(r"semantically wrong” \| 0 \[0–12\.2\] per 1,000 sessions \(0 of 300\) "
+                     r"\| does not hold: none seen", text)
+    assert re.search(r"orphaned-result 400s grow with load \| load 0: 300 \[[^]]+\] → load 1: "
+                     r"100 .*\| does not hold: not higher", text)
+    assert "| 2 of 100 sessions saw a violation" in text
+    assert "does not hold: orphaned-result 400s in 2, any violation in 2" in text
+    assert "| gate none: 100 [" in text and "gate commit: 0 [0–36.2] per 1,000 sessions | " \
+        "does not hold" in text
     assert "does not hold: spill is not below commit beyond the intervals" in text
     assert "policy 'x' at step 3: boom" in text
 
 
 def test_verdicts_hold_when_the_numbers_agree() -> None:
     rows = [
-        _row("recency", Gate.NONE, 0.0, 1000, {ORPHAN_400: 10, "duplicated_side_effect": 5,
-                                               "truncated_payload": 1, "any_violation": 12}),
-        _row("recency", Gate.NONE, 1.0, 1000, {ORPHAN_400: 500, "duplicated_side_effect": 200,
-                                               "truncated_payload": 60, "any_violation": 600,
-                                               "hard_ceiling_overrun": 1}),
-        _row("recency", Gate.COMMIT, 1.0, 1000, {"hard_ceiling_overrun": 100}),
-        _row("recency", Gate.SPILL, 1.0, 1000, {"hard_ceiling_overrun": 5}),
+        _row("recency", Gate.NONE, 0.0, 200, {ORPHAN_400: 2, "duplicated_side_effect": 1,
+                                              "truncated_payload": 1}),
+        _row("recency", Gate.NONE, 1.0, 200, {ORPHAN_400: 150, "duplicated_side_effect": 100,
+                                              "truncated_payload": 60,
+                                              "hard_ceiling_overrun": 1}),
+        _row("recency", Gate.COMMIT, 1.0, 200, {"hard_ceiling_overrun": 100}),
+        _row("recency", Gate.SPILL, 1.0, 200, {"hard_ceiling_overrun": 5}),
     ]
     text = summary_text(_data(rows), [])
     assert text.count("| holds, rising at every level |") == 3
-    assert "| under the commit gate those are zero | 0 of 1,000 invocations" in text
-    assert "gate none: 0.5 [0.1–2.8] → gate commit: 100.0 [82.9–120.2] per 1,000 invocations" \
-        " | holds |" in text
-    assert "holds: spill absorbs 95% of them; the rest are contexts over the ceiling" in text
+    assert "| 0 of 200 sessions saw any violation: below 18.3 per 1,000 sessions with 95% " \
+        "confidence | holds |" in text
+    assert "gate none: 2.5 [0.1–13.8] → gate commit: 500 [429–571] per 1,000 sessions | " \
+        "holds |" in text
+    assert "(200.0 times as many; gate none → commit" in text
+    assert "holds: spill absorbs 95% of them" in text
     assert "No run ended with a policy error." in text
+
+
+def test_the_summary_says_where_per_invocation_and_session_conclusions_differ() -> None:
+    # Per invocation the salience policy looks worse (its few broken sessions
+    # run long); per session the two policies truncate alike.
+    rows = [_row("lowest_salience", Gate.NONE, 0.0, 100, {"truncated_payload": 10}),
+            _row("clear_old_results", Gate.NONE, 0.0, 100, {"truncated_payload": 10})]
+    rows[0] = Row(rows[0].key, rows[0].spec, 2000, 20000, 120.0, 0.0, rows[0].incidents,
+                  {"truncated_payload": 600}, {}, None, rows[0].sessions)
+    text = summary_text(_data(rows), [])
+    line = next(x for x in text.splitlines() if "truncation comes from the salience" in x)
+    assert "| not shown: lowest_salience truncates about as often as the others |" in line
+    assert line.endswith("| **yes**: per invocation “holds” |")
+
+
+def test_a_partial_report_says_what_it_covers() -> None:
+    rows = [_row("recency", Gate.NONE, 0.0, 10, {ORPHAN_400: 3})]
+    data = ReportData(main=tuple(rows), tightness=(), knobs=(), tight_level=0.5, seeds=(1,),
+                      horizon=60.0, command="x", planned=40, time_limit=5.0)
+    text = summary_text(data, [])
+    assert "**Partial report.** The time limit (5 s) stopped the sweep after 1 of 40 planned " \
+        "runs" in text
 
 
 def test_the_default_sweep_covers_every_policy_gate_knob_and_load() -> None:
@@ -128,7 +212,10 @@ def test_the_default_sweep_covers_every_policy_gate_knob_and_load() -> None:
     policies = {*BUILTINS, "mine.py:select"}
     assert {s.policy for s in main} == policies == {s.policy for s in tight}
     assert {s.policy for s in knobs} == policies - {"unit_safe"}
-    assert len(main) == len(policies) * len(Gate) * len(LEVELS) * 2
+    assert len(main) == len(policies) * len(Gate) * sum(len(seeds_at(lv, [1, 2]))
+                                                        for lv in LEVELS)
+    # lighter loads get more seeds (fewer sessions per run), at most 8 times as many
+    assert len(seeds_at(0.0, [1, 2])) == 8 * 2 and seeds_at(1.0, [1, 2]) == [1, 2]
     assert {s.load.tightness for s in tight} == set(TIGHTNESS)
     assert {(s.config.check_at.value, s.config.retry.value) for s in knobs} == {
         ("after_append", "rerun_batch"), ("after_batch", "rerun_batch"),
@@ -153,18 +240,18 @@ def test_report_command_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path:
     err = capsys.readouterr().err
     assert "run now, 0 reused" in err
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["cost-of-safety.png", "failure-vs-load.png", "failure-vs-tightness.png",
-                     "results.jsonl", "runtime-knobs.png", "summary.md"]
+    assert names == sorted([*PLOTS, "results.jsonl", "summary.md"])
     assert main(["report", "--out", str(tmp_path), "--quick", "--seeds", "1", "--quiet"]) == 0
     assert "(0 run now," in capsys.readouterr().err
 
 
-def test_the_summary_says_where_the_documents_mechanism_disagrees() -> None:
-    rows = [
-        _row("lowest_salience", Gate.NONE, 0.0, 2000, {"truncated_payload": 1}),
-        _row("clear_old_results", Gate.NONE, 0.0, 2000, {"truncated_payload": 400}),
-    ]
-    text = summary_text(_data(rows), [])
-    assert "Where this disagrees with the document" in text
-    assert "lowest_salience truncates 0.5 [0.1–2.8] per 1,000 invocations" in text
-    assert "Most truncation comes from clear_old_results (200.0 [" in text
+def test_report_with_a_time_limit_writes_a_partial_report_and_exits_3(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status = main(["report", "--out", str(tmp_path), "--quick", "--seeds", "1", "--quiet",
+                   "--jobs", "1", "--time-limit", "1"])
+    err = capsys.readouterr().err
+    assert status == 3 and "out of time (--time-limit 1 s)" in err
+    summary = (tmp_path / "summary.md").read_text()
+    assert "**Partial report.**" in summary
+    kept = len((tmp_path / "results.jsonl").read_text().splitlines())
+    assert f"after {kept} of " in summary
