@@ -44,6 +44,10 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, base: RuntimeConfig, 
                        default=None, metavar="TOKENS",
                        help="where deferral must fail loudly (default: the budget times "
                             f"{base.hard_ceiling / base.budget:g})")
+    shown = "" if inherited else f" (default {base.max_retries})"
+    group.add_argument("--max-retries", dest="max_retries", type=int, default=None,
+                       metavar="N", help="retries after a rejected invocation before the "
+                       "runtime gives up and the session aborts" + shown)
 
 
 def runtime_config(args: argparse.Namespace, base: RuntimeConfig) -> RuntimeConfig:
@@ -54,7 +58,7 @@ def runtime_config(args: argparse.Namespace, base: RuntimeConfig) -> RuntimeConf
         value = getattr(args, dest, None)
         if value is not None:
             changes[dest] = enum(value)
-    for dest in ("budget", "hard_ceiling"):
+    for dest in ("budget", "hard_ceiling", "max_retries"):
         value = getattr(args, dest, None)
         if value is not None:
             changes[dest] = value

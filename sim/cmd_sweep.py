@@ -22,7 +22,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
 
-from .agents import ANY_VIOLATION
+from .agents import ANY_VIOLATION, SESSION_TURNS
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .sessions import SessionRecord, observations, rate_of
@@ -35,7 +35,7 @@ __all__ = ["OUT_OF_TIME", "add_grid_options", "add_time_limit", "rate_table", "r
 #: Exit status when --time-limit stopped the command before it finished.
 OUT_OF_TIME = 3
 
-EXAMPLE = """\
+EXAMPLE = f"""\
 examples:
   prunecheck sweep --out sweep.jsonl --seeds 3
   prunecheck sweep --out mine.jsonl --policy my_policy.py:select --policy lowest_salience \\
@@ -43,7 +43,7 @@ examples:
   prunecheck sweep --out sweep.jsonl --scheduler tcp://10.0.0.5:8786   # a Dask cluster
 
 The unit is the session: a simulated agent's conversation, from its system prompt
-until it ends naturally (after 10 user messages), is aborted (a rejection after the
+until it ends naturally (after {SESSION_TURNS} user messages), is aborted (a rejection after the
 runtime's --max-retries) or is cut by the horizon.  Rates are sessions with at least
 one incident of the class, "K of N [low–high]" with the exact (Clopper–Pearson) 95%
 interval per 1,000 sessions, pooled over levels and seeds.  Interrupt it at any time:

@@ -265,10 +265,13 @@ class ClusteredRate:
         return 1000.0 * self.count / self.total if self.total else math.nan
 
     def text(self, digits: int = 1) -> str:
+        """``"38.1 [36.2–40.3]"``; ``"0 (none in 41,504)"`` when none was seen
+        (a bootstrap of zeros is a point; it says nothing about the bound)."""
         if not self.total:
             return "n/a"
-        value = "0" if self.count == 0 else f"{self.per_1000:.{digits}f}"
-        return f"{value} [{self.low:.{digits}f}–{self.high:.{digits}f}]"
+        if self.count == 0:
+            return f"0 (none in {self.total:,})"
+        return f"{self.per_1000:.{digits}f} [{self.low:.{digits}f}–{self.high:.{digits}f}]"
 
 
 def bootstrap_per_invocation(sessions: Sequence[SessionRecord], key: str, *, seed: int = 0,
