@@ -111,7 +111,8 @@ def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) ->
     * main: every policy × every gate × load levels (checks after every
       append, retry re-runs the batch: the domain document's runtime), with
       more seeds at lighter levels (:func:`seeds_at`);
-    * tightness: every policy × none/commit/spill × budget tightness;
+    * tightness: every policy × none/commit/spill × budget tightness, with
+      the main sweep's seeds at its level;
     * knobs: every policy but unit_safe × other check times and retry modes,
       under gate none (and commit for reference) × load levels.
     """
@@ -124,7 +125,8 @@ def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) ->
             for spec in plan(policies, configs(base), [level], seeds_at(level, seeds, horizon),
                              horizon=horizon)]
     tight = plan(policies, configs(base, gates=(Gate.NONE, Gate.COMMIT, Gate.SPILL)),
-                 [TIGHT_LEVEL], seeds, tightness=tightness, horizon=horizon)
+                 [TIGHT_LEVEL], seeds_at(TIGHT_LEVEL, seeds, horizon), tightness=tightness,
+                 horizon=horizon)
     variants = [
         *configs(base, gates=(Gate.NONE, Gate.COMMIT), check_at=tuple(CheckAt)),
         *configs(base, gates=(Gate.NONE,), retry=(RetryMode.IDEMPOTENT,)),

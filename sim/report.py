@@ -203,8 +203,7 @@ def _rate_grid(rows: Sequence[Row], classes: Sequence[str], x_of: Callable[[Row]
     handles = [Line2D([], [], color=colors[p], marker=_MARKERS[i % len(_MARKERS)], label=p)
                for i, p in enumerate(policies)]
     handles.append(Line2D([], [], color="#9a9a9a", linewidth=5, alpha=0.35,
-                          label="none seen at a point: its 95% upper bound (grey bar; the largest "
-                          "over the policies at 0 there)"))
+                          label="grey bar: none seen there,\nits 95% upper bound"))
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5),
                frameon=False, title=explain or None)
     fig.suptitle(title, fontsize=11)
@@ -381,14 +380,14 @@ def write_report(data: ReportData, out: Path) -> list[Path]:
         _survival(data.main, files[0])
         _rate_grid(data.main, tuple(CLASSES), lambda r: r.spec.level, "load level",
                    "Failure rate against load: sessions per 1,000 with at least one incident of "
-                   "the class (exact 95% intervals; checks after every append; linear to 10, "
+                   "the class\n(exact 95% intervals; checks after every append; y linear to 10, "
                    f"log above);\n{_SESSION_NOTE}", files[1], explain=LOAD_AXIS)
         _costs(data.main, files[3], seed)
         written += [files[0], files[1], files[3]]
     if data.tightness:
         _rate_grid(data.tightness, _TIGHT_CLASSES, lambda r: r.spec.load.tightness,
                    "tightness (turn tokens / budget)",
-                   f"Failure rate against budget tightness at load level {data.tight_level:g}: "
+                   f"Failure rate against budget tightness at load level {data.tight_level:g}:\n"
                    "sessions per 1,000 with at least one incident (exact 95% intervals; checks "
                    f"after every append);\n{_SESSION_NOTE}", files[2], logx=True,
                    explain="tightness: a typical turn's tokens against the working budget")

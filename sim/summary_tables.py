@@ -99,17 +99,21 @@ def _growth(data: ReportData) -> list[str]:
 
 def _levels(data: ReportData) -> list[str]:
     loads = {r.spec.level: r.spec.load for r in data.main}
+    seeds: dict[float, set[int]] = {}
+    for r in data.main:
+        seeds.setdefault(r.spec.level, set()).add(r.spec.seed)
     body = [[f"{lv:g}", str(ld.agents), f"{ld.user_interval:g} s", f"{ld.batch_width:g}",
              f"{ld.latency_tail:g}", f"{ld.chunks:g}", f"{ld.tightness:g}",
-             f"{100 * ld.background:g}%", f"{ld.edit_interval:g} s"]
+             f"{100 * ld.background:g}%", f"{ld.edit_interval:g} s", str(len(seeds[lv]))]
             for lv, ld in sorted(loads.items())]
     head = ["load level", "agents", "user writes every", "batch width (mean)",
             "latency tail σ", "chunks per stream", "tightness", "background calls",
-            "editor writes every"]
+            "editor writes every", "seeds (runs per policy and gate)"]
     return ["## What a load level is", "",
             "One number for how hard a run pushes the runtime: how many agents share the "
             "files, how often each user writes, how wide and slow the tool batches are, how "
-            "finely results stream, and how much of the budget a turn fills.", "",
+            "finely results stream, and how much of the budget a turn fills. Lighter levels "
+            "run more seeds: their runs hold fewer sessions.", "",
             *table(head, body)]
 
 
