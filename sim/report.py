@@ -293,7 +293,7 @@ def _costs(rows: Sequence[Row], path: Path, seed: int) -> None:
             if not any(values):
                 flat.append(gate.value)
         if len(flat) > 1:
-            ax.text(0.03, 0.94, f"at 0 everywhere: gate {', '.join(flat)}", va="top",
+            ax.text(0.03, 0.94, f"at 0 everywhere:\ngate {', '.join(flat)}", va="top",
                     transform=ax.transAxes, fontsize=8, color="#333333",
                     bbox={"facecolor": "white", "edgecolor": "#bbbbbb", "pad": 2})
         ax.set_ylabel(label)

@@ -99,15 +99,20 @@ class SessionRecord:
         return key in self.first
 
     def to_json(self) -> dict[str, Any]:
-        return {"t": self.duration, "turns": self.turns, "end": self.end.value,
-                "inv": self.invocations, "exp": dict(sorted(self.exposed.items())),
-                "first": {k: [t, n] for k, (t, n) in sorted(self.first.items())}}
+        """Compact JSON: ``exp`` and ``first`` are left out when empty."""
+        out: dict[str, Any] = {"t": self.duration, "turns": self.turns, "end": self.end.value,
+                               "inv": self.invocations}
+        if self.exposed:
+            out["exp"] = dict(sorted(self.exposed.items()))
+        if self.first:
+            out["first"] = {k: [t, n] for k, (t, n) in sorted(self.first.items())}
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> SessionRecord:
         """Parse; ValueError/TypeError/KeyError if it is not a session."""
-        first = {str(k): (float(v[0]), int(v[1])) for k, v in data["first"].items()}
-        exposed = {str(k): int(v) for k, v in data["exp"].items()}
+        first = {str(k): (float(v[0]), int(v[1])) for k, v in data.get("first", {}).items()}
+        exposed = {str(k): int(v) for k, v in data.get("exp", {}).items()}
         return cls(float(data["t"]), int(data["turns"]), SessionEnd(data["end"]),
                    int(data["inv"]), exposed, first)
 

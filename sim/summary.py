@@ -355,7 +355,7 @@ def _notes(data: ReportData, none_blind: Sequence[Row], none: Sequence[Row],
             f"surfaced later”: of {len(pruned):,} sessions with an invalid prune ({BLIND}, gate "
             f"none), the first orphaned-result 400 came in the same user turn in {same:,}, in a "
             f"later turn in {later:,}, and never in {never:,} (the damage stayed silent, or "
-            "surfaced as another class) — nothing fails at the prune itself.")
+            "surfaced as another class).")
     if commit and none:
         c, n = rate_of(sessions_of(commit), CEILING), rate_of(sessions_of(none), CEILING)
         ci, ni = _invocation_measure(commit, CEILING), _invocation_measure(none, CEILING)
