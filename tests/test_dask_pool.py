@@ -210,3 +210,12 @@ def test_a_scheduler_and_two_workers_lose_nothing_when_one_is_killed(
                     proc.kill()
                     proc.wait()
     assert os.getcwd() == str(client_dir)
+
+
+def test_a_time_limit_on_dask_keeps_what_finished(tmp_path: Path) -> None:
+    specs = plan(["lowest_salience"], configs(RuntimeConfig(), gates=(Gate.NONE, Gate.COMMIT)),
+                 [1.0], list(range(1, 61)), horizon=600.0)
+    out = tmp_path / "dask.jsonl"
+    outcome = run_sweep(specs, out, jobs=2, quiet=True, scheduler="local", time_limit=0.5)
+    assert not outcome.complete and outcome.skipped == len(specs) - len(outcome.rows)
+    assert len(read_rows(out)) == len(outcome.rows) == outcome.ran
