@@ -171,6 +171,9 @@ def run(args: argparse.Namespace) -> int:
         knobs=tuple(by_key[s.key] for s in knobs if s.key in by_key),
         tight_level=TIGHT_LEVEL, seeds=tuple(seeds), horizon=main[0].horizon, command=command,
         planned=len({s.key for s in (*main, *tight, *knobs)}), time_limit=limit)
+    if not args.quiet and sys.stderr.isatty():
+        print(f"prunecheck report: {len(outcome.rows)} runs simulated; drawing the plots and "
+              "summary.md (about 10 s)", file=sys.stderr)
     files = write_report(data, out)
     took = time.perf_counter() - started
     print(f"prunecheck report: {len(outcome.rows)} runs ({outcome.ran} run now, "
