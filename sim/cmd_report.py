@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         planned=len({s.key for s in (*main, *tight, *knobs)}), time_limit=limit)
     if not args.quiet and sys.stderr.isatty():
         print(f"prunecheck report: {len(outcome.rows)} runs simulated; drawing the plots and "
-              "summary.md (about 10 s)", file=sys.stderr)
+              "summary.md", file=sys.stderr)
     files = write_report(data, out)
     took = time.perf_counter() - started
     print(f"prunecheck report: {len(outcome.rows)} runs ({outcome.ran} run now, "
