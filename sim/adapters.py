@@ -259,11 +259,10 @@ def adapter_policy(spec: str) -> Policy | None:
     if fmt not in FORMATS:
         raise PolicyError(f"policy spec {spec!r}", f"list format {fmt!r} is unknown.",
                           f"end the spec with @{' or @'.join(FORMATS)}.")
-    from .loading import load_policy
+    from .loading import resolve_attribute
 
-    loaded = load_policy(f"{head}:{attr}")
-    fn = getattr(loaded, "fn", None)
-    if fn is None:
+    fn, _ = resolve_attribute(f"{head}:{attr}")
+    if isinstance(fn, type) or hasattr(fn, "select") or not callable(fn):
         raise PolicyError(f"policy spec {spec!r}", f"{attr} is a select(view, need) policy "
                           "object, not a list function trim(messages).",
                           f"drop the @{fmt} suffix to check it as a policy.")

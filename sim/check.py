@@ -37,7 +37,7 @@ from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, replay
 
-from .adapters import ListPolicy, list_policy
+from .adapters import list_policy
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
 
@@ -196,7 +196,7 @@ def resolve_policy(policy: PolicyLike, *, format: str | None = None,
                 not spec.startswith("langchain:"):
             spec = f"{spec}@{format}"
         loaded = load_policy(spec)
-        if isinstance(loaded, ListPolicy):
+        if _list_format(loaded) is not None:
             spec = loaded.name  # canonical for langchain:...
         return spec, loaded
     if format is not None:
@@ -213,6 +213,12 @@ def resolve_policy(policy: PolicyLike, *, format: str | None = None,
                           "a trim(messages) list function needs format='openai' or "
                           "'anthropic'.") from None
     return str(getattr(obj, "name", label)), obj
+
+
+def _list_format(policy: Policy) -> str | None:
+    """A list function's provider format (in-process or caged), else None."""
+    fmt = getattr(policy, "format", None)
+    return fmt.value if isinstance(fmt, Provider) else None
 
 
 def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | str = "none",
@@ -257,8 +263,8 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
         if the policy cannot be loaded at all.
     """
     spec, loaded = resolve_policy(policy, format=format, name=name)
-    if format is None and isinstance(loaded, ListPolicy):
-        format = loaded.format.value
+    if format is None and (found := _list_format(loaded)) is not None:
+        format = found
     base = config or RuntimeConfig(provider=Provider(format) if format else Provider.ANTHROPIC)
     if config is None or Gate(gate) is not Gate.NONE:
         base = replace(base, gate=Gate(gate))

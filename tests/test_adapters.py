@@ -27,7 +27,7 @@ from prunecheck.model.provider import Provider, render
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
 from prunecheck.model.trace import Trace, incidents_of
 from prunecheck.sim.adapters import ListPolicy, list_policy, render_list
-from prunecheck.sim.loading import load_policy
+from prunecheck.sim.loading import load_local, load_policy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 Msgs = list[dict[str, Any]]
@@ -187,8 +187,11 @@ def test_budget_reaches_functions_that_ask_for_it() -> None:
 
 
 def test_spec_forms_load_list_functions() -> None:
-    policy = load_policy(f"{EXAMPLES}/openai_keep_last.py:trim@openai")
+    policy = load_local(f"{EXAMPLES}/openai_keep_last.py:trim@openai")
     assert isinstance(policy, ListPolicy) and policy.format is Provider.OPENAI
+    caged = load_policy(f"{EXAMPLES}/openai_keep_last.py:trim@openai")  # in its worker
+    assert caged.format is Provider.OPENAI  # type: ignore[attr-defined]
+    assert caged.name == policy.name
     assert policy.name.endswith("openai_keep_last.py:trim@openai")
     with pytest.raises(PolicyError, match="list format 'gemini' is unknown"):
         load_policy(f"{EXAMPLES}/openai_keep_last.py:trim@gemini")

@@ -12,7 +12,7 @@ import pytest
 from prunecheck import check_policy
 from prunecheck.model.errors import PolicyError
 from prunecheck.sim.langchain_trim import langchain_policy, make_trimmer, parse_settings
-from prunecheck.sim.loading import load_policy
+from prunecheck.sim.loading import load_local, load_policy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 30}
@@ -40,7 +40,7 @@ def test_settings_parse_to_a_canonical_spec() -> None:
 def test_missing_extra_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langchain_core.messages", None)
     with pytest.raises(PolicyError) as info:
-        load_policy("langchain:strategy=last")
+        load_local("langchain:strategy=last")  # in-process: the patched modules apply
     assert "needs langchain-core, which is not installed" in info.value.rule
     assert "prunecheck[langchain]" in info.value.hint
 
