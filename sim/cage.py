@@ -28,6 +28,7 @@ Built-in policies stay in-process (the fast path).  Set
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import pickle
@@ -158,10 +159,8 @@ class _Worker:
 
     def close(self) -> None:
         for fd in (self.req, self.resp):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self.req = self.resp = -1
         try:
             self.proc.wait(timeout=2.0)
@@ -302,7 +301,8 @@ class CagedPolicy:
                 "make select() faster or raise --policy-timeout.")
         except _Dead:
             worker.failure = PolicyError(
-                subject, f"{what} did not return: {worker.how_it_ended()}; later calls fail at once.",
+                subject, f"{what} did not return: {worker.how_it_ended()}; later calls fail "
+                "at once.",
                 "a policy must return its proposal, never end the process.")
             worker.close()
         except PolicyError as exc:

@@ -103,7 +103,7 @@ def _limit_memory(limit: int) -> None:
     try:
         import resource
 
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     except (ImportError, ValueError, OSError):

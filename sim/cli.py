@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
 from prunecheck.model.errors import PrunecheckError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "main", "plain", "version"]
 
 #: Subcommands in the order ``--help`` lists them.
 COMMANDS = (
@@ -35,8 +36,40 @@ COMMANDS = (
 )
 
 
+def version() -> str:
+    """prunecheck's version: the installed distribution's (pyproject.toml is
+    its one source)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("prunecheck")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+_ROLE = re.compile(r":[a-z]+:`~?\.?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain(text: str) -> str:
+    """Help text without reStructuredText markup: ``x`` and :mod:`x` print as x.
+
+    >>> plain("see ``prunecheck report`` and :mod:`.adapters`")
+    'see prunecheck report and adapters'
+    """
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with errors in the project's one-paragraph form (exit 2)."""
+    """argparse, with errors in the project's one-paragraph form (exit 2)
+    and help in plain text."""
+
+    def format_help(self) -> str:
+        return plain(super().format_help())
+
+    def format_usage(self) -> str:
+        return plain(super().format_usage())
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(
@@ -55,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"prunecheck {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         try:

@@ -13,6 +13,8 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
 
+from .argtypes import count
+
 __all__ = ["KNOBS", "add_runtime_arguments", "runtime_config"]
 
 #: (flag, RuntimeConfig field, enum, help) for every enum-valued knob.
@@ -38,9 +40,9 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, base: RuntimeConfig, 
         group.add_argument(flag, dest=dest, choices=[m.value for m in enum], default=None,
                            help=text + shown)
     shown = "" if inherited else f" (default {base.budget})"
-    group.add_argument("--budget", type=int, default=None, metavar="TOKENS",
+    group.add_argument("--budget", type=count, default=None, metavar="TOKENS",
                        help="working budget in tokens" + shown)
-    group.add_argument("--hard-ceiling", "--ceiling", dest="hard_ceiling", type=int,
+    group.add_argument("--hard-ceiling", "--ceiling", dest="hard_ceiling", type=count,
                        default=None, metavar="TOKENS",
                        help="where deferral must fail loudly (default: the budget times "
                             f"{base.hard_ceiling / base.budget:g})")

@@ -16,6 +16,7 @@ from typing import Any
 
 from prunecheck.model.runtime import RuntimeConfig
 
+from .argtypes import seconds
 from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
 from .cmd_check import add_runtime_arguments, add_suite_arguments, runtime_config
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
@@ -59,7 +60,7 @@ def register(sub: Any) -> None:
     add_suite_arguments(p)
     p.add_argument("--corpus", metavar="DIR", help=f"reproduction traces to replay (default "
                    f"{DEFAULT_CORPUS} when it exists)")
-    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
     p.set_defaults(func=run)
 

@@ -16,6 +16,7 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 
+from .argtypes import count, integer, seconds
 from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS, check_policy
 from .cliargs import add_runtime_arguments, runtime_config
 from .loading import DEFAULT_TIMEOUT
@@ -80,7 +81,7 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
                        help="load levels (default " + ",".join(map(str, DEFAULT_LEVELS)) + ")")
     group.add_argument("--seeds", type=parse_seeds, metavar="S,S|A-B",
                        help="seeds (default " + ",".join(map(str, DEFAULT_SEEDS)) + ")")
-    group.add_argument("--horizon", type=float, metavar="SECONDS",
+    group.add_argument("--horizon", type=seconds, metavar="SECONDS",
                        help=f"simulated seconds per run (default {DEFAULT_HORIZON:g})")
 
 
@@ -97,10 +98,10 @@ def register(sub: Any) -> None:
                    "'strategy=last,start_on=human' (needs prunecheck[langchain])")
     add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of the adversarial search")
-    p.add_argument("--max-examples", type=int, default=200, metavar="N",
+    p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")
+    p.add_argument("--max-examples", type=count, default=200, metavar="N",
                    help="runs of the adversarial search (0: none; default 200)")
-    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--out", metavar="DIR", help="write the reproduction bundle here if unsafe")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")

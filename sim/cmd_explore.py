@@ -9,6 +9,7 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 
+from .argtypes import count, natural
 from .cmd_search import (
     add_runtime_arguments,
     add_shape_arguments,
@@ -47,9 +48,9 @@ def register(sub: Any) -> None:
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_runtime_arguments(p)
-    p.add_argument("--depth", type=int, required=True, metavar="N",
+    p.add_argument("--depth", type=natural, required=True, metavar="N",
                    help="longest event sequence to explore")
-    p.add_argument("--max-states", type=int, default=MAX_STATES, metavar="N",
+    p.add_argument("--max-states", type=count, default=MAX_STATES, metavar="N",
                    help=f"stop after this many distinct states (default {MAX_STATES})")
     add_shape_arguments(p, Shape.small())
     p.set_defaults(func=run)

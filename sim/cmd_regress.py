@@ -18,6 +18,7 @@ from typing import Any
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.runtime import RuntimeConfig
 
+from .argtypes import fraction, non_negative, ratio, seconds
 from .cmd_baseline import default_corpus
 from .cmd_check import add_runtime_arguments, runtime_config
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
@@ -60,15 +61,15 @@ def register(sub: Any) -> None:
     add_runtime_arguments(p, RuntimeConfig(), inherited="the baseline's values")
     p.add_argument("--corpus", metavar="DIR", help="reproduction traces to replay (default: "
                    "the baseline's corpus folder)")
-    p.add_argument("--alpha", type=float, default=0.01, help="significance level (default "
+    p.add_argument("--alpha", type=fraction, default=0.01, help="significance level (default "
                    "0.01)")
-    p.add_argument("--min-effect", type=float, default=10.0, metavar="PER_1K",
+    p.add_argument("--min-effect", type=non_negative, default=10.0, metavar="PER_1K",
                    help="smallest growth that counts, per 1,000 sessions (default 10)")
-    p.add_argument("--min-ratio", type=float, default=1.25, metavar="X",
+    p.add_argument("--min-ratio", type=ratio, default=1.25, metavar="X",
                    help="smallest growth that counts, as a ratio (default 1.25)")
     p.add_argument("--out", metavar="FILE", help="also write the current results (the "
                    "baseline format), updated after every run")
-    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
     p.set_defaults(func=run)
 

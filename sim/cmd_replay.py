@@ -10,6 +10,7 @@ from typing import Any
 from prunecheck.model.errors import TraceError
 from prunecheck.model.trace import Trace, loads, replay
 
+from .argtypes import seconds
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
 
@@ -35,7 +36,7 @@ def register(sub: Any) -> None:
                    help="replay under this gate instead of the trace's")
     p.add_argument("--markdown", action="store_true", help="print the narrative as markdown")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
-    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
     p.set_defaults(func=run)
 

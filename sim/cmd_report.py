@@ -22,6 +22,7 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
 from .agents import SESSION_TURNS
+from .argtypes import count, integer, seconds
 from .cmd_sweep import OUT_OF_TIME, add_time_limit, time_limit
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .load import load_at
@@ -66,18 +67,18 @@ def register(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="reports", metavar="DIR",
                    help="folder for the report (default reports)")
-    p.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
-    p.add_argument("--seeds", type=int, default=SEEDS, metavar="N",
+    p.add_argument("--seed", type=integer, default=1, help="first seed (default 1)")
+    p.add_argument("--seeds", type=count, default=SEEDS, metavar="N",
                    help=f"seeds per configuration (default {SEEDS})")
     p.add_argument("--policy", action="append", metavar="SPEC",
                    help="an extra policy to run next to the built-ins (repeatable)")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", type=count, default=None, metavar="N",
                    help="worker processes (default: all cores)")
     p.add_argument("--quick", action="store_true",
                    help="a tiny sweep (two load levels, short runs) to try the pipeline")
     add_scheduler_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
     add_time_limit(p)
     p.set_defaults(func=run)

@@ -20,6 +20,7 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, replay
 
+from .argtypes import count, integer, natural, seconds
 from .cliargs import add_runtime_arguments as add_knobs
 from .cliargs import runtime_config
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
@@ -70,7 +71,7 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
                         "orphaned_result, truncated_payload")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write the reproduction bundle here on a violation")
-    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
 
 
@@ -105,7 +106,7 @@ def add_shape_arguments(p: argparse.ArgumentParser, defaults: Shape) -> None:
     """The shape bounds, with ``defaults`` shown (sizes as % of the budget)."""
     g = p.add_argument_group("shape bounds")
     for name in _BOUNDS:
-        g.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=None,
+        g.add_argument("--" + name.replace("_", "-"), dest=name, type=natural, default=None,
                        metavar="N", help=f"default {getattr(defaults, name)}")
     g.add_argument("--sizes", default=None, metavar="T,T,...",
                    help="token sizes of every kind of message and chunk (default: scaled "
@@ -154,8 +155,8 @@ def register(sub: Any) -> None:
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_runtime_arguments(p)
-    p.add_argument("--seed", type=int, default=0, help="the same seed gives the same result")
-    p.add_argument("--max-examples", type=int, default=200, metavar="N",
+    p.add_argument("--seed", type=integer, default=0, help="the same seed gives the same result")
+    p.add_argument("--max-examples", type=count, default=200, metavar="N",
                    help="runs to generate (default 200; shrinking comes on top)")
     add_shape_arguments(p, Shape.for_budget(1000))
     p.set_defaults(func=run)

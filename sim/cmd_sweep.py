@@ -23,6 +23,7 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
 
 from .agents import ANY_VIOLATION, SESSION_TURNS
+from .argtypes import count, integer, seconds
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .sessions import SessionRecord, observations, rate_of
@@ -90,22 +91,22 @@ def add_grid_options(p: argparse.ArgumentParser, *, levels: str = "0,0.25,0.5,0.
                    help=f"load levels in [0, 1], comma-separated (default {levels})")
     p.add_argument("--tightness", metavar="LIST",
                    help="override the load's budget tightness (turn tokens / budget)")
-    p.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
-    p.add_argument("--seeds", type=int, default=seeds, metavar="N",
+    p.add_argument("--seed", type=integer, default=1, help="first seed (default 1)")
+    p.add_argument("--seeds", type=count, default=seeds, metavar="N",
                    help=f"seeds per configuration: seed, seed+1, ... (default {seeds})")
-    p.add_argument("--horizon", type=float, default=horizon, metavar="S",
+    p.add_argument("--horizon", type=seconds, default=horizon, metavar="S",
                    help=f"simulated seconds per run (default {horizon:g})")
-    p.add_argument("--budget", type=int, default=32_000, help="working budget (default 32000)")
-    p.add_argument("--hard-ceiling", type=int, default=40_000,
+    p.add_argument("--budget", type=count, default=32_000, help="working budget (default 32000)")
+    p.add_argument("--hard-ceiling", type=count, default=40_000,
                    help="hard ceiling (default 40000)")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", type=count, default=None, metavar="N",
                    help="worker processes (default: all cores)")
     add_scheduler_option(p)
     p.add_argument("--max-retries", type=int, default=None, metavar="N",
                    help="retries after a rejected invocation before the runtime gives up "
                    "and the session aborts (default 2)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--policy-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
     add_time_limit(p)
 
