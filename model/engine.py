@@ -68,7 +68,7 @@ class Run:
         return cid
 
     def where(self) -> str:
-        return f"step {self.s.step_index}"
+        return f"step {self.s.step_index + 1}"
 
     # -- structure
     def recheck(self, unit: str) -> None:
@@ -187,15 +187,15 @@ class Run:
         self.bump("policy_calls")
         try:
             result = s.policy.select(view, need)
-            return proposal_from(result, self.ctx, name, s.step_index)
+            return proposal_from(result, self.ctx, name, s.step_index + 1)
         except PolicyError as exc:
             if " at step " in exc.subject:
                 raise
-            raise PolicyError(f"{exc.subject} at step {s.step_index}", exc.rule,
+            raise PolicyError(f"{exc.subject} at step {s.step_index + 1}", exc.rule,
                               exc.hint) from None
         except Exception as exc:
             raise PolicyError(
-                f"policy {name!r} at step {s.step_index}",
+                f"policy {name!r} at step {s.step_index + 1}",
                 f"select(view, need={need}) raised {type(exc).__name__}: {exc}.",
                 "fix the policy; prunecheck records this as a policy error for the run.",
             ) from exc

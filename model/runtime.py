@@ -86,7 +86,7 @@ def apply(state: RuntimeState, event: Event, at: float | None = None) -> StepRes
     run = Run(state)
     handler = _HANDLERS.get(type(event))
     if handler is None:
-        raise TraceError(f"step {state.step_index}", f"{event!r} is not an event.")
+        raise TraceError(f"step {state.step_index + 1}", f"{event!r} is not an event.")
     handler(run, event)
     state.step_index += 1
     return StepResult(tuple(run.incidents), tuple(run.notes))

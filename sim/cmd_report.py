@@ -26,10 +26,11 @@ from .argtypes import count, integer, seconds
 from .cmd_sweep import OUT_OF_TIME, add_time_limit, time_limit
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .load import load_at
+from .ledger import locked_folder
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .report import write_report
 from .summary import ReportData
-from .sweep import RunSpec, configs, plan, run_sweep
+from .sweep import RunSpec, configs, plan, policy_failure, run_sweep
 
 __all__ = ["Parts", "default_parts", "register", "run"]
 
@@ -151,12 +152,19 @@ def run(args: argparse.Namespace) -> int:
     seeds = list(range(args.seed, args.seed + args.seeds))
     main, tight, knobs = default_parts(seeds, extra, quick=args.quick)
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(str(out), "exists and is not a folder.", "give --out a folder.")
+    with locked_folder(out, "report"):  # a second report into the folder refuses (exit 2)
+        return _report(args, out, main, tight, knobs, extra, seeds)
+
+
+def _report(args: argparse.Namespace, out: Path, main: list[RunSpec], tight: list[RunSpec],
+            knobs: list[RunSpec], extra: list[str], seeds: list[int]) -> int:
     started = time.perf_counter()
     outcome = run_sweep([*main, *tight, *knobs], out / "results.jsonl", jobs=args.jobs,
                         quiet=args.quiet, timeout=args.policy_timeout, exclusive=True,
                         scheduler=parse_scheduler(args.scheduler), time_limit=limit)
+    failure = policy_failure(outcome.rows, out / "results.jsonl")
+    if failure is not None:  # no report from runs that have no verdict
+        raise failure
     by_key = {r.key: r for r in outcome.rows}
     if not outcome.rows:
         print(f"prunecheck report: out of time (--time-limit {limit:g} s) before any run "

@@ -29,7 +29,7 @@ from .loading import DEFAULT_TIMEOUT, load_policy
 from .sessions import SessionRecord, observations, rate_of
 from .simulator import DEFAULT_HORIZON
 from .survival import kaplan_meier
-from .sweep import Row, configs, plan, run_sweep
+from .sweep import Row, configs, plan, policy_failure, run_sweep
 
 __all__ = ["OUT_OF_TIME", "add_grid_options", "add_time_limit", "rate_table", "register", "run"]
 
@@ -188,6 +188,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(outcome.rows)} runs ({outcome.ran} run now, {outcome.reused} reused) "
           f"-> {out}", file=sys.stderr)
     sys.stdout.write(rate_table(outcome.rows))
+    failure = policy_failure(outcome.rows, out)
+    if failure is not None:
+        raise failure
     if not outcome.complete:
         print(f"prunecheck sweep: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
               f"of {len(outcome.rows) + outcome.skipped} runs finished; the table covers only "

@@ -73,7 +73,7 @@ def narrate(trace: Trace, steps: Iterable[TraceStep], *, markdown: bool = False)
             f"provider {cfg.provider} · budget {cfg.budget} / ceiling {cfg.hard_ceiling}")
     out.lines.append(f"**{head}**\n" if markdown else head)
     for item in steps:
-        lead = f"{item.index + 1}. " if markdown else f"[{item.index:3d}] "
+        lead = f"{item.index + 1}. " if markdown else f"[{item.index + 1:3d}] "
         out.lines.append(f"{lead}{describe_event(item.event)}")
         pad = "   " if markdown else "      "
         for note in item.result.notes:

@@ -271,7 +271,7 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
         def no_violation(self) -> None:
             if self.hit:
                 first = self.hit[0]
-                raise _Found(f"{first.kind.label} at step {first.step}: {first.detail}")
+                raise _Found(f"{first.kind.label} at step {first.step + 1}: {first.detail}")
 
         def teardown(self) -> None:
             if self.near > 0:

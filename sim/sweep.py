@@ -39,6 +39,8 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
+from .cage_worker import die_with_parent
+from .ledger import is_intact, locked, seal
 from .load import Load, load_at
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .sessions import SessionRecord, sessions_from_json, sessions_to_json
@@ -50,6 +52,7 @@ __all__ = [
     "SweepOutcome",
     "configs",
     "plan",
+    "policy_failure",
     "policy_fingerprint",
     "read_rows",
     "run_sweep",
@@ -198,9 +201,24 @@ def _work(spec: RunSpec, timeout: float) -> Row:
                    f"run crashed: {type(exc).__name__}: {exc}")
 
 
+def policy_failure(rows: Sequence[Row], out: Path) -> PolicyError | None:
+    """The error to exit with (2) when some run ended in a policy error: the
+    first such run's words, how many others, and where the rest is saved."""
+    failed = [r for r in rows if r.error is not None]
+    if not failed:
+        return None
+    first = failed[0]
+    more = f" ({len(failed) - 1} more run(s) failed too)" if len(failed) > 1 else ""
+    text, _, hint = (first.error or "").partition(" Hint: ")
+    return PolicyError(f"run {first.key}", f"ended in a policy error{more}: {text}",
+                       (hint + " " if hint else "") + f"No verdict for it; the "
+                       f"{len(rows) - len(failed)} finished run(s) are saved in {out}, and "
+                       "running the same command again reruns only the failed ones.")
+
+
 # ------------------------------------------------------------ results file
 def _line(row: Row) -> str:
-    return json.dumps(row.to_json(), sort_keys=True) + "\n"
+    return json.dumps(seal(row.to_json()), sort_keys=True) + "\n"
 
 
 def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str, Row]:
@@ -224,8 +242,12 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
             continue
         torn = number == len(lines) and not text.endswith("\n")
         try:
-            row = Row.from_json(json.loads(line))
-        except (ValueError, TypeError, KeyError, ConfigError) as exc:
+            data = json.loads(line)
+            if not torn and not is_intact(data):
+                raise ValueError("its checksum does not match its content: edited by hand, or "
+                                 "written by an older prunecheck")
+            row = Row.from_json(data)
+        except (ValueError, TypeError, KeyError, ConfigError, RecursionError) as exc:
             what = "torn last line (the sweep was interrupted mid-write)" if torn else \
                 f"line {number} is not a result row ({type(exc).__name__}: {exc})"
             say(f"prunecheck sweep: warning: {path}: {what}; discarded, its run will be "
@@ -270,11 +292,22 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
         flight finish and are kept.  The outcome then says how many runs were
         ``skipped``; rerunning resumes with them.
     """
+    with locked(out, "sweep"):  # a second writer refuses (exit 2): no lost rows
+        return _run_sweep(specs, out, jobs=jobs, quiet=quiet, timeout=timeout, warn=warn,
+                          on_row=on_row, exclusive=exclusive, scheduler=scheduler,
+                          time_limit=time_limit)
+
+
+def _run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None, quiet: bool,
+               timeout: float, warn: Callable[[str], None] | None,
+               on_row: Callable[[Row], None] | None, exclusive: bool,
+               scheduler: str | None, time_limit: float | None) -> SweepOutcome:
     deadline = None if time_limit is None else time.monotonic() + time_limit
     wanted = {s.key: s for s in specs}
     stored = read_rows(out, warn)
     _write_sorted(out, stored.values())  # drop any torn line before appending
-    todo = [s for k, s in sorted(wanted.items()) if k not in stored]
+    # A run that ended in a policy error is run again (the policy may be fixed).
+    todo = [s for k, s in sorted(wanted.items()) if k not in stored or stored[k].error]
     # Heaviest runs first, so the last worker is not left with a long one.
     todo.sort(key=lambda s: (-s.level * s.load.agents, s.key))
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -326,7 +359,7 @@ def _append(sink: TextIO, row: Row) -> None:
 
 def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
               keep: Callable[[Row], None], deadline: float | None = None) -> None:
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent) as pool:
         futures: dict[Future[Row], RunSpec] = {pool.submit(_work, s, timeout): s for s in todo}
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         kept: set[Future[Row]] = set()
