@@ -17,6 +17,8 @@ JSON form (version 1)::
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,14 +105,53 @@ def dumps(trace: Trace) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Deepest nesting a trace may have (prunecheck writes at most 4 levels).
+MAX_DEPTH = 32
+#: Largest trace text (characters) :func:`loads` parses.
+MAX_CHARS = 512 * 2**20
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _depth_ok(text: str, limit: int) -> bool:
+    """Whether brackets outside strings nest at most ``limit`` deep.
+
+    >>> _depth_ok('{"a": [1, "[[["]}', 2), _depth_ok("[[[]]]", 2)
+    (True, False)
+    """
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        ch = match.group()
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
 def loads(text: str, source: str = "trace") -> Trace:
-    """Parse trace text; :class:`TraceError` naming ``source`` if malformed."""
+    """Parse trace text; :class:`TraceError` naming ``source`` if malformed,
+    too large or nested too deeply (never a RecursionError)."""
+    if len(text) > MAX_CHARS:
+        raise TraceError(source, f"is {len(text)} characters, over the limit of {MAX_CHARS}.",
+                         "a trace of that size is not one prunecheck wrote; split it.")
+    if not _depth_ok(text, MAX_DEPTH):
+        raise TraceError(source, f"nests JSON deeper than {MAX_DEPTH} levels.",
+                         "a trace is the flat JSON file prunecheck wrote.")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(source, f"is not JSON ({exc.msg} at line {exc.lineno}, column "
                          f"{exc.colno}).", "a trace is the JSON file prunecheck wrote.") from None
-    return trace_from_json(data, source)
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise TraceError(source, "nests JSON too deeply.") from None
+    try:
+        return trace_from_json(data, source)
+    except RecursionError:  # pragma: no cover - bounded by the depth check
+        raise TraceError(source, "nests JSON too deeply.") from None
 
 
 def trace_from_json(data: object, source: str = "trace") -> Trace:
@@ -131,8 +172,11 @@ def trace_from_json(data: object, source: str = "trace") -> Trace:
     seed = data.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TraceError(source, f"'seed' must be an integer, got {seed!r}.")
+    if "config" not in data:  # no silent defaults: the runtime decides the verdict
+        raise TraceError(source, "has no 'config': the runtime it ran under is unknown.",
+                         'add "config": {} to replay it under the default runtime.')
     try:
-        config = RuntimeConfig.from_json(data.get("config", {}), f"{source}: config")
+        config = RuntimeConfig.from_json(data["config"], f"{source}: config")
     except ConfigError as exc:
         raise TraceError(exc.subject, exc.rule, exc.hint) from None
     raw = data.get("events")
@@ -142,9 +186,15 @@ def trace_from_json(data: object, source: str = "trace") -> Trace:
     times = data.get("times")
     if times is not None:
         if (not isinstance(times, list) or len(times) != len(events)
-                or not all(isinstance(t, int | float) for t in times)):
-            raise TraceError(source, "'times' must be a list of numbers, one per event.")
+                or not all(isinstance(t, int | float) and not isinstance(t, bool)
+                           and math.isfinite(t) for t in times)):
+            raise TraceError(source, "'times' must be a list of finite numbers, one per event.")
         times = tuple(float(t) for t in times)
+        late = next((i for i in range(1, len(times)) if times[i] < times[i - 1]), None)
+        if late is not None:
+            raise TraceError(f"{source}: times[{late}]", f"is {times[late]:g}, earlier than the "
+                             f"event before it ({times[late - 1]:g}); time never runs backwards.",
+                             "times must not decrease.")
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise TraceError(source, "'meta' must be a JSON object.")

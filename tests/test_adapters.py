@@ -203,7 +203,7 @@ def test_policy_error_in_the_runtime_names_the_step() -> None:
     apply(state, SystemPrompt(100))
     with pytest.raises(PolicyError) as info:
         apply(state, UserMessage(100))
-    assert info.value.subject == "policy 'dup' at step 1"
+    assert info.value.subject == "policy 'dup' at step 2"  # steps count from 1
     assert "twice" in info.value.rule
 
 

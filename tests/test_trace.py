@@ -79,7 +79,7 @@ def test_replay_names_the_impossible_event() -> None:
     assert "whose result is already complete" in info.value.rule
 
 
-GOOD = {"format": FORMAT, "version": VERSION, "policy": "recency",
+GOOD = {"format": FORMAT, "version": VERSION, "policy": "recency", "config": {},
         "events": [{"kind": "user", "tokens": 5}]}
 
 
@@ -91,8 +91,8 @@ GOOD = {"format": FORMAT, "version": VERSION, "policy": "recency",
     ({"seed": "1"}, "'seed' must be an integer, got '1'."),
     ({"seed": False}, "'seed' must be an integer, got False."),
     ({"events": {}}, "'events' must be a list of events."),
-    ({"times": [1.0, 2.0]}, "'times' must be a list of numbers, one per event."),
-    ({"times": ["1"]}, "'times' must be a list of numbers, one per event."),
+    ({"times": [1.0, 2.0]}, "'times' must be a list of finite numbers, one per event."),
+    ({"times": ["1"]}, "'times' must be a list of finite numbers, one per event."),
     ({"meta": []}, "'meta' must be a JSON object."),
 ])
 def test_malformed_traces(change: dict[str, object], rule: str) -> None:
