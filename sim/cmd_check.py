@@ -16,7 +16,7 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 
-from .argtypes import count, integer, seconds
+from .argtypes import count, integer, natural, seconds
 from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS, check_policy
 from .cliargs import add_runtime_arguments, runtime_config
 from .loading import DEFAULT_TIMEOUT
@@ -99,7 +99,7 @@ def register(sub: Any) -> None:
     add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
     p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")
-    p.add_argument("--max-examples", type=count, default=200, metavar="N",
+    p.add_argument("--max-examples", type=natural, default=200, metavar="N",
                    help="runs of the adversarial search (0: none; default 200)")
     p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")

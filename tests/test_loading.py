@@ -127,7 +127,7 @@ def test_a_hang_inside_the_runtime_names_the_step() -> None:
                           guarded(FunctionPolicy(_sleepy, "sleepy"), 0.2))
     with pytest.raises(PolicyError) as info:
         apply(state, UserMessage(50))
-    assert info.value.subject == "policy 'sleepy' at step 0"
+    assert info.value.subject == "policy 'sleepy' at step 1"
 
 
 def test_guarded_materializes_lazy_results_and_passes_garbage_through() -> None:

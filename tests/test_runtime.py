@@ -390,7 +390,7 @@ def test_impossible_events_raise_trace_error(events: list[Event], message: str) 
     before = copy.deepcopy(state)
     with pytest.raises(TraceError) as info:
         step(state, events[-1])
-    assert info.value.subject == f"step {len(events) - 1}"
+    assert info.value.subject == f"step {len(events)}"  # steps count from 1
     assert message in info.value.rule and info.value.hint
     assert state == before
 
@@ -416,7 +416,7 @@ def test_policy_that_raises() -> None:
     def select(view, need):  # type: ignore[no-untyped-def]
         raise KeyError("salience")
     error = _policy_error(select)
-    assert error.subject == "policy 'bad' at step 1"
+    assert error.subject == "policy 'bad' at step 2"
     assert error.rule == "select(view, need=50) raised KeyError: 'salience'."
     assert "Traceback" not in error.paragraph() and error.hint
 
@@ -431,7 +431,7 @@ def test_policy_that_raises() -> None:
 ])
 def test_policy_returning_garbage(returned: object, rule: str) -> None:
     error = _policy_error(lambda view, need: returned, "trimmer")
-    assert error.subject == "policy 'trimmer' at step 1"
+    assert error.subject == "policy 'trimmer' at step 2"
     assert error.rule == rule
 
 

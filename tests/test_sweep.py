@@ -93,7 +93,7 @@ def test_a_damaged_line_is_reported_and_discarded(tmp_path: Path) -> None:
     warnings: list[str] = []
     assert read_rows(out, warnings.append) == {}
     assert len(warnings) == 2
-    assert "line 1 is not a result row (KeyError" in warnings[0]
+    assert "line 1 is not a result row (ValueError: its checksum does not match" in warnings[0]
     assert "line 2 is not a result row" in warnings[1]
 
 
