@@ -11,16 +11,24 @@ written to one folder.
 * ``request.json`` — the exact request body the provider rejects: the
   context at the rejected invocation (or, if none was rejected, at the last
   invocation, or the body the next invocation would send — the narrative
-  says which).
+  says which);
+* a copy of the policy's file, when the policy is a user's file: the trace
+  names the copy, so the bundle replays where it lives (its own folder).
+  Modules the policy imports from beside it are not copied.
+
+A bundle never silently replaces another: :func:`write_bundle` refuses a
+folder that holds files unless ``force`` is given, and holds the folder's
+lock while writing.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from prunecheck.model.errors import PrunecheckError
+from prunecheck.model.errors import ConfigError, PrunecheckError
 from prunecheck.model.events import Invoke
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
@@ -29,11 +37,13 @@ from prunecheck.model.provider import ProviderError, render, validate
 from prunecheck.model.runtime import RuntimeState
 from prunecheck.model.trace import Trace, TraceStep, dumps, incidents_of, replay
 
+from .ledger import locked_folder
 from .loading import load_policy
 from .narrative import narrate
 from .timeline import draw_timeline
 
-__all__ = ["BUNDLE_FILES", "Request", "write_bundle"]
+__all__ = ["BUNDLE_FILES", "Request", "check_out", "policy_file", "replay_command",
+           "write_bundle"]
 
 BUNDLE_FILES = ("trace.json", "test_reproduction.py", "narrative.md", "timeline.png",
                 "request.json")
@@ -136,8 +146,9 @@ def _header(trace: Trace, incidents: list[Incident], request: Request,
         "",
         "## Replay",
         "",
-        "    prunecheck replay trace.json                 # this narrative, step by step",
-        "    prunecheck replay trace.json --gate commit   # the same events under the commit gate",
+        f"    {replay_command(trace.policy)}                 # this narrative, step by step",
+        f"    {replay_command(trace.policy)} --gate commit   # the same events under the commit "
+        "gate",
         "    pytest test_reproduction.py                  # fails while the configuration is "
         "unsafe",
         "    PRUNECHECK_GATE=commit pytest test_reproduction.py",
@@ -170,6 +181,7 @@ Needs prunecheck installed (pip install prunecheck).
 
 import os
 from dataclasses import replace
+from pathlib import Path
 
 from prunecheck.model.gates import Gate
 from prunecheck.model.trace import Trace, incidents_of, loads
@@ -192,18 +204,69 @@ def _trace() -> Trace:
     return trace
 
 
+def _spec(spec: str) -> str:
+    """A policy file beside this test is found from any working directory."""
+    head, colon, tail = spec.rpartition(":")
+    here = Path(__file__).resolve().parent / head
+    return f"{{here}}:{{tail}}" if colon and head.endswith(".py") and here.is_file() else spec
+
+
 def test_reproduction() -> None:
     trace = _trace()
-    violations = [i for i in incidents_of(trace, load_policy(trace.policy)) if i.is_violation]
+    policy = load_policy(_spec(trace.policy))
+    violations = [i for i in incidents_of(trace, policy) if i.is_violation]
     assert not violations, "\\n".join(
         [f"{{len(violations)}} violation(s) under gate {{trace.config.gate}}:"]
         + [f"  step {{i.step + 1}}: {{i.kind.label}}: {{i.detail}}" for i in violations])
 '''
 
 
-def write_bundle(trace: Trace, out_dir: Path, *, policy: Policy | None = None) -> Path:
+def policy_file(spec: str) -> tuple[Path, str] | None:
+    """``(file, rest)`` when ``spec`` names a user's file (``file.py:rest``), else None."""
+    head, colon, rest = spec.rpartition(":")
+    if not colon or spec.startswith("langchain:") or not (
+            head.endswith(".py") or "/" in head or "\\" in head):
+        return None
+    return Path(head), rest
+
+
+def replay_command(spec: str, trace: str = "trace.json") -> str:
+    """The command that replays a bundle's trace: a user's policy file is
+    named on the command line (replay never imports a trace's code unasked)."""
+    if policy_file(spec) is None:
+        return f"prunecheck replay {trace}"
+    return f"prunecheck replay {trace} --policy {spec}"
+
+
+def check_out(out_dir: Path, *, force: bool = False) -> None:
+    """Refuse (ConfigError, exit 2) an ``--out`` that is a file, or a folder
+    holding files, unless ``force``: a bundle is never silently replaced."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(str(out_dir), "exists and is not a folder.",
+                          "give --out a new folder name.")
+    if not force and out_dir.is_dir() and any(out_dir.iterdir()):
+        held = sorted(p.name for p in out_dir.iterdir())[:5]
+        raise ConfigError(str(out_dir), f"already holds files ({', '.join(held)}); a bundle "
+                          "never silently replaces them.",
+                          "give --out a new folder, or add --force to overwrite.")
+
+
+def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:
+    """Copy a user's policy file into the bundle; the trace then names the copy."""
+    found = policy_file(trace.policy)
+    if found is None or not found[0].is_file():
+        return trace
+    source, rest = found
+    shutil.copyfile(source, out_dir / source.name)
+    return Trace(f"{source.name}:{rest}", trace.config, trace.events, trace.seed, trace.times,
+                 {**trace.meta, "policy_origin": str(source.resolve())})
+
+
+def write_bundle(trace: Trace, out_dir: Path, *, policy: Policy | None = None,
+                 force: bool = False) -> Path:
     """Write the reproduction bundle of ``trace`` into ``out_dir`` (created
-    if missing; the five files are overwritten) and return ``out_dir``.
+    if missing) and return ``out_dir``.  A folder that holds files is
+    refused (ConfigError) unless ``force``.
 
     Parameters
     ----------
@@ -213,9 +276,16 @@ def write_bundle(trace: Trace, out_dir: Path, *, policy: Policy | None = None) -
         The bundle folder.
     policy:
         The policy object to replay with; loaded from ``trace.policy`` if None.
+    force:
+        Overwrite a folder that holds files.
     """
-    policy = policy if policy is not None else load_policy(trace.policy)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_out(out_dir, force=force)
+    with locked_folder(out_dir, "bundle"):
+        return _write(trace, out_dir, policy if policy is not None else load_policy(trace.policy))
+
+
+def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
+    trace = _with_policy_copy(trace, out_dir)
     text = dumps(trace)
     (out_dir / "trace.json").write_text(text, encoding="utf-8")
     if "'''" in text:

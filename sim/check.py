@@ -164,7 +164,7 @@ class CheckResult:
         length = len(self.reproduction.events) if self.reproduction else 0
         return f"verdict: UNSAFE — {kinds}; minimal reproduction: {length} events"
 
-    def bundle(self, out_dir: str | Path) -> Path:
+    def bundle(self, out_dir: str | Path, *, force: bool = False) -> Path:
         """Write the reproduction bundle (trace, narrative, …) to ``out_dir``.
 
         Raises
@@ -183,7 +183,8 @@ class CheckResult:
             (out / "trace.json").write_text(dumps(self.reproduction), encoding="utf-8")
             (out / "narrative.md").write_text(self.narrative, encoding="utf-8")
             return out
-        return Path(bundles.write_bundle(self.reproduction, out, policy=self.policy_object))
+        return Path(bundles.write_bundle(self.reproduction, out, policy=self.policy_object,
+                                         force=force))
 
 
 def resolve_policy(policy: PolicyLike, *, format: str | None = None,

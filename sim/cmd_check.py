@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 
-from .argtypes import count, integer, natural, seconds
+from .argtypes import integer, natural, seconds
 from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS, check_policy
 from .cliargs import add_runtime_arguments, runtime_config
 from .loading import DEFAULT_TIMEOUT
@@ -103,7 +104,10 @@ def register(sub: Any) -> None:
                    help="runs of the adversarial search (0: none; default 200)")
     p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
-    p.add_argument("--out", metavar="DIR", help="write the reproduction bundle here if unsafe")
+    p.add_argument("--out", metavar="DIR", help="write the reproduction bundle here if unsafe "
+                   "(a new folder)")
+    p.add_argument("--force", action="store_true",
+                   help="let --out overwrite a folder that already holds files")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     p.set_defaults(func=run)
 
@@ -119,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise ConfigError("POLICY", "is missing.", "give a policy spec, e.g. "
                           "'prunecheck check lowest_salience', or --langchain SETTINGS.")
+    if args.out:  # refuse a bad --out before any work (exit 2)
+        from .bundle import check_out
+
+        check_out(Path(args.out), force=args.force)
     fmt = args.format or ("openai" if spec.startswith("langchain:") else None)
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     config = runtime_config(args, base)
@@ -139,6 +147,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"prunecheck check: {result.error}", file=sys.stderr)
         return 2
     if result.reproduction is not None and args.out:
-        where = result.bundle(args.out)
+        where = result.bundle(args.out, force=args.force)
         print(f"reproduction bundle written to {where}")
     return 0 if result.safe else 1

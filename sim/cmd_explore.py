@@ -13,6 +13,7 @@ from .argtypes import count, natural
 from .cmd_search import (
     add_runtime_arguments,
     add_shape_arguments,
+    check_out_arg,
     config_from_args,
     parse_target,
     policy_from_args,
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     target = parse_target(args.target)
+    check_out_arg(args)
     shape = shape_from_args(args, Shape.small)
     if args.depth < 1:
         raise ConfigError("--depth", f"must be at least 1, got {args.depth}.")
@@ -76,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
           "(n(n-1)/2^65).")
     if result.counterexample is not None:
         lead = (f"shortest counterexample ({len(result.counterexample.events)} events)")
-        report_counterexample(result.counterexample, result.incidents, policy, args.out, lead)
+        report_counterexample(result.counterexample, result.incidents, policy, args.out, lead,
+                              force=args.force)
         return 1
     what = "/".join(sorted(target)) if target else "violation"
     if result.capped:

@@ -1,16 +1,24 @@
-"""``prunecheck replay TRACE``: re-run a trace and narrate it step by step."""
+"""prunecheck replay TRACE: re-run a trace and narrate it step by step.
+
+A trace is data: it may come from a bug report.  When it names a policy
+that is code (a user's file or module), replay does not import it unless
+you name a policy yourself (--policy) or say so (--trust-policy); it prints
+what it would run and exits 2.  Built-in policies replay as they are."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from pathlib import Path
 from typing import Any
 
-from prunecheck.model.errors import TraceError
+from prunecheck.model.errors import ConfigError, TraceError
+from prunecheck.model.policies import builtin_policy
 from prunecheck.model.trace import Trace, loads, replay
 
 from .argtypes import seconds
+from .bundle import policy_file, replay_command
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
 
@@ -32,6 +40,8 @@ def register(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
     p.add_argument("--policy", help="replay with this policy spec instead of the trace's")
+    p.add_argument("--trust-policy", action="store_true",
+                   help="import the policy file or module the trace names (it runs its code)")
     p.add_argument("--gate", choices=["none", "reference", "commit", "spill"],
                    help="replay under this gate instead of the trace's")
     p.add_argument("--markdown", action="store_true", help="print the narrative as markdown")
@@ -56,6 +66,33 @@ def load_trace(path_text: str) -> Trace:
     return loads(text, str(path))
 
 
+def _is_data(spec: str) -> bool:
+    """Whether a policy spec runs no user code (a built-in, or LangChain's trimmer)."""
+    return builtin_policy(spec) is not None or spec.startswith("langchain:")
+
+
+def _beside(spec: str, trace_path: str) -> str:
+    """A relative policy file found beside the trace (a bundle's copy) wins."""
+    found = policy_file(spec)
+    if found is None or found[0].is_absolute():
+        return spec
+    folder = Path(trace_path)
+    folder = folder if folder.is_dir() else folder.parent
+    here = folder / found[0]
+    return f"{here}:{found[1]}" if here.is_file() else spec
+
+
+def _what(spec: str) -> str:
+    found = policy_file(spec)
+    if found is None:
+        return f"importing module {spec.rpartition(':')[0]!r}"
+    path = found[0].resolve()
+    if not path.is_file():
+        return f"file {path}, which does not exist here"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return f"file {path}, sha256 {digest}…"
+
+
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -64,6 +101,16 @@ def run(args: argparse.Namespace) -> int:
     trace = load_trace(args.trace)
     if args.policy:
         trace = Trace(args.policy, trace.config, trace.events, trace.seed, trace.times, trace.meta)
+    else:
+        spec = _beside(trace.policy, args.trace)
+        if not args.trust_policy and not _is_data(spec):
+            raise ConfigError(
+                f"{args.trace}", f"names the policy {trace.policy!r}, which is code "
+                f"({_what(spec)}); replay does not run a trace's code without your consent.",
+                f"to run it: {replay_command(trace.policy, args.trace)} (or add "
+                "--trust-policy); to replay the events under a built-in instead: --policy "
+                "unit_safe.")
+        trace = Trace(spec, trace.config, trace.events, trace.seed, trace.times, trace.meta)
     if args.gate:
         trace = Trace(trace.policy, replace(trace.config, gate=Gate(args.gate)), trace.events,
                       trace.seed, trace.times, trace.meta)

@@ -18,7 +18,7 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.model.trace import Trace, replay
+from prunecheck.model.trace import Trace, loads, replay
 
 from .argtypes import count, integer, natural, seconds
 from .cliargs import add_runtime_arguments as add_knobs
@@ -70,9 +70,19 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
                    help="stop only on these incident kinds (default: any violation); e.g. "
                         "orphaned_result, truncated_payload")
     p.add_argument("--out", default=None, metavar="DIR",
-                   help="write the reproduction bundle here on a violation")
+                   help="write the reproduction bundle here on a violation (a new folder)")
+    p.add_argument("--force", action="store_true",
+                   help="let --out overwrite a folder that already holds files")
     p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+
+
+def check_out_arg(args: argparse.Namespace) -> None:
+    """Refuse a bad ``--out`` before any work is done (exit 2)."""
+    if getattr(args, "out", None):
+        from .bundle import check_out
+
+        check_out(Path(args.out), force=getattr(args, "force", False))
 
 
 def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
@@ -133,7 +143,7 @@ def shape_from_args(args: argparse.Namespace, make: Callable[..., Shape]) -> Sha
 
 
 def report_counterexample(trace: Trace, incidents: Sequence[Incident], policy: Policy,
-                          out: str | None, lead: str) -> None:
+                          out: str | None, lead: str, *, force: bool = False) -> None:
     """Print the counterexample's narrative and write its bundle to ``out``."""
     steps = [item for item, _ in replay(trace, policy, record=True)]
     at_end = [i for i in incidents if i.step == len(trace.events) - 1] or list(incidents)
@@ -143,11 +153,12 @@ def report_counterexample(trace: Trace, incidents: Sequence[Incident], policy: P
     print()
     sys.stdout.write(narrate(trace, steps).text())
     if out:
-        from .bundle import BUNDLE_FILES, write_bundle
+        from .bundle import BUNDLE_FILES, replay_command, write_bundle
 
-        folder = write_bundle(trace, Path(out), policy=policy)
+        folder = write_bundle(trace, Path(out), policy=policy, force=force)
         print(f"\nbundle written to {folder}/ ({', '.join(BUNDLE_FILES)})")
-        print(f"replay it: prunecheck replay {folder / 'trace.json'}")
+        spec = loads((folder / "trace.json").read_text(encoding="utf-8")).policy
+        print(f"replay it: {replay_command(spec, str(folder / 'trace.json'))}")
 
 
 def register(sub: Any) -> None:
@@ -167,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     target = parse_target(args.target)
+    check_out_arg(args)
     shape = shape_from_args(args, Shape.for_budget)
     if args.max_examples < 1:
         raise ConfigError("--max-examples", f"must be at least 1, got {args.max_examples}.")
@@ -183,5 +195,6 @@ def run(args: argparse.Namespace) -> int:
     lead = (f"prunecheck search: found after {result.examples} runs "
             f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
             f"{len(result.trace.events)})")
-    report_counterexample(result.trace, result.incidents, policy, args.out, lead)
+    report_counterexample(result.trace, result.incidents, policy, args.out, lead,
+                          force=args.force)
     return 1
