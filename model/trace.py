@@ -31,9 +31,12 @@ from .runtime import RuntimeConfig, RuntimeState, StepResult, apply, initial_sta
 
 __all__ = [
     "FORMAT",
+    "MAX_CHARS",
+    "MAX_DEPTH",
     "VERSION",
     "Trace",
     "TraceStep",
+    "depth_ok",
     "dumps",
     "incidents_of",
     "loads",
@@ -114,10 +117,10 @@ MAX_CHARS = 512 * 2**20
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
-def _depth_ok(text: str, limit: int) -> bool:
+def depth_ok(text: str, limit: int) -> bool:
     """Whether brackets outside strings nest at most ``limit`` deep.
 
-    >>> _depth_ok('{"a": [1, "[[["]}', 2), _depth_ok("[[[]]]", 2)
+    >>> depth_ok('{"a": [1, "[[["]}', 2), depth_ok("[[[]]]", 2)
     (True, False)
     """
     depth = 0
@@ -138,7 +141,7 @@ def loads(text: str, source: str = "trace") -> Trace:
     if len(text) > MAX_CHARS:
         raise TraceError(source, f"is {len(text)} characters, over the limit of {MAX_CHARS}.",
                          "a trace of that size is not one prunecheck wrote; split it.")
-    if not _depth_ok(text, MAX_DEPTH):
+    if not depth_ok(text, MAX_DEPTH):
         raise TraceError(source, f"nests JSON deeper than {MAX_DEPTH} levels.",
                          "a trace is the flat JSON file prunecheck wrote.")
     try:

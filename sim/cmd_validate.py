@@ -13,6 +13,9 @@ import sys
 
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import Provider, validate
+from prunecheck.model.trace import MAX_CHARS, MAX_DEPTH, depth_ok
+
+from .strict import UNVERIFIED, other_format, shape_errors
 
 __all__ = ["register", "run"]
 
@@ -58,16 +61,25 @@ def run(args: argparse.Namespace) -> int:
     provider = Provider(args.format)
     name = "<stdin>" if args.file == "-" else str(args.file)
     payload = _load(args.file, name)
-    errors = validate(payload, provider, source=name)
+    other = other_format(payload, provider)
+    if other is not None:
+        theirs = "anthropic" if provider is Provider.OPENAI else "openai"
+        label = {Provider.OPENAI: "an OpenAI", Provider.ANTHROPIC: "an Anthropic"}[provider]
+        raise TranscriptError(name, f"is not {label} transcript: {other}.",
+                              f"validate it with --format {theirs}.")
+    pairing = validate(payload, provider, source=name)
+    shape = shape_errors(payload, provider)
+    errors = shape + pairing  # a provider checks the request's shape before pairing
     if not errors:
         messages = payload.get("messages") if isinstance(payload, dict) else payload
         count = len(messages) if isinstance(messages, list) else 0
         print(f"ok: {count} messages, no tool pairing errors ({provider})")
         return 0
     noun = "error" if len(errors) == 1 else "errors"
-    print(f"{name}: {len(errors)} tool pairing {noun} ({provider} reports only the first):")
+    what = "tool pairing" if not shape else "request"
+    print(f"{name}: {len(errors)} {what} {noun} ({provider} reports only the first):")
     for error in errors:
-        print(error)
+        print(f"{error}{' (text unverified)' if error.kind in UNVERIFIED else ''}")
     return 1
 
 
@@ -91,8 +103,14 @@ def _load(path: str, name: str) -> object:
         raise TranscriptError(
             name, f"is not UTF-8 text (byte {exc.start}).", "Pass a JSON transcript."
         ) from None
+    if len(text) > MAX_CHARS or not depth_ok(text, MAX_DEPTH):
+        raise TranscriptError(name, f"is over {MAX_CHARS} characters or nests JSON deeper "
+                              f"than {MAX_DEPTH} levels; no provider accepts such a request.",
+                              "Pass the request body your runtime sends.")
     try:
         return json.loads(text)
+    except RecursionError:  # pragma: no cover - bounded by the depth check
+        raise TranscriptError(name, "nests JSON too deeply.") from None
     except json.JSONDecodeError as exc:
         raise TranscriptError(
             name,
