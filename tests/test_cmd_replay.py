@@ -120,7 +120,7 @@ def test_bad_events_name_the_file_and_the_event(events: list[dict[str, object]],
 def test_unknown_policy_spec(spec: str, expected: str, tmp_path: Path,
                              capsys: pytest.CaptureFixture[str]) -> None:
     path = trace_file(tmp_path, [{"kind": "user", "tokens": 5}], spec)
-    assert main(["replay", path]) == 2
+    assert main(["replay", path, "--trust-policy"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"prunecheck replay: {expected}")
     assert "Hint: " in err and err.count("\n") == 1 and "Traceback" not in err
@@ -132,7 +132,7 @@ def test_a_policy_that_raises_mid_replay(tmp_path: Path,
     policy.write_text("def select(view, need):\n    raise RuntimeError('no scores')\n",
                       encoding="utf-8")
     path = trace_file(tmp_path, [{"kind": "user", "tokens": 150}], f"{policy}:select")
-    assert main(["replay", path]) == 2
+    assert main(["replay", path, "--trust-policy"]) == 2
     err = capsys.readouterr().err
     assert "policy 'select' at step 1: select(view, need=50) raised RuntimeError: no " \
            "scores." in err

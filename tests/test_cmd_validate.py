@@ -77,7 +77,8 @@ def test_several_errors_all_printed_first_is_the_answer(
     path = tmp_path / "two.json"
     path.write_text(
         '[{"role": "tool", "tool_call_id": "call_a", "content": "x"},'
-        ' {"role": "assistant", "content": null, "tool_calls": [{"id": "call_b"}]}]'
+        ' {"role": "assistant", "content": null, "tool_calls": [{"id": "call_b",'
+        ' "type": "function", "function": {"name": "read", "arguments": "{}"}}]}]'
     )
     status, out, _ = run(capsys, str(path), "--format", "openai")
     assert status == 1
@@ -101,9 +102,9 @@ def test_wrong_format_is_not_a_transcript(capsys: pytest.CaptureFixture[str]) ->
     status, out, err = run(capsys, path, "--format", "anthropic")
     assert (status, out) == (2, "")
     assert err == (
-        f"prunecheck validate: {path}: messages[0]: has role 'system'; an Anthropic "
-        "message's role is one of user, assistant. Hint: Anthropic takes the system prompt "
-        "as the top-level 'system' of the request.\n"
+        f"prunecheck validate: {path}: is not an Anthropic transcript: messages[2] has "
+        "'tool_calls', as OpenAI Chat Completions messages do. Hint: validate it with "
+        "--format openai.\n"
     )
 
 
