@@ -68,6 +68,13 @@ class _Parser(argparse.ArgumentParser):
     def format_help(self) -> str:
         return plain(super().format_help())
 
+    def _get_value(self, action: argparse.Action, arg_string: str) -> object:
+        # A type function that raises our own error (e.g. --levels) is a bad argument.
+        try:
+            return super()._get_value(action, arg_string)
+        except PrunecheckError as exc:
+            raise argparse.ArgumentError(action, exc.rule.rstrip(".")) from None
+
     def format_usage(self) -> str:
         return plain(super().format_usage())
 
