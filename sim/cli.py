@@ -116,7 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a bad argument (already printed)
         return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
-        parser.print_help()
+        print(f"prunecheck: no command given; commands: {', '.join(COMMANDS)}. Hint: run "
+              "'prunecheck --help' for what each does, or 'prunecheck COMMAND --help'.",
+              file=sys.stderr)
         return 2
     try:
         status: int = args.func(args)

@@ -188,6 +188,9 @@ def read_baseline(path: str | Path) -> Baseline:
     except json.JSONDecodeError as exc:
         raise ConfigError(where, f"is not JSON ({exc.msg} at line {exc.lineno}).",
                           "a baseline is the JSON file 'prunecheck baseline' wrote.") from None
+    except RecursionError:
+        raise ConfigError(where, "nests JSON too deeply to be a baseline.",
+                          "a baseline is the JSON file 'prunecheck baseline' wrote.") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError(where, f"is not a prunecheck baseline ('format' must be {FORMAT!r}).",
                           "write one with 'prunecheck baseline --out FILE'.")
