@@ -54,6 +54,7 @@ __all__ = [
     "cage_enabled",
     "caged",
     "close_all",
+    "failed_for_good",
 ]
 
 #: Seconds a policy's module may take to import in its worker.
@@ -308,6 +309,19 @@ class CagedPolicy:
         except PolicyError as exc:
             worker.failure = exc
         return None
+
+
+def failed_for_good(policy: object) -> bool:
+    """Whether ``policy`` is caged and its worker hung or died (every later
+    call fails at once): drivers stop instead of retrying or shrinking."""
+    for _ in range(4):  # look through wrappers (a guard, check's tripwire)
+        if isinstance(policy, CagedPolicy):
+            break
+        policy = getattr(policy, "inner", None)
+    if not isinstance(policy, CagedPolicy):
+        return False
+    found = _WORKERS.get((os.getpid(), policy.spec))
+    return found is not None and found.failure is not None
 
 
 def caged(spec: str, timeout: float = 10.0) -> CagedPolicy:

@@ -125,6 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PrunecheckError as exc:
         print(f"prunecheck {args.command}: {exc.paragraph()}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout closed early (e.g. piped into head): not an error
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(f"prunecheck {args.command}: interrupted.", file=sys.stderr)
         return 130

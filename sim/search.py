@@ -63,6 +63,7 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
 from prunecheck.model.trace import Trace, incidents_of
 
+from .cage import failed_for_good
 from .loading import load_policy
 from .shape import Shape, Usage, enabled_events, hits, pending_records, user_text
 
@@ -103,6 +104,14 @@ class SearchResult:
 
 class _Found(Exception):
     """Raised by the machine's invariant when a run hit its target."""
+
+
+class _Fatal(BaseException):
+    """A caged policy failed for good (hung, exited): stop at once, no shrinking."""
+
+    def __init__(self, error: PolicyError) -> None:
+        super().__init__(error.paragraph())
+        self.error = error
 
 
 class _Enough(BaseException):
@@ -174,7 +183,12 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
             if self.hit:
                 return
             usage = self.usage.after(event, self.state)
-            result = apply(self.state, event)
+            try:
+                result = apply(self.state, event)
+            except PolicyError as exc:
+                if failed_for_good(policy):
+                    raise _Fatal(exc) from None
+                raise
             self.usage = usage
             self.events.append(event)
             if log.events is None:
@@ -335,6 +349,8 @@ def search(policy_spec: str, config: RuntimeConfig, *, seed: int = 0, max_exampl
         run_state_machine_as_test(machine, settings=run_settings)
     except (_Found, _Enough):
         pass
+    except _Fatal as fatal:
+        raise fatal.error from None
     except Flaky as exc:
         # Stopping Hypothesis mid-shrink can look to it like a run that drew
         # less than before; only a flake without that stop is the policy's.

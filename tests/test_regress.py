@@ -215,3 +215,12 @@ def test_bad_baseline_files_are_one_paragraph_errors(tmp_path: Path,
     assert "is not a prunecheck baseline" in err and "Traceback" not in err
     assert main(["regress", "--baseline", str(tmp_path / "missing.json")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_difference_too_uncertain_to_call_is_not_significant_not_unchanged() -> None:
+    # 0 -> 6 events in 1000 invocations: p ≈ 0.016, above alpha 0.01.
+    result = compare(_baseline(_run(0, 1000)), _baseline(_run(6, 1000)))
+    changes = {c.kind: c for c in result.classes}
+    assert 0.01 < changes["orphaned_result"].p_value < 0.05
+    assert changes["orphaned_result"].change is Change.NOT_SIGNIFICANT
+    assert "not significant" in result.table() and not result.regressed

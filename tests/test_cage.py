@@ -1,0 +1,289 @@
+"""The policy cage, locks and checksums, untrusted traces, bundles that replay
+where they live (issue 10), and the two policy-loading items of issue 8."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from prunecheck.model.context import Message, Role
+from prunecheck.model.errors import PolicyError
+from prunecheck.model.events import SystemPrompt, UserMessage
+from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
+from prunecheck.sim.cage import CagedPolicy
+from prunecheck.sim.cli import main, plain, version
+from prunecheck.sim.ledger import is_intact, seal
+from prunecheck.sim.loading import guarded, load_policy
+
+BAD = Path(__file__).resolve().parent / "bad_policies"
+CORPUS = Path(__file__).resolve().parent / "corpus"
+PY = [sys.executable, "-m", "prunecheck"]
+
+
+def _run(*argv: str, cwd: Path | None = None, timeout: float = 120
+         ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*PY, *argv], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+
+
+# ------------------------------------------------------------------- cage
+def test_user_policies_are_caged_and_built_ins_are_not() -> None:
+    caged = load_policy(f"{BAD}/cheats.py:raises")
+    assert isinstance(caged, CagedPolicy) and caged.name == "raises"
+    assert not isinstance(load_policy("recency"), CagedPolicy)
+    assert guarded(load_policy("recency"), 5) == load_policy("recency")  # the fast path
+    assert isinstance(guarded(caged, 3), CagedPolicy) and guarded(caged, 3).timeout == 3
+
+
+@pytest.mark.parametrize("name", ["setattr_frozen", "evict_then_lie", "mutate_view"])
+def test_a_policy_cannot_corrupt_the_runtimes_accounting(name: str) -> None:
+    """The policy zeroes tokens on frozen messages (object.__setattr__) and
+    rewrites the view; it holds copies, so the runtime's counts stay true."""
+    policy = load_policy(f"{BAD}/cheats.py:{name}")
+    state = initial_state(RuntimeConfig(budget=300, hard_ceiling=10_000), policy)
+    apply(state, SystemPrompt(100))
+    for _ in range(4):
+        apply(state, UserMessage(90))
+    ctx = state.context
+    assert ctx.used == sum(m.tokens for m in ctx)  # what is left is counted at its size
+    assert all(m.tokens > 0 for m in ctx)
+    if name == "evict_then_lie":  # the eviction freed the message's real 90 tokens
+        assert len(ctx) < 5 and ctx.used == 100 + 90 * (len(ctx) - 1)
+    assert state.config.budget == 300
+
+
+def test_policy_output_goes_to_stderr_never_stdout() -> None:
+    done = _run("replay", str(CORPUS / "seed_parallel_batch.json"), "--policy",
+                f"{BAD}/cheats.py:chatty", "--quiet")
+    assert "POLICY-STDOUT" not in done.stdout and "POLICY-STDOUT" in done.stderr
+    assert done.stdout.startswith("verdict:")
+
+
+def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    monkeypatch.setenv("PRUNECHECK_POLICY_MEMORY_MB", "512")
+    from prunecheck.sim.cage import close_all
+
+    close_all()  # workers read the limit when they start
+    policy = load_policy(f"{BAD}/hangs.py:big_alloc")
+    state = initial_state(RuntimeConfig(budget=150, hard_ceiling=10_000), policy)
+    apply(state, SystemPrompt(100))
+    with pytest.raises(PolicyError) as info:
+        apply(state, UserMessage(100))
+    assert "raised MemoryError" in info.value.rule
+    assert info.value.subject == "policy 'big_alloc' at step 2"
+    close_all()
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "--policy", "{spec}", "--max-examples", "20"],
+    ["explore", "--policy", "{spec}", "--depth", "4"],
+    ["check", "{spec}", "--levels", "1", "--seeds", "1", "--max-examples", "20",
+     "--horizon", "60"],
+    ["replay", str(CORPUS / "seed_parallel_batch.json"), "--policy", "{spec}"],
+    ["sweep", "--out", "{tmp}/r.jsonl", "--policy", "{spec}", "--gate", "none",
+     "--levels", "1", "--seeds", "2", "--horizon", "60", "--jobs", "1"],
+], ids=lambda a: a[0])
+def test_a_hanging_policy_is_reported_within_twice_its_timeout(
+        argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from prunecheck.sim.cage import close_all
+
+    spec = f"{BAD}/hangs.py:busy"
+    close_all()  # a fresh worker: the last test's stopped one would fail at once
+    load_policy(spec)  # the worker's start-up is not the policy's time
+    main([argv[0], "--help"])  # nor are the command's imports
+    capsys.readouterr()
+    started = time.monotonic()
+    status = main([a.format(spec=spec, tmp=tmp_path) for a in argv] + ["--policy-timeout", "3"])
+    took = time.monotonic() - started
+    err = capsys.readouterr().err
+    close_all()
+    assert status == 2 and "did not return within 3 s" in err
+    assert took < 2 * 3, took
+
+
+# ------------------------------------------------------------ issue 8 items
+def test_a_policy_file_imports_the_module_beside_it(tmp_path: Path) -> None:
+    done = _run("replay", str(CORPUS / "seed_parallel_batch.json"), "--policy",
+                f"{BAD}/with_sibling.py:select", "--quiet", cwd=tmp_path)
+    assert "ModuleNotFoundError" not in done.stderr
+    assert done.returncode in (0, 1) and done.stdout.startswith("verdict:")
+
+
+def test_a_list_function_without_its_format_gets_a_hint_naming_the_flag(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--policy", f"{BAD}/list_fn.py:trim", "--max-examples", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "like a list function trim(messages)" in err and "--format openai" in err
+    assert "fix the policy" not in err
+
+
+# ------------------------------------------------------ untrusted traces
+def test_replay_never_imports_a_traces_policy_without_consent(tmp_path: Path) -> None:
+    trace = json.loads((CORPUS / "seed_parallel_batch.json").read_text())
+    trace["policy"] = f"{BAD}/evil.py:select"
+    path = tmp_path / "evil_trace.json"
+    path.write_text(json.dumps(trace))
+    mark = tmp_path / "evil-ran.txt"
+    env = {**os.environ, "EVIL_MARK": str(mark)}
+    done = subprocess.run([*PY, "replay", str(path)], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 2 and not mark.exists()
+    assert "evil.py" in done.stderr and "--trust-policy" in done.stderr
+    assert "sha256" in done.stderr  # what it would run
+    consented = subprocess.run([*PY, "replay", str(path), "--trust-policy", "--quiet"],
+                               capture_output=True, text=True, env=env, timeout=60)
+    assert consented.returncode in (0, 1) and mark.exists()  # the check above can fail
+
+
+# ------------------------------------------------------- locks, checksums
+def test_two_concurrent_sweeps_into_one_file_lose_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    grid = ["--gate", "none,commit", "--levels", "0.5,1", "--horizon", "300", "--jobs", "1"]
+    first = subprocess.Popen([*PY, "sweep", "--out", str(out), "--policy", "recency",
+                              "--seeds", "3", *grid], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    second = subprocess.Popen([*PY, "sweep", "--out", str(out), "--policy", "lowest_salience",
+                               "--seeds", "2", *grid], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    results = [p.communicate(timeout=300) + (p.returncode,) for p in (first, second)]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    stored = {r["policy"] for r in rows}
+    assert all(is_intact(r) for r in rows)
+    for (_, err, status), policy, runs in zip(results, ("recency", "lowest_salience"), (12, 8),
+                                              strict=True):
+        if status == 2:  # the second refused, naming the lock; the first's runs are all there
+            assert "being written by another prunecheck" in err and "Traceback" not in err
+        else:
+            assert status == 0 and policy in stored
+            assert sum(1 for r in rows if r["policy"] == policy) == runs
+    assert any(status == 0 for _, _, status in results)
+
+
+def test_an_edited_row_is_detected_reported_and_recomputed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.jsonl"
+    argv = ["sweep", "--out", str(out), "--policy", "recency", "--gate", "none", "--levels",
+            "1", "--seeds", "2", "--horizon", "60", "--jobs", "1"]
+    assert main(argv) == 0
+    original = out.read_text()
+    rows = [json.loads(line) for line in original.splitlines()]
+    rows[0]["invocations"] += 1000  # still a valid row, but not the one computed
+    out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    capsys.readouterr()
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "checksum does not match its content" in err and "(1 run now, 1 reused)" in err
+    assert out.read_text() == original  # recomputed: byte-identical to the first sweep
+
+
+def test_seal_and_is_intact() -> None:
+    row = seal({"key": "k", "n": 1})
+    assert is_intact(row) and not is_intact({**row, "n": 2}) and not is_intact({"n": 1})
+
+
+def test_sweep_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
+    proc = subprocess.Popen([*PY, "sweep", "--out", str(tmp_path / "r.jsonl"), "--policy",
+                             "recency", "--levels", "1", "--seeds", "20", "--horizon", "3000",
+                             "--jobs", "2"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+    def children() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == proc.pid:
+                    found.append(int(entry.name))
+        return found
+
+    deadline = time.monotonic() + 30
+    while len(children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    workers = children()
+    assert len(workers) >= 2
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() and
+                                              "Z" not in Path(f"/proc/{p}/stat").read_text()
+                                              .rsplit(")", 1)[1].split()[0] for p in workers):
+        time.sleep(0.2)
+    alive = [p for p in workers if Path(f"/proc/{p}").exists()
+             and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert alive == []
+
+
+# ------------------------------------------------------------- bundles
+def test_a_bundle_replays_where_it_lives_and_is_never_overwritten(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "my_policy.py").write_text((BAD / "sibling_helper.py").read_text()
+                                       .replace("def oldest_first", "def select"))
+    found = _run("search", "--policy", "my_policy.py:select", "--max-examples", "50",
+                 "--out", "repro", cwd=work)
+    assert found.returncode == 1, found.stderr
+    bundle = work / "repro"
+    assert (bundle / "my_policy.py").is_file()
+    narrative = (bundle / "narrative.md").read_text()
+    commands = [line.strip().split("  #")[0].strip() for line in narrative.splitlines()
+                if line.strip().startswith("prunecheck replay")]
+    assert commands and all("--policy my_policy.py:select" in c for c in commands)
+    (work / "my_policy.py").write_text("raise SystemExit('the original was edited')\n")
+    for command in commands:  # the trace fails as found, and passes under the commit gate
+        done = _run(*command.split()[1:], cwd=bundle)
+        assert done.returncode == (0 if "--gate commit" in command else 1), done.stderr
+        assert "Traceback" not in done.stderr
+    test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_reproduction.py"], capture_output=True, text=True, cwd=bundle,
+                          timeout=120)
+    assert "1 failed" in test.stdout and "violation(s) under gate none" in test.stdout
+    again = _run("search", "--policy", "unit_safe", "--max-examples", "5", "--out", "repro",
+                 cwd=work)
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert (bundle / "my_policy.py").is_file()
+
+
+# --------------------------------------------------------------- smaller
+def test_version_and_plain_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"prunecheck {version()}"
+    assert version()[0].isdigit()
+    for command in ("report", "sweep", "search", "explore", "replay", "validate", "check",
+                    "regress", "baseline", "policies"):
+        assert main([command, "--help"]) == 0
+        text = capsys.readouterr().out
+        assert "``" not in text and ":mod:" not in text and ":func:" not in text, command
+    assert plain("``x`` and :mod:`.y`") == "x and y"
+
+
+def test_steps_count_from_one_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(CORPUS / "seed_parallel_batch.json")]) == 1
+    out = capsys.readouterr().out
+    assert "[  1]" in out and "[  0]" not in out
+    policy = load_policy(f"{BAD}/cheats.py:raises")
+    state = initial_state(RuntimeConfig(budget=150, hard_ceiling=10_000), policy)
+    apply(state, SystemPrompt(100))
+    with pytest.raises(PolicyError) as info:
+        apply(state, UserMessage(100))
+    assert info.value.subject == "policy 'raises' at step 2"  # the second event
+
+
+def test_a_message_copy_is_equal_but_not_the_runtimes() -> None:
+    import pickle
+
+    m = Message("m1", Role.USER, 5, 1, 0.0)
+    copy = pickle.loads(pickle.dumps(m))
+    object.__setattr__(copy, "tokens", 0)
+    assert m.tokens == 5
