@@ -5,7 +5,9 @@ LangChain adapter included) never runs inside prunecheck's own process.
 :func:`caged` starts a worker (:mod:`.cage_worker`) that imports the policy
 and answers ``select`` calls; :class:`CagedPolicy` sends it a *copy* of the
 view and reads back a proposal, which the runtime validates again as if the
-policy had returned it directly.  So whatever a policy does —
+policy had returned it directly.  A message the worker already holds is sent
+as its id only (messages are immutable: the same object is the same
+message), so a call costs about the messages that changed, not the context.  So whatever a policy does —
 
 - exit (``sys.exit``, ``os._exit``), raise any ``BaseException``, crash,
 - hang or busy-loop (the watchdog stops it after its time limit),
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prunecheck.model.actions import Action, Clear, Summarize
+from prunecheck.model.context import Message
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import ContextView
 from prunecheck.model.provider import Provider
@@ -93,6 +96,9 @@ class _Worker:
     format: str | None = None
     failure: PolicyError | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The messages the worker holds copies of, by id: the same (immutable)
+    #: object again is sent as its id only.
+    sent: dict[str, Message] = field(default_factory=dict)
 
     # ------------------------------------------------------------ transport
     def send(self, payload: bytes) -> None:
@@ -286,7 +292,10 @@ class CagedPolicy:
             return None
         subject = f"policy {self.name!r}"
         messages = tuple(view.messages)
-        payload = pickle.dumps((messages, frozenset(view.pending_calls), view.budget,
+        sent = worker.sent
+        delta = [m.id if sent.get(m.id) is m else m for m in messages]
+        worker.sent = {m.id: m for m in messages}
+        payload = pickle.dumps((delta, frozenset(view.pending_calls), view.budget,
                                 view.used, view.now, view.turn, need),
                                protocol=pickle.HIGHEST_PROTOCOL)
         what = f"select(view, need={need})"

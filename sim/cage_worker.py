@@ -12,7 +12,8 @@ nothing a policy returns can run code in the parent when it is read.
 
 - hello ``(spec, sys_path, memory_bytes)`` → ``{"name", "format"}`` or
   ``{"error": {"subject", "rule", "hint"}}``
-- call ``(messages, pending_calls, budget, used, now, turn, need)`` →
+- call ``(messages, pending_calls, budget, used, now, turn, need)``, where a
+  message the worker received in the previous call comes as its id only →
   ``{"evict": [...], "clear": [...], "summarize": [[ids, tokens, text], ...]}``
   or ``{"error": ...}``.
 
@@ -135,11 +136,14 @@ def _serve(req: int, resp: int) -> int:
     _write(resp, {"name": name, "format": getattr(fmt, "value", None)})
     _limit_memory(memory)
     anything = _Anything()
+    held: dict[str, Any] = {}  # the messages of the last call, by id
     while True:
         request = _read(req)
         if request is None:
             return 0
-        messages, pending, budget, used, now, turn, need = pickle.loads(request)
+        delta, pending, budget, used, now, turn, need = pickle.loads(request)
+        messages = tuple(held[m] if isinstance(m, str) else m for m in delta)
+        held = {m.id: m for m in messages}
         view = ContextView.__new__(ContextView)
         view.messages, view.pending_calls, view.budget = messages, pending, budget
         view.used, view.now, view.turn = used, now, turn

@@ -154,7 +154,7 @@ def test_two_concurrent_sweeps_into_one_file_lose_nothing(tmp_path: Path) -> Non
     second = subprocess.Popen([*PY, "sweep", "--out", str(out), "--policy", "lowest_salience",
                                "--seeds", "2", *grid], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
-    results = [p.communicate(timeout=300) + (p.returncode,) for p in (first, second)]
+    results = [(*p.communicate(timeout=300), p.returncode) for p in (first, second)]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     stored = {r["policy"] for r in rows}
     assert all(is_intact(r) for r in rows)
