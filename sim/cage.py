@@ -7,7 +7,8 @@ and answers ``select`` calls; :class:`CagedPolicy` sends it a *copy* of the
 view and reads back a proposal, which the runtime validates again as if the
 policy had returned it directly.  A message the worker already holds is sent
 as its id only (messages are immutable: the same object is the same
-message), so a call costs about the messages that changed, not the context.  So whatever a policy does —
+message), so a call costs about the messages that changed, not the context.
+So whatever a policy does —
 
 - exit (``sys.exit``, ``os._exit``), raise any ``BaseException``, crash,
 - hang or busy-loop (the watchdog stops it after its time limit),
