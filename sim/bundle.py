@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -244,6 +245,13 @@ def check_out(out_dir: Path, *, force: bool = False) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(str(out_dir), "exists and is not a folder.",
                           "give --out a new folder name.")
+    if not out_dir.exists():
+        parent = next((p for p in out_dir.absolute().parents if p.exists()), Path("/"))
+        try:  # try it for real: permissions alone do not tell (root, /proc, read-only mounts)
+            tempfile.TemporaryDirectory(dir=parent).cleanup()
+        except OSError as exc:
+            raise ConfigError(str(out_dir), f"cannot be created ({parent}: {exc.strerror}).",
+                              "give --out a place you can write to.") from None
     if not force and out_dir.is_dir() and any(out_dir.iterdir()):
         held = sorted(p.name for p in out_dir.iterdir())[:5]
         raise ConfigError(str(out_dir), f"already holds files ({', '.join(held)}); a bundle "

@@ -116,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
                       trace.seed, trace.times, trace.meta)
     policy = guarded(load_policy(trace.policy), args.policy_timeout)
     try:
-        steps = [item for item, _ in replay(trace, policy, record=True)]
+        from tqdm import tqdm
+
+        with tqdm(replay(trace, policy, record=True), total=len(trace.events), unit="event",
+                  desc="replay", file=sys.stderr, dynamic_ncols=True,
+                  disable=len(trace.events) < 2_000 or not sys.stderr.isatty()) as events:
+            steps = [item for item, _ in events]
     except TraceError as exc:  # an impossible event: name the file as well as the event
         raise TraceError(f"{args.trace}: {exc.subject}", exc.rule, exc.hint) from None
     story = narrate(trace, steps, markdown=args.markdown)
