@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError, TraceError
+from prunecheck.model.incidents import Incident
 from prunecheck.model.policies import builtin_policy
-from prunecheck.model.trace import Trace, loads, replay
+from prunecheck.model.trace import Trace, replay
 
 from .argtypes import seconds
 from .bundle import policy_file, replay_command
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
-from .narrative import narrate
+from .narrative import narrate_stream
+from .trace_file import read_trace
 
 __all__ = ["load_trace", "register", "run"]
 
@@ -52,18 +54,12 @@ def register(sub: Any) -> None:
 
 
 def load_trace(path_text: str) -> Trace:
-    """Read a trace file (or ``DIR/trace.json`` of a bundle); TraceError if bad."""
+    """Read a trace file (or ``DIR/trace.json`` of a bundle); TraceError if
+    bad.  A large file prunecheck wrote is streamed (see :mod:`.trace_file`)."""
     path = Path(path_text)
     if path.is_dir():
         path = path / "trace.json"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TraceError(str(path), "does not exist.",
-                         "give the path of a trace JSON file.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(str(path), f"cannot be read ({exc}).") from None
-    return loads(text, str(path))
+    return read_trace(path)
 
 
 def _is_data(spec: str) -> bool:
@@ -118,13 +114,24 @@ def run(args: argparse.Namespace) -> int:
     try:
         from tqdm import tqdm
 
+        violations = 0
+
+        def met(incident: Incident) -> None:
+            nonlocal violations
+            violations += incident.is_violation
+
+        # One step at a time: memory holds the context, not the whole story.
         with tqdm(replay(trace, policy, record=True), total=len(trace.events), unit="event",
                   desc="replay", file=sys.stderr, dynamic_ncols=True,
                   disable=len(trace.events) < 2_000 or not sys.stderr.isatty()) as events:
-            steps = [item for item, _ in events]
+            last = ""
+            for line in narrate_stream(trace, (item for item, _ in events), met,
+                                       markdown=args.markdown):
+                if not args.quiet:
+                    sys.stdout.write(line + "\n")
+                last = line
     except TraceError as exc:  # an impossible event: name the file as well as the event
         raise TraceError(f"{args.trace}: {exc.subject}", exc.rule, exc.hint) from None
-    story = narrate(trace, steps, markdown=args.markdown)
-    text = story.text()
-    sys.stdout.write(text.splitlines()[-1] + "\n" if args.quiet else text)
-    return 1 if story.violations else 0
+    if args.quiet:
+        sys.stdout.write(last + "\n")
+    return 1 if violations else 0

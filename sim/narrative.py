@@ -3,7 +3,7 @@ markdown) with incidents marked."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from prunecheck.model.events import (
@@ -19,7 +19,7 @@ from prunecheck.model.events import (
 from prunecheck.model.incidents import Incident
 from prunecheck.model.trace import Trace, TraceStep
 
-__all__ = ["Narrative", "describe_event", "narrate"]
+__all__ = ["Narrative", "describe_event", "narrate", "narrate_stream"]
 
 
 def describe_event(event: Event) -> str:
@@ -67,42 +67,55 @@ def narrate(trace: Trace, steps: Iterable[TraceStep], *, markdown: bool = False)
     """Render replayed steps.  ``markdown`` gives a numbered list with the
     provider's text in code spans; otherwise plain text for a terminal."""
     out = Narrative()
+    for line in narrate_stream(trace, steps, out.incidents.append, markdown=markdown):
+        out.lines.append(line)
+    return out
+
+
+def narrate_stream(trace: Trace, steps: Iterable[TraceStep],
+                   on_incident: Callable[[Incident], None], *,
+                   markdown: bool = False) -> Iterator[str]:
+    """The narrative's lines one by one, as the steps come (a long replay
+    holds one step at a time, not the whole story); ``on_incident`` is
+    called with every incident met (the verdict line comes last)."""
+    lines: list[str] = []
     cfg = trace.config
     head = (f"policy {trace.policy} · gate {cfg.gate} · checks {cfg.check_at} · retry "
             f"{cfg.retry} · stream loss {cfg.on_stream_loss} · repair {cfg.repair} · "
             f"provider {cfg.provider} · budget {cfg.budget} / ceiling {cfg.hard_ceiling}")
-    out.lines.append(f"**{head}**\n" if markdown else head)
+    yield f"**{head}**\n" if markdown else head
+    counts: dict[tuple[bool, str], int] = {}
     for item in steps:
         lead = f"{item.index + 1}. " if markdown else f"[{item.index + 1:3d}] "
-        out.lines.append(f"{lead}{describe_event(item.event)}")
+        lines.append(f"{lead}{describe_event(item.event)}")
         pad = "   " if markdown else "      "
         for note in item.result.notes:
-            out.lines.append(f"{pad}- {note.text}" if markdown else f"{pad}{note.text}")
+            lines.append(f"{pad}- {note.text}" if markdown else f"{pad}{note.text}")
         for incident in item.result.incidents:
-            out.incidents.append(incident)
+            on_incident(incident)
+            key = (incident.is_violation, incident.kind.label)
+            counts[key] = counts.get(key, 0) + 1
             mark = "VIOLATION" if incident.is_violation else "cost"
             label = incident.kind.label
             if markdown:
-                out.lines.append(f"{pad}- **{mark}: {label}** — {incident.detail}")
+                lines.append(f"{pad}- **{mark}: {label}** — {incident.detail}")
                 if incident.text:
-                    out.lines.append(f"{pad}  provider answers: `HTTP 400: {incident.text}`")
+                    lines.append(f"{pad}  provider answers: `HTTP 400: {incident.text}`")
             else:
-                out.lines.append(f"{pad}!! {mark}: {label}: {incident.detail}")
+                lines.append(f"{pad}!! {mark}: {label}: {incident.detail}")
                 if incident.text:
-                    out.lines.append(f"{pad}   HTTP 400: {incident.text}")
-    violations = _tally(i for i in out.incidents if i.is_violation)
-    costs = _tally(i for i in out.incidents if not i.is_violation)
-    verdict = f"{len(out.violations)} violation(s) ({violations})" if violations \
-        else "no violation"
+                    lines.append(f"{pad}   HTTP 400: {incident.text}")
+        yield from lines
+        lines.clear()
+    violations = _tally(counts, True)
+    costs = _tally(counts, False)
+    total = sum(n for (bad, _), n in counts.items() if bad)
+    verdict = f"{total} violation(s) ({violations})" if violations else "no violation"
     if costs:
         verdict += f"; costs: {costs}"
-    out.lines.append("")
-    out.lines.append(f"{'**Verdict:** ' if markdown else 'verdict: '}{verdict}.")
-    return out
+    yield ""
+    yield f"{'**Verdict:** ' if markdown else 'verdict: '}{verdict}."
 
 
-def _tally(incidents: Iterable[Incident]) -> str:
-    counts: dict[str, int] = {}
-    for incident in incidents:
-        counts[incident.kind.label] = counts.get(incident.kind.label, 0) + 1
-    return ", ".join(f"{n} {k}" for k, n in counts.items())
+def _tally(counts: dict[tuple[bool, str], int], violations: bool) -> str:
+    return ", ".join(f"{n} {label}" for (bad, label), n in counts.items() if bad is violations)

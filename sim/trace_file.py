@@ -1,0 +1,138 @@
+"""Reading a trace file for replay: small ones whole, large ones streamed.
+
+A trace prunecheck wrote (:func:`prunecheck.model.trace.dumps`) has its
+header on the first lines and one event per line.  A large file in that
+layout is replayed without holding its events: the header is parsed and
+validated as a trace with no events, the event lines are counted, and the
+events are read again one line at a time while the replay runs — memory
+holds the context, not the file.  Any other layout, and every small file, is
+parsed whole (bounded in size and nesting, see :func:`~prunecheck.model.trace.loads`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import overload
+
+from prunecheck.model.errors import TraceError
+from prunecheck.model.events import Event, event_from_json
+from prunecheck.model.trace import MAX_DEPTH, Trace, depth_ok, loads, trace_from_json
+
+__all__ = ["STREAM_BYTES", "read_trace"]
+
+#: Files at least this large are streamed when their layout allows it.
+STREAM_BYTES = 4 * 2**20
+_EVENTS = '  "events": ['
+
+
+class _FileEvents(Sequence[Event]):
+    """The events of a trace file, read lazily one line at a time."""
+
+    def __init__(self, path: Path, start: int, count: int) -> None:
+        self._path, self._start, self._count = path, start, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Event]:
+        with self._path.open(encoding="utf-8") as handle:
+            handle.seek(self._start)
+            for i in range(self._count):
+                line = handle.readline().strip().rstrip(",")
+                where = f"{self._path}: events[{i}]"
+                if not depth_ok(line, MAX_DEPTH):
+                    raise TraceError(where, f"nests JSON deeper than {MAX_DEPTH} levels.")
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise TraceError(where, f"is not JSON ({exc.msg}).",
+                                     "a trace is the JSON file prunecheck wrote.") from None
+                yield event_from_json(data, where)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        events = tuple(self)  # random access reads the file (rare: replay iterates)
+        return events[index]
+
+
+def _streamed(path: Path) -> Trace | None:
+    """The trace with lazily read events, or None if the layout is not ours."""
+    header: list[str] = []
+    with path.open("rb") as handle:
+        for raw in handle:
+            line = raw.decode("utf-8").rstrip("\n")
+            if line == _EVENTS:
+                break
+            header.append(line)
+            if len(header) > 64:
+                return None
+        else:
+            return None
+        start = handle.tell()
+        count = 0
+        closed = False
+        for raw in handle:
+            if raw.strip() == b"]":
+                closed = True
+                break
+            count += 1
+        if not closed:
+            return None
+    if not header or header[0] != "{":
+        return None
+    text = "\n".join(header).rstrip().rstrip(",") + ', "events": []}'
+    if not depth_ok(text, MAX_DEPTH):
+        return None  # the whole-file parse names the problem
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    times = data.pop("times", None)
+    bare = trace_from_json(data, str(path))  # validates format, policy, config, meta
+    if times is not None:
+        times = _times(times, count, str(path))
+    lazy: Sequence[Event] = _FileEvents(path, start, count)
+    return Trace(bare.policy, bare.config, lazy, bare.seed,  # type: ignore[arg-type]
+                 times, bare.meta)
+
+
+def _times(times: object, count: int, source: str) -> tuple[float, ...]:
+    """The checks of :func:`~prunecheck.model.trace.trace_from_json` on ``times``."""
+    ok = isinstance(times, list) and len(times) == count and all(
+        isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t)
+        for t in times)
+    if not ok:
+        raise TraceError(source, "'times' must be a list of finite numbers, one per event.")
+    assert isinstance(times, list)
+    out = tuple(float(t) for t in times)
+    late = next((i for i in range(1, len(out)) if out[i] < out[i - 1]), None)
+    if late is not None:
+        raise TraceError(f"{source}: times[{late}]", f"is {out[late]:g}, earlier than the "
+                         f"event before it ({out[late - 1]:g}); time never runs backwards.",
+                         "times must not decrease.")
+    return out
+
+
+def read_trace(path: Path) -> Trace:
+    """The trace in ``path``; TraceError naming the file if it is not one."""
+    try:
+        size = path.stat().st_size
+        if size >= STREAM_BYTES:
+            found = _streamed(path)
+            if found is not None:
+                return found
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceError(str(path), "does not exist.",
+                         "give the path of a trace JSON file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(str(path), f"cannot be read ({exc}).") from None
+    return loads(text, str(path))
