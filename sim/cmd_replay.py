@@ -124,14 +124,21 @@ def run(args: argparse.Namespace) -> int:
         with tqdm(replay(trace, policy, record=True), total=len(trace.events), unit="event",
                   desc="replay", file=sys.stderr, dynamic_ncols=True,
                   disable=len(trace.events) < 2_000 or not sys.stderr.isatty()) as events:
+            # A file read whole is told whole or not at all (bad input prints only its
+            # paragraph); a streamed one is told as it goes.
+            streamed = not isinstance(trace.events, tuple)
+            held: list[str] = []
             last = ""
             for line in narrate_stream(trace, (item for item, _ in events), met,
                                        markdown=args.markdown):
-                if not args.quiet:
+                if args.quiet:
+                    pass
+                elif streamed:
                     sys.stdout.write(line + "\n")
+                else:
+                    held.append(line)
                 last = line
     except TraceError as exc:  # an impossible event: name the file as well as the event
         raise TraceError(f"{args.trace}: {exc.subject}", exc.rule, exc.hint) from None
-    if args.quiet:
-        sys.stdout.write(last + "\n")
+    sys.stdout.write(last + "\n" if args.quiet else "".join(f"{line}\n" for line in held))
     return 1 if violations else 0
