@@ -8,8 +8,9 @@ prunecheck (the policy cage relies on POSIX pipes).  A second writer does
 not wait: it refuses at once with one paragraph (exit 2), naming the
 process that holds the lock.
 
-- :func:`locked` holds a results file's lock (a ``FILE.lock`` beside it: the
-  file itself is replaced atomically, so it cannot carry the lock);
+- :func:`locked` holds a results file's lock (a hidden ``.FILE.lock`` beside
+  it: the file itself is replaced atomically, so it cannot carry the lock; the
+  lock file stays, as deleting one races with the next writer);
 - :func:`locked_folder` holds an output folder's lock (the folder itself);
 - :func:`seal` adds a checksum of a row's content; :func:`is_intact` checks
   it, so an edited row is detected, reported and its run done again.
@@ -119,7 +120,7 @@ def locked(path: Path, what: str = "command") -> Iterator[None]:
     except OSError as exc:
         raise ConfigError(str(path), f"cannot be written: its folder cannot be created "
                           f"({exc.strerror}).", "give --out a place you can write to.") from None
-    with _flock(path.with_name(path.name + ".lock"), str(path), what, folder=False):
+    with _flock(path.with_name(f".{path.name}.lock"), str(path), what, folder=False):
         yield
 
 

@@ -296,7 +296,7 @@ def _run(case: Case, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int
     if case.name == "sweep-locked":  # another writer holds the results file's lock
         import fcntl
 
-        with (tmp / "locked.jsonl.lock").open("w") as other:
+        with (tmp / ".locked.jsonl.lock").open("w") as other:
             fcntl.flock(other, fcntl.LOCK_EX)
             status = main(argv)
     else:

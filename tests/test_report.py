@@ -238,7 +238,7 @@ def test_report_command_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path:
     assert main(["report", "--out", str(tmp_path), "--quick", "--seeds", "1", "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "run now, 0 reused" in err
-    names = sorted(p.name for p in tmp_path.iterdir())
+    names = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("."))
     assert names == sorted([*PLOTS, "results.jsonl", "summary.md"])
     assert main(["report", "--out", str(tmp_path), "--quick", "--seeds", "1", "--quiet"]) == 0
     assert "(0 run now," in capsys.readouterr().err
