@@ -13,7 +13,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
 
-from .argtypes import count
+from .argtypes import count, natural
 
 __all__ = ["KNOBS", "add_runtime_arguments", "runtime_config"]
 
@@ -47,7 +47,7 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, base: RuntimeConfig, 
                        help="where deferral must fail loudly (default: the budget times "
                             f"{base.hard_ceiling / base.budget:g})")
     shown = "" if inherited else f" (default {base.max_retries})"
-    group.add_argument("--max-retries", dest="max_retries", type=int, default=None,
+    group.add_argument("--max-retries", dest="max_retries", type=natural, default=None,
                        metavar="N", help="retries after a rejected invocation before the "
                        "runtime gives up and the session aborts" + shown)
 

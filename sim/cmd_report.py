@@ -25,8 +25,8 @@ from .agents import SESSION_TURNS
 from .argtypes import count, integer, seconds
 from .cmd_sweep import OUT_OF_TIME, add_time_limit, time_limit
 from .dask_pool import add_scheduler_option, parse_scheduler
-from .load import load_at
 from .ledger import locked_folder
+from .load import load_at
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .report import write_report
 from .summary import ReportData
@@ -153,11 +153,12 @@ def run(args: argparse.Namespace) -> int:
     main, tight, knobs = default_parts(seeds, extra, quick=args.quick)
     out = Path(args.out)
     with locked_folder(out, "report"):  # a second report into the folder refuses (exit 2)
-        return _report(args, out, main, tight, knobs, extra, seeds)
+        return _report(args, out, main, tight, knobs, extra, seeds, limit)
 
 
 def _report(args: argparse.Namespace, out: Path, main: list[RunSpec], tight: list[RunSpec],
-            knobs: list[RunSpec], extra: list[str], seeds: list[int]) -> int:
+            knobs: list[RunSpec], extra: list[str], seeds: list[int],
+            limit: float | None) -> int:
     started = time.perf_counter()
     outcome = run_sweep([*main, *tight, *knobs], out / "results.jsonl", jobs=args.jobs,
                         quiet=args.quiet, timeout=args.policy_timeout, exclusive=True,

@@ -12,6 +12,7 @@ violation (Kaplan–Meier).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
 
 from .agents import ANY_VIOLATION, SESSION_TURNS
-from .argtypes import count, integer, seconds
+from .argtypes import count, integer, natural, seconds
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .sessions import SessionRecord, observations, rate_of
@@ -102,7 +103,7 @@ def add_grid_options(p: argparse.ArgumentParser, *, levels: str = "0,0.25,0.5,0.
     p.add_argument("--jobs", type=count, default=None, metavar="N",
                    help="worker processes (default: all cores)")
     add_scheduler_option(p)
-    p.add_argument("--max-retries", type=int, default=None, metavar="N",
+    p.add_argument("--max-retries", type=natural, default=None, metavar="N",
                    help="retries after a rejected invocation before the runtime gives up "
                    "and the session aborts (default 2)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -120,7 +121,7 @@ def add_time_limit(p: argparse.ArgumentParser) -> None:
 def time_limit(args: argparse.Namespace) -> float | None:
     """The validated --time-limit (None: no limit)."""
     limit: float | None = args.time_limit
-    if limit is not None and not limit > 0:
+    if limit is not None and not (limit > 0 and math.isfinite(limit)):
         raise ConfigError("--time-limit", f"must be a positive number of seconds, got "
                           f"{limit:g}.", "for example --time-limit 60.")
     return limit

@@ -97,6 +97,14 @@ ARG_CASES = [
                            ("budget", ("0",)), ("tightness", ("9", "x")),
                            ("gate", ("strict",)), ("check-at", ("never",)))
       for v in values),
+    *(_c(f"{cmd.split()[0]}-time-limit-{v}", f"{cmd} --time-limit {v}", needle="--time-limit")
+      for cmd in ("sweep --out {tmp}/r.jsonl --policy recency --levels 0.5 --seeds 1",
+                  "report --out {tmp}/rep --quick --seeds 1")
+      for v in ("0", "-1", "nan", "inf", "x")),
+    *(_c(f"{cmd.split()[0]}-max-retries-{v}", f"{cmd} --max-retries {v}", needle="--max-retries")
+      for cmd in ("sweep --out {tmp}/r.jsonl --policy recency", "search --policy recency",
+                  "check recency")
+      for v in ("-1", "x")),
     _c("sweep-ceiling-below-budget", "sweep --out {tmp}/r.jsonl --policy recency "
        "--hard-ceiling 10", needle="hard_ceiling"),
     _c("sweep-out-is-folder", "sweep --out {tmp} --policy recency --levels 0.5 --seeds 1",
