@@ -218,7 +218,7 @@ def test_bad_baseline_files_are_one_paragraph_errors(tmp_path: Path,
 
 
 def test_a_difference_too_uncertain_to_call_is_not_significant_not_unchanged() -> None:
-    # 0 -> 6 events in 1000 invocations: p ≈ 0.016, above alpha 0.01.
+    # 0 -> 6 of 1000: p ≈ 0.016, above alpha 0.01 — a difference, but not a significant one.
     result = compare(_baseline(_run(0, 1000)), _baseline(_run(6, 1000)))
     changes = {c.kind: c for c in result.classes}
     assert 0.01 < changes["orphaned_result"].p_value < 0.05
