@@ -38,11 +38,12 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult, apply, initial_state
+from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
 
 from .load import Load, Workload
 from .sessions import NOT_TIMED, PER_INVOCATION, SessionEnd, SessionRecord
 from .world import FILES, World, draw_call
+from .under_test import apply, initial_state  # the model's, or a runtime's
 
 __all__ = ["ANY_VIOLATION", "SESSION_TURNS", "Agent", "Control", "Halt", "Tally"]
 

@@ -34,14 +34,15 @@ from prunecheck.model.events import Invoke
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.provider import ProviderError, render, validate
+from prunecheck.model.provider import Provider, ProviderError, render, validate
 from prunecheck.model.runtime import RuntimeState
-from prunecheck.model.trace import Trace, TraceStep, dumps, incidents_of, replay
+from prunecheck.model.trace import Trace, TraceStep, dumps
 
 from .ledger import locked_folder
 from .loading import load_policy
 from .narrative import narrate
 from .timeline import draw_timeline
+from .under_test import UnderTest, incidents_of, replay, runtime_of
 
 __all__ = ["BUNDLE_FILES", "Request", "check_out", "policy_file", "replay_command",
            "write_bundle"]
@@ -61,8 +62,14 @@ class Request:
 
 
 def _body(state: RuntimeState) -> dict[str, object]:
+    if isinstance(state, UnderTest):  # what the runtime under test sends
+        return {"model": "gpt-4.1", "messages": state.request()}
     tools = {c.id: (c.spec.tool, c.spec.path) for c in state.calls.values()}
     return render(state.context, state.config.provider, tools=tools)
+
+
+def _provider(state: RuntimeState) -> Provider:
+    return Provider.OPENAI if isinstance(state, UnderTest) else state.config.provider
 
 
 def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
@@ -78,7 +85,7 @@ def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
             continue  # not an invocation, or a blocked one: nothing was sent
         invocations = state.count("invocations")
         body = _body(state)
-        errors = tuple(validate(body, state.config.provider))
+        errors = tuple(validate(body, _provider(state)))
         if rejected is None and any(i.kind is IncidentKind.PROVIDER_REJECTION
                                     for i in item.result.incidents):
             rejected = Request(body, item.index, "rejected", errors)
@@ -90,7 +97,7 @@ def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
     if state is None:
         return Request({}, None, "next", ()), steps
     final = _body(state)
-    return Request(final, None, "next", tuple(validate(final, state.config.provider))), steps
+    return Request(final, None, "next", tuple(validate(final, _provider(state)))), steps
 
 
 def _answer(request: Request) -> str:
@@ -115,6 +122,8 @@ def _origin(request: Request) -> str:
 
 def _under_commit(trace: Trace, policy: Policy) -> str:
     """What the same events do under the commit gate, checked now."""
+    if runtime_of(policy) is not None:
+        return "not applicable: the gate of a runtime under test is its own code"
     safe = Trace(trace.policy, replace(trace.config, gate=Gate.COMMIT), trace.events,
                  trace.seed, trace.times, trace.meta)
     try:
@@ -185,8 +194,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from prunecheck.model.gates import Gate
-from prunecheck.model.trace import Trace, incidents_of, loads
+from prunecheck.model.trace import Trace, loads
 from prunecheck.sim.loading import load_policy
+from prunecheck.sim.under_test import incidents_of
 
 # >>> Set to "commit" (or "spill") to replay under a safe gate; None keeps the
 # >>> trace's own gate.  The environment variable PRUNECHECK_GATE wins.

@@ -16,13 +16,14 @@ from typing import Any
 from prunecheck.model.errors import ConfigError, TraceError
 from prunecheck.model.incidents import Incident
 from prunecheck.model.policies import builtin_policy
-from prunecheck.model.trace import Trace, replay
+from prunecheck.model.trace import Trace
 
 from .argtypes import seconds
 from .bundle import policy_file, replay_command
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate_stream
 from .trace_file import read_trace
+from .under_test import replay  # the model's, or a runtime's
 
 __all__ = ["load_trace", "register", "run"]
 

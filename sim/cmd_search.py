@@ -18,7 +18,7 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.model.trace import Trace, loads, replay
+from prunecheck.model.trace import Trace, loads
 
 from .argtypes import count, integer, natural, seconds
 from .cliargs import add_runtime_arguments as add_knobs
@@ -26,6 +26,7 @@ from .cliargs import runtime_config
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
 from .shape import Shape
+from .under_test import replay  # the model's, or a runtime's
 
 __all__ = [
     "add_runtime_arguments",

@@ -52,8 +52,6 @@ from prunecheck.model.runtime import (
     CallStatus,
     RuntimeConfig,
     RuntimeState,
-    apply,
-    initial_state,
 )
 from prunecheck.model.trace import Trace
 
@@ -61,6 +59,7 @@ from .fingerprints import FingerprintSet, collision_probability, fingerprint
 from .loading import load_policy
 from .search import found_trace
 from .shape import Shape, Usage, enabled_events, hits
+from .under_test import apply, initial_state, observed_key  # the model's, or a runtime's
 
 __all__ = ["MAX_STATES", "ExploreResult", "canonical_key", "explore"]
 
@@ -255,7 +254,8 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
     timeless = _timeless(policy)
     seen = FingerprintSet()
     paths = _Paths(config, policy, shape)
-    seen.add(fingerprint(canonical_key(paths.root[0], paths.root[1], timeless=timeless)))
+    seen.add(fingerprint(canonical_key(paths.root[0], paths.root[1], timeless=timeless))
+             ^ observed_key(paths.root[0]))
     transitions = 0
     level = 0
     capped = False
@@ -275,7 +275,7 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
                                          False, time.perf_counter() - started,
                                          seen.nbytes + paths.nbytes)
                 child = fingerprint(canonical_key(new, usage.after(event, state),
-                                                  timeless=timeless))
+                                                  timeless=timeless)) ^ observed_key(new)
                 if child in seen:
                     continue
                 if len(seen) >= max_states:

@@ -60,12 +60,13 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
-from prunecheck.model.trace import Trace, incidents_of
+from prunecheck.model.runtime import RuntimeConfig, RuntimeState
+from prunecheck.model.trace import Trace
 
 from .cage import failed_for_good
 from .loading import load_policy
 from .shape import Shape, Usage, enabled_events, hits, pending_records, user_text
+from .under_test import apply, incidents_of, initial_state  # the model's, or a runtime's
 
 __all__ = ["SHRINK_RUNS", "SearchResult", "found_trace", "minimize", "random_walk", "search"]
 

@@ -30,13 +30,14 @@ from prunecheck.model.errors import ConfigError, PolicyError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.model.trace import Trace, replay
+from prunecheck.model.trace import Trace
 
 from .agents import Agent, Control, Halt, Tally
 from .load import Load, Workload
 from .loading import guarded, load_policy
 from .sessions import SessionRecord
 from .world import World, editor
+from .under_test import replay  # the model's, or a runtime's
 
 __all__ = ["DEFAULT_HORIZON", "SIMULATOR_VERSION", "RunResult", "simulate", "tally_trace"]
 
