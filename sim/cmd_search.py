@@ -45,6 +45,7 @@ example:
   prunecheck search --policy lowest_salience --out repro/
   prunecheck search --policy lowest_salience --target truncated_payload --seed 3 --out repro/
   prunecheck search --policy my_trim.py:select --gate commit --max-examples 500
+  prunecheck search --runtime examples/agent_loop.py:NaiveLoop --out repro/
 
 Each run is a sequence of runtime events (batches, result chunks in any order,
 streamed text, user messages mid-batch, budget checks, invocations, failures,
@@ -64,8 +65,14 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
     """``--policy``, the runtime knobs (defaults: the raw runtime of the
     incidents — gate none, checks after each append — at a budget of 1000),
     targets and output."""
-    p.add_argument("--policy", required=True, metavar="SPEC",
-                   help="built-in name, module:attr or file.py:attr")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--policy", metavar="SPEC",
+                     help="built-in name, module:attr or file.py:attr")
+    who.add_argument("--runtime", metavar="FILE.py:CLASS",
+                     help="test your runtime's real code instead of a policy in the model "
+                          "runtime: a RuntimeUnderTest class (see prunecheck.sim.stimuli); "
+                          "guard:POLICY is prunecheck's reference runtime with CommitGuard "
+                          "wrapping POLICY")
     add_knobs(p, BASE)
     p.add_argument("--target", default=None, metavar="KIND[,KIND]",
                    help="stop only on these incident kinds (default: any violation); e.g. "
@@ -91,6 +98,8 @@ def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
+    if getattr(args, "runtime", None):
+        args.policy = "runtime:" + args.runtime  # what traces and bundles record
     return guarded(load_policy(args.policy), args.policy_timeout)
 
 

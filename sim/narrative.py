@@ -83,7 +83,11 @@ def narrate_stream(trace: Trace, steps: Iterable[TraceStep],
     head = (f"policy {trace.policy} · gate {cfg.gate} · checks {cfg.check_at} · retry "
             f"{cfg.retry} · stream loss {cfg.on_stream_loss} · repair {cfg.repair} · "
             f"provider {cfg.provider} · budget {cfg.budget} / ceiling {cfg.hard_ceiling}")
-    yield f"**{head}**\n" if markdown else head
+    if trace.policy.startswith("runtime:"):  # its knobs are its own code
+        head = (f"runtime under test {trace.policy[len('runtime:'):]} · budget {cfg.budget} / "
+                f"ceiling {cfg.hard_ceiling}")
+    yield f"**{head}**
+" if markdown else head
     counts: dict[tuple[bool, str], int] = {}
     for item in steps:
         lead = f"{item.index + 1}. " if markdown else f"[{item.index + 1:3d}] "
