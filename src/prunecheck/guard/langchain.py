@@ -1,0 +1,89 @@
+"""LangChain v1: ``CommitGuardMiddleware``, an ``AgentMiddleware`` whose
+``before_model`` hook trims the agent's messages behind the commit gate.
+
+Needs ``pip install 'prunecheck[langchain]'`` (``langchain>=1.0``).  The
+trimmer is a list function over LangChain messages — ``trim_messages`` as
+it is, or any ``fn(messages) -> messages`` — or a native policy.  Structure
+is inferred from the list (:class:`~.listmode.ListGuard`): an ``AIMessage``
+tool call without its ``ToolMessage`` is pending and the check defers.
+
+>>> from langchain_core.messages import trim_messages
+>>> middleware = CommitGuardMiddleware(trim_messages, budget=8_000, store="spill.db")
+... # create_agent(model, tools, middleware=[middleware])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    RemoveMessage,
+    messages_from_dict,
+    messages_to_dict,
+)
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
+
+from .errors import HardCeilingExceeded
+from .listmode import ListGuard
+from .store import SpillStore
+
+__all__ = ["CommitGuardMiddleware", "decode_message", "encode_message"]
+
+
+def encode_message(message: object) -> str:
+    """A LangChain message as JSON text (for the spill store)."""
+    assert isinstance(message, BaseMessage)
+    return json.dumps(messages_to_dict([message])[0])
+
+
+def decode_message(text: str) -> object:
+    return messages_from_dict([json.loads(text)])[0]
+
+
+class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
+    """Trim the agent's messages before each model call, only at commit
+    boundaries; spill to SQLite past the hard ceiling.
+
+    Parameters
+    ----------
+    trimmer: a list function over LangChain messages, or a native policy.
+    budget, hard_ceiling: tokens (``token_counter`` counts them; default:
+        words of the text).
+    store: an SQLite path, ``":memory:"`` or a :class:`~.store.SpillStore`.
+    raise_on_ceiling: past the hard ceiling, raise
+        :class:`~.errors.HardCeilingExceeded` (default) — else keep the safe
+        list and let the call go over budget.
+    """
+
+    def __init__(self, trimmer: object, *, budget: int, hard_ceiling: int | None = None,
+                 store: SpillStore | str | Path | None = None,
+                 token_counter: Callable[[Any], int] | None = None,
+                 raise_on_ceiling: bool = True) -> None:
+        super().__init__()
+        if isinstance(store, str | Path):
+            store = SpillStore(store, encode=encode_message, decode=decode_message)
+        self.guard = ListGuard(trimmer, format="langchain", budget=budget,
+                               hard_ceiling=hard_ceiling, store=store,
+                               token_counter=token_counter)
+        self.raise_on_ceiling = raise_on_ceiling
+
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]
+                     ) -> dict[str, Any] | None:
+        messages: list[AnyMessage] = list(state["messages"])
+        try:
+            kept = self.guard(messages)
+        except HardCeilingExceeded as exc:
+            if self.raise_on_ceiling:
+                raise
+            kept = list(exc.messages or messages)
+        if len(kept) == len(messages) and all(a is b for a, b in zip(kept, messages,
+                                                                     strict=True)):
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]}
