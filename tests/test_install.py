@@ -41,7 +41,8 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    probe = ("import prunecheck.model, prunecheck.sim, prunecheck.model.runtime; "
+    probe = ("import prunecheck.model, prunecheck.sim, prunecheck.model.runtime, "
+             "prunecheck.guard; "
              "print(prunecheck.model.__file__)")
     done = _run([str(python), "-c", probe], elsewhere)
     assert done.returncode == 0, done.stderr
