@@ -257,7 +257,7 @@ class CommitGuard:
             unit = ctx[ids[0]].unit_id
             resources = t.resources.get(unit, frozenset())
             messages = tuple(SpilledMessage(m.id, m.role.value, m.tokens, t.payloads.get(m.id),
-                                            m.call_id, m.tool_calls)
+                                            m.call_id, m.tool_calls, m.turn, m.created_at)
                              for m in (ctx[i] for i in ids))
             self.store.put(SpilledUnit(unit, resources, messages))  # committed first …
             t.removed(ids)                                          # … then it leaves
@@ -275,9 +275,8 @@ class CommitGuard:
                 continue
             stored = self.store.take(unit)
             back = []
-            for m in stored.messages:
-                t.clock += 1
-                back.append((Message(m.id, Role(m.role), m.tokens, t.turn, float(t.clock),
+            for m in stored.messages:  # as they were: a trimmer sees their age and turn
+                back.append((Message(m.id, Role(m.role), m.tokens, m.turn, m.created_at,
                                      m.tool_calls, m.call_id, unit_id=unit), m.payload))
                 for cid in m.tool_calls:
                     t.batch_of[cid] = unit

@@ -101,14 +101,16 @@ class ListGuard:
             tokens = self.count(message) if self.count is not None else count_words(item)
             ids.append(self._feed(guard, at, message, item, tokens, issued, slots, new_calls))
         self._seen_calls |= new_calls
-        self._awaiting.extend(guard._restored)  # noqa: SLF001 - deleted on our next call
-        guard._restored = []  # noqa: SLF001
+        restored, guard._restored = guard._restored, []  # noqa: SLF001 - ours to delete
         try:
             plan = guard.check()
         except HardCeilingExceeded as exc:
             exc.messages = self._apply(exc.plan, slots, ids)
             self.last_plan = exc.plan
             raise
+        finally:  # back in the list we return: they leave the store on our next call,
+            # unless this check spilled them again
+            self._awaiting.extend(u for u in restored if u not in guard.spilled)
         self.last_plan = plan
         return self._apply(plan, slots, ids)
 

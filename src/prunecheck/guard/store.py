@@ -43,6 +43,8 @@ class SpilledMessage:
     payload: object
     call_id: str | None = None
     tool_calls: tuple[str, ...] = ()
+    turn: int = 0
+    created_at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,8 @@ class SpillStore:
         """Commit ``unit`` (one transaction); returns once it is durable."""
         self._seq += 1
         messages = [{"id": m.id, "role": m.role, "tokens": m.tokens, "call_id": m.call_id,
-                     "tool_calls": list(m.tool_calls), "payload": self._encode(m.payload)}
+                     "tool_calls": list(m.tool_calls), "turn": m.turn,
+                     "created_at": m.created_at, "payload": self._encode(m.payload)}
                     for m in unit.messages]
         with self._transaction():
             self._db.execute(
@@ -132,7 +135,8 @@ class SpillStore:
         unit, resources, messages = row
         return SpilledUnit(unit, frozenset(json.loads(resources)), tuple(
             SpilledMessage(m["id"], m["role"], int(m["tokens"]), self._decode(m["payload"]),
-                           m["call_id"], tuple(m["tool_calls"]))
+                           m["call_id"], tuple(m["tool_calls"]), int(m.get("turn", 0)),
+                           float(m.get("created_at", 0.0)))
             for m in json.loads(messages)))
 
     def _transaction(self) -> _Tx:
