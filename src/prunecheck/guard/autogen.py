@@ -13,7 +13,7 @@ names the same resource).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
+from os import PathLike
 from typing import Any
 
 from autogen_core.model_context import ChatCompletionContext
@@ -47,11 +47,11 @@ class GuardedChatCompletionContext(ChatCompletionContext):
     """
 
     def __init__(self, trimmer: object, *, budget: int, hard_ceiling: int | None = None,
-                 store: SpillStore | str | Path | None = None,
+                 store: SpillStore | str | PathLike[str] | None = None,
                  token_counter: Callable[[Any], int] | None = None,
                  initial_messages: list[LLMMessage] | None = None) -> None:
         super().__init__(initial_messages)
-        if isinstance(store, str | Path):
+        if isinstance(store, str | PathLike):
             store = SpillStore(store, encode=encode_message, decode=decode_message)
         self.guard = ListGuard(trimmer, format="autogen", budget=budget,
                                hard_ceiling=hard_ceiling, store=store,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
+from os import PathLike
 
 from prunecheck.model.actions import Proposal
 from prunecheck.model.context import Message, Role
@@ -97,7 +97,7 @@ class CommitGuard:
     """
 
     def __init__(self, trimmer: object, *, budget: int, hard_ceiling: int | None = None,
-                 store: SpillStore | str | Path | None = None,
+                 store: SpillStore | str | PathLike[str] | None = None,
                  format: str | None = None) -> None:
         if budget <= 0:
             raise ValueError(f"budget ({budget}) must be a positive token count")
@@ -107,7 +107,7 @@ class CommitGuard:
         self.trimmer: Trimmer = as_trimmer(trimmer, format)
         self.budget = budget
         self.hard_ceiling = ceiling
-        self.store = SpillStore(store) if isinstance(store, str | Path) else store
+        self.store = SpillStore(store) if isinstance(store, str | PathLike) else store
         self.stats = GuardStats()
         self.tracker = Tracker()
         self._spilled: dict[str, frozenset[str]] = (

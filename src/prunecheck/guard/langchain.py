@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
+from os import PathLike
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
@@ -63,11 +63,11 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
     """
 
     def __init__(self, trimmer: object, *, budget: int, hard_ceiling: int | None = None,
-                 store: SpillStore | str | Path | None = None,
+                 store: SpillStore | str | PathLike[str] | None = None,
                  token_counter: Callable[[Any], int] | None = None,
                  raise_on_ceiling: bool = True) -> None:
         super().__init__()
-        if isinstance(store, str | Path):
+        if isinstance(store, str | PathLike):
             store = SpillStore(store, encode=encode_message, decode=decode_message)
         self.guard = ListGuard(trimmer, format="langchain", budget=budget,
                                hard_ceiling=hard_ceiling, store=store,

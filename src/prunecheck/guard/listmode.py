@@ -21,9 +21,9 @@ message naming one of its resources, by a later call.
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from os import PathLike
 from typing import Any
 
 from .core import CommitGuard
@@ -63,7 +63,7 @@ class ListGuard:
     """
 
     def __init__(self, trimmer: object, *, format: str, budget: int,
-                 hard_ceiling: int | None = None, store: SpillStore | str | Path | None = None,
+                 hard_ceiling: int | None = None, store: SpillStore | str | PathLike[str] | None = None,
                  reader: Reader | None = None, token_counter: Callable[[Any], int] | None = None,
                  placeholder: Rewrite | None = None, native: bool = False,
                  encode: Callable[[object], str] | None = None,
@@ -76,7 +76,7 @@ class ListGuard:
         self.reader = reader or reader_for(format)
         self.count = token_counter
         self.placeholder = placeholder
-        if isinstance(store, str | Path):
+        if isinstance(store, str | PathLike):
             kwargs: dict[str, Any] = {}
             if encode is not None and decode is not None:
                 kwargs = {"encode": encode, "decode": decode}
@@ -159,4 +159,4 @@ class ListGuard:
 
 
 def _digest(message: object) -> str:
-    return hashlib.sha256(repr(message).encode()).hexdigest()[:12]
+    return f"{zlib.crc32(repr(message).encode()):08x}"

@@ -14,7 +14,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from os import PathLike
 
 __all__ = ["SpillStore", "SpilledMessage", "SpilledUnit"]
 
@@ -68,7 +68,7 @@ class SpillStore:
     (['m2'], frozenset({'a.txt'}))
     """
 
-    def __init__(self, path: str | Path = ":memory:", *, session: str = "default",
+    def __init__(self, path: str | PathLike[str] = ":memory:", *, session: str = "default",
                  encode: Encode = json.dumps, decode: Decode = json.loads,
                  timeout: float = 30.0) -> None:
         self.path = str(path)

@@ -17,7 +17,6 @@ touches the context itself.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -124,6 +123,8 @@ class ListTrimmer:
 
 
 def _parameters(fn: Callable[..., object]) -> frozenset[str]:
+    import inspect  # only for list functions: keeps the guard's import light
+
     try:
         return frozenset(inspect.signature(fn).parameters)
     except (TypeError, ValueError):

@@ -1,0 +1,84 @@
+"""The child process of ``test_guard_kill``: a runtime that keeps its
+context in an append-only journal and spills through CommitGuard into
+SQLite, forever, until it is killed.
+
+Journal discipline (the runtime's side of the contract): a message is
+journaled before the guard hears of it; a removal is journaled only after
+``check()`` returned (the guard has committed what it spilled); units the
+guard re-injects are journaled back before the guard's next call.
+
+``--broken`` simulates a guard that commits spilled units *after* the
+runtime removed them (the bug the test must catch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import time
+
+from prunecheck.guard import CommitGuard, HardCeilingExceeded, SpillStore, SpilledUnit
+
+RESOURCES = ("a.txt", "b.txt", "c.txt", "d.txt")
+
+
+def main() -> None:
+    db, journal, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    broken = "--broken" in sys.argv
+    store = SpillStore(db, session="kill")
+    late: list[SpilledUnit] = []
+    if broken:
+        commit = store.put
+        store.put = late.append  # type: ignore[method-assign]
+    guard = CommitGuard(lambda view, need: [], budget=400, hard_ceiling=500, store=store)
+    fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    rng = random.Random(seed)
+
+    def log(record: dict[str, object]) -> None:
+        os.write(fd, (json.dumps(record) + "\n").encode())
+
+    def check() -> None:
+        try:
+            plan = guard.check()
+        except HardCeilingExceeded as exc:
+            plan = exc.plan
+        if plan.remove:
+            log({"op": "remove", "ids": list(plan.remove), "spill": list(plan.spill)})
+        if broken and late:
+            time.sleep(0.002)
+            for unit in late:
+                commit(unit)
+            late.clear()
+
+    pending: list[str] = []
+    n = 0
+    print("ready", flush=True)
+    while True:
+        n += 1
+        roll = rng.random()
+        if roll < 0.3 or (not pending and roll < 0.6):
+            calls = [f"c{n}.{k}" for k in range(rng.randint(1, 2))]
+            paths = rng.sample(RESOURCES, 1)
+            payload = {"role": "assistant", "calls": calls, "n": n}
+            restored = guard.calls(f"m{n}", calls, 10, payload, resources=paths)
+            for unit in restored:  # back in the context before the guard's next call
+                log({"op": "restore", "ids": list(unit.ids),
+                     "payloads": [json.dumps(p) for p in unit.payloads]})
+            log({"op": "add", "id": f"m{n}", "payload": json.dumps(payload)})
+            pending.extend(calls)
+        elif pending and roll < 0.8:
+            call = pending.pop(rng.randrange(len(pending)))
+            payload = {"role": "tool", "call": call, "text": "x" * rng.randint(1, 50)}
+            log({"op": "add", "id": f"result:{call}", "payload": json.dumps(payload)})
+            guard.result_complete(call, rng.randint(20, 120), f"result:{call}", payload)
+        else:
+            payload = {"role": "user", "n": n}
+            log({"op": "add", "id": f"m{n}", "payload": json.dumps(payload)})
+            guard.message(f"m{n}", "user", rng.randint(5, 60), payload)
+        check()
+
+
+if __name__ == "__main__":
+    main()

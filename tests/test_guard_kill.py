@@ -1,0 +1,103 @@
+"""A process killed at any moment loses no spilled unit.
+
+A child runtime (``guard_kill_child.py``) spills through CommitGuard into
+SQLite (WAL) and journals its context; the test SIGKILLs it at a random
+moment, then checks that every message the runtime ever held is still in
+its context or in the spill store, with the payload it had.  The trimmer
+never evicts, so every message that left the context was spilled.
+
+The check is not vacuous: the same child with ``--broken`` (a guard that
+commits a spilled unit only after the runtime removed it) loses units.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from prunecheck.guard import SpillStore
+
+CHILD = Path(__file__).with_name("guard_kill_child.py")
+
+
+def _kill_once(folder: Path, seed: int, delay: float, broken: bool = False
+               ) -> tuple[set[str], int, int]:
+    """Run the child, SIGKILL it after ``delay`` s; return (lost ids, spilled
+    messages seen in the journal, re-injections seen)."""
+    db, journal = folder / "spill.db", folder / "journal.jsonl"
+    args = [sys.executable, str(CHILD), str(db), str(journal), str(seed)]
+    child = subprocess.Popen([*args, *(["--broken"] if broken else [])],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL, child.stderr.read() if child.stderr else ""
+    context: dict[str, str] = {}
+    ever: dict[str, str] = {}
+    spilled = restores = 0
+    for line in journal.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by the kill
+        if record["op"] == "add":
+            context[record["id"]] = ever[record["id"]] = record["payload"]
+        elif record["op"] == "remove":
+            spilled += len(record["spill"])
+            for mid in record["ids"]:
+                context.pop(mid, None)
+        else:
+            restores += 1
+            for mid, payload in zip(record["ids"], record["payloads"], strict=True):
+                context[mid] = payload
+    store = SpillStore(db, session="kill")
+    stored = {m.id: json.dumps(m.payload) for u in store.units() for m in u.messages}
+    store.close()
+    lost = {mid for mid in ever if mid not in context and mid not in stored}
+    changed = {mid for mid, payload in stored.items() if json.loads(payload) !=
+               json.loads(ever.get(mid, payload))}
+    return lost | changed, spilled, restores
+
+
+def _kills(tmp_path: Path, count: int, seed: int, broken: bool = False
+           ) -> tuple[int, int, int, int]:
+    rng = random.Random(seed)
+    lost_runs = spilled = restores = 0
+    for i in range(count):
+        folder = tmp_path / f"kill{i}"
+        folder.mkdir()
+        lost, s, r = _kill_once(folder, rng.randrange(10**6), rng.uniform(0.01, 0.4), broken)
+        lost_runs += bool(lost)
+        spilled += s
+        restores += r
+    return lost_runs, spilled, restores, count
+
+
+def test_twenty_kills_lose_no_unit(tmp_path: Path) -> None:
+    lost_runs, spilled, restores, count = _kills(tmp_path, 20, seed=1)
+    assert lost_runs == 0
+    assert spilled > 100 and restores > 10   # the kills landed among spills and restores
+
+
+def test_the_check_catches_a_guard_that_commits_after_removal(tmp_path: Path) -> None:
+    lost_runs, spilled, _, count = _kills(tmp_path, 12, seed=2, broken=True)
+    assert spilled > 0 and lost_runs >= 1
+
+
+@pytest.mark.slow
+def test_two_hundred_kills_lose_no_unit(tmp_path: Path) -> None:
+    lost_runs, spilled, restores, count = _kills(tmp_path, 200, seed=3)
+    print(f"{count} kills: {lost_runs} lost a unit; {spilled} messages spilled, "
+          f"{restores} re-injections journaled before the kills")
+    assert count == 200 and lost_runs == 0 and spilled > 1000
