@@ -178,6 +178,18 @@ class GuardedRuntime:
         st = self.guard.stats
         return {"deferral": st.deferred, "spill": st.spills, "reinjection": st.reinjections}
 
+    def copy(self) -> GuardedRuntime:
+        """An independent copy (the explorer branches runtimes).  O(n)."""
+        fresh = {id(m): dict(m) for m in self.messages}
+        fresh.update((id(m), dict(m)) for m in self.by_id.values() if id(m) not in fresh)
+        twin = object.__new__(GuardedRuntime)
+        twin.guard = self.guard.copy(lambda p: fresh.get(id(p), p))
+        twin.messages = [fresh[id(m)] for m in self.messages]
+        twin.by_id = {k: fresh[id(v)] for k, v in self.by_id.items()}
+        twin.batches, twin.execs = dict(self.batches), list(self.execs)
+        twin.rejected, twin.batch_of = self.rejected, dict(self.batch_of)
+        return twin
+
     def state_key(self) -> tuple[object, ...]:
         return tuple(self.guard.spilled)
 

@@ -28,6 +28,7 @@ results by ``tool_call_id``.  O(request size) per step.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -149,6 +150,15 @@ class Judge:
         if (kind.value, key) not in self.reported:
             self.reported.add((kind.value, key))
             self._add(kind, ids, detail)
+
+    def copy(self) -> Judge:
+        """An independent copy (observations are never mutated, only replaced)."""
+        twin = copy.copy(self)
+        twin.reported, twin.world, twin.version = set(self.reported), dict(self.world), \
+            dict(self.version)
+        twin.costs, twin.lost, twin.forms = dict(self.costs), set(self.lost), dict(self.forms)
+        twin.incidents = []
+        return twin
 
     def key(self) -> tuple[Any, ...]:
         """What of the judge decides future verdicts (for the explorer)."""

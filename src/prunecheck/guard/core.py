@@ -29,7 +29,8 @@ as it must.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from copy import deepcopy
 from dataclasses import dataclass, replace
 from os import PathLike
 
@@ -186,6 +187,19 @@ class CommitGuard:
     def spilled(self) -> tuple[str, ...]:
         """Units in the spill store, oldest first."""
         return tuple(self._spilled)
+
+    def copy(self, remap: Callable[[object], object] | None = None) -> CommitGuard:
+        """An independent copy (test drivers branch runtimes); an in-memory
+        store is copied, a store on disk cannot be.  ``remap`` maps each
+        payload to its copy.  O(n)."""
+        twin = object.__new__(CommitGuard)
+        twin.trimmer, twin.budget, twin.hard_ceiling = self.trimmer, self.budget, \
+            self.hard_ceiling
+        twin.store = deepcopy(self.store) if self.store is not None else None
+        twin.stats = replace(self.stats)
+        twin.tracker = self.tracker.copy(remap)
+        twin._spilled, twin._restored = dict(self._spilled), list(self._restored)
+        return twin
 
     # ------------------------------------------------------------------- check
     def check(self) -> Plan:

@@ -130,6 +130,17 @@ class SpillStore:
     def close(self) -> None:
         self._db.close()
 
+    def __deepcopy__(self, memo: dict[int, object]) -> SpillStore:
+        """An in-memory store's copy (for test drivers that branch a runtime);
+        a store on disk is shared state and is not copied."""
+        if self.path != ":memory:":
+            raise TypeError(f"a spill store on disk ({self.path}) cannot be copied")
+        twin = SpillStore(":memory:", session=self.session, encode=self._encode,
+                          decode=self._decode)
+        self._db.backup(twin._db)
+        twin._seq = self._seq
+        return twin
+
     # --------------------------------------------------------------- helpers
     def _unit(self, row: tuple[str, str, str]) -> SpilledUnit:
         unit, resources, messages = row

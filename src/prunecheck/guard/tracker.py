@@ -11,7 +11,7 @@ while the message is in the context.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from prunecheck.model.context import Context, Message, Role
 
@@ -152,6 +152,17 @@ class Tracker:
             raise GuardError(f"call {call_id!r} was never issued (tell the guard about the "
                              "assistant message with calls() first)")
         return batch
+
+    def copy(self, remap: Callable[[object], object] | None = None) -> Tracker:
+        """An independent copy; ``remap`` maps each payload to its copy.  O(n)."""
+        twin = Tracker()
+        twin.ctx = self.ctx.copy()
+        twin.payloads = ({k: remap(v) for k, v in self.payloads.items()} if remap is not None
+                         else dict(self.payloads))
+        twin.batch_of, twin.result_of = dict(self.batch_of), dict(self.result_of)
+        twin.pending, twin.resources = dict(self.pending), dict(self.resources)
+        twin.turn, twin.clock, twin.last_user = self.turn, self.clock, self.last_user
+        return twin
 
     # ------------------------------------------------------------------- reads
     def is_protected(self, message: Message) -> bool:
