@@ -1,0 +1,156 @@
+"""Real code under test: the RuntimeUnderTest protocol, the judge, and
+drivers driving runtimes instead of the model runtime."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from prunecheck.model.config import CheckAt, Repair, RetryMode, StreamLoss
+from prunecheck.model.gates import Gate
+from prunecheck.model.policies import BUILTINS
+from prunecheck.model.provider import Provider
+from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.model.trace import Trace, incidents_of, loads
+from prunecheck.sim import under_test as ut
+from prunecheck.sim.cli import main
+from prunecheck.sim.explore import explore
+from prunecheck.sim.loading import load_policy
+from prunecheck.sim.search import search
+from prunecheck.sim.shape import Shape
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = sorted((ROOT / "tests" / "corpus").glob("*.json"))
+LOOP = ROOT / "examples" / "agent_loop.py"
+
+
+def _verdicts(trace: Trace) -> tuple[list[str], list[str]]:
+    """Violation kinds of the model judging itself, and of the judge reading
+    the model runtime through the protocol."""
+    policy = load_policy(trace.policy)
+    own = sorted({i.kind.value for i in incidents_of(trace, policy) if i.is_violation})
+    seen = sorted({i.kind.value for i in ut.incidents_of(trace, ut.model_runtime(policy))
+                   if i.is_violation})
+    return own, seen
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.stem)
+def test_the_corpus_gives_the_same_verdicts_through_the_protocol(path: Path) -> None:
+    trace = loads(path.read_text(encoding="utf-8"))
+    trace = replace(trace, config=replace(trace.config, provider=Provider.OPENAI))
+    own, seen = _verdicts(trace)
+    assert own == seen and own  # every corpus trace has violations
+
+
+def _knobs(trace: Trace, every: bool) -> list[RuntimeConfig]:
+    """The trace's runtime under other knobs.  Left out: a budget check
+    before the invocation together with a repair layer — both act inside one
+    invocation, so an observer of requests sees the repaired history only
+    (the repair hides the prune from outside; the model sees it inside)."""
+    gates, losses = tuple(Gate), tuple(StreamLoss)
+    repairs = tuple(Repair) if every else (trace.config.repair,)
+    retries = tuple(RetryMode) if every else (trace.config.retry,)
+    checks = tuple(CheckAt) if every else (trace.config.check_at,)
+    return [replace(trace.config, provider=Provider.OPENAI, gate=g, on_stream_loss=s,
+                    repair=r, retry=y, check_at=c)
+            for g, s, r, y, c in itertools.product(gates, losses, repairs, retries, checks)
+            if not (c is CheckAt.BEFORE_INVOKE and r is not Repair.NONE)]
+
+
+def _agree_under_knobs(every: bool) -> int:
+    compared = 0
+    for path in CORPUS:
+        trace = loads(path.read_text(encoding="utf-8"))
+        for config in _knobs(trace, every):
+            variant = replace(trace, config=config)
+            own, seen = _verdicts(variant)
+            assert own == seen, (path.stem, config)
+            compared += 1
+    return compared
+
+
+def test_the_corpus_agrees_under_every_gate_and_stream_loss_mode() -> None:
+    assert _agree_under_knobs(every=False) == len(CORPUS) * 12
+
+
+@pytest.mark.slow
+def test_the_corpus_agrees_under_every_combination_of_knobs() -> None:
+    assert _agree_under_knobs(every=True) == len(CORPUS) * (4 * 3 * 3 * 2 * 3 - 4 * 3 * 2 * 2)
+
+
+def test_the_naive_asyncio_loop_shows_the_domain_documents_incidents() -> None:
+    seed = loads((ROOT / "tests" / "corpus" / "seed_parallel_batch.json").read_text())
+    naive = load_policy(f"runtime:{LOOP}:NaiveLoop")
+    kinds = {i.kind.value for i in ut.incidents_of(seed, naive) if i.is_violation}
+    assert kinds == {"invalid_prune", "orphaned_result", "provider_rejection",
+                     "duplicated_side_effect"}
+    guarded = load_policy(f"runtime:{LOOP}:GuardedLoop")
+    assert not [i for i in ut.incidents_of(seed, guarded) if i.is_violation]
+
+
+def test_search_runtime_exits_1_on_the_naive_loop(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    status = main(["search", "--runtime", f"{LOOP}:NaiveLoop", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 1 and "VIOLATION" in out and "runtime under test" in out
+    assert (tmp_path / "trace.json").is_file() and (tmp_path / "request.json").is_file()
+    trace = loads((tmp_path / "trace.json").read_text())
+    assert trace.policy == f"runtime:{LOOP}:NaiveLoop"
+    assert [i for i in ut.incidents_of(trace, load_policy(trace.policy)) if i.is_violation]
+
+
+def test_search_runtime_exits_0_on_the_guarded_loop(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["search", "--runtime", f"{LOOP}:GuardedLoop"])
+    out = capsys.readouterr().out
+    assert status == 0 and "no violation" in out
+
+
+def test_a_bad_runtime_spec_is_one_paragraph_and_exit_2(capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    assert main(["search", "--runtime", f"{LOOP}:Nope"]) == 2
+    err = capsys.readouterr().err
+    assert "has no attribute 'Nope'" in err and "Traceback" not in err
+    assert main(["explore", "--runtime", "no_such_file.py:X", "--depth", "2"]) == 2
+
+
+CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
+GUARDED = [f"runtime:guard:{name}" for name in BUILTINS] + [
+    f"runtime:guard:{ROOT / 'examples' / 'openai_keep_last.py'}:trim@openai",
+    f"runtime:guard:{ROOT / 'examples' / 'anthropic_trim.py'}:trim@anthropic",
+    "runtime:guard:langchain:strategy=last",
+]
+
+
+@pytest.mark.parametrize("spec", GUARDED)
+def test_the_guard_wrapping_each_trimmer_survives_search(spec: str) -> None:
+    result = search(spec, CONFIG, seed=1, max_examples=60)
+    assert not result.found, result.trace
+    assert result.costs.get("deferral", 0) > 0 and result.costs.get("spill", 0) > 0
+
+
+def test_the_same_trimmers_without_the_guard_are_caught() -> None:
+    for name in ("lowest_salience", "token_span"):
+        assert search(f"runtime:model:{name}", CONFIG, seed=1, max_examples=60).found
+
+
+@pytest.mark.parametrize("spec", GUARDED)
+def test_the_guard_wrapping_each_trimmer_survives_explore_depth_5(spec: str) -> None:
+    result = explore(spec, CONFIG, depth=5, shape=Shape.small())
+    assert result.counterexample is None and not result.capped and result.states > 1000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", GUARDED)
+def test_the_guard_wrapping_each_trimmer_survives_explore_depth_8(spec: str) -> None:
+    result = explore(spec, CONFIG, depth=8, shape=Shape.small(), max_states=400_000)
+    print(f"{spec}: {result.states} states, {result.transitions} transitions, "
+          f"{result.seconds:.0f} s")
+    assert result.counterexample is None and not result.capped
+
+
+def test_explore_finds_the_naive_loops_shortest_counterexample() -> None:
+    result = explore(f"runtime:{LOOP}:NaiveLoop", CONFIG, depth=4, shape=Shape.small())
+    assert result.counterexample is not None and len(result.counterexample.events) == 4
