@@ -27,7 +27,7 @@ test-all: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check model sim src tests benchmarks
-	cd src && ../$(VENV)/bin/mypy --strict -p prunecheck.model -p prunecheck.sim
+	cd src && ../$(VENV)/bin/mypy --strict -p prunecheck.model -p prunecheck.sim -p prunecheck.guard
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md

@@ -220,9 +220,9 @@ class AgentLoop:
         at = None
         for i, m in enumerate(self.messages):
             calls = [c["id"] for c in m.get("tool_calls", [])]
-            if call in calls:
-                at = i
-            elif at is not None and m["role"] == "tool" and m["tool_call_id"] in self.sibling(call):
+            follows = at is not None and m["role"] == "tool" and \
+                m["tool_call_id"] in self.sibling(call)
+            if call in calls or follows:
                 at = i
         if at is None:
             self.messages.append(message)
@@ -263,11 +263,11 @@ class GuardedLoop(AgentLoop):
 
 
 def main() -> None:
+    from pathlib import Path
+
     from prunecheck.model.trace import loads
     from prunecheck.sim.loading import load_policy
     from prunecheck.sim.under_test import incidents_of
-
-    from pathlib import Path
 
     corpus = Path(__file__).resolve().parent.parent / "tests" / "corpus"
     trace = loads((corpus / "seed_parallel_batch.json").read_text())

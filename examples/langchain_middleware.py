@@ -13,7 +13,7 @@ result without its call::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -27,7 +27,7 @@ class ScriptedModel(GenericFakeChatModel):
     """A fake chat model that accepts tools (it ignores them) and records
     what it was sent."""
 
-    sent: list[list[BaseMessage]] = []
+    sent: ClassVar[list[list[BaseMessage]]] = []
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedModel:
         return self

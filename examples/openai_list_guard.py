@@ -67,8 +67,8 @@ def main() -> None:
     history.append({"role": "tool", "tool_call_id": "c3", "content": "ok"})
     kept = guard(history)
     print("c3 answered          :", [m.get("tool_call_id") or m["role"] for m in kept])
-    history = kept + [{"role": "user", "content": "and again " * 200},
-                      {"role": "assistant", "content": None, "tool_calls": [call("c4", "x")]}]
+    history = [*kept, {"role": "user", "content": "and again " * 600},
+               {"role": "assistant", "content": None, "tool_calls": [call("c4", "x")]}]
     try:
         guard(history)
     except HardCeilingExceeded as exc:  # deferral cannot meet the ceiling: fail loudly

@@ -42,8 +42,8 @@ from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
 
 from .load import Load, Workload
 from .sessions import NOT_TIMED, PER_INVOCATION, SessionEnd, SessionRecord
-from .world import FILES, World, draw_call
 from .under_test import apply, initial_state  # the model's, or a runtime's
+from .world import FILES, World, draw_call
 
 __all__ = ["ANY_VIOLATION", "SESSION_TURNS", "Agent", "Control", "Halt", "Tally"]
 

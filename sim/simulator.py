@@ -36,8 +36,8 @@ from .agents import Agent, Control, Halt, Tally
 from .load import Load, Workload
 from .loading import guarded, load_policy
 from .sessions import SessionRecord
-from .world import World, editor
 from .under_test import replay  # the model's, or a runtime's
+from .world import World, editor
 
 __all__ = ["DEFAULT_HORIZON", "SIMULATOR_VERSION", "RunResult", "simulate", "tally_trace"]
 

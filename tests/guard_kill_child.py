@@ -19,7 +19,7 @@ import random
 import sys
 import time
 
-from prunecheck.guard import CommitGuard, HardCeilingExceeded, SpillStore, SpilledUnit
+from prunecheck.guard import CommitGuard, HardCeilingExceeded, SpilledUnit, SpillStore
 
 RESOURCES = ("a.txt", "b.txt", "c.txt", "d.txt")
 

@@ -10,13 +10,13 @@ import sys
 
 HEAVY = ("hypothesis", "simpy", "networkx", "matplotlib", "tqdm", "numpy")
 
-PROBE = """
+PROBE = f"""
 import json, sys, time
 t = time.perf_counter()
 from prunecheck.guard import CommitGuard, ListGuard, SpillStore
 ms = (time.perf_counter() - t) * 1000
-print(json.dumps({"ms": ms, "heavy": [m for m in %r if m in sys.modules]}))
-""" % (HEAVY,)
+print(json.dumps({{"ms": ms, "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
+"""
 
 
 def _probe() -> dict[str, object]:

@@ -13,7 +13,6 @@ commits a spilled unit only after the runtime removed it) loses units.
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -85,13 +84,13 @@ def _kills(tmp_path: Path, count: int, seed: int, broken: bool = False
 
 
 def test_twenty_kills_lose_no_unit(tmp_path: Path) -> None:
-    lost_runs, spilled, restores, count = _kills(tmp_path, 20, seed=1)
+    lost_runs, spilled, restores, _count = _kills(tmp_path, 20, seed=1)
     assert lost_runs == 0
     assert spilled > 100 and restores > 10   # the kills landed among spills and restores
 
 
 def test_the_check_catches_a_guard_that_commits_after_removal(tmp_path: Path) -> None:
-    lost_runs, spilled, _, count = _kills(tmp_path, 12, seed=2, broken=True)
+    lost_runs, spilled, _, _count = _kills(tmp_path, 12, seed=2, broken=True)
     assert spilled > 0 and lost_runs >= 1
 
 

@@ -54,9 +54,8 @@ def test_spilled_units_come_back_before_a_new_call_naming_their_file() -> None:
     store = SpillStore(":memory:")
     guard = ListGuard(lambda m: m, format="openai", budget=100, hard_ceiling=200,
                       store=store)
-    history = _history()[:5] + [
-        {"role": "user", "content": "more"},
-        {"role": "assistant", "content": None, "tool_calls": [_call("c3", "c.txt")]}]
+    history = [*_history()[:5], {"role": "user", "content": "more"},
+               {"role": "assistant", "content": None, "tool_calls": [_call("c3", "c.txt")]}]
     kept = guard(history)  # 255 > 200 with c3 pending: spill the oldest closed units
     units = [u.unit for u in store.units()]
     assert units[0].startswith("msg:1:") and units[1:] == ["calls:c1,c2"]

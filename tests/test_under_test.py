@@ -11,16 +11,19 @@ import pytest
 
 from prunecheck.model.config import CheckAt, Repair, RetryMode, StreamLoss
 from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import VIOLATION_KINDS
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, incidents_of, loads
 from prunecheck.sim import under_test as ut
 from prunecheck.sim.cli import main
+from prunecheck.sim.cmd_report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
 from prunecheck.sim.explore import explore
 from prunecheck.sim.loading import load_policy
 from prunecheck.sim.search import search
 from prunecheck.sim.shape import Shape
+from prunecheck.sim.sweep import Row, plan, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "tests" / "corpus").glob("*.json"))
@@ -154,3 +157,37 @@ def test_the_guard_wrapping_each_trimmer_survives_explore_depth_8(spec: str) -> 
 def test_explore_finds_the_naive_loops_shortest_counterexample() -> None:
     result = explore(f"runtime:{LOOP}:NaiveLoop", CONFIG, depth=4, shape=Shape.small())
     assert result.counterexample is not None and len(result.counterexample.events) == 4
+
+
+def _guard_sweep(tmp_path: Path, levels: tuple[float, ...], tightness: tuple[float, ...],
+                 seeds: list[int], horizon: float, specs: list[str]) -> list[Row]:
+    """The report's sweep for runtimes: every trimmer behind the guard ×
+    load levels, and × budget tightness at the report's tight level."""
+    base = [RuntimeConfig()]
+    runs = plan(specs, base, levels, seeds, horizon=horizon)
+    runs += plan(specs, base, [TIGHT_LEVEL], seeds, tightness=tightness, horizon=horizon)
+    return list(run_sweep(runs, tmp_path / "guard.jsonl", jobs=1, quiet=True).rows)
+
+
+def _no_violation(rows: list[Row]) -> tuple[int, int]:
+    violations = {k.value for k in VIOLATION_KINDS}
+    for row in rows:
+        assert row.error is None, row.error
+        bad = {k: n for k, n in row.incidents.items() if k in violations and n}
+        assert not bad, (row.spec.policy, row.spec.level, row.spec.seed, bad)
+    return sum(r.invocations for r in rows), sum(r.incidents.get("spill", 0) for r in rows)
+
+
+def test_the_guard_wrapping_each_trimmer_survives_a_reduced_sweep(tmp_path: Path) -> None:
+    rows = _guard_sweep(tmp_path, (1.0,), (0.2,), [1], 120.0, GUARDED)
+    invocations, spills = _no_violation(rows)
+    assert len(rows) == 2 * len(GUARDED) and invocations > 300 and spills > 0
+
+
+@pytest.mark.slow
+def test_the_guard_wrapping_each_trimmer_survives_the_default_sweep(tmp_path: Path) -> None:
+    rows = _guard_sweep(tmp_path, LEVELS, TIGHTNESS, list(range(1, SEEDS + 1)), HORIZON,
+                        GUARDED)
+    invocations, spills = _no_violation(rows)
+    print(f"{len(rows)} runs, {invocations} invocations, {spills} spills, no violation")
+    assert len(rows) == (len(LEVELS) + len(TIGHTNESS)) * SEEDS * len(GUARDED)

@@ -63,7 +63,8 @@ class ListGuard:
     """
 
     def __init__(self, trimmer: object, *, format: str, budget: int,
-                 hard_ceiling: int | None = None, store: SpillStore | str | PathLike[str] | None = None,
+                 hard_ceiling: int | None = None,
+                 store: SpillStore | str | PathLike[str] | None = None,
                  reader: Reader | None = None, token_counter: Callable[[Any], int] | None = None,
                  placeholder: Rewrite | None = None, native: bool = False,
                  encode: Callable[[object], str] | None = None,
@@ -101,7 +102,7 @@ class ListGuard:
             tokens = self.count(message) if self.count is not None else count_words(item)
             ids.append(self._feed(guard, at, message, item, tokens, issued, slots, new_calls))
         self._seen_calls |= new_calls
-        restored, guard._restored = guard._restored, []  # noqa: SLF001 - ours to delete
+        restored, guard._restored = guard._restored, []
         try:
             plan = guard.check()
         except HardCeilingExceeded as exc:

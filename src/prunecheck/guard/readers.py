@@ -38,10 +38,11 @@ def count_words(item: Item) -> int:
 
 def _strings(args: object) -> frozenset[str]:
     if isinstance(args, str):
+        text = args
         try:
-            args = json.loads(args)
+            args = json.loads(text)
         except ValueError:
-            return frozenset({args}) if args else frozenset()
+            return frozenset({text}) if text else frozenset()
     if isinstance(args, Mapping):
         return frozenset(v for v in args.values() if isinstance(v, str) and v)
     return frozenset()
@@ -109,7 +110,7 @@ def read_langchain(message: Any) -> Item:
 
 def read_autogen(message: Any) -> Item:
     kind = type(message).__name__
-    content = getattr(message, "content", "")
+    content: Any = getattr(message, "content", "")
     if kind == "SystemMessage":
         return Item("system", text=_text(content))
     if kind == "FunctionExecutionResultMessage":

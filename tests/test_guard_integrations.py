@@ -1,0 +1,91 @@
+"""The guard's integrations (LangChain middleware, AutoGen context, the
+plain list wrapper) and their runnable examples.  Framework tests skip
+cleanly when the extra is not installed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _example(name: str) -> dict[str, Any]:
+    return runpy.run_path(str(EXAMPLES / name), run_name="example")
+
+
+def test_langchain_middleware_keeps_units_whole_in_before_model() -> None:
+    pytest.importorskip("langchain.agents")
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, trim_messages
+
+    from prunecheck.guard.langchain import CommitGuardMiddleware
+
+    def words(messages: Any) -> int:
+        items = messages if isinstance(messages, list) else [messages]
+        return sum(len(str(m.content).split()) + 1 for m in items)
+
+    call = AIMessage("", tool_calls=[{"name": "read_file", "args": {"path": "a"}, "id": "t1"},
+                                     {"name": "read_file", "args": {"path": "b"}, "id": "t2"}])
+    history = [HumanMessage("x " * 80), call, ToolMessage("a " * 40, tool_call_id="t1"),
+               ToolMessage("b " * 40, tool_call_id="t2"), HumanMessage("go on")]
+    middleware = CommitGuardMiddleware(trim_messages, budget=60, hard_ceiling=500,
+                                       token_counter=words)
+    update = middleware.before_model({"messages": history}, None)  # type: ignore[arg-type]
+    assert update is not None
+    remove_all, *kept = update["messages"]
+    assert remove_all.type == "remove"
+    # trim_messages (strategy=last) keeps t2's result and drops its call: the guard
+    # drops the whole unit instead, never a result without its call
+    assert kept == [history[4]]
+    pending = [HumanMessage("x " * 80), call, ToolMessage("a " * 40, tool_call_id="t1")]
+    assert middleware.before_model({"messages": pending}, None) is None  # t2 pending: defer
+
+
+def test_langchain_example_runs_offline() -> None:
+    pytest.importorskip("langchain.agents")
+    sent = _example("langchain_middleware.py")["main"]()
+    assert len(sent) == 2
+    second = [m.type for m in sent[1]]
+    assert second == ["human", "ai", "tool", "tool"]   # the background went, the unit stayed
+
+
+def test_autogen_context_defers_then_prunes_whole_units() -> None:
+    pytest.importorskip("autogen_core")
+    seen = asyncio.run(_example("autogen_context.py")["main"]())
+    names = [[type(m).__name__ for m in step] for step in seen]
+    assert names[0] == ["SystemMessage", "UserMessage", "UserMessage", "AssistantMessage"]
+    assert names[1] == ["SystemMessage", "UserMessage", "AssistantMessage",
+                        "FunctionExecutionResultMessage"]
+    assert names[2] == ["SystemMessage", "AssistantMessage", "UserMessage"]
+
+
+def test_autogen_messages_round_trip_through_the_spill_store() -> None:
+    pytest.importorskip("autogen_core")
+    from autogen_core import FunctionCall
+    from autogen_core.models import AssistantMessage
+
+    from prunecheck.guard.autogen import decode_message, encode_message
+
+    message = AssistantMessage(content=[FunctionCall(id="c1", name="f", arguments="{}")],
+                               source="agent")
+    assert decode_message(encode_message(message)) == message
+
+
+def test_the_plain_list_wrapper_example(capsys: pytest.CaptureFixture[str]) -> None:
+    _example("openai_list_guard.py")["main"]()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("keep_last alone keeps: ['system', 'c2'")   # a result, no call
+    assert "deferred: pending_call" in out[1]
+    assert out[3].startswith("over the ceiling") and "('c4',)" in out[3]
+
+
+def test_the_asyncio_loop_example(capsys: pytest.CaptureFixture[str]) -> None:
+    _example("agent_loop.py")["main"]()
+    out = capsys.readouterr().out
+    assert "NaiveLoop: 7 violation(s)" in out and "GuardedLoop: 0 violation(s)" in out
+    assert json.dumps("duplicated side effect")[1:-1] in out
