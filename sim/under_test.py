@@ -282,15 +282,11 @@ def observed_key(state: RuntimeState) -> int:
     if not isinstance(state, UnderTest) or state.judge is None:
         return 0
     extra = getattr(state.runtime, "state_key", None)
-<<<<<<< HEAD
-    return (1 << 64) - 1 & hash((request_digest(state.runtime.request()),
-                 tuple(state.runtime.executions()), state.judge.key(),
-=======
-    return hash((request_digest(state.runtime.request()),
-                 tuple((e.call, e.tool, e.path, e.effect, e.retry_of)
-                       for e in state.runtime.executions()), state.judge.key(),
->>>>>>> 77f6016 (Runtimes under test branch by copy when they can (the reference guard runtime copies its guard, store and messages in O(n)); explore over a runtime at depth 8 in ~3 minutes instead of an hour)
-                 extra() if callable(extra) else None))
+    key = (request_digest(state.runtime.request()),
+           tuple((e.call, e.tool, e.path, e.effect, e.retry_of)
+                 for e in state.runtime.executions()),
+           state.judge.key(), extra() if callable(extra) else None)
+    return hash(key) & _MASK64
 
 
 def replay(trace: Trace, policy: Policy, *, record: bool = True
