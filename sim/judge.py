@@ -75,6 +75,10 @@ def _text(content: object) -> str:
     return ""
 
 
+def _label(key: _Key) -> str:
+    return f"the result of {key[1]}" if key[0] == "result" else key[1]
+
+
 def observe(request: Sequence[Mapping[str, Any]], shadow: RuntimeState) -> Observed:
     """Read a request: which known messages, results and calls it holds."""
     seen: dict[_Key, _Seen] = {}
@@ -137,6 +141,9 @@ class Judge:
         self.rejected: tuple[str, ...] | None = None
         self.incidents: list[Incident] = []
         self.step = 0
+        self.tokens = 0
+        #: Ids of the messages that left the request (or lost their content) this step.
+        self.left: list[str] = []
         self.forms: dict[str, bool] = {}  # call -> its result last seen with output (True)
         #: Results without their call, calls without their result: now.
         self.broken: tuple[set[str], set[str]] = (set(), set())
@@ -185,6 +192,7 @@ class Judge:
         """
         self.step, self.incidents = step, []
         now = observe(request, shadow)
+        self.tokens = now.tokens
         if failed is not None and ("result", failed) in self.prev.seen:
             seen = dict(self.prev.seen)  # its partial result may go with the failure
             del seen[("result", failed)]
@@ -249,6 +257,7 @@ class Judge:
             if after is not None and after.marked:
                 continue
             touched.setdefault(self._unit(key, shadow), []).append((key, after is None))
+        self.left = [_label(k) for keys in touched.values() for k, _ in keys]
         for unit, keys in touched.items():
             removed = {k for k, gone in keys if gone}
             stays = [k for k in now.seen if k not in removed and k[0] != "foreign"
@@ -256,7 +265,7 @@ class Judge:
             ids = tuple(k[1] for k, _ in keys)
             if removed and stays:
                 self._add(IncidentKind.INVALID_PRUNE, (unit, *ids), f"prune applied that "
-                          f"splits unit {unit}: keeps {', '.join(k[1] for k in stays)}",
+                          f"splits unit {unit}: keeps {', '.join(map(_label, stays))}",
                           reason="split_unit")
             opened = [k for k, _ in keys if self._is_open(k, shadow)]
             if opened:

@@ -40,6 +40,7 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident
+from prunecheck.model.notes import Note, NoteKind
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
 from prunecheck.model.runtime import apply as model_apply
@@ -185,7 +186,15 @@ class UnderTest(RuntimeState):
         self.unanswered = {c for c in judge.broken[1] if c in known}
         for i in incidents:
             self.counters[i.kind.value] = self.counters.get(i.kind.value, 0) + 1
-        return StepResult(tuple(incidents))
+        notes: list[Note] = []
+        if self.record:  # what the narrative shows of the runtime's request
+            if judge.left:
+                notes.append(Note(NoteKind.EVICT, "the runtime's request no longer holds "
+                                  + ", ".join(judge.left), tuple(judge.left)))
+            if isinstance(event, Invoke) and not blocked:
+                notes.append(Note(NoteKind.INVOKE, f"request sent: {len(judge.prev.order)} "
+                                  f"messages, {judge.tokens} tokens"))
+        return StepResult(tuple(incidents), tuple(notes))
 
     def _stimulus(self, event: Event) -> tuple[s.Stimulus | None, tuple[str, str] | None,
                                                str | None]:
