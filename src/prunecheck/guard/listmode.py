@@ -43,7 +43,9 @@ class ListGuard:
     Parameters
     ----------
     trimmer:
-        A list function over the same message objects, or a native policy.
+        A list function over the same message objects, or a native policy
+        (an object with ``select``; a bare ``select(view, need)`` function
+        needs ``native=True``).
     format:
         ``"openai"``, ``"anthropic"``, ``"langchain"`` or ``"autogen"`` (or
         give ``reader``).
