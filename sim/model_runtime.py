@@ -50,6 +50,11 @@ class ModelRuntime:
         self._stream: str | None = None    # harness id of the assistant stream
         self._execs: list[Execution] = []
         self._cache: dict[int, tuple[Message, dict[str, Any]]] = {}
+        self._at: float | None = None
+
+    def advance(self, at: float) -> None:
+        """The time of the next stimulus (the model's policies read it)."""
+        self._at = at
 
     # ------------------------------------------------------------------ feed
     def feed(self, stimulus: s.Stimulus) -> None:
@@ -58,7 +63,7 @@ class ModelRuntime:
         event = self._event(stimulus)
         if event is None:
             return
-        apply(st, event)
+        apply(st, event, self._at)
         if isinstance(stimulus, s.System | s.User):
             self._mid[f"m{first_message}"] = stimulus.id
         elif isinstance(stimulus, s.AssistantText):
@@ -75,14 +80,16 @@ class ModelRuntime:
                                              call.effect))
             self._mid[st.calls[f"c{first_call}"].batch] = stimulus.id
         elif isinstance(stimulus, s.Retry):
+            # The harness's shadow retries the same batches (the judge saw the same
+            # rejection), so the calls a retry issues get the same numbers there.
             for n in range(first_call, st.next_call):
                 record = st.calls[f"c{n}"]
-                self._cid[record.id] = "r" + record.id
+                self._cid[record.id] = record.id
                 self._mid.setdefault(record.batch, "r" + record.batch)
                 if st.config.retry is RetryMode.RERUN_BATCH and record.retry_of is not None:
                     spec = record.spec
                     self._execs.append(Execution(
-                        "r" + record.id, spec.tool, spec.path, spec.effect.value,
+                        record.id, spec.tool, spec.path, spec.effect.value,
                         retry_of=self._cid.get(record.retry_of, record.retry_of)))
 
     def _event(self, stimulus: s.Stimulus) -> Event | None:

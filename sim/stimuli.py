@@ -10,7 +10,10 @@ prunecheck reads ``request()`` — the message list, in OpenAI Chat
 Completions form, that it would send to the model now — and
 ``executions()`` — every tool execution it has performed.  Optionally
 ``costs()`` reports its own counters (``deferral``, ``spill``,
-``reinjection``), shown as costs.
+``reinjection``), shown as costs; ``advance(at)`` is told the time of the
+next stimulus (simulated seconds) for runtimes that read a clock; ``copy()``
+returns an independent copy (the explorer branches runtimes; without it
+they are rebuilt by replaying).
 
 Conventions
 -----------

@@ -167,6 +167,9 @@ class UnderTest(RuntimeState):
         if isinstance(event, ExternalWrite):
             judge.external_write(event.path)
         if stimulus is not None:
+            tick = getattr(runtime, "advance", None)
+            if at is not None and callable(tick):
+                tick(at)
             runtime.feed(stimulus)
         if isinstance(event, Retry):
             judge.rejected = None

@@ -20,9 +20,11 @@ from prunecheck.sim import under_test as ut
 from prunecheck.sim.cli import main
 from prunecheck.sim.cmd_report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
 from prunecheck.sim.explore import explore
+from prunecheck.sim.load import load_at
 from prunecheck.sim.loading import load_policy
 from prunecheck.sim.search import search
 from prunecheck.sim.shape import Shape
+from prunecheck.sim.simulator import simulate
 from prunecheck.sim.sweep import Row, plan, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,3 +193,16 @@ def test_the_guard_wrapping_each_trimmer_survives_the_default_sweep(tmp_path: Pa
     invocations, spills = _no_violation(rows)
     print(f"{len(rows)} runs, {invocations} invocations, {spills} spills, no violation")
     assert len(rows) == (len(LEVELS) + len(TIGHTNESS)) * SEEDS * len(GUARDED)
+
+
+@pytest.mark.parametrize("name", ["lowest_salience", "clear_old_results", "summarize_prefix"])
+def test_simulated_traces_give_the_same_verdicts_through_the_protocol(name: str) -> None:
+    policy = load_policy(name)
+    run = simulate(name, RuntimeConfig(provider=Provider.OPENAI), load_at(1.0), 1,
+                   horizon=150.0)
+    kinds = set()
+    for trace in run.traces:
+        own, seen = _verdicts(trace)
+        assert own == seen
+        kinds.update(own)
+    assert "invalid_prune" in kinds and policy is not None  # the traces do break
