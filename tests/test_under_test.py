@@ -168,7 +168,9 @@ def _guard_sweep(tmp_path: Path, levels: tuple[float, ...], tightness: tuple[flo
     base = [RuntimeConfig()]
     runs = plan(specs, base, levels, seeds, horizon=horizon)
     runs += plan(specs, base, [TIGHT_LEVEL], seeds, tightness=tightness, horizon=horizon)
-    return list(run_sweep(runs, tmp_path / "guard.jsonl", jobs=1, quiet=True).rows)
+    rows = list(run_sweep(runs, tmp_path / "guard.jsonl", jobs=1, quiet=True).rows)
+    assert len(rows) == len({r.key for r in runs})  # every distinct run (a tightness run
+    return rows                                     # may equal a level run: it runs once)
 
 
 def _no_violation(rows: list[Row]) -> tuple[int, int]:
@@ -183,7 +185,7 @@ def _no_violation(rows: list[Row]) -> tuple[int, int]:
 def test_the_guard_wrapping_each_trimmer_survives_a_reduced_sweep(tmp_path: Path) -> None:
     rows = _guard_sweep(tmp_path, (1.0,), (0.2,), [1], 120.0, GUARDED)
     invocations, spills = _no_violation(rows)
-    assert len(rows) == 2 * len(GUARDED) and invocations > 300 and spills > 0
+    assert invocations > 300 and spills > 0
 
 
 @pytest.mark.slow
@@ -192,7 +194,7 @@ def test_the_guard_wrapping_each_trimmer_survives_the_default_sweep(tmp_path: Pa
                         GUARDED)
     invocations, spills = _no_violation(rows)
     print(f"{len(rows)} runs, {invocations} invocations, {spills} spills, no violation")
-    assert len(rows) == (len(LEVELS) + len(TIGHTNESS)) * SEEDS * len(GUARDED)
+    assert len(rows) >= len(LEVELS) * SEEDS * len(GUARDED) and invocations > 10_000
 
 
 @pytest.mark.parametrize("name", ["lowest_salience", "clear_old_results", "summarize_prefix"])
