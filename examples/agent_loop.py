@@ -109,6 +109,12 @@ class AgentLoop:
             await self.retry()
         elif isinstance(st, s.BudgetCheck):
             self.budget_check()
+        elif isinstance(st, s.NewSession):  # a fresh session: an empty context
+            self.messages, self.open, self.rejected = [], {}, ()
+            if self.guard is not None:
+                self.guard = CommitGuard(self.guard.trimmer, budget=self.budget,
+                                         hard_ceiling=self.hard_ceiling,
+                                         store=SpillStore(":memory:"))
 
     async def tool_calls(self, st: s.ToolCalls) -> None:
         message = {"role": "assistant", "content": st.text, "tool_calls": [

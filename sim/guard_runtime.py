@@ -26,13 +26,14 @@ class GuardedRuntime:
     """OpenAI dicts + CommitGuard(policy) + a spill store in memory."""
 
     def __init__(self, policy: Policy | object, budget: int, hard_ceiling: int,
-                 store: SpillStore | None = None) -> None:
+                 store: SpillStore | None = None, execs: list[Execution] | None = None
+                 ) -> None:
         self.guard = CommitGuard(policy, budget=budget, hard_ceiling=hard_ceiling,
                                  store=store if store is not None else SpillStore(":memory:"))
         self.messages: list[dict[str, Any]] = []
         self.by_id: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, tuple[s.Call, ...]] = {}
-        self.execs: list[Execution] = []
+        self.execs: list[Execution] = execs if execs is not None else []
         self.rejected: tuple[str, ...] = ()
         self.batch_of: dict[str, str] = {}  # call id -> its assistant message id
 
@@ -62,6 +63,11 @@ class GuardedRuntime:
             return
         elif isinstance(stimulus, s.Retry):
             self._retry()
+            return
+        elif isinstance(stimulus, s.NewSession):  # a fresh context and spill store
+            fresh = GuardedRuntime(g.trimmer, g.budget, g.hard_ceiling, execs=self.execs)
+            self.guard, self.messages, self.by_id = fresh.guard, fresh.messages, fresh.by_id
+            self.batches, self.batch_of, self.rejected = {}, {}, ()
             return
         elif not isinstance(stimulus, s.BudgetCheck):
             return  # Invoke, FileChanged: nothing to append

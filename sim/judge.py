@@ -174,6 +174,13 @@ class Judge:
                 tuple(sorted(self.lost)), tuple(sorted(self.forms.items())))
 
     # ----------------------------------------------------------------- steps
+    def new_session(self) -> None:
+        """A fresh session: the context goes (not a prune) and incidents may
+        be met again; the world carries over."""
+        self.prev = Observed({}, (), {}, frozenset(), 0)
+        self.reported, self.lost, self.forms = set(), set(), {}
+        self.rejected, self.over = None, False
+
     def external_write(self, path: str) -> None:
         self.world[path] = self.world.get(path, 0) + 1
 

@@ -23,6 +23,7 @@ from prunecheck.model.events import (
     FailureReason,
     Invoke,
     IssueBatch,
+    NewSession,
     ResultChunk,
     Retry,
     SystemPrompt,
@@ -116,6 +117,8 @@ class ModelRuntime:
             return Retry()
         if isinstance(stimulus, s.FileChanged):
             return ExternalWrite(stimulus.path)
+        if isinstance(stimulus, s.NewSession):
+            return NewSession()
         return None  # Rejected: the model judged the invocation itself
 
     # ----------------------------------------------------------------- reads

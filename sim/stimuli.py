@@ -44,6 +44,7 @@ __all__ = [
     "Execution",
     "FileChanged",
     "Invoke",
+    "NewSession",
     "Rejected",
     "ResultChunk",
     "Retry",
@@ -151,6 +152,13 @@ class Retry:
 
 
 @dataclass(frozen=True, slots=True)
+class NewSession:
+    """The agent starts a fresh session: drop the context (and what you
+    spilled); a system prompt and a user message follow.  Tool executions
+    and call ids carry over."""
+
+
+@dataclass(frozen=True, slots=True)
 class FileChanged:
     """A file changed outside the agent (an intervening step)."""
 
@@ -158,7 +166,7 @@ class FileChanged:
 
 
 Stimulus = (System | User | AssistantText | ToolCalls | ResultChunk | ToolFailed | BudgetCheck
-            | Invoke | Rejected | Retry | FileChanged)
+            | Invoke | Rejected | Retry | FileChanged | NewSession)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from prunecheck.model.events import (
     ToolFailure,
     UserMessage,
 )
+from prunecheck.model.events import NewSession as ModelNewSession
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident
 from prunecheck.model.notes import Note, NoteKind
@@ -166,6 +167,8 @@ class UnderTest(RuntimeState):
         self.history.append(event)
         if isinstance(event, ExternalWrite):
             judge.external_write(event.path)
+        if isinstance(event, ModelNewSession):
+            judge.new_session()
         if stimulus is not None:
             tick = getattr(runtime, "advance", None)
             if at is not None and callable(tick):
@@ -241,6 +244,8 @@ class UnderTest(RuntimeState):
                     else None), None, None
         if isinstance(event, ExternalWrite):
             return s.FileChanged(event.path), None, None
+        if isinstance(event, ModelNewSession):
+            return s.NewSession(), None, None
         return None, None, None
 
     def _appended(self, event: Event) -> tuple[str, str, int] | None:
