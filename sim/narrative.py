@@ -86,8 +86,7 @@ def narrate_stream(trace: Trace, steps: Iterable[TraceStep],
     if trace.policy.startswith("runtime:"):  # its knobs are its own code
         head = (f"runtime under test {trace.policy[len('runtime:'):]} · budget {cfg.budget} / "
                 f"ceiling {cfg.hard_ceiling}")
-    yield f"**{head}**
-" if markdown else head
+    yield f"**{head}**\n" if markdown else head
     counts: dict[tuple[bool, str], int] = {}
     for item in steps:
         lead = f"{item.index + 1}. " if markdown else f"[{item.index + 1:3d}] "
