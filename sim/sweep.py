@@ -22,8 +22,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from dataclasses import dataclass, replace
@@ -359,31 +358,39 @@ def _append(sink: TextIO, row: Row) -> None:
 
 def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
               keep: Callable[[Row], None], deadline: float | None = None) -> None:
+    """Run ``todo`` on ``jobs`` worker processes, keeping each row as it
+    arrives.  At most ``jobs`` runs are handed out at a time (the pool's own
+    queue would start a few more after the deadline), so "out of time" means
+    exactly: nothing starts after ``deadline``; the runs in flight finish and
+    count."""
+    specs = iter(todo)
     with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent) as pool:
-        futures: dict[Future[Row], RunSpec] = {pool.submit(_work, s, timeout): s for s in todo}
-        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        kept: set[Future[Row]] = set()
+        running: dict[Future[Row], RunSpec] = {}
+
+        def hand_out() -> None:
+            while len(running) < jobs and (deadline is None or time.monotonic() < deadline):
+                spec = next(specs, None)
+                if spec is None:
+                    return
+                running[pool.submit(_work, spec, timeout)] = spec
+
         try:
-            for future in as_completed(futures, timeout=left):
-                kept.add(future)
-                spec = futures[future]
-                try:
-                    row = future.result()
-                except BrokenProcessPool:
-                    raise PolicyError(
-                        "sweep", f"a worker process died while running {spec.key} (a policy "
-                        "that exits the process, crashes the interpreter or exhausts memory?); "
-                        "the finished runs are saved.",
-                        "run that policy alone with --jobs 1 to see the failure; rerunning the "
-                        "same command resumes.") from None
-                keep(row)
-        except FuturesTimeout:
-            # Out of time: start nothing new; the runs in flight finish and count.
-            pool.shutdown(wait=True, cancel_futures=True)
-            for future in futures:
-                if future not in kept and future.done() and not future.cancelled() \
-                        and future.exception() is None:
-                    keep(future.result())
+            hand_out()
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    spec = running.pop(future)
+                    try:
+                        row = future.result()
+                    except BrokenProcessPool:
+                        raise PolicyError(
+                            "sweep", f"a worker process died while running {spec.key} (a "
+                            "policy that exits the process, crashes the interpreter or exhausts "
+                            "memory?); the finished runs are saved.",
+                            "run that policy alone with --jobs 1 to see the failure; rerunning "
+                            "the same command resumes.") from None
+                    keep(row)
+                hand_out()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
