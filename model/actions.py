@@ -36,9 +36,15 @@ class Evict:
 
 @dataclass(frozen=True, slots=True)
 class Clear:
-    """Replace a message's content with a short placeholder; the message stays."""
+    """Replace a message's content with a short placeholder; the message stays.
+
+    ``tokens`` > 0 is a *partial* clear: the content is shortened to that
+    many tokens (a trimmer that truncates a long tool result), judged like a
+    clear — the message has lost content — but sized as what is left.
+    """
 
     message_id: str
+    tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +62,16 @@ Action = Evict | Clear | Summarize
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
-    """A normalized proposal: ids to evict, ids to clear, groups to summarize."""
+    """A normalized proposal: ids to evict, ids to clear, groups to summarize.
+
+    ``clear_to`` holds the partial clears: ``(id, tokens left)`` for the ids of
+    ``clear`` that are shortened rather than cleared to a placeholder.
+    """
 
     evict: tuple[str, ...] = ()
     clear: tuple[str, ...] = ()
     summarize: tuple[Summarize, ...] = ()
+    clear_to: tuple[tuple[str, int], ...] = ()
 
     def removed(self) -> tuple[str, ...]:
         """Every id the proposal takes out of the context (evicted or summarized)."""
@@ -91,7 +102,7 @@ def proposal_from(result: object, known: Container[str], policy: str, step: int)
             "return e.g. a list of ids to evict; an empty list proposes nothing.",
         )
     evict: dict[str, None] = {}
-    clear: dict[str, None] = {}
+    clear: dict[str, int] = {}
     groups: list[Summarize] = []
 
     def known_id(mid: object) -> str:
@@ -114,7 +125,7 @@ def proposal_from(result: object, known: Container[str], policy: str, step: int)
         if isinstance(item, Evict):
             evict[known_id(item.message_id)] = None
         elif isinstance(item, Clear):
-            clear[known_id(item.message_id)] = None
+            clear[known_id(item.message_id)] = max(0, int(item.tokens))
         elif isinstance(item, Summarize):
             if not item.message_ids:
                 raise PolicyError(subject, "Summarize() needs at least one message id.")
@@ -133,4 +144,5 @@ def proposal_from(result: object, known: Container[str], policy: str, step: int)
         evict=tuple(evict),
         clear=tuple(m for m in clear if m not in taken),
         summarize=tuple(kept_groups),
+        clear_to=tuple((m, n) for m, n in clear.items() if n and m not in taken),
     )

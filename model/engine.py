@@ -226,12 +226,14 @@ class Run:
             return
         self.bump("prunes")
         touched: list[Message] = []
+        partial = dict(proposal.clear_to)
         for mid in proposal.clear:
             message = ctx.get(mid)
             if message is None or message.cleared:
                 continue
             if message.closed:
-                new = replace(message, tokens=min(message.tokens, PLACEHOLDER_TOKENS),
+                left = partial.get(mid, PLACEHOLDER_TOKENS)
+                new = replace(message, tokens=min(message.tokens, left),
                               cleared=True, text="[cleared]")
             else:  # a streaming message loses what it had so far
                 new = replace(message, tokens=0, first_chunk=message.first_chunk + message.chunks,

@@ -132,7 +132,8 @@ def _grow_or_shrink(ctx: Context, proposal: Proposal,
     shrunk.update((ctx[m].unit_id, None) for m in proposal.clear
                   if m not in taken and check_clear(ctx, m))
     return Decision(
-        Proposal(evict=evict, clear=clear, summarize=tuple(groups)),
+        Proposal(evict=evict, clear=clear, summarize=tuple(groups),
+                 clear_to=tuple(p for p in proposal.clear_to if p[0] in clear)),
         grown=tuple(grown),
         shrunk=tuple(shrunk),
     )

@@ -44,16 +44,22 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
+from prunecheck.model.actions import Action
 from prunecheck.model.context import Message, Role
+from prunecheck.model.engine import PLACEHOLDER_TOKENS
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.model.provider import Provider, render
+
+from .frameworks.content import CHARS_PER_TOKEN, approx_tokens, sized_text
+from .frameworks.readback import Item, ItemKind, read_back
 
 __all__ = [
     "FORMATS",
@@ -104,8 +110,9 @@ def render_list(messages: Iterable[Message], fmt: Provider | str) -> RenderedLis
     Anthropic list equals ``render(messages, anthropic)["messages"]``.  O(n).
     """
     fmt = Provider(fmt)
-    ordered = list(messages)
-    tools = _tools(ordered)
+    given = list(messages)
+    tools = _tools(given)
+    ordered = [_sized(m, tools) for m in given]
     if fmt is Provider.OPENAI:
         body = render(ordered, Provider.OPENAI, tools=tools)["messages"]
         assert isinstance(body, list)
@@ -114,6 +121,25 @@ def render_list(messages: Iterable[Message], fmt: Provider | str) -> RenderedLis
         tokens = {(i, 0): m.tokens for i, m in enumerate(ordered)}
         return RenderedList(body, tuple((m.id,) for m in ordered), keys, tokens, fmt)
     return _render_anthropic(ordered, tools)
+
+
+def _sized(m: Message, tools: dict[str, tuple[str, str]]) -> Message:
+    """``m`` with text of its declared size (see :mod:`.frameworks.content`):
+    the calls' names and JSON arguments, and a summary's prefix, count
+    towards it.  A cleared message keeps its placeholder (and, if only
+    partly cleared, what is left of its size)."""
+    head = "[cleared]" if m.cleared else m.text
+    chars = 0
+    for cid in m.tool_calls:
+        name, path = tools.get(cid, ("read_file", f"{cid}.txt"))
+        chars += len(name) + len(json.dumps({"path": path}))
+    if m.summary_of:
+        chars += len(f"[summary of {len(m.summary_of)} messages] ")
+    tokens = max(0, m.tokens - chars // CHARS_PER_TOKEN)
+    if m.cleared and m.tokens <= PLACEHOLDER_TOKENS:
+        tokens = 0
+    text = sized_text(m.id, tokens, head)
+    return replace(m, text=text, cleared=False) if text != m.text or m.cleared else m
 
 
 _CALL_TEXT = re.compile(r"^\s*([\w.-]+)\((.*)\)\s*$")
@@ -192,7 +218,7 @@ class ListPolicy:
     name: str
     _wants: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
-    def select(self, view: ContextView, need: int) -> list[str]:
+    def select(self, view: ContextView, need: int) -> list[str | Action]:
         rendered = render_list(view.messages, self.format)
         given = rendered.messages
         snapshot = copy.deepcopy(given)
@@ -203,8 +229,7 @@ class ListPolicy:
             kwargs["token_counter"] = _Counter(rendered)
         result = self.fn(given, **kwargs)
         _check_not_mutated(self, given, snapshot, rendered)
-        kept = _kept(self, result, rendered)
-        return [m.id for m in view.messages if m.id not in kept and m.id not in rendered.hidden]
+        return _read(self, result, rendered, [m.id for m in view.messages])
 
 
 def list_policy(fn: object, format: Provider | str = "openai", *,
@@ -306,8 +331,9 @@ class _Counter:
 
 
 # ------------------------------------------------------------------ matching
-_HINT = ("return a sub-list of the messages it was given, in their order "
-         "(the same dicts or equal copies); prunecheck judges what it keeps.")
+_HINT = ("return the messages it keeps, in their order (the same dicts or equal copies); "
+         "a summary or placeholder may stand where removed messages were, and a kept "
+         "message's content may be shortened; prunecheck judges all of these.")
 
 
 def _fail(policy: ListPolicy, rule: str, hint: str = _HINT) -> PolicyError:
@@ -343,9 +369,10 @@ def _check_not_mutated(policy: ListPolicy, given: list[dict[str, Any]],
                 "that edits the runtime's own list corrupts it whatever it returns.")
 
 
-def _kept(policy: ListPolicy, result: object, rendered: RenderedList) -> set[str]:
-    """Ids of the messages ``result`` keeps; PolicyError if it is not a
-    sub-list of the input."""
+def _read(policy: ListPolicy, result: object, rendered: RenderedList,
+          order: Sequence[str]) -> list[str | Action]:
+    """What ``result`` means, as evicted ids and actions (see
+    :mod:`.frameworks.readback`); PolicyError if it cannot be mapped back."""
     if not isinstance(result, list | tuple):
         raise _fail(policy, f"returned {type(result).__name__} ({_short(result)}), not a list "
                     "of message dicts.")
@@ -360,7 +387,7 @@ def _kept(policy: ListPolicy, result: object, rendered: RenderedList) -> set[str
         items: list[object] = list(result)
         fixed: list[int | None] = [None] * len(items)
         roles: list[object] = [m.get("role") for m in result]
-        labels = [f"position {i}" for i in range(len(items))]
+        labels = [f"output position {i}" for i in range(len(items))]
     else:
         pool, where, start = [], [], {}
         for i, message in enumerate(given):
@@ -379,28 +406,53 @@ def _kept(policy: ListPolicy, result: object, rendered: RenderedList) -> set[str
                 items.append(block)
                 fixed.append(None if index is None else start[index] + k)
                 roles.append(message.get("role"))
-                labels.append(f"message {at}, block {k}")
-    positions = _match(policy, items, fixed, pool, rendered, where, labels)
-    for at, p in enumerate(positions):
+                labels.append(f"output message {at}, block {k}")
+    matched = _match(policy, items, fixed, pool, rendered, where, labels)
+    out: list[Item] = []
+    for at, (kind, p) in enumerate(matched):
+        if p is None:
+            out.append(Item(kind, None, _item_tokens(items[at]), labels[at],
+                            _item_text(items[at])))
+            continue
         i = where[p][0]
         if given[i].get("role") != roles[at]:
             raise _fail(policy, f"returned the content of {rendered.owners[i][where[p][1]]} "
                         f"(a {given[i].get('role')} message) as a {roles[at]} message.")
-    flat = [where[p] for p in positions]
-    _check_order(policy, flat, rendered)
-    present = set(flat)
-    return {mid for mid, keys in rendered.keys.items() if all(k in present for k in keys)}
+        out.append(Item(kind, where[p], _item_tokens(items[at]), labels[at]))
+    _check_order(policy, [it.position for it in out if it.position is not None], rendered)
+    visible = [mid for mid in order if mid not in rendered.hidden]
+    sizes = {mid: rendered.tokens.get(keys[0], 0) for mid, keys in rendered.keys.items()}
+    return read_back(visible, rendered.keys, sizes, out, lambda rule: _fail(policy, rule))
+
+
+def _item_text(item: object) -> str:
+    if not isinstance(item, dict):
+        return ""
+    for key in ("content", "text"):
+        value = item.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return " ".join(_item_text(b) for b in value)
+    return ""
+
+
+def _item_tokens(item: object) -> int:
+    return approx_tokens(_item_text(item))
 
 
 def _match(policy: ListPolicy, items: Sequence[object], fixed: Sequence[int | None],
            pool: Sequence[object], rendered: RenderedList,
-           where: Sequence[tuple[int, int]], labels: Sequence[str]) -> list[int]:
+           where: Sequence[tuple[int, int]], labels: Sequence[str]
+           ) -> list[tuple[ItemKind, int | None]]:
     """Pool positions of ``items``: fixed, else by identity, else by equality
-    (the later equal one first, as trimmers drop from the front).  Raises
-    for an item that matches nothing."""
+    (the later equal one first, as trimmers drop from the front), else — for
+    an item naming a call of the input — an edit of that item, else new.
+    Raises for an item that rewrites a call itself."""
     by_id = {id(obj): j for j, obj in enumerate(pool)}
     out: list[int | None] = [f if f is not None else by_id.get(id(obj))
                              for f, obj in zip(fixed, items, strict=True)]
+    kinds = [ItemKind.KEPT] * len(items)
     used = {j for j in out if j is not None}
     upper = len(pool)
     for i in range(len(items) - 1, -1, -1):
@@ -410,13 +462,47 @@ def _match(policy: ListPolicy, items: Sequence[object], fixed: Sequence[int | No
             continue
         equal = [j for j, obj in enumerate(pool) if j not in used and obj == items[i]]
         if not equal:
-            raise _fail(policy, _unmatched(items[i], labels[i], pool, rendered, where))
+            edited = _edit_of(policy, items[i], labels[i], pool, rendered, where)
+            kinds[i] = ItemKind.NEW if edited is None else ItemKind.EDITED
+            if edited is not None:
+                out[i] = edited
+                used.add(edited)
+                upper = edited
+            continue
         before = [j for j in equal if j < upper]
         pick = before[-1] if before else equal[-1]
         out[i] = pick
         used.add(pick)
         upper = pick
-    return [j for j in out if j is not None]
+    return list(zip(kinds, out, strict=True))
+
+
+_CONTENT_KEYS = frozenset({"content", "text"})
+
+
+def _edit_of(policy: ListPolicy, item: object, at: str, pool: Sequence[object],
+             rendered: RenderedList, where: Sequence[tuple[int, int]]) -> int | None:
+    """The pool position ``item`` edits (same call ids, only its content
+    changed), None if it names no call (a new item); raises if it rewrites
+    more than the content of a call's message."""
+    ident = _call_ident(item)
+    if not ident:
+        return None
+    for j, obj in enumerate(pool):
+        same_kind = _get(obj, "role") == _get(item, "role") and \
+            _get(obj, "type") == _get(item, "type")
+        if not same_kind or not set(_call_ident(obj)) & set(ident):
+            continue
+        i, k = where[j]
+        changed = sorted(key for key in {*_keys(item), *_keys(obj)}
+                         if _get(item, key) != _get(obj, key))
+        if _call_ident(obj) == ident and set(changed) <= _CONTENT_KEYS:
+            return j
+        noun = "message" if rendered.format is Provider.OPENAI else "content block"
+        raise _fail(policy, f"rewrote the {noun} of {rendered.owners[i][k]} (call "
+                    f"{', '.join(_call_ident(obj))}, input position {i}) at {at}: changed "
+                    f"{', '.join(map(repr, changed))}; only a call's content may be edited.")
+    raise _fail(policy, _unmatched(item, at, pool, rendered, where))
 
 
 def _unmatched(item: object, at: str, pool: Sequence[object], rendered: RenderedList,
@@ -431,7 +517,7 @@ def _unmatched(item: object, at: str, pool: Sequence[object], rendered: Rendered
             changed = sorted(key for key in {*_keys(item), *_keys(obj)}
                              if _get(item, key) != _get(obj, key))
             return (f"rewrote the {noun} of {owner} (call {', '.join(ident)}, input position "
-                    f"{i}) at output {at}: changed {', '.join(map(repr, changed))}.")
+                    f"{i}) at {at}: changed {', '.join(map(repr, changed))}.")
     return (f"returned a {noun} that was not in its input at {at} ({_short(item)}): "
             "it is neither one of the objects it was given nor equal to one (was it added or "
             "rewritten?).")

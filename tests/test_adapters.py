@@ -57,6 +57,36 @@ def _view() -> ContextView:
                        now=state.now, turn=state.turn)
 
 
+def _shape(messages: object) -> object:
+    """A rendered list with every text replaced by a marker: its structure."""
+    if isinstance(messages, list):
+        return [_shape(m) for m in messages]
+    if isinstance(messages, dict):
+        return {k: "<text>" if k in ("content", "text") and isinstance(v, str) else _shape(v)
+                for k, v in messages.items()}
+    return messages
+
+
+def _texts(messages: object) -> list[str]:
+    if isinstance(messages, list):
+        return [t for m in messages for t in _texts(m)]
+    if isinstance(messages, dict):
+        return [v if isinstance(v, str) else t for k, v in messages.items()
+                if k in ("content", "text") for t in ([v] if isinstance(v, str) else _texts(v))]
+    return []
+
+
+def test_rendered_text_is_as_long_as_the_declared_tokens() -> None:
+    """4 characters per declared token, calls' JSON arguments included."""
+    view = _view()
+    rendered = render_list(view.messages, "openai")
+    for message, item in zip(view.messages, rendered.messages, strict=True):
+        chars = len(item.get("content") or "") + sum(
+            len(c["function"]["name"]) + len(c["function"]["arguments"])
+            for c in item.get("tool_calls", []))
+        assert abs(chars - 4 * message.tokens) <= 4, (message.id, chars, message.tokens)
+
+
 def _ids(view: ContextView) -> list[str]:
     return [m.id for m in view.messages]
 
@@ -66,7 +96,11 @@ def test_render_list_is_the_request_body_the_runtime_sends(fmt: str) -> None:
     view = _view()
     rendered = render_list(view.messages, fmt)
     tools = {"c1": ("read_file", "a.txt"), "c2": ("grep", "src"), "c3": ("stat", "x")}
-    assert rendered.messages == render(list(view.messages), Provider(fmt), tools=tools)["messages"]
+    expected = render(list(view.messages), Provider(fmt), tools=tools)["messages"]
+    assert isinstance(expected, list)
+    assert _shape(rendered.messages) == _shape(expected)
+    for got, short in zip(_texts(rendered.messages), _texts(expected), strict=True):
+        assert got.startswith(short.removeprefix("(").removesuffix(")")[:3]) or short[0] == "("
     owned = {o for owners in rendered.owners for o in owners} | rendered.hidden
     assert owned == set(_ids(view))
 
@@ -130,15 +164,17 @@ def test_anthropic_block_level_trim() -> None:
     ("fn", "fmt", "words"),
     [
         (lambda ms: [*ms, {"role": "user", "content": "extra"}], "openai",
-         "returned a message that was not in its input at position 10"),
+         "returned a message that is not in its input at output position 10"),
         (lambda ms: [ms[4], ms[3]], "openai", "reordered messages m4 and m6"),
         (lambda ms: [ms[0], ms[0]], "openai", "returned m1 (input position 0) twice"),
-        (lambda ms: [{**ms[3], "content": "shortened"}], "openai",
-         "rewrote the message of m4 (call c1, input position 3)"),
+        (lambda ms: [*ms[:3], {**ms[3], "tool_call_id": "c9"}, *ms[4:]], "openai",
+         "returned a message that was not in its input at output position 3"),
+        (lambda ms: [*ms[:2], {**ms[2], "tool_calls": ms[2]["tool_calls"][:1]}, *ms[3:]],
+         "openai", "rewrote the message of m3 (call c1, c2, input position 2)"),
         (lambda ms: None, "openai", "returned NoneType"),
         (lambda ms: ["m1"], "openai", "returned a str at position 0"),
-        (lambda ms: [{"role": "user", "content": [{"type": "text", "text": "new"}]}],
-         "anthropic", "returned a content block that was not in its input"),
+        (lambda ms: [*ms, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}],
+         "anthropic", "not in its input at output message 7, block 0"),
         (lambda ms: [{"role": "user", "content": [ms[1]["content"][1]]}], "anthropic",
          "as a user message"),
     ],
@@ -228,3 +264,28 @@ def test_keep_last_orphans_a_result_and_the_boundary_trimmer_does_not() -> None:
     kinds = {i.kind for i in incidents_of(trace, unsafe)}
     assert {IncidentKind.ORPHANED_RESULT, IncidentKind.PROVIDER_REJECTION} <= kinds
     assert not [i for i in incidents_of(trace, safe) if i.is_violation]
+
+
+def test_a_shortened_tool_result_reads_as_a_partial_clear() -> None:
+    from prunecheck.model.actions import Clear
+
+    view = _view()
+    short = "x" * 40  # 10 tokens left of m4's 300
+
+    def shorten(ms: Msgs) -> Msgs:
+        return [*ms[:3], {**ms[3], "content": short}, *ms[4:]]
+
+    assert list_policy(shorten, "openai").select(view, 1) == [Clear("m4", 10)]
+
+
+def test_a_summary_in_place_of_removed_messages_reads_as_summarize() -> None:
+    from prunecheck.model.actions import Summarize
+
+    view = _view()
+
+    def summarize_front(ms: Msgs) -> Msgs:
+        return [ms[0], {"role": "user", "content": "y" * 80}, *ms[6:]]
+
+    (group,) = list_policy(summarize_front, "openai").select(view, 1)
+    assert isinstance(group, Summarize)
+    assert group.message_ids == ("m2", "m3", "m4", "m6", "m5") and group.tokens == 20
