@@ -36,8 +36,26 @@ context minus the tokens it asks to free), ``token_counter`` counts our
 model's tokens of a message dict, a block, or a list of them.
 
 Spec forms (accepted wherever a policy spec is, e.g. in a trace):
-``path/to/trim.py:trim@openai``, ``mypkg.trim:trim@anthropic`` and
-``langchain:strategy=last,start_on=human`` (see :mod:`.langchain_trim`).
+``path/to/trim.py:trim@openai``, ``mypkg.trim:trim@anthropic`` and a
+framework trimmer ``ADAPTER:key=value,...`` such as
+``langchain:strategy=last,start_on=human`` or ``autogen:context=buffered``
+(see :mod:`.frameworks`).
+
+Summaries and edits
+-------------------
+A function may also put a summary or a placeholder where it removed
+messages, and shorten or clear the content of a kept message (a tool
+result, or the text of a message that issued calls, identified by its call
+ids).  :mod:`.frameworks.readback` reads these as ``Summarize`` and
+(partial) ``Clear`` actions, judged like a built-in policy's; only an item
+that stands in place of nothing removed, or that rewrites a call itself,
+is refused.
+
+Sizes
+-----
+Every rendered message carries text of its declared size, 4 characters per
+token (:mod:`.frameworks.content`), so a function or library that counts
+tokens itself sees the size prunecheck declares.
 """
 
 from __future__ import annotations
@@ -271,12 +289,13 @@ def _keywords(fn: ListFunction) -> frozenset[str]:
 
 def adapter_policy(spec: str) -> Policy | None:
     """The policy of an adapter spec (``file.py:trim@openai``,
-    ``mod:trim@anthropic``, ``langchain:k=v,...``), or None if ``spec`` is
-    not one.  :func:`prunecheck.sim.loading.load_policy` asks this first."""
-    if spec.startswith("langchain:"):
-        from .langchain_trim import langchain_policy
+    ``mod:trim@anthropic``, a framework's ``ADAPTER:k=v,...`` — see
+    :mod:`.frameworks`), or None if ``spec`` is not one.  :func:`prunecheck.sim.loading.load_policy` asks this first."""
+    from .frameworks import framework_policy, is_framework_spec
 
-        return langchain_policy(spec.removeprefix("langchain:"))
+    if is_framework_spec(spec):  # autogen:context=buffered, langchain:strategy=last, ...
+        policy: ListPolicy = framework_policy(spec)
+        return policy
     head, colon, attr = spec.rpartition(":")
     if not colon or "@" not in attr:
         return None

@@ -38,6 +38,7 @@ from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, replay
 
 from .adapters import list_policy
+from .frameworks import is_framework_spec
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
 
@@ -194,11 +195,11 @@ def resolve_policy(policy: PolicyLike, *, format: str | None = None,
     if isinstance(policy, str):
         spec = policy
         if format is not None and "@" not in spec.rpartition(":")[2] and \
-                not spec.startswith("langchain:"):
+                not is_framework_spec(spec):
             spec = f"{spec}@{format}"
         loaded = load_policy(spec)
         if _list_format(loaded) is not None:
-            spec = loaded.name  # canonical for langchain:...
+            spec = loaded.name  # canonical for framework specs (langchain:..., autogen:...)
         return spec, loaded
     if format is not None:
         adapted = list_policy(policy, format, name=name)

@@ -15,6 +15,7 @@ import argparse
 import importlib
 import re
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from prunecheck.model.errors import PrunecheckError
@@ -105,7 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    _framework_epilog(sub.choices)
     return parser
+
+
+def _framework_epilog(parsers: dict[str, argparse.ArgumentParser]) -> None:
+    """Every command's --help names the framework trimmer spec syntax."""
+    from .frameworks import ADAPTERS
+
+    words = ("framework trimmers are POLICY specs too: ADAPTER:key=value,... with ADAPTER "
+             f"one of {', '.join(ADAPTERS)}; 'prunecheck policies' lists every setting.")
+    for parser in parsers.values():
+        parser.epilog = (parser.epilog or "").rstrip("\n") + "\n\n" + textwrap.fill(words, 79)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

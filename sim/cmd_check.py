@@ -20,6 +20,7 @@ from prunecheck.model.runtime import RuntimeConfig
 from .argtypes import integer, natural, seconds
 from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS, check_policy
 from .cliargs import add_runtime_arguments, runtime_config
+from .frameworks import is_framework_spec
 from .loading import DEFAULT_TIMEOUT
 
 __all__ = [
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         from .bundle import check_out
 
         check_out(Path(args.out), force=args.force)
-    fmt = args.format or ("openai" if spec.startswith("langchain:") else None)
+    fmt = args.format or ("openai" if is_framework_spec(spec) else None)
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     config = runtime_config(args, base)
     result = check_policy(

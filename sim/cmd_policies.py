@@ -8,12 +8,15 @@ from typing import Any
 
 from prunecheck.model.policies import BUILTINS
 
+from .frameworks import adapter_help
+
 __all__ = ["describe", "register", "run"]
 
 EXAMPLE = """\
 examples:
   prunecheck policies
   prunecheck check lowest_salience                 # a built-in, by name
+  prunecheck check autogen:context=buffered,buffer_size=6 --check-at before_invoke
 """
 
 _YOURS = """\
@@ -22,7 +25,6 @@ your own policy, wherever a POLICY is asked for:
   file.py:trim@openai  /  file.py:trim@anthropic
                                             a trim(messages) -> messages list function
                                             (or: prunecheck check --format openai file.py:trim)
-  langchain:strategy=last,start_on=human    LangChain's trim_messages (prunecheck[langchain])
 """
 
 
@@ -45,5 +47,6 @@ def run(args: argparse.Namespace) -> int:
     for name, factory in BUILTINS.items():
         print(f"  {name:<{width}}  {describe(factory)}")
     print()
-    print(_YOURS, end="")
+    print(_YOURS)
+    print(adapter_help(), end="")
     return 0

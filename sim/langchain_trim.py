@@ -26,31 +26,37 @@ offline.  Example: ``prunecheck check "langchain:strategy=last,start_on=human"``
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from types import ModuleType
 from typing import Any
 
 from prunecheck.model.errors import PolicyError
 
 from .adapters import ListPolicy, list_policy
+from .frameworks.spec import format_value
+from .frameworks.spec import parse_settings as _parse
 
 __all__ = ["MESSAGE_TYPES", "TrimSettings", "langchain_policy", "make_trimmer", "parse_settings"]
 
 #: The message types ``start_on`` / ``end_on`` may name.
 MESSAGE_TYPES = ("human", "ai", "tool", "system")
-_BOOLS = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
 
 
 @dataclass(frozen=True, slots=True)
 class TrimSettings:
     """How ``trim_messages`` is called (see the module notes)."""
 
-    strategy: str = "last"
-    start_on: tuple[str, ...] = ()
-    end_on: tuple[str, ...] = ()
-    include_system: bool = False
-    counter: str = "tokens"
-    max: int = 6
+    strategy: str = field(default="last", metadata={
+        "choices": ("last", "first"), "help": "keep the last or the first messages"})
+    start_on: tuple[str, ...] = field(default=(), metadata={
+        "choices": MESSAGE_TYPES, "help": "types the kept history may start on"})
+    end_on: tuple[str, ...] = field(default=(), metadata={
+        "choices": MESSAGE_TYPES, "help": "types the kept history may end on"})
+    include_system: bool = field(default=False, metadata={"help": "always keep the system"})
+    counter: str = field(default="tokens", metadata={
+        "choices": ("tokens", "len"), "help": "count tokens (budget) or messages (max)"})
+    max: int = field(default=6, metadata={"min": 1, "help": "with counter=len: messages"})
 
     def spec(self) -> str:
         """The canonical spec: ``langchain:`` and the settings that differ
@@ -63,60 +69,24 @@ class TrimSettings:
                 continue
             if f.name == "max" and self.counter != "len":
                 continue
-            if isinstance(value, tuple):
-                value = "+".join(value)
-            elif isinstance(value, bool):
-                value = str(value).lower()
-            parts.append(f"{f.name}={value}")
+            parts.append(f"{f.name}={format_value(value)}")
         return "langchain:" + ",".join(parts)
 
 
-def parse_settings(text: str) -> TrimSettings:
-    """Read ``k=v,k=v`` settings; a :class:`PolicyError` names a bad one.
+def parse_settings(text: str | Mapping[str, object]) -> TrimSettings:
+    """Read ``k=v,k=v`` settings (or keywords, from Python) with the one
+    adapter spec parser (:mod:`.frameworks.spec`); a :class:`PolicyError`
+    names a bad one.
 
     >>> parse_settings("strategy=last,start_on=human,end_on=human+tool").spec()
     'langchain:strategy=last,start_on=human,end_on=human+tool'
     """
-    subject = f"langchain settings {text!r}"
-    settings = TrimSettings()
-    names = [f.name for f in fields(TrimSettings)]
-    for item in filter(None, (p.strip() for p in text.split(","))):
-        key, eq, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not eq or key not in names:
-            raise PolicyError(subject, f"{item!r} is not a setting.",
-                              f"write k=v pairs separated by commas; settings: {', '.join(names)}.")
-        settings = replace(settings, **{key: _value(subject, key, value)})
+    settings = _parse(TrimSettings, "langchain", text)
     if settings.include_system and settings.strategy != "last":
-        raise PolicyError(subject, "include_system=true works only with strategy=last "
-                          "(trim_messages raises ValueError otherwise).",
+        raise PolicyError(f"langchain settings {text!r}", "include_system=true works only with "
+                          "strategy=last (trim_messages raises ValueError otherwise).",
                           "drop include_system or use strategy=last.")
     return settings
-
-
-def _value(subject: str, key: str, value: str) -> Any:
-    if key == "strategy":
-        if value not in ("first", "last"):
-            raise PolicyError(subject, f"strategy must be first or last, got {value!r}.")
-        return value
-    if key in ("start_on", "end_on"):
-        types = tuple(t for t in value.split("+") if t and t != "none")
-        bad = [t for t in types if t not in MESSAGE_TYPES]
-        if bad:
-            raise PolicyError(subject, f"{key} names unknown message type(s) {bad}.",
-                              f"use {', '.join(MESSAGE_TYPES)}, joined by '+'.")
-        return types
-    if key == "include_system":
-        if value.lower() not in _BOOLS:
-            raise PolicyError(subject, f"include_system must be true or false, got {value!r}.")
-        return _BOOLS[value.lower()]
-    if key == "counter":
-        if value not in ("tokens", "len"):
-            raise PolicyError(subject, f"counter must be tokens or len, got {value!r}.")
-        return value
-    if not value.isdigit() or int(value) < 1:
-        raise PolicyError(subject, f"max must be a positive number of messages, got {value!r}.")
-    return int(value)
 
 
 def _langchain(subject: str) -> ModuleType:
@@ -158,7 +128,7 @@ def make_trimmer(settings: TrimSettings) -> Any:
     return trim
 
 
-def langchain_policy(text: str) -> ListPolicy:
+def langchain_policy(text: str | Mapping[str, object]) -> ListPolicy:
     """The policy of ``langchain:<settings>``, named by its canonical spec.
 
     Raises

@@ -40,6 +40,7 @@ from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
 from .cage_worker import die_with_parent
 from .ledger import is_intact, locked, seal
+from .frameworks import is_framework_spec
 from .load import Load, load_at
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .sessions import SessionRecord, sessions_from_json, sessions_to_json
@@ -401,7 +402,7 @@ def policy_fingerprint(spec: str) -> str:
     """A digest of a user policy's source file ('' for built-ins and specs
     without a file): editing the policy invalidates its stored rows."""
     where = spec.split("@", 1)[0].rpartition(":")[0]
-    if not where or spec.startswith("langchain:"):
+    if not where or is_framework_spec(spec):
         return ""
     path: Path | None = Path(where)
     if not (where.endswith(".py") or "/" in where):

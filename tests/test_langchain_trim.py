@@ -28,9 +28,9 @@ def test_settings_parse_to_a_canonical_spec() -> None:
     assert settings.spec() == ("langchain:strategy=last,start_on=human,end_on=human+tool,"
                                "include_system=true")
     assert parse_settings("counter=len,max=4").spec() == "langchain:strategy=last,counter=len,max=4"
-    for bad, words in [("strategy=middle", "strategy must be first or last"),
-                       ("start_on=user", "unknown message type(s) ['user']"),
-                       ("max_tokens=5", "'max_tokens=5' is not a setting"),
+    for bad, words in [("strategy=middle", "strategy must be one of last, first"),
+                       ("start_on=user", "start_on names unknown value(s) ['user']"),
+                       ("max_tokens=5", "'max_tokens' is not a setting of langchain"),
                        ("strategy=first,include_system=true", "only with strategy=last")]:
         with pytest.raises(PolicyError, match=words.replace("(", r"\(").replace(")", r"\)")
                            .replace("[", r"\[").replace("]", r"\]")):

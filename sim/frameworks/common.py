@@ -1,0 +1,100 @@
+"""What every framework adapter needs: lazy imports, an event loop, user
+objects named by a path, the system prompt set aside, and token limits.
+
+Each adapter is an OpenAI-format list function
+``trim(messages, max_tokens, token_counter) -> messages``: it converts the
+rendered dicts (realistic content, see :mod:`.content`) into its library's
+message objects, runs the library's trimmer, and returns the very dicts of
+what the library kept plus, for what the library wrote itself (a summary, a
+shortened result), new dicts — read back by :mod:`.readback`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import sys
+import zlib
+from collections.abc import Coroutine
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+from prunecheck.model.errors import PolicyError
+
+from .spec import BUDGET
+
+__all__ = ["Msgs", "load_object", "need", "resolve_limit", "run_sync", "split_system"]
+
+Msgs = list[dict[str, Any]]
+T = TypeVar("T")
+
+
+def need(module: str, extra: str, subject: str) -> ModuleType:
+    """Import ``module`` of an optional extra, or a PolicyError saying how
+    to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise PolicyError(subject, f"needs {module.split('.')[0]}, which is not installed "
+                          f"({exc}).", f"pip install 'prunecheck[{extra}]' (it runs "
+                          "offline).") from None
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a library's coroutine to completion (a fresh loop per call)."""
+    return asyncio.run(coro)
+
+
+def resolve_limit(limit: int, max_tokens: int) -> int:
+    """A :data:`~.spec.Limit` setting at one budget check (at least 1)."""
+    return max(1, max_tokens if limit == BUDGET else limit)
+
+
+def split_system(messages: Msgs) -> tuple[Msgs, Msgs]:
+    """The leading system prompt (frameworks hold it apart from the history
+    they trim, and always send it) and the history."""
+    at = 0
+    while at < len(messages) and messages[at].get("role") == "system":
+        at += 1
+    return messages[:at], messages[at:]
+
+
+def load_object(ref: str, subject: str) -> Any:
+    """The object ``module:attr`` or ``path/file.py:attr`` names."""
+    where, colon, attr = ref.rpartition(":")
+    if not colon or not where or not attr:
+        raise PolicyError(subject, f"{ref!r} does not name an object as module:attr or "
+                          "file.py:attr.", "for example my_context.py:KeepLast.")
+    if where.endswith(".py") or "/" in where:
+        path = Path(where)
+        if not path.is_file():
+            raise PolicyError(subject, f"file {where} does not exist.",
+                              "give a path relative to the current directory.")
+        name = f"prunecheck_fw_{zlib.crc32(str(path.resolve()).encode())}"
+        module = sys.modules.get(name)
+        if module is None:
+            found = importlib.util.spec_from_file_location(name, path)
+            if found is None or found.loader is None:
+                raise PolicyError(subject, f"{where} cannot be imported as Python.")
+            module = importlib.util.module_from_spec(found)
+            sys.modules[name] = module
+            try:
+                found.loader.exec_module(module)
+            except Exception as exc:
+                del sys.modules[name]
+                raise PolicyError(subject, f"importing {where} raised {type(exc).__name__}: "
+                                  f"{exc}.", "fix the file so that 'python FILE' runs.") from None
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise PolicyError(subject, f"module {where!r} cannot be imported ({exc}).") from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise PolicyError(subject, f"{where} has no attribute {attr!r}.",
+                              "check the name after the colon.")
+        obj = getattr(obj, part)
+    return obj
