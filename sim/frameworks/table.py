@@ -1,0 +1,243 @@
+"""``make frameworks``: the verdict table of framework trimmers.
+
+Checks each framework trimmer of :data:`ROWS` (representative settings)
+under each check placement with :func:`~prunecheck.sim.check.check_policy`
+and writes ``reports/frameworks.md``: library, version, setting, verdict per
+placement, time to the verdict and the reproduction's length; for every
+unsafe row a standalone script (``reports/frameworks/<row>.py``) that
+imports only that library and reproduces the broken result — each script is
+run here, and the table says whether it reproduced.
+
+Run: ``python -m prunecheck.sim.frameworks.table --out reports/frameworks.md``.
+Everything but the times is a function of ``--seed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from prunecheck.model.config import CheckAt, RuntimeConfig
+from prunecheck.model.errors import PrunecheckError
+from prunecheck.model.provider import Provider
+
+from . import ADAPTERS, framework_policy, library_version
+from .repro import Capture, capture, script
+
+__all__ = ["ROWS", "Cell", "Row", "main", "markdown", "run_row"]
+
+_PYDANTIC = "examples/frameworks/pydantic_ai_history.py"
+#: The representative settings checked, one spec per row.
+ROWS: tuple[str, ...] = (
+    "langchain:strategy=last",
+    "langchain:strategy=last,start_on=human,end_on=human+tool,include_system=true",
+    "langchain-summarization:keep=6",
+    "langchain-context-editing:keep=3",
+    "autogen:context=buffered,buffer_size=6",
+    "autogen:context=head_and_tail,head_size=2,tail_size=6",
+    "autogen:context=token_limited",
+    "llamaindex:memory=buffer",
+    "llamaindex:memory=memory,token_flush_size=500",
+    "semantic-kernel:reducer=truncation,target_count=6,threshold_count=2",
+    "semantic-kernel:reducer=summarization,target_count=6,threshold_count=2",
+    f"pydantic-ai:processor={_PYDANTIC}:keep_recent_messages",
+    f"pydantic-ai:processor={_PYDANTIC}:summarize_old_messages",
+    "openai-agents:limit=10",
+    "openai-agents:limit=10,runtime=session",
+)
+PLACEMENTS = (CheckAt.AFTER_APPEND, CheckAt.AFTER_BATCH, CheckAt.BEFORE_INVOKE)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One placement's verdict."""
+
+    verdict: str
+    seconds: float
+    events: int = 0
+    violations: tuple[str, ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One framework setting's verdicts, and its reproduction if unsafe."""
+
+    spec: str
+    library: str
+    version: str
+    cells: dict[str, Cell]
+    found: Capture | None = None
+    placement: str = ""
+    script: str = ""
+    reproduced: bool | None = None
+
+
+def run_row(spec: str, *, seed: int, levels: Sequence[float], seeds: Sequence[int],
+            max_examples: int) -> Row:
+    """Check one spec under every placement; capture its reproduction."""
+    from ..check import check_policy
+
+    name = spec.partition(":")[0]
+    adapter = ADAPTERS[name]
+    cells: dict[str, Cell] = {}
+    found: Capture | None = None
+    where = ""
+    for placement in PLACEMENTS:
+        config = RuntimeConfig(check_at=placement, provider=Provider.OPENAI)
+        start = time.perf_counter()
+        try:
+            result = check_policy(spec, config=config, levels=levels, seeds=seeds, seed=seed,
+                                  max_examples=max_examples)
+        except PrunecheckError as exc:
+            cells[placement.value] = Cell("error", time.perf_counter() - start,
+                                          error=exc.paragraph())
+            continue
+        seconds = time.perf_counter() - start
+        repro = result.reproduction
+        cells[placement.value] = Cell(result.verdict.value, seconds,
+                                      len(repro.events) if repro else 0,
+                                      tuple(result.violations), result.error or "")
+        if repro is not None:
+            got = capture(repro, framework_policy(spec))
+            if got is not None and (found is None or (got.complete and not found.complete)
+                                    or placement is CheckAt.BEFORE_INVOKE):
+                found, where = got, placement.value
+    return Row(spec, adapter.library, library_version(name), cells, found, where)
+
+
+def _slug(spec: str) -> str:
+    name, _, settings = spec.partition(":")
+    settings = settings.replace(_PYDANTIC + ":", "")
+    return re.sub(r"[^a-z0-9]+", "_", f"{name}_{settings}".lower()).strip("_")[:60]
+
+
+def write_script(row: Row, folder: Path) -> Row:
+    """Write and run the reproduction script of an unsafe row."""
+    if row.found is None:
+        return row
+    from .spec import parse_settings
+
+    name = row.spec.partition(":")[0]
+    adapter = ADAPTERS[name]
+    module = __import__(adapter.module, fromlist=[adapter.settings])
+    settings_text = row.spec.partition(":")[2]
+    if name == "langchain":
+        settings = module.parse_settings(settings_text)
+    else:
+        settings = parse_settings(getattr(module, adapter.settings), name, settings_text)
+    path = folder / f"{_slug(row.spec)}.py"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(script(name, row.spec, settings, row.library, row.version, row.found,
+                           row.placement), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    return Row(row.spec, row.library, row.version, row.cells, row.found, row.placement,
+               str(path), done.returncode == 1 and "BROKEN:" in done.stdout)
+
+
+def _cell(cell: Cell) -> str:
+    if cell.verdict == "unsafe":
+        return f"**UNSAFE** ({cell.events} events)"
+    return cell.verdict
+
+
+def markdown(rows: Sequence[Row], *, seed: int, root: Path) -> str:
+    """The report."""
+    out = ["# Framework trimmers: verdicts", "",
+           "Generated by `make frameworks` (`python -m prunecheck.sim.frameworks.table`, "
+           f"seed {seed}). Each framework trimmer runs as the library runs it (see "
+           "`prunecheck policies`), checked with `check_policy(spec, config=RuntimeConfig("
+           "check_at=...))` under each check placement: the fixed simulated suite and the "
+           "adversarial search, gate `none`, provider rules OpenAI. A verdict holds for the "
+           "runtime it names: *after_append* trims whenever a message lands (calls may be "
+           "pending, results streaming), *before_invoke* trims only right before a model "
+           "call, which is where these libraries call their trimmer. Note: today only the "
+           "simulated suite honours the placement; the search fires its budget checks "
+           "after appends whatever the placement (the drivers are being fixed), so an "
+           "*unsafe* at after_batch/before_invoke may come from the search alone. The "
+           "reproduction scripts do not depend on that: each shows the trimmer's own output.",
+           "", "Messages carry text of their declared size (4 characters per token); "
+           "'(N events)' is the length of the shrunk reproduction; times are wall-clock "
+           "seconds on a shared 2-core machine (the only column that varies between runs).",
+           "", "| library | version | setting | after_append | after_batch | before_invoke "
+           "| time (s) | reproduction |", "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        cells = [_cell(row.cells[p.value]) for p in PLACEMENTS]
+        times = " / ".join(f"{row.cells[p.value].seconds:.0f}" for p in PLACEMENTS)
+        link = "-"
+        if row.script:
+            rel = Path(row.script).resolve().relative_to(root.resolve())
+            link = f"[{rel.name}]({rel.as_posix()})"
+            if row.reproduced is False:
+                link += " (did not reproduce)"
+        out.append(f"| {row.library} | {row.version} | `{row.spec}` | {' | '.join(cells)} "
+                   f"| {times} | {link} |")
+    out += ["", "## Unsafe rows", ""]
+    for row in rows:
+        bad = {p: c for p, c in row.cells.items() if c.verdict != "safe"}
+        if not bad:
+            continue
+        out.append(f"### `{row.spec}` ({row.library} {row.version})")
+        out.append("")
+        for placement, cell in bad.items():
+            what = ", ".join(v.replace("_", " ") for v in cell.violations) or cell.error
+            out.append(f"* {placement}: {cell.verdict} — {what}")
+        if row.found is not None:
+            kind = ("**a bug in the library's own trimmer**: its input was a complete, valid "
+                    "history (nothing streaming, every call answered) and its output breaks "
+                    "tool pairing" if row.found.complete else
+                    "the trimmer ran on a history with a call pending or a message "
+                    "streaming: unsafe in a runtime that trims there, not on its own a "
+                    "library bug")
+            out.append(f"* reproduction (captured at {row.placement}): {kind}.")
+            for problem in row.found.problems:
+                out.append(f"  * {problem}")
+            if row.script:
+                rel = Path(row.script).resolve().relative_to(root.resolve()).as_posix()
+                state = {True: "reproduces", False: "did NOT reproduce",
+                         None: "not run"}[row.reproduced]
+                out.append(f"* script: [{rel}]({rel}) — `python {rel}` {state} it with "
+                           f"{row.library} alone.")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m prunecheck.sim.frameworks.table",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="reports/frameworks.md")
+    parser.add_argument("--scripts", default="reports/frameworks")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-examples", type=int, default=100)
+    parser.add_argument("--only", metavar="TEXT", help="rows whose spec contains TEXT")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    root = out.parent.parent if out.parent.name == "reports" else out.parent
+    rows = []
+    for spec in ROWS:
+        if args.only and args.only not in spec:
+            continue
+        row = run_row(spec, seed=args.seed, levels=(0.2, 0.6, 1.0), seeds=(1, 2),
+                      max_examples=args.max_examples)
+        row = write_script(row, Path(args.scripts))
+        verdicts = " ".join(f"{p}={c.verdict}" for p, c in row.cells.items())
+        print(f"{row.spec}: {verdicts}" + (f" · script {row.script} reproduced="
+                                          f"{row.reproduced}" if row.script else ""),
+              flush=True)
+        rows.append(row)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(markdown(rows, seed=args.seed, root=root), encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
