@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report test test-all lint bench clean
+.PHONY: all report test test-all lint bench frameworks clean
 
 all: test
 
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "prunecheck needs Python 3.11+; set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,langchain,autogen,dask]'
+	$(PY) -m pip install --quiet -e '.[dev,frameworks,dask]'
 	@touch $(STAMP)
 
 report: $(STAMP)
@@ -28,6 +28,11 @@ test-all: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check model sim src tests benchmarks
 	cd src && ../$(VENV)/bin/mypy --strict -p prunecheck.model -p prunecheck.sim -p prunecheck.guard
+
+# The verdict table of framework trimmers (reports/frameworks.md) and a standalone
+# reproduction script per unsafe row (reports/frameworks/*.py), each run to confirm.
+frameworks: $(STAMP)
+	$(PY) -m prunecheck.sim.frameworks.table --out reports/frameworks.md --scripts reports/frameworks --seed $(SEED)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md

@@ -290,7 +290,8 @@ def _keywords(fn: ListFunction) -> frozenset[str]:
 def adapter_policy(spec: str) -> Policy | None:
     """The policy of an adapter spec (``file.py:trim@openai``,
     ``mod:trim@anthropic``, a framework's ``ADAPTER:k=v,...`` — see
-    :mod:`.frameworks`), or None if ``spec`` is not one.  :func:`prunecheck.sim.loading.load_policy` asks this first."""
+    :mod:`.frameworks`), or None if ``spec`` is not one.
+    :func:`prunecheck.sim.loading.load_policy` asks this first."""
     from .frameworks import framework_policy, is_framework_spec
 
     if is_framework_spec(spec):  # autogen:context=buffered, langchain:strategy=last, ...

@@ -16,7 +16,7 @@ import importlib
 import re
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from prunecheck.model.errors import PrunecheckError
 
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _framework_epilog(parsers: dict[str, argparse.ArgumentParser]) -> None:
+def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     """Every command's --help names the framework trimmer spec syntax."""
     from .frameworks import ADAPTERS
 

@@ -52,3 +52,26 @@ def test_garbage_is_a_policy_error_naming_policy_and_step(result: object, rule: 
     assert info.value.subject == "policy 'salience' at step 12"
     assert info.value.rule == rule
     assert info.value.paragraph().startswith(f"policy 'salience' at step 12: {rule}")
+
+
+def test_a_partial_clear_carries_the_tokens_left() -> None:
+    p = proposal_from([Clear("m1"), Clear("m2", 40), Evict("m3"), Clear("m3", 5)],
+                      {"m1", "m2", "m3"}, "demo", 0)
+    assert p.clear == ("m1", "m2") and p.clear_to == (("m2", 40),)
+
+
+def test_the_runtime_shortens_a_partially_cleared_message() -> None:
+    from prunecheck.model.events import CallSpec, IssueBatch, ResultChunk, UserMessage
+    from prunecheck.model.policies import FunctionPolicy
+    from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
+
+    def shorten_results(view: object, need: int) -> list[Clear]:
+        return [Clear(m.id, 100) for m in view.messages if m.call_id]  # type: ignore[attr-defined]
+
+    state = initial_state(RuntimeConfig(budget=1_000, hard_ceiling=5_000),
+                          FunctionPolicy(shorten_results, "shorten"))
+    for event in (UserMessage(50, "go"), IssueBatch((CallSpec("read_file", "a"),), 20),
+                  ResultChunk("c1", 1_500)):
+        apply(state, event)
+    result = next(m for m in state.context if m.call_id == "c1")
+    assert result.cleared and result.tokens == 100  # not the 8-token placeholder

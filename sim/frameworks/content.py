@@ -9,7 +9,8 @@ English text ("one token is roughly 4 characters") and the one LangChain's
 approximate counter uses.  The filler is English words with a quarter of
 code-like tokens (``user_id,``, ``x=1;``), so that a real BPE tokenizer
 (tiktoken's ``cl100k_base``, llama-index's default) also counts about 4
-characters per token: measured 4.0 on 80,000 characters.  A message opens with its short model text (the
+characters per token: measured 4.0 on 80,000 characters.  A message opens
+with its short model text (the
 tool call, the file and version it read) so that a similarity heuristic
 still sees it, then filler; tool calls keep realistic names and JSON
 arguments (``read_file`` with ``{"path": "src/app.py"}``).
@@ -37,14 +38,14 @@ __all__ = ["CHARS_PER_TOKEN", "approx_tokens", "sized_text"]
 #: Characters per token of the approximation (English-like words).
 CHARS_PER_TOKEN = 4
 
-_WORDS = (
-    "the function returns a list of records that match the query and the caller then "
-    "checks each value against the schema before it writes the result to the cache "
-    "configuration file module import error handler request response token context "
-    "message user agent model tool call result batch stream chunk budget policy test "
-    "server client database table index column row field value string number object "
-    "array null true false path line source build deploy version update change review"
-).split()
+_WORDS = """
+the function returns a list of records that match the query and the caller then checks
+each value against the schema before it writes the result to the cache configuration
+file module import error handler request response token context message user agent model
+tool call result batch stream chunk budget policy test server client database table
+index column row field value string number object array null true false path line source
+build deploy version update change review
+""".split()  # noqa: SIM905 (a word list reads better as text)
 #: Code-like tokens mixed into a quarter of the words: plain English runs at
 #: about 5.7 characters per cl100k token; this mix brings tiktoken's count to
 #: 4.0 characters per token, matching the approximation.

@@ -108,7 +108,8 @@ def llamaindex_trimmer(settings: LlamaIndexSettings) -> Any:
             by_key.setdefault(_key(m), []).append(d)
         out = list(system)
         for m in view(converted, resolve_limit(settings.token_limit, max_tokens)):
-            found = by_id.get(id(m)) or (by_key.get(_key(m)) or [None])[-1]
+            same = by_key.get(_key(m))
+            found = by_id.get(id(m)) or (same[-1] if same else None)
             if found is None:
                 if m.role.value == "system":
                     continue  # the memory-block system message (empty blocks)

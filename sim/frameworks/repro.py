@@ -107,7 +107,7 @@ def capture(trace: Trace, policy: Policy) -> Capture | None:
     drops a streaming message (None if no call does)."""
     recorder = Recorder(policy)
     try:
-        for _ in replay(trace, recorder, record=False):  # type: ignore[arg-type]
+        for _ in replay(trace, recorder, record=False):
             if any(c.problems for c in recorder.calls):
                 break
     except PolicyError:

@@ -30,7 +30,7 @@ def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
             seen_calls.add(c["id"])
             calls_out.append(c["id"])
         if m.get("role") == "tool":
-            cid = m.get("tool_call_id")
+            cid = str(m.get("tool_call_id"))
             results_out.add(cid)
             if cid not in seen_calls:
                 problems.append(f"orphaned tool message: the result of {cid} is kept, "
@@ -84,7 +84,8 @@ def _limit(value: int, max_tokens: int) -> int:
 
 
 def _lc_run(build: str) -> str:
-    return _SPLIT + f'''from langchain_core.messages import convert_to_messages, convert_to_openai_messages
+    return _SPLIT + f'''from langchain_core.messages import (convert_to_messages,
+                                     convert_to_openai_messages)
 from langgraph.graph.message import add_messages
 from langchain.agents import middleware as mw
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -109,14 +110,16 @@ result = system + convert_to_openai_messages(current)
 
 def _summarization(s: Any, max_tokens: int) -> str:
     keep = f'("tokens", {s.keep_tokens})' if s.keep_tokens else f'("messages", {s.keep})'
-    return _lc_run(f'''summary = "Summary: " + filler("langchain-summary", {4 * s.summary_tokens - 9})
+    chars = 4 * s.summary_tokens - 9
+    return _lc_run(f'''summary = "Summary: " + filler("langchain-summary", {chars})
 middleware = mw.SummarizationMiddleware(model=FakeListChatModel(responses=[summary]),
                                         trigger=("tokens", {_limit(s.trigger, max_tokens)}),
                                         keep={keep})''')
 
 
 def _context_editing(s: Any, max_tokens: int) -> str:
-    return _lc_run(f'''edit = mw.ClearToolUsesEdit(trigger={_limit(s.trigger, max_tokens)}, keep={s.keep},
+    trigger = _limit(s.trigger, max_tokens)
+    return _lc_run(f'''edit = mw.ClearToolUsesEdit(trigger={trigger}, keep={s.keep},
                            clear_at_least={s.clear_at_least},
                            clear_tool_inputs={s.clear_tool_inputs!r})
 middleware = mw.ContextEditingMiddleware(edits=[edit], token_count_method="approximate")''')
@@ -203,7 +206,8 @@ def _llamaindex(s: Any, max_tokens: int) -> str:
     limit = _limit(s.token_limit, max_tokens)
     tokenizer = "lambda text: [0] * round(len(text) / 4)" if s.tokenizer == "approx" else "None"
     if s.memory == "buffer":
-        run = f'''buffer = ChatMemoryBuffer.from_defaults(chat_history=converted, token_limit={limit},
+        run = f'''buffer = ChatMemoryBuffer.from_defaults(chat_history=converted,
+                                        token_limit={limit},
                                         tokenizer_fn={tokenizer})
 got = buffer.get()'''
     else:

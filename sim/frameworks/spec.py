@@ -63,11 +63,11 @@ def parse_settings(cls: type[T], adapter: str, text: str | Mapping[str, object])
     else:
         pairs = list(text.items())
     values: dict[str, object] = {}
-    for key, value in pairs:
+    for key, raw in pairs:
         if key not in fields:
             raise PolicyError(subject, f"{key!r} is not a setting of {adapter}.",
                               f"settings of {adapter}: {', '.join(fields) or '(none)'}.")
-        values[key] = _value(subject, fields[key], hints[key], value)
+        values[key] = _value(subject, fields[key], hints[key], raw)
     try:
         return cls(**values)
     except (TypeError, ValueError) as exc:

@@ -200,10 +200,10 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path) -> str:
             for problem in row.found.problems:
                 out.append(f"  * {problem}")
             if row.script:
-                rel = Path(row.script).resolve().relative_to(root.resolve()).as_posix()
+                where = Path(row.script).resolve().relative_to(root.resolve()).as_posix()
                 state = {True: "reproduces", False: "did NOT reproduce",
                          None: "not run"}[row.reproduced]
-                out.append(f"* script: [{rel}]({rel}) — `python {rel}` {state} it with "
+                out.append(f"* script: [{where}]({where}) — `python {where}` {state} it with "
                            f"{row.library} alone.")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
