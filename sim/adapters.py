@@ -66,6 +66,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -130,7 +131,8 @@ def render_list(messages: Iterable[Message], fmt: Provider | str) -> RenderedLis
     fmt = Provider(fmt)
     given = list(messages)
     tools = _tools(given)
-    ordered = [_sized(m, tools) for m in given]
+    ordered = [_sized(m, tuple(tools.get(c, ("read_file", f"{c}.txt")) for c in m.tool_calls))
+               for m in given]
     if fmt is Provider.OPENAI:
         body = render(ordered, Provider.OPENAI, tools=tools)["messages"]
         assert isinstance(body, list)
@@ -141,15 +143,16 @@ def render_list(messages: Iterable[Message], fmt: Provider | str) -> RenderedLis
     return _render_anthropic(ordered, tools)
 
 
-def _sized(m: Message, tools: dict[str, tuple[str, str]]) -> Message:
+@lru_cache(maxsize=1 << 16)
+def _sized(m: Message, calls: tuple[tuple[str, str], ...]) -> Message:
     """``m`` with text of its declared size (see :mod:`.frameworks.content`):
-    the calls' names and JSON arguments, and a summary's prefix, count
-    towards it.  A cleared message keeps its placeholder (and, if only
-    partly cleared, what is left of its size)."""
+    the calls' names and JSON arguments (``calls``: name and path per call),
+    and a summary's prefix, count towards it.  A cleared message keeps its
+    placeholder (and, if only partly cleared, what is left of its size).
+    Cached per message record: a budget check re-renders only what changed."""
     head = "[cleared]" if m.cleared else m.text
     chars = 0
-    for cid in m.tool_calls:
-        name, path = tools.get(cid, ("read_file", f"{cid}.txt"))
+    for name, path in calls:
         chars += len(name) + len(json.dumps({"path": path}))
     if m.summary_of:
         chars += len(f"[summary of {len(m.summary_of)} messages] ")

@@ -350,6 +350,6 @@ def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None
     source = Path(row.script).read_text(encoding="utf-8")
     assert "prunecheck" not in source.split('"""', 2)[2]  # the code imports no prunecheck
     text = markdown([row], seed=1, root=tmp_path)
-    assert "a bug in the library's own trimmer" in text
-    assert "(frameworks/autogen_context_token_limited.py)" in text or \
-        "reports/frameworks/autogen_context_token_limited.py" in text
+    assert "the trimmer itself breaks a complete, valid history" in text
+    assert "](frameworks/autogen_context_token_limited.py)" in text  # relative to reports/
+    assert "`python reports/frameworks/autogen_context_token_limited.py`" in text
