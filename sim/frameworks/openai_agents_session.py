@@ -27,7 +27,6 @@ Needs ``pip install 'prunecheck[openai-agents]'``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,8 +68,11 @@ def to_items(history: Msgs) -> list[tuple[dict[str, Any], int]]:
     return items
 
 
-def _key(item: object) -> str:
-    return json.dumps(item, sort_keys=True)
+def _item_text(item: dict[str, Any]) -> str:
+    content = item.get("content")
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
 
 
 def openai_agents_trimmer(settings: OpenAIAgentsSettings) -> Any:
@@ -94,24 +96,32 @@ def openai_agents_trimmer(settings: OpenAIAgentsSettings) -> Any:
     def trim(messages: Msgs) -> Msgs:
         system, history = split_system(messages)
         items = to_items(history)
-        owners: dict[str, list[int]] = {}
-        for item, i in items:
-            owners.setdefault(_key(item), []).append(i)
-        need_all: dict[int, int] = {}
-        counted: set[str] = set()  # an assistant with calls is its function_call items
-        for item, i in items:
-            if history[i].get("role") != "assistant" or item.get("type") == "function_call" \
-                    or not history[i].get("tool_calls"):
-                need_all[i] = need_all.get(i, 0) + 1
-                counted.add(_key(item))
-        got: dict[int, int] = {}
-        for item in run_sync(fetch([item for item, _ in items])):
-            key = _key(item)
-            found = owners.get(key)
-            if found and key in counted:
-                got[found[-1]] = got.get(found[-1], 0) + 1
+        got = run_sync(fetch([item for item, _ in items]))
+        # The runner normalizes items (drops ids and statuses), so items are matched by
+        # what identifies them: a call or an output by its call id, a message by its text.
+        calls = {c["id"]: i for i, d in enumerate(history) for c in d.get("tool_calls") or []}
+        texts: dict[str, int] = {}
+        for i, d in enumerate(history):
+            if d.get("role") != "tool" and not d.get("tool_calls"):
+                texts[str(d.get("content") or "")] = i
+        results = {d["tool_call_id"]: i for i, d in enumerate(history) if d.get("role") == "tool"}
+        seen_calls: set[str] = set()
+        kept: set[int] = set()
+        for item in got:
+            kind = item.get("type")
+            if kind == "function_call":
+                seen_calls.add(str(item.get("call_id")))
+            elif kind == "function_call_output" and item.get("call_id") in results:
+                kept.add(results[item["call_id"]])
+            elif kind in (None, "message"):
+                text = _item_text(item)
+                if text in texts:
+                    kept.add(texts[text])
+        for i in sorted(set(calls.values())):
+            if all(c in seen_calls for c in (x["id"] for x in history[i]["tool_calls"])):
+                kept.add(i)
         out = list(system)
-        out.extend(history[i] for i in range(len(history)) if got.get(i, 0) >= need_all.get(i, 1))
+        out.extend(history[i] for i in sorted(kept))
         return out
 
     trim.__name__ = trim.__qualname__ = f"session_limit_{settings.limit}"

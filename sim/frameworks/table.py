@@ -110,10 +110,29 @@ def run_row(spec: str, *, seed: int, levels: Sequence[float], seeds: Sequence[in
                                       len(result.scenarios))
         if repro is not None:
             got = capture(repro, framework_policy(spec))
-            if got is not None and (found is None or (got.complete and not found.complete)
-                                    or placement is CheckAt.BEFORE_INVOKE):
+            if _better(got, found):
                 found, where = got, placement.value
+    # The search does not honour the placement yet: when its counterexample trims a
+    # history mid-turn, look for one in the simulated suite, which does.
+    for placement in reversed(PLACEMENTS):
+        if found is not None and found.complete:
+            break
+        if not cells[placement.value].suite:
+            continue
+        config = RuntimeConfig(check_at=placement, provider=Provider.OPENAI)
+        suite = check_policy(spec, config=config, levels=levels, seeds=seeds, max_examples=0)
+        if suite.reproduction is not None:
+            got = capture(suite.reproduction, framework_policy(spec))
+            if _better(got, found):
+                found, where = got, f"{placement.value}, simulated suite"
     return Row(spec, adapter.library, library_version(name), cells, found, where)
+
+
+def _better(got: Capture | None, found: Capture | None) -> bool:
+    """Prefer a capture on a complete history; else keep the first found."""
+    if got is None:
+        return False
+    return found is None or (got.complete and not found.complete)
 
 
 def _relpath(path: Path, start: Path) -> str:
