@@ -353,3 +353,27 @@ def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None
     assert "the trimmer itself breaks a complete, valid history" in text
     assert "](frameworks/autogen_context_token_limited.py)" in text  # relative to reports/
     assert "`python reports/frameworks/autogen_context_token_limited.py`" in text
+
+
+def test_pairing_problems_name_what_a_trimmer_broke() -> None:
+    from prunecheck.sim.frameworks.repro_templates import pairing_problems
+
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
+        {"id": "c2", "type": "function", "function": {"name": "grep", "arguments": "{}"}}]}
+    r1 = {"role": "tool", "tool_call_id": "c1", "content": "one"}
+    r2 = {"role": "tool", "tool_call_id": "c2", "content": "two"}
+    given = [{"role": "user", "content": "go"}, call, r1, r2]
+    assert pairing_problems(given, given, ()) == []
+    assert pairing_problems(given, [r1, r2], ()) == [
+        "orphaned tool message: the result of c1 is kept, its call is gone",
+        "orphaned tool message: the result of c2 is kept, its call is gone"]
+    assert pairing_problems(given, [call, r1], ()) == [
+        "call without its result: c2 is kept, its result was dropped"]
+    half = {**call, "tool_calls": call["tool_calls"][1:]}
+    assert pairing_problems(given, [half, r2], ()) == [
+        "parallel batch split: calls c2 are kept, c1 of the same assistant message are gone"]
+    assert pairing_problems(given[:2], [given[0]], [1]) == [
+        "call c1 was dropped while its result is still pending: the result will arrive "
+        "orphaned", "call c2 was dropped while its result is still pending: the result will "
+        "arrive orphaned", "message 1 (assistant) was dropped while still streaming"]

@@ -18,8 +18,9 @@ def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
                      open_at: Any) -> list[str]:
     """What ``output`` (a trimmer's result) broke of ``given`` (its input),
     both OpenAI Chat Completions dicts: orphaned tool messages, calls kept
-    without their result, calls dropped while their result is pending,
-    messages dropped while still streaming (positions ``open_at``)."""
+    without their result, a parallel batch kept in part, calls dropped while
+    their result is pending, messages dropped while still streaming
+    (positions ``open_at``)."""
     answered_in = {m.get("tool_call_id") for m in given if m.get("role") == "tool"}
     problems: list[str] = []
     seen_calls: set[str] = set()
@@ -38,6 +39,13 @@ def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
     for cid in calls_out:
         if cid not in results_out and cid in answered_in:
             problems.append(f"call without its result: {cid} is kept, its result was dropped")
+    for m in given:
+        batch = [c["id"] for c in m.get("tool_calls") or []]
+        kept = [c for c in batch if c in seen_calls]
+        if kept and len(kept) < len(batch):
+            problems.append(f"parallel batch split: calls {', '.join(kept)} are kept, "
+                            f"{', '.join(c for c in batch if c not in kept)} of the same "
+                            "assistant message are gone")
     given_calls = [c["id"] for m in given for c in m.get("tool_calls") or []]
     for cid in given_calls:
         if cid not in answered_in and cid not in seen_calls:
