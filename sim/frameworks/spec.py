@@ -40,6 +40,7 @@ __all__ = ["BUDGET", "Limit", "format_value", "parse_settings", "setting_help", 
 #: A token limit: a count, or ``BUDGET`` (-1): what the runtime asks for.
 Limit = int
 BUDGET = -1
+_HINT = "'prunecheck policies' lists every adapter's settings with their defaults."
 _BOOLS = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
 T = TypeVar("T")
 
@@ -71,7 +72,7 @@ def parse_settings(cls: type[T], adapter: str, text: str | Mapping[str, object])
     try:
         return cls(**values)
     except (TypeError, ValueError) as exc:
-        raise PolicyError(subject, f"{exc}.") from None
+        raise PolicyError(subject, f"{exc}.", _HINT) from None
 
 
 def _value(subject: str, f: dataclasses.Field[Any], hint: object, raw: object) -> object:
@@ -91,16 +92,17 @@ def _value(subject: str, f: dataclasses.Field[Any], hint: object, raw: object) -
         if isinstance(raw, bool):
             return raw
         if text.lower() not in _BOOLS:
-            raise PolicyError(subject, f"{f.name} must be true or false, got {text!r}.")
+            raise PolicyError(subject, f"{f.name} must be true or false, got {text!r}.", _HINT)
         return _BOOLS[text.lower()]
     if hint is int or hint is float:
         try:
             number = int(text) if hint is int else float(text)
         except ValueError:
-            raise PolicyError(subject, f"{f.name} must be a number, got {text!r}.") from None
+            raise PolicyError(subject, f"{f.name} must be a number, got {text!r}.",
+                              _HINT) from None
         if number < f.metadata.get("min", 0):
             raise PolicyError(subject, f"{f.name} must be at least "
-                              f"{f.metadata.get('min', 0)}, got {text!r}.")
+                              f"{f.metadata.get('min', 0)}, got {text!r}.", _HINT)
         return number
     if typing.get_origin(hint) is tuple:
         words = tuple(w for w in text.split("+") if w and w != "none")
@@ -111,7 +113,7 @@ def _value(subject: str, f: dataclasses.Field[Any], hint: object, raw: object) -
         return words
     if choices and text not in choices and not f.metadata.get("open"):
         raise PolicyError(subject, f"{f.name} must be one of {', '.join(choices)}, got "
-                          f"{text!r}.", f.metadata.get("hint", ""))
+                          f"{text!r}.", f.metadata.get("hint", _HINT))
     return text
 
 
