@@ -39,8 +39,8 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
 from .cage_worker import die_with_parent
-from .ledger import is_intact, locked, seal
 from .frameworks import is_framework_spec
+from .ledger import is_intact, locked, seal
 from .load import Load, load_at
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .sessions import SessionRecord, sessions_from_json, sessions_to_json
