@@ -38,6 +38,7 @@ from prunecheck.model.provider import Provider, ProviderError, render, validate
 from prunecheck.model.runtime import RuntimeState
 from prunecheck.model.trace import Trace, TraceStep, dumps
 
+from .frameworks import is_framework_spec
 from .ledger import locked_folder
 from .loading import load_policy
 from .narrative import narrate
@@ -235,7 +236,7 @@ def test_reproduction() -> None:
 def policy_file(spec: str) -> tuple[Path, str] | None:
     """``(file, rest)`` when ``spec`` names a user's file (``file.py:rest``), else None."""
     head, colon, rest = spec.rpartition(":")
-    if not colon or spec.startswith("langchain:") or not (
+    if not colon or is_framework_spec(spec) or not (
             head.endswith(".py") or "/" in head or "\\" in head):
         return None
     return Path(head), rest

@@ -46,6 +46,7 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError, PolicyError
 
+from .frameworks import is_framework_spec
 from .sweep import Row, RunSpec, _work
 
 __all__ = ["LOCAL", "ShippedPolicy", "add_scheduler_option", "parse_scheduler", "run_on_dask",
@@ -113,7 +114,7 @@ class ShippedPolicy:
 def _file_part(spec: str) -> str | None:
     """The file a policy spec names, or None (built-in, module, langchain)."""
     where = spec.split("@", 1)[0].rpartition(":")[0]
-    if not where or spec.startswith("langchain:"):
+    if not where or is_framework_spec(spec):
         return None
     return where if where.endswith(".py") or "/" in where or "\\" in where else None
 
