@@ -60,8 +60,9 @@ Without --check-at, every placement is checked (after every append, after a
 batch completes, only before model calls) and one table shows each verdict; the
 verdict line says which runtime it holds for, e.g. "safe if your runtime trims
 only before model calls; UNSAFE if it trims after every append: reproduction
-below".  With --check-at, only that runtime is checked.  With --out and several
-unsafe placements, each reproduction goes to DIR/<placement>/.
+below".  With --check-at, only that runtime is checked.  --out DIR gets the first
+unsafe placement's reproduction bundle; each other unsafe placement's goes to
+DIR/<placement>/.
 
 Each generated run draws its own shape (batches up to 8 calls, sessions up to
 12 turns, resumed histories of up to 16 turns, outputs larger than the budget,
@@ -205,11 +206,9 @@ def _suffix(spec: str) -> str | None:
 
 
 def _bundles(result: CheckResult, out: str) -> dict[str, Path]:
-    """Write each unsafe placement's reproduction: to ``out`` if only one is
-    unsafe, else to ``out/<placement>/``."""
+    """Write each unsafe placement's reproduction: the first one's to
+    ``out``, each other's to ``out/<placement>/``."""
     unsafe = [p for p in result.placements or (result,)
               if p.verdict is Verdict.UNSAFE and p.reproduction is not None]
-    if len(unsafe) == 1:
-        return {str(unsafe[0].config.check_at): unsafe[0].bundle(out)}
-    return {str(p.config.check_at): p.bundle(Path(out) / str(p.config.check_at))
-            for p in unsafe}
+    return {str(p.config.check_at): p.bundle(Path(out) / str(p.config.check_at) if i else out)
+            for i, p in enumerate(unsafe)}

@@ -82,23 +82,25 @@ def test_reduced_alphabet_keeps_one_of_interchangeable_pending_calls() -> None:
 
 
 @pytest.mark.parametrize("target, length", [
-    (frozenset({IncidentKind.ORPHANED_RESULT}), 4),
-    (frozenset({IncidentKind.TRUNCATED_PAYLOAD}), 5),
+    (frozenset({IncidentKind.ORPHANED_RESULT}), 5),
+    (frozenset({IncidentKind.TRUNCATED_PAYLOAD}), 6),
 ])
 def test_explore_finds_a_shortest_counterexample(target: frozenset[IncidentKind],
                                                  length: int) -> None:
     result = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target)
     trace = result.counterexample
     assert trace is not None and len(trace.events) == length
-    assert result.depth_reached == length
+    # Every history opens as a real one does; depth counts the events after it.
+    assert [e.kind for e in trace.events[:2]] == ["system", "user"]
+    assert result.depth_reached == length - 2
     policy = builtin_policy("lowest_salience")
     assert policy is not None
     kinds_at_end = {i.kind for i in incidents_of(trace, policy) if i.step == length - 1}
     assert target <= kinds_at_end
     # Breadth first: one event less finds nothing.
-    shorter = explore("lowest_salience", CONFIG, depth=length - 1, shape=Shape.small(),
+    shorter = explore("lowest_salience", CONFIG, depth=length - 3, shape=Shape.small(),
                       target=target)
-    assert shorter.counterexample is None and shorter.depth_reached == length - 1
+    assert shorter.counterexample is None and shorter.depth_reached == length - 3
     assert shorter.states > 1 and shorter.transitions >= shorter.states - 1
 
 
@@ -172,9 +174,9 @@ def test_a_state_costs_under_100_bytes() -> None:
 
 
 def _shape_for(policy: str, **bounds: int) -> Shape:
-    """Shape.small(), with turns enough for turn_window to evict anything."""
-    if policy == "turn_window":
-        bounds = {**bounds, "max_users": 3}
+    """Shape.small(), with a user message after the opening one (turns
+    enough for turn_window to evict anything)."""
+    bounds = {**bounds, "max_users": 4 if policy == "turn_window" else 2}
     return Shape.small(**bounds)
 
 
@@ -209,8 +211,8 @@ def test_cli_explore_counterexample_and_bundle(tmp_path: Path,
                    "--target", "truncated_payload", "--out", str(out)])
     text = capsys.readouterr().out
     assert status == 1
-    assert "shortest counterexample (5 events)" in text
-    assert len(loads((out / "trace.json").read_text(), "t").events) == 5
+    assert "shortest counterexample (6 events)" in text
+    assert len(loads((out / "trace.json").read_text(), "t").events) == 6
 
 
 def test_cli_explore_no_violation(capsys: pytest.CaptureFixture[str]) -> None:
