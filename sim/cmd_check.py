@@ -28,6 +28,7 @@ from .check import (
     check_policy,
 )
 from .cliargs import add_runtime_arguments, runtime_config
+from .cmd_search import list_format
 from .limits import add_time_limit, exit_status, parse_positive_int
 from .loading import DEFAULT_TIMEOUT
 from .progress import progress_for
@@ -166,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         from .bundle import check_out
 
         check_out(Path(args.out), force=args.force)
-    fmt = args.format or ("openai" if spec.startswith("langchain:") else _suffix(spec))
+    fmt = args.format or list_format(spec)
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     config = runtime_config(args, base)
     placements = (config.check_at,) if args.check_at is not None else None
@@ -196,13 +197,6 @@ def run(args: argparse.Namespace) -> int:
     for placement, folder in bundles.items():
         print(f"reproduction bundle ({placement}) written to {folder}")
     return exit_status(result.verdict)
-
-
-def _suffix(spec: str) -> str | None:
-    """The format a ``file.py:trim@openai`` spec names, if any."""
-    tail = spec.rpartition(":")[2]
-    fmt = tail.rpartition("@")[2] if "@" in tail else None
-    return fmt if fmt in {p.value for p in Provider} else None
 
 
 def _bundles(result: CheckResult, out: str) -> dict[str, Path]:
