@@ -7,8 +7,8 @@ applies each event with :func:`~prunecheck.model.runtime.apply`
 events of :mod:`.shape` — user messages (also mid-batch), streamed assistant
 text, batches of any width, result chunks in any order, failures and
 timeouts, invocations, retries, external writes — plus three macro-steps
-(deliver every pending result in a drawn order; stream one result in
-chunks; a whole turn).  Budget checks are the runtime's own, where its
+(deliver every pending result in a drawn order; stream one or several
+results at once, chunks interleaved; a whole turn).  Budget checks are the runtime's own, where its
 ``check_at`` knob puts them; no rule fires one elsewhere.  Each run first
 draws its own bounds and opens as a session does (:mod:`.swarm`: system
 prompt and user message, or a resumed persisted history, possibly cut off
@@ -312,16 +312,22 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
                 self._do(ResultChunk(call, data.draw(result_sizes, label=f"{call} tokens")))
 
         @precondition(lambda self: bool(self.state.pending) and self.bounds.max_chunks > 1)
-        @rule(data=st.data(),
-              chunks=st.lists(result_sizes, min_size=2, max_size=shape.max_chunks))
-        def stream(self, data: st.DataObject, chunks: list[int]) -> None:
-            """Macro: one result streamed in several chunks, checks firing as
-            the runtime's ``check_at`` says."""
-            call = pending_id(data, self.state)
-            left = self.bounds.max_chunks - self._chunks_so_far(call)
-            chunks = chunks[:left]
-            for i, size in enumerate(chunks):
-                self._do(ResultChunk(call, size, last=i == len(chunks) - 1))
+        @rule(data=st.data())
+        def stream(self, data: st.DataObject) -> None:
+            """Macro: one or several pending results streamed at once, their
+            chunks interleaved round by round, checks firing as the
+            runtime's ``check_at`` says."""
+            ids = [r.id for r in pending_records(self.state)]
+            calls = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids),
+                                       unique=True), label="streams")
+            rounds = data.draw(st.integers(2, self.bounds.max_chunks), label="chunks")
+            for i in range(rounds):
+                for call in calls:
+                    if call not in self.state.pending:
+                        continue
+                    last = i == rounds - 1 or \
+                        self._chunks_so_far(call) + 1 >= self.bounds.max_chunks
+                    self._do(ResultChunk(call, data.draw(result_sizes), last=last))
 
         @precondition(lambda self: bool(self.state.pending))
         @rule(data=st.data(), reason=st.sampled_from(FailureReason))
