@@ -28,7 +28,7 @@ from .check import (
     check_policy,
 )
 from .cliargs import add_runtime_arguments, runtime_config
-from .cmd_search import list_format
+from .formats import FORMAT_HELP, list_format
 from .limits import add_time_limit, exit_status, parse_positive_int
 from .loading import DEFAULT_TIMEOUT
 from .progress import progress_for
@@ -130,9 +130,7 @@ def register(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("policy", nargs="?", help="policy spec: built-in name, module:attr or "
                    "file.py:attr (with --format: a trim(messages) function)")
-    p.add_argument("--format", choices=[m.value for m in Provider],
-                   help="POLICY is a list function trim(messages) over this provider's "
-                   "message dicts (its provider's rules apply unless --provider is given)")
+    p.add_argument("--format", choices=[m.value for m in Provider], help=FORMAT_HELP)
     p.add_argument("--langchain", metavar="SETTINGS",
                    help="check LangChain's trim_messages with these settings, e.g. "
                    "'strategy=last,start_on=human' (needs prunecheck[langchain])")

@@ -12,20 +12,19 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, loads
 
 from .argtypes import count, integer, natural, seconds
 from .cliargs import add_runtime_arguments as add_knobs
 from .cliargs import runtime_config
+from .formats import add_format_argument, provider_default, with_format
 from .limits import EXIT_OUT_OF_TIME, add_time_limit
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
@@ -37,7 +36,6 @@ __all__ = [
     "add_runtime_arguments",
     "add_shape_arguments",
     "config_from_args",
-    "list_format",
     "parse_target",
     "policy_from_args",
     "register",
@@ -94,10 +92,7 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
                           "runtime: a RuntimeUnderTest class (see prunecheck.sim.stimuli); "
                           "guard:POLICY is prunecheck's reference runtime with CommitGuard "
                           "wrapping POLICY")
-    p.add_argument("--format", choices=[m.value for m in Provider],
-                   help="SPEC is a list function trim(messages) over this provider's message "
-                   "dicts; its provider's rules and error texts apply unless --provider is "
-                   "given (same as a spec ending in @openai or @anthropic)")
+    add_format_argument(p)
     add_knobs(p, BASE)
     p.add_argument("--target", default=None, metavar="KIND[,KIND]",
                    help="stop only on these incident kinds (default: any violation); e.g. "
@@ -116,11 +111,7 @@ def spec_from_args(args: argparse.Namespace) -> str:
     (``runtime:FILE.py:CLASS`` for ``--runtime``)."""
     if getattr(args, "runtime", None):
         return "runtime:" + str(args.runtime)
-    spec: str = args.policy
-    fmt = getattr(args, "format", None)
-    if fmt and not spec.startswith("langchain:") and "@" not in spec.rpartition(":")[2]:
-        spec = f"{spec}@{fmt}"
-    return spec
+    return with_format(args.policy, getattr(args, "format", None))
 
 
 def check_out_arg(args: argparse.Namespace) -> None:
@@ -134,19 +125,7 @@ def check_out_arg(args: argparse.Namespace) -> None:
 def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
     """The runtime: ``BASE`` with the knobs given; a list function's own
     provider (its format) unless ``--provider`` says otherwise."""
-    fmt = list_format(spec_from_args(args))
-    base = replace(BASE, provider=Provider(fmt)) if fmt else BASE
-    return runtime_config(args, base)
-
-
-def list_format(spec: str) -> str | None:
-    """The message format of a list-function spec (``…@openai``,
-    ``langchain:…`` is OpenAI's), or None for any other policy."""
-    if spec.startswith("langchain:"):
-        return Provider.OPENAI.value
-    tail = spec.rpartition(":")[2]
-    fmt = tail.rpartition("@")[2] if "@" in tail else None
-    return fmt if fmt in {p.value for p in Provider} else None
+    return runtime_config(args, provider_default(BASE, spec_from_args(args)))
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
