@@ -157,6 +157,9 @@ def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None)
                 "runtime fires its budget check")
     if len(by[Verdict.UNSAFE]) == len(placements):
         return _unsafe(result, where) + ", wherever your runtime fires its budget check"
+    if len(by[Verdict.OUT_OF_TIME]) == len(placements):
+        return (f"verdict: OUT OF TIME — no violation in what was covered "
+                f"({_covered(result)}); no verdict")
     parts = []
     if by[Verdict.SAFE]:
         parts.append(f"safe if your runtime trims {_either(by[Verdict.SAFE])}")
