@@ -40,11 +40,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import ContextView, FunctionPolicy, Policy, as_policy
+from prunecheck.model.policies import FunctionPolicy, Policy, as_policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, replay
@@ -53,6 +52,7 @@ from .adapters import list_policy
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
 from .progress import Progress
+from .tripwire import Tripwire, search_error
 
 __all__ = [
     "DEFAULT_HORIZON",
@@ -377,13 +377,13 @@ class _Check:
             from .search import search
 
             self.progress.step(f"{where}: adversarial search")
-            tripwire = _Tripwire(self.loaded, self.timeout)
+            tripwire = Tripwire(self.loaded, self.timeout)
             try:
                 found = search(self.spec, self.config, seed=seed, max_examples=max_examples,
                                policy=tripwire, deadline=self.deadline,
                                progress=self.progress.runs(max_examples))
             except PolicyError as exc:
-                self.error = f"adversarial search: {_search_error(exc, tripwire).paragraph()}"
+                self.error = f"adversarial search: {search_error(exc, tripwire).paragraph()}"
                 return self.result(None)
             self.examples = found.examples
             self.timed_out = self.timed_out or found.timed_out
@@ -414,48 +414,6 @@ class _Check:
         return CheckResult(self.spec, self.config, verdict, tuple(self.runs), totals, repro,
                            narrative, self.error, self.examples, self.loaded,
                            timed_out=self.timed_out)
-
-
-class _Tripwire:
-    """A guarded policy whose time limit drops to ``_AFTER_HANG`` seconds
-    once a call has hung.
-
-    The search shrinks a failing run by re-running many variants; without
-    this, a policy that hangs would cost its whole time limit on each one.
-    ``first`` keeps the first error, with the time limit the user gave.
-    """
-
-    __slots__ = ("first", "inner", "name", "timeout")
-
-    def __init__(self, inner: Policy, timeout: float) -> None:
-        self.inner = inner
-        self.timeout = timeout
-        self.name: str = getattr(inner, "name", "policy")
-        self.first: PolicyError | None = None
-
-    def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
-        hung = self.first is not None and "did not return within" in self.first.rule
-        limit = min(self.timeout, _AFTER_HANG) if hung else self.timeout
-        try:
-            return guarded(self.inner, limit).select(view, need)
-        except PolicyError as exc:
-            self.first = self.first or exc
-            raise
-
-
-#: Seconds a policy call may take in the search once one call has hung.
-_AFTER_HANG = 0.05
-
-
-def _search_error(exc: PolicyError, tripwire: _Tripwire) -> PolicyError:
-    """The search's error, naming the step of its shrunk run, with the
-    first error's words (a hang's words name the user's time limit)."""
-    first = tripwire.first
-    if first is None:
-        return exc
-    if " at step " in exc.subject and "did not return within" in first.rule:
-        return PolicyError(exc.subject, first.rule, first.hint)
-    return exc if " at step " in exc.subject else first
 
 
 def _add(total: dict[str, int], more: Mapping[str, int]) -> None:

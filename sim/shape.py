@@ -168,8 +168,9 @@ class Shape:
         interleaving to depth 8 and more.  One size per kind of message
         (user 40 %, text 30 %, batch 5 % of the budget) and two for result
         chunks (5 %: a short partial result; 40 %); up to 2 batches of up to
-        2 calls of one tool, 2 chunks per stream, 1 user message, 1 assistant
-        text, no external write.  The domain document's two incidents fit in it.
+        2 calls of one tool, 2 chunks per stream, 1 user message (the
+        opening's), 1 assistant text, no external write, no swarm.  The
+        domain document's two incidents fit in it.
         """
         small: dict[str, Any] = dict(
             max_batches=2, max_calls=2, max_chunks=2, max_users=1, max_texts=1, max_writes=0,

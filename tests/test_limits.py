@@ -4,6 +4,7 @@ verdict, exit 3 for "out of time, no verdict", event caps per scenario
 
 from __future__ import annotations
 
+import io
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from prunecheck import Verdict, check_policy
 from prunecheck.sim.cli import main
 from prunecheck.sim.limits import EXIT_OUT_OF_TIME, exit_status
+from prunecheck.sim.progress import Progress, progress_for
 
 GROWS = f"{Path(__file__).resolve().parent / 'policies' / 'keeps_batch_call.py'}:select"
 
@@ -77,3 +79,19 @@ def test_the_growing_history_policy_gets_a_full_verdict_in_under_two_minutes(
     assert main(["check", GROWS]) == 1
     assert time.monotonic() - started < 120
     assert "UNSAFE" in capsys.readouterr().out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_shows_on_a_terminal_only() -> None:
+    screen = _Terminal()
+    check_policy("unit_safe", levels=(0.2,), seeds=(1,), max_examples=10,
+                 placements=("before_invoke",), progress=progress_for(30.0, screen))
+    shown = screen.getvalue()
+    assert "checks before_invoke: load 0.2, seed 1" in shown
+    assert "adversarial search" in shown and "time limit in" in shown
+    piped = io.StringIO()
+    assert type(progress_for(None, piped)) is Progress

@@ -26,7 +26,10 @@ _SAFE = builtin_policy("unit_safe")
 assert _SAFE is not None
 
 
-def _buggy_when(condition: Callable[[ContextView], bool]) -> Callable[[ContextView, int], list[str]]:
+Select = Callable[[ContextView, int], list[str]]
+
+
+def _buggy_when(condition: Callable[[ContextView], bool]) -> Select:
     def select(view: ContextView, need: int) -> list[str]:
         out = list(_SAFE.select(view, need))  # type: ignore[arg-type]
         if condition(view):
