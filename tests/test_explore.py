@@ -25,6 +25,7 @@ from prunecheck.model.trace import incidents_of, loads
 from prunecheck.sim.cli import main
 from prunecheck.sim.explore import canonical_key, explore
 from prunecheck.sim.shape import Shape, Usage, enabled_events
+from prunecheck.sim.swarm import opening, opening_usage
 
 CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
 READ = CallSpec("read_file", "a.txt")
@@ -120,8 +121,10 @@ def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
     assert pol is not None
     timeless = policy != "lowest_salience"
     root = initial_state(config, pol, record=False)
-    seen = {canonical_key(root, Usage(), timeless=timeless)}
-    frontier = [(root, Usage())]
+    for event in opening(shape):  # every explored history opens with these
+        apply(root, event)
+    seen = {canonical_key(root, opening_usage(), timeless=timeless)}
+    frontier = [(root, opening_usage())]
     transitions = level = 0
     while frontier and level < depth:
         following = []
@@ -131,7 +134,7 @@ def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
                 result = apply(new, event)
                 transitions += 1
                 if any(i.is_violation for i in result.incidents):
-                    return len(seen), transitions, level + 1, level + 1
+                    return len(seen), transitions, level + 1, level + 1 + len(opening(shape))
                 after = usage.after(event, state)
                 key = canonical_key(new, after, timeless=timeless)
                 if key not in seen:
@@ -147,7 +150,7 @@ def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
     ("lowest_salience", Gate.COMMIT, 6, {}),
     ("clear_old_results", Gate.SPILL, 5, {"max_calls": 3}),
     ("summarize_prefix", Gate.COMMIT, 6, {"max_batches": 1}),
-    ("lowest_salience", Gate.NONE, 8, {}),
+    ("token_span", Gate.NONE, 8, {}),
 ])
 def test_fingerprints_count_what_full_states_count(policy: str, gate: Gate, depth: int,
                                                    bounds: dict[str, int]) -> None:
@@ -165,7 +168,7 @@ def test_fingerprints_count_what_full_states_count(policy: str, gate: Gate, dept
 
 
 def test_a_state_costs_under_100_bytes() -> None:
-    result = explore("lowest_salience", replace(CONFIG, gate=Gate.COMMIT), depth=7,
+    result = explore("lowest_salience", replace(CONFIG, gate=Gate.COMMIT), depth=9,
                      shape=Shape.small())
     assert result.states > 30_000 and not result.capped
     assert 0 < result.bytes_per_state <= 100
