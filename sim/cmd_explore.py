@@ -103,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {result.states_per_second:,.0f} states/s; {result.bytes_per_state:.0f} bytes a "
           f"state; fingerprint collision probability {result.collision_probability:.1e} "
           "(n(n-1)/2^65).")
+    print(f"  shape: up to {shape.max_batches} batch(es) of up to {shape.max_calls} call(s), "
+          f"{shape.max_chunks} chunk(s) a stream, {shape.max_users} user message(s) — "
+          "enumerable, so smaller than the one search and check draw from (a counterexample "
+          "of theirs can be shorter).")
     if result.counterexample is not None:
         lead = (f"shortest counterexample ({len(result.counterexample.events)} events)")
         report_counterexample(result.counterexample, result.incidents, policy, args.out, lead,

@@ -98,7 +98,8 @@ def test_format_helpers() -> None:
     assert list_format("langchain:strategy=last") == "openai"
 
 
-def test_search_explore_and_check_share_the_default_runtime() -> None:
+def test_search_explore_and_check_share_the_default_runtime(
+        capsys: pytest.CaptureFixture[str]) -> None:
     parser = build_parser()
     for argv in (["search", "--policy", "recency"], ["explore", "--policy", "recency",
                                                      "--depth", "3"]):
@@ -114,3 +115,8 @@ def test_search_explore_and_check_share_the_default_runtime() -> None:
     done = subprocess.run([sys.executable, "-m", "prunecheck", "explore", "--help"],
                           capture_output=True, text=True, check=False)
     assert "but not the shape" in " ".join(done.stdout.split())
+    # ... and explore's output says so next to its shortest counterexample.
+    assert main(["explore", "--policy", "lowest_salience", "--depth", "5"]) == 1
+    out = capsys.readouterr().out
+    assert "smaller than the one search and check draw from" in out
+    assert "shortest counterexample (" in out
