@@ -69,7 +69,9 @@ Each generated run draws its own shape (batches up to 8 calls, sessions up to
 12 turns, resumed histories of up to 16 turns, outputs larger than the budget,
 several results streaming at once); each simulated scenario is capped at
 --max-events events (a capped scenario says so).  On a terminal, progress is
-shown on stderr.  --time-limit stops the check with what it covered.
+shown on stderr.  --time-limit stops the check with what it covered (the limit
+is checked between scenarios and between search runs; a scenario is bounded by
+--max-events).
 
 exit status:
   0  safe (without --check-at: safe at every placement)
