@@ -8,6 +8,7 @@ terminal, so piped output and logs stay byte-identical run to run.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -20,7 +21,8 @@ class Progress:
     """Silent progress: the interface every command reports through."""
 
     def start(self, total: int, what: str = "tasks") -> None:
-        """``total`` tasks are about to run."""
+        """``total`` tasks (or, with ``what="runs"``, runs of one task) are
+        about to run."""
 
     def step(self, label: str) -> None:
         """The next task, named ``label``, starts (the one before is done)."""
@@ -42,12 +44,16 @@ class TerminalProgress(Progress):
         self.deadline = deadline
         self.bar: Any = None
         self.started = False
+        self.counts_runs = False
 
     def start(self, total: int, what: str = "tasks") -> None:
         from tqdm import tqdm
 
+        # A terminal that reports no size (a bare pty) gets 100 × 20.
+        self.counts_runs = what == "runs"
+        size = shutil.get_terminal_size((100, 20))
         self.bar = tqdm(total=total, file=self.stream, unit=" " + what, leave=False,
-                        dynamic_ncols=True)
+                        ncols=size.columns or 100, nrows=size.lines or 20)
 
     def step(self, label: str) -> None:
         if self.bar is None:
@@ -61,7 +67,10 @@ class TerminalProgress(Progress):
     def runs(self, total: int) -> Callable[[int], None] | None:
         def tell(done: int) -> None:
             if self.bar is not None and (done % 5 == 0 or done == total):
-                self.bar.set_postfix_str(f"run {done}/{total}" + self._left())
+                if self.counts_runs:  # the bar itself counts runs
+                    self.bar.n = min(done, self.bar.total)
+                runs = f"run {done}/{total}" if done <= total else f"run {done}"
+                self.bar.set_postfix_str(runs + self._left())
 
         return tell
 

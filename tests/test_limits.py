@@ -86,7 +86,8 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_progress_shows_on_a_terminal_only() -> None:
+def test_progress_shows_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough for the whole line
     screen = _Terminal()
     check_policy("unit_safe", levels=(0.2,), seeds=(1,), max_examples=10,
                  placements=("before_invoke",), progress=progress_for(30.0, screen))
