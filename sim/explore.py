@@ -65,7 +65,7 @@ from prunecheck.model.trace import Trace
 from .fingerprints import FingerprintSet, collision_probability, fingerprint
 from .loading import load_policy
 from .search import found_trace
-from .shape import Shape, Usage, enabled_events, hits
+from .shape import Shape, Usage, enabled_events, ends_session, hits
 from .swarm import opening, opening_usage
 from .under_test import apply, initial_state, observed_key  # the model's, or a runtime's
 
@@ -296,6 +296,8 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
                     return ExploreResult(len(seen), transitions, level + 1, trace, incidents,
                                          False, time.perf_counter() - started,
                                          seen.nbytes + paths.nbytes)
+                if ends_session(result.incidents):
+                    continue  # the session is over: nothing follows it
                 child = fingerprint(canonical_key(new, usage.after(event, state),
                                                   timeless=timeless)) ^ observed_key(new)
                 if child in seen:

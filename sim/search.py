@@ -69,7 +69,15 @@ from prunecheck.model.trace import Trace
 
 from .cage import failed_for_good
 from .loading import load_policy
-from .shape import Shape, Usage, enabled_events, hits, pending_records, user_text
+from .shape import (
+    Shape,
+    Usage,
+    enabled_events,
+    ends_session,
+    hits,
+    pending_records,
+    user_text,
+)
 from .shrink import minimize
 from .swarm import narrow, opening, opening_usage, persisted_history, random_draw
 from .under_test import apply, incidents_of, initial_state  # the model's, or a runtime's
@@ -210,12 +218,14 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
             self.usage = Usage()
             self.events: list[Event] = []
             self.hit: tuple[Incident, ...] = ()
+            self.ended = False
             self.near = 0
             log.start_run()
 
         def _do(self, event: Event) -> None:
-            """Apply one event; stop the run at its first hit."""
-            if self.hit:
+            """Apply one event; stop the run at its first hit or where the
+            session ends (a session abort)."""
+            if self.hit or self.ended:
                 return
             usage = self.usage.after(event, self.state)
             try:
@@ -233,6 +243,7 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
             if self.hit:
                 log.hit(self.events)
                 return
+            self.ended = ends_session(result.incidents)
             state = self.state
             if state.pending or state.context.has_open():
                 self.near = max(self.near, state.context.used - config.budget)
@@ -506,6 +517,8 @@ def random_walk(policy_spec: str, config: RuntimeConfig, *, seed: int = 0,
             log.costs.update(i.kind.value for i in result.incidents if not i.is_violation)
             if hits(result.incidents, target):
                 log.hit(events)
+                break
+            if ends_session(result.incidents):
                 break
         if log.events is not None:
             break

@@ -54,6 +54,7 @@ __all__ = [
     "Shape",
     "Usage",
     "enabled_events",
+    "ends_session",
     "hits",
     "is_hit",
     "pending_records",
@@ -241,6 +242,17 @@ def hits(incidents: tuple[Incident, ...],
          target: frozenset[IncidentKind] | None) -> tuple[Incident, ...]:
     """The incidents a driver stops on."""
     return tuple(i for i in incidents if is_hit(i, target))
+
+
+#: The incident kind (by value) that ends a session: the runtime's retry
+#: budget is spent (``max_retries``) and the error surfaces.
+SESSION_END = "session_abort"
+
+
+def ends_session(incidents: tuple[Incident, ...]) -> bool:
+    """Whether a step ended the session (a session abort): a driver's run
+    ends there, as a real session does."""
+    return any(i.kind.value == SESSION_END for i in incidents)
 
 
 def pending_records(state: RuntimeState) -> list[CallRecord]:

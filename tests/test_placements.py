@@ -121,3 +121,16 @@ def test_generated_histories_open_with_system_prompt_then_user() -> None:
     for result in (found, walked):
         assert result.trace is not None
         assert [e.kind for e in result.trace.events[:2]] == ["system", "user"]
+
+
+def test_a_session_abort_ends_a_generated_run() -> None:
+    """Where the runtime gives up after its retries (a ``session_abort``
+    incident), search, explore and the random walk end the run there."""
+    from types import SimpleNamespace
+
+    from prunecheck.sim.shape import SESSION_END, ends_session
+
+    abort = SimpleNamespace(kind=SimpleNamespace(value=SESSION_END))
+    other = SimpleNamespace(kind=SimpleNamespace(value="provider_rejection"))
+    assert ends_session((other, abort))  # type: ignore[arg-type]
+    assert not ends_session((other,))  # type: ignore[arg-type]
