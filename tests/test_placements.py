@@ -134,3 +134,20 @@ def test_a_session_abort_ends_a_generated_run() -> None:
     other = SimpleNamespace(kind=SimpleNamespace(value="provider_rejection"))
     assert ends_session((other, abort))  # type: ignore[arg-type]
     assert not ends_session((other,))  # type: ignore[arg-type]
+
+
+def test_retries_stop_at_the_runtime_retry_budget() -> None:
+    """With ``max_retries`` 1, a generated run retries at most once before
+    the session aborts, and the counterexample ends at the abort."""
+    from prunecheck.model.events import Invoke, Retry
+    from prunecheck.model.incidents import IncidentKind
+
+    grows = f"{POLICIES}/keeps_batch_call.py:select"
+    config = RuntimeConfig(max_retries=1)
+    target = frozenset({IncidentKind.SESSION_ABORT})
+    for result in (search(grows, config, seed=0, max_examples=100, target=target),
+                   random_walk(grows, config, seed=0, max_runs=500, target=target)):
+        assert result.trace is not None
+        events = result.trace.events
+        assert isinstance(events[-1], Invoke)
+        assert 1 <= sum(isinstance(e, Retry) for e in events) <= 1
