@@ -117,7 +117,7 @@ def _hang(view: ContextView) -> object:
 )
 def test_misbehaving_policy_is_an_error_naming_policy_and_step(failure: Any,
                                                               words: str) -> None:
-    result = check_policy(_after(60, failure), name="flaky", levels=(0.2, 0.6), seeds=(1,),
+    result = check_policy(_after(30, failure), name="flaky", levels=(0.2, 0.6), seeds=(1,),
                           max_examples=10, timeout=0.3)
     assert result.verdict is Verdict.ERROR and not result.safe
     assert result.error is not None and words in result.error
