@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         placements=placements or tuple(CheckAt), time_limit=args.time_limit,
         max_events=args.max_events, progress=progress_for(args.time_limit))
     failed = result.error is not None
-    bundles = _bundles(result, args.out) if not failed and args.out else {}
+    bundles = _bundles(result, args.out, args.force) if not failed and args.out else {}
     if args.quiet:
         if not failed:
             print(result.verdict_line(bundles))
@@ -199,10 +199,11 @@ def run(args: argparse.Namespace) -> int:
     return exit_status(result.verdict)
 
 
-def _bundles(result: CheckResult, out: str) -> dict[str, Path]:
+def _bundles(result: CheckResult, out: str, force: bool) -> dict[str, Path]:
     """Write each unsafe placement's reproduction: the first one's to
     ``out``, each other's to ``out/<placement>/``."""
     unsafe = [p for p in result.placements or (result,)
               if p.verdict is Verdict.UNSAFE and p.reproduction is not None]
-    return {str(p.config.check_at): p.bundle(Path(out) / str(p.config.check_at) if i else out)
+    return {str(p.config.check_at): p.bundle(Path(out) / str(p.config.check_at) if i else out,
+                                             force=force)
             for i, p in enumerate(unsafe)}
