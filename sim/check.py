@@ -5,12 +5,23 @@ A check runs a fixed, seeded suite — simulated runs at a few load levels ×
 seeds (:func:`~prunecheck.sim.simulator.simulate`) — and then the adversarial
 search (:func:`~prunecheck.sim.search.search`), under the runtime given
 (gate ``none`` by default: the question is whether the policy itself keeps
-the commit-boundary invariant).  The verdict is *unsafe* when any violation
-was seen; the reproduction is the search's shrunk counterexample, or else
-the shortest failing prefix of a simulated run.  A policy that raises,
-returns garbage, mutates its input or hangs gives the verdict *error* with
-one paragraph naming the policy, the scenario and the step; the scenarios
-finished before it stay in the result.
+the commit-boundary invariant).  A verdict is relative to *where the
+runtime fires its budget check* (``check_at``: after every append, after a
+batch completes, before each model call), so unless told one placement the
+check runs once per placement and reports each (:mod:`.placements`): a
+trimmer that runs only on complete histories may be safe before model
+calls and unsafe after every append.  The verdict is *unsafe* when any
+violation was seen; the reproduction is the search's shrunk counterexample,
+or else the shortest failing prefix of a simulated run.  A policy that
+raises, returns garbage, mutates its input or hangs gives the verdict
+*error* with one paragraph naming the policy, the scenario and the step;
+the scenarios finished before it stay in the result.
+
+Work is bounded whatever the policy does: each scenario stops after
+``DEFAULT_MAX_EVENTS`` events (a capped scenario says so), and a time
+limit stops the check between scenarios and inside the search with an
+honest partial verdict: *unsafe* if a violation was already found, else
+*out of time* (no verdict), with what was covered.
 
 Examples
 --------
@@ -22,29 +33,32 @@ Examples
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import ContextView, FunctionPolicy, Policy, as_policy
+from prunecheck.model.policies import FunctionPolicy, Policy, as_policy
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, replay
 
 from .adapters import list_policy
 from .frameworks import is_framework_spec
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
+from .progress import Progress
+from .tripwire import Tripwire, search_error
 
 __all__ = [
     "DEFAULT_HORIZON",
     "DEFAULT_LEVELS",
+    "DEFAULT_MAX_EVENTS",
     "DEFAULT_SEEDS",
     "CheckResult",
     "Scenario",
@@ -63,6 +77,8 @@ DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.6, 1.0)
 DEFAULT_SEEDS: tuple[int, ...] = (1, 2, 3)
 #: Simulated seconds per scenario.
 DEFAULT_HORIZON = 300.0
+#: Events one scenario may apply (all agents together) before it is capped.
+DEFAULT_MAX_EVENTS = 50_000
 
 PolicyLike = str | Policy | Callable[..., Any]
 
@@ -71,6 +87,8 @@ class Verdict(StrEnum):
     SAFE = "safe"
     UNSAFE = "unsafe"
     ERROR = "error"
+    #: The time limit came before a verdict: no violation in what was covered.
+    OUT_OF_TIME = "out_of_time"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +97,7 @@ class Scenario:
 
     level: float
     seed: int
+    check_at: CheckAt | None = None
 
     @property
     def name(self) -> str:
@@ -96,6 +115,7 @@ class ScenarioResult:
     events: int
     error: str | None = None
     exposed: Mapping[str, int] = field(default_factory=dict)
+    capped: bool = False
 
     @property
     def violations(self) -> int:
@@ -118,6 +138,12 @@ class CheckResult:
     narrative: the reproduction replayed step by step (or the error).
     error: the policy error, as one paragraph, or None.
     search_examples: runs the adversarial search tried.
+    placements: one result per budget-check placement checked (each with
+        its own verdict and reproduction), in ``CheckAt`` order; this
+        result combines them: unsafe if any is, and its reproduction is
+        that of the first unsafe placement.
+    timed_out: the time limit stopped the check; what it covered is in
+        ``scenarios`` and ``search_examples``.
     """
 
     policy: str
@@ -130,40 +156,35 @@ class CheckResult:
     error: str | None = None
     search_examples: int = 0
     policy_object: Policy | None = field(default=None, repr=False, compare=False)
+    placements: tuple[CheckResult, ...] = ()
+    timed_out: bool = False
 
     @property
     def safe(self) -> bool:
         return self.verdict is Verdict.SAFE
+
+    def placement(self, check_at: CheckAt | str) -> CheckResult | None:
+        """The result for one placement, or None if it was not checked."""
+        return next((p for p in self.placements if p.config.check_at == CheckAt(check_at)),
+                    None)
 
     @property
     def violations(self) -> dict[str, int]:
         return {k: n for k, n in self.incidents.items() if IncidentKind(k).is_violation}
 
     def summary(self, *, verdict: bool = True) -> str:
-        """A plain-text table of the scenarios (and the verdict line)."""
-        lines = [f"policy {self.policy} · gate {self.config.gate} · checks "
-                 f"{self.config.check_at} · provider {self.config.provider}",
-                 f"{'scenario':<22} {'invocations':>11} {'violations':>10}  incidents"]
-        for run in self.scenarios:
-            shown = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in run.incidents.items())
-            lines.append(f"{run.scenario.name:<22} {run.invocations:>11} {run.violations:>10}  "
-                         f"{shown or '-'}" + ("  [stopped by policy error]" if run.error else ""))
-        if self.search_examples:
-            found = "found" if self.reproduction is not None and \
-                self.reproduction.meta.get("found_by", {}).get("driver") == "search" else "none"
-            lines.append(f"adversarial search: {self.search_examples} runs, counterexample {found}")
-        if verdict:
-            lines.append(self.verdict_line())
-        return "\n".join(lines) + "\n"
+        """A plain-text table of the scenarios, one row per placement with
+        its verdict, and the verdict line (see :mod:`.placements`)."""
+        from .placements import summary
 
-    def verdict_line(self) -> str:
-        if self.verdict is Verdict.ERROR:
-            return f"verdict: ERROR — {self.error}"
-        if self.verdict is Verdict.SAFE:
-            return "verdict: safe — no violation in the suite or the search"
-        kinds = ", ".join(k.replace("_", " ") for k in self.violations)
-        length = len(self.reproduction.events) if self.reproduction else 0
-        return f"verdict: UNSAFE — {kinds}; minimal reproduction: {length} events"
+        return summary(self, verdict=verdict)
+
+    def verdict_line(self, bundles: Mapping[str, Path] | None = None) -> str:
+        """One line: the verdict and, when placements disagree, which
+        runtime it holds for; ``bundles`` names where reproductions went."""
+        from .placements import verdict_line
+
+        return verdict_line(self, bundles)
 
     def bundle(self, out_dir: str | Path, *, force: bool = False) -> Path:
         """Write the reproduction bundle (trace, narrative, …) to ``out_dir``.
@@ -227,7 +248,10 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
                  config: RuntimeConfig | None = None, levels: Sequence[float] = DEFAULT_LEVELS,
                  seeds: Sequence[int] = DEFAULT_SEEDS, horizon: float = DEFAULT_HORIZON,
                  seed: int = 0, max_examples: int = 200, timeout: float = DEFAULT_TIMEOUT,
-                 name: str | None = None) -> CheckResult:
+                 name: str | None = None,
+                 placements: Sequence[CheckAt | str] | None = None,
+                 time_limit: float | None = None, max_events: int = DEFAULT_MAX_EVENTS,
+                 progress: Progress | None = None) -> CheckResult:
     """Check a policy against the commit-boundary invariant.
 
     Parameters
@@ -238,7 +262,9 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
         ``trim(messages) -> messages`` (give ``format``).
     format:
         ``"openai"`` or ``"anthropic"``: ``policy`` is a list function over
-        that provider's message dicts (see :mod:`.adapters`).
+        that provider's message dicts (see :mod:`.adapters`).  Its
+        provider's rules and error texts apply unless ``config`` says
+        otherwise.
     gate:
         The gate between policy and context (``config.gate`` if ``config``
         is given and ``gate`` is left at ``"none"``).
@@ -253,6 +279,18 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
         Seconds one policy call may take before it counts as hung.
     name:
         How to name a policy given as an object.
+    placements:
+        Where the runtime fires its budget check, one check per placement.
+        None: every placement (``after_append``, ``after_batch``,
+        ``before_invoke``) when ``config`` is None, else ``config.check_at``.
+    time_limit:
+        Seconds the whole check may take; at the limit it stops with a
+        partial verdict (``timed_out``): unsafe if a violation was found,
+        else ``out_of_time``.  None: no limit.
+    max_events:
+        Events one scenario may apply before it is capped.
+    progress:
+        Told what runs and how far it got (see :mod:`.progress`).
 
     Returns
     -------
@@ -270,34 +308,65 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
     base = config or RuntimeConfig(provider=Provider(format) if format else Provider.ANTHROPIC)
     if config is None or Gate(gate) is not Gate.NONE:
         base = replace(base, gate=Gate(gate))
-    return _Check(spec, loaded, base, timeout).run(levels, seeds, horizon, seed, max_examples)
+    if placements is None:
+        placements = tuple(CheckAt) if config is None else (base.check_at,)
+    wanted = tuple(dict.fromkeys(CheckAt(p) for p in placements))
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    bar = progress or Progress()
+    bar.start(len(wanted) * (len(levels) * len(seeds) + (1 if max_examples > 0 else 0)))
+    done: list[CheckResult] = []
+    try:
+        for check_at in wanted:
+            run = _Check(spec, loaded, replace(base, check_at=check_at), timeout, deadline, bar)
+            done.append(run.run(levels, seeds, horizon, seed, max_examples, max_events))
+            if done[-1].verdict is Verdict.ERROR:
+                break
+    finally:
+        bar.close()
+    from .placements import combine
+
+    return combine(done)
 
 
 class _Check:
-    """One check's accumulating state: what finished stays."""
+    """One check's accumulating state (one placement): what finished stays."""
 
-    def __init__(self, spec: str, loaded: Policy, config: RuntimeConfig, timeout: float) -> None:
+    def __init__(self, spec: str, loaded: Policy, config: RuntimeConfig, timeout: float,
+                 deadline: float | None, progress: Progress) -> None:
         self.spec, self.loaded, self.config, self.timeout = spec, loaded, config, timeout
+        self.deadline, self.progress = deadline, progress
         self.policy = guarded(loaded, timeout)
         self.runs: list[ScenarioResult] = []
         self.totals: dict[str, int] = {}
         self.failing: list[Trace] = []
         self.error: str | None = None
         self.examples = 0
+        self.timed_out = False
+
+    def out_of_time(self) -> bool:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
 
     def run(self, levels: Sequence[float], seeds: Sequence[int], horizon: float, seed: int,
-            max_examples: int) -> CheckResult:
+            max_examples: int, max_events: int) -> CheckResult:
         from .load import load_at
         from .simulator import simulate
 
-        for scenario in (Scenario(level, s) for level in levels for s in seeds):
+        where = f"checks {self.config.check_at}"
+        for scenario in (Scenario(level, s, self.config.check_at)
+                         for level in levels for s in seeds):
+            if self.out_of_time():
+                return self.result(self.repro_from_suite())
+            self.progress.step(f"{where}: {scenario.name}")
             result = simulate(self.spec, self.config, load_at(scenario.level), scenario.seed,
-                              policy=self.policy, horizon=horizon)
+                              policy=self.policy, horizon=horizon, max_events=max_events)
             counts = {k: n for k, n in result.incidents.items() if n}
             error = f"scenario '{scenario.name}': {result.error}" if result.error else None
             exposed = {k: n for k, n in result.exposed.items() if n and ":" not in k}
+            capped = error is None and result.events >= max_events
             self.runs.append(ScenarioResult(scenario, counts, result.invocations, result.events,
-                                            error, exposed))
+                                            error, exposed, capped))
             _add(self.totals, counts)
             if any(IncidentKind(k).is_violation for k in counts):
                 self.failing.extend(result.traces)
@@ -305,23 +374,27 @@ class _Check:
                 self.error = error
                 return self.result(None)
         repro = None
-        if max_examples > 0:
+        if max_examples > 0 and not self.out_of_time():
             from .search import search
 
-            tripwire = _Tripwire(self.loaded, self.timeout)
+            self.progress.step(f"{where}: adversarial search")
+            tripwire = Tripwire(self.loaded, self.timeout)
             try:
                 found = search(self.spec, self.config, seed=seed, max_examples=max_examples,
-                               policy=tripwire)
+                               policy=tripwire, deadline=self.deadline,
+                               progress=self.progress.runs(max_examples))
             except PolicyError as exc:
-                self.error = f"adversarial search: {_search_error(exc, tripwire).paragraph()}"
+                self.error = f"adversarial search: {search_error(exc, tripwire).paragraph()}"
                 return self.result(None)
             self.examples = found.examples
+            self.timed_out = self.timed_out or found.timed_out
             if found.found and found.trace is not None:
                 repro = found.trace
                 _add(self.totals, _count(i.kind.value for i in found.incidents))
-        if repro is None and self.failing:
-            repro = _shortest_prefix(self.failing, self.policy)
-        return self.result(repro)
+        return self.result(repro or self.repro_from_suite())
+
+    def repro_from_suite(self) -> Trace | None:
+        return _shortest_prefix(self.failing, self.policy) if self.failing else None
 
     def result(self, repro: Trace | None) -> CheckResult:
         narrative = ""
@@ -334,53 +407,14 @@ class _Check:
             narrative = narrative or self.error
         elif any(IncidentKind(k).is_violation and n for k, n in self.totals.items()):
             verdict = Verdict.UNSAFE
+        elif self.timed_out:
+            verdict = Verdict.OUT_OF_TIME
         else:
             verdict = Verdict.SAFE
         totals = {k: n for k, n in sorted(self.totals.items()) if n}
         return CheckResult(self.spec, self.config, verdict, tuple(self.runs), totals, repro,
-                           narrative, self.error, self.examples, self.loaded)
-
-
-class _Tripwire:
-    """A guarded policy whose time limit drops to ``_AFTER_HANG`` seconds
-    once a call has hung.
-
-    The search shrinks a failing run by re-running many variants; without
-    this, a policy that hangs would cost its whole time limit on each one.
-    ``first`` keeps the first error, with the time limit the user gave.
-    """
-
-    __slots__ = ("first", "inner", "name", "timeout")
-
-    def __init__(self, inner: Policy, timeout: float) -> None:
-        self.inner = inner
-        self.timeout = timeout
-        self.name: str = getattr(inner, "name", "policy")
-        self.first: PolicyError | None = None
-
-    def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
-        hung = self.first is not None and "did not return within" in self.first.rule
-        limit = min(self.timeout, _AFTER_HANG) if hung else self.timeout
-        try:
-            return guarded(self.inner, limit).select(view, need)
-        except PolicyError as exc:
-            self.first = self.first or exc
-            raise
-
-
-#: Seconds a policy call may take in the search once one call has hung.
-_AFTER_HANG = 0.05
-
-
-def _search_error(exc: PolicyError, tripwire: _Tripwire) -> PolicyError:
-    """The search's error, naming the step of its shrunk run, with the
-    first error's words (a hang's words name the user's time limit)."""
-    first = tripwire.first
-    if first is None:
-        return exc
-    if " at step " in exc.subject and "did not return within" in first.rule:
-        return PolicyError(exc.subject, first.rule, first.hint)
-    return exc if " at step " in exc.subject else first
+                           narrative, self.error, self.examples, self.loaded,
+                           timed_out=self.timed_out)
 
 
 def _add(total: dict[str, int], more: Mapping[str, int]) -> None:
@@ -430,8 +464,9 @@ class UnsafePolicy(AssertionError):
 def failure_report(result: CheckResult, bundle: Path | None = None) -> str:
     """What a failed check says: the scenario table, the verdict, and the
     minimal reproduction step by step (or the policy error)."""
+    state = {Verdict.UNSAFE: "UNSAFE", Verdict.OUT_OF_TIME: "OUT OF TIME (no verdict)"}
     head = (f"prunecheck: policy {result.policy} is "
-            f"{'UNSAFE' if result.verdict is Verdict.UNSAFE else 'in ERROR'} "
+            f"{state.get(result.verdict, 'in ERROR')} "
             f"(gate {result.config.gate}, checks {result.config.check_at})")
     parts = [head, "", result.summary()]
     if result.reproduction is not None:

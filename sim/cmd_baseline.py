@@ -19,6 +19,7 @@ from prunecheck.model.runtime import RuntimeConfig
 from .argtypes import seconds
 from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
 from .cmd_check import add_runtime_arguments, add_suite_arguments, runtime_config
+from .formats import add_format_argument, provider_default, with_format
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .regress import (
     Baseline,
@@ -56,6 +57,7 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="FILE", help="baseline JSON to write")
     p.add_argument("--policy", default="lowest_salience",
                    help="policy spec (default lowest_salience)")
+    add_format_argument(p)
     add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
     p.add_argument("--corpus", metavar="DIR", help=f"reproduction traces to replay (default "
@@ -73,7 +75,8 @@ def default_corpus(given: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = runtime_config(args, RuntimeConfig())
+    args.policy = with_format(args.policy, args.format)
+    config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))
     suite = Suite(args.levels or DEFAULT_LEVELS, args.seeds or DEFAULT_SEEDS,
                   args.horizon or DEFAULT_HORIZON)
     folder = default_corpus(args.corpus)

@@ -15,13 +15,23 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.model.runtime import CheckAt, RuntimeConfig
 
 from .argtypes import integer, natural, seconds
-from .check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS, check_policy
+from .check import (
+    DEFAULT_HORIZON,
+    DEFAULT_LEVELS,
+    DEFAULT_MAX_EVENTS,
+    DEFAULT_SEEDS,
+    CheckResult,
+    Verdict,
+    check_policy,
+)
 from .cliargs import add_runtime_arguments, runtime_config
-from .frameworks import is_framework_spec
+from .formats import FORMAT_HELP, list_format
+from .limits import add_time_limit, exit_status, parse_positive_int
 from .loading import DEFAULT_TIMEOUT
+from .progress import progress_for
 
 __all__ = [
     "add_runtime_arguments",
@@ -43,10 +53,35 @@ examples:
 
 A list function trim(messages) -> messages is checked with --format: it gets the
 context as OpenAI Chat Completions or Anthropic Messages dicts (and max_tokens /
-token_counter if its signature names them); what it drops is evicted.
-exit status: 0 safe, 1 unsafe (with a minimal reproduction), 2 bad input or a policy
-that raised, hung, returned garbage or mutated its input (finished scenarios are
-printed first).
+token_counter if its signature names them); what it drops is evicted.  Its
+provider's request rules and error texts apply unless --provider says otherwise.
+
+Where the runtime fires its budget check decides what a policy ever sees.
+Without --check-at, every placement is checked (after every append, after a
+batch completes, only before model calls) and one table shows each verdict; the
+verdict line says which runtime it holds for, e.g. "safe if your runtime trims
+only before model calls; UNSAFE if it trims after every append: reproduction
+below".  With --check-at, only that runtime is checked.  --out DIR gets the first
+unsafe placement's reproduction bundle; each other unsafe placement's goes to
+DIR/<placement>/.
+
+Each generated run draws its own shape (batches up to 8 calls, sessions up to
+12 turns, resumed histories of up to 16 turns, outputs larger than the budget,
+several results streaming at once); each simulated scenario is capped at
+--max-events events (a capped scenario says so).  On a terminal, progress is
+shown on stderr.  --time-limit stops the check with what it covered (the limit
+is checked between scenarios and between search runs; a scenario is bounded by
+--max-events).
+
+exit status:
+  0  safe (without --check-at: safe at every placement)
+  1  unsafe (without --check-at: unsafe at one placement or more — the verdict
+     line names the placements that are safe), with a minimal reproduction; also
+     when the time limit stopped the check after a violation was found
+  2  bad input, or a policy that raised, hung, returned garbage or mutated its
+     input (finished scenarios are printed first)
+  3  out of time: --time-limit came before any violation and before the check
+     finished; no verdict (what was covered is printed)
 """
 
 def parse_levels(text: str) -> tuple[float, ...]:
@@ -85,6 +120,10 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
                        help="seeds (default " + ",".join(map(str, DEFAULT_SEEDS)) + ")")
     group.add_argument("--horizon", type=seconds, metavar="SECONDS",
                        help=f"simulated seconds per run (default {DEFAULT_HORIZON:g})")
+    group.add_argument("--max-events", type=parse_positive_int("--max-events"),
+                       default=DEFAULT_MAX_EVENTS, metavar="N",
+                       help=f"events one scenario may apply before it is capped (default "
+                       f"{DEFAULT_MAX_EVENTS})")
 
 
 def register(sub: Any) -> None:
@@ -93,8 +132,7 @@ def register(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("policy", nargs="?", help="policy spec: built-in name, module:attr or "
                    "file.py:attr (with --format: a trim(messages) function)")
-    p.add_argument("--format", choices=[m.value for m in Provider],
-                   help="POLICY is a list function over this provider's message dicts")
+    p.add_argument("--format", choices=[m.value for m in Provider], help=FORMAT_HELP)
     p.add_argument("--langchain", metavar="SETTINGS",
                    help="check LangChain's trim_messages with these settings, e.g. "
                    "'strategy=last,start_on=human' (needs prunecheck[langchain])")
@@ -110,6 +148,7 @@ def register(sub: Any) -> None:
     p.add_argument("--force", action="store_true",
                    help="let --out overwrite a folder that already holds files")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    add_time_limit(p)
     p.set_defaults(func=run)
 
 
@@ -128,26 +167,43 @@ def run(args: argparse.Namespace) -> int:
         from .bundle import check_out
 
         check_out(Path(args.out), force=args.force)
-    fmt = args.format or ("openai" if is_framework_spec(spec) else None)
+    fmt = args.format or list_format(spec)
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     config = runtime_config(args, base)
+    placements = (config.check_at,) if args.check_at is not None else None
     result = check_policy(
         spec, format=args.format, config=config,
         levels=args.levels or DEFAULT_LEVELS, seeds=args.seeds or DEFAULT_SEEDS,
         horizon=args.horizon or DEFAULT_HORIZON, seed=args.seed,
-        max_examples=args.max_examples, timeout=args.policy_timeout)
+        max_examples=args.max_examples, timeout=args.policy_timeout,
+        placements=placements or tuple(CheckAt), time_limit=args.time_limit,
+        max_events=args.max_events, progress=progress_for(args.time_limit))
     failed = result.error is not None
+    bundles = _bundles(result, args.out, args.force) if not failed and args.out else {}
     if args.quiet:
         if not failed:
-            print(result.verdict_line())
+            print(result.verdict_line(bundles))
     else:
-        sys.stdout.write(result.summary(verdict=not failed))
-        if result.reproduction is not None:
-            sys.stdout.write("\nminimal reproduction:\n" + result.narrative)
+        sys.stdout.write(result.summary(verdict=False))
+        if not failed:
+            print(result.verdict_line(bundles))
+        for p in result.placements or (result,):
+            if p.reproduction is not None and not failed:
+                where = (f" (checks {p.config.check_at})" if len(result.placements) > 1
+                         else "")
+                sys.stdout.write(f"\nminimal reproduction{where}:\n" + p.narrative)
     if failed:
         print(f"prunecheck check: {result.error}", file=sys.stderr)
-        return 2
-    if result.reproduction is not None and args.out:
-        where = result.bundle(args.out, force=args.force)
-        print(f"reproduction bundle written to {where}")
-    return 0 if result.safe else 1
+    for placement, folder in bundles.items():
+        print(f"reproduction bundle ({placement}) written to {folder}")
+    return exit_status(result.verdict)
+
+
+def _bundles(result: CheckResult, out: str, force: bool) -> dict[str, Path]:
+    """Write each unsafe placement's reproduction: the first one's to
+    ``out``, each other's to ``out/<placement>/``."""
+    unsafe = [p for p in result.placements or (result,)
+              if p.verdict is Verdict.UNSAFE and p.reproduction is not None]
+    return {str(p.config.check_at): p.bundle(Path(out) / str(p.config.check_at) if i else out,
+                                             force=force)
+            for i, p in enumerate(unsafe)}

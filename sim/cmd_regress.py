@@ -21,6 +21,7 @@ from prunecheck.model.runtime import RuntimeConfig
 from .argtypes import fraction, non_negative, ratio, seconds
 from .cmd_baseline import default_corpus
 from .cmd_check import add_runtime_arguments, runtime_config
+from .formats import add_format_argument, with_format
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .regress import (
     Baseline,
@@ -58,6 +59,7 @@ def register(sub: Any) -> None:
     p.add_argument("--baseline", required=True, metavar="FILE",
                    help="the file 'prunecheck baseline' wrote")
     p.add_argument("--policy", help="policy spec (default: the baseline's)")
+    add_format_argument(p)
     add_runtime_arguments(p, RuntimeConfig(), inherited="the baseline's values")
     p.add_argument("--corpus", metavar="DIR", help="reproduction traces to replay (default: "
                    "the baseline's corpus folder)")
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(args.baseline, f"is an incomplete baseline ({len(base.runs)} of "
                           f"{base.suite.size()} runs): its run stopped early.",
                           "re-create it with 'prunecheck baseline' once the policy runs.")
-    spec = args.policy or base.policy
+    spec = with_format(args.policy, args.format) if args.policy else base.policy
     config = runtime_config(args, base.config)
     folder = args.corpus or base.corpus_dir or default_corpus(None)
     paths = corpus_paths(folder)

@@ -25,6 +25,7 @@ from .agents import SESSION_TURNS
 from .argtypes import count, integer, seconds
 from .cmd_sweep import OUT_OF_TIME, add_time_limit, time_limit
 from .dask_pool import add_scheduler_option, parse_scheduler
+from .formats import add_format_argument, with_format
 from .ledger import locked_folder
 from .load import load_at
 from .loading import DEFAULT_TIMEOUT, load_policy
@@ -73,6 +74,9 @@ def register(sub: Any) -> None:
                    help=f"seeds per configuration (default {SEEDS})")
     p.add_argument("--policy", action="append", metavar="SPEC",
                    help="an extra policy to run next to the built-ins (repeatable)")
+    add_format_argument(p, "every extra --policy is a list function trim(messages) over "
+                        "this provider's message dicts (the report's runtimes keep "
+                        "Anthropic's rules, as for the built-ins)")
     p.add_argument("--jobs", type=count, default=None, metavar="N",
                    help="worker processes (default: all cores)")
     p.add_argument("--quick", action="store_true",
@@ -146,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
                           "leave it out to use every core.")
     limit = time_limit(args)
-    extra = list(dict.fromkeys(args.policy or []))
+    extra = list(dict.fromkeys(with_format(p, args.format) for p in args.policy or []))
     for spec in extra:
         load_policy(spec)  # fail early, naming the spec
     seeds = list(range(args.seed, args.seed + args.seeds))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,11 @@ from prunecheck.model.trace import Trace, loads
 from .argtypes import count, integer, natural, seconds
 from .cliargs import add_runtime_arguments as add_knobs
 from .cliargs import runtime_config
+from .formats import add_format_argument, provider_default, with_format
+from .limits import EXIT_OUT_OF_TIME, add_time_limit
 from .loading import DEFAULT_TIMEOUT, guarded, load_policy
 from .narrative import narrate
+from .progress import progress_for
 from .shape import Shape
 from .under_test import replay  # the model's, or a runtime's
 
@@ -38,6 +42,7 @@ __all__ = [
     "report_counterexample",
     "run",
     "shape_from_args",
+    "spec_from_args",
 ]
 
 EXAMPLE = """\
@@ -46,33 +51,48 @@ example:
   prunecheck search --policy lowest_salience --target truncated_payload --seed 3 --out repro/
   prunecheck search --policy my_trim.py:select --gate commit --max-examples 500
   prunecheck search --runtime examples/agent_loop.py:NaiveLoop --out repro/
+  prunecheck search --policy my_trim.py:trim --format openai --check-at before_invoke
 
-Each run is a sequence of runtime events (batches, result chunks in any order,
-streamed text, user messages mid-batch, budget checks, invocations, failures,
-retries, external writes) within the shape bounds; a violation is shrunk to a
-short trace and written as a bundle (trace.json, test_reproduction.py,
-narrative.md, timeline.png, request.json) to --out.  Sizes scale with --budget.
+Each run opens as a real session does (system prompt, then a user message, or a
+persisted history it resumes, possibly cut off by a crash), then is a sequence of
+runtime events (batches, result chunks in any order, streamed text, user messages
+mid-batch, invocations, failures and timeouts, retries, external writes).  Budget
+checks fire only where --check-at puts them, as in the runtime checked.  Each run
+draws its own bounds within the shape (swarm testing): most are small, some reach
+batches of 8 calls, 12 turns, 16 resumed turns, outputs larger than the budget.
+A violation is shrunk to a short trace and written as a bundle (trace.json,
+test_reproduction.py, narrative.md, timeline.png, request.json) to --out.  Sizes
+scale with --budget.  search, explore and check share the default runtime
+(budget 32000); search and check share the default shape (explore enumerates a
+smaller one).  A list function trim(messages) is searched with --format (its
+provider's rules and error texts apply unless --provider says otherwise).  On a
+terminal, progress is shown on stderr.
 
-exit status: 0 no violation found, 1 a violation found, 2 bad input.  Costs
+exit status: 0 no violation found, 1 a violation found (also one found before
+--time-limit stopped the search), 2 bad input, 3 out of time: --time-limit came
+before any violation and before the search finished; no verdict.  Costs
 (deferrals, hard-ceiling overruns, spills) are reported, never failed on.
 """
 
-#: The raw runtime of the incidents at a small budget (message sizes scale with it).
-BASE = RuntimeConfig(budget=1000, hard_ceiling=1500)
+#: The raw runtime of the incidents (gate none, checks after each append), the
+#: same default runtime as ``check``'s; message sizes scale with the budget.
+BASE = RuntimeConfig()
 
 
 def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
-    """``--policy``, the runtime knobs (defaults: the raw runtime of the
-    incidents — gate none, checks after each append — at a budget of 1000),
-    targets and output."""
+    """``--policy`` (or ``--runtime``), ``--format``, the runtime knobs
+    (defaults: the raw runtime of the incidents — gate none, checks after
+    each append — as in ``check``), targets, output and the time limit."""
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--policy", metavar="SPEC",
-                     help="built-in name, module:attr or file.py:attr")
+                     help="built-in name, module:attr or file.py:attr (with --format: a "
+                     "trim(messages) list function)")
     who.add_argument("--runtime", metavar="FILE.py:CLASS",
                      help="test your runtime's real code instead of a policy in the model "
                           "runtime: a RuntimeUnderTest class (see prunecheck.sim.stimuli); "
                           "guard:POLICY is prunecheck's reference runtime with CommitGuard "
                           "wrapping POLICY")
+    add_format_argument(p)
     add_knobs(p, BASE)
     p.add_argument("--target", default=None, metavar="KIND[,KIND]",
                    help="stop only on these incident kinds (default: any violation); e.g. "
@@ -83,6 +103,15 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
                    help="let --out overwrite a folder that already holds files")
     p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_time_limit(p)
+
+
+def spec_from_args(args: argparse.Namespace) -> str:
+    """The policy spec, with ``@format`` when ``--format`` is given
+    (``runtime:FILE.py:CLASS`` for ``--runtime``)."""
+    if getattr(args, "runtime", None):
+        return "runtime:" + str(args.runtime)
+    return with_format(args.policy, getattr(args, "format", None))
 
 
 def check_out_arg(args: argparse.Namespace) -> None:
@@ -94,13 +123,15 @@ def check_out_arg(args: argparse.Namespace) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
-    return runtime_config(args, BASE)
+    """The runtime: ``BASE`` with the knobs given; a list function's own
+    provider (its format) unless ``--provider`` says otherwise."""
+    return runtime_config(args, provider_default(BASE, spec_from_args(args)))
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
-    if getattr(args, "runtime", None):
-        args.policy = "runtime:" + args.runtime  # what traces and bundles record
-    return guarded(load_policy(args.policy), args.policy_timeout)
+    spec = spec_from_args(args)
+    args.policy = spec  # what traces and bundles record
+    return guarded(load_policy(spec), args.policy_timeout)
 
 
 def parse_target(text: str | None) -> frozenset[IncidentKind] | None:
@@ -179,7 +210,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=integer, default=0, help="the same seed gives the same result")
     p.add_argument("--max-examples", type=count, default=200, metavar="N",
                    help="runs to generate (default 200; shrinking comes on top)")
-    add_shape_arguments(p, Shape.for_budget(1000))
+    add_shape_arguments(p, Shape.for_budget(BASE.budget))
     p.set_defaults(func=run)
 
 
@@ -192,19 +223,37 @@ def run(args: argparse.Namespace) -> int:
     shape = shape_from_args(args, Shape.for_budget)
     if args.max_examples < 1:
         raise ConfigError("--max-examples", f"must be at least 1, got {args.max_examples}.")
+    spec = spec_from_args(args)
     policy = policy_from_args(args)
-    result = search(args.policy, config, seed=args.seed, max_examples=args.max_examples,
-                    shape=shape, target=target, policy=policy)
+    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    bar = progress_for(args.time_limit)
+    bar.start(args.max_examples, "runs")
+    bar.step(f"search {spec} (checks {config.check_at})")
+    try:
+        result = search(spec, config, seed=args.seed, max_examples=args.max_examples,
+                        shape=shape, target=target, policy=policy, deadline=deadline,
+                        progress=bar.runs(args.max_examples))
+    finally:
+        bar.close()
     costs = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(result.costs.items()))
+    where = (f"policy {spec}, gate {config.gate}, checks {config.check_at}, provider "
+             f"{config.provider}, seed {args.seed}")
     if not result.found or result.trace is None:
         what = "no " + ("/".join(sorted(target)) if target else "violation")
-        print(f"prunecheck search: {what} in {result.examples} runs (policy {args.policy}, "
-              f"gate {config.gate}, seed {args.seed}, {result.seconds:.1f} s).")
+        if result.timed_out:
+            print(f"prunecheck search: out of time after {result.examples} of "
+                  f"{args.max_examples} runs ({where}, {result.seconds:.1f} s): {what} in "
+                  "what was covered; no verdict.")
+            print(f"costs met (reported, not failed on): {costs or 'none'}.")
+            return EXIT_OUT_OF_TIME
+        print(f"prunecheck search: {what} in {result.examples} runs ({where}, "
+              f"{result.seconds:.1f} s).")
         print(f"costs met (reported, not failed on): {costs or 'none'}.")
         return 0
+    stopped = " — stopped at --time-limit, shrinking cut short" if result.timed_out else ""
     lead = (f"prunecheck search: found after {result.examples} runs "
             f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
-            f"{len(result.trace.events)})")
+            f"{len(result.trace.events)}; {where}{stopped})")
     report_counterexample(result.trace, result.incidents, policy, args.out, lead,
                           force=args.force)
     return 1

@@ -21,11 +21,13 @@ from typing import Any, TypeVar
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
+from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
 
 from .agents import ANY_VIOLATION, SESSION_TURNS
 from .argtypes import count, integer, natural, seconds
 from .dask_pool import add_scheduler_option, parse_scheduler
+from .formats import add_format_argument, with_format
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .sessions import SessionRecord, observations, rate_of
 from .simulator import DEFAULT_HORIZON
@@ -82,6 +84,9 @@ def add_grid_options(p: argparse.ArgumentParser, *, levels: str = "0,0.25,0.5,0.
     p.add_argument("--policy", action="append", metavar="SPEC",
                    help="a policy: built-in name, module:attr or file.py:attr (repeatable; "
                    "default: every built-in)")
+    add_format_argument(p, "every --policy that is a file.py:attr or module:attr is a list "
+                        "function trim(messages) over this provider's message dicts; the "
+                        "sweep's runtimes then use its provider's rules and error texts")
     p.add_argument("--gate", default=",".join(g.value for g in Gate), metavar="LIST",
                    help="gates, comma-separated (default: all)")
     p.add_argument("--check-at", default=CheckAt.AFTER_APPEND.value, metavar="LIST",
@@ -144,7 +149,8 @@ def _split(text: str, name: str, parse: Callable[[str], _T]) -> list[_T]:
 def grid(args: argparse.Namespace) -> tuple[list[str], list[RuntimeConfig], list[float],
                                              list[float | None], list[int]]:
     """The sweep's axes from parsed options; ConfigError/PolicyError if bad."""
-    policies = list(dict.fromkeys(args.policy or list(BUILTINS)))
+    fmt = getattr(args, "format", None)
+    policies = list(dict.fromkeys(with_format(p, fmt) for p in args.policy or list(BUILTINS)))
     for spec in policies:
         load_policy(spec)  # fail early, naming the spec
     if args.seeds < 1:
@@ -157,7 +163,8 @@ def grid(args: argparse.Namespace) -> tuple[list[str], list[RuntimeConfig], list
         raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
                           "leave it out to use every core.")
     retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
-    base = RuntimeConfig(budget=args.budget, hard_ceiling=args.hard_ceiling, **retries)
+    base = RuntimeConfig(budget=args.budget, hard_ceiling=args.hard_ceiling,
+                         provider=Provider(fmt) if fmt else Provider.ANTHROPIC, **retries)
     runtime = configs(
         base,
         gates=_split(args.gate, "gate", lambda v: parse_knob("gate", v, "--gate")),

@@ -24,12 +24,18 @@ costs about one ``apply`` a state.  About 17–28 bytes a state in these
 structures; a process's peak resident memory grows by about twice that
 (the table doubles while it grows).
 
+Every explored history opens as a real session does: the system prompt,
+then the user's first message (:func:`~.swarm.opening`); the initial state
+is the state after it, and a counterexample's trace starts with it.  Budget
+checks fire only where the runtime's ``check_at`` puts them.
+
 Breadth first means the first counterexample met is a shortest one; it is
 rebuilt from the parent numbers and event indices by the same replay.  Two
 distinct states with one fingerprint would make the explorer skip one of
 them: the probability, n(n-1)/2⁶⁵ for n states, is reported
 (:attr:`ExploreResult.collision_probability`).  The search is capped at
-``max_states`` states; a capped run says so and is no proof.
+``max_states`` states, and a ``deadline`` stops it between two states; a
+capped or timed-out run says so and is no proof.
 
 Complexity: O(transitions · (context size + apply)) time; O(states) memory
 at about 17–28 bytes a state.
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 import time
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +65,8 @@ from prunecheck.model.trace import Trace
 from .fingerprints import FingerprintSet, collision_probability, fingerprint
 from .loading import load_policy
 from .search import found_trace
-from .shape import Shape, Usage, enabled_events, hits
+from .shape import Shape, Usage, enabled_events, ends_session, hits
+from .swarm import opening, opening_usage
 from .under_test import apply, initial_state, observed_key  # the model's, or a runtime's
 
 __all__ = ["MAX_STATES", "ExploreResult", "canonical_key", "explore"]
@@ -82,6 +90,7 @@ class ExploreResult:
     seconds: wall time (informational).
     memory_bytes: bytes held per state by the search: the fingerprint
         table, parent numbers and event indices (informational).
+    timed_out: True if the deadline stopped the search before ``depth``.
     """
 
     states: int
@@ -92,6 +101,7 @@ class ExploreResult:
     capped: bool = False
     seconds: float = 0.0
     memory_bytes: int = 0
+    timed_out: bool = False
 
     @property
     def states_per_second(self) -> float:
@@ -224,7 +234,8 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
 
 def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape,
             policy: Policy | None = None, target: frozenset[IncidentKind] | None = None,
-            max_states: int = MAX_STATES) -> ExploreResult:
+            max_states: int = MAX_STATES, deadline: float | None = None,
+            progress: Callable[[int, int], None] | None = None) -> ExploreResult:
     """Explore every interleaving of ``shape``'s events up to ``depth`` events.
 
     Parameters
@@ -242,6 +253,11 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
         Stop on these incident kinds (violations if None).
     max_states:
         Stop after this many distinct states (``capped`` is then True).
+    deadline:
+        A :func:`time.monotonic` instant to stop at (``timed_out`` is then
+        True); None: no limit.
+    progress:
+        Called with (depth level, states so far) as each level starts.
 
     Returns
     -------
@@ -258,10 +274,15 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
              ^ observed_key(paths.root[0]))
     transitions = 0
     level = 0
-    capped = False
+    capped = timed_out = False
     first, end = 0, 1  # the frontier: states numbered [first, end)
     while first < end and level < depth and not capped:
+        if progress is not None:
+            progress(level, len(seen))
         for node in range(first, end):
+            if deadline is not None and node % 256 == 0 and time.monotonic() >= deadline:
+                capped = timed_out = True
+                break
             state, usage, events = paths.state(node)
             for move, event in enumerate(events):
                 new = state.copy()
@@ -269,11 +290,14 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
                 transitions += 1
                 if hits(result.incidents, target):
                     trace, incidents = found_trace(
-                        policy_spec, config, [*paths.events_to(node), event], 0, policy,
+                        policy_spec, config, [*paths.prefix, *paths.events_to(node), event], 0,
+                        policy,
                         {"driver": "explore", "depth": depth, "states": len(seen)})
                     return ExploreResult(len(seen), transitions, level + 1, trace, incidents,
                                          False, time.perf_counter() - started,
                                          seen.nbytes + paths.nbytes)
+                if ends_session(result.incidents):
+                    continue  # the session is over: nothing follows it
                 child = fingerprint(canonical_key(new, usage.after(event, state),
                                                   timeless=timeless)) ^ observed_key(new)
                 if child in seen:
@@ -289,7 +313,7 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
             level += 1
         first, end = end, len(seen)
     return ExploreResult(len(seen), transitions, level, None, (), capped,
-                         time.perf_counter() - started, seen.nbytes + paths.nbytes)
+                         time.perf_counter() - started, seen.nbytes + paths.nbytes, timed_out)
 
 
 class _Paths:
@@ -305,11 +329,15 @@ class _Paths:
         self.config, self.policy, self.shape = config, policy, shape
         self.parent = array("I", [0])
         self.move = array("H", [0])
+        # State 0 is the state after the opening (system prompt, user message).
+        self.prefix = opening(shape)
         root = initial_state(config, policy, record=False)
-        self.root = (root, Usage())
+        for event in self.prefix:
+            apply(root, event)
+        self.root = (root, opening_usage())
         # The last path replayed: (state number, state, usage, its enabled events).
         self.stack: list[tuple[int, RuntimeState, Usage, list[Event]]] = [
-            (0, root, Usage(), self._enabled(root, Usage()))]
+            (0, root, self.root[1], self._enabled(root, self.root[1]))]
 
     @property
     def nbytes(self) -> int:
@@ -355,7 +383,7 @@ class _Paths:
         return state, usage, events
 
     def events_to(self, node: int) -> list[Event]:
-        """The events from the initial state to state ``node``."""
+        """The events from the initial state (after the opening) to state ``node``."""
         self.state(node)
         return [self.stack[i - 1][3][self.move[n]] for i, (n, *_) in
                 enumerate(self.stack) if i]

@@ -24,7 +24,12 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 
-__all__ = ["Load", "Workload", "load_at"]
+__all__ = ["GIANT_RESULT", "TINY_RESULT", "Load", "Workload", "load_at"]
+
+#: Share of tool results that are tiny (5-64 tokens).
+TINY_RESULT = 0.4
+#: Share of tool results that are giant (0.5-1.3 budgets).
+GIANT_RESULT = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +150,12 @@ class Workload:
     ``random.Random`` given at construction, nothing else.
     """
 
-    __slots__ = ("_chunk_extra", "_load", "_rng", "_turn", "system_tokens")
+    __slots__ = ("_budget", "_chunk_extra", "_load", "_rng", "_turn", "system_tokens")
 
     def __init__(self, load: Load, budget: int, rng: random.Random) -> None:
         self._load = load
         self._rng = rng
+        self._budget = budget
         self._turn = load.tightness * budget  # tokens of a typical turn
         self._chunk_extra = load.chunks - 1.0
         self.system_tokens = max(200, budget // 50)
@@ -171,7 +177,15 @@ class Workload:
         return self._tokens(0.02)
 
     def result_tokens(self) -> int:
-        """Size of one tool result: heavy-tailed, capped at two turns."""
+        """Size of one tool result: heavy-tailed, capped at two turns; now
+        and then tiny (an empty grep, a stat: ``TINY_RESULT`` of results,
+        so that contexts reach 60 messages and more) or giant (a whole log
+        or file, half the budget to more than all of it: ``GIANT_RESULT``)."""
+        u = self._rng.random()
+        if u < TINY_RESULT:
+            return 5 + self._rng.randrange(60)
+        if u < TINY_RESULT + GIANT_RESULT:
+            return max(1, int(self._budget * self._rng.uniform(0.5, 1.3)))
         return self._tokens(0.16, 0.9)
 
     def batch_tokens(self, width: int) -> int:

@@ -5,12 +5,16 @@ The machine owns a :class:`~prunecheck.model.runtime.RuntimeState` and
 applies each event with :func:`~prunecheck.model.runtime.apply`
 (``record=False``: no notes are built in the hot loop).  Rules are the
 events of :mod:`.shape` — user messages (also mid-batch), streamed assistant
-text, batches of any width, result chunks in any order, failures, budget
-checks anywhere, invocations, retries, external writes — plus two
-macro-steps (deliver every pending result in a drawn order; stream one
-result in chunks).  Hypothesis varies which rules a run may use (its
-feature flags: swarm testing), and ``target()`` steers toward near misses:
-tokens over budget while a call is pending or a message is open.
+text, batches of any width, result chunks in any order, failures and
+timeouts, invocations, retries, external writes — plus three macro-steps
+(deliver every pending result in a drawn order; stream one or several
+results at once, chunks interleaved; a whole turn).  Budget checks are the runtime's own, where its
+``check_at`` knob puts them; no rule fires one elsewhere.  Each run first
+draws its own bounds and opens as a session does (:mod:`.swarm`: system
+prompt and user message, or a resumed persisted history, possibly cut off
+by a crash); Hypothesis also varies which rules a run may use (its feature
+flags), and ``target()`` steers toward near misses: tokens over budget
+while a call is pending or a message is open.
 
 A run stops at the first incident that is a violation (or of a ``target``
 kind).  Hypothesis then shrinks it, for at most ``shrink_runs`` runs (a
@@ -28,8 +32,8 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings, target
@@ -38,16 +42,16 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 from hypothesis.stateful import (
     RuleBasedStateMachine,
+    initialize,
     invariant,
     precondition,
     rule,
     run_state_machine_as_test,
 )
 
-from prunecheck.model.errors import PolicyError, TraceError
+from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import (
     AssistantChunk,
-    BudgetCheck,
     Event,
     ExternalWrite,
     FailureReason,
@@ -65,10 +69,21 @@ from prunecheck.model.trace import Trace
 
 from .cage import failed_for_good
 from .loading import load_policy
-from .shape import Shape, Usage, enabled_events, hits, pending_records, user_text
+from .shape import (
+    Shape,
+    Usage,
+    enabled_events,
+    ends_session,
+    hits,
+    pending_records,
+    user_text,
+)
+from .shrink import minimize
+from .swarm import narrow, opening, opening_usage, persisted_history, random_draw
 from .under_test import apply, incidents_of, initial_state  # the model's, or a runtime's
 
-__all__ = ["SHRINK_RUNS", "SearchResult", "found_trace", "minimize", "random_walk", "search"]
+__all__ = ["SHRINK_RUNS", "Progress", "SearchResult", "found_trace", "minimize", "random_walk",
+           "search"]
 
 #: Runs Hypothesis may spend shrinking one counterexample.
 SHRINK_RUNS = 300
@@ -90,6 +105,8 @@ class SearchResult:
     events: events applied over all runs up to the first counterexample.
     costs: cost incidents (deferrals, overruns, spills …) met before the
         first counterexample, by kind: reported, never failed on.
+    timed_out: the time limit stopped the search (``examples`` says how
+        many runs it covered; ``found`` whether one of them hit).
     """
 
     found: bool
@@ -101,6 +118,11 @@ class SearchResult:
     first_length: int | None = None
     events: int = 0
     costs: Mapping[str, int] = field(default_factory=dict)
+    timed_out: bool = False
+
+
+#: Called with the number of runs tried so far, at the start of each run.
+Progress = Callable[[int], None]
 
 
 class _Found(Exception):
@@ -116,15 +138,20 @@ class _Fatal(BaseException):
 
 
 class _Enough(BaseException):
-    """Ends Hypothesis's shrinking once the shrink budget is spent.  A
-    BaseException, so Hypothesis lets it through instead of shrinking it."""
+    """Ends Hypothesis's shrinking once the shrink budget is spent, or the
+    search at its time limit.  A BaseException, so Hypothesis lets it
+    through instead of shrinking it."""
 
 
 class _Log:
     """What all runs of one search share: the last counterexample, counts."""
 
-    def __init__(self, shrink_runs: int = 0) -> None:
+    def __init__(self, shrink_runs: int = 0, deadline: float | None = None,
+                 progress: Progress | None = None) -> None:
         self.started = time.perf_counter()
+        self.deadline = deadline
+        self.progress = progress
+        self.timed_out = False
         self.examples = 0
         self.applied = 0
         self.shrink_runs = shrink_runs
@@ -141,10 +168,21 @@ class _Log:
         if self.events is None or len(events) <= len(self.events):
             self.events = list(events)
 
+    def out_of_time(self) -> bool:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
     def start_run(self) -> None:
-        """Count a run; once a counterexample is in hand, spend the shrink budget."""
+        """Count a run; once a counterexample is in hand, spend the shrink
+        budget; stop at the time limit."""
+        if self.out_of_time():
+            self.spent = True
+            raise _Enough
         if self.events is None:
             self.examples += 1
+            if self.progress is not None:
+                self.progress(self.examples)
             return
         self.shrink_runs -= 1
         if self.shrink_runs < 0:
@@ -169,19 +207,25 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
     def pending_id(data: st.DataObject, state: RuntimeState) -> str:
         return data.draw(st.sampled_from([r.id for r in pending_records(state)]), label="call")
 
+    def idle(machine: Any) -> bool:
+        return not machine.state.pending and machine.state.assistant_stream is None
+
     class Machine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
             self.state = initial_state(config, policy, record=False)
+            self.bounds = shape
             self.usage = Usage()
             self.events: list[Event] = []
             self.hit: tuple[Incident, ...] = ()
+            self.ended = False
             self.near = 0
             log.start_run()
 
         def _do(self, event: Event) -> None:
-            """Apply one event; stop the run at its first hit."""
-            if self.hit:
+            """Apply one event; stop the run at its first hit or where the
+            session ends (a session abort)."""
+            if self.hit or self.ended:
                 return
             usage = self.usage.after(event, self.state)
             try:
@@ -199,6 +243,7 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
             if self.hit:
                 log.hit(self.events)
                 return
+            self.ended = ends_session(result.incidents)
             state = self.state
             if state.pending or state.context.has_open():
                 self.near = max(self.near, state.context.used - config.budget)
@@ -206,33 +251,65 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
         def _chunks_so_far(self, call: str) -> int:
             return self.state.calls[call].chunks
 
+        def _calls(self, data: st.DataObject) -> tuple[Any, ...]:
+            width = data.draw(st.integers(1, self.bounds.max_calls), label="width")
+            return tuple(data.draw(st.lists(st.sampled_from(shape.calls), min_size=width,
+                                            max_size=width), label="calls"))
+
+        # -- the opening: this run's own bounds, then system prompt and user
+        # message, or a resumed persisted history (see .swarm)
+        @initialize(data=st.data())
+        def begin(self, data: st.DataObject) -> None:
+            self.bounds = bounds = narrow(
+                shape, lambda low, high: data.draw(st.integers(low, high)))
+            events = (persisted_history(bounds, bounds.max_resume, bounds.crashed)
+                      if bounds.max_resume else opening(bounds))
+            for event in events:
+                self._do(event)
+            self.usage = opening_usage()
+
         # -- rules: one event each, or a macro-step of a few
-        @precondition(lambda self: self.usage.users < shape.max_users)
+        @precondition(lambda self: self.usage.users < self.bounds.max_users)
         @rule(size=user_sizes)
         def user(self, size: int) -> None:
             self._do(UserMessage(size, user_text(self.state.turn + 1)))
 
         @precondition(lambda self: not self.state.pending and (
-            self.state.assistant_stream is not None or self.usage.texts < shape.max_texts))
+            self.state.assistant_stream is not None
+            or self.usage.texts < self.bounds.max_texts))
         @rule(size=text_sizes, last=whole)
         def say(self, size: int, last: bool) -> None:
             stream = self.state.assistant_stream
-            if (stream.chunks if stream is not None else 0) + 1 >= shape.max_chunks:
+            if (stream.chunks if stream is not None else 0) + 1 >= self.bounds.max_chunks:
                 last = True
             self._do(AssistantChunk(size, last))
 
-        @precondition(lambda self: not self.state.pending and self.state.assistant_stream is None
-                      and self.usage.batches < shape.max_batches)
-        @rule(calls=st.lists(st.sampled_from(shape.calls), min_size=1, max_size=shape.max_calls),
-              size=batch_sizes)
-        def batch(self, calls: list[Any], size: int) -> None:
-            self._do(IssueBatch(tuple(calls), size))
+        @precondition(lambda self: idle(self) and self.usage.batches < self.bounds.max_batches)
+        @rule(data=st.data(), size=batch_sizes)
+        def batch(self, data: st.DataObject, size: int) -> None:
+            self._do(IssueBatch(self._calls(data), size))
+
+        @precondition(lambda self: idle(self) and self.usage.users < self.bounds.max_users)
+        @rule(data=st.data(), size=user_sizes)
+        def turn(self, data: st.DataObject, size: int) -> None:
+            """Macro: a whole turn — the user's message, an invocation, a
+            batch with every result back (if the bounds allow one more), the
+            answer if they allow one more, and an invocation."""
+            self._do(UserMessage(size, user_text(self.state.turn + 1)))
+            self._do(Invoke())
+            if self.usage.batches < self.bounds.max_batches and not self.hit:
+                self._do(IssueBatch(self._calls(data), data.draw(batch_sizes)))
+                for record in pending_records(self.state):
+                    self._do(ResultChunk(record.id, data.draw(result_sizes)))
+            if self.usage.texts < self.bounds.max_texts:
+                self._do(AssistantChunk(data.draw(text_sizes)))
+            self._do(Invoke())
 
         @precondition(lambda self: bool(self.state.pending))
         @rule(data=st.data(), size=result_sizes, last=whole)
         def result(self, data: st.DataObject, size: int, last: bool) -> None:
             call = pending_id(data, self.state)
-            if self._chunks_so_far(call) + 1 >= shape.max_chunks:
+            if self._chunks_so_far(call) + 1 >= self.bounds.max_chunks:
                 last = True
             self._do(ResultChunk(call, size, last))
 
@@ -245,28 +322,30 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
             for call in order:
                 self._do(ResultChunk(call, data.draw(result_sizes, label=f"{call} tokens")))
 
-        @precondition(lambda self: bool(self.state.pending) and shape.max_chunks > 1)
-        @rule(data=st.data(),
-              chunks=st.lists(result_sizes, min_size=2, max_size=shape.max_chunks))
-        def stream(self, data: st.DataObject, chunks: list[int]) -> None:
-            """Macro: one result streamed in several chunks, checks firing as
-            the runtime's ``check_at`` says."""
-            call = pending_id(data, self.state)
-            left = shape.max_chunks - self._chunks_so_far(call)
-            chunks = chunks[:left]
-            for i, size in enumerate(chunks):
-                self._do(ResultChunk(call, size, last=i == len(chunks) - 1))
+        @precondition(lambda self: bool(self.state.pending) and self.bounds.max_chunks > 1)
+        @rule(data=st.data())
+        def stream(self, data: st.DataObject) -> None:
+            """Macro: one or several pending results streamed at once, their
+            chunks interleaved round by round, checks firing as the
+            runtime's ``check_at`` says."""
+            ids = [r.id for r in pending_records(self.state)]
+            calls = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids),
+                                       unique=True), label="streams")
+            rounds = data.draw(st.integers(2, self.bounds.max_chunks), label="chunks")
+            for i in range(rounds):
+                for call in calls:
+                    if call not in self.state.pending:
+                        continue
+                    last = i == rounds - 1 or \
+                        self._chunks_so_far(call) + 1 >= self.bounds.max_chunks
+                    self._do(ResultChunk(call, data.draw(result_sizes), last=last))
 
         @precondition(lambda self: bool(self.state.pending))
         @rule(data=st.data(), reason=st.sampled_from(FailureReason))
         def fail(self, data: st.DataObject, reason: FailureReason) -> None:
             self._do(ToolFailure(pending_id(data, self.state), reason))
 
-        @rule()
-        def check(self) -> None:
-            self._do(BudgetCheck())
-
-        @precondition(lambda self: not self.state.pending and self.state.assistant_stream is None)
+        @precondition(lambda self: idle(self))
         @rule()
         def invoke(self) -> None:
             self._do(Invoke())
@@ -276,7 +355,7 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
         def retry(self) -> None:
             self._do(Retry())
 
-        @precondition(lambda self: bool(paths) and self.usage.writes < shape.max_writes)
+        @precondition(lambda self: bool(paths) and self.usage.writes < self.bounds.max_writes)
         @rule(path=st.sampled_from(paths or ("",)))
         def write(self, path: str) -> None:
             self._do(ExternalWrite(path))
@@ -298,7 +377,8 @@ def _machine(policy: Policy, config: RuntimeConfig, shape: Shape,
 
 def search(policy_spec: str, config: RuntimeConfig, *, seed: int = 0, max_examples: int = 200,
            shape: Shape | None = None, target: frozenset[IncidentKind] | None = None,
-           policy: Policy | None = None, shrink_runs: int = SHRINK_RUNS) -> SearchResult:
+           policy: Policy | None = None, shrink_runs: int = SHRINK_RUNS,
+           deadline: float | None = None, progress: Progress | None = None) -> SearchResult:
     """Search adversarially for an event sequence on which the policy breaks.
 
     Parameters
@@ -323,6 +403,12 @@ def search(policy_spec: str, config: RuntimeConfig, *, seed: int = 0, max_exampl
         Runs Hypothesis may spend shrinking a counterexample (a count, not
         a time, so that a seed always gives the same answer); :func:`minimize`
         then polishes what it has.
+    deadline:
+        A :func:`time.monotonic` instant: no run starts after it, and
+        shrinking stops there with the shortest run found so far
+        (``timed_out`` is then True).  None: no limit.
+    progress:
+        Called with the number of runs so far as each run starts.
 
     Returns
     -------
@@ -337,7 +423,7 @@ def search(policy_spec: str, config: RuntimeConfig, *, seed: int = 0, max_exampl
     """
     shape = shape or Shape.for_budget(config.budget)
     policy = policy if policy is not None else load_policy(policy_spec)
-    log = _Log(shrink_runs)
+    log = _Log(shrink_runs, deadline, progress)
     machine = _machine(policy, config, shape, target, log)
     hypothesis_seed(seed)(machine)
     run_settings = settings(
@@ -360,103 +446,10 @@ def search(policy_spec: str, config: RuntimeConfig, *, seed: int = 0, max_exampl
                           f"question during the search ({type(exc).__name__}).",
                           "a policy must be a deterministic function of its view.") from None
     if log.events is not None:
-        log.events = minimize(log.events, config, policy, shape, target)
+        log.events = minimize(log.events, config, policy, shape, target, deadline=deadline)
     seconds = time.perf_counter() - log.started
     return _result(policy_spec, config, policy, seed, log, seconds,
                    {"driver": "search", "seed": seed, "max_examples": max_examples})
-
-
-_Ref = tuple[int, int]  # (index of the issuing batch event, position in the batch)
-
-
-def _refs(events: Sequence[Event], config: RuntimeConfig, policy: Policy) -> list[_Ref | None]:
-    """For each event naming a call, which batch event issued that call."""
-    state = initial_state(config, policy, record=False)
-    owner: dict[str, _Ref] = {}
-    refs: list[_Ref | None] = []
-    for i, event in enumerate(events):
-        refs.append(owner.get(event.call) if isinstance(event, ResultChunk | ToolFailure)
-                    else None)
-        if isinstance(event, IssueBatch):
-            owner.update({f"c{state.next_call + k}": (i, k) for k in range(len(event.calls))})
-        apply(state, event)
-    return refs
-
-
-def _rerun(items: list[tuple[int, Event, _Ref | None]], config: RuntimeConfig, policy: Policy,
-           target: frozenset[IncidentKind] | None) -> list[Event] | None:
-    """Replay edited events, renumbering calls; the prefix up to the first
-    hit, or None if the edit is impossible or no longer hits.  Results of a
-    deleted batch are deleted with it."""
-    state = initial_state(config, policy, record=False)
-    first_call: dict[int, int] = {}
-    out: list[Event] = []
-    for index, event, ref in items:
-        if ref is not None and isinstance(event, ResultChunk | ToolFailure):
-            if ref[0] not in first_call:
-                continue
-            event = replace(event, call=f"c{first_call[ref[0]] + ref[1]}")
-        if isinstance(event, IssueBatch):
-            first_call[index] = state.next_call
-        try:
-            result = apply(state, event)
-        except (TraceError, PolicyError):
-            return None
-        out.append(event)
-        if hits(result.incidents, target):
-            return out
-    return None
-
-
-def _resized(event: Event, tokens: int) -> Event:
-    if isinstance(event, UserMessage | AssistantChunk | IssueBatch | ResultChunk):
-        return replace(event, tokens=tokens)
-    return event
-
-
-def minimize(events: Sequence[Event], config: RuntimeConfig, policy: Policy, shape: Shape,
-             target: frozenset[IncidentKind] | None = None) -> list[Event]:
-    """Polish a counterexample after Hypothesis has shrunk it: delete one or
-    two events (a batch goes with its results), or delete one and resize
-    another within the shape's sizes for its kind, while the run still hits; repeat to a
-    fixpoint.  Each round costs O(n² · |sizes|) replays of at most n events,
-    n being small after shrinking."""
-    current = list(events)
-    while True:
-        better = _shorter(current, config, policy, shape, target)
-        if better is None:
-            return current
-        current = better
-
-
-def _shorter(events: list[Event], config: RuntimeConfig, policy: Policy, shape: Shape,
-             target: frozenset[IncidentKind] | None) -> list[Event] | None:
-    refs = _refs(events, config, policy)
-    items = list(zip(range(len(events)), events, refs, strict=True))
-    n = len(items)
-
-    def attempt(drop: tuple[int, ...], resize: tuple[int, int] | None = None) -> list[Event] | None:
-        chosen = []
-        for index, event, ref in items:
-            if index in drop:
-                continue
-            if resize is not None and resize[0] == index:
-                event = _resized(event, resize[1])
-            chosen.append((index, event, ref))
-        out = _rerun(chosen, config, policy, target)
-        return out if out is not None and len(out) < n else None
-
-    resizes = [(k, size) for k in range(n) for size in shape.sizes_for(events[k])
-               if size != getattr(events[k], "tokens", size)]
-    edits: list[tuple[tuple[int, ...], tuple[int, int] | None]] = [((i,), None) for i in range(n)]
-    edits += [((), r) for r in resizes]
-    edits += [((i, j), None) for i in range(n) for j in range(i + 1, n)]
-    edits += [((i,), r) for i in range(n) for r in resizes if r[0] != i]
-    for drop, resize in edits:
-        found = attempt(drop, resize)
-        if found is not None:
-            return found
-    return None
 
 
 def found_trace(policy_spec: str, config: RuntimeConfig, events: list[Event], seed: int,
@@ -481,29 +474,42 @@ def _result(policy_spec: str, config: RuntimeConfig, policy: Policy, seed: int, 
             seconds: float, found_by: dict[str, Any]) -> SearchResult:
     if log.events is None:
         return SearchResult(False, None, (), log.examples, seconds, events=log.applied,
-                            costs=dict(log.costs))
+                            costs=dict(log.costs), timed_out=log.timed_out)
     trace, incidents = found_trace(policy_spec, config, log.events, seed, policy, found_by)
     return SearchResult(True, trace, incidents, log.examples, seconds, log.first_seconds,
-                        log.first_length, log.applied, dict(log.costs))
+                        log.first_length, log.applied, dict(log.costs), log.timed_out)
 
 
 def random_walk(policy_spec: str, config: RuntimeConfig, *, seed: int = 0,
                 shape: Shape | None = None, target: frozenset[IncidentKind] | None = None,
-                policy: Policy | None = None, max_runs: int = 2000) -> SearchResult:
-    """Plain random simulation over the same alphabet: each run picks events
-    uniformly among those enabled, for ``shape.max_steps`` events, until a
-    run hits; no guidance, no shrinking.  The baseline of the benchmark."""
+                policy: Policy | None = None, max_runs: int = 2000,
+                deadline: float | None = None) -> SearchResult:
+    """Plain random simulation over the same alphabet: each run draws its
+    own bounds (if the shape is a swarm), opens as a session does, then
+    picks events uniformly among those enabled, for ``shape.max_steps``
+    events, until a run hits; no guidance, no shrinking.  The baseline of
+    the benchmark."""
     shape = shape or Shape.for_budget(config.budget)
     policy = policy if policy is not None else load_policy(policy_spec)
     rng = random.Random(seed)
-    log = _Log()
+    draw = random_draw(rng)
+    log = _Log(deadline=deadline)
     for _ in range(max_runs):
+        if log.out_of_time():
+            break
         log.examples += 1
+        bounds = narrow(shape, draw)
         state = initial_state(config, policy, record=False)
-        usage = Usage()
         events: list[Event] = []
-        for _ in range(shape.max_steps):
-            event = rng.choice(enabled_events(state, usage, shape))
+        prefix = (persisted_history(bounds, bounds.max_resume, bounds.crashed)
+                  if bounds.max_resume else opening(bounds))
+        steps = [*prefix, *([None] * shape.max_steps)]
+        usage = Usage()
+        for index, chosen in enumerate(steps):
+            if index == len(prefix):
+                usage = opening_usage()
+            event = chosen if chosen is not None else rng.choice(
+                enabled_events(state, usage, bounds))
             usage = usage.after(event, state)
             result = apply(state, event)
             events.append(event)
@@ -511,6 +517,8 @@ def random_walk(policy_spec: str, config: RuntimeConfig, *, seed: int = 0,
             log.costs.update(i.kind.value for i in result.incidents if not i.is_violation)
             if hits(result.incidents, target):
                 log.hit(events)
+                break
+            if ends_session(result.incidents):
                 break
         if log.events is not None:
             break

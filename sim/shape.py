@@ -7,7 +7,12 @@ others can too, and a counterexample of one is comparable with another's.
 The alphabet respects the runtime's preconditions (see
 :func:`prunecheck.model.runtime.apply`): results only for pending calls,
 assistant text and batches only when no call is pending, a batch only when
-no assistant text is streaming.
+no assistant text is streaming.  It holds no explicit budget check: the
+runtime fires its own where its ``check_at`` knob puts them (after every
+append, after a batch completes, or before each model call), as the
+user's runtime does, so no driver reports a state that runtime never
+reaches.  A run opens with the system prompt and a user message (see
+:mod:`.swarm`).
 
 Examples
 --------
@@ -17,7 +22,7 @@ Examples
 >>> state = initial_state(RuntimeConfig(budget=1000, hard_ceiling=1500),
 ...                       builtin_policy("recency"), record=False)
 >>> sorted({e.kind for e in enabled_events(state, Usage(), shape)})
-['assistant', 'batch', 'user', 'write']
+['assistant', 'batch', 'invoke', 'user', 'write']
 """
 
 from __future__ import annotations
@@ -29,7 +34,6 @@ from typing import Any
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import (
     AssistantChunk,
-    BudgetCheck,
     CallSpec,
     Effect,
     Event,
@@ -50,6 +54,7 @@ __all__ = [
     "Shape",
     "Usage",
     "enabled_events",
+    "ends_session",
     "hits",
     "is_hit",
     "pending_records",
@@ -96,6 +101,13 @@ class Shape:
         and a result chunk may have.
     calls: the call specs a batch draws from.
     max_steps: rules per run of the search and the random walk.
+    system_tokens: the system prompt's size.
+    max_resume: earlier turns a run may resume from (a persisted history;
+        0: every run is a fresh session).
+    crashed: the persisted history ends with a batch cut off by a crash
+        (set by :func:`~.swarm.narrow` for one run).
+    swarm: each run draws its own bounds within these (swarm testing,
+        see :mod:`.swarm`); the explorer ignores it.
     """
 
     max_batches: int = 2
@@ -110,12 +122,16 @@ class Shape:
     result_sizes: tuple[int, ...] = (30, 300, 700)
     calls: tuple[CallSpec, ...] = DEFAULT_CALLS
     max_steps: int = 30
+    system_tokens: int = 20
+    max_resume: int = 0
+    crashed: bool = False
+    swarm: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            least = 0 if f.name in ("max_writes", "max_texts", "max_users") else 1
-            if isinstance(value, int) and value < least:
+            least = 0 if f.name in ("max_writes", "max_texts", "max_users", "max_resume") else 1
+            if isinstance(value, int) and not isinstance(value, bool) and value < least:
                 raise ConfigError(f"shape {f.name}", f"must be at least {least}, got {value}.")
             if f.name.endswith("_sizes") and (not value or any(t <= 0 for t in value)):
                 raise ConfigError(f"shape {f.name}", f"must be positive token counts, got "
@@ -125,15 +141,27 @@ class Shape:
 
     @classmethod
     def for_budget(cls, budget: int, **bounds: Any) -> Shape:
-        """The search's default shape, every size scaled to ``budget``: 3 %,
-        30 % and 70 % of it (one large message and a bit more is over budget).
+        """The default shape of ``search`` and ``check``, every size scaled to
+        ``budget``, wide enough for real runtimes' sizes; each run draws its
+        own narrower bounds (``swarm``), most of them small.
+
+        Up to 8 batches of up to 8 calls, 4 chunks per stream, 12 user turns,
+        sessions resumed from up to 16 earlier turns (contexts of 60 and more
+        messages).  Sizes: 1 %, 3 %, 30 % and 70 % of the budget for every
+        kind, and 130 % for a tool result (one output larger than the budget).
 
         >>> Shape.for_budget(32000).user_sizes
-        (960, 9600, 22400)
+        (320, 960, 9600, 22400)
+        >>> Shape.for_budget(32000).result_sizes[-1]
+        41600
         """
-        sizes = _percent(budget, 3, 30, 70)
-        return cls(**{"user_sizes": sizes, "text_sizes": sizes, "batch_sizes": sizes,
-                      "result_sizes": sizes, **bounds})
+        sizes = _percent(budget, 1, 3, 30, 70)
+        wide: dict[str, Any] = dict(
+            max_batches=8, max_calls=8, max_chunks=4, max_users=12, max_texts=4,
+            max_writes=1, max_resume=16, swarm=True, system_tokens=_percent(budget, 2)[0],
+            user_sizes=sizes, text_sizes=sizes, batch_sizes=sizes[:2],
+            result_sizes=(*sizes, *_percent(budget, 130)))
+        return cls(**{**wide, **bounds})
 
     @classmethod
     def small(cls, budget: int = 1000, **bounds: Any) -> Shape:
@@ -141,14 +169,15 @@ class Shape:
         interleaving to depth 8 and more.  One size per kind of message
         (user 40 %, text 30 %, batch 5 % of the budget) and two for result
         chunks (5 %: a short partial result; 40 %); up to 2 batches of up to
-        2 calls of one tool, 2 chunks per stream, 1 user message, 1 assistant
-        text, no external write.  The domain document's two incidents fit in it.
+        2 calls of one tool, 2 chunks per stream, 1 user message (the
+        opening's), 1 assistant text, no external write, no swarm.  The
+        domain document's two incidents fit in it.
         """
         small: dict[str, Any] = dict(
             max_batches=2, max_calls=2, max_chunks=2, max_users=1, max_texts=1, max_writes=0,
             calls=DEFAULT_CALLS[:1], user_sizes=_percent(budget, 40),
             text_sizes=_percent(budget, 30), batch_sizes=_percent(budget, 5),
-            result_sizes=_percent(budget, 5, 40))
+            result_sizes=_percent(budget, 5, 40), system_tokens=_percent(budget, 2)[0])
         return cls(**{**small, **bounds})
 
     @property
@@ -215,13 +244,20 @@ def hits(incidents: tuple[Incident, ...],
     return tuple(i for i in incidents if is_hit(i, target))
 
 
+#: The incident kind (by value) that ends a session: the runtime's retry
+#: budget is spent (``max_retries``) and the error surfaces.
+SESSION_END = "session_abort"
+
+
+def ends_session(incidents: tuple[Incident, ...]) -> bool:
+    """Whether a step ended the session (a session abort): a driver's run
+    ends there, as a real session does."""
+    return any(i.kind.value == SESSION_END for i in incidents)
+
+
 def pending_records(state: RuntimeState) -> list[CallRecord]:
     """Pending calls, in issue order."""
     return [state.calls[c] for c in sorted(state.pending, key=lambda c: int(c[1:]))]
-
-
-def _is_noop_check(state: RuntimeState) -> bool:
-    return state.context.used <= state.config.budget
 
 
 def _is_noop_invoke(state: RuntimeState) -> bool:
@@ -243,8 +279,8 @@ def enabled_events(state: RuntimeState, usage: Usage, shape: Shape, *,
         The bounds.
     reduce:
         Leave out events that cannot change the state except for the step
-        clock (a budget check under budget, an invocation that is blocked or
-        cannot be rejected) and, of pending
+        clock (an invocation that cannot be rejected and fires no budget
+        check that could prune) and, of pending
         calls of one batch with the same spec and no result yet, keep only
         the first (they are interchangeable).  The explorer sets it.
 
@@ -285,8 +321,6 @@ def enabled_events(state: RuntimeState, usage: Usage, shape: Shape, *,
         out.append(ToolFailure(record.id))
         if not reduce:
             out.append(ToolFailure(record.id, FailureReason.TIMEOUT))
-    if not (reduce and _is_noop_check(state)):
-        out.append(BudgetCheck())
     if not state.pending and stream is None and not (reduce and _is_noop_invoke(state)):
         out.append(Invoke())
     if state.rejected_units is not None:

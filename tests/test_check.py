@@ -19,6 +19,8 @@ from prunecheck.sim.loading import load_policy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 50}
+#: One placement where a test is not about placements (each placement is a whole check).
+ONE: dict[str, Any] = {**SMALL, "placements": ("after_append",)}
 
 
 def _example(name: str) -> Any:
@@ -33,7 +35,7 @@ def _example(name: str) -> Any:
 
 def test_openai_keep_last_is_unsafe_with_a_replayable_reproduction() -> None:
     trim = _example("openai_keep_last").trim
-    result = check_policy(trim, format="openai", **SMALL)
+    result = check_policy(trim, format="openai", **ONE)
     assert result.verdict is Verdict.UNSAFE and not result.safe
     assert {"orphaned_result", "provider_rejection"} <= set(result.violations)
     repro = result.reproduction
@@ -60,8 +62,8 @@ def test_anthropic_trimmers(attr: str, safe: bool) -> None:
 
 
 def test_same_seed_same_reproduction() -> None:
-    one = check_policy("lowest_salience", **SMALL)
-    two = check_policy("lowest_salience", **SMALL)
+    one = check_policy("lowest_salience", **ONE)
+    two = check_policy("lowest_salience", **ONE)
     assert one.reproduction is not None and two.reproduction is not None
     assert dumps(one.reproduction) == dumps(two.reproduction)
     assert one.incidents == two.incidents and one.summary() == two.summary()
@@ -115,7 +117,7 @@ def _hang(view: ContextView) -> object:
 )
 def test_misbehaving_policy_is_an_error_naming_policy_and_step(failure: Any,
                                                               words: str) -> None:
-    result = check_policy(_after(60, failure), name="flaky", levels=(0.2, 0.6), seeds=(1,),
+    result = check_policy(_after(30, failure), name="flaky", levels=(0.2, 0.6), seeds=(1,),
                           max_examples=10, timeout=0.3)
     assert result.verdict is Verdict.ERROR and not result.safe
     assert result.error is not None and words in result.error
@@ -144,7 +146,7 @@ def test_object_that_is_not_a_policy_is_refused() -> None:
 
 def test_assert_policy_safe_raises_with_the_narrative(tmp_path: Path) -> None:
     with pytest.raises(UnsafePolicy) as info:
-        assert_policy_safe("lowest_salience", bundle_dir=tmp_path / "b", **SMALL)
+        assert_policy_safe("lowest_salience", bundle_dir=tmp_path / "b", **ONE)
     text = str(info.value)
     assert "policy lowest_salience is UNSAFE" in text and "minimal reproduction" in text
     assert info.value.bundle is not None and (info.value.bundle / "trace.json").is_file()
@@ -153,7 +155,8 @@ def test_assert_policy_safe_raises_with_the_narrative(tmp_path: Path) -> None:
 
 
 def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--levels", "0.6", "--seeds", "1", "--max-examples", "50"]
+    args = ["--levels", "0.6", "--seeds", "1", "--max-examples", "50", "--check-at",
+            "after_append"]
     assert main(["check", "--format", "openai", f"{EXAMPLES}/openai_keep_last.py:trim",
                  "--out", str(tmp_path / "repro"), *args]) == 1
     out = capsys.readouterr().out

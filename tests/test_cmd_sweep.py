@@ -107,7 +107,7 @@ def test_policy_errors_are_listed_and_the_sweep_exits_2(
     bad = tmp_path / "bad.py"
     bad.write_text("def select(view, need):\n    return {'m1': 1}\n")
     status, out, err = run(capsys, "--out", str(tmp_path / "r.jsonl"), "--policy",
-                           f"{bad}:select", "--budget", "2000", "--hard-ceiling", "3000",
+                           f"{bad}:select", "--budget", "250", "--hard-ceiling", "400",
                            "--jobs", "1", *GRID)
     assert status == 2  # a policy error is never a verdict; the finished runs are kept
     assert "ended in a policy error" in err and "finished run(s) are saved in" in err

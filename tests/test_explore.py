@@ -25,6 +25,7 @@ from prunecheck.model.trace import incidents_of, loads
 from prunecheck.sim.cli import main
 from prunecheck.sim.explore import canonical_key, explore
 from prunecheck.sim.shape import Shape, Usage, enabled_events
+from prunecheck.sim.swarm import opening, opening_usage
 
 CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
 READ = CallSpec("read_file", "a.txt")
@@ -82,23 +83,25 @@ def test_reduced_alphabet_keeps_one_of_interchangeable_pending_calls() -> None:
 
 
 @pytest.mark.parametrize("target, length", [
-    (frozenset({IncidentKind.ORPHANED_RESULT}), 4),
-    (frozenset({IncidentKind.TRUNCATED_PAYLOAD}), 5),
+    (frozenset({IncidentKind.ORPHANED_RESULT}), 5),
+    (frozenset({IncidentKind.TRUNCATED_PAYLOAD}), 6),
 ])
 def test_explore_finds_a_shortest_counterexample(target: frozenset[IncidentKind],
                                                  length: int) -> None:
     result = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target)
     trace = result.counterexample
     assert trace is not None and len(trace.events) == length
-    assert result.depth_reached == length
+    # Every history opens as a real one does; depth counts the events after it.
+    assert [e.kind for e in trace.events[:2]] == ["system", "user"]
+    assert result.depth_reached == length - 2
     policy = builtin_policy("lowest_salience")
     assert policy is not None
     kinds_at_end = {i.kind for i in incidents_of(trace, policy) if i.step == length - 1}
     assert target <= kinds_at_end
     # Breadth first: one event less finds nothing.
-    shorter = explore("lowest_salience", CONFIG, depth=length - 1, shape=Shape.small(),
+    shorter = explore("lowest_salience", CONFIG, depth=length - 3, shape=Shape.small(),
                       target=target)
-    assert shorter.counterexample is None and shorter.depth_reached == length - 1
+    assert shorter.counterexample is None and shorter.depth_reached == length - 3
     assert shorter.states > 1 and shorter.transitions >= shorter.states - 1
 
 
@@ -118,8 +121,10 @@ def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
     assert pol is not None
     timeless = policy != "lowest_salience"
     root = initial_state(config, pol, record=False)
-    seen = {canonical_key(root, Usage(), timeless=timeless)}
-    frontier = [(root, Usage())]
+    for event in opening(shape):  # every explored history opens with these
+        apply(root, event)
+    seen = {canonical_key(root, opening_usage(), timeless=timeless)}
+    frontier = [(root, opening_usage())]
     transitions = level = 0
     while frontier and level < depth:
         following = []
@@ -129,7 +134,7 @@ def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
                 result = apply(new, event)
                 transitions += 1
                 if any(i.is_violation for i in result.incidents):
-                    return len(seen), transitions, level + 1, level + 1
+                    return len(seen), transitions, level + 1, level + 1 + len(opening(shape))
                 after = usage.after(event, state)
                 key = canonical_key(new, after, timeless=timeless)
                 if key not in seen:
@@ -145,7 +150,7 @@ def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
     ("lowest_salience", Gate.COMMIT, 6, {}),
     ("clear_old_results", Gate.SPILL, 5, {"max_calls": 3}),
     ("summarize_prefix", Gate.COMMIT, 6, {"max_batches": 1}),
-    ("lowest_salience", Gate.NONE, 8, {}),
+    ("token_span", Gate.NONE, 8, {}),
 ])
 def test_fingerprints_count_what_full_states_count(policy: str, gate: Gate, depth: int,
                                                    bounds: dict[str, int]) -> None:
@@ -163,7 +168,7 @@ def test_fingerprints_count_what_full_states_count(policy: str, gate: Gate, dept
 
 
 def test_a_state_costs_under_100_bytes() -> None:
-    result = explore("lowest_salience", replace(CONFIG, gate=Gate.COMMIT), depth=7,
+    result = explore("lowest_salience", replace(CONFIG, gate=Gate.COMMIT), depth=9,
                      shape=Shape.small())
     assert result.states > 30_000 and not result.capped
     assert 0 < result.bytes_per_state <= 100
@@ -172,9 +177,9 @@ def test_a_state_costs_under_100_bytes() -> None:
 
 
 def _shape_for(policy: str, **bounds: int) -> Shape:
-    """Shape.small(), with turns enough for turn_window to evict anything."""
-    if policy == "turn_window":
-        bounds = {**bounds, "max_users": 3}
+    """Shape.small(), with a user message after the opening one (turns
+    enough for turn_window to evict anything)."""
+    bounds = {**bounds, "max_users": 4 if policy == "turn_window" else 2}
     return Shape.small(**bounds)
 
 
@@ -209,8 +214,8 @@ def test_cli_explore_counterexample_and_bundle(tmp_path: Path,
                    "--target", "truncated_payload", "--out", str(out)])
     text = capsys.readouterr().out
     assert status == 1
-    assert "shortest counterexample (5 events)" in text
-    assert len(loads((out / "trace.json").read_text(), "t").events) == 5
+    assert "shortest counterexample (6 events)" in text
+    assert len(loads((out / "trace.json").read_text(), "t").events) == 6
 
 
 def test_cli_explore_no_violation(capsys: pytest.CaptureFixture[str]) -> None:

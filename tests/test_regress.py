@@ -36,7 +36,7 @@ from prunecheck.sim.regress import (
 )
 from prunecheck.sim.sessions import SessionEnd, SessionRecord
 
-SUITE = ["--levels", "0.6", "--seeds", "1-2", "--horizon", "200"]
+SUITE = ["--levels", "0.6", "--seeds", "1-3", "--horizon", "200"]
 
 
 def _brute_fisher(k1: int, n1: int, k2: int, n2: int) -> float:
@@ -109,7 +109,7 @@ def test_regress_flags_a_weakened_runtime_and_passes_unchanged(
     assert main(["baseline", "--out", str(base), "--policy", "lowest_salience", "--gate",
                  "commit", "--corpus", str(corpus), *SUITE]) == 0
     data = json.loads(base.read_text())
-    assert data["complete"] and data["config"]["gate"] == "commit" and len(data["runs"]) == 2
+    assert data["complete"] and data["config"]["gate"] == "commit" and len(data["runs"]) == 3
     assert data["corpus"]["traces"] == [{"error": None, "path": "seed_batch.json",
                                          "violations": {}}]
     capsys.readouterr()
@@ -170,7 +170,7 @@ def test_same_suite_gives_a_byte_identical_baseline(tmp_path: Path) -> None:
 def _failing_policy(tmp_path: Path) -> str:
     path = tmp_path / "flaky.py"
     path.write_text("def select(view, need):\n"
-                    "    if len(view.messages) > 43:\n"
+                    "    if view.turn > 12:\n"
                     "        raise RuntimeError('context too long for me')\n"
                     "    return [m.id for m in view.messages if m.role == 'tool'][:1]\n")
     return f"{path}:select"

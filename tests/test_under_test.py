@@ -158,7 +158,9 @@ def test_the_guard_wrapping_each_trimmer_survives_explore_depth_8(spec: str) -> 
 
 def test_explore_finds_the_naive_loops_shortest_counterexample() -> None:
     result = explore(f"runtime:{LOOP}:NaiveLoop", CONFIG, depth=4, shape=Shape.small())
-    assert result.counterexample is not None and len(result.counterexample.events) == 4
+    # The trace opens with the system prompt and the user's message; depth counts after them.
+    assert result.counterexample is not None and len(result.counterexample.events) == 5
+    assert [e.kind for e in result.counterexample.events[:2]] == ["system", "user"]
 
 
 def _guard_sweep(tmp_path: Path, levels: tuple[float, ...], tightness: tuple[float, ...],

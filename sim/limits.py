@@ -1,0 +1,67 @@
+"""Bounds every long command shares: ``--time-limit`` and the exit status
+of a verdict (including "out of time, no verdict").
+
+Exit statuses of ``check``, ``search`` and ``explore``:
+
+* 0 — no violation (safe, or none found in what was covered);
+* 1 — a violation (with its reproduction), also one found before the time
+  limit stopped the command;
+* 2 — bad input, or a policy that raised, hung or returned garbage;
+* 3 — out of time: the time limit came before a violation and before the
+  command finished; no verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+__all__ = ["EXIT_OUT_OF_TIME", "add_time_limit", "exit_status", "parse_positive_int",
+           "parse_time_limit"]
+
+#: Exit status of a command stopped by ``--time-limit`` without a verdict.
+EXIT_OUT_OF_TIME = 3
+
+_STATUS = {"safe": 0, "unsafe": 1, "error": 2, "out_of_time": EXIT_OUT_OF_TIME}
+
+
+def exit_status(verdict: str) -> int:
+    """0 safe, 1 unsafe, 2 error, 3 out of time (see the module's doc)."""
+    return _STATUS[str(verdict)]
+
+
+def parse_time_limit(text: str) -> float:
+    """``--time-limit``: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"--time-limit {text!r} must be a positive number of seconds; for example "
+            "--time-limit 120")
+    return value
+
+
+def parse_positive_int(flag: str) -> Callable[[str], int]:
+    """A parser of a flag's positive integer."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} {text!r} must be a positive integer")
+        return value
+
+    return parse
+
+
+def add_time_limit(parser: argparse.ArgumentParser) -> None:
+    """``--time-limit SECONDS`` (default: none)."""
+    parser.add_argument(
+        "--time-limit", type=parse_time_limit, default=None, metavar="SECONDS",
+        help="stop after this many seconds with a partial verdict: a violation if one was "
+             f"found (exit 1), else out of time, no verdict (exit {EXIT_OUT_OF_TIME}); "
+             "default: no limit")
