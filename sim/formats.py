@@ -3,8 +3,9 @@
 
 A spec ``file.py:trim`` with ``--format openai`` is the same as the spec
 ``file.py:trim@openai``; a list function's own provider (its format;
-OpenAI's for a framework adapter such as ``langchain:…``) applies unless ``--provider`` says otherwise,
-so a reproduction shows the error texts its runtime would see.
+OpenAI's for a framework adapter such as ``langchain:…``) applies unless
+``--provider`` says otherwise, so a reproduction shows the error texts its
+runtime would see.
 
 Examples
 --------
