@@ -237,6 +237,7 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
                           "give --out a new file, or delete the damaged one.") from None
     rows: dict[str, Row] = {}
     lines = text.split("\n")
+    discarded = 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -248,12 +249,18 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
                                  "written by an older prunecheck")
             row = Row.from_json(data)
         except (ValueError, TypeError, KeyError, ConfigError, RecursionError) as exc:
-            what = "torn last line (the sweep was interrupted mid-write)" if torn else \
-                f"line {number} is not a result row ({type(exc).__name__}: {exc})"
-            say(f"prunecheck sweep: warning: {path}: {what}; discarded, its run will be "
-                "run again.")
+            discarded += 1
+            if discarded <= _WARNINGS_SHOWN:
+                what = "torn last line (the sweep was interrupted mid-write)" if torn else \
+                    f"line {number} is not a result row ({type(exc).__name__}: {exc})"
+                say(f"prunecheck sweep: warning: {path}: {what}; discarded, its run will be "
+                    "run again.")
             continue
         rows[row.key] = row
+    if discarded > _WARNINGS_SHOWN:
+        say(f"prunecheck sweep: warning: {path}: {discarded - _WARNINGS_SHOWN} more lines "
+            f"discarded for the same kind of reason ({discarded} in all); their runs will be "
+            "run again.")
     return rows
 
 
@@ -264,6 +271,10 @@ def _write_sorted(path: Path, rows: Iterable[Row]) -> None:
     with tmp.open("w", encoding="utf-8") as out:
         out.writelines(_line(r) for r in sorted(rows, key=lambda r: r.key))
     os.replace(tmp, path)
+
+
+#: Discarded lines of a results file warned about one by one; the rest are counted.
+_WARNINGS_SHOWN = 3
 
 
 # ------------------------------------------------------------------- sweep

@@ -145,3 +145,15 @@ def test_an_exclusive_sweep_keeps_only_its_own_rows(tmp_path: Path) -> None:
     run_sweep(fewer, out, jobs=1, quiet=True, exclusive=True)
     assert [json.loads(line)["key"] for line in out.read_text().splitlines()] == \
         sorted(s.key for s in fewer)
+
+
+def test_a_file_of_stale_rows_warns_a_few_times_then_counts(tmp_path: Path) -> None:
+    # An upgrade makes every stored row stale; 1,221 warning lines (one a row) buried the
+    # report's own output. The first few are named, the rest counted in one line.
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps({"key": f"k{i}"}) + "\n" for i in range(10)))
+    said: list[str] = []
+    assert read_rows(path, warn=said.append) == {}
+    assert len(said) == 4
+    assert all("line" in s for s in said[:3])
+    assert "7 more lines discarded" in said[3] and "(10 in all)" in said[3]
