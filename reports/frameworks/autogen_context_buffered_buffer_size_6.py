@@ -5,7 +5,8 @@ autogen-core.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is what the runtime holds mid-turn (a call still pending or a message still streaming): safe only if the runtime never trims here.
 
 Expected problems:
-  - message 9 (tool) was dropped while still streaming
+  - call c21 was dropped while its result is still pending: the result will arrive orphaned
+  - message 18 (tool) was dropped while still streaming
 """
 
 from __future__ import annotations
@@ -52,31 +53,33 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 881, 221, 74, 4296, 860, 576, 94, 2458, 8957, 1093, 1384, 520, 1177, 2173, 1061, 1098, 1499, 665, 1083, 754, 706]  # the size of each message below, in tokens
-STREAMING = [9]  # positions of messages still streaming
+TOKENS = [640, 1340, 354, 73, 1235, 2357, 1118, 335, 4491, 514, 20, 42, 192, 37, 4808, 50, 2737, 1464, 6391, 674, 1840, 676, 1012, 790]  # the size of each message below, in tokens
+STREAMING = [18]  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
-    {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m2', 3491)},  # m2
-    {'role': 'assistant', 'content': filler('m3', 884)},  # m3
-    {'role': 'assistant', 'content': 'read_file(app.log)' + ' ' + filler('m4', 249), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "app.log"}'}}]},  # m4
-    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'read_file app.log @v0' + ' ' + filler('m5', 17162)},  # m5
-    {'role': 'assistant', 'content': filler('m6', 3440)},  # m6
-    {'role': 'user', 'content': 'please look at src/db.py' + ' ' + filler('m7', 2279)},  # m7
-    {'role': 'assistant', 'content': 'read_file(README.md); build(tests)' + ' ' + filler('m8', 289), 'tool_calls': [{'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "README.md"}'}}, {'id': 'c3', 'type': 'function', 'function': {'name': 'build', 'arguments': '{"path": "tests"}'}}]},  # m8
-    {'role': 'tool', 'tool_call_id': 'c2', 'content': 'read_file README.md @v0' + ' ' + filler('m9', 9808)},  # m9
-    {'role': 'tool', 'tool_call_id': 'c3', 'content': 'build tests @v0' + ' ' + filler('m22', 35812)},  # m22
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m10', 4339)},  # m10
-    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m11', 5513)},  # m11
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m12', 2053)},  # m12
-    {'role': 'user', 'content': 'please look at README.md' + ' ' + filler('m13', 4683)},  # m13
-    {'role': 'user', 'content': 'please look at README.md' + ' ' + filler('m14', 8667)},  # m14
-    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m15', 4221)},  # m15
-    {'role': 'user', 'content': 'please look at src/api.py' + ' ' + filler('m16', 4366)},  # m16
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m17', 5969)},  # m17
-    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m18', 2633)},  # m18
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m19', 4305)},  # m19
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m20', 2989)},  # m20
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m21', 2791)},  # m21
+    {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m48', 2536)},  # m48
+    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m49', 5333)},  # m49
+    {'role': 'assistant', 'content': filler('m50', 1416)},  # m50
+    {'role': 'assistant', 'content': 'edit_file(README.md)' + ' ' + filler('m51', 243), 'tool_calls': [{'id': 'c19', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "README.md"}'}}]},  # m51
+    {'role': 'tool', 'tool_call_id': 'c19', 'content': 'edit_file README.md @v12' + ' ' + filler('m52', 4915)},  # m52
+    {'role': 'assistant', 'content': filler('m53', 9428)},  # m53
+    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m54', 4445)},  # m54
+    {'role': 'assistant', 'content': 'edit_file(src/api.py); run_tests(tests); read_file(README.md); grep(src/util.py); read_file(src/app.py); read_file(src/util.py); read_file(src/app.py); read_file(app.log); edit_file(src/db.py); grep(src/db.py); stat(src/api.py); grep(tests/test_app.py)' + ' ' + filler('m55', 739), 'tool_calls': [{'id': 'c20', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "src/api.py"}'}}, {'id': 'c21', 'type': 'function', 'function': {'name': 'run_tests', 'arguments': '{"path": "tests"}'}}, {'id': 'c22', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "README.md"}'}}, {'id': 'c23', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "src/util.py"}'}}, {'id': 'c24', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "src/app.py"}'}}, {'id': 'c25', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "src/util.py"}'}}, {'id': 'c26', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "src/app.py"}'}}, {'id': 'c27', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "app.log"}'}}, {'id': 'c28', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "src/db.py"}'}}, {'id': 'c29', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "src/db.py"}'}}, {'id': 'c30', 'type': 'function', 'function': {'name': 'stat', 'arguments': '{"path": "src/api.py"}'}}, {'id': 'c31', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "tests/test_app.py"}'}}]},  # m55
+    {'role': 'tool', 'tool_call_id': 'c24', 'content': 'read_file src/app.py @v9' + ' ' + filler('m56', 17939)},  # m56
+    {'role': 'tool', 'tool_call_id': 'c28', 'content': 'edit_file src/db.py @v7' + ' ' + filler('m57', 2032)},  # m57
+    {'role': 'tool', 'tool_call_id': 'c23', 'content': 'error: tool error call err: 2024 review match field. Result batch build source b'},  # m58
+    {'role': 'tool', 'tool_call_id': 'c22', 'content': 'read_file README.md @v16' + ' ' + filler('m60', 143)},  # m60
+    {'role': 'tool', 'tool_call_id': 'c29', 'content': 'grep src/db.py @v7' + ' ' + filler('m61', 749)},  # m61
+    {'role': 'tool', 'tool_call_id': 'c31', 'content': 'grep tests/test_app.py @v6' + ' ' + filler('m62', 121)},  # m62
+    {'role': 'tool', 'tool_call_id': 'c25', 'content': 'read_file src/util.py @v4' + ' ' + filler('m63', 19206)},  # m63
+    {'role': 'tool', 'tool_call_id': 'c27', 'content': 'read_file app.log @v4' + ' ' + filler('m64', 178)},  # m64
+    {'role': 'tool', 'tool_call_id': 'c26', 'content': 'read_file src/app.py @v9' + ' ' + filler('m65', 10923)},  # m65
+    {'role': 'tool', 'tool_call_id': 'c30', 'content': 'stat src/api.py @v7' + ' ' + filler('m67', 5836)},  # m67
+    {'role': 'tool', 'tool_call_id': 'c20', 'content': 'edit_file src/api.py @v7' + ' ' + filler('m71', 25539)},  # m71
+    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m59', 2663)},  # m59
+    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m66', 7327)},  # m66
+    {'role': 'user', 'content': 'please look at src/db.py' + ' ' + filler('m68', 2679)},  # m68
+    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m69', 4021)},  # m69
+    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m70', 3133)},  # m70
 ]
 
 

@@ -5,7 +5,7 @@ autogen-core.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is a complete, valid history (nothing streaming, every call answered): the trimmer itself breaks it.
 
 Expected problems:
-  - call without its result: c1 is kept, its result was dropped
+  - orphaned tool message: the result of c1 is kept, its call is gone
 """
 
 from __future__ import annotations
@@ -52,11 +52,14 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [22400, 22400]  # the size of each message below, in tokens
+TOKENS = [640, 320, 22400, 960, 22400]  # the size of each message below, in tokens
 STREAMING = []  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
-    {'role': 'assistant', 'content': 'read_file(a.txt)' + ' ' + filler('m1', 89559), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m1
-    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'read_file a.txt @v0' + ' ' + filler('m2', 89580)},  # m2
+    {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
+    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m2', 1259)},  # m2
+    {'role': 'user', 'content': 'grep src for TODO' + ' ' + filler('m3', 89582)},  # m3
+    {'role': 'assistant', 'content': 'run_tests(tests)' + ' ' + filler('m4', 3799), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'run_tests', 'arguments': '{"path": "tests"}'}}]},  # m4
+    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'run_tests tests @v0' + ' ' + filler('m5', 89580)},  # m5
 ]
 
 

@@ -5,7 +5,7 @@ langchain.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is what the runtime holds mid-turn (a call still pending or a message still streaming): safe only if the runtime never trims here.
 
 Expected problems:
-  - message 9 (tool) was dropped while still streaming
+  - message 2 (assistant) was dropped while still streaming
 """
 
 from __future__ import annotations
@@ -52,31 +52,18 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 881, 221, 74, 4296, 860, 576, 94, 2458, 9646, 1093, 1384, 520, 1177, 2173, 1061, 1098, 1499, 665, 1083, 754, 706]  # the size of each message below, in tokens
-STREAMING = [9]  # positions of messages still streaming
+TOKENS = [640, 212, 22400, 22400, 22400, 22400, 22400, 22400, 9600]  # the size of each message below, in tokens
+STREAMING = [2]  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
     {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m2', 3491)},  # m2
-    {'role': 'assistant', 'content': filler('m3', 884)},  # m3
-    {'role': 'assistant', 'content': 'read_file(app.log)' + ' ' + filler('m4', 249), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "app.log"}'}}]},  # m4
-    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'read_file app.log @v0' + ' ' + filler('m5', 17162)},  # m5
-    {'role': 'assistant', 'content': filler('m6', 3440)},  # m6
-    {'role': 'user', 'content': 'please look at src/db.py' + ' ' + filler('m7', 2279)},  # m7
-    {'role': 'assistant', 'content': 'read_file(README.md); build(tests)' + ' ' + filler('m8', 289), 'tool_calls': [{'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "README.md"}'}}, {'id': 'c3', 'type': 'function', 'function': {'name': 'build', 'arguments': '{"path": "tests"}'}}]},  # m8
-    {'role': 'tool', 'tool_call_id': 'c2', 'content': 'read_file README.md @v0' + ' ' + filler('m9', 9808)},  # m9
-    {'role': 'tool', 'tool_call_id': 'c3', 'content': 'build tests @v0' + ' ' + filler('m22', 38568)},  # m22
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m10', 4339)},  # m10
-    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m11', 5513)},  # m11
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m12', 2053)},  # m12
-    {'role': 'user', 'content': 'please look at README.md' + ' ' + filler('m13', 4683)},  # m13
-    {'role': 'user', 'content': 'please look at README.md' + ' ' + filler('m14', 8667)},  # m14
-    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m15', 4221)},  # m15
-    {'role': 'user', 'content': 'please look at src/api.py' + ' ' + filler('m16', 4366)},  # m16
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m17', 5969)},  # m17
-    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m18', 2633)},  # m18
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m19', 4305)},  # m19
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m20', 2989)},  # m20
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m21', 2791)},  # m21
+    {'role': 'user', 'content': '[summary of 1 messages] Here is a summary of the conversation to date:\n\nSummary: User_id, index {ok} build tool {ok} module checks model database returns 42 test err: v2. (x) module string budget cache agent the result chunk change version index. Message agent chunk 42 object against before v2. And result null -> then context line number list value user_id, the handler. (x) model version 42 result the of id=7 v2 configuration path i++. The it v2 agent 42 table foo.py number. Import the stream schema 2024 that [a]. Value before it source stream line true 0.5 42. Chunk import token error response of. Path value review returns and 0.5 (x) module each user agent result x=1; err: foo.py cfg.yml. Caller id=7 row array model error stream policy. Table result checks [a] against function source. Table null the response field the 0.5 file schema '},  # m9
+    {'role': 'assistant', 'content': filler('m3', 89600)},  # m3
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m4', 89586)},  # m4
+    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m5', 89584)},  # m5
+    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m6', 89579)},  # m6
+    {'role': 'user', 'content': 'grep src for TODO' + ' ' + filler('m7', 89582)},  # m7
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m8', 89586)},  # m8
+    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m10', 38384)},  # m10
 ]
 
 

@@ -6,6 +6,7 @@ reproduced.  Verdict: the input is a complete, valid history (nothing streaming,
 
 Expected problems:
   - orphaned tool message: the result of c1 is kept, its call is gone
+  - orphaned tool message: the result of c2 is kept, its call is gone
 """
 
 from __future__ import annotations
@@ -52,17 +53,19 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [22400, 22400, 22400, 22400, 20, 22400, 22400, 22400]  # the size of each message below, in tokens
+TOKENS = [640, 320, 320, 320, 320, 320, 22400, 22400, 960, 41600]  # the size of each message below, in tokens
 STREAMING = []  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
-    {'role': 'assistant', 'content': 'read_file(a.txt)' + ' ' + filler('m1', 89559), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m1
-    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'read_file a.txt @v0' + ' ' + filler('m2', 89580)},  # m2
-    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m3', 89579)},  # m3
-    {'role': 'assistant', 'content': 'read_file(a.txt); read_file(a.txt); read_file(a.txt)' + ' ' + filler('m4', 89471), 'tool_calls': [{'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c3', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c4', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m4
-    {'role': 'tool', 'tool_call_id': 'c2', 'content': 'error: tool error that. Table null of it change a x=1; 42 match writes chunk mes'},  # m5
-    {'role': 'tool', 'tool_call_id': 'c3', 'content': 'read_file a.txt @v0' + ' ' + filler('m6', 89580)},  # m6
-    {'role': 'tool', 'tool_call_id': 'c4', 'content': 'read_file a.txt @v0' + ' ' + filler('m7', 89580)},  # m7
-    {'role': 'assistant', 'content': filler('m8', 89600)},  # m8
+    {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
+    {'role': 'assistant', 'content': 'write_file(a.txt); read_file(a.txt)' + ' ' + filler('m3', 1192), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m3
+    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'write_file a.txt @v1' + ' ' + filler('m4', 1259)},  # m4
+    {'role': 'tool', 'tool_call_id': 'c2', 'content': 'read_file a.txt @v1' + ' ' + filler('m5', 1260)},  # m5
+    {'role': 'assistant', 'content': filler('m6', 1280)},  # m6
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m7', 1266)},  # m7
+    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m8', 89584)},  # m8
+    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m9', 89579)},  # m9
+    {'role': 'assistant', 'content': 'read_file(a.txt)' + ' ' + filler('m10', 3799), 'tool_calls': [{'id': 'c3', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m10
+    {'role': 'tool', 'tool_call_id': 'c3', 'content': 'read_file a.txt @v1' + ' ' + filler('m11', 166380)},  # m11
 ]
 
 

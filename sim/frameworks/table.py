@@ -112,8 +112,8 @@ def run_row(spec: str, *, seed: int, levels: Sequence[float], seeds: Sequence[in
             got = capture(repro, framework_policy(spec))
             if _better(got, found):
                 found, where = got, placement.value
-    # The search does not honour the placement yet: when its counterexample trims a
-    # history mid-turn, look for one in the simulated suite, which does.
+    # A script needs a history the library can be shown: when the search's
+    # counterexample trims a history mid-turn, look for a complete one in the suite.
     for placement in reversed(PLACEMENTS):
         if found is not None and found.complete:
             break
@@ -196,16 +196,14 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path, base: Path | None = 
            "adversarial search, gate `none`, provider rules OpenAI. A verdict holds for the "
            "runtime it names: *after_append* trims whenever a message lands (calls may be "
            "pending, results streaming), *before_invoke* trims only right before a model "
-           "call, which is where these libraries call their trimmer. Note: today only the "
-           "simulated suite honours the placement; the search fires its budget checks "
-           "after appends whatever the placement (the drivers are being fixed), so an "
-           "*unsafe* at after_batch/before_invoke may come from the search alone. The "
-           "reproduction scripts do not depend on that: each shows the trimmer's own output.",
+           "call, which is where these libraries call their trimmer. Both the suite and "
+           "the search fire budget checks only where the placement puts them. The "
+           "reproduction scripts show the trimmer's own output on the history it was given.",
            "", "Messages carry text of their declared size (4 characters per token). In a "
            "cell, 'N ev' is the length of the shrunk reproduction and 'suite k/n' the "
-           "simulated scenarios (which do honour the placement) that saw a violation; "
-           "† marks an *unsafe* found by the search alone (0 suite scenarios), to be read "
-           "with the note above. Times are wall-clock seconds of each check on a shared "
+           "simulated scenarios that saw a violation; "
+           "† marks an *unsafe* found by the search alone (0 suite scenarios). "
+           "Times are wall-clock seconds of each check on a shared "
            "2-core machine (the only figures that vary between runs).",
            "", "| library | version | setting | after_append | after_batch | before_invoke "
            "| time (s) | reproduction |", "|---|---|---|---|---|---|---|---|"]
