@@ -242,11 +242,17 @@ def policy_file(spec: str) -> tuple[Path, str] | None:
     return Path(head), rest
 
 
-def replay_command(spec: str, trace: str = "trace.json") -> str:
+def replay_command(spec: str, trace: str = "trace.json", *, folder: Path | None = None) -> str:
     """The command that replays a bundle's trace: a user's policy file is
-    named on the command line (replay never imports a trace's code unasked)."""
-    if policy_file(spec) is None:
+    named on the command line (replay never imports a trace's code unasked).
+    A relative policy file lives in the bundle: run from elsewhere, pass the
+    bundle's ``folder`` so that the command names it from there."""
+    found = policy_file(spec)
+    if found is None:
         return f"prunecheck replay {trace}"
+    file, rest = found
+    if folder is not None and not file.is_absolute():
+        spec = f"{folder / file}:{rest}"
     return f"prunecheck replay {trace} --policy {spec}"
 
 

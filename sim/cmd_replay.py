@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(
                 f"{args.trace}", f"names the policy {trace.policy!r}, which is code "
                 f"({_what(spec)}); replay does not run a trace's code without your consent.",
-                f"to run it: {replay_command(trace.policy, args.trace)} (or add "
+                f"to run it: {replay_command(spec, args.trace)} (or add "
                 "--trust-policy); to replay the events under a built-in instead: --policy "
                 "unit_safe.")
         trace = Trace(spec, trace.config, trace.events, trace.seed, trace.times, trace.meta)

@@ -199,7 +199,7 @@ def report_counterexample(trace: Trace, incidents: Sequence[Incident], policy: P
         folder = write_bundle(trace, Path(out), policy=policy, force=force)
         print(f"\nbundle written to {folder}/ ({', '.join(BUNDLE_FILES)})")
         spec = loads((folder / "trace.json").read_text(encoding="utf-8")).policy
-        print(f"replay it: {replay_command(spec, str(folder / 'trace.json'))}")
+        print(f"replay it: {replay_command(spec, str(folder / 'trace.json'), folder=folder)}")
 
 
 def register(sub: Any) -> None:

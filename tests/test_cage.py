@@ -245,6 +245,17 @@ def test_a_bundle_replays_where_it_lives_and_is_never_overwritten(tmp_path: Path
         done = _run(*command.split()[1:], cwd=bundle)
         assert done.returncode == (0 if "--gate commit" in command else 1), done.stderr
         assert "Traceback" not in done.stderr
+    # The commands printed outside the bundle work from where they are printed: search's
+    # "replay it:" line, and the hint of a replay that refuses to run the trace's code
+    # (both named the policy relative to the bundle, so they failed from `work`).
+    printed = next(line for line in found.stdout.splitlines() if line.startswith("replay it: "))
+    done = _run(*printed.removeprefix("replay it: ").split()[1:], cwd=work)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    refused = _run("replay", "repro/trace.json", cwd=work)
+    assert refused.returncode == 2
+    hint = refused.stderr.split("to run it: ")[1].split(" (or add")[0]
+    done = _run(*hint.split()[1:], cwd=work)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "test_reproduction.py"], capture_output=True, text=True, cwd=bundle,
                           timeout=120)
