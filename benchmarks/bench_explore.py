@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 __all__ = ["TITLE", "run"]
 
@@ -51,16 +52,24 @@ print(json.dumps({"states": r.states, "transitions": r.transitions, "depth": r.d
 """
 
 
-def run(quick: bool) -> str:
-    depth = 6 if quick else 8
+def _explore(depth: int) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-c", _CHILD, str(depth)], capture_output=True,
                           text=True, check=True)
-    r = json.loads(done.stdout)
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def run(quick: bool) -> str:
+    depth = 6 if quick else 8
+    r = _explore(depth)
+    deeper = _explore(depth + 1)
     states = r["states"]
     peak_mb = r["peak_kb"] / 1024
     per_state = (r["peak_kb"] - r["base_kb"]) * 1024 / states
     ok_bytes = "met" if per_state <= MAX_BYTES_PER_STATE else "not met"
     ok_peak = "met" if peak_mb <= MAX_PEAK_MB else "not met"
+    marginal = (deeper["peak_kb"] - r["peak_kb"]) * 1024 / max(1, deeper["states"] - states)
+    ok_marginal = "met" if marginal <= MAX_BYTES_PER_STATE else "not met"
     lines = [
         f"lowest_salience · gate commit · `Shape.small(max_calls=3, max_chunks=3)` to depth "
         f"{depth}: {states:,} states, {r['transitions']:,} transitions, depth "
@@ -73,6 +82,9 @@ def run(quick: bool) -> str:
         f"**{peak_mb:,.0f} MB** ({ok_peak}) |",
         f"| (peak − resident before exploring) ÷ states | ≤ {MAX_BYTES_PER_STATE} B | "
         f"**{per_state:.0f} B** ({ok_bytes}) |",
+        f"| each further state: (peak − peak) ÷ (states − states), depth {depth} → "
+        f"{depth + 1} ({deeper['states']:,} states, {deeper['peak_kb'] / 1024:,.0f} MB peak) | "
+        f"≤ {MAX_BYTES_PER_STATE} B | **{marginal:.0f} B** ({ok_marginal}) |",
         f"| fingerprint table + parent numbers + event indices ÷ states | — | "
         f"{r['structures']:.1f} B |",
         f"| states per second | — | {r['rate']:,.0f} ({r['seconds']:.1f} s) |",
