@@ -23,10 +23,10 @@ from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 
 from .agents import SESSION_TURNS
 from .argtypes import count, integer, seconds
-from .cmd_sweep import OUT_OF_TIME, add_time_limit, time_limit
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .formats import add_format_argument, with_format
 from .ledger import locked_folder
+from .limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
 from .load import load_at
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .report import write_report
@@ -85,7 +85,7 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
-    add_time_limit(p)
+    add_run_time_limit(p)
     p.set_defaults(func=run)
 
 
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
                           "leave it out to use every core.")
-    limit = time_limit(args)
+    limit = run_time_limit(args)
     extra = list(dict.fromkeys(with_format(p, args.format) for p in args.policy or []))
     for spec in extra:
         load_policy(spec)  # fail early, naming the spec
@@ -174,7 +174,7 @@ def _report(args: argparse.Namespace, out: Path, main: list[RunSpec], tight: lis
     if not outcome.rows:
         print(f"prunecheck report: out of time (--time-limit {limit:g} s) before any run "
               f"finished; nothing written. Give it more time.", file=sys.stderr)
-        return OUT_OF_TIME
+        return EXIT_OUT_OF_TIME
     command = f"prunecheck report --out {args.out} --seed {args.seed}"
     if args.seeds != SEEDS:
         command += f" --seeds {args.seeds}"
@@ -197,5 +197,5 @@ def _report(args: argparse.Namespace, out: Path, main: list[RunSpec], tight: lis
         print(f"prunecheck report: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
               f"of {data.planned} runs finished; the report covers only them (summary.md "
               "says which). Run the same command again to resume.", file=sys.stderr)
-        return OUT_OF_TIME
+        return EXIT_OUT_OF_TIME
     return 0

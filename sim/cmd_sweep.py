@@ -12,7 +12,6 @@ violation (Kaplan–Meier).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,16 +27,14 @@ from .agents import ANY_VIOLATION, SESSION_TURNS
 from .argtypes import count, integer, natural, seconds
 from .dask_pool import add_scheduler_option, parse_scheduler
 from .formats import add_format_argument, with_format
+from .limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
 from .loading import DEFAULT_TIMEOUT, load_policy
 from .sessions import SessionRecord, observations, rate_of
 from .simulator import DEFAULT_HORIZON
 from .survival import kaplan_meier
 from .sweep import Row, configs, plan, policy_failure, run_sweep
 
-__all__ = ["OUT_OF_TIME", "add_grid_options", "add_time_limit", "rate_table", "register", "run"]
-
-#: Exit status when --time-limit stopped the command before it finished.
-OUT_OF_TIME = 3
+__all__ = ["add_grid_options", "rate_table", "register", "run"]
 
 EXAMPLE = f"""\
 examples:
@@ -114,22 +111,7 @@ def add_grid_options(p: argparse.ArgumentParser, *, levels: str = "0,0.25,0.5,0.
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
-    add_time_limit(p)
-
-
-def add_time_limit(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
-                   help="stop starting runs after this many seconds (wall clock); the "
-                   "finished runs are kept and reported, exit status 3")
-
-
-def time_limit(args: argparse.Namespace) -> float | None:
-    """The validated --time-limit (None: no limit)."""
-    limit: float | None = args.time_limit
-    if limit is not None and not (limit > 0 and math.isfinite(limit)):
-        raise ConfigError("--time-limit", f"must be a positive number of seconds, got "
-                          f"{limit:g}.", "for example --time-limit 60.")
-    return limit
+    add_run_time_limit(p)
 
 
 def _split(text: str, name: str, parse: Callable[[str], _T]) -> list[_T]:
@@ -188,7 +170,7 @@ def grid(args: argparse.Namespace) -> tuple[list[str], list[RuntimeConfig], list
 
 def run(args: argparse.Namespace) -> int:
     policies, runtime, levels, tight, seeds = grid(args)
-    limit = time_limit(args)
+    limit = run_time_limit(args)
     specs = plan(policies, runtime, levels, seeds, tightness=tight, horizon=args.horizon)
     out = Path(args.out)
     outcome = run_sweep(specs, out, jobs=args.jobs, quiet=args.quiet, timeout=args.policy_timeout,
@@ -203,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"prunecheck sweep: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
               f"of {len(outcome.rows) + outcome.skipped} runs finished; the table covers only "
               "them. Run the same command again to resume.", file=sys.stderr)
-        return OUT_OF_TIME
+        return EXIT_OUT_OF_TIME
     return 0
 
 

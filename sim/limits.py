@@ -1,7 +1,8 @@
 """Bounds every long command shares: ``--time-limit`` and the exit status
 of a verdict (including "out of time, no verdict").
 
-Exit statuses of ``check``, ``search`` and ``explore``:
+Exit statuses of ``check``, ``search`` and ``explore`` (``sweep`` and ``report``
+use 3 too, when ``--time-limit`` stopped them):
 
 * 0 — no violation (safe, or none found in what was covered);
 * 1 — a violation (with its reproduction), also one found before the time
@@ -14,10 +15,13 @@ Exit statuses of ``check``, ``search`` and ``explore``:
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
-__all__ = ["EXIT_OUT_OF_TIME", "add_time_limit", "exit_status", "parse_positive_int",
-           "parse_time_limit"]
+from prunecheck.model.errors import ConfigError
+
+__all__ = ["EXIT_OUT_OF_TIME", "add_run_time_limit", "add_time_limit", "exit_status",
+           "parse_positive_int", "parse_time_limit", "run_time_limit"]
 
 #: Exit status of a command stopped by ``--time-limit`` without a verdict.
 EXIT_OUT_OF_TIME = 3
@@ -65,3 +69,19 @@ def add_time_limit(parser: argparse.ArgumentParser) -> None:
         help="stop after this many seconds with a partial verdict: a violation if one was "
              f"found (exit 1), else out of time, no verdict (exit {EXIT_OUT_OF_TIME}); "
              "default: no limit")
+
+
+def add_run_time_limit(p: argparse.ArgumentParser) -> None:
+    """``--time-limit SECONDS`` of sweep and report: no new run starts after it."""
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop starting runs after this many seconds (wall clock); the "
+                   "finished runs are kept and reported, exit status 3")
+
+
+def run_time_limit(args: argparse.Namespace) -> float | None:
+    """The validated --time-limit (None: no limit)."""
+    limit: float | None = args.time_limit
+    if limit is not None and not (limit > 0 and math.isfinite(limit)):
+        raise ConfigError("--time-limit", f"must be a positive number of seconds, got "
+                          f"{limit:g}.", "for example --time-limit 60.")
+    return limit
