@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     print(f"prunecheck explore: {result.states} states, {result.transitions} transitions, "
           f"depth {result.depth_reached} reached ({result.seconds:.1f} s; checks "
-          f"{config.check_at}, provider {config.provider}).")
+          f"{config.check_at}, provider {config.provider}, retries {config.max_retries} "
+          f"({config.retry})).")
     print(f"  {result.states_per_second:,.0f} states/s; {result.bytes_per_state:.0f} bytes a "
           f"state; fingerprint collision probability {result.collision_probability:.1e} "
           "(n(n-1)/2^65).")

@@ -237,7 +237,8 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     costs = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(result.costs.items()))
     where = (f"policy {spec}, gate {config.gate}, checks {config.check_at}, provider "
-             f"{config.provider}, seed {args.seed}")
+             f"{config.provider}, retries {config.max_retries} ({config.retry}), "
+             f"seed {args.seed}")
     if not result.found or result.trace is None:
         what = "no " + ("/".join(sorted(target)) if target else "violation")
         if result.timed_out:

@@ -93,7 +93,7 @@ def summary(result: CheckResult, *, verdict: bool = True) -> str:
     several = len(result.placements) > 1
     checks = ", ".join(p.config.check_at for p in result.placements) or cfg.check_at
     lines = [f"policy {result.policy} · gate {cfg.gate} · checks {checks} · provider "
-             f"{cfg.provider}"]
+             f"{cfg.provider} · retries {cfg.max_retries} ({cfg.retry})"]
     lead = f"{'checks at':<14} " if several else ""
     lines.append(f"{lead}{'scenario':<22} {'invocations':>11} {'violations':>10}  incidents")
     for run in result.scenarios:
