@@ -32,7 +32,7 @@ lint: $(STAMP)
 # The verdict table of framework trimmers (reports/frameworks.md) and a standalone
 # reproduction script per unsafe row (reports/frameworks/*.py), each run to confirm.
 frameworks: $(STAMP)
-	$(PY) -m prunecheck.sim.frameworks.table --out reports/frameworks.md --scripts reports/frameworks --seed $(SEED)
+	$(PY) -m prunecheck.sim.reports.frameworks --out reports/frameworks.md --scripts reports/frameworks --seed $(SEED)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md

@@ -26,7 +26,7 @@ from typing import Any
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.sweep import configs, plan, run_sweep
+from prunecheck.sim.sweeps.sweep import configs, plan, run_sweep
 
 __all__ = ["TITLE", "run"]
 

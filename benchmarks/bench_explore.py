@@ -32,8 +32,8 @@ _CHILD = """
 import json, sys
 from prunecheck.model.gates import Gate
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.explore import explore
-from prunecheck.sim.shape import Shape
+from prunecheck.sim.drivers.explore import explore
+from prunecheck.sim.drivers.shape import Shape
 
 def status_kb(field):
     with open("/proc/self/status") as f:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.explore import explore
-from prunecheck.sim.search import random_walk, search
-from prunecheck.sim.shape import Shape
+from prunecheck.sim.drivers.explore import explore
+from prunecheck.sim.drivers.search import random_walk, search
+from prunecheck.sim.drivers.shape import Shape
 
 __all__ = ["TITLE", "run"]
 

@@ -25,11 +25,11 @@ from dataclasses import replace
 from prunecheck.model.gates import Gate
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
 from prunecheck.model.trace import Trace
-from prunecheck.sim import agents
-from prunecheck.sim import load as load_module
-from prunecheck.sim.load import Load, load_at
-from prunecheck.sim.loading import guarded, load_policy
-from prunecheck.sim.simulator import simulate
+from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.drivers import agents
+from prunecheck.sim.drivers import workload as load_module
+from prunecheck.sim.drivers.simulator import simulate
+from prunecheck.sim.drivers.workload import Load, load_at
 
 TITLE = "Simulator: driver overhead over apply"
 

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prunecheck.guard import CommitGuard, HardCeilingExceeded, SpillStore
-from prunecheck.sim import stimuli as s
-from prunecheck.sim.stimuli import Execution, count_tokens
+from prunecheck.sim.runtimes import stimuli as s
+from prunecheck.sim.runtimes.stimuli import Execution, count_tokens
 
 Message = dict[str, Any]
 
@@ -272,8 +272,8 @@ def main() -> None:
     from pathlib import Path
 
     from prunecheck.model.trace import loads
-    from prunecheck.sim.loading import load_policy
-    from prunecheck.sim.under_test import incidents_of
+    from prunecheck.sim.adapters.loader import load_policy
+    from prunecheck.sim.runtimes.under_test import incidents_of
 
     corpus = Path(__file__).resolve().parent.parent / "tests" / "corpus"
     trace = loads((corpus / "seed_parallel_batch.json").read_text())

@@ -26,8 +26,8 @@ from prunecheck.model.policies import ContextView, builtin_policy
 from prunecheck.model.provider import Provider, render
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
 from prunecheck.model.trace import Trace, incidents_of
-from prunecheck.sim.adapters import ListPolicy, list_policy, render_list
-from prunecheck.sim.loading import load_local, load_policy
+from prunecheck.sim.adapters.lists import ListPolicy, list_policy, render_list
+from prunecheck.sim.adapters.loader import load_local, load_policy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 Msgs = list[dict[str, Any]]

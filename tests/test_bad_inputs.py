@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.cli import main
+from prunecheck.sim.cli.app import main
 
 BAD = Path(__file__).resolve().parent / "bad_policies"
 CORPUS = Path(__file__).resolve().parent / "corpus"

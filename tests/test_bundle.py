@@ -19,8 +19,8 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import validate
 from prunecheck.model.trace import Trace, dumps, incidents_of, loads
-from prunecheck.sim.bundle import BUNDLE_FILES, write_bundle
-from prunecheck.sim.timeline import Cell, lanes_of
+from prunecheck.sim.reproductions.bundle import BUNDLE_FILES, write_bundle
+from prunecheck.sim.reproductions.timeline import Cell, lanes_of
 
 CORPUS = Path(__file__).parent / "corpus"
 

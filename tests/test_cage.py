@@ -17,10 +17,10 @@ from prunecheck.model.context import Message, Role
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import SystemPrompt, UserMessage
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
-from prunecheck.sim.cage import CagedPolicy
-from prunecheck.sim.cli import main, plain, version
-from prunecheck.sim.ledger import is_intact, seal
-from prunecheck.sim.loading import guarded, load_policy
+from prunecheck.sim.adapters.cage import CagedPolicy
+from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.cli.app import main, plain, version
+from prunecheck.sim.support.ledger import is_intact, seal
 
 BAD = Path(__file__).resolve().parent / "bad_policies"
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -69,7 +69,7 @@ def test_policy_output_goes_to_stderr_never_stdout() -> None:
 def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
     monkeypatch.setenv("PRUNECHECK_POLICY_MEMORY_MB", "512")
-    from prunecheck.sim.cage import close_all
+    from prunecheck.sim.adapters.cage import close_all
 
     close_all()  # workers read the limit when they start
     policy = load_policy(f"{BAD}/hangs.py:memory")  # 256 MB more at every turn of a loop
@@ -93,7 +93,7 @@ def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.Mon
 ], ids=lambda a: a[0])
 def test_a_hanging_policy_is_reported_within_twice_its_timeout(
         argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from prunecheck.sim.cage import close_all
+    from prunecheck.sim.adapters.cage import close_all
 
     spec = f"{BAD}/hangs.py:busy"
     close_all()  # a fresh worker: the last test's stopped one would fail at once

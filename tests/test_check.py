@@ -14,8 +14,8 @@ from prunecheck import UnsafePolicy, Verdict, assert_policy_safe, check_policy
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import ContextView, builtin_policy
 from prunecheck.model.trace import dumps, incidents_of, loads
-from prunecheck.sim.cli import main
-from prunecheck.sim.loading import load_policy
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.cli.app import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 50}

@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from prunecheck.model.policies import BUILTINS
-from prunecheck.sim.cli import COMMANDS, build_parser, main
+from prunecheck.sim.cli.app import COMMANDS, build_parser, main
 
 
 def test_policies_lists_every_builtin_with_its_description(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.cli import build_parser, main
-from prunecheck.sim.cmd_replay import load_trace
+from prunecheck.sim.cli.app import build_parser, main
+from prunecheck.sim.cli.replay import load_trace
 
 CORPUS = Path(__file__).parent / "corpus"
 PARALLEL = str(CORPUS / "seed_parallel_batch.json")

@@ -1,4 +1,4 @@
-"""Tests of ``prunecheck sweep`` (prunecheck.sim.cmd_sweep)."""
+"""Tests of ``prunecheck sweep`` (prunecheck.sim.cli.sweep)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.cli import main
+from prunecheck.sim.cli.app import main
 
 GRID = ["--gate", "none,commit", "--levels", "0.5,1", "--seeds", "2", "--horizon", "60",
         "--quiet"]

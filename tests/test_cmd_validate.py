@@ -1,4 +1,4 @@
-"""Tests of ``prunecheck validate`` (prunecheck.sim.cmd_validate)."""
+"""Tests of ``prunecheck validate`` (prunecheck.sim.cli.validate)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.cli import main
+from prunecheck.sim.cli.app import main
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from prunecheck.model.trace import incidents_of, loads
-from prunecheck.sim.loading import load_policy
+from prunecheck.sim.adapters.loader import load_policy
 
 CORPUS = Path(__file__).parent / "corpus"
 TRACES = sorted(CORPUS.glob("*.json"))

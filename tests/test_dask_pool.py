@@ -1,4 +1,4 @@
-"""Sweeps on Dask (prunecheck.sim.dask_pool): the same results file as the
+"""Sweeps on Dask (prunecheck.sim.sweeps.dask_pool): the same results file as the
 local pool, a user's policy on workers that cannot see it, and a worker
 killed mid-sweep losing nothing."""
 
@@ -19,10 +19,10 @@ from distributed import Client
 
 from prunecheck.model.gates import Gate
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim import dask_pool
-from prunecheck.sim.cli import main
-from prunecheck.sim.dask_pool import ShippedPolicy, _task, parse_scheduler
-from prunecheck.sim.sweep import Row, RunSpec, configs, plan, read_rows, run_sweep
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.sweeps import dask_pool
+from prunecheck.sim.sweeps.dask_pool import ShippedPolicy, _task, parse_scheduler
+from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, read_rows, run_sweep
 
 HORIZON = 60.0
 POLICY = '''

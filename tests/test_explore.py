@@ -22,10 +22,10 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS, builtin_policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
 from prunecheck.model.trace import incidents_of, loads
-from prunecheck.sim.cli import main
-from prunecheck.sim.explore import canonical_key, explore
-from prunecheck.sim.shape import Shape, Usage, enabled_events
-from prunecheck.sim.swarm import opening, opening_usage
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.drivers.explore import canonical_key, explore
+from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
+from prunecheck.sim.drivers.swarm import opening, opening_usage
 
 CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
 READ = CallSpec("read_file", "a.txt")

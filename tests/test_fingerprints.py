@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from prunecheck.sim.fingerprints import FingerprintSet, collision_probability, fingerprint
+from prunecheck.sim.drivers.fingerprints import FingerprintSet, collision_probability, fingerprint
 
 
 def test_holds_what_a_set_holds_through_growth() -> None:

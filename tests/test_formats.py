@@ -14,10 +14,10 @@ import pytest
 
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import loads
-from prunecheck.sim.cli import build_parser, main
-from prunecheck.sim.cmd_sweep import grid
-from prunecheck.sim.formats import list_format, with_format
-from prunecheck.sim.shape import Shape
+from prunecheck.sim.cli.app import build_parser, main
+from prunecheck.sim.cli.formats import list_format, with_format
+from prunecheck.sim.cli.sweep import grid
+from prunecheck.sim.drivers.shape import Shape
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 KEEP_LAST = f"{EXAMPLES}/openai_keep_last.py:trim"
@@ -104,11 +104,11 @@ def test_search_explore_and_check_share_the_default_runtime(
     for argv in (["search", "--policy", "recency"], ["explore", "--policy", "recency",
                                                      "--depth", "3"]):
         args = parser.parse_args(argv)
-        from prunecheck.sim.cmd_search import config_from_args
+        from prunecheck.sim.cli.search import config_from_args
 
         assert config_from_args(args) == RuntimeConfig()  # check's default runtime
     # search's default shape is the one check's search uses: Shape.for_budget(budget).
-    from prunecheck.sim.cmd_search import shape_from_args
+    from prunecheck.sim.cli.search import shape_from_args
 
     args = parser.parse_args(["search", "--policy", "recency"])
     assert shape_from_args(args, Shape.for_budget) == Shape.for_budget(RuntimeConfig().budget)

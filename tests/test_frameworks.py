@@ -25,9 +25,14 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.policies import ContextView, builtin_policy
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
-from prunecheck.sim.adapters import render_list
-from prunecheck.sim.frameworks import ADAPTERS, adapter_help, framework_policy, framework_spec
-from prunecheck.sim.loading import load_local, load_policy
+from prunecheck.sim.adapters.frameworks import (
+    ADAPTERS,
+    adapter_help,
+    framework_policy,
+    framework_spec,
+)
+from prunecheck.sim.adapters.lists import render_list
+from prunecheck.sim.adapters.loader import load_local, load_policy
 
 DATA = Path(__file__).resolve().parent / "data" / "frameworks"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "frameworks"
@@ -97,7 +102,7 @@ def test_bad_settings_are_one_paragraph_errors(spec: str, words: str) -> None:
 
 
 def test_policies_and_help_show_every_adapter(capsys: pytest.CaptureFixture[str]) -> None:
-    from prunecheck.sim.cli import main
+    from prunecheck.sim.cli.app import main
 
     text = adapter_help()
     for name in ADAPTERS:
@@ -159,7 +164,7 @@ def test_autogen_stub_client_counts_the_declared_size() -> None:
     import autogen_core
     import autogen_core.models
 
-    from prunecheck.sim.frameworks.autogen_context import StubClient, to_autogen
+    from prunecheck.sim.adapters.frameworks.autogen_context import StubClient, to_autogen
 
     view = _view()
     _, history = _rendered(view)[:1], _rendered(view)[1:]
@@ -216,8 +221,8 @@ def test_llamaindex_memories_keep_a_recent_suffix(memory: str) -> None:
 # ------------------------------------------------------------------ semantic-kernel
 def test_semantic_kernel_messages_carry_the_declared_size() -> None:
     sk = pytest.importorskip("semantic_kernel")
-    from prunecheck.sim.frameworks.content import approx_tokens
-    from prunecheck.sim.frameworks.sk_reducer import to_semantic_kernel
+    from prunecheck.sim.adapters.frameworks.content import approx_tokens
+    from prunecheck.sim.adapters.frameworks.sk_reducer import to_semantic_kernel
 
     view = _view()
     converted = to_semantic_kernel(_rendered(view), sk)
@@ -241,8 +246,8 @@ def test_semantic_kernel_truncation_and_summarization() -> None:
 # ------------------------------------------------------------------ pydantic-ai
 def test_pydantic_ai_parts_carry_the_declared_size() -> None:
     pm = pytest.importorskip("pydantic_ai.messages")
-    from prunecheck.sim.frameworks.content import approx_tokens
-    from prunecheck.sim.frameworks.pydantic_ai_history import to_pydantic_ai
+    from prunecheck.sim.adapters.frameworks.content import approx_tokens
+    from prunecheck.sim.adapters.frameworks.pydantic_ai_history import to_pydantic_ai
 
     view = _view()
     history, _ = to_pydantic_ai(_rendered(view), pm)
@@ -268,8 +273,8 @@ def test_pydantic_ai_documented_processors() -> None:
 # ------------------------------------------------------------------ openai-agents
 def test_openai_agents_items_carry_the_declared_size() -> None:
     pytest.importorskip("agents")
-    from prunecheck.sim.frameworks.content import approx_tokens
-    from prunecheck.sim.frameworks.openai_agents_session import to_items
+    from prunecheck.sim.adapters.frameworks.content import approx_tokens
+    from prunecheck.sim.adapters.frameworks.openai_agents_session import to_items
 
     view = _view()
     rendered = _rendered(view)
@@ -315,9 +320,9 @@ def _swallow_half_a_unit(ms: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
-    from prunecheck.sim.check import Verdict, check_policy
+    from prunecheck.sim.verdicts.check import Verdict, check_policy
 
-    (group,) = __import__("prunecheck.sim.adapters", fromlist=["list_policy"]).list_policy(
+    (group,) = __import__("prunecheck.sim.adapters.lists", fromlist=["list_policy"]).list_policy(
         _summarize_before_last_user, "openai").select(_view(), 1)
     assert isinstance(group, Summarize) and group.message_ids[0] == "m2"
     result = check_policy(_summarize_before_last_user, format="openai", levels=(0.6,),
@@ -327,7 +332,7 @@ def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
 
 
 def test_a_summary_that_swallows_half_a_unit_is_a_violation() -> None:
-    from prunecheck.sim.check import Verdict, check_policy
+    from prunecheck.sim.verdicts.check import Verdict, check_policy
 
     result = check_policy(_swallow_half_a_unit, format="openai", levels=(0.6,), seeds=(1,),
                           max_examples=30)
@@ -342,7 +347,7 @@ def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None
     """autogen's TokenLimitedChatCompletionContext pops middle messages: the
     script shows the broken result with autogen-core alone."""
     pytest.importorskip("autogen_core")
-    from prunecheck.sim.frameworks.table import markdown, run_row, write_script
+    from prunecheck.sim.reports.frameworks import markdown, run_row, write_script
 
     row = run_row("autogen:context=token_limited", seed=1, levels=(0.6,), seeds=(1,),
                   max_examples=30)
@@ -359,7 +364,7 @@ def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None
 
 
 def test_pairing_problems_name_what_a_trimmer_broke() -> None:
-    from prunecheck.sim.frameworks.repro_templates import pairing_problems
+    from prunecheck.sim.adapters.frameworks.repro_templates import pairing_problems
 
     call = {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},

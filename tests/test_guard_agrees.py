@@ -29,7 +29,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
 from prunecheck.model.state import CallStatus
-from prunecheck.sim.shape import Shape, Usage, enabled_events
+from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
 
 POLICIES = ("recency", "turn_window", "token_span", "clear_old_results", "summarize_prefix",
             "unit_safe")

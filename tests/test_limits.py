@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from prunecheck import Verdict, check_policy
-from prunecheck.sim.cli import main
-from prunecheck.sim.limits import EXIT_OUT_OF_TIME, exit_status
-from prunecheck.sim.progress import Progress, progress_for
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, exit_status
+from prunecheck.sim.support.progress import Progress, progress_for
 
 GROWS = f"{Path(__file__).resolve().parent / 'policies' / 'keeps_batch_call.py'}:select"
 

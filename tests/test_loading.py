@@ -13,7 +13,7 @@ from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import UserMessage
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
-from prunecheck.sim.loading import GuardedPolicy, guarded, load_policy
+from prunecheck.sim.adapters.loader import GuardedPolicy, guarded, load_policy
 
 POLICY_FILE = '''
 class Oldest:

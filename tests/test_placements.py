@@ -12,11 +12,11 @@ from prunecheck import Verdict, check_policy
 from prunecheck.model.events import BudgetCheck
 from prunecheck.model.runtime import CheckAt, RuntimeConfig, apply, initial_state
 from prunecheck.model.trace import loads
-from prunecheck.sim.cli import main
-from prunecheck.sim.loading import load_policy
-from prunecheck.sim.search import random_walk, search
-from prunecheck.sim.shape import Shape, Usage, enabled_events
-from prunecheck.sim.swarm import opening, persisted_history
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.drivers.search import random_walk, search
+from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
+from prunecheck.sim.drivers.swarm import opening, persisted_history
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 TRIM = {fmt: f"{POLICIES}/complete_history_trim.py:trim_{fmt}" for fmt in ("openai", "anthropic")}
@@ -128,7 +128,7 @@ def test_a_session_abort_ends_a_generated_run() -> None:
     incident), search, explore and the random walk end the run there."""
     from types import SimpleNamespace
 
-    from prunecheck.sim.shape import SESSION_END, ends_session
+    from prunecheck.sim.drivers.shape import SESSION_END, ends_session
 
     abort = SimpleNamespace(kind=SimpleNamespace(value=SESSION_END))
     other = SimpleNamespace(kind=SimpleNamespace(value="provider_rejection"))

@@ -24,8 +24,9 @@ from prunecheck.model.events import (
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps
-from prunecheck.sim.cli import main
-from prunecheck.sim.regress import (
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.stats.sessions import SessionEnd, SessionRecord
+from prunecheck.sim.verdicts.regress import (
     Baseline,
     Change,
     Suite,
@@ -34,7 +35,6 @@ from prunecheck.sim.regress import (
     fisher_greater,
     read_baseline,
 )
-from prunecheck.sim.sessions import SessionEnd, SessionRecord
 
 SUITE = ["--levels", "0.6", "--seeds", "1-3", "--horizon", "200"]
 

@@ -1,4 +1,4 @@
-"""Tests of the failure-rate report (prunecheck.sim.report, .summary, .cmd_report)."""
+"""Tests of the failure-rate report (prunecheck.sim.reports.writer, .summary, .cmd_report)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.cli import main
-from prunecheck.sim.cmd_report import LEVELS, TIGHTNESS, default_parts, seeds_at
-from prunecheck.sim.load import load_at
-from prunecheck.sim.report import write_report
-from prunecheck.sim.sessions import SessionEnd, SessionRecord
-from prunecheck.sim.summary import ReportData, summary_text
-from prunecheck.sim.sweep import Row, RunSpec, configs, plan, run_sweep
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.cli.report import LEVELS, TIGHTNESS, default_parts, seeds_at
+from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.reports.summary import ReportData, summary_text
+from prunecheck.sim.reports.writer import write_report
+from prunecheck.sim.stats.sessions import SessionEnd, SessionRecord
+from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, run_sweep
 
 ORPHAN_400 = "provider_rejection:result_without_call"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -26,10 +26,10 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS, builtin_policy
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, incidents_of, loads
-from prunecheck.sim.cli import main
-from prunecheck.sim.explore import explore
-from prunecheck.sim.search import SearchResult, minimize, random_walk, search
-from prunecheck.sim.shape import Shape
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.drivers.explore import explore
+from prunecheck.sim.drivers.search import SearchResult, minimize, random_walk, search
+from prunecheck.sim.drivers.shape import Shape
 
 CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
 ORPHAN = frozenset({IncidentKind.ORPHANED_RESULT})

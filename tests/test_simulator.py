@@ -1,4 +1,4 @@
-"""Tests of the SimPy simulator (prunecheck.sim.simulator, .agents, .world, .load)."""
+"""Tests of the SimPy simulator (prunecheck.sim.drivers.simulator, .agents, .world, .load)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, loads, replay
-from prunecheck.sim.agents import ANY_VIOLATION, SESSION_TURNS
-from prunecheck.sim.load import Load, load_at
-from prunecheck.sim.loading import load_policy
-from prunecheck.sim.sessions import SessionEnd
-from prunecheck.sim.simulator import RunResult, simulate, tally_trace
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.drivers.agents import ANY_VIOLATION, SESSION_TURNS
+from prunecheck.sim.drivers.simulator import RunResult, simulate, tally_trace
+from prunecheck.sim.drivers.workload import Load, load_at
+from prunecheck.sim.stats.sessions import SessionEnd
 
 HORIZON = 240.0
 STRUCTURAL = ("invalid_prune", "orphaned_result", "unanswered_call", "provider_rejection",

@@ -13,8 +13,8 @@ import pytest
 
 from prunecheck.model.events import Event, IssueBatch, ResultChunk, UserMessage
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.cli import main
-from prunecheck.sim.search import search
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.drivers.search import search
 
 FILE = Path(__file__).resolve().parent / "policies" / "size_hidden.py"
 NAMES = ["wide_batch", "long_context", "giant_output", "concurrent_streams", "late_turn"]

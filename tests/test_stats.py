@@ -1,4 +1,4 @@
-"""Tests of rates and Wilson intervals (prunecheck.sim.stats)."""
+"""Tests of rates and Wilson intervals (prunecheck.sim.stats.intervals)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from prunecheck.sim.stats import Pooled, rate, wilson
+from prunecheck.sim.stats.intervals import Pooled, rate, wilson
 
 
 @pytest.mark.parametrize(("k", "n", "low", "high"), [

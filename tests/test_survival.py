@@ -1,5 +1,5 @@
 """Tests of the Kaplan–Meier estimator, its band and the log-rank test
-(prunecheck.sim.survival), and of session rates (prunecheck.sim.sessions).
+(prunecheck.sim.stats.survival), and of session rates (prunecheck.sim.stats.sessions).
 
 The expected values are computed by hand in the comments, not by the code
 under test."""
@@ -11,17 +11,17 @@ import math
 
 import pytest
 
-from prunecheck.sim import sessions as sessions_module
-from prunecheck.sim import survival as survival_module
-from prunecheck.sim.agents import ANY_VIOLATION
-from prunecheck.sim.sessions import (
+from prunecheck.sim.drivers.agents import ANY_VIOLATION
+from prunecheck.sim.stats import sessions as sessions_module
+from prunecheck.sim.stats import survival as survival_module
+from prunecheck.sim.stats.sessions import (
     SessionEnd,
     SessionRecord,
     bootstrap_per_invocation,
     exact_interval,
     session_rate,
 )
-from prunecheck.sim.survival import kaplan_meier, logrank_greater
+from prunecheck.sim.stats.survival import kaplan_meier, logrank_greater
 
 
 def test_doctests() -> None:

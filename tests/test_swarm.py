@@ -10,9 +10,9 @@ from typing import Any
 from prunecheck.model.context import Role
 from prunecheck.model.policies import ContextView, FunctionPolicy, builtin_policy
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
-from prunecheck.sim.search import random_walk, search
-from prunecheck.sim.shape import Shape
-from prunecheck.sim.swarm import narrow, persisted_history, random_draw
+from prunecheck.sim.drivers.search import random_walk, search
+from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.drivers.swarm import narrow, persisted_history, random_draw
 
 SAFE = builtin_policy("unit_safe")
 

@@ -1,5 +1,5 @@
 """Tests of sweeps: plans, parallel runs, the results file, resuming
-(prunecheck.sim.sweep)."""
+(prunecheck.sim.sweeps.sweep)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from prunecheck.model.gates import Gate
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
-from prunecheck.sim.load import load_at
-from prunecheck.sim.sweep import Row, RunSpec, configs, plan, read_rows, run_sweep
+from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, read_rows, run_sweep
 
 HORIZON = 60.0
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim import trace_file
-from prunecheck.sim.cli import main
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.reproductions import trace_file
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

@@ -16,16 +16,16 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, incidents_of, loads
-from prunecheck.sim import under_test as ut
-from prunecheck.sim.cli import main
-from prunecheck.sim.cmd_report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
-from prunecheck.sim.explore import explore
-from prunecheck.sim.load import load_at
-from prunecheck.sim.loading import load_policy
-from prunecheck.sim.search import search
-from prunecheck.sim.shape import Shape
-from prunecheck.sim.simulator import simulate
-from prunecheck.sim.sweep import Row, plan, run_sweep
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.cli.report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
+from prunecheck.sim.drivers.explore import explore
+from prunecheck.sim.drivers.search import search
+from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.drivers.simulator import simulate
+from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.runtimes import under_test as ut
+from prunecheck.sim.sweeps.sweep import Row, plan, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "tests" / "corpus").glob("*.json"))

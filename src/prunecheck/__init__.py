@@ -26,8 +26,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from prunecheck.sim.adapters import list_policy
-    from prunecheck.sim.check import (
+    from prunecheck.sim.adapters.lists import list_policy
+    from prunecheck.sim.verdicts.check import (
         CheckResult,
         UnsafePolicy,
         Verdict,
@@ -36,12 +36,12 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
-    "CheckResult": "prunecheck.sim.check",
-    "UnsafePolicy": "prunecheck.sim.check",
-    "Verdict": "prunecheck.sim.check",
-    "assert_policy_safe": "prunecheck.sim.check",
-    "check_policy": "prunecheck.sim.check",
-    "list_policy": "prunecheck.sim.adapters",
+    "CheckResult": "prunecheck.sim.verdicts.check",
+    "UnsafePolicy": "prunecheck.sim.verdicts.check",
+    "Verdict": "prunecheck.sim.verdicts.check",
+    "assert_policy_safe": "prunecheck.sim.verdicts.check",
+    "check_policy": "prunecheck.sim.verdicts.check",
+    "list_policy": "prunecheck.sim.adapters.lists",
 }
 
 

@@ -1,5 +1,5 @@
 import sys
 
-from prunecheck.sim.cli import main
+from prunecheck.sim.cli.app import main
 
 sys.exit(main())

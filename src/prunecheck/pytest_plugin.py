@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from prunecheck.sim.check import CheckResult
+    from prunecheck.sim.verdicts.check import CheckResult
 
 __all__ = ["PrunecheckFixture", "prunecheck", "pytest_addoption"]
 
@@ -43,14 +43,14 @@ class PrunecheckFixture:
 
     def check(self, policy: Any, **options: Any) -> CheckResult:
         """:func:`prunecheck.check_policy` with the same arguments."""
-        from prunecheck.sim.check import check_policy
+        from prunecheck.sim.verdicts.check import check_policy
 
         return check_policy(policy, **options)
 
     def assert_safe(self, policy: Any, **options: Any) -> CheckResult:
         """Check ``policy``; fail the test with the minimal reproduction
         unless it is safe."""
-        from prunecheck.sim.check import failure_report
+        from prunecheck.sim.verdicts.check import failure_report
 
         result = self.check(policy, **options)
         if result.safe:

@@ -1,0 +1,348 @@
+"""User policies run in a cage: one worker process per policy, a pipe and a watchdog.
+
+A policy loaded from a user's module or file (list functions and the
+LangChain adapter included) never runs inside prunecheck's own process.
+:func:`caged` starts a worker (:mod:`.cage_worker`) that imports the policy
+and answers ``select`` calls; :class:`CagedPolicy` sends it a *copy* of the
+view and reads back a proposal, which the runtime validates again as if the
+policy had returned it directly.  A message the worker already holds is sent
+as its id only (messages are immutable: the same object is the same
+message), so a call costs about the messages that changed, not the context.
+So whatever a policy does —
+
+- exit (``sys.exit``, ``os._exit``), raise any ``BaseException``, crash,
+- hang or busy-loop (the watchdog stops it after its time limit),
+- exhaust memory (the worker runs under an address-space limit),
+- print (its standard output is prunecheck's standard error),
+- mutate what it is given, by any means (it holds a copy),
+
+— prunecheck reports it as that policy's :class:`PolicyError` (one
+paragraph naming the policy and what it did), never as a verdict, and the
+runtime's accounting cannot be touched.  A worker that hung or died stays
+dead: every later call fails at once with the first failure's words, so a
+search that shrinks a hang does not wait the time limit again and again.
+
+Built-in policies stay in-process (the fast path).  Set
+``PRUNECHECK_CAGE=0`` to run user policies in-process too (for a debugger);
+``PRUNECHECK_POLICY_MEMORY_MB`` sets the worker's memory limit (default
+4096; 0 for none).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from prunecheck.model.actions import Action, Clear, Summarize
+from prunecheck.model.context import Message
+from prunecheck.model.errors import PolicyError
+from prunecheck.model.policies import ContextView
+from prunecheck.model.provider import Provider
+
+__all__ = [
+    "LOAD_TIMEOUT",
+    "CagedPolicy",
+    "cage_enabled",
+    "caged",
+    "close_all",
+    "failed_for_good",
+]
+
+#: Seconds a policy's module may take to import in its worker.
+LOAD_TIMEOUT = 60.0
+#: Largest answer (bytes) a worker may send; a bigger one is the policy's error.
+_MAX_ANSWER = 64 * 2**20
+_HEADER = struct.Struct(">I")
+
+
+def cage_enabled() -> bool:
+    """Whether user policies run in a worker (``PRUNECHECK_CAGE`` is not ``0``)."""
+    return os.environ.get("PRUNECHECK_CAGE", "1") != "0"
+
+
+def _memory_limit() -> int:
+    text = os.environ.get("PRUNECHECK_POLICY_MEMORY_MB", "4096")
+    try:
+        return max(0, int(text)) * 2**20
+    except ValueError:
+        return 4096 * 2**20
+
+
+class _Dead(Exception):
+    """The worker is gone (exited, crashed, stopped by the watchdog)."""
+
+
+@dataclass(slots=True)
+class _Worker:
+    """One policy's worker process and its pipes; owned by one process."""
+
+    spec: str
+    proc: subprocess.Popen[bytes]
+    req: int
+    resp: int
+    name: str = ""
+    format: str | None = None
+    failure: PolicyError | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The messages the worker holds copies of, by id: the same (immutable)
+    #: object again is sent as its id only.
+    sent: dict[str, Message] = field(default_factory=dict)
+
+    # ------------------------------------------------------------ transport
+    def send(self, payload: bytes) -> None:
+        data = _HEADER.pack(len(payload)) + payload
+        try:
+            while data:
+                data = data[os.write(self.req, data):]
+        except OSError:
+            raise _Dead from None
+
+    def receive(self, timeout: float | None) -> dict[str, Any]:
+        """One answer; TimeoutError after ``timeout`` seconds, _Dead on EOF."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        head = self._exactly(_HEADER.size, deadline)
+        size = _HEADER.unpack(head)[0]
+        if size > _MAX_ANSWER:
+            self.stop()
+            raise PolicyError(f"policy {self.name!r}", f"answered with {size} bytes, over the "
+                              f"{_MAX_ANSWER // 2**20} MiB limit of one proposal.",
+                              "return message ids or actions, not data.")
+        try:
+            answer = json.loads(self._exactly(size, deadline))
+        except (ValueError, RecursionError):
+            answer = None
+        if not isinstance(answer, dict):
+            self.stop()
+            raise PolicyError(f"policy {self.name!r}", "its worker sent a malformed answer.",
+                              "a policy must not write to file descriptors it did not open.")
+        return answer
+
+    def _exactly(self, n: int, deadline: float | None) -> bytes:
+        chunks: list[bytes] = []
+        while n:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self.resp], [], [], wait)
+            if not ready:
+                raise TimeoutError
+            chunk = os.read(self.resp, min(n, 1 << 20))
+            if not chunk:
+                raise _Dead
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    # ------------------------------------------------------------ lifecycle
+    def how_it_ended(self) -> str:
+        try:
+            code = self.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        if code < 0:
+            try:
+                sig = signal.Signals(-code).name
+            except ValueError:
+                sig = f"signal {-code}"
+            extra = " (out of memory, or killed)" if sig == "SIGKILL" else ""
+            return f"its process was killed by {sig}{extra}"
+        return f"its process exited with status {code} (os._exit, or a crash)"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.close()
+
+    def close(self) -> None:
+        for fd in (self.req, self.resp):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.req = self.resp = -1
+        try:
+            self.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_WORKERS: dict[tuple[int, str], _Worker] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def _start(spec: str) -> _Worker:
+    req_r, req_w = os.pipe()
+    resp_r, resp_w = os.pipe()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    try:
+        stdout: int | None = sys.__stderr__.fileno() if sys.__stderr__ is not None else None
+    except (AttributeError, ValueError, OSError):
+        stdout = None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prunecheck.sim.adapters.cage_worker", str(req_r), str(resp_w)],
+        stdin=subprocess.DEVNULL, stdout=stdout, stderr=stdout, pass_fds=(req_r, resp_w),
+        env=env, start_new_session=True)
+    os.close(req_r)
+    os.close(resp_w)
+    worker = _Worker(spec, proc, req_w, resp_r)
+    subject = f"policy spec {spec!r}"
+    try:
+        worker.send(pickle.dumps((spec, list(sys.path), _memory_limit())))
+        hello = worker.receive(LOAD_TIMEOUT)
+    except TimeoutError:
+        worker.stop()
+        raise PolicyError(subject, f"importing it did not finish within {LOAD_TIMEOUT:g} s.",
+                          "a policy module must not block or loop at import time.") from None
+    except _Dead:
+        raise PolicyError(subject, f"importing it ended the process: {worker.how_it_ended()}.",
+                          "a policy module must not exit at import time.") from None
+    for key in ("error", "raised"):
+        if key in hello:
+            worker.close()
+            err = hello[key]
+            raise PolicyError(str(err.get("subject", subject)), str(err["rule"]),
+                              str(err.get("hint", "")))
+    worker.name = str(hello.get("name", spec))
+    fmt = hello.get("format")
+    worker.format = fmt if isinstance(fmt, str) else None
+    return worker
+
+
+def _worker(spec: str) -> _Worker:
+    key = (os.getpid(), spec)
+    with _REGISTRY_LOCK:
+        found = _WORKERS.get(key)
+        if found is None:
+            found = _WORKERS[key] = _start(spec)
+        return found
+
+
+def close_all() -> None:
+    """Stop every worker this process started (also run at exit)."""
+    with _REGISTRY_LOCK:
+        mine = [k for k in _WORKERS if k[0] == os.getpid()]
+        for key in mine:
+            _WORKERS.pop(key).close()
+
+
+atexit.register(close_all)
+
+
+def _actions(answer: dict[str, Any]) -> list[str | Action]:
+    out: list[str | Action] = [str(m) for m in answer.get("evict", ())]  # an id: evict
+    out.extend(Clear(str(m)) for m in answer.get("clear", ()))
+    for ids, tokens, text in answer.get("summarize", ()):
+        out.append(Summarize(tuple(str(m) for m in ids), int(tokens), str(text)))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CagedPolicy:
+    """A user policy served by its worker process (see the module docs).
+
+    Attributes
+    ----------
+    spec: the spec it was loaded from; the worker loads it again from this.
+    name: the policy's name, as its worker reports it.
+    format: for a list function, the provider format of its messages.
+    timeout: seconds one call may take (0: no limit).
+    """
+
+    spec: str
+    name: str
+    format: Provider | None = None
+    timeout: float = 10.0
+
+    def with_timeout(self, timeout: float) -> CagedPolicy:
+        return CagedPolicy(self.spec, self.name, self.format, timeout)
+
+    def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
+        worker = _worker(self.spec)
+        with worker.lock:
+            answer = self._ask(worker, view, need)
+        if answer is None:  # one raise site: a search sees the same failure every time
+            failure = worker.failure
+            assert failure is not None
+            raise PolicyError(failure.subject, failure.rule, failure.hint)
+        subject = f"policy {self.name!r}"
+        if "raised" in answer:
+            raised = answer["raised"]
+            raise PolicyError(subject, str(raised.get("rule", "failed.")),
+                              str(raised.get("hint", "")))
+        try:
+            return _actions(answer)
+        except (TypeError, ValueError):
+            raise PolicyError(subject, "its worker sent a malformed answer.") from None
+
+    def _ask(self, worker: _Worker, view: ContextView, need: int) -> dict[str, Any] | None:
+        """The worker's answer, or None when it has failed for good (then
+        ``worker.failure`` says how; later calls fail at once)."""
+        if worker.failure is not None:
+            return None
+        subject = f"policy {self.name!r}"
+        messages = tuple(view.messages)
+        sent = worker.sent
+        delta = [m.id if sent.get(m.id) is m else m for m in messages]
+        worker.sent = {m.id: m for m in messages}
+        payload = pickle.dumps((delta, frozenset(view.pending_calls), view.budget,
+                                view.used, view.now, view.turn, need),
+                               protocol=pickle.HIGHEST_PROTOCOL)
+        what = f"select(view, need={need})"
+        try:
+            worker.send(payload)
+            return worker.receive(self.timeout if self.timeout > 0 else None)
+        except TimeoutError:
+            worker.stop()
+            worker.failure = PolicyError(
+                subject, f"{what} did not return within {self.timeout:g} s (context of "
+                f"{len(messages)} messages); its process was stopped, so later calls fail at "
+                "once.",
+                "make select() faster or raise --policy-timeout.")
+        except _Dead:
+            worker.failure = PolicyError(
+                subject, f"{what} did not return: {worker.how_it_ended()}; later calls fail "
+                "at once.",
+                "a policy must return its proposal, never end the process.")
+            worker.close()
+        except PolicyError as exc:
+            worker.failure = exc
+        return None
+
+
+def failed_for_good(policy: object) -> bool:
+    """Whether ``policy`` is caged and its worker hung or died (every later
+    call fails at once): drivers stop instead of retrying or shrinking."""
+    for _ in range(4):  # look through wrappers (a guard, check's tripwire)
+        if isinstance(policy, CagedPolicy):
+            break
+        policy = getattr(policy, "inner", None)
+    if not isinstance(policy, CagedPolicy):
+        return False
+    found = _WORKERS.get((os.getpid(), policy.spec))
+    return found is not None and found.failure is not None
+
+
+def caged(spec: str, timeout: float = 10.0) -> CagedPolicy:
+    """The policy ``spec`` names, loaded in its own worker process.
+
+    Raises
+    ------
+    PolicyError
+        if the spec cannot be loaded (the worker's words), or importing it
+        exits, crashes or hangs.
+    """
+    worker = _worker(spec)
+    fmt = Provider(worker.format) if worker.format else None
+    return CagedPolicy(spec, worker.name, fmt, timeout)

@@ -1,0 +1,175 @@
+"""The far side of the cage: a process that loads one user policy and answers
+``select`` calls over a pipe.
+
+Started by :mod:`.cage` as ``python -m prunecheck.sim.adapters.cage_worker REQ RESP``
+with REQ and RESP the pipe descriptors to read requests from and write
+answers to.  Its standard output is the parent's standard error, so whatever
+the policy prints never reaches prunecheck's own output.
+
+Protocol: each message is a 4-byte big-endian length and a payload.  The
+parent sends pickles (it is trusted); the worker answers in JSON only, so
+nothing a policy returns can run code in the parent when it is read.
+
+- hello ``(spec, sys_path, memory_bytes)`` → ``{"name", "format"}`` or
+  ``{"error": {"subject", "rule", "hint"}}``
+- call ``(messages, pending_calls, budget, used, now, turn, need)``, where a
+  message the worker received in the previous call comes as its id only →
+  ``{"evict": [...], "clear": [...], "summarize": [[ids, tokens, text], ...]}``
+  or ``{"error": ...}``.
+
+Whatever the policy raises — any ``BaseException``, ``SystemExit`` and
+``KeyboardInterrupt`` included — is answered as an error; the worker stays
+alive.  ``os._exit``, a crash or a hang end it; the parent tells those apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import struct
+import sys
+from collections.abc import Container
+from typing import Any
+
+__all__ = ["die_with_parent", "main"]
+
+_HEADER = struct.Struct(">I")
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (a no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _read(fd: int) -> bytes | None:
+    def exactly(n: int) -> bytes | None:
+        chunks, left = [], n
+        while left:
+            chunk = os.read(fd, left)
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    head = exactly(_HEADER.size)
+    if head is None:
+        return None
+    return exactly(_HEADER.unpack(head)[0])
+
+
+def _write(fd: int, payload: dict[str, Any]) -> None:
+    data = json.dumps(payload).encode()
+    data = _HEADER.pack(len(data)) + data
+    while data:
+        data = data[os.write(fd, data):]
+
+
+class _Anything(Container[str]):
+    """Every id is known here; the parent checks ids against its context."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def _error(subject: str, rule: str, hint: str = "") -> dict[str, Any]:
+    return {"error": {"subject": subject, "rule": rule, "hint": hint}}
+
+
+def _raised(exc: BaseException, what: str) -> dict[str, Any]:
+    kind = type(exc).__name__
+    if isinstance(exc, SystemExit):
+        rule = f"{what} called sys.exit({exc.code!r})."
+        hint = "a policy must return its proposal, never exit the process."
+    else:
+        text = str(exc)
+        rule = f"{what} raised {kind}" + (f": {text[:500]}." if text else ".")
+        hint = "fix the policy; prunecheck records this as a policy error, not a verdict."
+    return {"raised": {"rule": rule, "hint": hint}}
+
+
+def _limit_memory(limit: int) -> None:
+    if limit <= 0:
+        return
+    try:
+        import resource
+
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _serve(req: int, resp: int) -> int:
+    hello = _read(req)
+    if hello is None:
+        return 0
+    spec, path, memory = pickle.loads(hello)
+    sys.path[:] = list(path)
+    from prunecheck.model.actions import proposal_from
+    from prunecheck.model.errors import PolicyError
+    from prunecheck.model.policies import ContextView
+    from prunecheck.sim.adapters.loader import load_local
+
+    try:
+        policy = load_local(spec)
+    except PolicyError as exc:
+        _write(resp, _error(exc.subject, exc.rule, exc.hint))
+        return 0
+    except BaseException as exc:
+        _write(resp, _raised(exc, f"importing the policy of {spec!r}"))
+        return 0
+    fmt = getattr(policy, "format", None)
+    name = str(getattr(policy, "name", spec))
+    _write(resp, {"name": name, "format": getattr(fmt, "value", None)})
+    _limit_memory(memory)
+    anything = _Anything()
+    held: dict[str, Any] = {}  # the messages of the last call, by id
+    while True:
+        request = _read(req)
+        if request is None:
+            return 0
+        delta, pending, budget, used, now, turn, need = pickle.loads(request)
+        messages = tuple(held[m] if isinstance(m, str) else m for m in delta)
+        held = {m.id: m for m in messages}
+        view = ContextView.__new__(ContextView)
+        view.messages, view.pending_calls, view.budget = messages, pending, budget
+        view.used, view.now, view.turn = used, now, turn
+        try:
+            proposal = proposal_from(policy.select(view, need), anything, name, 0)
+            answer: dict[str, Any] = {
+                "evict": list(proposal.evict), "clear": list(proposal.clear),
+                "summarize": [[list(g.message_ids), g.tokens, str(g.text)]
+                              for g in proposal.summarize]}
+        except PolicyError as exc:
+            answer = {"raised": {"rule": exc.rule, "hint": exc.hint}}
+        except BaseException as exc:
+            answer = _raised(exc, f"select(view, need={need})")
+        try:
+            _write(resp, answer)
+        except MemoryError:
+            _write(resp, {"raised": {"rule": "returned more than the worker could encode "
+                                             "within its memory limit.", "hint": ""}})
+
+
+def main(argv: list[str]) -> int:
+    """Serve one policy until the parent closes the request pipe."""
+    die_with_parent()
+    req, resp = int(argv[0]), int(argv[1])
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the policy's stdin
+    return _serve(req, resp)
+
+
+if __name__ == "__main__":
+    os._exit(main(sys.argv[1:]))

@@ -1,0 +1,59 @@
+"""A guarded policy for the adversarial search whose time limit drops once
+one call has hung, and the error that names the hang.
+
+The search shrinks a failing run by re-running many variants; without this,
+a policy that hangs would cost its whole time limit on each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prunecheck.model.actions import Action
+from prunecheck.model.errors import PolicyError
+from prunecheck.model.policies import ContextView, Policy
+from prunecheck.sim.adapters.loader import guarded
+
+__all__ = ["AFTER_HANG", "Tripwire", "search_error"]
+
+
+class Tripwire:
+    """A guarded policy whose time limit drops to ``AFTER_HANG`` seconds
+    once a call has hung.
+
+    The search shrinks a failing run by re-running many variants; without
+    this, a policy that hangs would cost its whole time limit on each one.
+    ``first`` keeps the first error, with the time limit the user gave.
+    """
+
+    __slots__ = ("first", "inner", "name", "timeout")
+
+    def __init__(self, inner: Policy, timeout: float) -> None:
+        self.inner = inner
+        self.timeout = timeout
+        self.name: str = getattr(inner, "name", "policy")
+        self.first: PolicyError | None = None
+
+    def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
+        hung = self.first is not None and "did not return within" in self.first.rule
+        limit = min(self.timeout, AFTER_HANG) if hung else self.timeout
+        try:
+            return guarded(self.inner, limit).select(view, need)
+        except PolicyError as exc:
+            self.first = self.first or exc
+            raise
+
+
+#: Seconds a policy call may take in the search once one call has hung.
+AFTER_HANG = 0.05
+
+
+def search_error(exc: PolicyError, tripwire: Tripwire) -> PolicyError:
+    """The search's error, naming the step of its shrunk run, with the
+    first error's words (a hang's words name the user's time limit)."""
+    first = tripwire.first
+    if first is None:
+        return exc
+    if " at step " in exc.subject and "did not return within" in first.rule:
+        return PolicyError(exc.subject, first.rule, first.hint)
+    return exc if " at step " in exc.subject else first

@@ -1,0 +1,150 @@
+"""The ``prunecheck`` command line: one module per subcommand.
+
+Each subcommand lives in ``prunecheck.sim.cli.<name>`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to a
+function ``(args) -> int``.  Modules are imported only when present, so a
+command's heavy imports (matplotlib, Hypothesis) cost nothing elsewhere.
+
+Exit status: 0 success / no violation, 1 a violation or regression found,
+2 bad input (printed as one paragraph, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+
+from prunecheck.model.errors import PrunecheckError
+
+__all__ = ["COMMANDS", "main", "plain", "version"]
+
+#: Subcommands in the order ``--help`` lists them.
+COMMANDS = (
+    "report",
+    "sweep",
+    "search",
+    "explore",
+    "replay",
+    "validate",
+    "check",
+    "regress",
+    "baseline",
+    "policies",
+)
+
+
+def version() -> str:
+    """prunecheck's version: the installed distribution's (pyproject.toml is
+    its one source)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("prunecheck")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+_ROLE = re.compile(r":[a-z]+:`~?\.?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain(text: str) -> str:
+    """Help text without reStructuredText markup: ``x`` and :mod:`x` print as x.
+
+    >>> plain("see ``prunecheck report`` and :mod:`.adapters`")
+    'see prunecheck report and adapters'
+    """
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with errors in the project's one-paragraph form (exit 2)
+    and help in plain text."""
+
+    def format_help(self) -> str:
+        return plain(super().format_help())
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> object:
+        # A type function that raises our own error (e.g. --levels) is a bad argument.
+        try:
+            return super()._get_value(action, arg_string)
+        except PrunecheckError as exc:
+            raise argparse.ArgumentError(action, exc.rule.rstrip(".")) from None
+
+    def format_usage(self) -> str:
+        return plain(super().format_usage())
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(
+            2,
+            f"{self.prog}: bad command-line argument: {message}. "
+            f"Hint: run '{self.prog} --help' for usage and an example.\n",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="prunecheck",
+        description=(
+            "Check context-pruning policies of LLM agent runtimes against the "
+            "commit-boundary invariant: simulate, search, explore, replay."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"prunecheck {version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"prunecheck.sim.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"prunecheck.sim.cli.{name}":
+                raise
+            continue
+        module.register(sub)
+    _framework_epilog(sub.choices)
+    return parser
+
+
+def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
+    """Every command's --help names the framework trimmer spec syntax."""
+    from prunecheck.sim.adapters.frameworks import ADAPTERS
+
+    words = ("framework trimmers are POLICY specs too: ADAPTER:key=value,... with ADAPTER "
+             f"one of {', '.join(ADAPTERS)}; 'prunecheck policies' lists every setting.")
+    for parser in parsers.values():
+        parser.epilog = (parser.epilog or "").rstrip("\n") + "\n\n" + textwrap.fill(words, 79)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a bad argument (already printed)
+        return exc.code if isinstance(exc.code, int) else 2
+    if not getattr(args, "func", None):
+        print(f"prunecheck: no command given; commands: {', '.join(COMMANDS)}. Hint: run "
+              "'prunecheck --help' for what each does, or 'prunecheck COMMAND --help'.",
+              file=sys.stderr)
+        return 2
+    try:
+        status: int = args.func(args)
+    except PrunecheckError as exc:
+        print(f"prunecheck {args.command}: {exc.paragraph()}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # stdout closed early (e.g. piped into head): not an error
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print(f"prunecheck {args.command}: interrupted.", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

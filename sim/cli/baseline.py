@@ -1,0 +1,102 @@
+"""``prunecheck baseline --out FILE``: record a runtime's incident rates.
+
+Runs the fixed, seeded scenario suite (simulated runs at a few load levels ×
+seeds) for one policy in one runtime, replays the reproduction corpus under
+the runtime's knobs, and writes both to FILE for ``prunecheck regress``.
+The file is rewritten after every run, so an interrupted or failed baseline
+keeps what finished (marked incomplete; ``regress`` refuses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
+from prunecheck.sim.cli.argtypes import seconds
+from prunecheck.sim.cli.check import add_runtime_arguments, add_suite_arguments, runtime_config
+from prunecheck.sim.cli.formats import add_format_argument, provider_default, with_format
+from prunecheck.sim.verdicts.check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
+from prunecheck.sim.verdicts.regress import (
+    Baseline,
+    Recorder,
+    Suite,
+    corpus_paths,
+    error_of,
+    run_corpus,
+    run_suite,
+    write_baseline,
+)
+
+__all__ = ["DEFAULT_CORPUS", "default_corpus", "register", "run"]
+
+#: Where the reproduction corpus lives in a checkout.
+DEFAULT_CORPUS = "tests/corpus"
+
+EXAMPLE = """\
+examples:
+  prunecheck baseline --out baseline.json --policy lowest_salience --gate commit
+  prunecheck baseline --out b.json --policy mypkg.trim:select --check-at after_batch \\
+      --levels 0.2,0.6,1 --seeds 1-5 --corpus tests/corpus
+
+then, after changing the runtime:
+  prunecheck regress --baseline baseline.json --gate none     # flags the weaker runtime
+exit status: 0 written, 2 bad input or a policy error (the finished runs are kept in FILE,
+marked incomplete).
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("baseline", help="record a runtime's incident rates for regress",
+                       description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, metavar="FILE", help="baseline JSON to write")
+    p.add_argument("--policy", default="lowest_salience",
+                   help="policy spec (default lowest_salience)")
+    add_format_argument(p)
+    add_runtime_arguments(p, RuntimeConfig())
+    add_suite_arguments(p)
+    p.add_argument("--corpus", metavar="DIR", help=f"reproduction traces to replay (default "
+                   f"{DEFAULT_CORPUS} when it exists)")
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    p.set_defaults(func=run)
+
+
+def default_corpus(given: str | None) -> str | None:
+    """``given``, else the checkout's corpus folder if there is one."""
+    if given is not None:
+        return given
+    return DEFAULT_CORPUS if Path(DEFAULT_CORPUS).is_dir() else None
+
+
+def run(args: argparse.Namespace) -> int:
+    args.policy = with_format(args.policy, args.format)
+    config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))
+    suite = Suite(args.levels or DEFAULT_LEVELS, args.seeds or DEFAULT_SEEDS,
+                  args.horizon or DEFAULT_HORIZON)
+    folder = default_corpus(args.corpus)
+    paths = corpus_paths(folder)
+    policy = guarded(load_policy(args.policy), args.policy_timeout)
+    out = args.out
+    recorder = Recorder(Baseline(args.policy, config, suite, corpus_dir=folder),
+                        lambda b: write_baseline(b, out))
+    for item in run_suite(args.policy, policy, config, suite):
+        recorder.add(item)
+    error = error_of(recorder.runs)
+    corpus = run_corpus(paths, config, timeout=args.policy_timeout) if error is None else []
+    final = recorder.finish(corpus, complete=error is None)
+    invocations = sum(r.invocations for r in final.runs)
+    sessions = sum(len(r.sessions) for r in final.runs)
+    print(f"baseline {out}: policy {args.policy}, gate {config.gate}, checks {config.check_at}; "
+          f"{len(final.runs)} of {suite.size()} runs, {sessions} sessions, {invocations} "
+          "invocations; "
+          f"{len(final.corpus)} corpus trace(s)")
+    if error is not None:
+        print(f"prunecheck baseline: {error} (the {len(final.runs)} finished run(s) are in "
+              f"{out}, marked incomplete; regress will refuse it)", file=sys.stderr)
+        return 2
+    return 0

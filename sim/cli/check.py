@@ -1,0 +1,208 @@
+"""``prunecheck check POLICY``: is this policy safe as it is?
+
+Runs the fixed, seeded scenario suite and the adversarial search (see
+:mod:`.check`), prints a table of the scenarios, the verdict and — when
+unsafe — the minimal reproduction step by step.  Also holds the runtime and
+suite arguments that ``baseline`` and ``regress`` share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.provider import Provider
+from prunecheck.model.runtime import CheckAt, RuntimeConfig
+from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT
+from prunecheck.sim.cli.argtypes import integer, natural, seconds
+from prunecheck.sim.cli.formats import FORMAT_HELP, list_format
+from prunecheck.sim.cli.limits import add_time_limit, exit_status, parse_positive_int
+from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
+from prunecheck.sim.support.progress import progress_for
+from prunecheck.sim.verdicts.check import (
+    DEFAULT_HORIZON,
+    DEFAULT_LEVELS,
+    DEFAULT_MAX_EVENTS,
+    DEFAULT_SEEDS,
+    CheckResult,
+    Verdict,
+    check_policy,
+)
+
+__all__ = [
+    "add_runtime_arguments",
+    "add_suite_arguments",
+    "parse_levels",
+    "parse_seeds",
+    "register",
+    "run",
+    "runtime_config",
+]
+
+EXAMPLE = """\
+examples:
+  prunecheck check lowest_salience
+  prunecheck check --format openai examples/openai_keep_last.py:trim --out repro/
+  prunecheck check --format openai examples/openai_commit_boundary.py:trim
+  prunecheck check --langchain "strategy=last,start_on=human,include_system=true"
+  prunecheck check mypkg.trim:select --gate commit --check-at after_batch
+
+A list function trim(messages) -> messages is checked with --format: it gets the
+context as OpenAI Chat Completions or Anthropic Messages dicts (and max_tokens /
+token_counter if its signature names them); what it drops is evicted.  Its
+provider's request rules and error texts apply unless --provider says otherwise.
+
+Where the runtime fires its budget check decides what a policy ever sees.
+Without --check-at, every placement is checked (after every append, after a
+batch completes, only before model calls) and one table shows each verdict; the
+verdict line says which runtime it holds for, e.g. "safe if your runtime trims
+only before model calls; UNSAFE if it trims after every append: reproduction
+below".  With --check-at, only that runtime is checked.  --out DIR gets the first
+unsafe placement's reproduction bundle; each other unsafe placement's goes to
+DIR/<placement>/.
+
+Each generated run draws its own shape (batches up to 8 calls, sessions up to
+12 turns, resumed histories of up to 16 turns, outputs larger than the budget,
+several results streaming at once); each simulated scenario is capped at
+--max-events events (a capped scenario says so).  On a terminal, progress is
+shown on stderr.  --time-limit stops the check with what it covered (the limit
+is checked between scenarios and between search runs; a scenario is bounded by
+--max-events).
+
+exit status:
+  0  safe (without --check-at: safe at every placement)
+  1  unsafe (without --check-at: unsafe at one placement or more — the verdict
+     line names the placements that are safe), with a minimal reproduction; also
+     when the time limit stopped the check after a violation was found
+  2  bad input, or a policy that raised, hung, returned garbage or mutated its
+     input (finished scenarios are printed first)
+  3  out of time: --time-limit came before any violation and before the check
+     finished; no verdict (what was covered is printed)
+"""
+
+def parse_levels(text: str) -> tuple[float, ...]:
+    """``0.2,0.6,1`` → load levels in [0, 1]; ConfigError if malformed."""
+    try:
+        levels = tuple(float(p) for p in text.split(",") if p.strip())
+    except ValueError:
+        raise ConfigError(f"--levels {text!r}", "must be numbers separated by commas.",
+                          "for example --levels 0.2,0.6,1.") from None
+    if not levels or any(not 0.0 <= x <= 1.0 for x in levels):
+        raise ConfigError(f"--levels {text!r}", "must be load levels between 0 and 1.",
+                          "for example --levels 0.2,0.6,1.")
+    return levels
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """``1,2,3`` or ``1-5`` → seeds; ConfigError if malformed."""
+    seeds: list[int] = []
+    try:
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            low, dash, high = part.partition("-")
+            seeds.extend(range(int(low), int(high) + 1) if dash else [int(part)])
+    except ValueError:
+        raise ConfigError(f"--seeds {text!r}", "must be integers or ranges like 1-5.",
+                          "for example --seeds 1,2,3 or --seeds 1-5.") from None
+    if not seeds:
+        raise ConfigError(f"--seeds {text!r}", "names no seed.", "for example --seeds 1-3.")
+    return tuple(dict.fromkeys(seeds))
+
+
+def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("scenario suite")
+    group.add_argument("--levels", type=parse_levels, metavar="L,L",
+                       help="load levels (default " + ",".join(map(str, DEFAULT_LEVELS)) + ")")
+    group.add_argument("--seeds", type=parse_seeds, metavar="S,S|A-B",
+                       help="seeds (default " + ",".join(map(str, DEFAULT_SEEDS)) + ")")
+    group.add_argument("--horizon", type=seconds, metavar="SECONDS",
+                       help=f"simulated seconds per run (default {DEFAULT_HORIZON:g})")
+    group.add_argument("--max-events", type=parse_positive_int("--max-events"),
+                       default=DEFAULT_MAX_EVENTS, metavar="N",
+                       help=f"events one scenario may apply before it is capped (default "
+                       f"{DEFAULT_MAX_EVENTS})")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("check", help="is this policy (or trim function) safe as it is?",
+                       description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("policy", nargs="?", help="policy spec: built-in name, module:attr or "
+                   "file.py:attr (with --format: a trim(messages) function)")
+    p.add_argument("--format", choices=[m.value for m in Provider], help=FORMAT_HELP)
+    p.add_argument("--langchain", metavar="SETTINGS",
+                   help="check LangChain's trim_messages with these settings, e.g. "
+                   "'strategy=last,start_on=human' (needs prunecheck[langchain])")
+    add_runtime_arguments(p, RuntimeConfig())
+    add_suite_arguments(p)
+    p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")
+    p.add_argument("--max-examples", type=natural, default=200, metavar="N",
+                   help="runs of the adversarial search (0: none; default 200)")
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--out", metavar="DIR", help="write the reproduction bundle here if unsafe "
+                   "(a new folder)")
+    p.add_argument("--force", action="store_true",
+                   help="let --out overwrite a folder that already holds files")
+    p.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    add_time_limit(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.langchain is not None:
+        if args.policy:
+            raise ConfigError("--langchain", "checks LangChain's trimmer; it takes no POLICY.",
+                              "drop POLICY or drop --langchain.")
+        spec = f"langchain:{args.langchain}"
+    elif args.policy:
+        spec = args.policy
+    else:
+        raise ConfigError("POLICY", "is missing.", "give a policy spec, e.g. "
+                          "'prunecheck check lowest_salience', or --langchain SETTINGS.")
+    if args.out:  # refuse a bad --out before any work (exit 2)
+        from prunecheck.sim.reproductions.bundle import check_out
+
+        check_out(Path(args.out), force=args.force)
+    fmt = args.format or list_format(spec)
+    base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
+    config = runtime_config(args, base)
+    placements = (config.check_at,) if args.check_at is not None else None
+    result = check_policy(
+        spec, format=args.format, config=config,
+        levels=args.levels or DEFAULT_LEVELS, seeds=args.seeds or DEFAULT_SEEDS,
+        horizon=args.horizon or DEFAULT_HORIZON, seed=args.seed,
+        max_examples=args.max_examples, timeout=args.policy_timeout,
+        placements=placements or tuple(CheckAt), time_limit=args.time_limit,
+        max_events=args.max_events, progress=progress_for(args.time_limit))
+    failed = result.error is not None
+    bundles = _bundles(result, args.out, args.force) if not failed and args.out else {}
+    if args.quiet:
+        if not failed:
+            print(result.verdict_line(bundles))
+    else:
+        sys.stdout.write(result.summary(verdict=False))
+        if not failed:
+            print(result.verdict_line(bundles))
+        for p in result.placements or (result,):
+            if p.reproduction is not None and not failed:
+                where = (f" (checks {p.config.check_at})" if len(result.placements) > 1
+                         else "")
+                sys.stdout.write(f"\nminimal reproduction{where}:\n" + p.narrative)
+    if failed:
+        print(f"prunecheck check: {result.error}", file=sys.stderr)
+    for placement, folder in bundles.items():
+        print(f"reproduction bundle ({placement}) written to {folder}")
+    return exit_status(result.verdict)
+
+
+def _bundles(result: CheckResult, out: str, force: bool) -> dict[str, Path]:
+    """Write each unsafe placement's reproduction: the first one's to
+    ``out``, each other's to ``out/<placement>/``."""
+    unsafe = [p for p in result.placements or (result,)
+              if p.verdict is Verdict.UNSAFE and p.reproduction is not None]
+    return {str(p.config.check_at): p.bundle(Path(out) / str(p.config.check_at) if i else out,
+                                             force=force)
+            for i, p in enumerate(unsafe)}

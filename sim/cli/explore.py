@@ -1,0 +1,127 @@
+"""``prunecheck explore``: exhaustive breadth-first exploration of every event
+interleaving of a small configuration; writes a shortest counterexample as a
+reproduction bundle, or says that there is none up to the depth."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.sim.cli.argtypes import count, natural
+from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
+from prunecheck.sim.cli.search import (
+    add_runtime_arguments,
+    add_shape_arguments,
+    check_out_arg,
+    config_from_args,
+    parse_target,
+    policy_from_args,
+    report_counterexample,
+    shape_from_args,
+    spec_from_args,
+)
+from prunecheck.sim.drivers.explore import MAX_STATES
+from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.support.progress import progress_for
+
+__all__ = ["register", "run"]
+
+EXAMPLE = f"""\
+example:
+  prunecheck explore --policy lowest_salience --depth 6 --out repro/
+  prunecheck explore --policy unit_safe --gate none --depth 8
+  prunecheck explore --policy recency --gate commit --depth 9 --max-states 500000
+
+Every history opens as a real session does (system prompt, then the user's
+first message); --depth counts the events after that opening.  Budget checks
+fire only where --check-at puts them.  The default runtime is check's and
+search's (budget 32000), but not the shape: explore enumerates every
+interleaving, so its default shape is small enough for that — the opening user
+message, 1 assistant text, up to 2 batches of up to 2 calls, 2 chunks per
+stream, sizes as a share of --budget — while search and check draw runs from a
+much wider one (batches of 8 calls, 12 turns, outputs over the budget).  Its
+counterexample is the shortest within its own shape; one of search's can be
+shorter when it uses sizes this shape lacks.  States are canonical (ids renamed,
+interchangeable calls sorted) and remembered as 64-bit fingerprints (about
+20-30 bytes a state, as TLC does); a counterexample is rebuilt by replaying its
+path.  The probability that two states explored share a fingerprint,
+n(n-1)/2^65, is printed.  Capped at --max-states (default {MAX_STATES}); a
+capped run says how deep it got and proves nothing beyond.  A list function is
+explored with --format.  On a terminal, progress is shown on stderr.
+
+exit status: 0 no violation up to the depth, 1 a counterexample, 2 bad input,
+3 out of time: --time-limit came before the depth and before any violation; no
+verdict (the depth explored completely is printed).
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("explore", help="exhaustive bounded exploration of event interleavings",
+                       description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_runtime_arguments(p)
+    p.add_argument("--depth", type=natural, required=True, metavar="N",
+                   help="longest event sequence to explore")
+    p.add_argument("--max-states", type=count, default=MAX_STATES, metavar="N",
+                   help=f"stop after this many distinct states (default {MAX_STATES})")
+    add_shape_arguments(p, Shape.small())
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from prunecheck.sim.drivers.explore import explore
+
+    config = config_from_args(args)
+    target = parse_target(args.target)
+    check_out_arg(args)
+    shape = shape_from_args(args, Shape.small)
+    if args.depth < 1:
+        raise ConfigError("--depth", f"must be at least 1, got {args.depth}.")
+    if args.max_states < 1:
+        raise ConfigError("--max-states", f"must be at least 1, got {args.max_states}.")
+    policy = policy_from_args(args)
+    spec = spec_from_args(args)
+    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    bar = progress_for(args.time_limit)
+    bar.start(args.depth, "levels")
+
+    def tell(level: int, states: int) -> None:
+        bar.step(f"explore {spec}: depth {level + 1} of {args.depth}, {states} states")
+
+    try:
+        result = explore(spec, config, depth=args.depth, shape=shape, policy=policy,
+                         target=target, max_states=args.max_states, deadline=deadline,
+                         progress=tell)
+    finally:
+        bar.close()
+    print(f"prunecheck explore: {result.states} states, {result.transitions} transitions, "
+          f"depth {result.depth_reached} reached ({result.seconds:.1f} s; checks "
+          f"{config.check_at}, provider {config.provider}, retries {config.max_retries} "
+          f"({config.retry})).")
+    print(f"  {result.states_per_second:,.0f} states/s; {result.bytes_per_state:.0f} bytes a "
+          f"state; fingerprint collision probability {result.collision_probability:.1e} "
+          "(n(n-1)/2^65).")
+    print(f"  shape: up to {shape.max_batches} batch(es) of up to {shape.max_calls} call(s), "
+          f"{shape.max_chunks} chunk(s) a stream, {shape.max_users} user message(s) — "
+          "enumerable, so smaller than the one search and check draw from (a counterexample "
+          "of theirs can be shorter).")
+    if result.counterexample is not None:
+        lead = (f"shortest counterexample ({len(result.counterexample.events)} events)")
+        report_counterexample(result.counterexample, result.incidents, policy, args.out, lead,
+                              force=args.force)
+        return 1
+    what = "/".join(sorted(target)) if target else "violation"
+    if result.timed_out:
+        print(f"out of time at --time-limit {args.time_limit:g} s: no {what} in the "
+              f"{result.states} states seen, but only depth {result.depth_reached} of "
+              f"{args.depth} was explored completely; no verdict.")
+        return EXIT_OUT_OF_TIME
+    if result.capped:
+        print(f"stopped at --max-states {args.max_states}: no {what} in the {result.states} "
+              f"states seen, but only depth {result.depth_reached} of {args.depth} was "
+              "explored completely. Raise --max-states or shrink the shape for a proof.")
+        return 0
+    print(f"no {what} in {result.states} states up to depth {args.depth}.")
+    return 0

@@ -1,0 +1,65 @@
+"""``--format`` on every command that takes a policy: a list function
+``trim(messages)`` in OpenAI or Anthropic format, and its provider's rules.
+
+A spec ``file.py:trim`` with ``--format openai`` is the same as the spec
+``file.py:trim@openai``; a list function's own provider (its format;
+OpenAI's for a framework adapter such as ``langchain:…``) applies unless
+``--provider`` says otherwise, so a reproduction shows the error texts its
+runtime would see.
+
+Examples
+--------
+>>> with_format("my_trim.py:trim", "openai")
+'my_trim.py:trim@openai'
+>>> list_format("my_trim.py:trim@anthropic"), list_format("lowest_salience")
+('anthropic', None)
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from prunecheck.model.provider import Provider
+from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.sim.adapters.frameworks import is_framework_spec
+
+__all__ = ["FORMAT_HELP", "add_format_argument", "list_format", "provider_default",
+           "with_format"]
+
+FORMAT_HELP = ("the policy is a list function trim(messages) over this provider's message "
+               "dicts (same as a spec ending in @openai or @anthropic); its provider's rules "
+               "and error texts apply unless --provider is given")
+
+
+def add_format_argument(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """``--format openai|anthropic``."""
+    parser.add_argument("--format", choices=[p.value for p in Provider], default=None,
+                        help=(what or FORMAT_HELP))
+
+
+def with_format(spec: str, fmt: str | None) -> str:
+    """``spec`` naming a list function of format ``fmt`` (unchanged if
+    ``fmt`` is None, the spec already names a format, or is LangChain's)."""
+    if not fmt or is_framework_spec(spec) or "@" in spec.rpartition(":")[2]:
+        return spec
+    if ":" not in spec:
+        return spec  # a built-in: not a list function; loading says so
+    return f"{spec}@{fmt}"
+
+
+def list_format(spec: str) -> str | None:
+    """The message format of a list-function spec (``…@openai``; a
+    framework adapter's, ``langchain:…`` or ``autogen:…``, is OpenAI's), or
+    None for any other policy."""
+    if is_framework_spec(spec):
+        return Provider.OPENAI.value
+    tail = spec.rpartition(":")[2]
+    fmt = tail.rpartition("@")[2] if "@" in tail else None
+    return fmt if fmt in {p.value for p in Provider} else None
+
+
+def provider_default(base: RuntimeConfig, spec: str) -> RuntimeConfig:
+    """``base`` with the provider of the spec's list format, if it has one."""
+    fmt = list_format(spec)
+    return replace(base, provider=Provider(fmt)) if fmt else base

@@ -1,0 +1,135 @@
+"""``prunecheck regress --baseline FILE``: did a runtime change make things worse?
+
+Re-runs the baseline's scenario suite with the runtime as it is now (knobs
+left out keep the baseline's values) and replays the reproduction corpus,
+then compares, class by class, the share of *sessions* that met the class
+with a one-sided Fisher exact test and a minimum-effect guard, and the time
+to the first violation with a log-rank test (see :mod:`.regress`), and
+prints a table of what changed.  Exit 1 on a significant regression, or
+when a corpus trace now shows violations it did not show before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
+from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio, seconds
+from prunecheck.sim.cli.baseline import default_corpus
+from prunecheck.sim.cli.check import add_runtime_arguments, runtime_config
+from prunecheck.sim.cli.formats import add_format_argument, with_format
+from prunecheck.sim.verdicts.regress import (
+    Baseline,
+    Recorder,
+    compare,
+    corpus_paths,
+    error_of,
+    read_baseline,
+    run_corpus,
+    run_suite,
+    write_baseline,
+)
+
+__all__ = ["register", "run"]
+
+EXAMPLE = """\
+examples:
+  prunecheck baseline --out baseline.json --policy lowest_salience --gate commit
+  prunecheck regress --baseline baseline.json                 # unchanged: exit 0
+  prunecheck regress --baseline baseline.json --gate none     # weakened: exit 1
+  prunecheck regress --baseline b.json --policy mypkg.trim:select_v2 --out current.json
+
+The unit is the session (a simulated agent's conversation; see 'prunecheck report').
+Baselines written before sessions (version 1) are refused: re-create them.
+exit status: 0 no significant regression, 1 a regression (a violation class grew
+significantly over sessions, or a corpus trace now shows violations), 2 bad input or
+a policy error (the runs that finished are compared and, with --out, written).
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("regress", help="compare incident rates with a baseline",
+                       description=__doc__, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--baseline", required=True, metavar="FILE",
+                   help="the file 'prunecheck baseline' wrote")
+    p.add_argument("--policy", help="policy spec (default: the baseline's)")
+    add_format_argument(p)
+    add_runtime_arguments(p, RuntimeConfig(), inherited="the baseline's values")
+    p.add_argument("--corpus", metavar="DIR", help="reproduction traces to replay (default: "
+                   "the baseline's corpus folder)")
+    p.add_argument("--alpha", type=fraction, default=0.01, help="significance level (default "
+                   "0.01)")
+    p.add_argument("--min-effect", type=non_negative, default=10.0, metavar="PER_1K",
+                   help="smallest growth that counts, per 1,000 sessions (default 10)")
+    p.add_argument("--min-ratio", type=ratio, default=1.25, metavar="X",
+                   help="smallest growth that counts, as a ratio (default 1.25)")
+    p.add_argument("--out", metavar="FILE", help="also write the current results (the "
+                   "baseline format), updated after every run")
+    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0 < args.alpha < 1:
+        raise ConfigError("--alpha", f"must be between 0 and 1, got {args.alpha}.",
+                          "for example --alpha 0.01.")
+    base = read_baseline(args.baseline)
+    if not base.complete:
+        raise ConfigError(args.baseline, f"is an incomplete baseline ({len(base.runs)} of "
+                          f"{base.suite.size()} runs): its run stopped early.",
+                          "re-create it with 'prunecheck baseline' once the policy runs.")
+    spec = with_format(args.policy, args.format) if args.policy else base.policy
+    config = runtime_config(args, base.config)
+    folder = args.corpus or base.corpus_dir or default_corpus(None)
+    paths = corpus_paths(folder)
+    policy = guarded(load_policy(spec), args.policy_timeout)
+    out = args.out
+    save = (lambda b: write_baseline(b, out)) if out else None
+    recorder = Recorder(Baseline(spec, config, base.suite, corpus_dir=folder), save)
+    for item in run_suite(spec, policy, config, base.suite):
+        recorder.add(item)
+    error = error_of(recorder.runs)
+    current = recorder.finish(run_corpus(paths, config, timeout=args.policy_timeout),
+                              complete=error is None)
+    result = compare(base, current, alpha=args.alpha, min_effect=args.min_effect,
+                     min_ratio=args.min_ratio)
+    print(f"baseline {args.baseline}: policy {base.policy}, {_knobs(base.config)}")
+    print(f"current: policy {spec}, {_knobs(config)}")
+    print(f"changed: {_diff(base, current)}")
+    sessions = sum(len(r.sessions) for r in current.runs)
+    print(f"{result.runs} suite runs compared ({sessions} sessions now); unit: sessions — "
+          f"rates are sessions that met the class at least once per 1,000 sessions (count/"
+          f"sessions); one-sided Fisher exact test over sessions, alpha {args.alpha:g}; 'not "
+          f"significant' means the test cannot tell the difference from chance\n")
+    sys.stdout.write(result.table())
+    if error is not None:
+        print(f"prunecheck regress: {error}" + (f" (finished runs written to {out})" if out
+                                                 else ""), file=sys.stderr)
+        return 2
+    regressions = [c.kind for c in result.classes if c.change == "REGRESSION"]
+    if result.regressed:
+        what = ", ".join(k.replace("_", " ") for k in regressions)
+        corpus = f"{len(result.corpus)} corpus trace(s)" if result.corpus else ""
+        print("\nverdict: REGRESSION — " + "; ".join(x for x in (what, corpus) if x))
+        return 1
+    print("\nverdict: no significant regression")
+    return 0
+
+
+def _knobs(config: Any) -> str:
+    data = config.to_json()
+    return ", ".join(f"{k} {v}" for k, v in data.items())
+
+
+def _diff(base: Baseline, current: Baseline) -> str:
+    old, new = base.config.to_json(), current.config.to_json()
+    changes = [f"{k} {old[k]} → {new[k]}" for k in old if old[k] != new[k]]
+    if base.policy != current.policy:
+        changes.insert(0, f"policy {base.policy} → {current.policy}")
+    return ", ".join(changes) or "nothing (same policy and runtime)"

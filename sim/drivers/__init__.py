@@ -1,0 +1,1 @@
+"""The three drivers feeding model.engine: the SimPy simulator, the search, the explorer."""

@@ -1,0 +1,1 @@
+"""Report writers: failure-rate plots, summary.md, its tables, the frameworks table."""

@@ -1,0 +1,1 @@
+"""Reproductions: bundles, trace files, narratives and timelines of a failing trace."""

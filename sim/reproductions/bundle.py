@@ -1,0 +1,326 @@
+"""Reproduction bundles: everything a bug report or a regression test needs,
+written to one folder.
+
+* ``trace.json`` — the trace (:func:`prunecheck.model.trace.dumps`);
+* ``test_reproduction.py`` — a standalone pytest file that replays it and
+  fails while the configuration is unsafe; ``PRUNECHECK_GATE=commit pytest
+  test_reproduction.py`` replays it under the commit gate, where it passes;
+* ``narrative.md`` — the verdict, how to replay, what the provider answers,
+  then every step (the prune, the unit it split, the incidents);
+* ``timeline.png`` — messages as lanes over steps (:mod:`.timeline`);
+* ``request.json`` — the exact request body the provider rejects: the
+  context at the rejected invocation (or, if none was rejected, at the last
+  invocation, or the body the next invocation would send — the narrative
+  says which);
+* a copy of the policy's file, when the policy is a user's file: the trace
+  names the copy, so the bundle replays where it lives (its own folder).
+  Modules the policy imports from beside it are not copied.
+
+A bundle never silently replaces another: :func:`write_bundle` refuses a
+folder that holds files unless ``force`` is given, and holds the folder's
+lock while writing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from prunecheck.model.errors import ConfigError, PrunecheckError
+from prunecheck.model.events import Invoke
+from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.model.policies import Policy
+from prunecheck.model.provider import Provider, ProviderError, render, validate
+from prunecheck.model.runtime import RuntimeState
+from prunecheck.model.trace import Trace, TraceStep, dumps
+from prunecheck.sim.adapters.frameworks import is_framework_spec
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.reproductions.narrative import narrate
+from prunecheck.sim.reproductions.timeline import draw_timeline
+from prunecheck.sim.runtimes.under_test import UnderTest, incidents_of, replay, runtime_of
+from prunecheck.sim.support.ledger import locked_folder
+
+__all__ = ["BUNDLE_FILES", "Request", "check_out", "policy_file", "replay_command",
+           "write_bundle"]
+
+BUNDLE_FILES = ("trace.json", "test_reproduction.py", "narrative.md", "timeline.png",
+                "request.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The request body a bundle shows, and where it comes from."""
+
+    body: dict[str, object]
+    step: int | None
+    origin: str
+    errors: tuple[ProviderError, ...]
+
+
+def _body(state: RuntimeState) -> dict[str, object]:
+    if isinstance(state, UnderTest):  # what the runtime under test sends
+        return {"model": "gpt-4.1", "messages": state.request()}
+    tools = {c.id: (c.spec.tool, c.spec.path) for c in state.calls.values()}
+    return render(state.context, state.config.provider, tools=tools)
+
+
+def _provider(state: RuntimeState) -> Provider:
+    return Provider.OPENAI if isinstance(state, UnderTest) else state.config.provider
+
+
+def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
+    """Replay with notes; keep the body of the rejected (else last) invocation."""
+    steps: list[TraceStep] = []
+    rejected: Request | None = None
+    last: Request | None = None
+    state: RuntimeState | None = None
+    invocations = 0
+    for item, state in replay(trace, policy, record=True):
+        steps.append(item)
+        if not isinstance(item.event, Invoke) or state.count("invocations") == invocations:
+            continue  # not an invocation, or a blocked one: nothing was sent
+        invocations = state.count("invocations")
+        body = _body(state)
+        errors = tuple(validate(body, _provider(state)))
+        if rejected is None and any(i.kind is IncidentKind.PROVIDER_REJECTION
+                                    for i in item.result.incidents):
+            rejected = Request(body, item.index, "rejected", errors)
+        last = Request(body, item.index, "last", errors)
+    if rejected is not None:
+        return rejected, steps
+    if last is not None:
+        return last, steps
+    if state is None:
+        return Request({}, None, "next", ()), steps
+    final = _body(state)
+    return Request(final, None, "next", tuple(validate(final, _provider(state)))), steps
+
+
+def _answer(request: Request) -> str:
+    if not request.errors:
+        return "The provider would accept this body (HTTP 200)."
+    lines = [f"The provider answers **HTTP {request.errors[0].status}**:", ""]
+    lines.extend(f"    {e.text}" for e in request.errors)
+    return "\n".join(lines)
+
+
+def _origin(request: Request) -> str:
+    if request.origin == "rejected":
+        return (f"`request.json` is the exact body of the invocation at step "
+                f"{request.step + 1 if request.step is not None else '?'}, which the provider "
+                "rejected.")
+    if request.origin == "last":
+        return (f"No invocation in this trace was rejected; `request.json` is the body of the "
+                f"last invocation (step {request.step + 1 if request.step is not None else '?'}).")
+    return ("No invocation happened in this trace (it stops at the step of the violation); "
+            "`request.json` is the body the next invocation would send.")
+
+
+def _under_commit(trace: Trace, policy: Policy) -> str:
+    """What the same events do under the commit gate, checked now."""
+    if runtime_of(policy) is not None:
+        return "not applicable: the gate of a runtime under test is its own code"
+    safe = Trace(trace.policy, replace(trace.config, gate=Gate.COMMIT), trace.events,
+                 trace.seed, trace.times, trace.meta)
+    try:
+        bad = [i for i in incidents_of(safe, policy) if i.is_violation]
+    except PrunecheckError as exc:
+        return f"cannot replay under the commit gate ({exc.paragraph()})"
+    if bad:
+        return (f"still FAILS under the commit gate: {len(bad)} violation(s), the first "
+                f"{bad[0].kind.label}")
+    return "passes (checked when this bundle was written: no violation under the commit gate)"
+
+
+def _header(trace: Trace, incidents: list[Incident], request: Request,
+            commit: str) -> list[str]:
+    violations = [i for i in incidents if i.is_violation]
+    title = trace.meta.get("title") or f"{trace.policy} under gate {trace.config.gate}"
+    kinds = ", ".join(dict.fromkeys(i.kind.label for i in violations))
+    lines = [f"# Reproduction: {title}", ""]
+    if violations:
+        first = violations[0]
+        lines.append(f"**Verdict:** {len(violations)} violation(s) ({kinds}); the first at step "
+                     f"{first.step + 1}: {first.detail}.")
+    else:
+        lines.append("**Verdict:** no violation.")
+    story = trace.meta.get("story")
+    lines += [
+        "",
+        *([str(story), ""] if story else []),
+        f"{len(trace.events)} events. Policy `{trace.policy}`, gate `{trace.config.gate}`.",
+        "",
+        "## Replay",
+        "",
+        f"    {replay_command(trace.policy)}                 # this narrative, step by step",
+        f"    {replay_command(trace.policy)} --gate commit   # the same events under the commit "
+        "gate",
+        "    pytest test_reproduction.py                  # fails while the configuration is "
+        "unsafe",
+        "    PRUNECHECK_GATE=commit pytest test_reproduction.py",
+        "",
+        f"Under the commit gate the test {commit}.",
+        "",
+        "## What the provider answers",
+        "",
+        _origin(request),
+        "",
+        _answer(request),
+        "",
+        "## Steps",
+        "",
+    ]
+    return lines
+
+
+_TEST = '''"""Reproduction of a context-pruning violation, written by prunecheck.
+
+It replays the trace below and asserts that no violation happens, so it
+FAILS on the configuration it was found on.  Point it at the commit gate
+(set GATE below, or the environment variable) and it passes:
+
+    pytest test_reproduction.py                          # fails
+    PRUNECHECK_GATE=commit pytest test_reproduction.py   # passes
+
+Needs prunecheck installed (pip install prunecheck).
+"""
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from prunecheck.model.gates import Gate
+from prunecheck.model.trace import Trace, loads
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.runtimes.under_test import incidents_of
+
+# >>> Set to "commit" (or "spill") to replay under a safe gate; None keeps the
+# >>> trace's own gate.  The environment variable PRUNECHECK_GATE wins.
+GATE = None
+
+TRACE = r\'\'\'
+{trace}\'\'\'
+
+
+def _trace() -> Trace:
+    trace = loads(TRACE, "test_reproduction.py: TRACE")
+    gate = os.environ.get("PRUNECHECK_GATE") or GATE
+    if gate:
+        trace = Trace(trace.policy, replace(trace.config, gate=Gate(gate)), trace.events,
+                      trace.seed, trace.times, trace.meta)
+    return trace
+
+
+def _spec(spec: str) -> str:
+    """A policy file beside this test is found from any working directory."""
+    head, colon, tail = spec.rpartition(":")
+    here = Path(__file__).resolve().parent / head
+    return f"{{here}}:{{tail}}" if colon and head.endswith(".py") and here.is_file() else spec
+
+
+def test_reproduction() -> None:
+    trace = _trace()
+    policy = load_policy(_spec(trace.policy))
+    violations = [i for i in incidents_of(trace, policy) if i.is_violation]
+    assert not violations, "\\n".join(
+        [f"{{len(violations)}} violation(s) under gate {{trace.config.gate}}:"]
+        + [f"  step {{i.step + 1}}: {{i.kind.label}}: {{i.detail}}" for i in violations])
+'''
+
+
+def policy_file(spec: str) -> tuple[Path, str] | None:
+    """``(file, rest)`` when ``spec`` names a user's file (``file.py:rest``), else None."""
+    head, colon, rest = spec.rpartition(":")
+    if not colon or is_framework_spec(spec) or not (
+            head.endswith(".py") or "/" in head or "\\" in head):
+        return None
+    return Path(head), rest
+
+
+def replay_command(spec: str, trace: str = "trace.json", *, folder: Path | None = None) -> str:
+    """The command that replays a bundle's trace: a user's policy file is
+    named on the command line (replay never imports a trace's code unasked).
+    A relative policy file lives in the bundle: run from elsewhere, pass the
+    bundle's ``folder`` so that the command names it from there."""
+    found = policy_file(spec)
+    if found is None:
+        return f"prunecheck replay {trace}"
+    file, rest = found
+    if folder is not None and not file.is_absolute():
+        spec = f"{folder / file}:{rest}"
+    return f"prunecheck replay {trace} --policy {spec}"
+
+
+def check_out(out_dir: Path, *, force: bool = False) -> None:
+    """Refuse (ConfigError, exit 2) an ``--out`` that is a file, or a folder
+    holding files, unless ``force``: a bundle is never silently replaced."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(str(out_dir), "exists and is not a folder.",
+                          "give --out a new folder name.")
+    if not out_dir.exists():
+        parent = next((p for p in out_dir.absolute().parents if p.exists()), Path("/"))
+        try:  # try it for real: permissions alone do not tell (root, /proc, read-only mounts)
+            tempfile.TemporaryDirectory(dir=parent).cleanup()
+        except OSError as exc:
+            raise ConfigError(str(out_dir), f"cannot be created ({parent}: {exc.strerror}).",
+                              "give --out a place you can write to.") from None
+    if not force and out_dir.is_dir() and any(out_dir.iterdir()):
+        held = sorted(p.name for p in out_dir.iterdir())[:5]
+        raise ConfigError(str(out_dir), f"already holds files ({', '.join(held)}); a bundle "
+                          "never silently replaces them.",
+                          "give --out a new folder, or add --force to overwrite.")
+
+
+def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:
+    """Copy a user's policy file into the bundle; the trace then names the copy."""
+    found = policy_file(trace.policy)
+    if found is None or not found[0].is_file():
+        return trace
+    source, rest = found
+    shutil.copyfile(source, out_dir / source.name)
+    return Trace(f"{source.name}:{rest}", trace.config, trace.events, trace.seed, trace.times,
+                 {**trace.meta, "policy_origin": str(source.resolve())})
+
+
+def write_bundle(trace: Trace, out_dir: Path, *, policy: Policy | None = None,
+                 force: bool = False) -> Path:
+    """Write the reproduction bundle of ``trace`` into ``out_dir`` (created
+    if missing) and return ``out_dir``.  A folder that holds files is
+    refused (ConfigError) unless ``force``.
+
+    Parameters
+    ----------
+    trace:
+        The counterexample (a search's or explorer's shrunk trace).
+    out_dir:
+        The bundle folder.
+    policy:
+        The policy object to replay with; loaded from ``trace.policy`` if None.
+    force:
+        Overwrite a folder that holds files.
+    """
+    check_out(out_dir, force=force)
+    with locked_folder(out_dir, "bundle"):
+        return _write(trace, out_dir, policy if policy is not None else load_policy(trace.policy))
+
+
+def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
+    trace = _with_policy_copy(trace, out_dir)
+    text = dumps(trace)
+    (out_dir / "trace.json").write_text(text, encoding="utf-8")
+    if "'''" in text:
+        raise ValueError("a trace with ''' in it cannot be embedded")  # pragma: no cover
+    (out_dir / "test_reproduction.py").write_text(_TEST.format(trace=text), encoding="utf-8")
+    request, steps = _request(trace, policy)
+    (out_dir / "request.json").write_text(
+        json.dumps(request.body, indent=2, sort_keys=False, ensure_ascii=False) + "\n",
+        encoding="utf-8")
+    story = narrate(trace, steps, markdown=True)
+    lines = _header(trace, story.incidents, request, _under_commit(trace, policy)) + story.lines
+    (out_dir / "narrative.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    draw_timeline(trace, policy, out_dir / "timeline.png")
+    return out_dir

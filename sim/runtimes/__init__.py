@@ -1,0 +1,1 @@
+"""Runtimes under test: the protocol, the model runtime, the guard runtime and the judge."""

@@ -1,0 +1,1 @@
+"""Statistics over sessions: session records, rate intervals, survival curves."""

@@ -1,0 +1,1 @@
+"""Experiment runners: sweep plans, resumable results, the process pool and Dask."""

@@ -1,0 +1,427 @@
+"""Sweeps: policies × gates × runtime configurations × load levels × seeds.
+
+A sweep is a list of :class:`RunSpec`; each runs :func:`~.simulator.simulate`
+once and becomes one :class:`Row`, a JSON line in the results file.  Runs go
+in parallel across processes; every finished row is appended and flushed at
+once, so a sweep killed halfway keeps its finished runs, and running it again
+skips every run whose key is already in the file.  When the sweep ends, the
+file is rewritten sorted by key: the same runs give a byte-identical file
+whatever the scheduling.
+
+Bad saved state is reported and discarded, never fatal: a torn last line
+(the sweep was killed mid-write) or a line that is not a row is dropped with
+a warning, and its run is simply run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from functools import cache
+from itertools import product
+from pathlib import Path
+from typing import Any, TextIO
+
+from tqdm import tqdm
+
+from prunecheck.model.errors import ConfigError, PolicyError
+from prunecheck.model.gates import Gate
+from prunecheck.model.policies import Policy
+from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
+from prunecheck.sim.adapters.cage_worker import die_with_parent
+from prunecheck.sim.adapters.frameworks import is_framework_spec
+from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
+from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
+from prunecheck.sim.drivers.workload import Load, load_at
+from prunecheck.sim.stats.sessions import SessionRecord, sessions_from_json, sessions_to_json
+from prunecheck.sim.support.ledger import is_intact, locked, seal
+
+__all__ = [
+    "Row",
+    "RunSpec",
+    "SweepOutcome",
+    "configs",
+    "plan",
+    "policy_failure",
+    "policy_fingerprint",
+    "read_rows",
+    "run_sweep",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One simulated run of a sweep: everything that decides its outcome."""
+
+    policy: str
+    config: RuntimeConfig
+    level: float
+    load: Load
+    seed: int
+    horizon: float = DEFAULT_HORIZON
+
+    def to_json(self) -> dict[str, Any]:
+        return {"policy": self.policy, "config": self.config.to_json(), "level": self.level,
+                "load": self.load.to_json(), "seed": self.seed, "horizon": self.horizon}
+
+    @property
+    def key(self) -> str:
+        """Readable, sortable and unique: the main knobs, then a digest of all
+        (and of the simulator's version, so stale rows are never reused)."""
+        identity = {**self.to_json(), "simulator": SIMULATOR_VERSION,
+                    "policy_source": policy_fingerprint(self.policy)}
+        digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+        c = self.config
+        return (f"{self.policy}|{c.gate}|{c.check_at}|{c.retry}|L{self.level:.2f}"
+                f"|t{self.load.tightness:g}|s{self.seed}#{digest[:12]}")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """The outcome of one run, as stored in the results file."""
+
+    key: str
+    spec: RunSpec
+    invocations: int
+    events: int
+    sim_time: float
+    time_deferred: float
+    incidents: dict[str, int]
+    exposed: dict[str, int]
+    counters: dict[str, int]
+    error: str | None = None
+    sessions: tuple[SessionRecord, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, **self.spec.to_json(), "invocations": self.invocations,
+                "events": self.events, "sim_time": self.sim_time,
+                "time_deferred": self.time_deferred, "incidents": self.incidents,
+                "exposed": self.exposed, "counters": self.counters, "error": self.error,
+                "sessions": sessions_to_json(self.sessions)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Row:
+        """Parse a stored row; ValueError/TypeError/KeyError/ConfigError if it is not one."""
+        spec = RunSpec(str(data["policy"]), RuntimeConfig.from_json(data["config"]),
+                       float(data["level"]), Load.from_json(data["load"]), int(data["seed"]),
+                       float(data["horizon"]))
+
+        def counts(name: str) -> dict[str, int]:
+            value = data[name]
+            if not isinstance(value, dict):
+                raise TypeError(f"{name} must be an object")
+            return {str(k): int(v) for k, v in value.items()}
+
+        error = data.get("error")
+        return cls(str(data["key"]), spec, int(data["invocations"]), int(data["events"]),
+                   float(data["sim_time"]), float(data["time_deferred"]), counts("incidents"),
+                   counts("exposed"), counts("counters"), None if error is None else str(error),
+                   sessions_from_json(data["sessions"]))
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOutcome:
+    """What :func:`run_sweep` did: the rows of the requested runs (in key
+    order), how many it ran now and how many it reused from the file, and
+    how many it did not run because the time limit came first."""
+
+    rows: tuple[Row, ...]
+    ran: int
+    reused: int
+    skipped: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.skipped == 0
+
+
+# -------------------------------------------------------------------- plans
+def configs(base: RuntimeConfig, *, gates: Iterable[Gate] = tuple(Gate),
+            check_at: Iterable[CheckAt] = (CheckAt.AFTER_APPEND,),
+            retry: Iterable[RetryMode] = (RetryMode.RERUN_BATCH,)) -> list[RuntimeConfig]:
+    """``base`` under every combination of gate, check time and retry mode."""
+    return [replace(base, gate=g, check_at=c, retry=r)
+            for g, c, r in product(gates, check_at, retry)]
+
+
+def plan(policies: Sequence[str], runtime: Sequence[RuntimeConfig], levels: Sequence[float],
+         seeds: Sequence[int], *, tightness: Sequence[float | None] = (None,),
+         horizon: float = DEFAULT_HORIZON) -> list[RunSpec]:
+    """Every combination, each load from :func:`~.load.load_at` (with
+    ``tightness`` overriding the level's when not None)."""
+    specs = []
+    for policy, config, level, tight, seed in product(policies, runtime, levels, tightness,
+                                                       seeds):
+        load = load_at(level) if tight is None else load_at(level, tightness=tight)
+        specs.append(RunSpec(policy, config, level, load, seed, horizon))
+    return specs
+
+
+# ---------------------------------------------------------------- one run
+_POLICIES: dict[tuple[str, float], Policy] = {}
+
+
+def _policy(spec: str, timeout: float) -> Policy:
+    """The guarded policy for ``spec``, loaded once per process."""
+    cached = _POLICIES.get((spec, timeout))
+    if cached is None:
+        cached = _POLICIES[(spec, timeout)] = guarded(load_policy(spec), timeout)
+    return cached
+
+
+def run_one(spec: RunSpec, timeout: float = DEFAULT_TIMEOUT) -> Row:
+    """Simulate one spec.  A policy that fails (raises, hangs, returns
+    garbage, cannot be loaded) gives a row with its message in ``error``."""
+    try:
+        policy = _policy(spec.policy, timeout)
+        result = simulate(spec.policy, spec.config, spec.load, spec.seed, policy=policy,
+                          horizon=spec.horizon)
+    except PolicyError as exc:
+        return Row(spec.key, spec, 0, 0, 0.0, 0.0, {}, {}, {}, exc.paragraph())
+    return Row(spec.key, spec, result.invocations, result.events, result.sim_time,
+               result.time_deferred, result.incidents, result.exposed, result.counters,
+               result.error, result.sessions)
+
+
+def _work(spec: RunSpec, timeout: float) -> Row:
+    try:
+        return run_one(spec, timeout)
+    except Exception as exc:  # a crash must not stop the sweep; it is recorded
+        return Row(spec.key, spec, 0, 0, 0.0, 0.0, {}, {}, {},
+                   f"run crashed: {type(exc).__name__}: {exc}")
+
+
+def policy_failure(rows: Sequence[Row], out: Path) -> PolicyError | None:
+    """The error to exit with (2) when some run ended in a policy error: the
+    first such run's words, how many others, and where the rest is saved."""
+    failed = [r for r in rows if r.error is not None]
+    if not failed:
+        return None
+    first = failed[0]
+    more = f" ({len(failed) - 1} more run(s) failed too)" if len(failed) > 1 else ""
+    text, _, hint = (first.error or "").partition(" Hint: ")
+    return PolicyError(f"run {first.key}", f"ended in a policy error{more}: {text}",
+                       (hint + " " if hint else "") + f"No verdict for it; the "
+                       f"{len(rows) - len(failed)} finished run(s) are saved in {out}, and "
+                       "running the same command again reruns only the failed ones.")
+
+
+# ------------------------------------------------------------ results file
+def _line(row: Row) -> str:
+    return json.dumps(seal(row.to_json()), sort_keys=True) + "\n"
+
+
+def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str, Row]:
+    """The rows stored in ``path`` by key (empty if it does not exist).
+
+    A torn last line or a line that is not a row is discarded with a
+    warning through ``warn``; it is never fatal.
+    """
+    say = warn or (lambda text: print(text, file=sys.stderr))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), f"cannot be read as a results file ({exc}).",
+                          "give --out a new file, or delete the damaged one.") from None
+    rows: dict[str, Row] = {}
+    lines = text.split("\n")
+    discarded = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        torn = number == len(lines) and not text.endswith("\n")
+        try:
+            data = json.loads(line)
+            if not torn and not is_intact(data):
+                raise ValueError("its checksum does not match its content: edited by hand, or "
+                                 "written by an older prunecheck")
+            row = Row.from_json(data)
+        except (ValueError, TypeError, KeyError, ConfigError, RecursionError) as exc:
+            discarded += 1
+            if discarded <= _WARNINGS_SHOWN:
+                what = "torn last line (the sweep was interrupted mid-write)" if torn else \
+                    f"line {number} is not a result row ({type(exc).__name__}: {exc})"
+                say(f"prunecheck sweep: warning: {path}: {what}; discarded, its run will be "
+                    "run again.")
+            continue
+        rows[row.key] = row
+    if discarded > _WARNINGS_SHOWN:
+        say(f"prunecheck sweep: warning: {path}: {discarded - _WARNINGS_SHOWN} more lines "
+            f"discarded for the same kind of reason ({discarded} in all); their runs will be "
+            "run again.")
+    return rows
+
+
+def _write_sorted(path: Path, rows: Iterable[Row]) -> None:
+    """Rewrite ``path`` atomically with ``rows`` sorted by key."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        out.writelines(_line(r) for r in sorted(rows, key=lambda r: r.key))
+    os.replace(tmp, path)
+
+
+#: Discarded lines of a results file warned about one by one; the rest are counted.
+_WARNINGS_SHOWN = 3
+
+
+# ------------------------------------------------------------------- sweep
+def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
+              quiet: bool = False, timeout: float = DEFAULT_TIMEOUT,
+              warn: Callable[[str], None] | None = None,
+              on_row: Callable[[Row], None] | None = None,
+              exclusive: bool = False, scheduler: str | None = None,
+              time_limit: float | None = None) -> SweepOutcome:
+    """Run every spec whose key is not in ``out`` yet; return all their rows.
+
+    Parameters
+    ----------
+    specs: the runs (duplicates are run once).
+    out: the results file (JSON lines); created if missing.
+    jobs: worker processes (default: the machine's cores; 1 runs in-process).
+    quiet: no progress bar (there is none either when stderr is not a TTY).
+    timeout: seconds one policy call may take before it counts as hung.
+    warn: where warnings about discarded lines go (default: stderr).
+    on_row: called with each new row as it is written.
+    exclusive: when done, keep only these runs' rows in ``out`` (a report's
+        file then holds exactly its runs); by default rows of other runs stay.
+    scheduler: run on Dask instead (``local`` or ``tcp://HOST:PORT``, see
+        :mod:`.dask_pool`); ``jobs`` is then a LocalCluster's worker count.
+    time_limit: seconds (wall clock) after which no new run starts; runs in
+        flight finish and are kept.  The outcome then says how many runs were
+        ``skipped``; rerunning resumes with them.
+    """
+    with locked(out, "sweep"):  # a second writer refuses (exit 2): no lost rows
+        return _run_sweep(specs, out, jobs=jobs, quiet=quiet, timeout=timeout, warn=warn,
+                          on_row=on_row, exclusive=exclusive, scheduler=scheduler,
+                          time_limit=time_limit)
+
+
+def _run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None, quiet: bool,
+               timeout: float, warn: Callable[[str], None] | None,
+               on_row: Callable[[Row], None] | None, exclusive: bool,
+               scheduler: str | None, time_limit: float | None) -> SweepOutcome:
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    wanted = {s.key: s for s in specs}
+    stored = read_rows(out, warn)
+    _write_sorted(out, stored.values())  # drop any torn line before appending
+    # A run that ended in a policy error is run again (the policy may be fixed).
+    todo = [s for k, s in sorted(wanted.items()) if k not in stored or stored[k].error]
+    # Heaviest runs first, so the last worker is not left with a long one.
+    todo.sort(key=lambda s: (-s.level * s.load.agents, s.key))
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    bar = tqdm(total=len(todo), desc=f"simulating {len(todo)} runs ({len(wanted) - len(todo)} "
+               "reused)", unit="run", disable=quiet or not sys.stderr.isatty(),
+               file=sys.stderr, dynamic_ncols=True)
+    new: dict[str, Row] = {}
+    with out.open("a", encoding="utf-8") as sink, bar:
+        def keep(row: Row) -> None:
+            _append(sink, row)
+            new[row.key] = row
+            bar.update(1)
+            bar.set_postfix_str(row.key.split("#")[0], refresh=False)
+            if on_row is not None:
+                on_row(row)
+
+        if scheduler is not None:
+            from prunecheck.sim.sweeps.dask_pool import run_on_dask
+
+            def keep_in_time(row: Row) -> None:
+                keep(row)
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise _OutOfTime  # run_on_dask cancels the rest
+
+            with suppress(_OutOfTime):
+                run_on_dask(todo, scheduler, jobs, timeout, keep_in_time)
+        elif jobs == 1 or len(todo) <= 1:
+            for spec in todo:
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                keep(_work(spec, timeout))
+        else:
+            _parallel(todo, jobs, timeout, keep, deadline)
+    rows = {**stored, **new}
+    _write_sorted(out, (r for k, r in rows.items() if not exclusive or k in wanted))
+    done = [k for k in sorted(wanted) if k in rows]
+    return SweepOutcome(tuple(rows[k] for k in done), len(new), len(done) - len(new),
+                        len(wanted) - len(done))
+
+
+class _OutOfTime(Exception):
+    """The time limit passed while Dask was delivering rows."""
+
+
+def _append(sink: TextIO, row: Row) -> None:
+    sink.write(_line(row))
+    sink.flush()
+
+
+def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
+              keep: Callable[[Row], None], deadline: float | None = None) -> None:
+    """Run ``todo`` on ``jobs`` worker processes, keeping each row as it
+    arrives.  At most ``jobs`` runs are handed out at a time (the pool's own
+    queue would start a few more after the deadline), so "out of time" means
+    exactly: nothing starts after ``deadline``; the runs in flight finish and
+    count."""
+    specs = iter(todo)
+    with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent) as pool:
+        running: dict[Future[Row], RunSpec] = {}
+
+        def hand_out() -> None:
+            while len(running) < jobs and (deadline is None or time.monotonic() < deadline):
+                spec = next(specs, None)
+                if spec is None:
+                    return
+                running[pool.submit(_work, spec, timeout)] = spec
+
+        try:
+            hand_out()
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    spec = running.pop(future)
+                    try:
+                        row = future.result()
+                    except BrokenProcessPool:
+                        raise PolicyError(
+                            "sweep", f"a worker process died while running {spec.key} (a "
+                            "policy that exits the process, crashes the interpreter or exhausts "
+                            "memory?); the finished runs are saved.",
+                            "run that policy alone with --jobs 1 to see the failure; rerunning "
+                            "the same command resumes.") from None
+                    keep(row)
+                hand_out()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+@cache
+def policy_fingerprint(spec: str) -> str:
+    """A digest of a user policy's source file ('' for built-ins and specs
+    without a file): editing the policy invalidates its stored rows."""
+    where = spec.split("@", 1)[0].rpartition(":")[0]
+    if not where or is_framework_spec(spec):
+        return ""
+    path: Path | None = Path(where)
+    if not (where.endswith(".py") or "/" in where):
+        try:
+            found = importlib.util.find_spec(where)
+        except (ImportError, ValueError):
+            found = None
+        path = Path(found.origin) if found is not None and found.origin else None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path else ""
+    except OSError:
+        return ""

@@ -1,0 +1,1 @@
+"""Verdicts on a policy for a stated runtime: check, placements, regression, provider shape."""

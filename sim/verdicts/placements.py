@@ -1,0 +1,183 @@
+"""Verdicts per budget-check placement: the table and the verdict line of
+``prunecheck check``.
+
+A verdict holds for a runtime.  Where a runtime fires its budget check —
+after every append, after a batch completes, or only before each model call
+— decides which histories a policy ever sees: a trimmer that assumes a
+complete history is safe in a runtime that trims only before model calls and
+unsafe in one that trims after every append.  ``check`` therefore checks
+each placement (unless told one) and says, in one line, which runtime its
+verdict holds for.
+
+Examples
+--------
+>>> words(CheckAt.BEFORE_INVOKE)
+'only before model calls'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prunecheck.model.runtime import CheckAt
+
+if TYPE_CHECKING:
+    from prunecheck.sim.verdicts.check import CheckResult
+
+__all__ = ["combine", "summary", "verdict_line", "words"]
+
+_WORDS = {
+    CheckAt.AFTER_APPEND: "after every append",
+    CheckAt.AFTER_BATCH: "after each batch completes",
+    CheckAt.BEFORE_INVOKE: "only before model calls",
+}
+
+
+def words(check_at: CheckAt) -> str:
+    """How the verdict line names a placement: '… if your runtime trims <words>'."""
+    return _WORDS[check_at]
+
+
+def _either(placements: Sequence[CheckAt]) -> str:
+    return " or ".join(words(p) for p in placements)
+
+
+def _repro_text(result: CheckResult) -> str:
+    repro = result.reproduction
+    if repro is None:
+        return "-"
+    expect = repro.meta.get("expect")
+    named = expect.get("violations") if isinstance(expect, dict) else None
+    kinds = ", ".join(k.replace("_", " ") for k in (named or result.violations))
+    return f"{len(repro.events)} events: {kinds}"
+
+
+def _covered(result: CheckResult) -> str:
+    runs = sum(1 for p in (result.placements or (result,)) for _ in p.scenarios)
+    return f"{runs} scenario(s) and {result.search_examples} search run(s) covered"
+
+
+def combine(results: Sequence[CheckResult]) -> CheckResult:
+    """One result over placements: an error if one stopped on an error,
+    unsafe if any is unsafe (the reproduction of the first unsafe one),
+    out of time if any ran out without a violation, else safe."""
+    from prunecheck.sim.verdicts.check import CheckResult, Verdict
+
+    if len(results) == 1:
+        return replace(results[0], placements=tuple(results))
+    first = results[0]
+    verdicts = [r.verdict for r in results]
+    for verdict in (Verdict.ERROR, Verdict.UNSAFE, Verdict.OUT_OF_TIME, Verdict.SAFE):
+        if verdict in verdicts:
+            lead = results[verdicts.index(verdict)]
+            break
+    totals: dict[str, int] = {}
+    for r in results:
+        for kind, n in r.incidents.items():
+            totals[kind] = totals.get(kind, 0) + n
+    return CheckResult(
+        first.policy, lead.config, lead.verdict, tuple(s for r in results for s in r.scenarios),
+        dict(sorted(totals.items())), lead.reproduction, lead.narrative, lead.error,
+        sum(r.search_examples for r in results), first.policy_object, tuple(results),
+        any(r.timed_out for r in results))
+
+
+def summary(result: CheckResult, *, verdict: bool = True) -> str:
+    """The scenarios, one row per placement with its verdict, the verdict line."""
+    from prunecheck.sim.verdicts.check import Verdict
+
+    cfg = result.config
+    several = len(result.placements) > 1
+    checks = ", ".join(p.config.check_at for p in result.placements) or cfg.check_at
+    lines = [f"policy {result.policy} · gate {cfg.gate} · checks {checks} · provider "
+             f"{cfg.provider} · retries {cfg.max_retries} ({cfg.retry})"]
+    lead = f"{'checks at':<14} " if several else ""
+    lines.append(f"{lead}{'scenario':<22} {'invocations':>11} {'violations':>10}  incidents")
+    for run in result.scenarios:
+        at = f"{run.scenario.check_at or '':<14} " if several else ""
+        shown = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in run.incidents.items())
+        note = ("  [stopped by policy error]" if run.error else
+                f"  [capped at {run.events} events]" if run.capped else "")
+        lines.append(f"{at}{run.scenario.name:<22} {run.invocations:>11} {run.violations:>10}  "
+                     f"{shown or '-'}{note}")
+    placements = result.placements or (result,)
+    if several:
+        lines.append("")
+        lines.append(f"{'checks at':<14} {'scenarios':>9} {'violations':>10} {'search runs':>11}"
+                     f"  {'verdict':<12} reproduction")
+        for p in placements:
+            state = {Verdict.SAFE: "safe", Verdict.UNSAFE: "UNSAFE", Verdict.ERROR: "ERROR",
+                     Verdict.OUT_OF_TIME: "out of time"}[p.verdict]
+            violations = sum(r.violations for r in p.scenarios)
+            lines.append(f"{p.config.check_at:<14} {len(p.scenarios):>9} {violations:>10} "
+                         f"{p.search_examples:>11}  {state:<12} {_repro_text(p)}")
+    else:
+        for p in placements:
+            if p.search_examples:
+                found = ("found" if p.reproduction is not None and
+                         p.reproduction.meta.get("found_by", {}).get("driver") == "search"
+                         else "none")
+                lines.append(f"adversarial search: {p.search_examples} runs, "
+                             f"counterexample {found}")
+    if result.timed_out:
+        lines.append(f"stopped at the time limit: {_covered(result)}")
+    if verdict:
+        lines.append(verdict_line(result))
+    return "\n".join(lines) + "\n"
+
+
+def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None) -> str:
+    """The verdict and the runtime it holds for.
+
+    With one placement: safe / UNSAFE / OUT OF TIME for that runtime.  With
+    several that agree: the same, "wherever your runtime fires its budget
+    check".  With several that disagree: "safe if your runtime trims … ;
+    UNSAFE if it trims …: reproduction in …".
+    """
+    from prunecheck.sim.verdicts.check import Verdict
+
+    if result.verdict is Verdict.ERROR:
+        return f"verdict: ERROR — {result.error}"
+    placements = result.placements or (result,)
+    by = {v: [p.config.check_at for p in placements if p.verdict is v] for v in Verdict}
+    where = _where(result, bundles)
+    if len(placements) == 1:
+        only = f" (checks {words(placements[0].config.check_at)})"
+        if result.verdict is Verdict.SAFE:
+            return "verdict: safe — no violation in the suite or the search" + only
+        if result.verdict is Verdict.OUT_OF_TIME:
+            return (f"verdict: OUT OF TIME — no violation in what was covered "
+                    f"({_covered(result)}); no verdict" + only)
+        return _unsafe(result, where) + only
+    if len(by[Verdict.SAFE]) == len(placements):
+        return ("verdict: safe — no violation in the suite or the search, wherever your "
+                "runtime fires its budget check")
+    if len(by[Verdict.UNSAFE]) == len(placements):
+        return _unsafe(result, where) + ", wherever your runtime fires its budget check"
+    if len(by[Verdict.OUT_OF_TIME]) == len(placements):
+        return (f"verdict: OUT OF TIME — no violation in what was covered "
+                f"({_covered(result)}); no verdict")
+    parts = []
+    if by[Verdict.SAFE]:
+        parts.append(f"safe if your runtime trims {_either(by[Verdict.SAFE])}")
+    if by[Verdict.UNSAFE]:
+        parts.append(f"UNSAFE if it trims {_either(by[Verdict.UNSAFE])}: reproduction {where}")
+    if by[Verdict.OUT_OF_TIME]:
+        parts.append(f"no verdict (out of time) if it trims {_either(by[Verdict.OUT_OF_TIME])}")
+    return "verdict: " + "; ".join(parts)
+
+
+def _where(result: CheckResult, bundles: Mapping[str, Path] | None) -> str:
+    if bundles:
+        return "in " + ", ".join(f"{p}/" for p in bundles.values())
+    return "below"
+
+
+def _unsafe(result: CheckResult, where: str) -> str:
+    kinds = ", ".join(k.replace("_", " ") for k in result.violations)
+    length = len(result.reproduction.events) if result.reproduction else 0
+    partial = f" (stopped at the time limit: {_covered(result)})" if result.timed_out else ""
+    return f"verdict: UNSAFE — {kinds}; minimal reproduction: {length} events{partial}"
