@@ -28,6 +28,7 @@ test-all: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check model sim src tests benchmarks
 	cd src && ../$(VENV)/bin/mypy --strict -p prunecheck.model -p prunecheck.sim -p prunecheck.guard
+	$(VENV)/bin/lint-imports
 
 # The verdict table of framework trimmers (reports/frameworks.md) and a standalone
 # reproduction script per unsafe row (reports/frameworks/*.py), each run to confirm.
@@ -38,4 +39,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache

@@ -10,17 +10,20 @@ present, the calls and the batches, and whose edges are
 
 This module is the oracle the fast index (:mod:`.context`,
 :mod:`.boundary`) is tested against.  It is O(n + m) per question and is
-never on a hot path.
+never on a hot path.  networkx is imported by the functions that need it,
+so that importing the model never loads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .boundary import ViolationReason
 from .context import Message, Role
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["check_prune_spec", "unit_graph", "units_spec"]
 
@@ -38,6 +41,8 @@ def unit_graph(messages: Sequence[Message], batch_of_call: Mapping[str, str]
     batch_of_call: for every call id, the id of the batch (the assistant
         message) that issued it, whether or not that message is present.
     """
+    import networkx as nx
+
     graph: nx.Graph[Node] = nx.Graph()
     for message in messages:
         graph.add_node(("msg", message.id))
@@ -68,10 +73,12 @@ def units_spec(
     >>> [sorted(u) for u in units_spec(ms, {"c1": "m1", "c2": "m1"})]
     [['m1', 'm2'], ['m3']]
     """
+    from networkx import connected_components
+
     graph = unit_graph(messages, batch_of_call)
     position = {m.id: i for i, m in enumerate(messages)}
     units = []
-    for component in nx.connected_components(graph):
+    for component in connected_components(graph):
         ids = frozenset(node[1] for node in component if node[0] == "msg")
         if ids:
             units.append(ids)
@@ -91,12 +98,14 @@ def check_prune_spec(
     message ids; comparing it with :func:`.boundary.check_prune` needs only
     the unit each violation names.
     """
+    from networkx import connected_components
+
     wanted = {m.id for m in messages} & set(prune_ids)
     pending = set(pending_calls)
     by_id = {m.id: m for m in messages}
     graph = unit_graph(messages, batch_of_call)
     out: set[tuple[ViolationReason, frozenset[str]]] = set()
-    for component in nx.connected_components(graph):
+    for component in connected_components(graph):
         unit = frozenset(node[1] for node in component if node[0] == "msg")
         chosen = unit & wanted
         if not chosen:

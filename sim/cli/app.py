@@ -2,8 +2,10 @@
 
 Each subcommand lives in ``prunecheck.sim.cli.<name>`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a
-function ``(args) -> int``.  Modules are imported only when present, so a
-command's heavy imports (matplotlib, Hypothesis) cost nothing elsewhere.
+function ``(args) -> int``.  :func:`main` imports only the module of the
+command given (``prunecheck --help`` lists every command from the table in
+:mod:`.commands` and imports none), so one command's heavy imports cost
+nothing elsewhere.
 
 Exit status: 0 success / no violation, 1 a violation or regression found,
 2 bad input (printed as one paragraph, never a traceback).
@@ -16,25 +18,12 @@ import importlib
 import re
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from prunecheck.model.errors import PrunecheckError
+from prunecheck.sim.cli.commands import COMMANDS, SUMMARIES, module_of
 
-__all__ = ["COMMANDS", "main", "plain", "version"]
-
-#: Subcommands in the order ``--help`` lists them.
-COMMANDS = (
-    "report",
-    "sweep",
-    "search",
-    "explore",
-    "replay",
-    "validate",
-    "check",
-    "regress",
-    "baseline",
-    "policies",
-)
+__all__ = ["COMMANDS", "build_parser", "chosen_command", "main", "plain", "version"]
 
 
 def version() -> str:
@@ -87,7 +76,11 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; ``commands`` (default: all) get their full parsers,
+    every other command only its name and one-line help, without importing
+    its module."""
+    wanted = set(COMMANDS if commands is None else commands)
     parser = _Parser(
         prog="prunecheck",
         description=(
@@ -98,16 +91,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"prunecheck {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    full = []
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"prunecheck.sim.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"prunecheck.sim.cli.{name}":
-                raise
-            continue
-        module.register(sub)
-    _framework_epilog(sub.choices)
+        if name in wanted:
+            importlib.import_module(module_of(name)).register(sub)
+            full.append(name)
+        else:
+            sub.add_parser(name, help=SUMMARIES[name])
+    if full:
+        _framework_epilog({name: sub.choices[name] for name in full})
     return parser
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word that is not an option), or
+    None when it names none or an unknown one (the parser then says so).
+
+    >>> chosen_command(["--version"]), chosen_command(["check", "--help"])
+    (None, 'check')
+    """
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in SUMMARIES else None
 
 
 def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
@@ -122,9 +126,11 @@ def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    command = chosen_command(words)
+    parser = build_parser(() if command is None else (command,))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # --help, --version, or a bad argument (already printed)
         return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):

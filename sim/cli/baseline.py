@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
-from prunecheck.sim.cli.argtypes import seconds
-from prunecheck.sim.cli.check import add_runtime_arguments, add_suite_arguments, runtime_config
+from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default, with_format
+from prunecheck.sim.cli.policy_options import add_policy_timeout
+from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
+from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
 from prunecheck.sim.verdicts.check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
 from prunecheck.sim.verdicts.regress import (
     Baseline,
@@ -32,9 +33,6 @@ from prunecheck.sim.verdicts.regress import (
 )
 
 __all__ = ["DEFAULT_CORPUS", "default_corpus", "register", "run"]
-
-#: Where the reproduction corpus lives in a checkout.
-DEFAULT_CORPUS = "tests/corpus"
 
 EXAMPLE = """\
 examples:
@@ -50,7 +48,7 @@ marked incomplete).
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("baseline", help="record a runtime's incident rates for regress",
+    p = sub.add_parser("baseline", help=SUMMARIES["baseline"],
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, metavar="FILE", help="baseline JSON to write")
@@ -61,16 +59,8 @@ def register(sub: Any) -> None:
     add_suite_arguments(p)
     p.add_argument("--corpus", metavar="DIR", help=f"reproduction traces to replay (default "
                    f"{DEFAULT_CORPUS} when it exists)")
-    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
-                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_policy_timeout(p)
     p.set_defaults(func=run)
-
-
-def default_corpus(given: str | None) -> str | None:
-    """``given``, else the checkout's corpus folder if there is one."""
-    if given is not None:
-        return given
-    return DEFAULT_CORPUS if Path(DEFAULT_CORPUS).is_dir() else None
 
 
 def run(args: argparse.Namespace) -> int:

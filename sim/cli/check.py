@@ -2,8 +2,7 @@
 
 Runs the fixed, seeded scenario suite and the adversarial search (see
 :mod:`.check`), prints a table of the scenarios, the verdict and — when
-unsafe — the minimal reproduction step by step.  Also holds the runtime and
-suite arguments that ``baseline`` and ``regress`` share.
+unsafe — the minimal reproduction step by step.
 """
 
 from __future__ import annotations
@@ -16,16 +15,17 @@ from typing import Any
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT
-from prunecheck.sim.cli.argtypes import integer, natural, seconds
+from prunecheck.sim.cli.argtypes import integer, natural
+from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import FORMAT_HELP, list_format
-from prunecheck.sim.cli.limits import add_time_limit, exit_status, parse_positive_int
+from prunecheck.sim.cli.limits import add_time_limit, exit_status
+from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
+from prunecheck.sim.cli.suite_options import add_suite_arguments, parse_levels, parse_seeds
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.check import (
     DEFAULT_HORIZON,
     DEFAULT_LEVELS,
-    DEFAULT_MAX_EVENTS,
     DEFAULT_SEEDS,
     CheckResult,
     Verdict,
@@ -83,50 +83,8 @@ exit status:
      finished; no verdict (what was covered is printed)
 """
 
-def parse_levels(text: str) -> tuple[float, ...]:
-    """``0.2,0.6,1`` → load levels in [0, 1]; ConfigError if malformed."""
-    try:
-        levels = tuple(float(p) for p in text.split(",") if p.strip())
-    except ValueError:
-        raise ConfigError(f"--levels {text!r}", "must be numbers separated by commas.",
-                          "for example --levels 0.2,0.6,1.") from None
-    if not levels or any(not 0.0 <= x <= 1.0 for x in levels):
-        raise ConfigError(f"--levels {text!r}", "must be load levels between 0 and 1.",
-                          "for example --levels 0.2,0.6,1.")
-    return levels
-
-
-def parse_seeds(text: str) -> tuple[int, ...]:
-    """``1,2,3`` or ``1-5`` → seeds; ConfigError if malformed."""
-    seeds: list[int] = []
-    try:
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            low, dash, high = part.partition("-")
-            seeds.extend(range(int(low), int(high) + 1) if dash else [int(part)])
-    except ValueError:
-        raise ConfigError(f"--seeds {text!r}", "must be integers or ranges like 1-5.",
-                          "for example --seeds 1,2,3 or --seeds 1-5.") from None
-    if not seeds:
-        raise ConfigError(f"--seeds {text!r}", "names no seed.", "for example --seeds 1-3.")
-    return tuple(dict.fromkeys(seeds))
-
-
-def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("scenario suite")
-    group.add_argument("--levels", type=parse_levels, metavar="L,L",
-                       help="load levels (default " + ",".join(map(str, DEFAULT_LEVELS)) + ")")
-    group.add_argument("--seeds", type=parse_seeds, metavar="S,S|A-B",
-                       help="seeds (default " + ",".join(map(str, DEFAULT_SEEDS)) + ")")
-    group.add_argument("--horizon", type=seconds, metavar="SECONDS",
-                       help=f"simulated seconds per run (default {DEFAULT_HORIZON:g})")
-    group.add_argument("--max-events", type=parse_positive_int("--max-events"),
-                       default=DEFAULT_MAX_EVENTS, metavar="N",
-                       help=f"events one scenario may apply before it is capped (default "
-                       f"{DEFAULT_MAX_EVENTS})")
-
-
 def register(sub: Any) -> None:
-    p = sub.add_parser("check", help="is this policy (or trim function) safe as it is?",
+    p = sub.add_parser("check", help=SUMMARIES["check"],
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("policy", nargs="?", help="policy spec: built-in name, module:attr or "
@@ -140,8 +98,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")
     p.add_argument("--max-examples", type=natural, default=200, metavar="N",
                    help="runs of the adversarial search (0: none; default 200)")
-    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
-                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_policy_timeout(p)
     p.add_argument("--out", metavar="DIR", help="write the reproduction bundle here if unsafe "
                    "(a new folder)")
     p.add_argument("--force", action="store_true",

@@ -10,18 +10,19 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.cli.argtypes import count, natural
-from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
-from prunecheck.sim.cli.search import (
+from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.counterexample import report_counterexample
+from prunecheck.sim.cli.driver_options import (
     add_runtime_arguments,
     add_shape_arguments,
     check_out_arg,
     config_from_args,
     parse_target,
     policy_from_args,
-    report_counterexample,
     shape_from_args,
     spec_from_args,
 )
+from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
 from prunecheck.sim.drivers.explore import MAX_STATES
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.support.progress import progress_for
@@ -58,7 +59,7 @@ verdict (the depth explored completely is printed).
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("explore", help="exhaustive bounded exploration of event interleavings",
+    p = sub.add_parser("explore", help=SUMMARIES["explore"],
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_runtime_arguments(p)

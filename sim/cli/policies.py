@@ -8,6 +8,7 @@ from typing import Any
 
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.adapters.frameworks import adapter_help
+from prunecheck.sim.cli.commands import SUMMARIES
 
 __all__ = ["describe", "register", "run"]
 
@@ -34,7 +35,7 @@ def describe(factory: Any) -> str:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("policies", help="list the built-in policies",
+    p = sub.add_parser("policies", help=SUMMARIES["policies"],
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(func=run)

@@ -17,11 +17,13 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
-from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio, seconds
-from prunecheck.sim.cli.baseline import default_corpus
-from prunecheck.sim.cli.check import add_runtime_arguments, runtime_config
+from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
+from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, with_format
+from prunecheck.sim.cli.policy_options import add_policy_timeout
+from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
+from prunecheck.sim.cli.suite_options import default_corpus
 from prunecheck.sim.verdicts.regress import (
     Baseline,
     Recorder,
@@ -52,7 +54,7 @@ a policy error (the runs that finished are compared and, with --out, written).
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("regress", help="compare incident rates with a baseline",
+    p = sub.add_parser("regress", help=SUMMARIES["regress"],
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--baseline", required=True, metavar="FILE",
@@ -70,8 +72,7 @@ def register(sub: Any) -> None:
                    help="smallest growth that counts, as a ratio (default 1.25)")
     p.add_argument("--out", metavar="FILE", help="also write the current results (the "
                    "baseline format), updated after every run")
-    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
-                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_policy_timeout(p)
     p.set_defaults(func=run)
 
 

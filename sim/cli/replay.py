@@ -17,8 +17,9 @@ from prunecheck.model.errors import ConfigError, TraceError
 from prunecheck.model.incidents import Incident
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
-from prunecheck.sim.cli.argtypes import seconds
+from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import policy_file, replay_command
 from prunecheck.sim.reproductions.narrative import narrate_stream
 from prunecheck.sim.reproductions.trace_file import read_trace
@@ -37,7 +38,7 @@ rejection, ...), 2 bad input.  Costs (deferrals, overruns, spills) never fail a 
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("replay", help="re-run a trace and narrate it step by step",
+    p = sub.add_parser("replay", help=SUMMARIES["replay"],
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
@@ -48,8 +49,7 @@ def register(sub: Any) -> None:
                    help="replay under this gate instead of the trace's")
     p.add_argument("--markdown", action="store_true", help="print the narrative as markdown")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
-    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
-                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_policy_timeout(p)
     p.set_defaults(func=run)
 
 

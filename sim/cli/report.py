@@ -20,10 +20,12 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, load_policy
-from prunecheck.sim.cli.argtypes import count, integer, seconds
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.cli.argtypes import count, integer
+from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, with_format
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
+from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.drivers.agents import SESSION_TURNS
 from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.reports.summary import ReportData
@@ -63,7 +65,7 @@ Parts = tuple[list[RunSpec], list[RunSpec], list[RunSpec]]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("report", help="run the default sweep and write plots + summary.md",
+    p = sub.add_parser("report", help=SUMMARIES["report"],
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="reports", metavar="DIR",
@@ -82,8 +84,7 @@ def register(sub: Any) -> None:
                    help="a tiny sweep (two load levels, short runs) to try the pipeline")
     add_scheduler_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
-                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_policy_timeout(p)
     add_run_time_limit(p)
     p.set_defaults(func=run)
 

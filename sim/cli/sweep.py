@@ -22,10 +22,12 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, load_policy
+from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.argtypes import count, integer, natural, seconds
+from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, with_format
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
+from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.drivers.agents import ANY_VIOLATION, SESSION_TURNS
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.stats.sessions import SessionRecord, observations, rate_of
@@ -65,7 +67,7 @@ _COLUMNS = (
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("sweep", help="simulate policies × gates × runtimes × loads × seeds",
+    p = sub.add_parser("sweep", help=SUMMARIES["sweep"],
                        description=__doc__, epilog=EXAMPLE,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, metavar="FILE",
@@ -108,8 +110,7 @@ def add_grid_options(p: argparse.ArgumentParser, *, levels: str = "0,0.25,0.5,0.
                    help="retries after a rejected invocation before the runtime gives up "
                    "and the session aborts (default 2)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
-                   help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    add_policy_timeout(p)
     add_run_time_limit(p)
 
 

@@ -14,6 +14,7 @@ import sys
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import Provider, validate
 from prunecheck.model.trace import MAX_CHARS, MAX_DEPTH, depth_ok
+from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.verdicts.strict import UNVERIFIED, other_format, shape_errors
 
 __all__ = ["register", "run"]
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the ``validate`` subcommand."""
     parser = subparsers.add_parser(
         "validate",
-        help="print the tool pairing errors a provider would answer (HTTP 400)",
+        help=SUMMARIES["validate"],
         description=(
             "Check a transcript's tool pairing the way Anthropic or OpenAI does,\n"
             "and print the exact errors the provider would answer."

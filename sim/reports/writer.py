@@ -1,7 +1,7 @@
 """The failure-rate report: plots and ``summary.md`` from a sweep's rows.
 
-This is the only module besides timelines that imports matplotlib (Agg
-backend, no display).  Every figure and every number in the summary is
+matplotlib is imported and styled only while plots are drawn
+(:mod:`.plotting`: Agg backend, no display).  Every figure and every number in the summary is
 computed from the rows given; nothing is hard-coded.  Plots are
 deterministic for the same rows: PNGs carry no software version or date.
 
@@ -18,26 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-from matplotlib.axes import Axes
-from matplotlib.lines import Line2D
+from typing import TYPE_CHECKING, Any
 
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.drivers.agents import SESSION_TURNS
+from prunecheck.sim.reports.plotting import legend_line, pyplot, report_style, save
 from prunecheck.sim.reports.summary import ReportData, group, pool, write_summary
 from prunecheck.sim.stats.sessions import bootstrap_per_invocation, observations, rate_of
 from prunecheck.sim.stats.survival import kaplan_meier
 from prunecheck.sim.sweeps.sweep import Row
 
-__all__ = ["CLASSES", "ReportData", "write_report"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-plt.rcParams.update({"svg.hashsalt": "prunecheck", "font.size": 9, "axes.titlesize": 9})
+__all__ = ["CLASSES", "ReportData", "write_report"]
 
 #: Incident classes of the plots: key -> label.
 CLASSES: dict[str, str] = {
@@ -135,11 +130,6 @@ def _zero_bounds(ax: Axes, bounds: dict[float, float]) -> None:
                   zorder=0)
 
 
-def _save(fig: Any, path: Path) -> None:
-    fig.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(fig)
-
-
 def _dodge(i: int, n: int, span: float) -> float:
     return (i - (n - 1) / 2) * 0.018 * span
 
@@ -153,7 +143,7 @@ def _rate_grid(rows: Sequence[Row], classes: Sequence[str], x_of: Callable[[Row]
     colors = _colors(policies)
     grouped = group(rows, lambda r: (r.spec.policy, r.spec.config.gate, x_of(r)))
     xs = sorted({x_of(r) for r in rows})
-    fig, axes = plt.subplots(len(classes), len(gates), figsize=(3.6 * len(gates) + 0.8,
+    fig, axes = pyplot().subplots(len(classes), len(gates), figsize=(3.6 * len(gates) + 0.8,
                              2.3 * len(classes) + 1.4), sharex=True, sharey=True,
                              squeeze=False, layout="constrained")
     span = (xs[-1] - xs[0]) or 1.0
@@ -199,14 +189,14 @@ def _rate_grid(rows: Sequence[Row], classes: Sequence[str], x_of: Callable[[Row]
                               "1,000")
             if row_i == len(classes) - 1:
                 ax.set_xlabel(xlabel)
-    handles = [Line2D([], [], color=colors[p], marker=_MARKERS[i % len(_MARKERS)], label=p)
+    handles = [legend_line(color=colors[p], marker=_MARKERS[i % len(_MARKERS)], label=p)
                for i, p in enumerate(policies)]
-    handles.append(Line2D([], [], color="#9a9a9a", linewidth=5, alpha=0.35,
+    handles.append(legend_line(color="#9a9a9a", linewidth=5, alpha=0.35,
                           label="grey bar: none seen there,\nits 95% upper bound"))
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5),
                frameon=False, title=explain or None)
     fig.suptitle(title, fontsize=11)
-    _save(fig, path)
+    save(fig, path)
 
 
 def _survival(rows: Sequence[Row], path: Path) -> None:
@@ -215,7 +205,7 @@ def _survival(rows: Sequence[Row], path: Path) -> None:
     policies, gates = _policies(rows), _gates(rows)
     colors = _colors(policies)
     grouped = group(rows, lambda r: (r.spec.policy, r.spec.config.gate))
-    fig, axes = plt.subplots(2, len(gates), figsize=(3.8 * len(gates) + 0.8, 8.0),
+    fig, axes = pyplot().subplots(2, len(gates), figsize=(3.8 * len(gates) + 0.8, 8.0),
                              sharey=True, squeeze=False, layout="constrained")
     for col, gate in enumerate(gates):
         for row_i, (axis, label) in enumerate((
@@ -247,7 +237,7 @@ def _survival(rows: Sequence[Row], path: Path) -> None:
                 ax.set_title(f"gate {gate.value}", fontsize=11, fontweight="bold")
             if col == 0:
                 ax.set_ylabel("share of sessions with no violation yet")
-    handles = [Line2D([], [], color=colors[p], linestyle=("-", "--", "-.", ":")[i % 4],
+    handles = [legend_line(color=colors[p], linestyle=("-", "--", "-.", ":")[i % 4],
                       label=p) for i, p in enumerate(policies)]
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 8),
                frameon=False)
@@ -255,7 +245,7 @@ def _survival(rows: Sequence[Row], path: Path) -> None:
                  "with 95% log-log bands (shaded); every load level pooled, checks after every "
                  f"append;\n{_SESSION_NOTE} (an intact session is censored at its end); the "
                  "dotted line marks one half (the median)", fontsize=10)
-    _save(fig, path)
+    save(fig, path)
 
 
 def _costs(rows: Sequence[Row], path: Path, seed: int) -> None:
@@ -270,7 +260,7 @@ def _costs(rows: Sequence[Row], path: Path, seed: int) -> None:
               ("deferred", "share of agent time with\na deferred budget check (%)"),
               ("spill", "spills per 1,000 invocations"),
               ("session_abort", "aborted sessions\nper 1,000 sessions"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(16, 4.8), squeeze=False,
+    fig, axes = pyplot().subplots(1, len(panels), figsize=(16, 4.8), squeeze=False,
                              layout="constrained")
     for ax, (kind, label) in zip(axes[0], panels, strict=True):
         flat: list[str] = []
@@ -299,7 +289,7 @@ def _costs(rows: Sequence[Row], path: Path, seed: int) -> None:
         ax.set_xlabel("load level (defined below)")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-    handles = [Line2D([], [], color=_GATE_STYLE[g][0], linestyle=_GATE_STYLE[g][1],
+    handles = [legend_line(color=_GATE_STYLE[g][0], linestyle=_GATE_STYLE[g][1],
                       marker=_GATE_STYLE[g][2], label=f"gate {g.value}") for g in gates]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False,
                title=LOAD_AXIS)
@@ -307,7 +297,7 @@ def _costs(rows: Sequence[Row], path: Path, seed: int) -> None:
                  "95% intervals: bootstrap over sessions for per-invocation rates, exact for "
                  "per-session ones; lines are dodged sideways and thinner when drawn later, so "
                  "equal lines stay visible", fontsize=10)
-    _save(fig, path)
+    save(fig, path)
 
 
 def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
@@ -321,10 +311,12 @@ def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
     variants = sorted({k[:3] for k in grouped}, key=lambda k: (list(Gate).index(k[0]), k[1:]))
     kinds = ("any_violation", "provider_rejection:result_without_call",
              "duplicated_side_effect", "truncated_payload", "hard_ceiling_overrun")
-    fig, axes = plt.subplots(1, len(kinds), figsize=(18, 5.0), squeeze=False,
+    fig, axes = pyplot().subplots(1, len(kinds), figsize=(18, 5.0), squeeze=False,
                              layout="constrained")
-    cmap = plt.get_cmap("tab10")
-    color = {v: matplotlib.colors.to_hex(cmap(i % 10)) for i, v in enumerate(variants)}
+    from matplotlib.colors import to_hex
+
+    cmap = pyplot().get_cmap("tab10")
+    color = {v: to_hex(cmap(i % 10)) for i, v in enumerate(variants)}
     marker = {v: _MARKERS[i % len(_MARKERS)] for i, v in enumerate(variants)}
     for ax, kind in zip(axes[0], kinds, strict=True):
         ceiling = kind == "hard_ceiling_overrun"
@@ -353,7 +345,7 @@ def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
         ax.grid(True, alpha=0.3)
         if ceiling:
             ax.set_ylim(bottom=0)
-    handles = [Line2D([], [], color=color[v], linestyle="--" if v[0] is Gate.COMMIT else "-",
+    handles = [legend_line(color=color[v], linestyle="--" if v[0] is Gate.COMMIT else "-",
                       marker=marker[v], label=f"gate {v[0].value}, checks {v[1].value}, "
                       f"retry {v[2].value}") for v in variants]
     fig.legend(handles=handles, loc="outside lower center", ncol=4, frameon=False,
@@ -364,17 +356,13 @@ def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
                  "where none was seen. Under the commit gate every violation class is zero, so "
                  "its panel shows overruns per 1,000 invocations (bootstrap over sessions)",
                  fontsize=10)
-    _save(fig, path)
+    save(fig, path)
 
 
-def write_report(data: ReportData, out: Path) -> list[Path]:
-    """Write the plots and ``summary.md`` into ``out``; return the files written."""
-    out.mkdir(parents=True, exist_ok=True)
+def _plots(data: ReportData, files: Sequence[Path]) -> list[Path]:
+    """Draw every plot ``data`` has rows for into its file of ``files``."""
     seed = data.seeds[0] if data.seeds else 0
-    names = ["survival.png", "failure-vs-load.png", "failure-vs-tightness.png",
-             "cost-of-safety.png", "runtime-knobs.png"]
-    files = [out / n for n in names]
-    written = []
+    written: list[Path] = []
     if data.main:
         _survival(data.main, files[0])
         _rate_grid(data.main, tuple(CLASSES), lambda r: r.spec.level, "load level",
@@ -394,6 +382,17 @@ def write_report(data: ReportData, out: Path) -> list[Path]:
     if data.knobs:
         _knobs(data.knobs, files[4], seed)
         written.append(files[4])
+    return written
+
+
+def write_report(data: ReportData, out: Path) -> list[Path]:
+    """Write the plots and ``summary.md`` into ``out``; return the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    names = ["survival.png", "failure-vs-load.png", "failure-vs-tightness.png",
+             "cost-of-safety.png", "runtime-knobs.png"]
+    files = [out / n for n in names]
+    with report_style():
+        written = _plots(data, files)
     written.sort(key=files.index)
     summary = out / "summary.md"
     write_summary(data, summary, [f.name for f in written])

@@ -6,8 +6,8 @@ dropped) and a red band at each step with a violation.  Steps are labelled
 1, 2, … as in the narrative.
 
 matplotlib with the Agg backend, through its object API (no pyplot global
-state); the PNG carries no date or version, so a trace always gives the
-same bytes.
+state), imported only when a timeline is drawn; the PNG carries no date or
+version, so a trace always gives the same bytes.
 """
 
 from __future__ import annotations
@@ -16,10 +16,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
 
 from prunecheck.model.actions import Action
 from prunecheck.model.context import Message, Role
@@ -158,6 +154,10 @@ def draw_timeline(trace: Trace, policy: Policy, path: Path) -> Path:
 
     Readable for about 10–40 steps and as many messages.
     """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch, Rectangle
+
     lanes = lanes_of(trace, policy)
     order = sorted(lanes.labels, key=lambda mid: int(mid[1:]))
     steps = len(lanes.ticks)

@@ -1,0 +1,144 @@
+"""The options ``search`` and ``explore`` share: who is tested (``--policy``
+or ``--runtime``, ``--format``), the runtime knobs with check's default
+runtime, ``--target``, ``--out``, ``--policy-timeout``, the time limit and
+the shape bounds; and how each becomes what the drivers take."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.policies import Policy
+from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.cli.argtypes import natural
+from prunecheck.sim.cli.formats import add_format_argument, provider_default, with_format
+from prunecheck.sim.cli.limits import add_time_limit
+from prunecheck.sim.cli.policy_options import add_policy_timeout
+from prunecheck.sim.cli.runtime_options import add_runtime_arguments as add_knobs
+from prunecheck.sim.cli.runtime_options import runtime_config
+from prunecheck.sim.drivers.shape import Shape
+
+__all__ = [
+    "BASE",
+    "add_runtime_arguments",
+    "add_shape_arguments",
+    "check_out_arg",
+    "config_from_args",
+    "parse_target",
+    "policy_from_args",
+    "shape_from_args",
+    "spec_from_args",
+]
+
+#: The raw runtime of the incidents (gate none, checks after each append), the
+#: same default runtime as ``check``'s; message sizes scale with the budget.
+BASE = RuntimeConfig()
+
+
+def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
+    """``--policy`` (or ``--runtime``), ``--format``, the runtime knobs
+    (defaults: the raw runtime of the incidents — gate none, checks after
+    each append — as in ``check``), targets, output and the time limit."""
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--policy", metavar="SPEC",
+                     help="built-in name, module:attr or file.py:attr (with --format: a "
+                     "trim(messages) list function)")
+    who.add_argument("--runtime", metavar="FILE.py:CLASS",
+                     help="test your runtime's real code instead of a policy in the model "
+                          "runtime: a RuntimeUnderTest class (see "
+                          "prunecheck.sim.runtimes.stimuli); "
+                          "guard:POLICY is prunecheck's reference runtime with CommitGuard "
+                          "wrapping POLICY")
+    add_format_argument(p)
+    add_knobs(p, BASE)
+    p.add_argument("--target", default=None, metavar="KIND[,KIND]",
+                   help="stop only on these incident kinds (default: any violation); e.g. "
+                        "orphaned_result, truncated_payload")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write the reproduction bundle here on a violation (a new folder)")
+    p.add_argument("--force", action="store_true",
+                   help="let --out overwrite a folder that already holds files")
+    add_policy_timeout(p)
+    add_time_limit(p)
+
+
+def spec_from_args(args: argparse.Namespace) -> str:
+    """The policy spec, with ``@format`` when ``--format`` is given
+    (``runtime:FILE.py:CLASS`` for ``--runtime``)."""
+    if getattr(args, "runtime", None):
+        return "runtime:" + str(args.runtime)
+    return with_format(args.policy, getattr(args, "format", None))
+
+
+def check_out_arg(args: argparse.Namespace) -> None:
+    """Refuse a bad ``--out`` before any work is done (exit 2)."""
+    if getattr(args, "out", None):
+        from prunecheck.sim.reproductions.bundle import check_out
+
+        check_out(Path(args.out), force=getattr(args, "force", False))
+
+
+def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
+    """The runtime: ``BASE`` with the knobs given; a list function's own
+    provider (its format) unless ``--provider`` says otherwise."""
+    return runtime_config(args, provider_default(BASE, spec_from_args(args)))
+
+
+def policy_from_args(args: argparse.Namespace) -> Policy:
+    spec = spec_from_args(args)
+    args.policy = spec  # what traces and bundles record
+    return guarded(load_policy(spec), args.policy_timeout)
+
+
+def parse_target(text: str | None) -> frozenset[IncidentKind] | None:
+    """``--target``: comma-separated incident kinds; ConfigError if unknown."""
+    if not text:
+        return None
+    kinds = set()
+    for name in (t.strip() for t in text.split(",")):
+        try:
+            kinds.add(IncidentKind(name.replace(" ", "_")))
+        except ValueError:
+            raise ConfigError(f"--target {name!r}", "is not an incident kind.",
+                              f"use one of: {', '.join(k.value for k in IncidentKind)}."
+                              ) from None
+    return frozenset(kinds)
+
+
+_BOUNDS = ("max_batches", "max_calls", "max_chunks", "max_users", "max_texts", "max_writes",
+           "max_steps")
+
+
+def add_shape_arguments(p: argparse.ArgumentParser, defaults: Shape) -> None:
+    """The shape bounds, with ``defaults`` shown (sizes as % of the budget)."""
+    g = p.add_argument_group("shape bounds")
+    for name in _BOUNDS:
+        g.add_argument("--" + name.replace("_", "-"), dest=name, type=natural, default=None,
+                       metavar="N", help=f"default {getattr(defaults, name)}")
+    g.add_argument("--sizes", default=None, metavar="T,T,...",
+                   help="token sizes of every kind of message and chunk (default: scaled "
+                        "to the budget)")
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--sizes {text!r}", "must be comma-separated token counts.",
+                          "for example --sizes 30,300,700.") from None
+    return sizes
+
+
+def shape_from_args(args: argparse.Namespace, make: Callable[..., Shape]) -> Shape:
+    """The shape ``make(budget, **bounds)`` with the bounds given on the
+    command line (ConfigError if out of range)."""
+    bounds: dict[str, Any] = {n: getattr(args, n) for n in _BOUNDS if getattr(args, n) is not None}
+    if args.sizes is not None:
+        sizes = _sizes(args.sizes)
+        bounds.update(user_sizes=sizes, text_sizes=sizes, batch_sizes=sizes, result_sizes=sizes)
+    return make(args.budget if args.budget is not None else BASE.budget, **bounds)
