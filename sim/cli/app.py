@@ -76,6 +76,20 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
+class _Version(argparse.Action):
+    """``--version``: argparse's, with the version read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS,
+                 help: str = "show program's version number and exit") -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"prunecheck {version()}")
+        parser.exit()
+
+
 def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
     """The whole parser; ``commands`` (default: all) get their full parsers,
     every other command only its name and one-line help, without importing
@@ -89,7 +103,7 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"prunecheck {version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     full = []
     for name in COMMANDS:

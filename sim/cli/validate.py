@@ -13,7 +13,6 @@ import sys
 
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import Provider, validate
-from prunecheck.model.trace import MAX_CHARS, MAX_DEPTH, depth_ok
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.verdicts.strict import UNVERIFIED, other_format, shape_errors
 
@@ -85,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _load(path: str, name: str) -> object:
     """Parse the file (or stdin) as JSON; bad input raises TranscriptError."""
+    from prunecheck.model.trace import MAX_CHARS, MAX_DEPTH, depth_ok
+
     try:
         if path == "-":
             text = sys.stdin.read()
