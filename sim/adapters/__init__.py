@@ -14,4 +14,5 @@ __all__ = ["ListPolicy", "list_policy"]
 def __getattr__(name: str) -> Any:
     # ``from prunecheck.sim.adapters import list_policy`` (its home before 0.2)
     # keeps working without importing the list adapter for every user-code load.
-    return getattr(importlib.import_module("prunecheck.sim.adapters.lists"), name)
+    home = "loader" if name == "adapter_policy" else "lists"
+    return getattr(importlib.import_module(f"prunecheck.sim.adapters.{home}"), name)

@@ -1,46 +1,40 @@
-"""Resolving policy specs to code, and guarding calls into user code.
+"""Loading the policy a spec names (see :mod:`.policy_spec` for the syntax).
 
-A spec is a built-in name (lowest_salience), module:attr or
-path/to/file.py:attr.  attr is a callable select(view, need), an object
-with a select method (and optional name), or a class with one
-(instantiated with no arguments).
+:func:`load_policy` is the one place policies are loaded: built-ins run
+in-process; everything else (a user's module or file, list functions,
+framework adapters) runs in its own worker process (see
+:mod:`prunecheck.sim.adapters.cage`), so that nothing it does can stop,
+fool or hang prunecheck.  :func:`load_local` loads a spec in the calling
+process (the worker uses it).  A ``runtime:`` spec loads as a
+:class:`~prunecheck.sim.runtimes.under_test.RuntimePolicy` (:func:`load_runtime`).
 
-load_policy is the one place policies are loaded: built-ins run
-in-process; everything else (a user's module or file, list functions, the
-LangChain adapter) runs in its own worker process (see prunecheck.sim.adapters.cage),
-so that nothing it does can stop, fool or hang prunecheck.  load_local
-loads a spec in the calling process (the worker uses it).
+What a spec's attribute must be: a callable ``select(view, need)``, an
+object with a ``select`` method (and optional ``name``), or a class with one
+(instantiated with no arguments); with ``@openai``/``@anthropic``, a list
+function ``trim(messages)``.
 
-guarded gives a policy a per-call time limit, so that a policy that hangs
-becomes a PolicyError naming the policy and the step, not a hung run.
+:func:`guarded` (from :mod:`.time_limit`) gives a loaded policy its
+per-call time limit.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
-import signal
-import sys
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from types import FrameType
 
-from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError
-from prunecheck.model.policies import BUILTINS, ContextView, Policy, as_policy, builtin_policy
-from prunecheck.sim.adapters.cage import CagedPolicy, cage_enabled, caged
+from prunecheck.model.policies import Policy, as_policy, builtin_policy
+from prunecheck.sim.adapters.cage import cage_enabled, caged
+from prunecheck.sim.adapters.frameworks import framework_policy
+from prunecheck.sim.adapters.lists import list_policy
+from prunecheck.sim.adapters.policy_spec import PolicySpec, SpecKind, parse_spec
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, GuardedPolicy, guarded
+from prunecheck.sim.adapters.user_code import find_object
+from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
+from prunecheck.sim.runtimes.model_runtime import ModelRuntime
+from prunecheck.sim.runtimes.under_test import RuntimePolicy, factory_from
 
-__all__ = ["DEFAULT_TIMEOUT", "GuardedPolicy", "guarded", "load_local", "load_policy",
-           "resolve_attribute"]
-
-#: Seconds one ``select`` call may take before it counts as hung.
-DEFAULT_TIMEOUT = 10.0
-
-_BUILTIN_TYPES = frozenset(type(make()) for make in BUILTINS.values())
+__all__ = ["DEFAULT_TIMEOUT", "FORMAT_HINT", "GuardedPolicy", "adapter_policy", "guarded",
+           "load_local", "load_policy", "load_runtime", "resolve_attribute"]
 
 #: How to say a list function's format, on every command that takes a policy.
 FORMAT_HINT = ("say which provider format its messages use: add --format openai or "
@@ -57,26 +51,12 @@ def load_policy(spec: str) -> Policy:
         if the spec is malformed, the module or file cannot be imported, or
         the attribute is missing or not a policy.
     """
-    if spec.startswith("runtime:"):  # a runtime under test, in the place of a policy
-        from prunecheck.sim.runtimes.under_test import load_runtime
-
-        return load_runtime(spec)
-    builtin = builtin_policy(spec)
-    if builtin is not None:
-        return builtin
-    if not cage_enabled():
+    parsed = parse_spec(spec)
+    if parsed.kind.is_runtime:  # a runtime under test, in the place of a policy
+        return load_runtime(parsed)
+    if parsed.kind is SpecKind.BUILTIN or not cage_enabled():
         return load_local(spec)
-    if ":" not in spec:
-        _malformed(spec)
     return caged(spec, DEFAULT_TIMEOUT)
-
-
-def _malformed(spec: str) -> None:
-    raise PolicyError(
-        f"policy spec {spec!r}",
-        "is neither a built-in policy nor of the form module:attr or file.py:attr.",
-        f"built-ins: {', '.join(BUILTINS)}; run 'prunecheck policies' to list them.",
-    )
 
 
 def load_local(spec: str) -> Policy:
@@ -87,17 +67,18 @@ def load_local(spec: str) -> Policy:
     PolicyError
         as :func:`load_policy`.
     """
-    builtin = builtin_policy(spec)
-    if builtin is not None:
+    parsed = parse_spec(spec)
+    if parsed.kind is SpecKind.BUILTIN:
+        builtin = builtin_policy(spec)
+        assert builtin is not None  # parse_spec said it is one
         return builtin
-    from prunecheck.sim.adapters.lists import (
-        adapter_policy,  # list functions: file.py:trim@openai, langchain:...
-    )
-
-    adapted = adapter_policy(spec)
+    if parsed.kind.is_runtime:
+        return load_runtime(parsed)
+    adapted = _adapted(parsed)
     if adapted is not None:
         return adapted
-    obj, attr = resolve_attribute(spec)
+    obj = _find(parsed)
+    attr = parsed.attr
     if _is_list_function(obj):
         raise PolicyError(f"policy spec {spec!r}", f"{attr} takes one argument, like a list "
                           "function trim(messages), not a policy select(view, need).",
@@ -111,6 +92,32 @@ def load_local(spec: str) -> Policy:
     except Exception as exc:
         raise PolicyError(f"policy spec {spec!r}", f"instantiating {attr} raised "
                           f"{type(exc).__name__}: {exc}.") from None
+
+
+def adapter_policy(spec: str) -> Policy | None:
+    """The policy of an adapter spec (``file.py:trim@openai``,
+    ``mod:trim@anthropic``, a framework's ``ADAPTER:k=v,...``), or None if
+    ``spec`` is not one."""
+    return _adapted(parse_spec(spec))
+
+
+def _adapted(parsed: PolicySpec) -> Policy | None:
+    if parsed.kind is SpecKind.FRAMEWORK:  # autogen:context=buffered, langchain:...
+        policy: Policy = framework_policy(parsed.text)
+        return policy
+    if parsed.kind is not SpecKind.LIST:
+        return None
+    assert parsed.format is not None
+    fn = _find(parsed)
+    if isinstance(fn, type) or hasattr(fn, "select") or not callable(fn):
+        raise PolicyError(f"policy spec {parsed.text!r}", f"{parsed.attr} is a select(view, "
+                          "need) policy object, not a list function trim(messages).",
+                          f"drop the @{parsed.format} suffix to check it as a policy.")
+    return list_policy(fn, parsed.format, name=parsed.text)
+
+
+def _find(parsed: PolicySpec) -> object:
+    return find_object(parsed.where, parsed.attr, f"policy spec {parsed.text!r}")
 
 
 def _is_list_function(obj: object) -> bool:
@@ -134,114 +141,40 @@ def resolve_attribute(spec: str) -> tuple[object, str]:
     PolicyError
         if the spec is malformed, cannot be imported, or lacks the attribute.
     """
-    if ":" not in spec:
-        _malformed(spec)
-    where, _, attr = spec.rpartition(":")
-    if not where or not attr:
-        raise PolicyError(f"policy spec {spec!r}", "needs both a module (or file) and an "
-                          "attribute, as module:attr.", "for example mypkg.trim:select.")
-    module = _import(where, spec)
-    obj: object = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise PolicyError(f"policy spec {spec!r}", f"{where} has no attribute {attr!r}.",
-                              "check the name after the colon.")
-        obj = getattr(obj, part)
-    return obj, attr
+    parsed = parse_spec(spec)
+    if parsed.kind not in (SpecKind.ATTRIBUTE, SpecKind.LIST):
+        raise PolicyError(f"policy spec {spec!r}", "does not name user code as module:attr "
+                          "or file.py:attr.", "for example mypkg.trim:select.")
+    return _find(parsed), parsed.attr
 
 
-def _import(where: str, spec: str) -> object:
-    if where.endswith(".py") or "/" in where or "\\" in where:
-        path = Path(where)
-        if not path.is_file():
-            raise PolicyError(f"policy spec {spec!r}", f"file {where} does not exist.",
-                              "give a path relative to the current directory.")
-        name = f"prunecheck_user_{abs(hash(str(path.resolve())))}"
-        if name in sys.modules:
-            return sys.modules[name]
-        loader_spec = importlib.util.spec_from_file_location(name, path)
-        if loader_spec is None or loader_spec.loader is None:
-            raise PolicyError(f"policy spec {spec!r}", f"{where} cannot be imported as Python.")
-        module = importlib.util.module_from_spec(loader_spec)
-        folder = str(path.resolve().parent)
-        if folder not in sys.path:  # as 'python FILE' does: its siblings import
-            sys.path.insert(0, folder)
-        sys.modules[name] = module
-        try:
-            loader_spec.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[name]
-            raise PolicyError(f"policy spec {spec!r}", f"importing {where} raised "
-                              f"{type(exc).__name__}: {exc}.", "fix the file so that "
-                              "'python FILE' runs.") from None
-        return module
-    try:
-        return importlib.import_module(where)
-    except ImportError as exc:
-        raise PolicyError(f"policy spec {spec!r}", f"module {where!r} cannot be imported "
-                          f"({exc}).", "is it installed, or is the current directory on "
-                          "PYTHONPATH? A file path (my_policy.py:select) also works.") from None
-    except Exception as exc:
-        raise PolicyError(f"policy spec {spec!r}", f"importing {where} raised "
-                          f"{type(exc).__name__}: {exc}.") from None
+def load_runtime(spec: str | PolicySpec) -> RuntimePolicy:
+    """The runtime a ``runtime:`` spec names.
 
+    * ``runtime:FILE.py:CLASS`` or ``runtime:module:CLASS`` — your runtime,
+      built with ``budget=`` and ``hard_ceiling=``;
+    * ``runtime:guard:POLICY`` — prunecheck's reference runtime with
+      :class:`prunecheck.guard.CommitGuard` wrapping ``POLICY`` (any policy
+      spec, list functions included: ``runtime:guard:trim.py:trim@openai``);
+    * ``runtime:model:POLICY`` — the model runtime itself, through the protocol.
 
-class _Timeout(BaseException):
-    """Raised inside a hung policy by the alarm; never escapes :func:`_limit`."""
-
-
-@contextmanager
-def _limit(seconds: float) -> Iterator[None]:
-    """Interrupt the block after ``seconds`` with :class:`_Timeout` (main
-    thread only; elsewhere the block runs unguarded)."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_alarm(signum: int, frame: FrameType | None) -> None:
-        raise _Timeout
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-@dataclass(frozen=True, slots=True)
-class GuardedPolicy:
-    """A policy whose every ``select`` call has a time limit; the result is
-    materialized inside the limit (a lazy generator cannot hang later)."""
-
-    inner: Policy
-    timeout: float
-    name: str
-
-    def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
-        try:
-            with _limit(self.timeout):
-                result = self.inner.select(view, need)
-                if isinstance(result, str | bytes | dict) or not isinstance(result, Iterable):
-                    return result
-                return list(result)
-        except _Timeout:
-            raise PolicyError(
-                f"policy {self.name!r}",
-                f"select(view, need={need}) did not return within {self.timeout:g} s "
-                f"(context of {len(view.messages)} messages).",
-                "make select() faster or raise --policy-timeout.",
-            ) from None
-
-
-def guarded(policy: Policy, timeout: float = DEFAULT_TIMEOUT) -> Policy:
-    """``policy`` with a per-call time limit of ``timeout`` seconds (a caged
-    policy's watchdog gets the limit; built-ins are returned as they are)."""
-    if timeout <= 0:
-        return policy
-    if isinstance(policy, CagedPolicy):
-        return policy.with_timeout(timeout)
-    if type(policy) in _BUILTIN_TYPES:  # trusted and fast: no guard
-        return policy
-    return GuardedPolicy(policy, timeout, getattr(policy, "name", "policy"))
+    Raises
+    ------
+    PolicyError
+        if the spec is malformed or names no runtime.
+    """
+    parsed = spec if isinstance(spec, PolicySpec) else parse_spec(spec)
+    text = parsed.text
+    if parsed.inner is not None:
+        policy = load_policy(parsed.inner.text)
+        if parsed.kind is SpecKind.MODEL_RUNTIME:
+            return RuntimePolicy(text, lambda config: ModelRuntime(config, policy))
+        return RuntimePolicy(text, lambda config: GuardedRuntime(policy, config.budget,
+                                                                 config.hard_ceiling))
+    if parsed.kind is not SpecKind.RUNTIME:
+        raise PolicyError(f"runtime spec {text!r}", "must be runtime:FILE.py:CLASS, "
+                          "runtime:module:CLASS, runtime:guard:POLICY or runtime:model:POLICY.",
+                          "for example --runtime examples/agent_loop.py:NaiveLoop.")
+    obj = find_object(parsed.where, parsed.attr, f"runtime spec {text!r}",
+                      import_subject=f"policy spec {text!r}")
+    return RuntimePolicy(text, factory_from(obj, text))

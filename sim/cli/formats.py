@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.adapters.frameworks import is_framework_spec
+from prunecheck.sim.adapters.policy_spec import list_format, with_format
 
 __all__ = ["FORMAT_HELP", "add_format_argument", "list_format", "provider_default",
            "with_format"]
@@ -36,27 +36,6 @@ def add_format_argument(parser: argparse.ArgumentParser, what: str = "") -> None
     """``--format openai|anthropic``."""
     parser.add_argument("--format", choices=[p.value for p in Provider], default=None,
                         help=(what or FORMAT_HELP))
-
-
-def with_format(spec: str, fmt: str | None) -> str:
-    """``spec`` naming a list function of format ``fmt`` (unchanged if
-    ``fmt`` is None, the spec already names a format, or is LangChain's)."""
-    if not fmt or is_framework_spec(spec) or "@" in spec.rpartition(":")[2]:
-        return spec
-    if ":" not in spec:
-        return spec  # a built-in: not a list function; loading says so
-    return f"{spec}@{fmt}"
-
-
-def list_format(spec: str) -> str | None:
-    """The message format of a list-function spec (``…@openai``; a
-    framework adapter's, ``langchain:…`` or ``autogen:…``, is OpenAI's), or
-    None for any other policy."""
-    if is_framework_spec(spec):
-        return Provider.OPENAI.value
-    tail = spec.rpartition(":")[2]
-    fmt = tail.rpartition("@")[2] if "@" in tail else None
-    return fmt if fmt in {p.value for p in Provider} else None
 
 
 def provider_default(base: RuntimeConfig, spec: str) -> RuntimeConfig:

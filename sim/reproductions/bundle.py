@@ -37,8 +37,8 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider, ProviderError, render, validate
 from prunecheck.model.runtime import RuntimeState
 from prunecheck.model.trace import Trace, TraceStep, dumps
-from prunecheck.sim.adapters.frameworks import is_framework_spec
 from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none, user_code_of
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.reproductions.timeline import draw_timeline
 from prunecheck.sim.runtimes.under_test import UnderTest, incidents_of, replay, runtime_of
@@ -234,11 +234,10 @@ def test_reproduction() -> None:
 
 def policy_file(spec: str) -> tuple[Path, str] | None:
     """``(file, rest)`` when ``spec`` names a user's file (``file.py:rest``), else None."""
-    head, colon, rest = spec.rpartition(":")
-    if not colon or is_framework_spec(spec) or not (
-            head.endswith(".py") or "/" in head or "\\" in head):
+    parsed = user_code_of(spec)
+    if parsed is None or not parsed.is_file:
         return None
-    return Path(head), rest
+    return Path(parsed.where), parsed.tail[1:]
 
 
 def replay_command(spec: str, trace: str = "trace.json", *, folder: Path | None = None) -> str:
@@ -248,6 +247,9 @@ def replay_command(spec: str, trace: str = "trace.json", *, folder: Path | None 
     bundle's ``folder`` so that the command names it from there."""
     found = policy_file(spec)
     if found is None:
+        parsed = parse_spec_or_none(spec)
+        if parsed is not None and parsed.kind is SpecKind.RUNTIME and parsed.is_file:
+            return f"prunecheck replay {trace} --policy {spec}"  # a runtime's own code
         return f"prunecheck replay {trace}"
     file, rest = found
     if folder is not None and not file.is_absolute():

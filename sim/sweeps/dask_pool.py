@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError, PolicyError
-from prunecheck.sim.adapters.frameworks import is_framework_spec
+from prunecheck.sim.adapters.policy_spec import user_code_of
 from prunecheck.sim.sweeps.sweep import Row, RunSpec, _work
 
 __all__ = ["LOCAL", "ShippedPolicy", "add_scheduler_option", "parse_scheduler", "run_on_dask",
@@ -112,10 +112,8 @@ class ShippedPolicy:
 
 def _file_part(spec: str) -> str | None:
     """The file a policy spec names, or None (built-in, module, langchain)."""
-    where = spec.split("@", 1)[0].rpartition(":")[0]
-    if not where or is_framework_spec(spec):
-        return None
-    return where if where.endswith(".py") or "/" in where or "\\" in where else None
+    parsed = user_code_of(spec)
+    return parsed.where if parsed is not None and parsed.is_file else None
 
 
 def ship_policies(specs: Iterable[RunSpec]) -> dict[str, ShippedPolicy]:
@@ -152,8 +150,9 @@ def _task(spec: RunSpec, key: str, timeout: float, shipped: ShippedPolicy | None
     if shipped is None:
         return replace(_work(spec, timeout), key=key, spec=spec)
     local = str(_materialise(shipped))
-    where = spec.policy.split("@", 1)[0].rpartition(":")[0]
-    row = _work(replace(spec, policy=local + spec.policy[len(where):]), timeout)
+    parsed = user_code_of(spec.policy)
+    tail = parsed.tail if parsed is not None else spec.policy
+    row = _work(replace(spec, policy=local + tail), timeout)
     error = None if row.error is None else row.error.replace(local, shipped.where)
     return replace(row, key=key, spec=spec, error=error)
 

@@ -38,8 +38,8 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 from prunecheck.sim.adapters.cage_worker import die_with_parent
-from prunecheck.sim.adapters.frameworks import is_framework_spec
 from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
+from prunecheck.sim.adapters.policy_spec import user_code_of
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 from prunecheck.sim.drivers.workload import Load, load_at
 from prunecheck.sim.stats.sessions import SessionRecord, sessions_from_json, sessions_to_json
@@ -411,11 +411,12 @@ def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
 def policy_fingerprint(spec: str) -> str:
     """A digest of a user policy's source file ('' for built-ins and specs
     without a file): editing the policy invalidates its stored rows."""
-    where = spec.split("@", 1)[0].rpartition(":")[0]
-    if not where or is_framework_spec(spec):
+    parsed = user_code_of(spec)
+    if parsed is None:
         return ""
+    where = parsed.where
     path: Path | None = Path(where)
-    if not (where.endswith(".py") or "/" in where):
+    if not parsed.is_file:
         try:
             found = importlib.util.find_spec(where)
         except (ImportError, ValueError):

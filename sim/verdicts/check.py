@@ -47,9 +47,9 @@ from prunecheck.model.policies import FunctionPolicy, Policy, as_policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, replay
-from prunecheck.sim.adapters.frameworks import is_framework_spec
 from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
+from prunecheck.sim.adapters.policy_spec import list_format
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.progress import Progress
@@ -214,9 +214,8 @@ def resolve_policy(policy: PolicyLike, *, format: str | None = None,
     or — with ``format`` — a list function ``trim(messages)``."""
     if isinstance(policy, str):
         spec = policy
-        if format is not None and "@" not in spec.rpartition(":")[2] and \
-                not is_framework_spec(spec):
-            spec = f"{spec}@{format}"
+        if format is not None and list_format(spec) is None:
+            spec = f"{spec}@{format}"  # a built-in so named fails to load, and says so
         loaded = load_policy(spec)
         if _list_format(loaded) is not None:
             spec = loaded.name  # canonical for framework specs (langchain:..., autogen:...)

@@ -16,11 +16,12 @@ used, from its optional extra (``pip install 'prunecheck[autogen]'``).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 from prunecheck.model.errors import PolicyError
+from prunecheck.sim.adapters.catalog import ADAPTERS, Adapter
+from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec, split_framework
 
 from .spec import parse_settings, setting_help, spec_of
 
@@ -28,68 +29,13 @@ __all__ = ["ADAPTERS", "Adapter", "adapter_help", "framework_policy", "framework
            "is_framework_spec", "library_version"]
 
 
-@dataclass(frozen=True, slots=True)
-class Adapter:
-    """One framework trimmer.
-
-    Attributes
-    ----------
-    name: the spec's prefix.
-    library: the PyPI distribution whose version a verdict names.
-    extra: the optional extra that installs it.
-    module: the adapter module (imported on use).
-    settings: its settings dataclass.
-    factory: its function settings -> list function.
-    what: one line for ``prunecheck policies``.
-    first: settings the canonical spec always shows.
-    """
-
-    name: str
-    library: str
-    extra: str
-    module: str
-    settings: str
-    factory: str
-    what: str
-    first: tuple[str, ...] = ()
-
-
-_P = "prunecheck.sim.adapters.frameworks."
-#: Every framework adapter, by spec prefix.
-ADAPTERS: dict[str, Adapter] = {a.name: a for a in (
-    Adapter("langchain", "langchain-core", "langchain", "prunecheck.sim.adapters.langchain_trim",
-            "TrimSettings", "make_trimmer", "langchain-core trim_messages", ("strategy",)),
-    Adapter("langchain-summarization", "langchain", "langchain", _P + "lc_middleware",
-            "SummarizationSettings", "summarization_trimmer",
-            "langchain v1 SummarizationMiddleware (fake chat model writes the summary)"),
-    Adapter("langchain-context-editing", "langchain", "langchain", _P + "lc_middleware",
-            "ContextEditingSettings", "context_editing_trimmer",
-            "langchain v1 ContextEditingMiddleware(ClearToolUsesEdit)"),
-    Adapter("langchain-middleware", "langchain", "langchain", _P + "lc_middleware",
-            "MiddlewareSettings", "middleware_trimmer",
-            "any langchain v1 AgentMiddleware (before_model / wrap_model_call)"),
-    Adapter("autogen", "autogen-core", "autogen", _P + "autogen_context", "AutogenSettings",
-            "autogen_trimmer", "autogen-core ChatCompletionContext (or your subclass)",
-            ("context",)),
-    Adapter("llamaindex", "llama-index-core", "llamaindex", _P + "llamaindex_memory",
-            "LlamaIndexSettings", "llamaindex_trimmer",
-            "llama-index ChatMemoryBuffer or Memory", ("memory",)),
-    Adapter("semantic-kernel", "semantic-kernel", "semantic-kernel", _P + "sk_reducer",
-            "SemanticKernelSettings", "sk_trimmer",
-            "semantic-kernel ChatHistoryReducer (truncation, summarization, yours)",
-            ("reducer",)),
-    Adapter("pydantic-ai", "pydantic-ai-slim", "pydantic-ai", _P + "pydantic_ai_history",
-            "PydanticAISettings", "pydantic_ai_trimmer", "a pydantic-ai history processor",
-            ("processor",)),
-    Adapter("openai-agents", "openai-agents", "openai-agents", _P + "openai_agents_session",
-            "OpenAIAgentsSettings", "openai_agents_trimmer",
-            "OpenAI Agents SDK session with SessionSettings(limit=N)", ("limit",)),
-)}
-
-
 def is_framework_spec(spec: str) -> bool:
-    """Whether ``spec`` names a framework adapter (``autogen:...``)."""
-    return spec.partition(":")[0] in ADAPTERS and ":" in spec
+    """Whether ``spec`` names a framework adapter (``autogen:...``), as
+    :func:`~prunecheck.sim.adapters.policy_spec.parse_spec` reads it."""
+    try:
+        return parse_spec(spec).kind is SpecKind.FRAMEWORK
+    except PolicyError:
+        return False
 
 
 def _settings_class(adapter: Adapter) -> type[Any]:
@@ -130,9 +76,10 @@ def framework_policy(spec: str, /, **settings: object) -> Any:
     PolicyError
         for an unknown adapter, a bad setting, or a missing extra.
     """
+    # Imported here: the list adapter imports this package's content module.
     from prunecheck.sim.adapters.lists import list_policy
 
-    name, _, text = spec.partition(":")
+    name, text = split_framework(spec)
     adapter = _adapter(name)
     cls = _settings_class(adapter)
     parsed = parse_settings(cls, name, settings) if settings and not text else \

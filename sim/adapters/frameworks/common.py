@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
-import sys
-import zlib
 from collections.abc import Coroutine
-from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
 from prunecheck.model.errors import PolicyError
+from prunecheck.sim.adapters.policy_spec import split_reference
+from prunecheck.sim.adapters.user_code import find_object
 
 from .spec import BUDGET
 
@@ -63,38 +62,8 @@ def split_system(messages: Msgs) -> tuple[Msgs, Msgs]:
 
 def load_object(ref: str, subject: str) -> Any:
     """The object ``module:attr`` or ``path/file.py:attr`` names."""
-    where, colon, attr = ref.rpartition(":")
-    if not colon or not where or not attr:
+    where, attr = split_reference(ref)
+    if not where or not attr:
         raise PolicyError(subject, f"{ref!r} does not name an object as module:attr or "
                           "file.py:attr.", "for example my_context.py:KeepLast.")
-    if where.endswith(".py") or "/" in where:
-        path = Path(where)
-        if not path.is_file():
-            raise PolicyError(subject, f"file {where} does not exist.",
-                              "give a path relative to the current directory.")
-        name = f"prunecheck_fw_{zlib.crc32(str(path.resolve()).encode())}"
-        module = sys.modules.get(name)
-        if module is None:
-            found = importlib.util.spec_from_file_location(name, path)
-            if found is None or found.loader is None:
-                raise PolicyError(subject, f"{where} cannot be imported as Python.")
-            module = importlib.util.module_from_spec(found)
-            sys.modules[name] = module
-            try:
-                found.loader.exec_module(module)
-            except Exception as exc:
-                del sys.modules[name]
-                raise PolicyError(subject, f"importing {where} raised {type(exc).__name__}: "
-                                  f"{exc}.", "fix the file so that 'python FILE' runs.") from None
-    else:
-        try:
-            module = importlib.import_module(where)
-        except ImportError as exc:
-            raise PolicyError(subject, f"module {where!r} cannot be imported ({exc}).") from None
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise PolicyError(subject, f"{where} has no attribute {attr!r}.",
-                              "check the name after the colon.")
-        obj = getattr(obj, part)
-    return obj
+    return find_object(where, attr, subject)
