@@ -61,7 +61,8 @@ def _throughput(policy: str, gate: Gate, level: float, horizon: float) -> list[s
     events = 0
     for _ in range(_REPEATS):
         started = time.perf_counter()
-        result = simulate(policy, config, load_at(level), 1, horizon=horizon)
+        result = simulate(policy, config, load_at(level), 1, horizon=horizon,
+                          policy=guarded(load_policy(policy)))
         sim = min(sim, (time.perf_counter() - started) / result.events)
         events = result.events
         applied = min(applied, _apply_alone(result.traces, policy) / events)
@@ -88,7 +89,8 @@ def _long_trace(messages: int, extra: int) -> Trace:
     agents.SESSION_TURNS, load_module.GIANT_RESULT = 10**9, 0.0
     try:
         result = simulate("unit_safe", config, load, 1, horizon=1e9,
-                          max_events=int(messages * 1.3) + extra + 2_000)
+                          max_events=int(messages * 1.3) + extra + 2_000,
+                          policy=guarded(load_policy("unit_safe")))
     finally:
         agents.SESSION_TURNS, load_module.GIANT_RESULT = natural_end, giant
     return result.traces[0]

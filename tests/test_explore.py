@@ -22,6 +22,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS, builtin_policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
 from prunecheck.model.trace import incidents_of, loads
+from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.explore import canonical_key, explore
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
@@ -88,7 +89,8 @@ def test_reduced_alphabet_keeps_one_of_interchangeable_pending_calls() -> None:
 ])
 def test_explore_finds_a_shortest_counterexample(target: frozenset[IncidentKind],
                                                  length: int) -> None:
-    result = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target)
+    result = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target,
+                     policy=load_policy("lowest_salience"))
     trace = result.counterexample
     assert trace is not None and len(trace.events) == length
     # Every history opens as a real one does; depth counts the events after it.
@@ -100,14 +102,14 @@ def test_explore_finds_a_shortest_counterexample(target: frozenset[IncidentKind]
     assert target <= kinds_at_end
     # Breadth first: one event less finds nothing.
     shorter = explore("lowest_salience", CONFIG, depth=length - 3, shape=Shape.small(),
-                      target=target)
+                      target=target, policy=load_policy("lowest_salience"))
     assert shorter.counterexample is None and shorter.depth_reached == length - 3
     assert shorter.states > 1 and shorter.transitions >= shorter.states - 1
 
 
 def test_max_states_caps_memory() -> None:
     result = explore("recency", replace(CONFIG, gate=Gate.COMMIT), depth=9, shape=Shape.small(),
-                     max_states=500)
+                     max_states=500, policy=load_policy("recency"))
     assert result.capped and result.states == 500 and result.depth_reached < 9
     assert result.counterexample is None
 
@@ -159,7 +161,7 @@ def test_fingerprints_count_what_full_states_count(policy: str, gate: Gate, dept
     shape = Shape.small(**bounds)
     config = replace(CONFIG, gate=gate)
     states, transitions, reached, hit = _reference_bfs(policy, config, depth, shape)
-    result = explore(policy, config, depth=depth, shape=shape)
+    result = explore(policy, config, depth=depth, shape=shape, policy=load_policy(policy))
     assert (result.states, result.transitions, result.depth_reached) == \
         (states, transitions, reached)
     found = None if result.counterexample is None else len(result.counterexample.events)
@@ -169,7 +171,7 @@ def test_fingerprints_count_what_full_states_count(policy: str, gate: Gate, dept
 
 def test_a_state_costs_under_100_bytes() -> None:
     result = explore("lowest_salience", replace(CONFIG, gate=Gate.COMMIT), depth=9,
-                     shape=Shape.small())
+                     shape=Shape.small(), policy=load_policy("lowest_salience"))
     assert result.states > 30_000 and not result.capped
     assert 0 < result.bytes_per_state <= 100
     assert result.collision_probability == result.states * (result.states - 1) / 2.0**65
@@ -189,11 +191,12 @@ def _shape_for(policy: str, **bounds: int) -> Shape:
                                           ("turn_window", Gate.SPILL)])
 def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
     shape = _shape_for(policy, max_batches=1, max_texts=0 if policy == "turn_window" else 1)
-    result = explore(policy, replace(CONFIG, gate=gate), depth=8, shape=shape)
+    result = explore(policy, replace(CONFIG, gate=gate), depth=8, shape=shape,
+                     policy=load_policy(policy))
     assert result.counterexample is None and not result.capped
     assert result.depth_reached == 8 and result.states > 1000
     # Not vacuous: the same shape without the gate breaks.
-    raw = explore(policy, CONFIG, depth=8, shape=shape)
+    raw = explore(policy, CONFIG, depth=8, shape=shape, policy=load_policy(policy))
     assert raw.counterexample is not None
 
 
@@ -201,7 +204,8 @@ def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
 @pytest.mark.parametrize("gate", [Gate.COMMIT, Gate.SPILL])
 @pytest.mark.parametrize("policy", list(BUILTINS))
 def test_safe_gates_full_matrix(policy: str, gate: Gate) -> None:
-    result = explore(policy, replace(CONFIG, gate=gate), depth=8, shape=_shape_for(policy))
+    result = explore(policy, replace(CONFIG, gate=gate), depth=8, shape=_shape_for(policy),
+                     policy=load_policy(policy))
     assert result.counterexample is None, result.incidents
     assert not result.capped and result.depth_reached == 8
 

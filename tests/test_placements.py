@@ -97,9 +97,9 @@ def test_no_driver_fires_a_budget_check_of_its_own() -> None:
     assert state.pending  # the crashed batch
     assert not any(isinstance(e, BudgetCheck) for e in enabled_events(state, Usage(), shape))
     for found in (search("lowest_salience", RuntimeConfig(budget=1000, hard_ceiling=1500),
-                         seed=1, max_examples=50),
+                         seed=1, max_examples=50, policy=load_policy("lowest_salience")),
                   random_walk("lowest_salience", RuntimeConfig(budget=1000, hard_ceiling=1500),
-                              seed=1, max_runs=500)):
+                              seed=1, max_runs=500, policy=load_policy("lowest_salience"))):
         assert found.trace is not None
         assert not any(isinstance(e, BudgetCheck) for e in found.trace.events)
 
@@ -108,16 +108,19 @@ def test_no_driver_fires_a_budget_check_of_its_own() -> None:
 def test_unit_safe_stays_safe_and_lowest_salience_unsafe_at_every_placement(
         check_at: CheckAt) -> None:
     config = RuntimeConfig(budget=1000, hard_ceiling=1500, check_at=check_at)
-    assert not search("unit_safe", config, seed=2, max_examples=80).found
-    assert search("lowest_salience", config, seed=2, max_examples=200).found
+    assert not search("unit_safe", config, seed=2, max_examples=80,
+                      policy=load_policy("unit_safe")).found
+    assert search("lowest_salience", config, seed=2, max_examples=200,
+                  policy=load_policy("lowest_salience")).found
 
 
 def test_generated_histories_open_with_system_prompt_then_user() -> None:
     shape = Shape.for_budget(1000)
     assert [e.kind for e in opening(shape)] == ["system", "user"]
     config = RuntimeConfig(budget=1000, hard_ceiling=1500)
-    found = search("lowest_salience", config, seed=3, max_examples=60)
-    walked = random_walk("lowest_salience", config, seed=3)
+    found = search("lowest_salience", config, seed=3, max_examples=60,
+                   policy=load_policy("lowest_salience"))
+    walked = random_walk("lowest_salience", config, seed=3, policy=load_policy("lowest_salience"))
     for result in (found, walked):
         assert result.trace is not None
         assert [e.kind for e in result.trace.events[:2]] == ["system", "user"]
@@ -145,8 +148,10 @@ def test_retries_stop_at_the_runtime_retry_budget() -> None:
     grows = f"{POLICIES}/keeps_batch_call.py:select"
     config = RuntimeConfig(max_retries=1)
     target = frozenset({IncidentKind.SESSION_ABORT})
-    for result in (search(grows, config, seed=0, max_examples=100, target=target),
-                   random_walk(grows, config, seed=0, max_runs=500, target=target)):
+    for result in (search(grows, config, seed=0, max_examples=100, target=target,
+                          policy=load_policy(grows)),
+                   random_walk(grows, config, seed=0, max_runs=500, target=target,
+                               policy=load_policy(grows))):
         assert result.trace is not None
         events = result.trace.events
         assert isinstance(events[-1], Invoke)

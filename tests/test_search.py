@@ -26,6 +26,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS, builtin_policy
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, incidents_of, loads
+from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.explore import explore
 from prunecheck.sim.drivers.search import SearchResult, minimize, random_walk, search
@@ -40,7 +41,8 @@ TRUNCATED = frozenset({IncidentKind.TRUNCATED_PAYLOAD})
 def found() -> dict[str, SearchResult]:
     """lowest_salience, gate none, from scratch, aimed at each incident class."""
     shape = Shape.small()
-    return {name: search("lowest_salience", CONFIG, seed=0, shape=shape, target=target)
+    return {name: search("lowest_salience", CONFIG, seed=0, shape=shape, target=target,
+                         policy=load_policy("lowest_salience"))
             for name, target in (("orphan", ORPHAN), ("truncated", TRUNCATED))}
 
 
@@ -64,7 +66,8 @@ def test_search_finds_both_incident_classes(found: dict[str, SearchResult], name
 @pytest.mark.parametrize("name, target", [("orphan", ORPHAN), ("truncated", TRUNCATED)])
 def test_shrunk_trace_is_at_most_two_longer_than_the_shortest(
         found: dict[str, SearchResult], name: str, target: frozenset[IncidentKind]) -> None:
-    shortest = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target)
+    shortest = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target,
+                       policy=load_policy("lowest_salience"))
     assert shortest.counterexample is not None
     assert found[name].trace is not None
     assert len(found[name].trace.events) <= len(shortest.counterexample.events) + 2
@@ -83,8 +86,10 @@ def test_the_stream_case_is_a_stream_evicted_mid_append(found: dict[str, SearchR
 
 def test_same_seed_same_trace_other_seed_may_differ() -> None:
     shape = Shape.small()
-    one = search("lowest_salience", CONFIG, seed=7, shape=shape, max_examples=60)
-    two = search("lowest_salience", CONFIG, seed=7, shape=shape, max_examples=60)
+    one = search("lowest_salience", CONFIG, seed=7, shape=shape, max_examples=60,
+                 policy=load_policy("lowest_salience"))
+    two = search("lowest_salience", CONFIG, seed=7, shape=shape, max_examples=60,
+                 policy=load_policy("lowest_salience"))
     assert one.trace is not None and two.trace is not None
     assert dumps(one.trace) == dumps(two.trace)
     assert one.examples == two.examples
@@ -96,7 +101,7 @@ def test_same_seed_same_trace_other_seed_may_differ() -> None:
                                           ("turn_window", Gate.SPILL)])
 def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
     config = replace(CONFIG, gate=gate)
-    result = search(policy, config, seed=1, max_examples=40)
+    result = search(policy, config, seed=1, max_examples=40, policy=load_policy(policy))
     assert not result.found and result.trace is None
     assert result.examples >= 40
     # The search did push the runtime over budget: the gate paid for it.
@@ -107,13 +112,14 @@ def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
 @pytest.mark.parametrize("gate", [Gate.COMMIT, Gate.SPILL])
 @pytest.mark.parametrize("policy", list(BUILTINS))
 def test_safe_gates_full_matrix(policy: str, gate: Gate) -> None:
-    result = search(policy, replace(CONFIG, gate=gate), seed=0)
+    result = search(policy, replace(CONFIG, gate=gate), seed=0, policy=load_policy(policy))
     assert not result.found, result.trace and dumps(result.trace)
 
 
 def test_unsafe_gate_is_not_vacuous_for_every_raw_policy() -> None:
     for policy in ("recency", "token_span", "similarity", "summarize_prefix"):
-        assert search(policy, CONFIG, seed=0, max_examples=50).found, policy
+        assert search(policy, CONFIG, seed=0, max_examples=50,
+                      policy=load_policy(policy)).found, policy
 
 
 def test_minimize_deletes_noise_and_renumbers_calls() -> None:
@@ -143,7 +149,8 @@ def test_minimize_deletes_noise_and_renumbers_calls() -> None:
 
 
 def test_random_walk_is_the_unguided_baseline() -> None:
-    result = random_walk("lowest_salience", CONFIG, seed=3, shape=Shape.small(), target=ORPHAN)
+    result = random_walk("lowest_salience", CONFIG, seed=3, shape=Shape.small(), target=ORPHAN,
+                         policy=load_policy("lowest_salience"))
     assert result.found and result.trace is not None
     assert result.trace.meta["found_by"]["driver"] == "random"
     assert IncidentKind.ORPHANED_RESULT in {i.kind for i in result.incidents}

@@ -24,7 +24,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, loads, replay
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import guarded, load_policy
 from prunecheck.sim.drivers.agents import ANY_VIOLATION, SESSION_TURNS
 from prunecheck.sim.drivers.simulator import RunResult, simulate, tally_trace
 from prunecheck.sim.drivers.workload import Load, load_at
@@ -38,7 +38,8 @@ STRUCTURAL = ("invalid_prune", "orphaned_result", "unanswered_call", "provider_r
 def _run(policy: str = "lowest_salience", gate: Gate = Gate.NONE, level: float = 0.8,
          seed: int = 7, **knobs: object) -> RunResult:
     config = RuntimeConfig(gate=gate, **knobs)  # type: ignore[arg-type]
-    return simulate(policy, config, load_at(level), seed, horizon=HORIZON)
+    return simulate(policy, config, load_at(level), seed, horizon=HORIZON,
+                    policy=guarded(load_policy(policy)))
 
 
 def _replayed(result: RunResult, policy: str) -> dict[str, object]:
@@ -93,7 +94,8 @@ def test_the_same_seed_gives_byte_identical_traces_and_results() -> None:
 
 def test_agents_have_their_own_traces_and_see_each_others_writes() -> None:
     load = load_at(1.0, write_share=0.5)
-    result = simulate("unit_safe", RuntimeConfig(), load, 3, horizon=HORIZON)
+    result = simulate("unit_safe", RuntimeConfig(), load, 3, horizon=HORIZON,
+                      policy=guarded(load_policy("unit_safe")))
     assert len(result.traces) == load.agents == 4
     assert [t.meta["agent"] for t in result.traces] == [0, 1, 2, 3]
     writes_by = [
@@ -117,7 +119,7 @@ def test_the_simulator_never_prunes_or_checks_itself() -> None:
 
 def test_users_write_while_batches_are_in_flight_and_background_calls_span_turns() -> None:
     result = simulate("unit_safe", RuntimeConfig(), load_at(1.0, background=0.3), 5,
-                      horizon=HORIZON)
+                      horizon=HORIZON, policy=guarded(load_policy("unit_safe")))
     mid_batch = spanning = 0
     for trace in result.traces:
         started: dict[str, int] = {}
@@ -240,16 +242,18 @@ def test_a_failing_policy_stops_the_run_cleanly_with_its_message(returned: objec
 
 def test_max_events_stops_the_run() -> None:
     result = simulate("recency", RuntimeConfig(), load_at(1.0), 1, horizon=HORIZON,
-                      max_events=50)
+                      max_events=50, policy=guarded(load_policy("recency")))
     assert result.events == 50 == sum(len(t.events) for t in result.traces)
     assert result.error is None
 
 
 def test_a_bad_horizon_or_spec_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="horizon"):
-        simulate("recency", RuntimeConfig(), Load(), 1, horizon=0)
+        simulate("recency", RuntimeConfig(), Load(), 1, horizon=0,
+                 policy=guarded(load_policy("recency")))
     with pytest.raises(PolicyError, match="no_such_policy"):
-        simulate("no_such_policy", RuntimeConfig(), Load(), 1)
+        simulate("no_such_policy", RuntimeConfig(), Load(), 1,
+                 policy=guarded(load_policy("no_such_policy")))
 
 
 def test_tally_counts_exposure_per_invocation() -> None:

@@ -16,7 +16,7 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, incidents_of, loads
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import guarded, load_policy
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
 from prunecheck.sim.drivers.explore import explore
@@ -131,33 +131,36 @@ GUARDED = [f"runtime:guard:{name}" for name in BUILTINS] + [
 
 @pytest.mark.parametrize("spec", GUARDED)
 def test_the_guard_wrapping_each_trimmer_survives_search(spec: str) -> None:
-    result = search(spec, CONFIG, seed=1, max_examples=60)
+    result = search(spec, CONFIG, seed=1, max_examples=60, policy=load_policy(spec))
     assert not result.found, result.trace
     assert result.costs.get("deferral", 0) > 0 and result.costs.get("spill", 0) > 0
 
 
 def test_the_same_trimmers_without_the_guard_are_caught() -> None:
     for name in ("lowest_salience", "token_span"):
-        assert search(f"runtime:model:{name}", CONFIG, seed=1, max_examples=60).found
+        assert search(f"runtime:model:{name}", CONFIG, seed=1, max_examples=60,
+                      policy=load_policy(f"runtime:model:{name}")).found
 
 
 @pytest.mark.parametrize("spec", GUARDED)
 def test_the_guard_wrapping_each_trimmer_survives_explore_depth_5(spec: str) -> None:
-    result = explore(spec, CONFIG, depth=5, shape=Shape.small())
+    result = explore(spec, CONFIG, depth=5, shape=Shape.small(), policy=load_policy(spec))
     assert result.counterexample is None and not result.capped and result.states > 1000
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", GUARDED)
 def test_the_guard_wrapping_each_trimmer_survives_explore_depth_8(spec: str) -> None:
-    result = explore(spec, CONFIG, depth=8, shape=Shape.small(), max_states=400_000)
+    result = explore(spec, CONFIG, depth=8, shape=Shape.small(), max_states=400_000,
+                     policy=load_policy(spec))
     print(f"{spec}: {result.states} states, {result.transitions} transitions, "
           f"{result.seconds:.0f} s")
     assert result.counterexample is None and not result.capped
 
 
 def test_explore_finds_the_naive_loops_shortest_counterexample() -> None:
-    result = explore(f"runtime:{LOOP}:NaiveLoop", CONFIG, depth=4, shape=Shape.small())
+    result = explore(f"runtime:{LOOP}:NaiveLoop", CONFIG, depth=4, shape=Shape.small(),
+                     policy=load_policy(f"runtime:{LOOP}:NaiveLoop"))
     # The trace opens with the system prompt and the user's message; depth counts after them.
     assert result.counterexample is not None and len(result.counterexample.events) == 5
     assert [e.kind for e in result.counterexample.events[:2]] == ["system", "user"]
@@ -203,7 +206,7 @@ def test_the_guard_wrapping_each_trimmer_survives_the_default_sweep(tmp_path: Pa
 def test_simulated_traces_give_the_same_verdicts_through_the_protocol(name: str) -> None:
     policy = load_policy(name)
     run = simulate(name, RuntimeConfig(provider=Provider.OPENAI), load_at(1.0), 1,
-                   horizon=150.0)
+                   horizon=150.0, policy=guarded(load_policy(name)))
     kinds = set()
     for trace in run.traces:
         own, seen = _verdicts(trace)

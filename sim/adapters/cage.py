@@ -268,6 +268,10 @@ class CagedPolicy:
     def with_timeout(self, timeout: float) -> CagedPolicy:
         return CagedPolicy(self.spec, self.name, self.format, timeout)
 
+    def failed_for_good(self) -> bool:
+        """Whether its worker hung or died: every later call fails at once."""
+        return failed_for_good(self)
+
     def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
         worker = _worker(self.spec)
         with worker.lock:

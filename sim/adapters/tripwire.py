@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import ContextView, Policy
-from prunecheck.sim.adapters.loader import guarded
+from prunecheck.sim.adapters.cage import failed_for_good
+from prunecheck.sim.adapters.time_limit import guarded
 
 __all__ = ["AFTER_HANG", "Tripwire", "search_error"]
 
@@ -42,6 +43,10 @@ class Tripwire:
         except PolicyError as exc:
             self.first = self.first or exc
             raise
+
+    def failed_for_good(self) -> bool:
+        """Whether the policy it wraps is caged and its worker hung or died."""
+        return failed_for_good(self.inner)
 
 
 #: Seconds a policy call may take in the search once one call has hung.

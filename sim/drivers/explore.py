@@ -61,9 +61,8 @@ from prunecheck.model.runtime import (
     RuntimeState,
 )
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.drivers.fingerprints import FingerprintSet, collision_probability, fingerprint
-from prunecheck.sim.drivers.search import found_trace
+from prunecheck.sim.drivers.found import found_trace
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events, ends_session, hits
 from prunecheck.sim.drivers.swarm import opening, opening_usage
 from prunecheck.sim.runtimes.under_test import (  # the model's, or a runtime's
@@ -235,8 +234,8 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
     )
 
 
-def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape,
-            policy: Policy | None = None, target: frozenset[IncidentKind] | None = None,
+def explore(policy_spec: str, config: RuntimeConfig, *, policy: Policy, depth: int,
+            shape: Shape, target: frozenset[IncidentKind] | None = None,
             max_states: int = MAX_STATES, deadline: float | None = None,
             progress: Callable[[int, int], None] | None = None) -> ExploreResult:
     """Explore every interleaving of ``shape``'s events up to ``depth`` events.
@@ -244,7 +243,9 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
     Parameters
     ----------
     policy_spec, config:
-        The policy (by spec, recorded in the trace) and the runtime.
+        The policy's spec (recorded in the trace) and the runtime.
+    policy:
+        The policy, loaded from ``policy_spec`` by the caller.
     depth:
         Longest event sequence considered.
     shape:
@@ -269,7 +270,6 @@ def explore(policy_spec: str, config: RuntimeConfig, *, depth: int, shape: Shape
         events hits.
     """
     started = time.perf_counter()
-    policy = policy if policy is not None else load_policy(policy_spec)
     timeless = _timeless(policy)
     seen = FingerprintSet()
     paths = _Paths(config, policy, shape)

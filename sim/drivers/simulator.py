@@ -9,9 +9,11 @@ counted here (:func:`tally_trace` does that replay).
 
 Examples
 --------
+>>> from prunecheck.model.policies import builtin_policy
 >>> from prunecheck.model.runtime import RuntimeConfig
 >>> from prunecheck.sim.drivers.workload import load_at
->>> result = simulate("unit_safe", RuntimeConfig(), load_at(0.2), seed=1, horizon=60.0)
+>>> result = simulate("unit_safe", RuntimeConfig(), load_at(0.2), seed=1, horizon=60.0,
+...                   policy=builtin_policy("unit_safe"))
 >>> result.error is None and result.incidents["orphaned_result"] == 0
 True
 """
@@ -31,7 +33,6 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import guarded, load_policy
 from prunecheck.sim.drivers.agents import Agent, Control, Halt, Tally
 from prunecheck.sim.drivers.workload import Load, Workload
 from prunecheck.sim.drivers.world import World, editor
@@ -102,7 +103,7 @@ def _stream(seed: int, name: str) -> random.Random:
 
 
 def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
-             policy: Policy | None = None, horizon: float = DEFAULT_HORIZON,
+             policy: Policy, horizon: float = DEFAULT_HORIZON,
              max_events: int | None = None) -> RunResult:
     """Run ``load.agents`` agents for ``horizon`` simulated seconds.
 
@@ -112,7 +113,7 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
     config: the runtime's rules; its ``check_at`` decides when checks fire.
     load: the load knobs.
     seed: the run's seed; each agent's stream derives from it.
-    policy: an already loaded policy for the spec (else loaded and guarded).
+    policy: the policy, loaded from the spec (and guarded) by the caller.
     horizon: simulated seconds.
     max_events: stop after this many events (all agents together).
 
@@ -124,13 +125,11 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
 
     Raises
     ------
-    PolicyError
-        if ``policy`` is None and the spec cannot be loaded.
+    ConfigError
+        if ``horizon`` is not positive.
     """
     if horizon <= 0:
         raise ConfigError("horizon", f"must be positive, got {horizon!r}.")
-    if policy is None:
-        policy = guarded(load_policy(policy_spec))
     env = simpy.Environment()
     world = World()
     control = Control(max_events)
