@@ -20,7 +20,6 @@ from prunecheck.sim.cli.formats import add_format_argument, provider_default, wi
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
-from prunecheck.sim.verdicts.check import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
 from prunecheck.sim.verdicts.regress import (
     Baseline,
     Recorder,
@@ -66,8 +65,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     args.policy = with_format(args.policy, args.format)
     config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))
-    suite = Suite(args.levels or DEFAULT_LEVELS, args.seeds or DEFAULT_SEEDS,
-                  args.horizon or DEFAULT_HORIZON)
+    suite = Suite.of(args.levels, args.seeds, args.horizon)
     folder = default_corpus(args.corpus)
     paths = corpus_paths(folder)
     policy = guarded(load_policy(args.policy), args.policy_timeout)

@@ -32,27 +32,35 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from prunecheck.model.errors import PolicyError, TraceError
+from prunecheck.model.errors import PolicyError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import FunctionPolicy, Policy, as_policy
+from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
-from prunecheck.model.trace import Trace, dumps, replay
-from prunecheck.sim.adapters.lists import list_policy
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
-from prunecheck.sim.adapters.policy_spec import list_format
+from prunecheck.model.trace import Trace, replay
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.progress import Progress
+from prunecheck.sim.verdicts.check_result import CheckResult, ScenarioResult, Verdict
+from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
+from prunecheck.sim.verdicts.suite import (
+    DEFAULT_HORIZON,
+    DEFAULT_LEVELS,
+    DEFAULT_MAX_EVENTS,
+    DEFAULT_SEEDS,
+    Scenario,
+    Suite,
+    class_exposure,
+    run_scenario,
+)
 
 __all__ = [
     "DEFAULT_HORIZON",
@@ -69,177 +77,6 @@ __all__ = [
     "failure_report",
     "resolve_policy",
 ]
-
-#: Load levels of the fixed suite (0: one patient agent … 1: four busy ones).
-DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.6, 1.0)
-#: Seeds of the fixed suite.
-DEFAULT_SEEDS: tuple[int, ...] = (1, 2, 3)
-#: Simulated seconds per scenario.
-DEFAULT_HORIZON = 300.0
-#: Events one scenario may apply (all agents together) before it is capped.
-DEFAULT_MAX_EVENTS = 50_000
-
-PolicyLike = str | Policy | Callable[..., Any]
-
-
-class Verdict(StrEnum):
-    SAFE = "safe"
-    UNSAFE = "unsafe"
-    ERROR = "error"
-    #: The time limit came before a verdict: no violation in what was covered.
-    OUT_OF_TIME = "out_of_time"
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """One simulated run of the suite."""
-
-    level: float
-    seed: int
-    check_at: CheckAt | None = None
-
-    @property
-    def name(self) -> str:
-        return f"load {self.level:g}, seed {self.seed}"
-
-
-@dataclass(frozen=True, slots=True)
-class ScenarioResult:
-    """What one scenario produced: incidents per kind, and invocations that
-    met each kind (``exposed``, with ``any_violation``), non-zero only."""
-
-    scenario: Scenario
-    incidents: Mapping[str, int]
-    invocations: int
-    events: int
-    error: str | None = None
-    exposed: Mapping[str, int] = field(default_factory=dict)
-    capped: bool = False
-
-    @property
-    def violations(self) -> int:
-        return sum(n for k, n in self.incidents.items() if IncidentKind(k).is_violation)
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """The verdict on one policy in one runtime.
-
-    Attributes
-    ----------
-    policy: the policy's spec (or name).
-    config: the runtime it was checked in.
-    verdict: safe, unsafe, or error (the policy raised, hung, returned garbage).
-    scenarios: the suite's runs that finished, in order.
-    incidents: every incident kind seen in the suite and the reproduction,
-        with counts (costs included; see :attr:`violations`).
-    reproduction: the shortest failing trace found (None when safe).
-    narrative: the reproduction replayed step by step (or the error).
-    error: the policy error, as one paragraph, or None.
-    search_examples: runs the adversarial search tried.
-    placements: one result per budget-check placement checked (each with
-        its own verdict and reproduction), in ``CheckAt`` order; this
-        result combines them: unsafe if any is, and its reproduction is
-        that of the first unsafe placement.
-    timed_out: the time limit stopped the check; what it covered is in
-        ``scenarios`` and ``search_examples``.
-    """
-
-    policy: str
-    config: RuntimeConfig
-    verdict: Verdict
-    scenarios: tuple[ScenarioResult, ...]
-    incidents: Mapping[str, int]
-    reproduction: Trace | None
-    narrative: str
-    error: str | None = None
-    search_examples: int = 0
-    policy_object: Policy | None = field(default=None, repr=False, compare=False)
-    placements: tuple[CheckResult, ...] = ()
-    timed_out: bool = False
-
-    @property
-    def safe(self) -> bool:
-        return self.verdict is Verdict.SAFE
-
-    def placement(self, check_at: CheckAt | str) -> CheckResult | None:
-        """The result for one placement, or None if it was not checked."""
-        return next((p for p in self.placements if p.config.check_at == CheckAt(check_at)),
-                    None)
-
-    @property
-    def violations(self) -> dict[str, int]:
-        return {k: n for k, n in self.incidents.items() if IncidentKind(k).is_violation}
-
-    def summary(self, *, verdict: bool = True) -> str:
-        """A plain-text table of the scenarios, one row per placement with
-        its verdict, and the verdict line (see :mod:`.placements`)."""
-        from prunecheck.sim.verdicts.placements import summary
-
-        return summary(self, verdict=verdict)
-
-    def verdict_line(self, bundles: Mapping[str, Path] | None = None) -> str:
-        """One line: the verdict and, when placements disagree, which
-        runtime it holds for; ``bundles`` names where reproductions went."""
-        from prunecheck.sim.verdicts.placements import verdict_line
-
-        return verdict_line(self, bundles)
-
-    def bundle(self, out_dir: str | Path, *, force: bool = False) -> Path:
-        """Write the reproduction bundle (trace, narrative, …) to ``out_dir``.
-
-        Raises
-        ------
-        TraceError
-            if there is no reproduction (the policy was found safe).
-        """
-        if self.reproduction is None:
-            raise TraceError(f"check of {self.policy!r}", "has no reproduction to write.",
-                             "only an unsafe verdict comes with a reproduction.")
-        out = Path(out_dir)
-        try:
-            bundles = importlib.import_module("prunecheck.sim.reproductions.bundle")
-        except ImportError:  # the bundle writer of the search issue is not installed
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "trace.json").write_text(dumps(self.reproduction), encoding="utf-8")
-            (out / "narrative.md").write_text(self.narrative, encoding="utf-8")
-            return out
-        return Path(bundles.write_bundle(self.reproduction, out, policy=self.policy_object,
-                                         force=force))
-
-
-def resolve_policy(policy: PolicyLike, *, format: str | None = None,
-                   name: str | None = None) -> tuple[str, Policy]:
-    """``(spec, policy)`` for a spec, a policy object, a ``select`` function,
-    or — with ``format`` — a list function ``trim(messages)``."""
-    if isinstance(policy, str):
-        spec = policy
-        if format is not None and list_format(spec) is None:
-            spec = f"{spec}@{format}"  # a built-in so named fails to load, and says so
-        loaded = load_policy(spec)
-        if _list_format(loaded) is not None:
-            spec = loaded.name  # canonical for framework specs (langchain:..., autogen:...)
-        return spec, loaded
-    if format is not None:
-        adapted = list_policy(policy, format, name=name)
-        return adapted.name, adapted
-    label = name or getattr(policy, "name", None) or getattr(policy, "__name__", "policy")
-    if name is not None and callable(policy) and not hasattr(policy, "select"):
-        return name, FunctionPolicy(policy, name)
-    try:
-        obj = as_policy(policy, str(label))
-    except TypeError as exc:
-        raise PolicyError(f"policy {label!r}", str(exc) + ".",
-                          "pass a spec, a select(view, need) function or a policy object; "
-                          "a trim(messages) list function needs format='openai' or "
-                          "'anthropic'.") from None
-    return str(getattr(obj, "name", label)), obj
-
-
-def _list_format(policy: Policy) -> str | None:
-    """A list function's provider format (in-process or caged), else None."""
-    fmt = getattr(policy, "format", None)
-    return fmt.value if isinstance(fmt, Provider) else None
 
 
 def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | str = "none",
@@ -301,7 +138,7 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
         if the policy cannot be loaded at all.
     """
     spec, loaded = resolve_policy(policy, format=format, name=name)
-    if format is None and (found := _list_format(loaded)) is not None:
+    if format is None and (found := format_of(loaded)) is not None:
         format = found
     base = config or RuntimeConfig(provider=Provider(format) if format else Provider.ANTHROPIC)
     if config is None or Gate(gate) is not Gate.NONE:
@@ -311,12 +148,13 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
     wanted = tuple(dict.fromkeys(CheckAt(p) for p in placements))
     deadline = None if time_limit is None else time.monotonic() + time_limit
     bar = progress or Progress()
-    bar.start(len(wanted) * (len(levels) * len(seeds) + (1 if max_examples > 0 else 0)))
+    suite = Suite(tuple(levels), tuple(seeds), horizon)
+    bar.start(len(wanted) * (suite.size() + (1 if max_examples > 0 else 0)))
     done: list[CheckResult] = []
     try:
         for check_at in wanted:
             run = _Check(spec, loaded, replace(base, check_at=check_at), timeout, deadline, bar)
-            done.append(run.run(levels, seeds, horizon, seed, max_examples, max_events))
+            done.append(run.run(suite, seed, max_examples, max_events))
             if done[-1].verdict is Verdict.ERROR:
                 break
     finally:
@@ -346,22 +184,17 @@ class _Check:
             self.timed_out = True
         return self.timed_out
 
-    def run(self, levels: Sequence[float], seeds: Sequence[int], horizon: float, seed: int,
-            max_examples: int, max_events: int) -> CheckResult:
-        from prunecheck.sim.drivers.simulator import simulate
-        from prunecheck.sim.drivers.workload import load_at
-
+    def run(self, suite: Suite, seed: int, max_examples: int, max_events: int) -> CheckResult:
         where = f"checks {self.config.check_at}"
-        for scenario in (Scenario(level, s, self.config.check_at)
-                         for level in levels for s in seeds):
+        for scenario in suite.scenarios(self.config.check_at):
             if self.out_of_time():
                 return self.result(self.repro_from_suite())
             self.progress.step(f"{where}: {scenario.name}")
-            result = simulate(self.spec, self.config, load_at(scenario.level), scenario.seed,
-                              policy=self.policy, horizon=horizon, max_events=max_events)
+            result = run_scenario(self.spec, self.policy, self.config, scenario, suite.horizon,
+                                  max_events=max_events)
             counts = {k: n for k, n in result.incidents.items() if n}
             error = f"scenario '{scenario.name}': {result.error}" if result.error else None
-            exposed = {k: n for k, n in result.exposed.items() if n and ":" not in k}
+            exposed = class_exposure(result.exposed)
             capped = error is None and result.events >= max_events
             self.runs.append(ScenarioResult(scenario, counts, result.invocations, result.events,
                                             error, exposed, capped))

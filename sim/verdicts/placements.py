@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from prunecheck.model.runtime import CheckAt
 
 if TYPE_CHECKING:
-    from prunecheck.sim.verdicts.check import CheckResult
+    from prunecheck.sim.verdicts.check_result import CheckResult
 
 __all__ = ["combine", "summary", "verdict_line", "words"]
 
@@ -64,7 +64,7 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
     """One result over placements: an error if one stopped on an error,
     unsafe if any is unsafe (the reproduction of the first unsafe one),
     out of time if any ran out without a violation, else safe."""
-    from prunecheck.sim.verdicts.check import CheckResult, Verdict
+    from prunecheck.sim.verdicts.check_result import CheckResult, Verdict
 
     if len(results) == 1:
         return replace(results[0], placements=tuple(results))
@@ -87,7 +87,7 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
 
 def summary(result: CheckResult, *, verdict: bool = True) -> str:
     """The scenarios, one row per placement with its verdict, the verdict line."""
-    from prunecheck.sim.verdicts.check import Verdict
+    from prunecheck.sim.verdicts.check_result import Verdict
 
     cfg = result.config
     several = len(result.placements) > 1
@@ -137,7 +137,7 @@ def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None)
     check".  With several that disagree: "safe if your runtime trims … ;
     UNSAFE if it trims …: reproduction in …".
     """
-    from prunecheck.sim.verdicts.check import Verdict
+    from prunecheck.sim.verdicts.check_result import Verdict
 
     if result.verdict is Verdict.ERROR:
         return f"verdict: ERROR — {result.error}"

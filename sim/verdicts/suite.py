@@ -1,0 +1,101 @@
+"""The fixed, seeded suite that ``check``, ``baseline`` and ``regress`` run:
+one simulated run per load level × seed, each ``horizon`` simulated
+seconds (:func:`~prunecheck.sim.drivers.simulator.simulate`).  Defined once
+here, so a check's scenarios and a baseline's runs are the same runs.
+
+>>> Suite().size(), [s.name for s in Suite((0.2,), (1, 2)).scenarios()]
+(9, ['load 0.2, seed 1', 'load 0.2, seed 2'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.policies import Policy
+from prunecheck.model.runtime import CheckAt, RuntimeConfig
+
+if TYPE_CHECKING:
+    from prunecheck.sim.drivers.simulator import RunResult
+
+__all__ = ["DEFAULT_HORIZON", "DEFAULT_LEVELS", "DEFAULT_MAX_EVENTS", "DEFAULT_SEEDS",
+           "Scenario", "Suite", "class_exposure", "run_scenario"]
+
+#: Load levels of the fixed suite (0: one patient agent … 1: four busy ones).
+DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.6, 1.0)
+#: Seeds of the fixed suite.
+DEFAULT_SEEDS: tuple[int, ...] = (1, 2, 3)
+#: Simulated seconds per scenario.
+DEFAULT_HORIZON = 300.0
+#: Events one scenario may apply (all agents together) before it is capped.
+DEFAULT_MAX_EVENTS = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One simulated run of the suite."""
+
+    level: float
+    seed: int
+    check_at: CheckAt | None = None
+
+    @property
+    def name(self) -> str:
+        return f"load {self.level:g}, seed {self.seed}"
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """The fixed scenario suite: one simulated run per level × seed."""
+
+    levels: tuple[float, ...] = DEFAULT_LEVELS
+    seeds: tuple[int, ...] = DEFAULT_SEEDS
+    horizon: float = DEFAULT_HORIZON
+
+    @classmethod
+    def of(cls, levels: Sequence[float] | None = None, seeds: Sequence[int] | None = None,
+           horizon: float | None = None) -> Suite:
+        """The suite with these settings; the defaults for any not given
+        (None or empty, as from a command line)."""
+        return cls(tuple(levels) if levels else DEFAULT_LEVELS,
+                   tuple(seeds) if seeds else DEFAULT_SEEDS, horizon or DEFAULT_HORIZON)
+
+    def scenarios(self, check_at: CheckAt | None = None) -> tuple[Scenario, ...]:
+        """Its runs, in order: every seed at the first level, then the next."""
+        return tuple(Scenario(level, seed, check_at) for level in self.levels
+                     for seed in self.seeds)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"levels": list(self.levels), "seeds": list(self.seeds), "horizon": self.horizon}
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Suite:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: suite", "must be a JSON object.")
+        try:
+            return cls(tuple(float(x) for x in data["levels"]),
+                       tuple(int(x) for x in data["seeds"]), float(data["horizon"]))
+        except (KeyError, TypeError, ValueError):
+            raise ConfigError(f"{where}: suite", "must hold levels, seeds and horizon.",
+                              "re-create the file with 'prunecheck baseline'.") from None
+
+    def size(self) -> int:
+        return len(self.levels) * len(self.seeds)
+
+
+def run_scenario(spec: str, policy: Policy, config: RuntimeConfig, scenario: Scenario,
+                 horizon: float, *, max_events: int | None = None) -> RunResult:
+    """Simulate one scenario of the suite with ``policy`` (loaded from ``spec``)."""
+    from prunecheck.sim.drivers.simulator import simulate  # SimPy only when a suite runs
+    from prunecheck.sim.drivers.workload import load_at
+
+    return simulate(spec, config, load_at(scenario.level), scenario.seed, policy=policy,
+                    horizon=horizon, max_events=max_events)
+
+
+def class_exposure(exposed: Mapping[str, int]) -> dict[str, int]:
+    """Invocations exposed per incident class (non-zero; the per-rule
+    ``kind:rule`` keys left out), as check and baseline report them."""
+    return {k: n for k, n in exposed.items() if n and ":" not in k}
