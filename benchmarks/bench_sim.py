@@ -26,8 +26,6 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.loader import guarded, load_policy
-from prunecheck.sim.drivers import agents
-from prunecheck.sim.drivers import workload as load_module
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import Load, load_at
 
@@ -79,20 +77,16 @@ def _long_trace(messages: int, extra: int) -> Trace:
     budget = 2_000_000_000
     config = RuntimeConfig(budget=budget, hard_ceiling=budget, gate=Gate.COMMIT)
     # Token sizes scale with tightness × budget: keep a turn near 3,000 tokens.
-    load = Load(agents=1, user_interval=1.0, batch_width=3.0, latency_tail=0.5, chunks=1.0,
-                tightness=3_000 / budget, background=0.0, edit_interval=60.0)
     # One long session with no giant outputs: a session's natural end
-    # (agents.SESSION_TURNS user messages) would start a fresh, empty context, and a
+    # (session_turns user messages) would start a fresh, empty context, and a
     # giant output (sized against the budget, here unreachable on purpose) would
     # force a prune, long before the largest checkpoint.
-    natural_end, giant = agents.SESSION_TURNS, load_module.GIANT_RESULT
-    agents.SESSION_TURNS, load_module.GIANT_RESULT = 10**9, 0.0
-    try:
-        result = simulate("unit_safe", config, load, 1, horizon=1e9,
-                          max_events=int(messages * 1.3) + extra + 2_000,
-                          policy=guarded(load_policy("unit_safe")))
-    finally:
-        agents.SESSION_TURNS, load_module.GIANT_RESULT = natural_end, giant
+    load = Load(agents=1, user_interval=1.0, batch_width=3.0, latency_tail=0.5, chunks=1.0,
+                tightness=3_000 / budget, background=0.0, edit_interval=60.0,
+                session_turns=10**9, giant_share=0.0)
+    result = simulate("unit_safe", config, load, 1, horizon=1e9,
+                      max_events=int(messages * 1.3) + extra + 2_000,
+                      policy=guarded(load_policy("unit_safe")))
     return result.traces[0]
 
 

@@ -39,7 +39,7 @@ from prunecheck.model.events import (
 from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
-from prunecheck.sim.drivers.workload import Load, Workload
+from prunecheck.sim.drivers.workload import SESSION_TURNS, Load, Workload
 from prunecheck.sim.drivers.world import FILES, World, draw_call
 from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 from prunecheck.sim.stats.sessions import NOT_TIMED, PER_INVOCATION, SessionEnd, SessionRecord
@@ -52,8 +52,6 @@ TOOL_TIMEOUT = 120.0
 TOOL_ERROR = 0.02
 #: Tool rounds (batches) at most per turn.
 MAX_ROUNDS = 6
-#: A session ends naturally after the turn that answers this many user messages.
-SESSION_TURNS = 10
 _REJECTION = IncidentKind.PROVIDER_REJECTION
 _ABORT = IncidentKind.SESSION_ABORT
 #: The exposure key of "at least one violation of any class".
@@ -199,6 +197,7 @@ class Agent:
         self.work = Workload(load, config.budget, rng)
         self._retries = config.max_retries
         self._session_users = 0
+        self._session_turns = load.session_turns
         self._control = control
         self._inbox = 0
         self._wake: simpy.Event | None = None
@@ -263,7 +262,7 @@ class Agent:
             completed = yield from self._turn()
             if not completed:
                 self._new_session(ask_again=True)  # the runtime gave up: the error surfaced
-            elif self._session_users >= SESSION_TURNS:
+            elif self._session_users >= self._session_turns:
                 self._new_session(ask_again=False)  # the natural end of a session
 
     def _new_session(self, *, ask_again: bool) -> None:

@@ -24,12 +24,19 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 
-__all__ = ["GIANT_RESULT", "TINY_RESULT", "Load", "Workload", "load_at"]
+__all__ = ["GIANT_RESULT", "SESSION_TURNS", "TINY_RESULT", "Load", "Workload", "load_at"]
 
 #: Share of tool results that are tiny (5-64 tokens).
 TINY_RESULT = 0.4
-#: Share of tool results that are giant (0.5-1.3 budgets).
+#: Share of tool results that are giant (0.5-1.3 budgets): ``Load.giant_share``'s default.
 GIANT_RESULT = 0.01
+#: A session ends naturally after the turn that answers this many user
+#: messages: ``Load.session_turns``'s default.
+SESSION_TURNS = 10
+#: Knobs written to JSON only when they differ from their defaults, so
+#: files and sweep rows of the usual load stay as they were before the
+#: knobs existed (a row's key still holds every knob that changes a result).
+_QUIET_DEFAULTS = {"session_turns": SESSION_TURNS, "giant_share": GIANT_RESULT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,10 @@ class Load:
     edit_interval: mean seconds between writes of the editor, a process
         outside the agents that changes files.
     write_share: probability that a call writes its file.
+    session_turns: user messages after which a session ends naturally (the
+        turn that answers the last one completes first).
+    giant_share: share of tool results that are giant (half a budget to
+        more than a whole one).
 
     How often a rejected invocation is retried is the runtime's
     ``max_retries`` (a :class:`~prunecheck.model.config.RuntimeConfig` knob),
@@ -68,6 +79,8 @@ class Load:
     background: float = 0.04
     edit_interval: float = 30.0
     write_share: float = 0.2
+    session_turns: int = SESSION_TURNS
+    giant_share: float = GIANT_RESULT
 
     def __post_init__(self) -> None:
         checks = (
@@ -80,13 +93,17 @@ class Load:
             ("background", 0 <= self.background <= 1, "a probability"),
             ("edit_interval", self.edit_interval > 0, "positive (seconds)"),
             ("write_share", 0 <= self.write_share <= 1, "a probability"),
+            ("session_turns", self.session_turns >= 1, "at least 1"),
+            ("giant_share", 0 <= self.giant_share <= 1 - TINY_RESULT,
+             f"a probability of at most {1 - TINY_RESULT:g} (the rest of tiny results)"),
         )
         for name, ok, rule in checks:
             if not ok:
                 raise ConfigError(f"load.{name}", f"must be {rule}, got {getattr(self, name)!r}.")
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items()
+                if k not in _QUIET_DEFAULTS or v != _QUIET_DEFAULTS[k]}
 
     @classmethod
     def from_json(cls, data: object, where: str = "load") -> Load:
@@ -101,7 +118,7 @@ class Load:
                               f"knobs are {', '.join(names)}.")
         kwargs: dict[str, Any] = {}
         for name, value in data.items():
-            integral = name == "agents"
+            integral = name in ("agents", "session_turns")
             if isinstance(value, bool) or not isinstance(value, int | float) or (
                     integral and not isinstance(value, int)):
                 kind = "an integer" if integral else "a number"
@@ -180,11 +197,11 @@ class Workload:
         """Size of one tool result: heavy-tailed, capped at two turns; now
         and then tiny (an empty grep, a stat: ``TINY_RESULT`` of results,
         so that contexts reach 60 messages and more) or giant (a whole log
-        or file, half the budget to more than all of it: ``GIANT_RESULT``)."""
+        or file, half the budget to more than all of it: ``Load.giant_share``)."""
         u = self._rng.random()
         if u < TINY_RESULT:
             return 5 + self._rng.randrange(60)
-        if u < TINY_RESULT + GIANT_RESULT:
+        if u < TINY_RESULT + self._load.giant_share:
             return max(1, int(self._budget * self._rng.uniform(0.5, 1.3)))
         return self._tokens(0.16, 0.9)
 
