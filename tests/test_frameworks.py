@@ -221,8 +221,8 @@ def test_llamaindex_memories_keep_a_recent_suffix(memory: str) -> None:
 # ------------------------------------------------------------------ semantic-kernel
 def test_semantic_kernel_messages_carry_the_declared_size() -> None:
     sk = pytest.importorskip("semantic_kernel")
-    from prunecheck.sim.adapters.frameworks.content import approx_tokens
     from prunecheck.sim.adapters.frameworks.sk_reducer import to_semantic_kernel
+    from prunecheck.sim.adapters.sized_content import approx_tokens
 
     view = _view()
     converted = to_semantic_kernel(_rendered(view), sk)
@@ -246,8 +246,8 @@ def test_semantic_kernel_truncation_and_summarization() -> None:
 # ------------------------------------------------------------------ pydantic-ai
 def test_pydantic_ai_parts_carry_the_declared_size() -> None:
     pm = pytest.importorskip("pydantic_ai.messages")
-    from prunecheck.sim.adapters.frameworks.content import approx_tokens
     from prunecheck.sim.adapters.frameworks.pydantic_ai_history import to_pydantic_ai
+    from prunecheck.sim.adapters.sized_content import approx_tokens
 
     view = _view()
     history, _ = to_pydantic_ai(_rendered(view), pm)
@@ -273,8 +273,8 @@ def test_pydantic_ai_documented_processors() -> None:
 # ------------------------------------------------------------------ openai-agents
 def test_openai_agents_items_carry_the_declared_size() -> None:
     pytest.importorskip("agents")
-    from prunecheck.sim.adapters.frameworks.content import approx_tokens
     from prunecheck.sim.adapters.frameworks.openai_agents_session import to_items
+    from prunecheck.sim.adapters.sized_content import approx_tokens
 
     view = _view()
     rendered = _rendered(view)

@@ -8,8 +8,8 @@ import pytest
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import ResultChunk
-from prunecheck.model.policies import builtin_policy
 from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.drivers.agents import SESSION_TURNS
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import GIANT_RESULT, Load, load_at
@@ -22,7 +22,7 @@ HORIZON = 400.0
 def _run(load: Load, budget: int = 8000) -> list[SessionEnd]:
     config = RuntimeConfig(budget=budget, hard_ceiling=budget * 2)
     result = simulate("unit_safe", config, load, 3, horizon=HORIZON,
-                      policy=builtin_policy("unit_safe"))
+                      policy=load_policy("unit_safe"))
     assert result.error is None
     return [s.end for s in result.sessions]
 
@@ -48,7 +48,7 @@ def test_giant_share_decides_how_many_results_are_giant() -> None:
         load = load_at(1.0, giant_share=share)
         config = RuntimeConfig(budget=budget, hard_ceiling=budget * 2)
         result = simulate("unit_safe", config, load, 3, horizon=HORIZON,
-                          policy=builtin_policy("unit_safe"))
+                          policy=load_policy("unit_safe"))
         sizes[share] = [e.tokens for t in result.traces for e in t.events
                         if isinstance(e, ResultChunk)]
     assert sizes[0.0] and sizes[0.3]

@@ -3,8 +3,8 @@ the same scenarios, in the same order, giving the same runs."""
 
 from __future__ import annotations
 
-from prunecheck.model.policies import builtin_policy
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
+from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.verdicts import check, regress
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.regress import run_suite
@@ -44,7 +44,7 @@ def test_check_and_regress_run_the_same_runs() -> None:
     config = RuntimeConfig(check_at=CheckAt.AFTER_APPEND)
     checked = check_policy("lowest_salience", config=config, levels=suite.levels,
                            seeds=suite.seeds, horizon=suite.horizon, max_examples=0)
-    baseline = list(run_suite("lowest_salience", builtin_policy("lowest_salience"), config,
+    baseline = list(run_suite("lowest_salience", load_policy("lowest_salience"), config,
                               suite))
     assert [s.scenario.name for s in checked.scenarios] == [s.name for s in suite.scenarios()]
     assert [(r.level, r.seed) for r in baseline] == [(s.level, s.seed)

@@ -4,7 +4,7 @@ and every way it may have broken the contract (mutated its input, returned
 something that is not a list of dicts, reordered, duplicated, rewrote a
 call) as a :class:`~prunecheck.model.errors.PolicyError` naming the policy.
 
-The result is evicted ids and actions (:mod:`.frameworks.readback`).
+The result is evicted ids and actions (:mod:`.list_actions`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any, Protocol
 from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.frameworks.content import approx_tokens
-from prunecheck.sim.adapters.frameworks.readback import Item, ItemKind, read_back
+from prunecheck.sim.adapters.list_actions import Item, ItemKind, read_back
 from prunecheck.sim.adapters.list_render import RenderedList, message_blocks
+from prunecheck.sim.adapters.sized_content import approx_tokens
 
 __all__ = ["ListFunctionShape", "check_not_mutated", "read_result"]
 
@@ -66,7 +66,7 @@ def check_not_mutated(policy: ListFunctionShape, given: list[dict[str, Any]],
 def read_result(policy: ListFunctionShape, result: object, rendered: RenderedList,
           order: Sequence[str]) -> list[str | Action]:
     """What ``result`` means, as evicted ids and actions (see
-    :mod:`.frameworks.readback`); PolicyError if it cannot be mapped back."""
+    :mod:`.list_actions`); PolicyError if it cannot be mapped back."""
     if not isinstance(result, list | tuple):
         raise _fail(policy, f"returned {type(result).__name__} ({_short(result)}), not a list "
                     "of message dicts.")

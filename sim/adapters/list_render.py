@@ -4,7 +4,7 @@ dict (OpenAI) or content block (Anthropic) carries.
 
 See :mod:`.lists` for how kept items map back to message ids; every
 rendered message carries text of its declared size, 4 characters per token
-(:mod:`.frameworks.content`).
+(:mod:`.sized_content`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 from prunecheck.model.context import Message, Role
 from prunecheck.model.engine import PLACEHOLDER_TOKENS
 from prunecheck.model.provider import Provider, render
-from prunecheck.sim.adapters.frameworks.content import CHARS_PER_TOKEN, sized_text
 from prunecheck.sim.adapters.policy_spec import FORMATS
+from prunecheck.sim.adapters.sized_content import CHARS_PER_TOKEN, sized_text
 
 __all__ = ["FORMATS", "RenderedList", "TokenCounter", "message_blocks", "render_list"]
 
@@ -74,7 +74,7 @@ def render_list(messages: Iterable[Message], fmt: Provider | str) -> RenderedLis
 
 @lru_cache(maxsize=1 << 16)
 def _sized(m: Message, calls: tuple[tuple[str, str], ...]) -> Message:
-    """``m`` with text of its declared size (see :mod:`.frameworks.content`):
+    """``m`` with text of its declared size (see :mod:`.sized_content`):
     the calls' names and JSON arguments (``calls``: name and path per call),
     and a summary's prefix, count towards it.  A cleared message keeps its
     placeholder (and, if only partly cleared, what is left of its size).

@@ -46,7 +46,7 @@ Summaries and edits
 A function may also put a summary or a placeholder where it removed
 messages, and shorten or clear the content of a kept message (a tool
 result, or the text of a message that issued calls, identified by its call
-ids).  :mod:`.frameworks.readback` reads these as ``Summarize`` and
+ids).  :mod:`.list_actions` reads these as ``Summarize`` and
 (partial) ``Clear`` actions, judged like a built-in policy's; only an item
 that stands in place of nothing removed, or that rewrites a call itself,
 is refused.
@@ -54,7 +54,7 @@ is refused.
 Sizes
 -----
 Every rendered message carries text of its declared size, 4 characters per
-token (:mod:`.frameworks.content`), so a function or library that counts
+token (:mod:`.sized_content`), so a function or library that counts
 tokens itself sees the size prunecheck declares.
 """
 

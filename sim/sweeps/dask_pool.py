@@ -46,7 +46,7 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError, PolicyError
 from prunecheck.sim.adapters.policy_spec import user_code_of
-from prunecheck.sim.sweeps.sweep import Row, RunSpec, _work
+from prunecheck.sim.sweeps.runs import Row, RunSpec, work
 
 __all__ = ["LOCAL", "ShippedPolicy", "add_scheduler_option", "parse_scheduler", "run_on_dask",
            "ship_policies"]
@@ -148,11 +148,11 @@ def _materialise(shipped: ShippedPolicy) -> Path:
 def _task(spec: RunSpec, key: str, timeout: float, shipped: ShippedPolicy | None) -> Row:
     """One run on a worker; the row carries the client's spec and key."""
     if shipped is None:
-        return replace(_work(spec, timeout), key=key, spec=spec)
+        return replace(work(spec, timeout), key=key, spec=spec)
     local = str(_materialise(shipped))
     parsed = user_code_of(spec.policy)
     tail = parsed.tail if parsed is not None else spec.policy
-    row = _work(replace(spec, policy=local + tail), timeout)
+    row = work(replace(spec, policy=local + tail), timeout)
     error = None if row.error is None else row.error.replace(local, shipped.where)
     return replace(row, key=key, spec=spec, error=error)
 

@@ -8,7 +8,7 @@ search (:func:`~prunecheck.sim.drivers.search.search`), under the runtime given
 the commit-boundary invariant).  A verdict is relative to *where the
 runtime fires its budget check* (``check_at``: after every append, after a
 batch completes, before each model call), so unless told one placement the
-check runs once per placement and reports each (:mod:`.placements`): a
+check runs once per placement and reports each (:mod:`.verdict`): a
 trimmer that runs only on complete histories may be safe before model
 calls and unsafe after every append.  The verdict is *unsafe* when any
 violation was seen; the reproduction is the search's shrunk counterexample,
@@ -49,7 +49,6 @@ from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.progress import Progress
-from prunecheck.sim.verdicts.check_result import CheckResult, ScenarioResult, Verdict
 from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
 from prunecheck.sim.verdicts.suite import (
     DEFAULT_HORIZON,
@@ -61,6 +60,7 @@ from prunecheck.sim.verdicts.suite import (
     class_exposure,
     run_scenario,
 )
+from prunecheck.sim.verdicts.verdict import CheckResult, ScenarioResult, Verdict, combine
 
 __all__ = [
     "DEFAULT_HORIZON",
@@ -159,8 +159,6 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
                 break
     finally:
         bar.close()
-    from prunecheck.sim.verdicts.placements import combine
-
     return combine(done)
 
 

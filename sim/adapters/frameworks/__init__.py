@@ -4,7 +4,7 @@ A spec ``ADAPTER:key=value,...`` names a framework's trimmer and its
 settings (parsed by :mod:`.spec`); :func:`framework_policy` builds it as a
 list policy (:class:`~prunecheck.sim.adapters.lists.ListPolicy`, OpenAI format)
 whose output is read back as evictions, summaries and clears
-(:mod:`.readback`).  Each library is imported only when its adapter is
+(:mod:`..list_actions`).  Each library is imported only when its adapter is
 used, from its optional extra (``pip install 'prunecheck[autogen]'``).
 
 >>> sorted(ADAPTERS)[:3]
@@ -21,6 +21,7 @@ from typing import Any
 
 from prunecheck.model.errors import PolicyError
 from prunecheck.sim.adapters.catalog import ADAPTERS, Adapter
+from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec, split_framework
 
 from .spec import parse_settings, setting_help, spec_of
@@ -76,9 +77,6 @@ def framework_policy(spec: str, /, **settings: object) -> Any:
     PolicyError
         for an unknown adapter, a bad setting, or a missing extra.
     """
-    # Imported here: the list adapter imports this package's content module.
-    from prunecheck.sim.adapters.lists import list_policy
-
     name, text = split_framework(spec)
     adapter = _adapter(name)
     cls = _settings_class(adapter)

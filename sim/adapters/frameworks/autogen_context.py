@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prunecheck.model.errors import PolicyError
+from prunecheck.sim.adapters.sized_content import approx_tokens
 
 from .common import Msgs, load_object, need, resolve_limit, run_sync, split_system
-from .content import approx_tokens
 from .spec import BUDGET, Limit
 
 __all__ = ["KINDS", "AutogenSettings", "StubClient", "autogen_trimmer", "to_autogen"]

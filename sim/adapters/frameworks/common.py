@@ -3,10 +3,10 @@ objects named by a path, the system prompt set aside, and token limits.
 
 Each adapter is an OpenAI-format list function
 ``trim(messages, max_tokens, token_counter) -> messages``: it converts the
-rendered dicts (realistic content, see :mod:`.content`) into its library's
+rendered dicts (realistic content, see :mod:`..sized_content`) into its library's
 message objects, runs the library's trimmer, and returns the very dicts of
 what the library kept plus, for what the library wrote itself (a summary, a
-shortened result), new dicts — read back by :mod:`.readback`.
+shortened result), new dicts — read back by :mod:`..list_actions`.
 """
 
 from __future__ import annotations

@@ -32,8 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from prunecheck.sim.adapters.sized_content import sized_text
+
 from .common import Msgs, load_object, need, resolve_limit, split_system
-from .content import sized_text
 from .spec import BUDGET, Limit
 
 __all__ = ["ContextEditingSettings", "MiddlewareSettings", "SummarizationSettings",

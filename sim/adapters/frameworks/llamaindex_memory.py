@@ -28,8 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from prunecheck.sim.adapters.sized_content import CHARS_PER_TOKEN
+
 from .common import Msgs, need, resolve_limit, run_sync, split_system
-from .content import CHARS_PER_TOKEN
 from .spec import BUDGET, Limit
 
 __all__ = ["LlamaIndexSettings", "llamaindex_trimmer", "to_llamaindex"]

@@ -24,7 +24,7 @@ from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.model.trace import Trace, replay
-from prunecheck.sim.adapters.frameworks import content
+from prunecheck.sim.adapters import sized_content as content
 
 from .repro_templates import SNIPPETS, pairing_problems
 
@@ -86,9 +86,9 @@ class Recorder:
         if "max_tokens" in self.inner._wants:
             kwargs["max_tokens"] = max_tokens
         if "token_counter" in self.inner._wants:
-            from prunecheck.sim.adapters.lists import _Counter
+            from prunecheck.sim.adapters.list_render import TokenCounter
 
-            kwargs["token_counter"] = _Counter(rendered)
+            kwargs["token_counter"] = TokenCounter(rendered)
         keys = [owners[0] for owners in rendered.owners]
         heads = {m.id: m.text for m in view.messages}
         output = list(self.inner.fn(json.loads(json.dumps(given)), **kwargs))

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prunecheck.model.errors import PolicyError
+from prunecheck.sim.adapters.sized_content import sized_text
 
 from .common import Msgs, load_object, need, run_sync
-from .content import sized_text
 
 __all__ = ["SemanticKernelSettings", "sk_trimmer", "to_semantic_kernel"]
 

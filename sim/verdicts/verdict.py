@@ -1,4 +1,7 @@
-"""Verdicts per budget-check placement: the table and the verdict line of
+"""A check's verdict: its records (:class:`CheckResult`, one per budget-check
+placement and one combining them), and how it reads — the table and the
+verdict line of ``prunecheck check``.
+
 ``prunecheck check``.
 
 A verdict holds for a runtime.  Where a runtime fires its budget check —
@@ -17,17 +20,131 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from prunecheck.model.runtime import CheckAt
+from prunecheck.model.errors import TraceError
+from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.policies import Policy
+from prunecheck.model.runtime import CheckAt, RuntimeConfig
+from prunecheck.model.trace import Trace, dumps
+from prunecheck.sim.verdicts.suite import Scenario
 
-if TYPE_CHECKING:
-    from prunecheck.sim.verdicts.check_result import CheckResult
+__all__ = ["CheckResult", "ScenarioResult", "Verdict", "combine", "summary", "verdict_line",
+           "words"]
 
-__all__ = ["combine", "summary", "verdict_line", "words"]
+
+class Verdict(StrEnum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    ERROR = "error"
+    #: The time limit came before a verdict: no violation in what was covered.
+    OUT_OF_TIME = "out_of_time"
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioResult:
+    """What one scenario produced: incidents per kind, and invocations that
+    met each kind (``exposed``, with ``any_violation``), non-zero only."""
+
+    scenario: Scenario
+    incidents: Mapping[str, int]
+    invocations: int
+    events: int
+    error: str | None = None
+    exposed: Mapping[str, int] = field(default_factory=dict)
+    capped: bool = False
+
+    @property
+    def violations(self) -> int:
+        return sum(n for k, n in self.incidents.items() if IncidentKind(k).is_violation)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The verdict on one policy in one runtime.
+
+    Attributes
+    ----------
+    policy: the policy's spec (or name).
+    config: the runtime it was checked in.
+    verdict: safe, unsafe, or error (the policy raised, hung, returned garbage).
+    scenarios: the suite's runs that finished, in order.
+    incidents: every incident kind seen in the suite and the reproduction,
+        with counts (costs included; see :attr:`violations`).
+    reproduction: the shortest failing trace found (None when safe).
+    narrative: the reproduction replayed step by step (or the error).
+    error: the policy error, as one paragraph, or None.
+    search_examples: runs the adversarial search tried.
+    placements: one result per budget-check placement checked (each with
+        its own verdict and reproduction), in ``CheckAt`` order; this
+        result combines them: unsafe if any is, and its reproduction is
+        that of the first unsafe placement.
+    timed_out: the time limit stopped the check; what it covered is in
+        ``scenarios`` and ``search_examples``.
+    """
+
+    policy: str
+    config: RuntimeConfig
+    verdict: Verdict
+    scenarios: tuple[ScenarioResult, ...]
+    incidents: Mapping[str, int]
+    reproduction: Trace | None
+    narrative: str
+    error: str | None = None
+    search_examples: int = 0
+    policy_object: Policy | None = field(default=None, repr=False, compare=False)
+    placements: tuple[CheckResult, ...] = ()
+    timed_out: bool = False
+
+    @property
+    def safe(self) -> bool:
+        return self.verdict is Verdict.SAFE
+
+    def placement(self, check_at: CheckAt | str) -> CheckResult | None:
+        """The result for one placement, or None if it was not checked."""
+        return next((p for p in self.placements if p.config.check_at == CheckAt(check_at)),
+                    None)
+
+    @property
+    def violations(self) -> dict[str, int]:
+        return {k: n for k, n in self.incidents.items() if IncidentKind(k).is_violation}
+
+    def summary(self, *, verdict: bool = True) -> str:
+        """A plain-text table of the scenarios, one row per placement with
+        its verdict, and the verdict line (see :mod:`.verdict`)."""
+        return summary(self, verdict=verdict)
+
+    def verdict_line(self, bundles: Mapping[str, Path] | None = None) -> str:
+        """One line: the verdict and, when placements disagree, which
+        runtime it holds for; ``bundles`` names where reproductions went."""
+        return verdict_line(self, bundles)
+
+    def bundle(self, out_dir: str | Path, *, force: bool = False) -> Path:
+        """Write the reproduction bundle (trace, narrative, …) to ``out_dir``.
+
+        Raises
+        ------
+        TraceError
+            if there is no reproduction (the policy was found safe).
+        """
+        if self.reproduction is None:
+            raise TraceError(f"check of {self.policy!r}", "has no reproduction to write.",
+                             "only an unsafe verdict comes with a reproduction.")
+        out = Path(out_dir)
+        try:
+            bundles = importlib.import_module("prunecheck.sim.reproductions.bundle")
+        except ImportError:  # the bundle writer of the search issue is not installed
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "trace.json").write_text(dumps(self.reproduction), encoding="utf-8")
+            (out / "narrative.md").write_text(self.narrative, encoding="utf-8")
+            return out
+        return Path(bundles.write_bundle(self.reproduction, out, policy=self.policy_object,
+                                         force=force))
+
 
 _WORDS = {
     CheckAt.AFTER_APPEND: "after every append",
@@ -64,8 +181,6 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
     """One result over placements: an error if one stopped on an error,
     unsafe if any is unsafe (the reproduction of the first unsafe one),
     out of time if any ran out without a violation, else safe."""
-    from prunecheck.sim.verdicts.check_result import CheckResult, Verdict
-
     if len(results) == 1:
         return replace(results[0], placements=tuple(results))
     first = results[0]
@@ -87,8 +202,6 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
 
 def summary(result: CheckResult, *, verdict: bool = True) -> str:
     """The scenarios, one row per placement with its verdict, the verdict line."""
-    from prunecheck.sim.verdicts.check_result import Verdict
-
     cfg = result.config
     several = len(result.placements) > 1
     checks = ", ".join(p.config.check_at for p in result.placements) or cfg.check_at
@@ -137,8 +250,6 @@ def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None)
     check".  With several that disagree: "safe if your runtime trims … ;
     UNSAFE if it trims …: reproduction in …".
     """
-    from prunecheck.sim.verdicts.check_result import Verdict
-
     if result.verdict is Verdict.ERROR:
         return f"verdict: ERROR — {result.error}"
     placements = result.placements or (result,)
