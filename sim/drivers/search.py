@@ -38,14 +38,10 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
-from hypothesis.stateful import (
-    run_state_machine_as_test,
-)
+from hypothesis.stateful import run_state_machine_as_test
 
 from prunecheck.model.errors import PolicyError
-from prunecheck.model.events import (
-    Event,
-)
+from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig
