@@ -15,9 +15,9 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError, TraceError
 from prunecheck.model.incidents import Incident
-from prunecheck.model.policies import builtin_policy
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import policy_file, replay_command
@@ -64,7 +64,9 @@ def load_trace(path_text: str) -> Trace:
 
 def _is_data(spec: str) -> bool:
     """Whether a policy spec runs no user code (a built-in, or LangChain's trimmer)."""
-    return builtin_policy(spec) is not None or spec.startswith("langchain:")
+    parsed = parse_spec_or_none(spec)
+    return parsed is not None and (parsed.kind is SpecKind.BUILTIN or (
+        parsed.kind is SpecKind.FRAMEWORK and parsed.adapter == "langchain"))
 
 
 def _beside(spec: str, trace_path: str) -> str:
@@ -81,7 +83,9 @@ def _beside(spec: str, trace_path: str) -> str:
 def _what(spec: str) -> str:
     found = policy_file(spec)
     if found is None:
-        return f"importing module {spec.rpartition(':')[0]!r}"
+        parsed = parse_spec_or_none(spec)
+        where = spec if parsed is None else parsed.where or parsed.adapter or spec
+        return f"importing module {where!r}"
     path = found[0].resolve()
     if not path.is_file():
         return f"file {path}, which does not exist here"

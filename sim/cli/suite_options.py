@@ -16,7 +16,7 @@ from pathlib import Path
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.cli.argtypes import seconds
 from prunecheck.sim.cli.limits import parse_positive_int
-from prunecheck.sim.verdicts.check import (
+from prunecheck.sim.verdicts.suite import (
     DEFAULT_HORIZON,
     DEFAULT_LEVELS,
     DEFAULT_MAX_EVENTS,
