@@ -21,6 +21,7 @@ import timeit
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from prunecheck.model.boundary import check_prune
 from prunecheck.model.context import Context, Message, Role
@@ -78,12 +79,12 @@ def _build(size: int, rng: random.Random) -> _Case:
     serial = 0
     call = 0
 
-    def add(role: Role, unit: str | None = None, **kw: object) -> str:
+    def add(role: Role, unit: str | None = None, **kw: Any) -> str:
         nonlocal serial
         serial += 1
         mid = f"m{serial}"
         ctx.append(Message(mid, role, rng.randint(20, 2000), serial // 10, float(serial),
-                           unit_id=unit or mid, **kw))  # type: ignore[arg-type]
+                           unit_id=unit or mid, **kw))
         return mid
 
     add(Role.SYSTEM)

@@ -24,14 +24,27 @@ from prunecheck.guard import CommitGuard, HardCeilingExceeded, SpilledUnit, Spil
 RESOURCES = ("a.txt", "b.txt", "c.txt", "d.txt")
 
 
+class _LateStore(SpillStore):
+    """The broken store of ``--broken``: ``put`` only queues a unit; it is
+    committed by :meth:`commit_late`, after the runtime removed it."""
+
+    def __init__(self, path: str, *, session: str) -> None:
+        super().__init__(path, session=session)
+        self.late: list[SpilledUnit] = []
+
+    def put(self, unit: SpilledUnit) -> None:
+        self.late.append(unit)
+
+    def commit_late(self) -> None:
+        for unit in self.late:
+            super().put(unit)
+        self.late.clear()
+
+
 def main() -> None:
     db, journal, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
     broken = "--broken" in sys.argv
-    store = SpillStore(db, session="kill")
-    late: list[SpilledUnit] = []
-    if broken:
-        commit = store.put
-        store.put = late.append  # type: ignore[method-assign]
+    store = _LateStore(db, session="kill") if broken else SpillStore(db, session="kill")
     guard = CommitGuard(lambda view, need: [], budget=400, hard_ceiling=500, store=store)
     fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     rng = random.Random(seed)
@@ -46,11 +59,9 @@ def main() -> None:
             plan = exc.plan
         if plan.remove:
             log({"op": "remove", "ids": list(plan.remove), "spill": list(plan.spill)})
-        if broken and late:
+        if isinstance(store, _LateStore) and store.late:
             time.sleep(0.002)
-            for unit in late:
-                commit(unit)
-            late.clear()
+            store.commit_late()
 
     pending: list[str] = []
     n = 0

@@ -164,7 +164,8 @@ def _draw_event(draw: st.DrawFn, state: RuntimeState, plan: dict[str, int]) -> E
         return ResultChunk(call, draw(tokens), last=last)
     if kind == "write":
         return ExternalWrite(draw(st.sampled_from(_PATHS)))
-    return {"check": BudgetCheck(), "invoke": Invoke(), "retry": Retry()}[kind]
+    plain: dict[str, Event] = {"check": BudgetCheck(), "invoke": Invoke(), "retry": Retry()}
+    return plain[kind]
 
 
 def _sync(state: RuntimeState, plan: dict[str, int]) -> None:

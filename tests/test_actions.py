@@ -62,11 +62,11 @@ def test_a_partial_clear_carries_the_tokens_left() -> None:
 
 def test_the_runtime_shortens_a_partially_cleared_message() -> None:
     from prunecheck.model.events import CallSpec, IssueBatch, ResultChunk, UserMessage
-    from prunecheck.model.policies import FunctionPolicy
+    from prunecheck.model.policies import ContextView, FunctionPolicy
     from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
 
-    def shorten_results(view: object, need: int) -> list[Clear]:
-        return [Clear(m.id, 100) for m in view.messages if m.call_id]  # type: ignore[attr-defined]
+    def shorten_results(view: ContextView, need: int) -> list[Clear]:
+        return [Clear(m.id, 100) for m in view.messages if m.call_id]
 
     state = initial_state(RuntimeConfig(budget=1_000, hard_ceiling=5_000),
                           FunctionPolicy(shorten_results, "shorten"))

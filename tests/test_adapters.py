@@ -22,10 +22,11 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import ContextView, builtin_policy
+from prunecheck.model.policies import BUILTINS, ContextView
 from prunecheck.model.provider import Provider, render
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
 from prunecheck.model.trace import Trace, incidents_of
+from prunecheck.sim.adapters.cage import CagedPolicy
 from prunecheck.sim.adapters.lists import ListPolicy, list_policy, render_list
 from prunecheck.sim.adapters.loader import load_local, load_policy
 
@@ -50,7 +51,7 @@ EVENTS: list[Event] = [
 
 def _view() -> ContextView:
     state = initial_state(RuntimeConfig(budget=100_000, hard_ceiling=200_000),
-                          builtin_policy("recency"))  # type: ignore[arg-type]
+                          BUILTINS["recency"]())
     for event in EVENTS:
         apply(state, event)
     return ContextView(state.context, pending_calls=frozenset(state.pending), budget=500,
@@ -226,7 +227,7 @@ def test_spec_forms_load_list_functions() -> None:
     policy = load_local(f"{EXAMPLES}/openai_keep_last.py:trim@openai")
     assert isinstance(policy, ListPolicy) and policy.format is Provider.OPENAI
     caged = load_policy(f"{EXAMPLES}/openai_keep_last.py:trim@openai")  # in its worker
-    assert caged.format is Provider.OPENAI  # type: ignore[attr-defined]
+    assert isinstance(caged, CagedPolicy) and caged.format is Provider.OPENAI
     assert caged.name == policy.name
     assert policy.name.endswith("openai_keep_last.py:trim@openai")
     with pytest.raises(PolicyError, match="list format 'gemini' is unknown"):

@@ -39,7 +39,8 @@ def test_user_policies_are_caged_and_built_ins_are_not() -> None:
     assert isinstance(caged, CagedPolicy) and caged.name == "raises"
     assert not isinstance(load_policy("recency"), CagedPolicy)
     assert guarded(load_policy("recency"), 5) == load_policy("recency")  # the fast path
-    assert isinstance(guarded(caged, 3), CagedPolicy) and guarded(caged, 3).timeout == 3
+    limited = guarded(caged, 3)
+    assert isinstance(limited, CagedPolicy) and limited.timeout == 3
 
 
 @pytest.mark.parametrize("name", ["setattr_frozen", "evict_then_lie", "mutate_view"])

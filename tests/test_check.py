@@ -41,7 +41,8 @@ def test_openai_keep_last_is_unsafe_with_a_replayable_reproduction() -> None:
     repro = result.reproduction
     assert repro is not None and 1 <= len(repro.events) <= 12
     assert repro.config.gate == "none" and repro.config.provider == "openai"
-    replayed = incidents_of(loads(dumps(repro)), result.policy_object)  # type: ignore[arg-type]
+    assert result.policy_object is not None
+    replayed = incidents_of(loads(dumps(repro)), result.policy_object)
     assert any(i.is_violation for i in replayed)
     assert "VIOLATION" in result.narrative
 
@@ -141,7 +142,7 @@ def test_list_function_that_mutates_its_input_is_an_error() -> None:
 
 def test_object_that_is_not_a_policy_is_refused() -> None:
     with pytest.raises(PolicyError, match="format='openai'"):
-        check_policy(42)  # type: ignore[arg-type]
+        check_policy(42)  # type: ignore[arg-type]  # not a spec, on purpose
 
 
 def test_assert_policy_safe_raises_with_the_narrative(tmp_path: Path) -> None:

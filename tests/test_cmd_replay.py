@@ -153,7 +153,8 @@ def test_missing_file_and_bad_arguments(tmp_path: Path,
 def test_help_has_an_example() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    text = sub.choices["replay"].format_help()  # type: ignore[attr-defined]
+    assert isinstance(sub.choices, dict)
+    text = sub.choices["replay"].format_help()
     assert "example:\n  prunecheck replay tests/corpus/seed_parallel_batch.json" in text
     assert "exit status: 0 no violation, 1 a violation" in text
 

@@ -4,6 +4,8 @@ recount on every generated runtime."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from strategies import Scenario, scenarios
@@ -13,8 +15,8 @@ from prunecheck.model.runtime import RuntimeState, apply
 
 
 def msg(mid: str, role: Role = Role.USER, tokens: int = 10, unit: str | None = None,
-        **kw: object) -> Message:
-    return Message(mid, role, tokens, 1, 0.0, unit_id=unit or mid, **kw)  # type: ignore[arg-type]
+        **kw: Any) -> Message:
+    return Message(mid, role, tokens, 1, 0.0, unit_id=unit or mid, **kw)
 
 
 def batch_ctx() -> Context:

@@ -63,7 +63,7 @@ def test_interchangeable_calls_meet_in_one_state() -> None:
 def test_states_equal_up_to_renaming_ids() -> None:
     # A message appended and evicted leaves a gap in the numbering; the
     # rest of the state is what counts.
-    base = [UserMessage(400, "u"), BudgetCheck()]
+    base: list[Event] = [UserMessage(400, "u"), BudgetCheck()]
     assert _key(base) != _key([UserMessage(400, "u")])  # the clock moved (ages differ)
     assert _key(base, timeless=True) == _key([UserMessage(400, "u")], timeless=True)
 

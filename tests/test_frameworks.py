@@ -23,7 +23,7 @@ from prunecheck.model.events import (
     SystemPrompt,
     UserMessage,
 )
-from prunecheck.model.policies import ContextView, builtin_policy
+from prunecheck.model.policies import BUILTINS, ContextView
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
 from prunecheck.sim.adapters.frameworks import (
     ADAPTERS,
@@ -56,7 +56,7 @@ EVENTS: list[Event] = [
 
 def _view(events: list[Event] = EVENTS) -> ContextView:
     state = initial_state(RuntimeConfig(budget=100_000, hard_ceiling=200_000),
-                          builtin_policy("recency"))  # type: ignore[arg-type]
+                          BUILTINS["recency"]())
     for event in events:
         apply(state, event)
     return ContextView(state.context, pending_calls=frozenset(state.pending), budget=500,
@@ -342,6 +342,15 @@ def test_a_summary_that_swallows_half_a_unit_is_a_violation() -> None:
 
 
 # ------------------------------------------------------------------ verdict table
+def test_the_table_says_what_unsafe_means_in_the_quoted_invariant(tmp_path: Path) -> None:
+    from prunecheck.sim.reports.claims import INVARIANT
+    from prunecheck.sim.reports.frameworks import markdown
+
+    text = markdown([], seed=1, root=tmp_path)
+    assert f"\n> “{INVARIANT}”\n" in text and "*Unsafe* means" in text
+    assert "domain document" not in text and "write-up" not in text
+
+
 @pytest.mark.slow
 def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None:
     """autogen's TokenLimitedChatCompletionContext pops middle messages: the
@@ -366,12 +375,12 @@ def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None
 def test_pairing_problems_name_what_a_trimmer_broke() -> None:
     from prunecheck.sim.adapters.frameworks.repro_templates import pairing_problems
 
-    call = {"role": "assistant", "content": None, "tool_calls": [
+    call: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
         {"id": "c2", "type": "function", "function": {"name": "grep", "arguments": "{}"}}]}
-    r1 = {"role": "tool", "tool_call_id": "c1", "content": "one"}
-    r2 = {"role": "tool", "tool_call_id": "c2", "content": "two"}
-    given = [{"role": "user", "content": "go"}, call, r1, r2]
+    r1: dict[str, Any] = {"role": "tool", "tool_call_id": "c1", "content": "one"}
+    r2: dict[str, Any] = {"role": "tool", "tool_call_id": "c2", "content": "two"}
+    given: list[dict[str, Any]] = [{"role": "user", "content": "go"}, call, r1, r2]
     assert pairing_problems(given, given, ()) == []
     assert pairing_problems(given, [r1, r2], ()) == [
         "orphaned tool message: the result of c1 is kept, its call is gone",

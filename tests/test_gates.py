@@ -101,14 +101,12 @@ def partially_present_units(state: RuntimeState) -> list[str]:
     return bad
 
 
-@given(scenarios(gates=SAFE, check_at=(CheckAt.BEFORE_INVOKE,)))
-def test_safe_gates_never_apply_an_invalid_removal_judged_by_spec(scenario: Scenario) -> None:
+def _no_invalid_removal(scenario: Scenario) -> None:
     step, found = first_invalid_removal(scenario)
     assert step == -1, f"step {step} applied {sorted(found)} under gate {scenario.config.gate}"
 
 
-@given(scenarios(gates=SAFE))
-def test_safe_gates_keep_units_whole_under_every_check_at(scenario: Scenario) -> None:
+def _units_stay_whole(scenario: Scenario) -> None:
     state = scenario.run_state()
     for i, event in enumerate(scenario.events):
         result = apply(state, event)
@@ -119,19 +117,28 @@ def test_safe_gates_keep_units_whole_under_every_check_at(scenario: Scenario) ->
         assert partially_present_units(state) == [], f"after step {i} ({event.kind})"
 
 
+@given(scenarios(gates=SAFE, check_at=(CheckAt.BEFORE_INVOKE,)))
+def test_safe_gates_never_apply_an_invalid_removal_judged_by_spec(scenario: Scenario) -> None:
+    _no_invalid_removal(scenario)
+
+
+@given(scenarios(gates=SAFE))
+def test_safe_gates_keep_units_whole_under_every_check_at(scenario: Scenario) -> None:
+    _units_stay_whole(scenario)
+
+
 @pytest.mark.slow
 @settings(settings.get_profile("thorough"))
 @given(scenarios(gates=SAFE, check_at=(CheckAt.BEFORE_INVOKE,), max_events=80))
 def test_safe_gates_never_apply_an_invalid_removal_thorough(scenario: Scenario) -> None:
-    test_safe_gates_never_apply_an_invalid_removal_judged_by_spec.hypothesis.inner_test(
-        scenario)
+    _no_invalid_removal(scenario)
 
 
 @pytest.mark.slow
 @settings(settings.get_profile("thorough"))
 @given(scenarios(gates=SAFE, max_events=80))
 def test_safe_gates_keep_units_whole_thorough(scenario: Scenario) -> None:
-    test_safe_gates_keep_units_whole_under_every_check_at.hypothesis.inner_test(scenario)
+    _units_stay_whole(scenario)
 
 
 # ------------------------------------------------ the property is not vacuous

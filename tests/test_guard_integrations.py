@@ -21,7 +21,14 @@ def _example(name: str) -> dict[str, Any]:
 
 def test_langchain_middleware_keeps_units_whole_in_before_model() -> None:
     pytest.importorskip("langchain.agents")
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, trim_messages
+    from langchain_core.messages import (
+        AIMessage,
+        AnyMessage,
+        HumanMessage,
+        ToolMessage,
+        trim_messages,
+    )
+    from langgraph.runtime import Runtime
 
     from prunecheck.guard.langchain import CommitGuardMiddleware
 
@@ -31,19 +38,21 @@ def test_langchain_middleware_keeps_units_whole_in_before_model() -> None:
 
     call = AIMessage("", tool_calls=[{"name": "read_file", "args": {"path": "a"}, "id": "t1"},
                                      {"name": "read_file", "args": {"path": "b"}, "id": "t2"}])
-    history = [HumanMessage("x " * 80), call, ToolMessage("a " * 40, tool_call_id="t1"),
-               ToolMessage("b " * 40, tool_call_id="t2"), HumanMessage("go on")]
+    history: list[AnyMessage] = [
+        HumanMessage("x " * 80), call, ToolMessage("a " * 40, tool_call_id="t1"),
+        ToolMessage("b " * 40, tool_call_id="t2"), HumanMessage("go on")]
     middleware = CommitGuardMiddleware(trim_messages, budget=60, hard_ceiling=500,
                                        token_counter=words)
-    update = middleware.before_model({"messages": history}, None)  # type: ignore[arg-type]
+    update = middleware.before_model({"messages": history}, Runtime())
     assert update is not None
     remove_all, *kept = update["messages"]
     assert remove_all.type == "remove"
     # trim_messages (strategy=last) keeps t2's result and drops its call: the guard
     # drops the whole unit instead, never a result without its call
     assert kept == [history[4]]
-    pending = [HumanMessage("x " * 80), call, ToolMessage("a " * 40, tool_call_id="t1")]
-    assert middleware.before_model({"messages": pending}, None) is None  # t2 pending: defer
+    pending: list[AnyMessage] = [HumanMessage("x " * 80), call,
+                                 ToolMessage("a " * 40, tool_call_id="t1")]
+    assert middleware.before_model({"messages": pending}, Runtime()) is None  # t2 pending: defer
 
 
 def test_langchain_example_runs_offline() -> None:

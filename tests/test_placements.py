@@ -10,6 +10,7 @@ import pytest
 
 from prunecheck import Verdict, check_policy
 from prunecheck.model.events import BudgetCheck
+from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, RuntimeConfig, apply, initial_state
 from prunecheck.model.trace import loads
 from prunecheck.sim.adapters.loader import load_policy
@@ -84,7 +85,7 @@ def test_python_api_carries_a_result_per_placement() -> None:
     # One placement by config, as before.
     one = check_policy(TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,),
                        max_examples=60, config=RuntimeConfig(check_at=CheckAt.BEFORE_INVOKE,
-                                                             provider="openai"))  # type: ignore[arg-type]
+                                                             provider=Provider.OPENAI))
     assert one.safe and len(one.placements) == 1
 
 
@@ -129,14 +130,13 @@ def test_generated_histories_open_with_system_prompt_then_user() -> None:
 def test_a_session_abort_ends_a_generated_run() -> None:
     """Where the runtime gives up after its retries (a ``session_abort``
     incident), search, explore and the random walk end the run there."""
-    from types import SimpleNamespace
-
+    from prunecheck.model.incidents import Incident, IncidentKind
     from prunecheck.sim.drivers.shape import SESSION_END, ends_session
 
-    abort = SimpleNamespace(kind=SimpleNamespace(value=SESSION_END))
-    other = SimpleNamespace(kind=SimpleNamespace(value="provider_rejection"))
-    assert ends_session((other, abort))  # type: ignore[arg-type]
-    assert not ends_session((other,))  # type: ignore[arg-type]
+    abort = Incident(IncidentKind(SESSION_END), 3, (), "the session ends")
+    other = Incident(IncidentKind.PROVIDER_REJECTION, 3, ("c1",), "HTTP 400")
+    assert ends_session((other, abort))
+    assert not ends_session((other,))
 
 
 def test_retries_stop_at_the_runtime_retry_budget() -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -25,8 +26,8 @@ from prunecheck.model.runtime import apply
 
 
 def m(mid: str, role: Role, tokens: int, at: float, turn: int = 1, unit: str | None = None,
-      **kw: object) -> Message:
-    return Message(mid, role, tokens, turn, at, unit_id=unit or mid, **kw)  # type: ignore[arg-type]
+      **kw: Any) -> Message:
+    return Message(mid, role, tokens, turn, at, unit_id=unit or mid, **kw)
 
 
 def seed_view(now: float = 10.0) -> ContextView:
@@ -67,7 +68,7 @@ def test_view_is_a_read_only_sequence() -> None:
     assert (view.used, view.budget, view.turn, view.now) == (3800, 3000, 4, 10.0)
     assert repr(view) == "ContextView(7 messages, used=3800, budget=3000, pending=['c2'])"
     with pytest.raises(AttributeError):
-        view.messages[0].tokens = 1  # type: ignore[misc]
+        view.messages[0].tokens = 1  # type: ignore[misc]  # frozen on purpose
 
 
 def test_salience_ranks_the_batch_turn_low_and_system_infinite() -> None:

@@ -33,12 +33,13 @@ def msg(
     *,
     calls: tuple[str, ...] = (),
     call_id: str | None = None,
-    **extra: object,
+    cleared: bool = False,
+    summary_of: tuple[str, ...] = (),
 ) -> Message:
     number = int(mid[1:])
     return Message(
         mid, role, 10, 1, float(number), tool_calls=calls, call_id=call_id,
-        unit_id=mid, text=text, **extra,
+        unit_id=mid, text=text, cleared=cleared, summary_of=summary_of,
     )  # fmt: skip
 
 
@@ -295,7 +296,9 @@ def test_parallel_batch_round_trip_in_any_order() -> None:
         ctx.append(msg("m9", Role.USER, "and now?"))
         for provider in (ANT, OAI):
             assert validate(render(ctx, provider), provider) == [], (order, provider)
-        last = render(ctx, ANT)["messages"][-1]
+        messages = render(ctx, ANT)["messages"]
+        assert isinstance(messages, list)
+        last = messages[-1]
         assert [b.get("tool_use_id") for b in last["content"]] == [*order, None]
 
 
@@ -307,7 +310,7 @@ def test_bare_list_and_request_body_agree(provider: Provider) -> None:
 
 
 def test_provider_error_prints_as_http_answer() -> None:
-    error = validate([{"role": "tool", "tool_call_id": "c9", "content": ""}], "openai")[0]
+    error = validate([{"role": "tool", "tool_call_id": "c9", "content": ""}], OAI)[0]
     assert error.provider is OAI
     assert str(error) == f"HTTP 400 (openai): {OPENAI_RESULT_WITHOUT_CALL}"
     assert error.ids == ("c9",)
@@ -385,8 +388,11 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
     """Well-formed contexts, generated as a list of turns."""
     ids = itertools.count(1)
 
-    def new(role: Role, text: str = "", **kw: object) -> Message:
-        return msg(f"m{next(ids)}", role, text, **kw)
+    def new(role: Role, text: str = "", *, calls: tuple[str, ...] = (),
+            call_id: str | None = None, cleared: bool = False,
+            summary_of: tuple[str, ...] = ()) -> Message:
+        return msg(f"m{next(ids)}", role, text, calls=calls, call_id=call_id, cleared=cleared,
+                   summary_of=summary_of)
 
     out = [new(Role.SYSTEM, "be careful")] if draw(st.booleans()) else []
     for turn in range(draw(st.integers(1, 6))):

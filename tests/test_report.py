@@ -14,6 +14,7 @@ from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.report import LEVELS, TIGHTNESS, default_parts, seeds_at
 from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.reports.claims import INVARIANT, QUOTES
 from prunecheck.sim.reports.summary import ReportData, summary_text
 from prunecheck.sim.reports.writer import write_report
 from prunecheck.sim.stats.sessions import SessionEnd, SessionRecord
@@ -52,6 +53,13 @@ PLOTS = ["survival.png", "failure-vs-load.png", "failure-vs-tightness.png",
 def _sections(summary: str) -> dict[str, str]:
     parts = summary.split("\n## ")
     return {part.split("\n", 1)[0]: part for part in parts[1:]}
+
+
+def _claim(summary: str, title: str) -> str:
+    """The block of the claim called ``title``: its quote, what is checked, its verdicts."""
+    blocks = [b for b in summary.split("\n### ")[1:] if b.split("\n", 1)[0].endswith(title)]
+    assert len(blocks) == 1, title
+    return blocks[0].split("\n## ", 1)[0]
 
 
 def test_the_report_writes_plots_and_a_summary_from_the_rows(small: ReportData,
@@ -152,10 +160,11 @@ def test_verdicts_are_worded_from_the_numbers_when_they_disagree() -> None:
              error="policy 'x' at step 3: boom"),
     ]
     text = summary_text(_data(rows), [])
-    assert re.search(r"semantically wrong” \| 0 \[0–12\.2\] per 1,000 sessions \(0 of 300\) "
-                     r"\| does not hold: none seen", text)
-    assert re.search(r"orphaned-result 400s grow with load \| load 0: 300 \[[^]]+\] → load 1: "
-                     r"100 .*\| does not hold: not higher", text)
+    assert "| sessions (the verdict) | 0 [0–12.2] per 1,000 sessions (0 of 300) | does not " \
+        "hold: none seen |" in _claim(text, "evicting a streaming result truncates its payload")
+    assert re.search(r"\| sessions \(the verdict\) \| load 0: 300 \[[^]]+\] → load 1: 100 .*\| "
+                     r"does not hold: not higher",
+                     _claim(text, "orphaned-result 400s grow with load"))
     assert "| 2 of 100 sessions saw a violation" in text
     assert "does not hold: orphaned-result 400s in 2, any violation in 2" in text
     assert "| gate none: 100 [" in text and "gate commit: 0 [0–36.2] per 1,000 sessions | " \
@@ -175,7 +184,9 @@ def test_verdicts_hold_when_the_numbers_agree() -> None:
         _row("recency", Gate.SPILL, 1.0, 200, {"hard_ceiling_overrun": 5}),
     ]
     text = summary_text(_data(rows), [])
-    assert text.count("| holds, rising at every level |") == 3
+    for label in ("orphaned-result 400s", "duplicated side effects", "truncated payloads"):
+        assert re.search(r"\| sessions \(the verdict\) \| .* \| holds, rising at every level \|",
+                         _claim(text, f"{label} grow with load")), label
     assert "| 0 of 200 sessions saw any violation: below 18.3 per 1,000 sessions with 95% " \
         "confidence | holds |" in text
     assert "gate none: 2.5 [0.1–13.8] → gate commit: 500 [429–571] per 1,000 sessions | " \
@@ -195,7 +206,30 @@ def test_the_summary_says_where_per_invocation_and_session_conclusions_differ() 
     text = summary_text(_data(rows), [])
     line = next(x for x in text.splitlines() if "truncation comes from the salience" in x)
     assert "| not shown: lowest_salience truncates about as often as the others |" in line
-    assert line.endswith("| **yes**: per invocation “holds” |")
+    assert line.endswith("| **yes**: per invocation “holds” |")  # the overview's row
+    block = _claim(text, "the truncation comes from the salience policy")
+    assert "**The conclusion changes per model invocation**: there it “holds”." in block
+
+
+def test_the_summary_quotes_every_claim_next_to_its_verdict() -> None:
+    """A reader without the incident report reads each claim in its own words,
+    with what was checked and the verdict, in the claim's own block."""
+    blind = [_row(p, Gate.NONE, lv, 100, {ORPHAN_400: 20, "truncated_payload": 5})
+             for p in ("lowest_salience", "recency") for lv in (0.0, 1.0)]
+    gated = [_row("recency", g, 1.0, 100, {"hard_ceiling_overrun": 10})
+             for g in (Gate.COMMIT, Gate.SPILL)]
+    text = summary_text(_data([*blind, *gated]), [])
+    blocks = text.split("\n### ")[1:]
+    assert len(blocks) == 11  # 3 failures, salience, 3 × load, 2 × gate, cost, spill
+    for quote in QUOTES:
+        holding = [b for b in blocks if f"\n> “{quote}”\n" in b]
+        assert holding, quote
+        for block in holding:
+            assert "\nChecked here: " in block
+            assert re.search(r"\n\| sessions \(the verdict\) \| [^|]+ \| [a-z]", block)
+    assert f"> “{INVARIANT}”" in text
+    for unreadable in ("domain document", "write-up", "seed document"):
+        assert unreadable not in text.lower()
 
 
 def test_a_partial_report_says_what_it_covers() -> None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given
 from strategies import Scenario, scenarios
 
-from prunecheck.model.actions import Clear, Summarize
+from prunecheck.model.actions import Action, Clear, Summarize
 from prunecheck.model.context import Role
 from prunecheck.model.errors import ConfigError, PolicyError, TraceError
 from prunecheck.model.events import (
@@ -32,7 +33,13 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.notes import NoteKind
-from prunecheck.model.policies import FunctionPolicy, Policy, builtin_policy
+from prunecheck.model.policies import (
+    BUILTINS,
+    ContextView,
+    FunctionPolicy,
+    Policy,
+    builtin_policy,
+)
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import (
     CallStatus,
@@ -66,7 +73,7 @@ OPENAI_UNANSWERED_C2 = (
 
 def fixed(*ids: str) -> Policy:
     """A policy that proposes to evict ``ids`` (those present), whatever the need."""
-    def select(view, need):  # type: ignore[no-untyped-def]
+    def select(view: ContextView, need: int) -> list[str]:
         present = {m.id for m in view.messages}
         return [i for i in ids if i in present]
     return FunctionPolicy(select, "fixed")
@@ -87,12 +94,12 @@ def texts(config: RuntimeConfig, policy: Policy, events: Sequence[Event]) -> lis
     return [i.text for e in events for i in apply(state, e).incidents if i.text]
 
 
-def cfg(**knobs: object) -> RuntimeConfig:
-    return RuntimeConfig(**{"budget": 150, "hard_ceiling": 1000, **knobs})  # type: ignore[arg-type]
+def cfg(**knobs: Any) -> RuntimeConfig:
+    return RuntimeConfig(**{"budget": 150, "hard_ceiling": 1000, **knobs})
 
 
 # A batch of a read and a grep; the read's file changes while the grep runs.
-BATCH = [UserMessage(100, "go"),
+BATCH: list[Event] = [UserMessage(100, "go"),
          IssueBatch((CallSpec("read_file", "a.py"), CallSpec("grep", "src")), 20),
          ResultChunk("c1", 50), ExternalWrite("a.py"), ResultChunk("c2", 30),
          Invoke(), Retry(), Invoke()]
@@ -134,7 +141,7 @@ def test_check_before_invoke_prunes_at_the_invocation() -> None:
 
 
 # --------------------------------------------------------------------- retry
-WRITE_BATCH = [UserMessage(100, "go"),
+WRITE_BATCH: list[Event] = [UserMessage(100, "go"),
                IssueBatch((CallSpec("read_file", "a.py"),
                            CallSpec("write_file", "b.py", Effect.WRITE)), 20),
                ResultChunk("c1", 50), ExternalWrite("a.py"), ResultChunk("c2", 30),
@@ -168,7 +175,7 @@ def test_retry_without_rejection_does_nothing() -> None:
 
 
 # ----------------------------------------------------------------- stream loss
-STREAM = [UserMessage(100, "go"), IssueBatch((CallSpec("read_file", "a.py"),), 20),
+STREAM: list[Event] = [UserMessage(100, "go"), IssueBatch((CallSpec("read_file", "a.py"),), 20),
           ResultChunk("c1", 40, last=False), ResultChunk("c1", 30, last=False),
           ResultChunk("c1", 30), Invoke()]
 EVICTED_PARTIAL = [(2, "invalid_prune", ("m2", "m2"), "split_unit"),
@@ -209,7 +216,7 @@ def test_stream_loss_error_fails_the_call() -> None:
 
 
 def test_assistant_stream_reappended_after_eviction_is_truncated() -> None:
-    events = [UserMessage(100, "go"), AssistantChunk(60, last=False, text="thinking"),
+    events: list[Event] = [UserMessage(100, "go"), AssistantChunk(60, last=False, text="thinking"),
               AssistantChunk(10, last=False), AssistantChunk(10)]
     _, rows = run(cfg(), fixed("m2"), events)
     assert rows == [(1, "invalid_prune", ("m2", "m2"), "open_message"),
@@ -217,9 +224,9 @@ def test_assistant_stream_reappended_after_eviction_is_truncated() -> None:
 
 
 # -------------------------------------------------------------------- repair
-ORPHAN = [UserMessage(100, "go"), IssueBatch((CallSpec("read_file", "a.py"),), 20),
+ORPHAN: list[Event] = [UserMessage(100, "go"), IssueBatch((CallSpec("read_file", "a.py"),), 20),
           ResultChunk("c1", 50), Invoke()]
-UNANSWERED = [UserMessage(100, "go"),
+UNANSWERED: list[Event] = [UserMessage(100, "go"),
               IssueBatch((CallSpec("read_file", "a.py"), CallSpec("grep", "b")), 20),
               ResultChunk("c1", 10), ResultChunk("c2", 50), Invoke()]
 
@@ -337,7 +344,7 @@ def test_spill_gate_spills_and_reinjects_whole_units() -> None:
 
 
 def test_clear_and_summarize_actions() -> None:
-    def select(view, need):  # type: ignore[no-untyped-def]
+    def select(view: ContextView, need: int) -> list[Action]:
         return [Clear("m3"), Summarize(("m1",), tokens=4, text="earlier")]
     state = initial_state(cfg(budget=100), FunctionPolicy(select, "tidy"))
     for event in (UserMessage(60), IssueBatch((CallSpec("read_file", "a"),), 5),
@@ -397,6 +404,7 @@ def test_impossible_events_raise_trace_error(events: list[Event], message: str) 
 
 def test_a_non_event_raises_trace_error() -> None:
     with pytest.raises(TraceError, match="is not an event"):
+        # not an event, on purpose: the runtime must say so
         apply(initial_state(RuntimeConfig(), fixed()), "user")  # type: ignore[arg-type]
 
 
@@ -405,6 +413,7 @@ OVER = [UserMessage(100), UserMessage(100)]
 
 
 def _policy_error(select: object, name: str = "bad") -> PolicyError:
+    # ``select`` may break the policy contract on purpose (garbage answers)
     state = initial_state(cfg(), FunctionPolicy(select, name))  # type: ignore[arg-type]
     apply(state, OVER[0])
     with pytest.raises(PolicyError) as info:
@@ -413,7 +422,7 @@ def _policy_error(select: object, name: str = "bad") -> PolicyError:
 
 
 def test_policy_that_raises() -> None:
-    def select(view, need):  # type: ignore[no-untyped-def]
+    def select(view: ContextView, need: int) -> list[str]:
         raise KeyError("salience")
     error = _policy_error(select)
     assert error.subject == "policy 'bad' at step 2"
@@ -449,6 +458,7 @@ def test_config_validation_and_json_round_trip() -> None:
         RuntimeConfig.from_json({"gate": "maybe"})
     assert info.value.subject == "config.gate" and "none, reference, commit, spill" in \
         info.value.rule
+    bad: object
     for bad in ({"budgett": 1}, {"budget": "1"}, {"budget": True}, []):
         with pytest.raises(ConfigError):
             RuntimeConfig.from_json(bad)
@@ -478,7 +488,7 @@ def test_the_rejection_after_the_last_retry_aborts_the_session_and_a_new_one_sta
     from prunecheck.model.events import NewSession, SystemPrompt
 
     config = RuntimeConfig(budget=400, hard_ceiling=2000, max_retries=1)
-    state = initial_state(config, builtin_policy("recency"))
+    state = initial_state(config, BUILTINS["recency"]())
     seen: list[list[str]] = []
     for event in [*_broken_history(), Invoke(), Retry(), Invoke()]:
         seen.append([i.kind.value for i in apply(state, event).incidents])
@@ -496,7 +506,7 @@ def test_the_rejection_after_the_last_retry_aborts_the_session_and_a_new_one_sta
 def test_a_new_session_while_a_call_is_pending_is_impossible() -> None:
     from prunecheck.model.events import NewSession
 
-    state = initial_state(RuntimeConfig(), builtin_policy("recency"))
+    state = initial_state(RuntimeConfig(), BUILTINS["recency"]())
     for event in _broken_history()[:2]:
         apply(state, event)
     with pytest.raises(TraceError, match="new session"):

@@ -16,6 +16,7 @@ from prunecheck.model.events import (
     AssistantChunk,
     BudgetCheck,
     CallSpec,
+    Event,
     ExternalWrite,
     IssueBatch,
     ResultChunk,
@@ -53,7 +54,7 @@ def test_search_finds_both_incident_classes(found: dict[str, SearchResult], name
     result = found[name]
     assert result.found and result.trace is not None
     # The trace replays on its own, and ends at the step that produced the target kind.
-    replayed = incidents_of(result.trace, builtin_policy("lowest_salience"))  # type: ignore[arg-type]
+    replayed = incidents_of(result.trace, BUILTINS["lowest_salience"]())
     assert replayed == list(result.incidents)
     last = len(result.trace.events) - 1
     assert kind in {i.kind for i in replayed if i.step == last}
@@ -69,8 +70,9 @@ def test_shrunk_trace_is_at_most_two_longer_than_the_shortest(
     shortest = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target,
                        policy=load_policy("lowest_salience"))
     assert shortest.counterexample is not None
-    assert found[name].trace is not None
-    assert len(found[name].trace.events) <= len(shortest.counterexample.events) + 2
+    trace = found[name].trace
+    assert trace is not None
+    assert len(trace.events) <= len(shortest.counterexample.events) + 2
 
 
 def test_the_stream_case_is_a_stream_evicted_mid_append(found: dict[str, SearchResult]) -> None:
@@ -126,7 +128,7 @@ def test_minimize_deletes_noise_and_renumbers_calls() -> None:
     policy = builtin_policy("lowest_salience")
     assert policy is not None
     read = CallSpec("read_file", "a.txt")
-    events = [
+    events: list[Event] = [
         UserMessage(30, "noise"),
         IssueBatch((read,), 30),  # c1: unrelated batch, delivered
         ResultChunk("c1", 30),

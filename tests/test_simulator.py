@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -36,8 +37,8 @@ STRUCTURAL = ("invalid_prune", "orphaned_result", "unanswered_call", "provider_r
 
 
 def _run(policy: str = "lowest_salience", gate: Gate = Gate.NONE, level: float = 0.8,
-         seed: int = 7, **knobs: object) -> RunResult:
-    config = RuntimeConfig(gate=gate, **knobs)  # type: ignore[arg-type]
+         seed: int = 7, **knobs: Any) -> RunResult:
+    config = RuntimeConfig(gate=gate, **knobs)
     return simulate(policy, config, load_at(level), seed, horizon=HORIZON,
                     policy=guarded(load_policy(policy)))
 
@@ -212,7 +213,7 @@ def _bad(result: object) -> FunctionPolicy:
     def select(view: ContextView, need: int) -> Iterable[str | Action]:
         if result == "raise":
             raise RuntimeError("boom")
-        return result  # type: ignore[return-value]
+        return result  # type: ignore[return-value]  # garbage on purpose
     return FunctionPolicy(select, "bad")
 
 

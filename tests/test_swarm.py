@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 from prunecheck.model.context import Role
-from prunecheck.model.policies import ContextView, FunctionPolicy, builtin_policy
+from prunecheck.model.policies import BUILTINS, ContextView, FunctionPolicy, Policy
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
-from prunecheck.sim.drivers.search import random_walk, search
+from prunecheck.sim.drivers.search import SearchResult, random_walk, search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.swarm import narrow, persisted_history, random_draw
 
-SAFE = builtin_policy("unit_safe")
+SAFE = BUILTINS["unit_safe"]()
 
 
 def test_each_run_draws_its_own_bounds_mostly_small_reaching_every_bound() -> None:
@@ -37,7 +38,7 @@ def test_a_narrowed_shape_without_swarm_is_the_shape_itself() -> None:
 
 def test_a_resumed_history_is_long_and_a_crash_leaves_calls_unanswered() -> None:
     shape = Shape.for_budget(32_000)
-    state = initial_state(RuntimeConfig(), SAFE, record=False)  # type: ignore[arg-type]
+    state = initial_state(RuntimeConfig(), SAFE, record=False)
     for event in persisted_history(shape, rounds=16, crashed=True):
         apply(state, event)
     assert len(state.context) >= 60 and state.turn >= 16
@@ -58,7 +59,7 @@ def _recorder() -> tuple[dict[str, float], FunctionPolicy]:
                                                    if m.role is Role.TOOL and not m.closed))
         seen["turn"] = max(seen["turn"], view.turn)
         seen["largest"] = max(seen["largest"], max(m.tokens for m in msgs) / view.budget)
-        return SAFE.select(view, need)  # type: ignore[union-attr]
+        return SAFE.select(view, need)
 
     return seen, FunctionPolicy(select, "recorder")
 
@@ -67,9 +68,10 @@ def test_search_and_random_walk_reach_real_runtimes_sizes() -> None:
     """What the policy is shown over one default search (and one walk):
     wide batches, long contexts, outputs over the budget, several streams
     at once, late turns."""
-    for run in (lambda p: search("recorder", RuntimeConfig(), seed=0, policy=p),
-                lambda p: random_walk("recorder", RuntimeConfig(), seed=0, max_runs=300,
-                                      policy=p)):
+    runs: tuple[Callable[[Policy], SearchResult], ...] = (
+        lambda p: search("recorder", RuntimeConfig(), seed=0, policy=p),
+        lambda p: random_walk("recorder", RuntimeConfig(), seed=0, max_runs=300, policy=p))
+    for run in runs:
         seen, policy = _recorder()
         assert not run(policy).found
         assert seen["calls"] >= 6 and seen["messages"] >= 60 and seen["turn"] >= 10

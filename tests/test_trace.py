@@ -11,7 +11,7 @@ from strategies import Scenario, scenarios
 
 from prunecheck.model.errors import TraceError
 from prunecheck.model.events import BudgetCheck, CallSpec, IssueBatch, ResultChunk, UserMessage
-from prunecheck.model.policies import builtin_policy
+from prunecheck.model.policies import BUILTINS, builtin_policy
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
 from prunecheck.model.trace import (
     FORMAT,
@@ -119,5 +119,5 @@ def test_malformed_config_and_events_name_the_file() -> None:
 def test_defaults_fill_in() -> None:
     trace = trace_from_json(GOOD)
     assert (trace.seed, trace.config, trace.times, trace.meta) == (0, RuntimeConfig(), None, {})
-    state = initial_state(trace.config, builtin_policy("recency"))  # type: ignore[arg-type]
+    state = initial_state(trace.config, BUILTINS["recency"]())
     assert apply(state, trace.events[0]).incidents == ()

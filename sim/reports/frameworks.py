@@ -28,6 +28,7 @@ from prunecheck.model.errors import PrunecheckError
 from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.frameworks import ADAPTERS, framework_policy, library_version
 from prunecheck.sim.adapters.frameworks.repro import Capture, capture, script
+from prunecheck.sim.reports.claims import INVARIANT
 
 __all__ = ["ROWS", "Cell", "Row", "main", "markdown", "run_row"]
 
@@ -198,7 +199,14 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path, base: Path | None = 
            "call, which is where these libraries call their trimmer. Both the suite and "
            "the search fire budget checks only where the placement puts them. The "
            "reproduction scripts show the trimmer's own output on the history it was given.",
-           "", "Messages carry text of their declared size (4 characters per token). In a "
+           "", "*Unsafe* means that some run broke the invariant prunecheck checks, stated in "
+           "the words of the incident report it was built from:", "", f"> “{INVARIANT}”", "",
+           "A tool call and its result, and the calls of one parallel batch, form one unit; a "
+           "trimmer that keeps part of a unit, or removes a message whose call is still "
+           "pending or whose result is still streaming, leaves a context the provider rejects "
+           "(HTTP 400) or that silently lost content. The unsafe rows below name what each "
+           "run saw.", "",
+           "Messages carry text of their declared size (4 characters per token). In a "
            "cell, 'N ev' is the length of the shrunk reproduction and 'suite k/n' the "
            "simulated scenarios that saw a violation; "
            "† marks an *unsafe* found by the search alone (0 suite scenarios). "

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
-from prunecheck.sim.reports.summary import (
+from prunecheck.sim.reports.data import (
     ABORT,
     ANY,
     BLIND,
@@ -32,6 +32,7 @@ from prunecheck.sim.stats.sessions import (
     rate_of,
 )
 from prunecheck.sim.stats.survival import kaplan_meier
+from prunecheck.sim.sweeps.sweep import Row
 
 __all__ = ["median_text", "tables"]
 
@@ -53,8 +54,8 @@ def _cell(sessions: Sequence[SessionRecord], key: str) -> str:
     return r.per_1000_text() if r.total else "n/a"
 
 
-def _policies(rows: Sequence[object]) -> list[str]:
-    names = {r.spec.policy for r in rows}  # type: ignore[attr-defined]
+def _policies(rows: Sequence[Row]) -> list[str]:
+    names = {r.spec.policy for r in rows}
     return sorted(names, key=lambda p: (p not in BUILTINS, p))
 
 

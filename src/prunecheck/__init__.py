@@ -6,14 +6,15 @@ The public Python API (imported lazily, so ``import prunecheck`` stays cheap)::
 
     result = check_policy("my_trim.py:trim", format="openai")
     result.safe, result.reproduction, print(result.narrative)
+
+``__version__`` is the installed distribution's version (``pyproject.toml``
+is its one source), read on first use.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
-
-__version__ = "0.1.0"
 
 __all__ = [
     "CheckResult",
@@ -26,6 +27,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    __version__: str
+
     from prunecheck.sim.adapters.lists import list_policy
     from prunecheck.sim.verdicts.check import (
         CheckResult,
@@ -45,7 +48,18 @@ _LAZY = {
 }
 
 
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("prunecheck")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return _installed_version()
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'prunecheck' has no attribute {name!r}")

@@ -1,16 +1,22 @@
 """Policies that try to corrupt the runtime's accounting or its output."""
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from prunecheck.model.policies import ContextView
 
 
-def setattr_frozen(view, need):
+def setattr_frozen(view: ContextView, need: int) -> list[str]:
     """Shrink every message's tokens in place, then evict nothing."""
     for m in view.messages:
         object.__setattr__(m, "tokens", 0)
     return []
 
 
-def evict_then_lie(view, need):
+def evict_then_lie(view: ContextView, need: int) -> list[str]:
     """Evict the oldest non-system message, and zero its tokens so that its
     removal would seem to free nothing."""
     for m in view.messages:
@@ -20,29 +26,29 @@ def evict_then_lie(view, need):
     return []
 
 
-def chatty(view, need):
+def chatty(view: ContextView, need: int) -> list[str]:
     print("POLICY-STDOUT " * 20)
     sys.stdout.write("more policy output\n")
     return []
 
 
-def mutate_view(view, need):
+def mutate_view(view: ContextView, need: int) -> list[str]:
     view.budget = 10**9
     view.used = 0
     return []
 
 
-def returns_int(view, need):
+def returns_int(view: ContextView, need: int) -> int:
     return 7
 
 
-def returns_junk(view, need):
+def returns_junk(view: ContextView, need: int) -> list[object]:
     return [object()]
 
 
-def unknown_id(view, need):
+def unknown_id(view: ContextView, need: int) -> list[str]:
     return ["no-such-message"]
 
 
-def raises(view, need):
+def raises(view: ContextView, need: int) -> list[str]:
     raise ValueError("boom")

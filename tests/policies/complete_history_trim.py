@@ -39,7 +39,7 @@ def trim_anthropic(messages: list[Message], max_tokens: int,
                    token_counter: Callable[[Any], int]) -> list[Message]:
     """Anthropic Messages dicts: a user message that carries no tool results."""
     def human(m: Message) -> bool:
-        content = m.get("content")
+        content = m["content"]
         return m.get("role") == "user" and (
             isinstance(content, str)
             or not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content))

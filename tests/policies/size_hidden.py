@@ -17,21 +17,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from prunecheck.model.actions import Action
 from prunecheck.model.context import Role
-from prunecheck.model.policies import ContextView, builtin_policy
+from prunecheck.model.policies import ContextView, Policy, builtin_policy
 
 __all__ = ["concurrent_streams", "giant_output", "late_turn", "long_context", "wide_batch"]
 
-_SAFE = builtin_policy("unit_safe")
-assert _SAFE is not None
+
+def _unit_safe() -> Policy:
+    policy = builtin_policy("unit_safe")
+    assert policy is not None
+    return policy
 
 
-Select = Callable[[ContextView, int], list[str]]
+_SAFE = _unit_safe()
+
+Select = Callable[[ContextView, int], list[str | Action]]
 
 
 def _buggy_when(condition: Callable[[ContextView], bool]) -> Select:
-    def select(view: ContextView, need: int) -> list[str]:
-        out = list(_SAFE.select(view, need))  # type: ignore[arg-type]
+    def select(view: ContextView, need: int) -> list[str | Action]:
+        out = list(_SAFE.select(view, need))
         if condition(view):
             victim = next((m.id for m in view.messages if m.tool_calls), None)
             if victim is not None and victim not in out:

@@ -1,8 +1,9 @@
 """A user's own autogen model context: keep the last 3 messages, nothing more."""
 
 from autogen_core.model_context import UnboundedChatCompletionContext
+from autogen_core.models import LLMMessage
 
 
 class KeepLastThree(UnboundedChatCompletionContext):
-    async def get_messages(self):  # type: ignore[no-untyped-def]
+    async def get_messages(self) -> list[LLMMessage]:
         return (await super().get_messages())[-3:]
