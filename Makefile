@@ -22,8 +22,9 @@ report: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
+# Every test, with line coverage of the package (floor: [tool.coverage.report] in pyproject.toml).
 test-all: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --cov
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check model sim src tests benchmarks
@@ -39,4 +40,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache .coverage

@@ -1,0 +1,49 @@
+"""The project's habits are configured where the tools read them: mypy (strict,
+the whole package, tests and benchmarks, from the root) and coverage (measured
+by ``make test-all`` with a floor, omitting only modules that exist)."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyproject() -> dict[str, Any]:
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def _recipe(target: str) -> str:
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    found = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", text, re.MULTILINE)
+    assert found, target
+    return found.group(1)
+
+
+def test_plain_mypy_checks_the_package_the_tests_and_the_benchmarks() -> None:
+    mypy = _pyproject()["tool"]["mypy"]
+    assert mypy["strict"] is True
+    assert set(mypy["files"]) == {"src/prunecheck", "tests", "benchmarks"}
+    assert re.search(r"^\t\$\(VENV\)/bin/mypy$", _recipe("lint"), re.MULTILINE)
+
+
+def test_test_all_measures_coverage_against_a_floor() -> None:
+    assert "pytest -q --cov" in _recipe("test-all")
+    assert "--cov" not in _recipe("test")  # the fast suite stays unmeasured
+    coverage = _pyproject()["tool"]["coverage"]
+    assert coverage["run"]["source"] == ["prunecheck"]
+    assert coverage["report"]["fail_under"] >= 90
+
+
+def test_every_omitted_file_exists() -> None:
+    """An omit pattern that matches nothing (a module moved) would silently
+    stop leaving anything out."""
+    files = [p.resolve().as_posix() for folder in (ROOT / "src" / "prunecheck", ROOT / "model",
+                                                   ROOT / "sim") for p in folder.rglob("*.py")]
+    for pattern in _pyproject()["tool"]["coverage"]["run"]["omit"]:
+        assert fnmatch.filter(files, pattern), pattern
