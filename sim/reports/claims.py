@@ -353,10 +353,11 @@ def _notes(data: ReportData) -> list[str]:
                     and s.first[ORPHAN_400][1] > s.first[PRUNE][1])
         never = len(pruned) - same - later
         notes.append(
-            f"“{_SILENT}” Here, of {len(pruned):,} sessions with an invalid prune ({BLIND}, "
-            f"gate none), the first orphaned-result 400 came in the same user turn in {same:,}, "
-            f"in a later turn in {later:,}, and never in {never:,} (the damage stayed silent, "
-            "or surfaced as another class).")
+            "Of its two incidents (the orphaned results and the truncated payload), the "
+            f"report says: “{_SILENT}” Here, of {len(pruned):,} sessions with an invalid prune "
+            f"({BLIND}, gate none), the first orphaned-result 400 came in the same user turn "
+            f"in {same:,}, in a later turn in {later:,}, and never in {never:,} (the damage "
+            "stayed silent, or surfaced as another class).")
     if commit and none:
         c, n = rate_of(sessions_of(commit), CEILING), rate_of(sessions_of(none), CEILING)
         ci, ni = _invocation_measure(commit, CEILING), _invocation_measure(none, CEILING)
