@@ -18,7 +18,14 @@ if TYPE_CHECKING:
     from .actions import Clear, Evict, Proposal, Summarize
     from .boundary import Violation, ViolationReason, check_prune, is_commit_boundary
     from .context import Context, Message, Role
-    from .errors import ConfigError, PolicyError, PrunecheckError, TraceError, TranscriptError
+    from .errors import (
+        ConfigError,
+        PolicyError,
+        PolicyTimeout,
+        PrunecheckError,
+        TraceError,
+        TranscriptError,
+    )
     from .events import (
         AssistantChunk,
         BudgetCheck,
@@ -78,6 +85,7 @@ __all__ = [
     "NewSession",
     "Policy",
     "PolicyError",
+    "PolicyTimeout",
     "Proposal",
     "Provider",
     "PrunecheckError",
@@ -133,6 +141,7 @@ _LAZY: dict[str, str] = {
     "NewSession": "events",
     "Policy": "policies",
     "PolicyError": "errors",
+    "PolicyTimeout": "errors",
     "Proposal": "actions",
     "Provider": "provider",
     "PrunecheckError": "errors",

@@ -93,13 +93,14 @@ def proposal_from(result: object, known: Container[str], policy: str, step: int)
         naming the policy and the step, if the value is not an iterable of
         ids and actions, or names a message that is not in the context.
     """
-    subject = f"policy {policy!r} at step {step}"
+    subject = f"policy {policy!r}"
     if isinstance(result, str | bytes | dict) or not isinstance(result, Iterable):
         raise PolicyError(
             subject,
             f"select() must return an iterable of message ids or actions, "
             f"got {type(result).__name__}.",
             "return e.g. a list of ids to evict; an empty list proposes nothing.",
+            step=step,
         )
     evict: dict[str, None] = {}
     clear: dict[str, int] = {}
@@ -112,12 +113,14 @@ def proposal_from(result: object, known: Container[str], policy: str, step: int)
                 f"select() returned {mid!r} ({type(mid).__name__}), which is neither a "
                 "message id nor an action.",
                 "yield message ids (str) from view.messages, or Evict/Clear/Summarize.",
+                step=step,
             )
         if mid not in known:
             raise PolicyError(
                 subject,
                 f"select() returned unknown message id {mid!r}; it is not in the context.",
                 "propose only ids taken from view.messages at this call.",
+                step=step,
             )
         return mid
 
@@ -128,7 +131,7 @@ def proposal_from(result: object, known: Container[str], policy: str, step: int)
             clear[known_id(item.message_id)] = max(0, int(item.tokens))
         elif isinstance(item, Summarize):
             if not item.message_ids:
-                raise PolicyError(subject, "Summarize() needs at least one message id.")
+                raise PolicyError(subject, "Summarize() needs at least one message id.", step=step)
             ids = tuple(dict.fromkeys(known_id(m) for m in item.message_ids))
             groups.append(Summarize(ids, max(0, int(item.tokens)), item.text))
         else:

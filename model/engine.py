@@ -189,15 +189,15 @@ class Run:
             result = s.policy.select(view, need)
             return proposal_from(result, self.ctx, name, s.step_index + 1)
         except PolicyError as exc:
-            if " at step " in exc.subject:
+            if exc.step is not None:  # placed already (by proposal_from)
                 raise
-            raise PolicyError(f"{exc.subject} at step {s.step_index + 1}", exc.rule,
-                              exc.hint) from None
+            raise exc.at_step(s.step_index + 1) from None
         except Exception as exc:
             raise PolicyError(
-                f"policy {name!r} at step {s.step_index + 1}",
+                f"policy {name!r}",
                 f"select(view, need={need}) raised {type(exc).__name__}: {exc}.",
                 "fix the policy; prunecheck records this as a policy error for the run.",
+                step=s.step_index + 1,
             ) from exc
 
     def prune(self, need: int) -> None:

@@ -6,9 +6,12 @@ so that the command line can print it as one paragraph and exit 2.
 
 from __future__ import annotations
 
+from typing import Any, Self
+
 __all__ = [
     "ConfigError",
     "PolicyError",
+    "PolicyTimeout",
     "PrunecheckError",
     "TraceError",
     "TranscriptError",
@@ -42,6 +45,9 @@ class PrunecheckError(Exception):
             text += f" Hint: {self.hint}"
         return text
 
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild it from its fields
+        return (type(self), (self.subject, self.rule, self.hint))
+
 
 class TraceError(PrunecheckError):
     """A trace file or an event in it is malformed or impossible."""
@@ -52,7 +58,39 @@ class TranscriptError(PrunecheckError):
 
 
 class PolicyError(PrunecheckError):
-    """A policy cannot be loaded, raised, timed out or returned something invalid."""
+    """A policy cannot be loaded, raised, timed out or returned something invalid.
+
+    ``step`` is the 1-based step of the run at which the policy failed, or
+    None when it failed outside a step (loading it, say); when given, the
+    subject the user reads ends in "at step N".
+
+    >>> err = PolicyError("policy 'mine'", "raised KeyError.")
+    >>> err.step is None, err.at_step(4).subject
+    (True, "policy 'mine' at step 4")
+    >>> err.at_step(4).step, err.at_step(4).bare_subject
+    (4, "policy 'mine'")
+    """
+
+    def __init__(self, subject: str, rule: str, hint: str = "",
+                 step: int | None = None) -> None:
+        self.bare_subject = subject
+        self.step = step
+        super().__init__(subject if step is None else f"{subject} at step {step}", rule, hint)
+
+    def at_step(self, step: int) -> Self:
+        """The same error (same type, rule and hint), placed at ``step``."""
+        return type(self)(self.bare_subject, self.rule, self.hint, step)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.bare_subject, self.rule, self.hint, self.step))
+
+
+class PolicyTimeout(PolicyError):
+    """A policy call did not return within its time limit.
+
+    Its own type, so that callers (the search's tripwire) tell a hang from
+    other failures by ``isinstance``, never by reading the message.
+    """
 
 
 class ConfigError(PrunecheckError):

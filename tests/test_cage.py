@@ -299,3 +299,25 @@ def test_a_message_copy_is_equal_but_not_the_runtimes() -> None:
     copy = pickle.loads(pickle.dumps(m))
     object.__setattr__(copy, "tokens", 0)
     assert m.tokens == 5
+
+
+def test_a_caged_hang_is_a_policy_timeout_and_later_calls_fail_at_once() -> None:
+    from prunecheck.model.context import Context
+    from prunecheck.model.errors import PolicyTimeout
+    from prunecheck.model.policies import ContextView
+    from prunecheck.sim.adapters.cage import close_all
+
+    close_all()
+    caged = guarded(load_policy(f"{BAD}/hangs.py:sleeps"), 0.5)
+    assert isinstance(caged, CagedPolicy)
+    ctx = Context()
+    ctx.append(Message("m1", Role.USER, 5, 1, 0.0, unit_id="m1"))
+    view = ContextView(ctx, pending_calls=frozenset(), budget=1, now=0.0, turn=1)
+    errors = []
+    for _ in range(2):
+        with pytest.raises(PolicyTimeout) as info:
+            caged.select(view, 1)
+        errors.append(info.value)
+    close_all()
+    assert "did not return within 0.5 s" in errors[0].rule and errors[0].step is None
+    assert errors[1] is not errors[0] and errors[1].paragraph() == errors[0].paragraph()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prunecheck.model.context import Context, Message, Role
-from prunecheck.model.errors import PolicyError
+from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.events import UserMessage
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
@@ -116,7 +116,7 @@ def _sleepy(view: ContextView, need: int) -> list[str]:
 
 def test_guarded_turns_a_hang_into_a_policy_error() -> None:
     policy = guarded(FunctionPolicy(_sleepy, "sleepy"), 0.2)
-    with pytest.raises(PolicyError) as info:
+    with pytest.raises(PolicyTimeout) as info:
         policy.select(view(), 3)
     assert info.value.subject == "policy 'sleepy'"
     assert info.value.rule == ("select(view, need=3) did not return within 0.2 s (context of "
@@ -126,9 +126,9 @@ def test_guarded_turns_a_hang_into_a_policy_error() -> None:
 def test_a_hang_inside_the_runtime_names_the_step() -> None:
     state = initial_state(RuntimeConfig(budget=10, hard_ceiling=100),
                           guarded(FunctionPolicy(_sleepy, "sleepy"), 0.2))
-    with pytest.raises(PolicyError) as info:
+    with pytest.raises(PolicyTimeout) as info:
         apply(state, UserMessage(50))
-    assert info.value.subject == "policy 'sleepy' at step 1"
+    assert info.value.subject == "policy 'sleepy' at step 1" and info.value.step == 1
 
 
 def test_guarded_materializes_lazy_results_and_passes_garbage_through() -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import copy
 import json
 import os
 import pickle
@@ -48,7 +49,7 @@ from typing import Any
 
 from prunecheck.model.actions import Action, Clear, Summarize
 from prunecheck.model.context import Message
-from prunecheck.model.errors import PolicyError
+from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.policies import ContextView
 from prunecheck.model.provider import Provider
 
@@ -279,7 +280,7 @@ class CagedPolicy:
         if answer is None:  # one raise site: a search sees the same failure every time
             failure = worker.failure
             assert failure is not None
-            raise PolicyError(failure.subject, failure.rule, failure.hint)
+            raise copy.copy(failure)  # same type and fields, a fresh traceback
         subject = f"policy {self.name!r}"
         if "raised" in answer:
             raised = answer["raised"]
@@ -309,7 +310,7 @@ class CagedPolicy:
             return worker.receive(self.timeout if self.timeout > 0 else None)
         except TimeoutError:
             worker.stop()
-            worker.failure = PolicyError(
+            worker.failure = PolicyTimeout(
                 subject, f"{what} did not return within {self.timeout:g} s (context of "
                 f"{len(messages)} messages); its process was stopped, so later calls fail at "
                 "once.",

@@ -1,6 +1,6 @@
 """Time limits on calls into user code: a policy that hangs becomes a
-:class:`~prunecheck.model.errors.PolicyError` naming the policy and the
-step, not a hung run.
+:class:`~prunecheck.model.errors.PolicyTimeout` (a ``PolicyError``) naming
+the policy and the step, not a hung run.
 
 :func:`guarded` gives a policy a per-call limit (a caged policy's watchdog
 gets it; built-ins, trusted and fast, are returned as they are).
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from prunecheck.model.actions import Action
-from prunecheck.model.errors import PolicyError
+from prunecheck.model.errors import PolicyTimeout
 from prunecheck.model.policies import BUILTINS, ContextView, Policy
 from prunecheck.sim.adapters.cage import CagedPolicy
 
@@ -69,7 +69,7 @@ class GuardedPolicy:
                     return result
                 return list(result)
         except _Timeout:
-            raise PolicyError(
+            raise PolicyTimeout(
                 f"policy {self.name!r}",
                 f"select(view, need={need}) did not return within {self.timeout:g} s "
                 f"(context of {len(view.messages)} messages).",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from prunecheck.model.actions import Action
-from prunecheck.model.errors import PolicyError
+from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.sim.adapters.cage import failed_for_good
 from prunecheck.sim.adapters.time_limit import guarded
@@ -36,7 +36,7 @@ class Tripwire:
         self.first: PolicyError | None = None
 
     def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
-        hung = self.first is not None and "did not return within" in self.first.rule
+        hung = isinstance(self.first, PolicyTimeout)
         limit = min(self.timeout, AFTER_HANG) if hung else self.timeout
         try:
             return guarded(self.inner, limit).select(view, need)
@@ -59,6 +59,8 @@ def search_error(exc: PolicyError, tripwire: Tripwire) -> PolicyError:
     first = tripwire.first
     if first is None:
         return exc
-    if " at step " in exc.subject and "did not return within" in first.rule:
-        return PolicyError(exc.subject, first.rule, first.hint)
-    return exc if " at step " in exc.subject else first
+    if exc.step is None:
+        return first
+    if isinstance(first, PolicyTimeout):
+        return PolicyTimeout(exc.bare_subject, first.rule, first.hint, exc.step)
+    return exc
