@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import itertools
 import json
+from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,8 @@ from prunecheck.model.provider import (
     render,
     validate,
 )
+from prunecheck.model.provider import request_body as provider_request_body
+from prunecheck.model.provider import rules as provider_rules
 
 ANT, OAI = Provider.ANTHROPIC, Provider.OPENAI
 
@@ -376,10 +379,25 @@ def test_unknown_block_types_and_openai_extras_are_accepted() -> None:
     assert validate(openai, OAI) == []
 
 
-def test_doctests() -> None:
-    result = doctest.testmod(provider_module)
-    assert result.attempted >= 5
+@pytest.mark.parametrize("module", [provider_rules, provider_request_body],
+                         ids=lambda m: m.__name__)
+def test_doctests(module: ModuleType) -> None:
+    result = doctest.testmod(module)
+    assert result.attempted >= 2
     assert result.failed == 0
+
+
+def test_the_package_keeps_the_names_of_the_module_it_replaced() -> None:
+    """``prunecheck.model.provider`` was one module; it is a package of three
+    (vocabulary, rules, request bodies) that re-exports the same names."""
+    assert set(provider_module.__all__) >= {
+        "CALL_WITHOUT_RESULT", "RESULT_WITHOUT_CALL", "Provider", "ProviderError",
+        "implicated_calls", "render", "validate"}
+    for name in provider_module.__all__:
+        assert getattr(provider_module, name) is not None, name
+    assert provider_module.validate is provider_rules.validate
+    assert provider_module.render is provider_request_body.render
+    assert provider_module.REJECTION_KINDS == (RESULT_WITHOUT_CALL, CALL_WITHOUT_RESULT)
 
 
 # ---------------------------------------------------------------- property
