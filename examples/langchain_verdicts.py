@@ -13,6 +13,7 @@ the same table.
 from __future__ import annotations
 
 from prunecheck import check_policy
+from prunecheck.model.exposure import ANY_VIOLATION
 
 #: (settings, gate) rows of the table.
 ROWS: tuple[tuple[str, str], ...] = (
@@ -43,7 +44,7 @@ def table() -> str:
     for settings, gate in ROWS:
         result = check_policy(f"langchain:{settings}", gate=gate)
         invocations = sum(r.invocations for r in result.scenarios)
-        hit = sum(r.exposed.get("any_violation", 0) for r in result.scenarios)
+        hit = sum(r.exposed.get(ANY_VIOLATION, 0) for r in result.scenarios)
         rate = f"{1000 * hit / invocations:.0f} ({hit}/{invocations})" if invocations else "-"
         if result.reproduction is not None:
             repro = (f"{len(result.reproduction.events)} events: "

@@ -21,6 +21,7 @@ from prunecheck.model.events import (
     SystemPrompt,
     UserMessage,
 )
+from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps
@@ -56,7 +57,7 @@ def _run(hit: int, sessions: int, kind: str = "orphaned_result") -> SuiteRun:
     """A run of ``sessions`` sessions, ``hit`` of which met ``kind`` (at turn 2)."""
     first = {kind: (20.0, 2)}
     if IncidentKind(kind).is_violation:
-        first["any_violation"] = (20.0, 2)
+        first[ANY_VIOLATION] = (20.0, 2)
     met = SessionRecord(100.0, 10, SessionEnd.NATURAL, 30, {}, first)
     intact = SessionRecord(100.0, 10, SessionEnd.NATURAL, 30)
     records = (met,) * hit + (intact,) * (sessions - hit)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
@@ -20,7 +21,8 @@ from prunecheck.sim.reports.writer import write_report
 from prunecheck.sim.stats.sessions import SessionEnd, SessionRecord
 from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, run_sweep
 
-ORPHAN_400 = "provider_rejection:result_without_call"
+ORPHAN_400 = ORPHAN_REJECTION
+DUP = IncidentKind.DUPLICATED_SIDE_EFFECT
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -129,7 +131,7 @@ def _sessions(n: int, hits: dict[str, int], turn: int = 3) -> tuple[SessionRecor
                 first[key] = (30.0, turn)
                 kind = key.split(":")[0]
                 if IncidentKind(kind).is_violation:
-                    first["any_violation"] = (30.0, turn)
+                    first[ANY_VIOLATION] = (30.0, turn)
         out.append(SessionRecord(100.0, 10, SessionEnd.NATURAL, 20, {}, first))
     return tuple(out)
 
@@ -143,7 +145,7 @@ def _row(policy: str, gate: Gate, level: float, sessions: int, hits: dict[str, i
     violations = [v * 2 for k, v in (hits or {}).items()
                   if IncidentKind(k.split(":")[0]).is_violation]
     if violations:
-        exposed["any_violation"] = max(violations)
+        exposed[ANY_VIOLATION] = max(violations)
     return Row(spec.key, spec, invocations, invocations * 10, 120.0, 0.0, dict(exposed),
                exposed, {}, error, records)
 
@@ -152,7 +154,7 @@ def test_verdicts_are_worded_from_the_numbers_when_they_disagree() -> None:
     rows = [
         # Blind policy: orphan 400s fall with load; no truncation at all.
         _row("recency", Gate.NONE, 0.0, 100, {ORPHAN_400: 30}),
-        _row("recency", Gate.NONE, 1.0, 100, {ORPHAN_400: 10, "duplicated_side_effect": 5}),
+        _row("recency", Gate.NONE, 1.0, 100, {ORPHAN_400: 10, DUP: 5}),
         # The commit gate lets violations through and overruns less than none.
         _row("recency", Gate.COMMIT, 1.0, 100, {ORPHAN_400: 2}),
         _row("recency", Gate.SPILL, 1.0, 100, {"hard_ceiling_overrun": 40}),
@@ -175,9 +177,9 @@ def test_verdicts_are_worded_from_the_numbers_when_they_disagree() -> None:
 
 def test_verdicts_hold_when_the_numbers_agree() -> None:
     rows = [
-        _row("recency", Gate.NONE, 0.0, 200, {ORPHAN_400: 2, "duplicated_side_effect": 1,
+        _row("recency", Gate.NONE, 0.0, 200, {ORPHAN_400: 2, DUP: 1,
                                               "truncated_payload": 1}),
-        _row("recency", Gate.NONE, 1.0, 200, {ORPHAN_400: 150, "duplicated_side_effect": 100,
+        _row("recency", Gate.NONE, 1.0, 200, {ORPHAN_400: 150, DUP: 100,
                                               "truncated_payload": 60,
                                               "hard_ceiling_overrun": 1}),
         _row("recency", Gate.COMMIT, 1.0, 200, {"hard_ceiling_overrun": 100}),

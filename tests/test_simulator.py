@@ -21,12 +21,13 @@ from prunecheck.model.events import (
     SystemPrompt,
     UserMessage,
 )
+from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, loads, replay
 from prunecheck.sim.adapters.loader import guarded, load_policy
-from prunecheck.sim.drivers.agents import ANY_VIOLATION, SESSION_TURNS
+from prunecheck.sim.drivers.agents import SESSION_TURNS
 from prunecheck.sim.drivers.simulator import RunResult, simulate, tally_trace
 from prunecheck.sim.drivers.workload import Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
@@ -266,7 +267,7 @@ def test_tally_counts_exposure_per_invocation() -> None:
     # the retry's duplicate and new orphan before the 3rd, rejected again.
     assert tally.exposed["orphaned_result"] == 2
     assert tally.exposed["provider_rejection"] == 2
-    assert tally.exposed["provider_rejection:result_without_call"] == 2
+    assert tally.exposed[ORPHAN_REJECTION] == 2
     assert tally.exposed["duplicated_side_effect"] == 1
     assert tally.exposed[ANY_VIOLATION] == 2
     assert tally.incidents["orphaned_result"] == 4

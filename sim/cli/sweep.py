@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
@@ -28,7 +30,7 @@ from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, with_format
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.drivers.agents import ANY_VIOLATION, SESSION_TURNS
+from prunecheck.sim.drivers.agents import SESSION_TURNS
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.stats.sessions import SessionRecord, observations, rate_of
 from prunecheck.sim.stats.survival import kaplan_meier
@@ -58,11 +60,11 @@ the same command resumes).
 
 _T = TypeVar("_T")
 _COLUMNS = (
-    ("any violation", "any_violation"),
-    ("orphan 400s", "provider_rejection:result_without_call"),
-    ("dup. effects", "duplicated_side_effect"),
-    ("truncated", "truncated_payload"),
-    ("aborted", "session_abort"),
+    ("any violation", ANY_VIOLATION),
+    ("orphan 400s", ORPHAN_REJECTION),
+    ("dup. effects", IncidentKind.DUPLICATED_SIDE_EFFECT),
+    ("truncated", IncidentKind.TRUNCATED_PAYLOAD),
+    ("aborted", IncidentKind.SESSION_ABORT),
 )
 
 

@@ -36,6 +36,7 @@ from prunecheck.model.events import (
     ToolFailure,
     UserMessage,
 )
+from prunecheck.model.exposure import ANY_VIOLATION, rejection_key
 from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
@@ -54,8 +55,6 @@ TOOL_ERROR = 0.02
 MAX_ROUNDS = 6
 _REJECTION = IncidentKind.PROVIDER_REJECTION
 _ABORT = IncidentKind.SESSION_ABORT
-#: The exposure key of "at least one violation of any class".
-ANY_VIOLATION = "any_violation"
 
 Process = Generator[simpy.Event, Any, None]
 
@@ -135,7 +134,7 @@ class Tally:
             self.incidents[kind] = self.incidents.get(kind, 0) + 1
             keys = [kind]
             if incident.kind is _REJECTION:
-                keys.append(f"{kind}:{incident.reason}")
+                keys.append(rejection_key(incident.reason))
             elif incident.kind is _ABORT:
                 self._aborted = at
             if incident.kind in VIOLATION_KINDS:

@@ -246,7 +246,7 @@ def hits(incidents: tuple[Incident, ...],
 
 #: The incident kind (by value) that ends a session: the runtime's retry
 #: budget is spent (``max_retries``) and the error surfaces.
-SESSION_END = "session_abort"
+SESSION_END = IncidentKind.SESSION_ABORT.value
 
 
 def ends_session(incidents: tuple[Incident, ...]) -> bool:

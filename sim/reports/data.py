@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION, UNANSWERED_REJECTION
 from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.stats.intervals import Pooled
 from prunecheck.sim.stats.sessions import SessionRecord, rate_of
@@ -20,34 +22,34 @@ __all__ = ["ABORT", "ANY", "BLIND", "CEILING", "CLASS_LABELS", "DUP", "MEANINGS"
            "PRUNE", "TRUNC", "Measure", "ReportData", "blind", "gate_rows", "group",
            "per_session", "pool", "sessions_of", "table"]
 
-ORPHAN_400 = "provider_rejection:result_without_call"
-DUP = "duplicated_side_effect"
-TRUNC = "truncated_payload"
-CEILING = "hard_ceiling_overrun"
-ANY = "any_violation"
-ABORT = "session_abort"
-PRUNE = "invalid_prune"
+ORPHAN_400 = ORPHAN_REJECTION
+DUP = IncidentKind.DUPLICATED_SIDE_EFFECT
+TRUNC = IncidentKind.TRUNCATED_PAYLOAD
+CEILING = IncidentKind.HARD_CEILING_OVERRUN
+ANY = ANY_VIOLATION
+ABORT = IncidentKind.SESSION_ABORT
+PRUNE = IncidentKind.INVALID_PRUNE
 
 #: What each reported class means, in the design notes' vocabulary.
 MEANINGS: dict[str, str] = {
     ANY: "at least one violation of any class below (structural damage the user must never ship)",
     ORPHAN_400: "the provider answered HTTP 400: a tool result whose call is gone",
-    "provider_rejection:call_without_result": "HTTP 400: a call whose result is gone",
-    "orphaned_result": "a result in context whose issuing assistant message was evicted",
+    UNANSWERED_REJECTION: "HTTP 400: a call whose result is gone",
+    IncidentKind.ORPHANED_RESULT: "a result in context whose issuing assistant message was evicted",
     DUP: "a retry re-ran a batch: a write ran twice, or a read ran against a changed file",
     TRUNC: "a streamed result/answer lost its first chunks: valid-looking but wrong content",
-    "unanswered_call": "a completed call whose result was evicted while the call stayed",
+    IncidentKind.UNANSWERED_CALL: "a completed call whose result was evicted while the call stayed",
     PRUNE: "a prune applied that split a unit or touched an open or pending one",
     ABORT: "outcome: a rejection after the runtime's last retry; the session ends and the "
            "agent starts a fresh one",
     CEILING: "cost: context above the hard ceiling (fail loudly, recoverable)",
-    "deferral": "cost: a budget check deferred because a call was pending",
-    "spill": "cost: a closed unit moved to the side store",
-    "reinjection": "cost: a spilled unit brought back because a new call needs its file",
+    IncidentKind.DEFERRAL: "cost: a budget check deferred because a call was pending",
+    IncidentKind.SPILL: "cost: a closed unit moved to the side store",
+    IncidentKind.REINJECTION: "cost: a spilled unit brought back because a new call needs its file",
 }
 CLASS_LABELS = {ANY: "any violation", ORPHAN_400: "orphaned-result 400s",
-                "orphaned_result": "orphaned results", DUP: "duplicated side effects",
-                TRUNC: "truncated payloads", "unanswered_call": "unanswered calls",
+                IncidentKind.ORPHANED_RESULT: "orphaned results", DUP: "duplicated side effects",
+                TRUNC: "truncated payloads", IncidentKind.UNANSWERED_CALL: "unanswered calls",
                 ABORT: "aborted sessions", CEILING: "hard-ceiling overruns"}
 #: The structure-blind built-ins: every built-in but unit_safe.
 BLIND = "structure-blind built-ins"

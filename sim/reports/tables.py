@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.reports.data import (
     ABORT,
@@ -91,7 +92,8 @@ def _growth(data: ReportData) -> list[str]:
             for p in _policies(none)]
     pooled = group([r for r in none if blind(r)], lambda r: r.spec.level)
     body2 = [[CLASS_LABELS.get(k, k), *(_cell(pooled.get(lv, []), k) for lv in levels)]
-             for k in (ANY, ORPHAN_400, "orphaned_result", DUP, TRUNC, "unanswered_call", ABORT)]
+             for k in (ANY, ORPHAN_400, IncidentKind.ORPHANED_RESULT, DUP, TRUNC,
+                       IncidentKind.UNANSWERED_CALL, ABORT)]
     turns = [["median turns to first violation",
               *(median_text(pooled.get(lv, [])) for lv in levels)]]
     return ["## Which policy breaks, and at what load", "",
@@ -138,8 +140,8 @@ def _costs(data: ReportData) -> list[str]:
         body.append([gate.value, _cell(sessions, CEILING),
                      bootstrap_per_invocation(sessions, CEILING, seed=seed).text(),
                      f"{100 * deferred:.1f}%",
-                     bootstrap_per_invocation(sessions, "spill", seed=seed).text(),
-                     bootstrap_per_invocation(sessions, "reinjection", seed=seed).text(),
+                     bootstrap_per_invocation(sessions, IncidentKind.SPILL, seed=seed).text(),
+                     bootstrap_per_invocation(sessions, IncidentKind.REINJECTION, seed=seed).text(),
                      _cell(sessions, ABORT), f"{refused:,}"])
     head = ["gate", "sessions with an overrun (per 1,000 sessions)",
             "overruns (per 1,000 invocations)", "agent time deferred",

@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.drivers.agents import SESSION_TURNS
 from prunecheck.sim.reports.plotting import legend_line, pyplot, report_style, save
@@ -36,15 +38,16 @@ __all__ = ["CLASSES", "ReportData", "write_report"]
 
 #: Incident classes of the plots: key -> label.
 CLASSES: dict[str, str] = {
-    "any_violation": "any violation",
-    "provider_rejection:result_without_call": "orphaned-result 400s",
-    "orphaned_result": "orphaned results",
-    "duplicated_side_effect": "duplicated side effects",
-    "truncated_payload": "truncated payloads",
-    "unanswered_call": "unanswered calls",
+    ANY_VIOLATION: "any violation",
+    ORPHAN_REJECTION: "orphaned-result 400s",
+    IncidentKind.ORPHANED_RESULT: "orphaned results",
+    IncidentKind.DUPLICATED_SIDE_EFFECT: "duplicated side effects",
+    IncidentKind.TRUNCATED_PAYLOAD: "truncated payloads",
+    IncidentKind.UNANSWERED_CALL: "unanswered calls",
 }
-_TIGHT_CLASSES = ("any_violation", "provider_rejection:result_without_call",
-                  "duplicated_side_effect", "truncated_payload", "hard_ceiling_overrun")
+#: The classes of the budget-tightness and runtime-knob plots, in order.
+_TIGHT_CLASSES = (ANY_VIOLATION, ORPHAN_REJECTION, IncidentKind.DUPLICATED_SIDE_EFFECT,
+                  IncidentKind.TRUNCATED_PAYLOAD, IncidentKind.HARD_CEILING_OVERRUN)
 _GATE_STYLE: dict[Gate, tuple[str, Any, str]] = {
     Gate.NONE: ("#d62728", "-", "o"), Gate.REFERENCE: ("#ff7f0e", "--", "s"),
     Gate.COMMIT: ("#1f77b4", "-", "^"), Gate.SPILL: ("#2ca02c", "-.", "D"),
@@ -217,7 +220,7 @@ def _survival(rows: Sequence[Row], path: Path) -> None:
                 sessions = grouped.get((policy, gate), [])
                 if not sessions:
                     continue
-                km = kaplan_meier(observations(sessions, "any_violation", axis))
+                km = kaplan_meier(observations(sessions, ANY_VIOLATION, axis))
                 failed += sum(km.events)
                 total += km.subjects
                 xs, ss, lo, hi = km.steps()
@@ -256,10 +259,11 @@ def _costs(rows: Sequence[Row], path: Path, seed: int) -> None:
     pooled = pool(built, lambda r: (r.spec.config.gate, r.spec.level))
     xs = sorted({r.spec.level for r in built})
     span = (xs[-1] - xs[0]) or 1.0
-    panels = (("hard_ceiling_overrun", "hard-ceiling overruns\nper 1,000 invocations"),
+    overrun, abort = IncidentKind.HARD_CEILING_OVERRUN, IncidentKind.SESSION_ABORT
+    panels = ((overrun, "hard-ceiling overruns\nper 1,000 invocations"),
               ("deferred", "share of agent time with\na deferred budget check (%)"),
-              ("spill", "spills per 1,000 invocations"),
-              ("session_abort", "aborted sessions\nper 1,000 sessions"))
+              (IncidentKind.SPILL, "spills per 1,000 invocations"),
+              (abort, "aborted sessions\nper 1,000 sessions"))
     fig, axes = pyplot().subplots(1, len(panels), figsize=(16, 4.8), squeeze=False,
                              layout="constrained")
     for ax, (kind, label) in zip(axes[0], panels, strict=True):
@@ -274,7 +278,7 @@ def _costs(rows: Sequence[Row], path: Path, seed: int) -> None:
                 ax.plot(shift, values, color=color, linestyle=style, marker=marker,
                         markersize=4, linewidth=width)
             else:
-                points = [(s, _session_point(grouped[k], kind) if kind == "session_abort" else
+                points = [(s, _session_point(grouped[k], kind) if kind == abort else
                            _invocation_point(grouped[k], kind, seed))
                           for s, (_, k) in zip(shift, keys, strict=True)]
                 _series(ax, points, color, style, marker, width, zero_bars=False)
@@ -309,8 +313,7 @@ def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
     grouped = group(blind, lambda r: (r.spec.config.gate, r.spec.config.check_at,
                                       r.spec.config.retry, r.spec.level))
     variants = sorted({k[:3] for k in grouped}, key=lambda k: (list(Gate).index(k[0]), k[1:]))
-    kinds = ("any_violation", "provider_rejection:result_without_call",
-             "duplicated_side_effect", "truncated_payload", "hard_ceiling_overrun")
+    kinds = _TIGHT_CLASSES
     fig, axes = pyplot().subplots(1, len(kinds), figsize=(18, 5.0), squeeze=False,
                              layout="constrained")
     from matplotlib.colors import to_hex
@@ -319,7 +322,7 @@ def _knobs(rows: Sequence[Row], path: Path, seed: int) -> None:
     color = {v: to_hex(cmap(i % 10)) for i, v in enumerate(variants)}
     marker = {v: _MARKERS[i % len(_MARKERS)] for i, v in enumerate(variants)}
     for ax, kind in zip(axes[0], kinds, strict=True):
-        ceiling = kind == "hard_ceiling_overrun"
+        ceiling = kind == IncidentKind.HARD_CEILING_OVERRUN
         shown = [v for v in variants if (v[0] is Gate.COMMIT) == ceiling]
         bounds: dict[float, float] = {}
         for i, v in enumerate(shown):

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prunecheck.guard import CommitGuard, HardCeilingExceeded, Plan, SpillStore
+from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.sim.runtimes import stimuli as s
 from prunecheck.sim.runtimes.stimuli import Execution, count_tokens
@@ -181,7 +182,8 @@ class GuardedRuntime:
 
     def costs(self) -> Mapping[str, int]:
         st = self.guard.stats
-        return {"deferral": st.deferred, "spill": st.spills, "reinjection": st.reinjections}
+        return {IncidentKind.DEFERRAL.value: st.deferred, IncidentKind.SPILL.value: st.spills,
+                IncidentKind.REINJECTION.value: st.reinjections}
 
     def copy(self) -> GuardedRuntime:
         """An independent copy (the explorer branches runtimes).  O(n)."""

@@ -358,8 +358,8 @@ class Judge:
         self.cursor = len(executions)
 
     def _costs(self, costs: Mapping[str, int]) -> None:
-        for name, kind in (("deferral", IncidentKind.DEFERRAL), ("spill", IncidentKind.SPILL),
-                           ("reinjection", IncidentKind.REINJECTION)):
+        for kind in (IncidentKind.DEFERRAL, IncidentKind.SPILL, IncidentKind.REINJECTION):
+            name = kind.value
             more = costs.get(name, 0) - self.costs.get(name, 0)
             for _ in range(max(0, more)):
                 self._add(kind, (), f"the runtime reports a {kind.label}")

@@ -31,6 +31,7 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.events import BudgetCheck as ModelCheck
+from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RetryMode, RuntimeConfig, apply, initial_state
 from prunecheck.sim.runtimes import stimuli as s
@@ -140,8 +141,9 @@ class ModelRuntime:
 
     def costs(self) -> Mapping[str, int]:
         st = self.state
-        return {"deferral": st.count("deferred_checks"), "spill": st.count("spills"),
-                "reinjection": st.count("reinjections")}
+        return {IncidentKind.DEFERRAL.value: st.count("deferred_checks"),
+                IncidentKind.SPILL.value: st.count("spills"),
+                IncidentKind.REINJECTION.value: st.count("reinjections")}
 
     def _render(self, m: Message) -> dict[str, Any]:
         if m.role is Role.TOOL:

@@ -40,7 +40,7 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.events import NewSession as ModelNewSession
 from prunecheck.model.gates import Gate
-from prunecheck.model.incidents import Incident
+from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.notes import Note, NoteKind
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
@@ -181,7 +181,7 @@ class UnderTest(RuntimeState):
                                 failed=failed, invoked=isinstance(event, Invoke) and not blocked,
                                 costs=costs, appended=appended)
         if judge.rejected is not None and isinstance(event, Invoke):
-            first = next(i for i in incidents if i.kind.value == "provider_rejection")
+            first = next(i for i in incidents if i.kind is IncidentKind.PROVIDER_REJECTION)
             runtime.feed(s.Rejected(400, first.text, first.ids))
         self.rejected_units = judge.rejected
         # What the drivers read to know the history is broken, in shadow ids.

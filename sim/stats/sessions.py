@@ -36,6 +36,8 @@ from enum import StrEnum
 from functools import cache
 from typing import Any
 
+from prunecheck.model.incidents import IncidentKind
+
 __all__ = [
     "NOT_TIMED",
     "PER_INVOCATION",
@@ -56,10 +58,12 @@ __all__ = [
 #: Keys a session records the first time of: every class but the frequent
 #: costs of the safe gates (deferral, spill, re-injection happen in nearly
 #: every gated session and are measured per invocation instead).
-NOT_TIMED = frozenset({"deferral", "spill", "reinjection"})
+NOT_TIMED = frozenset({IncidentKind.DEFERRAL.value, IncidentKind.SPILL.value,
+                       IncidentKind.REINJECTION.value})
 #: Keys a session counts exposed invocations of: the costs reported per
 #: 1,000 invocations (with a bootstrap over sessions).
-PER_INVOCATION = frozenset({"hard_ceiling_overrun", "spill", "reinjection"})
+PER_INVOCATION = frozenset({IncidentKind.HARD_CEILING_OVERRUN.value, IncidentKind.SPILL.value,
+                            IncidentKind.REINJECTION.value})
 
 
 class SessionEnd(StrEnum):

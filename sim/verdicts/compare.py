@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.sim.stats.sessions import (
     observations,
@@ -20,7 +21,7 @@ from prunecheck.sim.verdicts.baseline_file import Baseline
 __all__ = ["ANY", "Change", "ClassChange", "Comparison", "compare", "fisher_greater"]
 
 #: The extra class the simulator counts: sessions that met any violation.
-ANY = "any_violation"
+ANY = ANY_VIOLATION
 
 
 def fisher_greater(k1: int, n1: int, k2: int, n2: int) -> float:

@@ -1,0 +1,88 @@
+"""Exposure keys are named once (prunecheck.model.exposure); every key a
+report, table or baseline looks up is one the simulator emits, so a typo can
+no longer silently empty a plot or a column."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from prunecheck.model.exposure import (
+    ANY_VIOLATION,
+    EXPOSURE_KEYS,
+    ORPHAN_REJECTION,
+    UNANSWERED_REJECTION,
+    rejection_key,
+)
+from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.provider import REJECTION_KINDS
+from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.sim.cli import sweep as sweep_command
+from prunecheck.sim.drivers import shape
+from prunecheck.sim.drivers.simulator import simulate
+from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.reports import summary, tables, writer
+from prunecheck.sim.stats import sessions
+from prunecheck.sim.verdicts import regress
+
+
+def test_the_keys_spelled_out() -> None:
+    assert ANY_VIOLATION == "any_violation"
+    assert ORPHAN_REJECTION == "provider_rejection:result_without_call"
+    assert UNANSWERED_REJECTION == "provider_rejection:call_without_result"
+    assert {rejection_key(k) for k in REJECTION_KINDS} == {ORPHAN_REJECTION,
+                                                           UNANSWERED_REJECTION}
+    every_class = {k.value for k in IncidentKind}
+    assert every_class | {ORPHAN_REJECTION, UNANSWERED_REJECTION, ANY_VIOLATION} == EXPOSURE_KEYS
+
+
+@cache
+def _emitted() -> frozenset[str]:
+    """Every key counted (non-zero) by real simulations: a policy that breaks
+    units under no gate, and the safe gates' costs under commit and spill."""
+    keys: set[str] = set()
+    for gate in (Gate.NONE, Gate.COMMIT, Gate.SPILL):
+        result = simulate("lowest_salience", RuntimeConfig(gate=gate), load_at(1.0), seed=1,
+                          horizon=300.0)
+        assert result.error is None
+        keys.update(k for k, n in result.exposed.items() if n)
+        keys.update(k for k, n in result.incidents.items() if n)
+        for record in result.sessions:
+            keys.update(record.first)
+            keys.update(record.exposed)
+    return frozenset(keys)
+
+
+def test_every_key_the_simulator_emits_is_a_named_key() -> None:
+    emitted = _emitted()
+    assert emitted <= EXPOSURE_KEYS, emitted - EXPOSURE_KEYS
+    assert {ANY_VIOLATION, ORPHAN_REJECTION, UNANSWERED_REJECTION} <= emitted
+
+
+_LOOKED_UP = {
+    "writer.CLASSES (plots)": tuple(writer.CLASSES),
+    "writer._TIGHT_CLASSES (plots)": writer._TIGHT_CLASSES,
+    "tables._CLASSES": tables._CLASSES,
+    "sweep._COLUMNS": tuple(key for _, key in sweep_command._COLUMNS),
+    "summary.CLASS_LABELS": tuple(summary.CLASS_LABELS),
+    "regress.ANY": (regress.ANY,),
+    "sessions.PER_INVOCATION": tuple(sessions.PER_INVOCATION),
+}
+
+
+@pytest.mark.parametrize("where", list(_LOOKED_UP))
+def test_every_key_a_report_looks_up_is_one_the_simulator_emits(where: str) -> None:
+    """A typo here would give an empty plot or a column of zeros."""
+    missing = set(_LOOKED_UP[where]) - _emitted()
+    assert not missing, f"{where} looks up keys no simulation emits: {sorted(missing)}"
+
+
+def test_every_key_the_summary_explains_or_times_is_a_named_key() -> None:
+    for keys in (summary.MEANINGS, sessions.NOT_TIMED, (shape.SESSION_END,)):
+        assert set(keys) <= EXPOSURE_KEYS, set(keys) - EXPOSURE_KEYS
+    # the summary explains every violation class a simulation met
+    violations = {k for k in _emitted() if k in {v.value for v in IncidentKind
+                                                  if v.is_violation}}
+    assert violations - {IncidentKind.PROVIDER_REJECTION.value} <= set(summary.MEANINGS)
