@@ -20,7 +20,7 @@ import json
 import math
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import ConfigError, TraceError
@@ -59,7 +59,7 @@ class Trace:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def with_events(self, events: Sequence[Event]) -> Trace:
-        return Trace(self.policy, self.config, tuple(events), self.seed, None, dict(self.meta))
+        return replace(self, events=tuple(events), times=None, meta=dict(self.meta))
 
 
 @dataclass(frozen=True, slots=True)

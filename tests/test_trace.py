@@ -121,3 +121,30 @@ def test_defaults_fill_in() -> None:
     assert (trace.seed, trace.config, trace.times, trace.meta) == (0, RuntimeConfig(), None, {})
     state = initial_state(trace.config, BUILTINS["recency"]())
     assert apply(state, trace.events[0]).incidents == ()
+
+
+def test_with_events_keeps_every_other_field_and_copies_meta() -> None:
+    from dataclasses import fields
+
+    trace = Trace("recency", RuntimeConfig(budget=77), (UserMessage(5),), 9, (0.0,),
+                  {"agent": 2})
+    shorter = trace.with_events([])
+    assert shorter.events == () and shorter.times is None
+    kept = {f.name for f in fields(Trace)} - {"events", "times"}
+    assert all(getattr(shorter, name) == getattr(trace, name) for name in kept), kept
+    assert shorter.meta is not trace.meta
+
+
+def test_no_module_rebuilds_a_trace_field_by_field() -> None:
+    """Copies go through dataclasses.replace: a field added to Trace is then
+    carried by every copy instead of silently dropped by one."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    rebuild = re.compile(r"\bTrace\(\s*(\w+)\.policy\b")
+    found = [f"{path.relative_to(root)}:{n}"
+             for folder in ("model", "sim") for path in sorted((root / folder).rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if rebuild.search(line)]
+    assert found == []

@@ -44,7 +44,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prunecheck.model.actions import Action, Clear, Summarize
@@ -267,7 +267,7 @@ class CagedPolicy:
     timeout: float = 10.0
 
     def with_timeout(self, timeout: float) -> CagedPolicy:
-        return CagedPolicy(self.spec, self.name, self.format, timeout)
+        return replace(self, timeout=timeout)
 
     def failed_for_good(self) -> bool:
         """Whether its worker hung or died: every later call fails at once."""

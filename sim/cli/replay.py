@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
     trace = load_trace(args.trace)
     if args.policy:
-        trace = Trace(args.policy, trace.config, trace.events, trace.seed, trace.times, trace.meta)
+        trace = replace(trace, policy=args.policy)
     else:
         spec = _beside(trace.policy, args.trace)
         if not args.trust_policy and not _is_data(spec):
@@ -110,10 +110,9 @@ def run(args: argparse.Namespace) -> int:
                 f"to run it: {replay_command(spec, args.trace)} (or add "
                 "--trust-policy); to replay the events under a built-in instead: --policy "
                 "unit_safe.")
-        trace = Trace(spec, trace.config, trace.events, trace.seed, trace.times, trace.meta)
+        trace = replace(trace, policy=spec)
     if args.gate:
-        trace = Trace(trace.policy, replace(trace.config, gate=Gate(args.gate)), trace.events,
-                      trace.seed, trace.times, trace.meta)
+        trace = replace(trace, config=replace(trace.config, gate=Gate(args.gate)))
     policy = guarded(load_policy(trace.policy), args.policy_timeout)
     try:
         from tqdm import tqdm

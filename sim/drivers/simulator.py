@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import Counter
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,23 +145,23 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
     meta = {"agents": load.agents, "end": end, "horizon": horizon, "load": load.to_json(),
             "simulator": "prunecheck.sim.drivers.simulator"}
     traces = []
-    incidents = {kind.value: 0 for kind in IncidentKind}
-    exposed: dict[str, int] = {}
-    counters: dict[str, int] = {}
+    incidents = Counter({kind.value: 0 for kind in IncidentKind})
+    exposed: Counter[str] = Counter()
+    counters: Counter[str] = Counter()
     time_deferred = 0.0
     sessions: list[SessionRecord] = []
     for agent in agents:
         agent.tally.close(end)
         traces.append(Trace(policy_spec, config, tuple(agent.events), seed,
                             tuple(agent.times), {**meta, "agent": agent.index}))
-        _add(incidents, agent.tally.incidents)
-        _add(exposed, agent.tally.exposed)
-        _add(counters, agent.state.counters)
+        incidents.update(agent.tally.incidents)
+        exposed.update(agent.tally.exposed)
+        counters.update(agent.state.counters)
         time_deferred += agent.tally.deferred_time
         sessions.extend(agent.tally.sessions)
     return RunResult(
         traces=tuple(traces),
-        incidents=incidents,
+        incidents=dict(incidents),
         exposed=dict(sorted(exposed.items())),
         invocations=sum(a.tally.invocations for a in agents),
         events=sum(a.tally.events for a in agents),
@@ -170,11 +171,6 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
         error=control.error,
         sessions=tuple(sessions),
     )
-
-
-def _add(total: dict[str, int], more: dict[str, int]) -> None:
-    for key, value in more.items():
-        total[key] = total.get(key, 0) + value
 
 
 def tally_trace(trace: Trace, policy: Policy) -> tuple[Tally, str | None]:

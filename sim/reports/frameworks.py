@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
@@ -167,8 +167,8 @@ def write_script(row: Row, folder: Path) -> Row:
                            row.placement), encoding="utf-8")
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                           timeout=300, check=False)
-    return Row(row.spec, row.library, row.version, row.cells, row.found, row.placement,
-               str(path), done.returncode == 1 and "BROKEN:" in done.stdout)
+    return replace(row, script=str(path),
+                   reproduced=done.returncode == 1 and "BROKEN:" in done.stdout)
 
 
 def _cell(cell: Cell) -> str:

@@ -124,8 +124,7 @@ def _under_commit(trace: Trace, policy: Policy) -> str:
     """What the same events do under the commit gate, checked now."""
     if runtime_of(policy) is not None:
         return "not applicable: the gate of a runtime under test is its own code"
-    safe = Trace(trace.policy, replace(trace.config, gate=Gate.COMMIT), trace.events,
-                 trace.seed, trace.times, trace.meta)
+    safe = replace(trace, config=replace(trace.config, gate=Gate.COMMIT))
     try:
         bad = [i for i in incidents_of(safe, policy) if i.is_violation]
     except PrunecheckError as exc:
@@ -210,8 +209,7 @@ def _trace() -> Trace:
     trace = loads(TRACE, "test_reproduction.py: TRACE")
     gate = os.environ.get("PRUNECHECK_GATE") or GATE
     if gate:
-        trace = Trace(trace.policy, replace(trace.config, gate=Gate(gate)), trace.events,
-                      trace.seed, trace.times, trace.meta)
+        trace = replace(trace, config=replace(trace.config, gate=Gate(gate)))
     return trace
 
 
@@ -284,8 +282,8 @@ def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:
         return trace
     source, rest = found
     shutil.copyfile(source, out_dir / source.name)
-    return Trace(f"{source.name}:{rest}", trace.config, trace.events, trace.seed, trace.times,
-                 {**trace.meta, "policy_origin": str(source.resolve())})
+    return replace(trace, policy=f"{source.name}:{rest}",
+                   meta={**trace.meta, "policy_origin": str(source.resolve())})
 
 
 def write_bundle(trace: Trace, out_dir: Path, *, policy: Policy | None = None,

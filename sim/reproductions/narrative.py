@@ -3,6 +3,7 @@ markdown) with incidents marked."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -87,7 +88,7 @@ def narrate_stream(trace: Trace, steps: Iterable[TraceStep],
         head = (f"runtime under test {trace.policy[len('runtime:'):]} · budget {cfg.budget} / "
                 f"ceiling {cfg.hard_ceiling}")
     yield f"**{head}**\n" if markdown else head
-    counts: dict[tuple[bool, str], int] = {}
+    counts: Counter[tuple[bool, str]] = Counter()
     for item in steps:
         lead = f"{item.index + 1}. " if markdown else f"[{item.index + 1:3d}] "
         lines.append(f"{lead}{describe_event(item.event)}")
@@ -96,8 +97,7 @@ def narrate_stream(trace: Trace, steps: Iterable[TraceStep],
             lines.append(f"{pad}- {note.text}" if markdown else f"{pad}{note.text}")
         for incident in item.result.incidents:
             on_incident(incident)
-            key = (incident.is_violation, incident.kind.label)
-            counts[key] = counts.get(key, 0) + 1
+            counts[incident.is_violation, incident.kind.label] += 1
             mark = "VIOLATION" if incident.is_violation else "cost"
             label = incident.kind.label
             if markdown:

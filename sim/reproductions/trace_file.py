@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import overload
 
@@ -100,8 +101,7 @@ def _streamed(path: Path) -> Trace | None:
     if times is not None:
         times = _times(times, count, str(path))
     lazy: Sequence[Event] = _FileEvents(path, start, count)
-    return Trace(bare.policy, bare.config, lazy, bare.seed,  # type: ignore[arg-type]
-                 times, bare.meta)
+    return replace(bare, events=lazy, times=times)  # type: ignore[arg-type]
 
 
 def _times(times: object, count: int, source: str) -> tuple[float, ...]:

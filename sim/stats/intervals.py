@@ -19,6 +19,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -98,8 +99,8 @@ class Pooled:
     events: int = 0
     sim_time: float = 0.0
     time_deferred: float = 0.0
-    incidents: dict[str, int] = field(default_factory=dict)
-    exposed: dict[str, int] = field(default_factory=dict)
+    incidents: Counter[str] = field(default_factory=Counter)
+    exposed: Counter[str] = field(default_factory=Counter)
 
     def add(self, *, invocations: int, events: int, sim_time: float, time_deferred: float,
             incidents: Mapping[str, int], exposed: Mapping[str, int],
@@ -110,10 +111,8 @@ class Pooled:
         self.events += events
         self.sim_time += sim_time
         self.time_deferred += time_deferred
-        for key, value in incidents.items():
-            self.incidents[key] = self.incidents.get(key, 0) + value
-        for key, value in exposed.items():
-            self.exposed[key] = self.exposed.get(key, 0) + value
+        self.incidents.update(incidents)
+        self.exposed.update(exposed)
 
     def rate(self, kind: str) -> Rate:
         """Invocations exposed to ``kind`` per 1,000 invocations."""

@@ -33,7 +33,8 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -171,7 +172,7 @@ class _Check:
         self.deadline, self.progress = deadline, progress
         self.policy = guarded(loaded, timeout)
         self.runs: list[ScenarioResult] = []
-        self.totals: dict[str, int] = {}
+        self.totals: Counter[str] = Counter()
         self.failing: list[Trace] = []
         self.error: str | None = None
         self.examples = 0
@@ -196,7 +197,7 @@ class _Check:
             capped = error is None and result.events >= max_events
             self.runs.append(ScenarioResult(scenario, counts, result.invocations, result.events,
                                             error, exposed, capped))
-            _add(self.totals, counts)
+            self.totals.update(counts)
             if any(IncidentKind(k).is_violation for k in counts):
                 self.failing.extend(result.traces)
             if error:
@@ -219,7 +220,7 @@ class _Check:
             self.timed_out = self.timed_out or found.timed_out
             if found.found and found.trace is not None:
                 repro = found.trace
-                _add(self.totals, _count(i.kind.value for i in found.incidents))
+                self.totals.update(i.kind.value for i in found.incidents)
         return self.result(repro or self.repro_from_suite())
 
     def repro_from_suite(self) -> Trace | None:
@@ -246,18 +247,6 @@ class _Check:
                            timed_out=self.timed_out)
 
 
-def _add(total: dict[str, int], more: Mapping[str, int]) -> None:
-    for key, value in more.items():
-        total[key] = total.get(key, 0) + value
-
-
-def _count(kinds: Iterable[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for kind in kinds:
-        out[kind] = out.get(kind, 0) + 1
-    return out
-
-
 def _first_violation(trace: Trace, policy: Policy) -> int | None:
     for step, _ in replay(trace, policy, record=False):
         if any(i.is_violation for i in step.result.incidents):
@@ -275,8 +264,8 @@ def _shortest_prefix(traces: Sequence[Trace], policy: Policy) -> Trace | None:
             continue
         if at is not None and (best is None or at + 1 < len(best.events)):
             times = trace.times[: at + 1] if trace.times is not None else None
-            best = Trace(trace.policy, trace.config, trace.events[: at + 1], trace.seed, times,
-                         {**trace.meta, "found_by": {"driver": "simulate"}})
+            best = replace(trace, events=trace.events[: at + 1], times=times,
+                           meta={**trace.meta, "found_by": {"driver": "simulate"}})
     return best
 
 

@@ -22,6 +22,7 @@ the comparison is :mod:`.compare`'s.  This module runs them.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +30,7 @@ from pathlib import Path
 from prunecheck.model.errors import ConfigError, PrunecheckError
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.model.trace import Trace, incidents_of, loads
+from prunecheck.model.trace import incidents_of, loads
 from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
 from prunecheck.sim.verdicts.baseline_file import (
     FORMAT,
@@ -110,12 +111,9 @@ def run_corpus(paths: Sequence[Path], config: RuntimeConfig, *,
             knobs = replace(config, budget=trace.config.budget,
                             hard_ceiling=trace.config.hard_ceiling)
             policy = guarded(load_policy(trace.policy), timeout)
-            rerun = Trace(trace.policy, knobs, trace.events, trace.seed, trace.times)
-            kinds: dict[str, int] = {}
-            for incident in incidents_of(rerun, policy):
-                if incident.is_violation:
-                    kinds[incident.kind.value] = kinds.get(incident.kind.value, 0) + 1
-            out.append(CorpusResult(path.name, kinds))
+            rerun = replace(trace, config=knobs, meta={})
+            kinds = Counter(i.kind.value for i in incidents_of(rerun, policy) if i.is_violation)
+            out.append(CorpusResult(path.name, dict(kinds)))
         except (PrunecheckError, OSError, UnicodeDecodeError) as exc:
             text = exc.paragraph() if isinstance(exc, PrunecheckError) else str(exc)
             out.append(CorpusResult(path.name, {}, text))

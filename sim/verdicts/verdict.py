@@ -21,6 +21,7 @@ Examples
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -189,10 +190,9 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
         if verdict in verdicts:
             lead = results[verdicts.index(verdict)]
             break
-    totals: dict[str, int] = {}
+    totals: Counter[str] = Counter()
     for r in results:
-        for kind, n in r.incidents.items():
-            totals[kind] = totals.get(kind, 0) + n
+        totals.update(r.incidents)
     return CheckResult(
         first.policy, lead.config, lead.verdict, tuple(s for r in results for s in r.scenarios),
         dict(sorted(totals.items())), lead.reproduction, lead.narrative, lead.error,

@@ -12,6 +12,7 @@ while the message is in the context.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from prunecheck.model.context import Context, Message, Role
 
@@ -171,12 +172,8 @@ class Tracker:
 
 
 def _grown(message: Message, tokens: int) -> Message:
-    return Message(message.id, message.role, message.tokens + tokens, message.turn,
-                   message.created_at, message.tool_calls, message.call_id, message.closed,
-                   message.unit_id, message.text, message.first_chunk, message.chunks + 1)
+    return replace(message, tokens=message.tokens + tokens, chunks=message.chunks + 1)
 
 
 def _closed(message: Message) -> Message:
-    return Message(message.id, message.role, message.tokens, message.turn,
-                   message.created_at, message.tool_calls, message.call_id, True,
-                   message.unit_id, message.text, message.first_chunk, message.chunks)
+    return replace(message, closed=True)
