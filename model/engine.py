@@ -1,8 +1,9 @@
 """The work of one event: mutations of the context, incident checks,
 notes, and the budget check with its gate, spill and re-injection.
 
-:class:`Run` is created by :func:`prunecheck.model.runtime.apply` for each
-event and handed to the event's handler; it is internal to the model.
+:class:`EventWork` is created by :func:`prunecheck.model.runtime.apply` for
+each event and handed to the event's handler; it is internal to the model.
+(It was called ``Run``, with the state as ``s``; ``Run`` stays an alias.)
 """
 
 from __future__ import annotations
@@ -21,61 +22,65 @@ from .notes import Note, NoteKind
 from .policies import ContextView
 from .state import CallRecord, CallStatus, RuntimeState, evolve
 
-__all__ = ["PLACEHOLDER_TOKENS", "Run", "call_tools", "calls_text"]
+__all__ = ["PLACEHOLDER_TOKENS", "EventWork", "Run", "call_tools", "calls_text"]
 
 #: Tokens a cleared message keeps (its placeholder).
 PLACEHOLDER_TOKENS = 8
 
 
-class Run:
-    """The work of one event: mutations, incident checks, notes."""
+class EventWork:
+    """The work of one event: mutations, incident checks, notes.
 
-    __slots__ = ("ctx", "incidents", "notes", "s")
+    ``state`` is the runtime state the event changes (in place), ``ctx`` its
+    context; ``incidents`` and ``notes`` collect what the event did.
+    """
+
+    __slots__ = ("ctx", "incidents", "notes", "state")
 
     def __init__(self, state: RuntimeState) -> None:
-        self.s = state
+        self.state = state
         self.ctx = state.context
         self.incidents: list[Incident] = []
         self.notes: list[Note] = []
 
     # -- bookkeeping
     def note(self, kind: NoteKind, text: str, ids: tuple[str, ...] = ()) -> None:
-        if self.s.record:
+        if self.state.record:
             self.notes.append(Note(kind, text, ids))
 
     def incident(self, kind: IncidentKind, ids: tuple[str, ...], detail: str,
                  reason: str = "", text: str = "") -> None:
-        self.incidents.append(Incident(kind, self.s.step_index, ids, detail, reason, text))
-        counters = self.s.counters
+        self.incidents.append(Incident(kind, self.state.step_index, ids, detail, reason, text))
+        counters = self.state.counters
         counters[kind.value] = counters.get(kind.value, 0) + 1
 
     def once(self, kind: IncidentKind, key: str, ids: tuple[str, ...], detail: str) -> None:
-        if (kind.value, key) not in self.s.reported:
-            self.s.reported.add((kind.value, key))
+        if (kind.value, key) not in self.state.reported:
+            self.state.reported.add((kind.value, key))
             self.incident(kind, ids, detail)
 
     def bump(self, name: str, by: int = 1) -> None:
-        self.s.counters[name] = self.s.counters.get(name, 0) + by
+        self.state.counters[name] = self.state.counters.get(name, 0) + by
 
     def new_message_id(self) -> str:
-        mid = f"m{self.s.next_message}"
-        self.s.next_message += 1
+        mid = f"m{self.state.next_message}"
+        self.state.next_message += 1
         return mid
 
     def new_call_id(self) -> str:
-        cid = f"c{self.s.next_call}"
-        self.s.next_call += 1
+        cid = f"c{self.state.next_call}"
+        self.state.next_call += 1
         return cid
 
     def where(self) -> str:
-        return f"step {self.s.step_index + 1}"
+        return f"step {self.state.step_index + 1}"
 
     # -- structure
     def recheck(self, unit: str) -> None:
         """Update orphan / unanswered-call bookkeeping for one unit.
         O(unit size + batch width)."""
-        s, ctx = self.s, self.ctx
-        batch = s.batches.get(unit)
+        state, ctx = self.state, self.ctx
+        batch = state.batches.get(unit)
         if batch is None:
             return
         members = ctx.members(unit)
@@ -86,76 +91,77 @@ class Run:
             if message.role is Role.TOOL:
                 answered.add(message.call_id)
                 if not has_call:
-                    if mid not in s.orphans:
-                        s.orphans.add(mid)
+                    if mid not in state.orphans:
+                        state.orphans.add(mid)
                         self.once(IncidentKind.ORPHANED_RESULT, mid, (mid, message.call_id or ""),
                                   f"result {mid} for call {message.call_id} is in the context but "
                                   f"the assistant message {unit} that issued the call is not")
                 else:
-                    s.orphans.discard(mid)
+                    state.orphans.discard(mid)
         for cid in batch.calls:
             gone = (has_call and cid not in answered
-                    and s.calls[cid].status is not CallStatus.PENDING)
+                    and state.calls[cid].status is not CallStatus.PENDING)
             if gone:
-                if cid not in s.unanswered:
-                    s.unanswered.add(cid)
+                if cid not in state.unanswered:
+                    state.unanswered.add(cid)
                     self.once(IncidentKind.UNANSWERED_CALL, cid, (unit, cid),
                               f"call {cid} of {unit} has completed but no result for it is "
                               "in the context")
             else:
-                s.unanswered.discard(cid)
+                state.unanswered.discard(cid)
         if not members:
-            s.orphans.difference_update(m for m in list(s.orphans) if m not in ctx)
+            state.orphans.difference_update(m for m in list(state.orphans) if m not in ctx)
 
     def forget_removed(self, removed: list[Message]) -> None:
         for message in removed:
-            self.s.orphans.discard(message.id)
+            self.state.orphans.discard(message.id)
         for unit in dict.fromkeys(m.unit_id for m in removed):
             self.recheck(unit)
 
     # -- appends
     def append(self, message: Message) -> None:
         self.ctx.append(message)
-        if self.s.record:
+        if self.state.record:
             self.note(NoteKind.APPEND, _describe(message), (message.id,))
 
     def after_append(self, unit_done: bool) -> None:
         """The runtime's own budget check, per the ``check_at`` knob."""
-        when = self.s.config.check_at
+        when = self.state.config.check_at
         if when is CheckAt.AFTER_APPEND or (when is CheckAt.AFTER_BATCH and unit_done):
             self.budget_check()
 
     def plain(self, role: Role, tokens: int, text: str) -> Message:
         mid = self.new_message_id()
-        message = Message(mid, role, tokens, self.s.turn, self.s.now, unit_id=mid, text=text)
+        message = Message(mid, role, tokens, self.state.turn, self.state.now, unit_id=mid,
+                          text=text)
         self.append(message)
         return message
 
     # -- budget
     def protected(self, message: Message) -> bool:
-        return message.role is Role.SYSTEM or message.id == self.s.last_user
+        return message.role is Role.SYSTEM or message.id == self.state.last_user
 
     def budget_check(self) -> None:
-        s, ctx, cfg = self.s, self.ctx, self.s.config
+        state, ctx, cfg = self.state, self.ctx, self.state.config
         self.bump("checks")
         need = ctx.used - cfg.budget
-        s.deferred = False
+        state.deferred = False
         if need > 0:
-            if cfg.gate.defers and s.pending:
-                s.deferred = True
+            if cfg.gate.defers and state.pending:
+                state.deferred = True
                 self.bump("deferred_checks")
-                calls = tuple(s.pending)
+                calls = tuple(state.pending)
                 self.incident(IncidentKind.DEFERRAL, calls,
                               f"over budget by {need} tokens; deferred while "
                               f"{len(calls)} call(s) pending", reason="pending_call")
-                if s.record:
+                if state.record:
                     self.note(NoteKind.DEFER, f"deferred: {len(calls)} call(s) pending "
                               f"({', '.join(calls)}); over budget by {need}", calls)
             else:
                 self.prune(need)
                 need = ctx.used - cfg.budget
                 if need > 0 and cfg.gate.defers and ctx.has_open():
-                    s.deferred = True
+                    state.deferred = True
                     self.bump("deferred_checks")
                     opened = ctx.open_ids()
                     self.incident(IncidentKind.DEFERRAL, opened,
@@ -168,42 +174,42 @@ class Run:
         self.ceiling("budget check")
 
     def ceiling(self, at: str) -> None:
-        s, used, limit = self.s, self.ctx.used, self.s.config.hard_ceiling
+        state, used, limit = self.state, self.ctx.used, self.state.config.hard_ceiling
         if used > limit:
-            if not s.over_ceiling:
-                s.over_ceiling = True
+            if not state.over_ceiling:
+                state.over_ceiling = True
                 self.incident(IncidentKind.HARD_CEILING_OVERRUN, (),
                               f"{used} tokens in context at {at}, over the hard ceiling {limit}")
                 self.note(NoteKind.OVERRUN, f"hard ceiling overrun: {used} > {limit} — fail "
                           "loudly (recoverable), context left intact")
         else:
-            s.over_ceiling = False
+            state.over_ceiling = False
 
     def ask_policy(self, need: int) -> Proposal:
-        s = self.s
-        view = ContextView(self.ctx, pending_calls=frozenset(s.pending),
-                           budget=s.config.budget, now=s.now, turn=s.turn)
-        name = getattr(s.policy, "name", type(s.policy).__name__)
+        state = self.state
+        view = ContextView(self.ctx, pending_calls=frozenset(state.pending),
+                           budget=state.config.budget, now=state.now, turn=state.turn)
+        name = getattr(state.policy, "name", type(state.policy).__name__)
         self.bump("policy_calls")
         try:
-            result = s.policy.select(view, need)
-            return proposal_from(result, self.ctx, name, s.step_index + 1)
+            result = state.policy.select(view, need)
+            return proposal_from(result, self.ctx, name, state.step_index + 1)
         except PolicyError as exc:
             if exc.step is not None:  # placed already (by proposal_from)
                 raise
-            raise exc.at_step(s.step_index + 1) from None
+            raise exc.at_step(state.step_index + 1) from None
         except Exception as exc:
             raise PolicyError(
                 f"policy {name!r}",
                 f"select(view, need={need}) raised {type(exc).__name__}: {exc}.",
                 "fix the policy; prunecheck records this as a policy error for the run.",
-                step=s.step_index + 1,
+                step=state.step_index + 1,
             ) from exc
 
     def prune(self, need: int) -> None:
-        s = self.s
+        state = self.state
         proposal = self.ask_policy(need)
-        decision = decide(s.config.gate, self.ctx, proposal, self.protected)
+        decision = decide(state.config.gate, self.ctx, proposal, self.protected)
         for v in decision.violations:
             self.incident(IncidentKind.INVALID_PRUNE, (v.unit_id, *v.ids),
                           f"prune applied that {v.describe()}", reason=v.reason.value)
@@ -211,13 +217,13 @@ class Run:
             self.bump("refused_prunes")
             self.note(NoteKind.REFUSE, "refused prune: " + "; ".join(
                 v.describe() for v in decision.refused), proposal.removed())
-        if s.record:  # the notes below cost string work on every prune
+        if state.record:  # the notes below cost string work on every prune
             if decision.grown or decision.shrunk:
-                self.note(NoteKind.CHECK, f"gate {s.config.gate}: grew "
+                self.note(NoteKind.CHECK, f"gate {state.config.gate}: grew "
                           f"{list(decision.grown)}, shrank {list(decision.shrunk)}")
             self.note(NoteKind.CHECK, f"budget check: {self.ctx.used} used > budget "
-                      f"{s.config.budget}; policy {getattr(s.policy, 'name', '?')} proposed "
-                      f"{_proposal_text(proposal)}")
+                      f"{state.config.budget}; policy {getattr(state.policy, 'name', '?')} "
+                      f"proposed {_proposal_text(proposal)}")
         self.execute(decision.apply)
 
     def execute(self, proposal: Proposal) -> None:
@@ -252,8 +258,8 @@ class Run:
                 continue
             total = sum(ctx[m].tokens for m in ids)
             sid = self.new_message_id()
-            summary = Message(sid, Role.USER, group.tokens or max(1, total // 10), self.s.turn,
-                              self.s.now, unit_id=sid, summary_of=ids,
+            summary = Message(sid, Role.USER, group.tokens or max(1, total // 10), self.state.turn,
+                              self.state.now, unit_id=sid, summary_of=ids,
                               text=group.text or f"summary of {len(ids)} messages")
             removed = ctx.summarize(ids, summary)
             touched.extend(removed)
@@ -262,11 +268,11 @@ class Run:
         self.forget_removed(touched)
 
     def spill(self, excess: int) -> None:
-        s = self.s
+        state = self.state
         for ids in spill_plan(self.ctx, excess, self.protected):
             unit = self.ctx[ids[0]].unit_id
             removed = self.ctx.remove(ids)
-            s.spilled[unit] = tuple(removed)
+            state.spilled[unit] = tuple(removed)
             self.forget_removed(removed)
             self.bump("spills")
             self.incident(IncidentKind.SPILL, ids, f"spilled unit {unit} "
@@ -274,12 +280,12 @@ class Run:
             self.note(NoteKind.SPILL, f"spilled unit {unit} ({', '.join(ids)})", ids)
 
     def reinject(self, paths: set[str]) -> None:
-        s = self.s
-        for unit, messages in list(s.spilled.items()):
-            batch = s.batches.get(unit)
-            if batch is None or not any(s.calls[c].spec.path in paths for c in batch.calls):
+        state = self.state
+        for unit, messages in list(state.spilled.items()):
+            batch = state.batches.get(unit)
+            if batch is None or not any(state.calls[c].spec.path in paths for c in batch.calls):
                 continue
-            del s.spilled[unit]
+            del state.spilled[unit]
             for message in messages:
                 self.ctx.append(message)
             self.recheck(unit)
@@ -290,18 +296,22 @@ class Run:
 
     # -- tool execution
     def execute_call(self, spec: CallSpec) -> int:
-        world = self.s.world
+        world = self.state.world
         if spec.effect is Effect.WRITE:
             world[spec.path] = world.get(spec.path, 0) + 1
         return world.get(spec.path, 0)
 
     def close_call(self, record: CallRecord, status: CallStatus) -> CallRecord:
-        s = self.s
+        state = self.state
         record = evolve(record, status=status)
-        s.calls[record.id] = record
-        s.pending.pop(record.id, None)
+        state.calls[record.id] = record
+        state.pending.pop(record.id, None)
         self.ctx.resolve(record.batch, record.id)
         return record
+
+
+#: The pre-0.2 name of :class:`EventWork`.
+Run = EventWork
 
 
 class _CallTools(Mapping[str, tuple[str, str]]):
@@ -324,8 +334,8 @@ class _CallTools(Mapping[str, tuple[str, str]]):
         return len(self._calls)
 
 
-def call_tools(s: RuntimeState) -> Mapping[str, tuple[str, str]]:
-    return _CallTools(s.calls)
+def call_tools(state: RuntimeState) -> Mapping[str, tuple[str, str]]:
+    return _CallTools(state.calls)
 
 
 def calls_text(calls: tuple[CallSpec, ...]) -> str:
