@@ -136,7 +136,7 @@ def _take(ordered: Iterable[Message], need: int) -> list[str]:
 
 
 def salience(m: Message, now: float, horizon: float = 20.0) -> float:
-    """The seed's salience score: recent, large, user-authored content scores
+    """The domain document's salience score: recent, large, user-authored content scores
     high; old or short content (a small assistant call turn, a partial
     trailing message) scores low.  System messages are infinitely salient.
 

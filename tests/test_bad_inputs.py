@@ -26,7 +26,7 @@ from prunecheck.sim.cli.app import main
 
 BAD = Path(__file__).resolve().parent / "bad_policies"
 CORPUS = Path(__file__).resolve().parent / "corpus"
-SEED_TRACE = str(CORPUS / "seed_parallel_batch.json")
+DOCUMENTED_TRACE = str(CORPUS / "seed_parallel_batch.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ BAD_SECONDS = ("0", "-1", "nan", "inf", "abc")
 SEARCHY = ("search --policy recency --max-examples 2",
            "explore --policy recency --depth 2",
            "check recency --levels 0.5 --seeds 1 --max-examples 2 --horizon 5",
-           "replay " + SEED_TRACE,
+           "replay " + DOCUMENTED_TRACE,
            "baseline --out {tmp}/b.json --levels 0.5 --seeds 1 --horizon 5",
            "sweep --out {tmp}/r.jsonl --policy recency --gate none --levels 0.5 --seeds 1 "
            "--horizon 5 --jobs 1",
@@ -118,7 +118,7 @@ ARG_CASES = [
        needle="not a folder"),
     _c("report-out-unwritable", "report --out /proc/prunecheck/rep --quick --seeds 1",
        needle="cannot be created"),
-    _c("replay-gate", f"replay {SEED_TRACE} --gate sometimes", needle="--gate"),
+    _c("replay-gate", f"replay {DOCUMENTED_TRACE} --gate sometimes", needle="--gate"),
     _c("validate-format", "validate {tmp}/ok.json --format gemini", needle="--format"),
     _c("validate-no-format", "validate {tmp}/ok.json", needle="--format"),
     _c("unknown-command", "frobnicate", needle="invalid choice"),
@@ -181,11 +181,11 @@ def _policy_cases() -> Iterator[Case]:
         yield _c(f"check-{name}", f"check {spec} --levels 1 --seeds 1 --max-examples 5 "
                  "--horizon 60", needle=name)
         yield _c(f"explore-{name}", f"explore --policy {spec} --depth 4", needle=name)
-        yield _c(f"replay-{name}", f"replay {SEED_TRACE} --policy {spec}", needle=name)
+        yield _c(f"replay-{name}", f"replay {DOCUMENTED_TRACE} --policy {spec}", needle=name)
     for name in ("sleeps", "busy", "endless"):
         spec = f"{BAD}/hangs.py:{name}"
         for cmd in (f"search --policy {spec} --max-examples 5",
-                    f"replay {SEED_TRACE} --policy {spec}",
+                    f"replay {DOCUMENTED_TRACE} --policy {spec}",
                     f"explore --policy {spec} --depth 4"):
             yield _c(f"{cmd.split()[0]}-{name}", f"{cmd} --policy-timeout 0.5",
                      needle="did not return within 0.5 s")
@@ -210,7 +210,7 @@ def _policy_cases() -> Iterator[Case]:
         for cmd in (f"check {spec} --levels 1 --seeds 1 --max-examples 5 --horizon 60",
                     f"search --policy {spec} --max-examples 5",
                     f"explore --policy {spec} --depth 4",
-                    f"replay {SEED_TRACE} --policy {spec}",
+                    f"replay {DOCUMENTED_TRACE} --policy {spec}",
                     f"sweep --out {{tmp}}/r.jsonl --policy {spec} --gate none --levels 1 "
                     "--seeds 1 --horizon 60 --jobs 1",
                     f"report --out {{tmp}}/rep --policy {spec} --quick --seeds 1 --jobs 2"):

@@ -28,7 +28,7 @@ def trace_file(tmp_path: Path, events: list[dict[str, object]], policy: str = "r
     return str(path)
 
 
-def test_exit_1_on_the_seed_incident_with_a_narrative(capsys: pytest.CaptureFixture[str]
+def test_exit_1_on_a_documented_incident_with_a_narrative(capsys: pytest.CaptureFixture[str]
                                                       ) -> None:
     assert main(["replay", PARALLEL]) == 1
     out = capsys.readouterr().out

@@ -7,7 +7,7 @@ from its notes (EVICT / SUMMARIZE / SPILL remove, CLEAR clears) and judged by
 :func:`check_prune_spec` on that pre-state — not by the runtime's own
 incident.  Under every ``check_at`` mode, the safe gates never report an
 invalid prune and never leave a unit partially present; under ``commit``
-and ``spill`` none of the seed's incidents happen at all.
+and ``spill`` none of the documented incidents happen at all.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.gates import Gate, decide, spill_plan
-from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
 from prunecheck.model.notes import Note, NoteKind
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.runtime import (
@@ -44,10 +44,6 @@ from prunecheck.model.units import check_prune_spec
 
 SAFE = (Gate.REFERENCE, Gate.COMMIT, Gate.SPILL)
 REMOVING = (NoteKind.EVICT, NoteKind.SUMMARIZE, NoteKind.SPILL)
-SEED_KINDS = {IncidentKind.ORPHANED_RESULT, IncidentKind.UNANSWERED_CALL,
-              IncidentKind.PROVIDER_REJECTION, IncidentKind.TRUNCATED_PAYLOAD,
-              IncidentKind.DUPLICATED_SIDE_EFFECT, IncidentKind.SYNTHESIZED_RESULT,
-              IncidentKind.INVALID_PRUNE}
 
 
 def spec_judgement(pre: RuntimeState, notes: tuple[Note, ...]
@@ -113,7 +109,7 @@ def _units_stay_whole(scenario: Scenario) -> None:
         kinds = {inc.kind for inc in result.incidents}
         assert IncidentKind.INVALID_PRUNE not in kinds, f"step {i}: {result.incidents}"
         if scenario.config.gate.defers:
-            assert not kinds & SEED_KINDS, f"step {i} ({event.kind}): {result.incidents}"
+            assert not kinds & VIOLATION_KINDS, f"step {i} ({event.kind}): {result.incidents}"
         assert partially_present_units(state) == [], f"after step {i} ({event.kind})"
 
 
@@ -142,7 +138,7 @@ def test_safe_gates_keep_units_whole_thorough(scenario: Scenario) -> None:
 
 
 # ------------------------------------------------ the property is not vacuous
-SEED_EVENTS: tuple[Event, ...] = (
+BATCH_SPLIT_EVENTS: tuple[Event, ...] = (
     UserMessage(300, "read the config"),
     IssueBatch((CallSpec("read_file", "src/app.py"), CallSpec("grep", "src")), 60),
     ResultChunk("c1", 700),
@@ -152,14 +148,14 @@ SEED_EVENTS: tuple[Event, ...] = (
 )
 
 
-def _seed_scenario(gate: Gate) -> Scenario:
+def _batch_split_scenario(gate: Gate) -> Scenario:
     return Scenario(RuntimeConfig(budget=1000, hard_ceiling=2000, gate=gate,
                                   check_at=CheckAt.BEFORE_INVOKE), "lowest_salience",
-                    SEED_EVENTS)
+                    BATCH_SPLIT_EVENTS)
 
 
 def test_gate_none_applies_an_invalid_removal_in_an_explicit_example() -> None:
-    step, found = first_invalid_removal(_seed_scenario(Gate.NONE))
+    step, found = first_invalid_removal(_batch_split_scenario(Gate.NONE))
     assert step == 3
     assert found == {("split_unit", frozenset({"m2", "m3"})),
                      ("pending_unit", frozenset({"m2", "m3"}))}
@@ -167,13 +163,13 @@ def test_gate_none_applies_an_invalid_removal_in_an_explicit_example() -> None:
 
 @pytest.mark.parametrize("gate", SAFE)
 def test_safe_gates_on_the_explicit_example(gate: Gate) -> None:
-    scenario = _seed_scenario(gate)
+    scenario = _batch_split_scenario(gate)
     assert first_invalid_removal(scenario) == (-1, set())
     state = scenario.run_state()
     kinds = [i.kind for e in scenario.events[:4] for i in apply(state, e).incidents]
     assert "m2" in state.context  # nothing may touch the batch while c2 is pending
     kinds += [i.kind for e in scenario.events[4:] for i in apply(state, e).incidents]
-    assert not set(kinds) & SEED_KINDS
+    assert not set(kinds) & VIOLATION_KINDS
 
 
 def test_generated_sequences_find_invalid_removals_under_gate_none() -> None:
@@ -246,10 +242,10 @@ def test_commit_gate_defers_then_prunes_whole_units() -> None:
     assert policy is not None
     state = initial_state(RuntimeConfig(budget=1000, hard_ceiling=2000, gate=Gate.COMMIT),
                           policy)
-    results = [apply(state, e) for e in SEED_EVENTS[:3]]
+    results = [apply(state, e) for e in BATCH_SPLIT_EVENTS[:3]]
     assert [i.kind for i in results[2].incidents] == [IncidentKind.DEFERRAL]
     assert results[2].incidents[0].ids == ("c2",)
-    final = apply(state, SEED_EVENTS[4])
+    final = apply(state, BATCH_SPLIT_EVENTS[4])
     evicted = [n.ids for n in final.notes if n.kind is NoteKind.EVICT]
     assert evicted == [("m2", "m3", "m4")]  # the whole batch unit, once c2 is in
     assert [i.kind for i in final.incidents] == []

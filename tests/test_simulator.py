@@ -259,7 +259,7 @@ def test_a_bad_horizon_or_spec_is_a_clear_error() -> None:
 
 
 def test_tally_counts_exposure_per_invocation() -> None:
-    trace = loads(_SEED_TRACE)
+    trace = loads(_DOCUMENTED_TRACE)
     tally, error = tally_trace(trace, load_policy(trace.policy))
     assert error is None
     assert tally.invocations == 3
@@ -297,7 +297,7 @@ def test_traces_name_their_load_and_replay_without_the_simulator() -> None:
     assert trace.times is not None and list(trace.times) == sorted(trace.times)
 
 
-_SEED_TRACE = """{
+_DOCUMENTED_TRACE = """{
   "format": "prunecheck-trace", "version": 1, "seed": 0, "policy": "lowest_salience",
   "config": {"budget": 3000, "hard_ceiling": 4000},
   "events": [
