@@ -20,7 +20,7 @@ from .gates import Gate, decide, spill_plan
 from .incidents import Incident, IncidentKind
 from .notes import Note, NoteKind
 from .policies import ContextView
-from .state import CallRecord, CallStatus, RuntimeState, evolve
+from .state import CallRecord, CallStatus, CounterName, RuntimeState, evolve
 
 __all__ = ["PLACEHOLDER_TOKENS", "EventWork", "Run", "call_tools", "calls_text"]
 
@@ -59,7 +59,7 @@ class EventWork:
             self.state.reported.add((kind.value, key))
             self.incident(kind, ids, detail)
 
-    def bump(self, name: str, by: int = 1) -> None:
+    def bump(self, name: CounterName, by: int = 1) -> None:
         self.state.counters[name] = self.state.counters.get(name, 0) + by
 
     def new_message_id(self) -> str:
@@ -143,13 +143,13 @@ class EventWork:
 
     def budget_check(self) -> None:
         state, ctx, cfg = self.state, self.ctx, self.state.config
-        self.bump("checks")
+        self.bump(CounterName.CHECKS)
         need = ctx.used - cfg.budget
         state.deferred = False
         if need > 0:
             if cfg.gate.defers and state.pending:
                 state.deferred = True
-                self.bump("deferred_checks")
+                self.bump(CounterName.DEFERRED_CHECKS)
                 calls = tuple(state.pending)
                 self.incident(IncidentKind.DEFERRAL, calls,
                               f"over budget by {need} tokens; deferred while "
@@ -162,7 +162,7 @@ class EventWork:
                 need = ctx.used - cfg.budget
                 if need > 0 and cfg.gate.defers and ctx.has_open():
                     state.deferred = True
-                    self.bump("deferred_checks")
+                    self.bump(CounterName.DEFERRED_CHECKS)
                     opened = ctx.open_ids()
                     self.incident(IncidentKind.DEFERRAL, opened,
                                   f"over budget by {need} tokens; the rest would touch open "
@@ -190,7 +190,7 @@ class EventWork:
         view = ContextView(self.ctx, pending_calls=frozenset(state.pending),
                            budget=state.config.budget, now=state.now, turn=state.turn)
         name = getattr(state.policy, "name", type(state.policy).__name__)
-        self.bump("policy_calls")
+        self.bump(CounterName.POLICY_CALLS)
         try:
             result = state.policy.select(view, need)
             return proposal_from(result, self.ctx, name, state.step_index + 1)
@@ -214,7 +214,7 @@ class EventWork:
             self.incident(IncidentKind.INVALID_PRUNE, (v.unit_id, *v.ids),
                           f"prune applied that {v.describe()}", reason=v.reason.value)
         if decision.refused:
-            self.bump("refused_prunes")
+            self.bump(CounterName.REFUSED_PRUNES)
             self.note(NoteKind.REFUSE, "refused prune: " + "; ".join(
                 v.describe() for v in decision.refused), proposal.removed())
         if state.record:  # the notes below cost string work on every prune
@@ -230,7 +230,7 @@ class EventWork:
         ctx = self.ctx
         if proposal.is_empty():
             return
-        self.bump("prunes")
+        self.bump(CounterName.PRUNES)
         touched: list[Message] = []
         partial = dict(proposal.clear_to)
         for mid in proposal.clear:
@@ -249,7 +249,7 @@ class EventWork:
                       (mid,))
         if proposal.evict:
             removed = ctx.remove(proposal.evict)
-            self.bump("evicted", len(removed))
+            self.bump(CounterName.EVICTED, len(removed))
             touched.extend(removed)
             self.note(NoteKind.EVICT, "evicted " + ", ".join(proposal.evict), proposal.evict)
         for group in proposal.summarize:
@@ -274,7 +274,7 @@ class EventWork:
             removed = self.ctx.remove(ids)
             state.spilled[unit] = tuple(removed)
             self.forget_removed(removed)
-            self.bump("spills")
+            self.bump(CounterName.SPILLS)
             self.incident(IncidentKind.SPILL, ids, f"spilled unit {unit} "
                           f"({sum(m.tokens for m in removed)} tokens) to the side store")
             self.note(NoteKind.SPILL, f"spilled unit {unit} ({', '.join(ids)})", ids)
@@ -290,7 +290,7 @@ class EventWork:
                 self.ctx.append(message)
             self.recheck(unit)
             ids = tuple(m.id for m in messages)
-            self.bump("reinjections")
+            self.bump(CounterName.REINJECTIONS)
             self.incident(IncidentKind.REINJECTION, ids, f"re-injected spilled unit {unit}")
             self.note(NoteKind.REINJECT, f"re-injected unit {unit} ({', '.join(ids)})", ids)
 

@@ -16,7 +16,7 @@ from .events import Effect, Invoke, Retry
 from .incidents import IncidentKind
 from .notes import NoteKind
 from .provider import ProviderError, render, validate
-from .state import BatchRecord, CallRecord, CallStatus
+from .state import BatchRecord, CallRecord, CallStatus, CounterName
 
 __all__ = ["on_invoke", "on_retry"]
 
@@ -24,14 +24,14 @@ __all__ = ["on_invoke", "on_retry"]
 def on_invoke(work: EventWork, event: Invoke) -> None:
     state, ctx = work.state, work.ctx
     if state.pending or state.assistant_stream is not None:
-        work.bump("blocked_invocations")
+        work.bump(CounterName.BLOCKED_INVOCATIONS)
         work.note(NoteKind.BLOCK, f"invocation waits: {len(state.pending)} call(s) pending")
         return
     if state.config.check_at is CheckAt.BEFORE_INVOKE:
         work.budget_check()
     if state.config.repair is not Repair.NONE and (state.orphans or state.unanswered):
         _repair(work)
-    work.bump("invocations")
+    work.bump(CounterName.INVOCATIONS)
     errors: list[ProviderError] = []
     if state.orphans or state.unanswered:
         # Only a broken history needs rendering: the index already knows it is.
@@ -63,7 +63,7 @@ def _abort(work: EventWork, status: int) -> None:
     """The retry budget is spent: the error surfaces and the session is over
     (a driver that goes on starts a fresh one with a ``NewSession``)."""
     state = work.state
-    work.bump("session_aborts")
+    work.bump(CounterName.SESSION_ABORTS)
     work.incident(IncidentKind.SESSION_ABORT, (),
                   f"rejected again after {state.retry_streak} retr"
                   f"{'y' if state.retry_streak == 1 else 'ies'} (max_retries "
@@ -103,7 +103,7 @@ def on_retry(work: EventWork, event: Retry) -> None:
         work.note(NoteKind.RETRY, "retry: the last invocation was not rejected; nothing to do")
         return
     units, state.rejected_units = state.rejected_units, None
-    work.bump("retries")
+    work.bump(CounterName.RETRIES)
     state.retry_streak += 1
     for unit in units:
         batch = state.batches[unit]

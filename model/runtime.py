@@ -41,6 +41,7 @@ from .state import (
     BatchRecord,
     CallRecord,
     CallStatus,
+    CounterName,
     RuntimeState,
     StepResult,
     evolve,
@@ -51,6 +52,7 @@ __all__ = [
     "CallRecord",
     "CallStatus",
     "CheckAt",
+    "CounterName",
     "Repair",
     "RetryMode",
     "RuntimeConfig",
@@ -155,7 +157,7 @@ def _stream_target(work: EventWork, stream: CallRecord, role: Role, tokens: int,
     if target is not None:
         # Counted once per loss: a stream in error mode fails loudly here
         # (for assistant text, the turn is abandoned), never silently.
-        work.bump("stream_losses")
+        work.bump(CounterName.STREAM_LOSSES)
         work.note(NoteKind.STREAM_LOST, f"stream for {target} continues, but {target} was "
                   f"evicted; runtime does '{mode}'", (target,))
     if mode is StreamLoss.REAPPEND:
@@ -300,7 +302,7 @@ def _on_session(work: EventWork, event: NewSession) -> None:
         raise TraceError(work.where(), f"a new session while {busy} is still in flight.",
                          "a session ends between turns: deliver or fail the pending calls "
                          "first.")
-    work.bump("sessions")
+    work.bump(CounterName.SESSIONS)
     work.note(NoteKind.SESSION, f"a new session starts: {len(state.context)} message(s) of the "
               "old session are dropped")
     state.context = Context()

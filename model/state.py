@@ -22,6 +22,7 @@ __all__ = [
     "BatchRecord",
     "CallRecord",
     "CallStatus",
+    "CounterName",
     "RuntimeState",
     "StepResult",
     "evolve",
@@ -35,6 +36,27 @@ class CallStatus(StrEnum):
     PENDING = "pending"
     DONE = "done"
     FAILED = "failed"
+
+
+class CounterName(StrEnum):
+    """What a runtime counts in ``RuntimeState.counters`` besides incidents
+    (which it counts under their :class:`~prunecheck.model.incidents.IncidentKind`
+    value).  Read with :meth:`RuntimeState.count`."""
+
+    BLOCKED_INVOCATIONS = "blocked_invocations"
+    CHECKS = "checks"
+    DEFERRED_CHECKS = "deferred_checks"
+    EVICTED = "evicted"
+    INVOCATIONS = "invocations"
+    POLICY_CALLS = "policy_calls"
+    PRUNES = "prunes"
+    REFUSED_PRUNES = "refused_prunes"
+    REINJECTIONS = "reinjections"
+    RETRIES = "retries"
+    SESSION_ABORTS = "session_aborts"
+    SESSIONS = "sessions"
+    SPILLS = "spills"
+    STREAM_LOSSES = "stream_losses"
 
 
 @dataclass(frozen=True, slots=True)

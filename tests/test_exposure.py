@@ -19,9 +19,10 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.provider import REJECTION_KINDS
 from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.model.state import CounterName
 from prunecheck.sim.cli import sweep as sweep_command
 from prunecheck.sim.drivers import shape
-from prunecheck.sim.drivers.simulator import simulate
+from prunecheck.sim.drivers.simulator import RunResult, simulate
 from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.reports import summary, tables, writer
 from prunecheck.sim.stats import sessions
@@ -39,13 +40,19 @@ def test_the_keys_spelled_out() -> None:
 
 
 @cache
-def _emitted() -> frozenset[str]:
-    """Every key counted (non-zero) by real simulations: a policy that breaks
-    units under no gate, and the safe gates' costs under commit and spill."""
-    keys: set[str] = set()
-    for gate in (Gate.NONE, Gate.COMMIT, Gate.SPILL):
-        result = simulate("lowest_salience", RuntimeConfig(gate=gate), load_at(1.0), seed=1,
+def _results() -> tuple[RunResult, ...]:
+    """Real simulations: a policy that breaks units under no gate, the
+    refusals of the reference gate and the costs of commit and spill."""
+    return tuple(simulate("lowest_salience", RuntimeConfig(gate=gate), load_at(1.0), seed=1,
                           horizon=300.0)
+                 for gate in (Gate.NONE, Gate.REFERENCE, Gate.COMMIT, Gate.SPILL))
+
+
+@cache
+def _emitted() -> frozenset[str]:
+    """Every key counted (non-zero) by the simulations of :func:`_results`."""
+    keys: set[str] = set()
+    for result in _results():
         assert result.error is None
         keys.update(k for k, n in result.exposed.items() if n)
         keys.update(k for k, n in result.incidents.items() if n)
@@ -86,3 +93,16 @@ def test_every_key_the_summary_explains_or_times_is_a_named_key() -> None:
     violations = {k for k in _emitted() if k in {v.value for v in IncidentKind
                                                   if v.is_violation}}
     assert violations - {IncidentKind.PROVIDER_REJECTION.value} <= set(summary.MEANINGS)
+
+
+def test_every_counter_a_runtime_keeps_is_named() -> None:
+    """``RuntimeState.counters`` holds incidents (by class) and the
+    :class:`CounterName` counts; readers (tables, bundles, the simulator's
+    agents) name them through the enum, so none reads a counter that no
+    runtime writes."""
+    named = {c.value for c in CounterName} | {k.value for k in IncidentKind}
+    written = {k for result in _results() for k, n in result.counters.items() if n}
+    assert written <= named, written - named
+    assert {CounterName.INVOCATIONS, CounterName.CHECKS, CounterName.PRUNES,
+            CounterName.REFUSED_PRUNES, CounterName.SPILLS, CounterName.REINJECTIONS,
+            CounterName.DEFERRED_CHECKS} <= written

@@ -40,6 +40,7 @@ from prunecheck.model.exposure import ANY_VIOLATION, rejection_key
 from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
+from prunecheck.model.state import CounterName
 from prunecheck.sim.drivers.workload import SESSION_TURNS, Load, Workload
 from prunecheck.sim.drivers.world import FILES, World, draw_call
 from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
@@ -144,7 +145,7 @@ class Tally:
                 if key not in first and key not in NOT_TIMED:
                     first[key] = (round(at - self._s_start, 3), self._s_turns)
         if kind_of is Invoke:
-            done = state.counters.get("invocations", 0)
+            done = state.counters.get(CounterName.INVOCATIONS, 0)
             if done != self.invocations:
                 self.invocations = done
                 self._s_inv += 1

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
+from prunecheck.model.state import CounterName
 from prunecheck.sim.reports.data import (
     ABORT,
     ANY,
@@ -136,7 +137,7 @@ def _costs(data: ReportData) -> list[str]:
             continue
         sessions = sessions_of(rows)
         deferred = pool(rows, lambda r: 0)[0].deferred_share
-        refused = sum(r.counters.get("refused_prunes", 0) for r in rows)
+        refused = sum(r.counters.get(CounterName.REFUSED_PRUNES, 0) for r in rows)
         body.append([gate.value, _cell(sessions, CEILING),
                      bootstrap_per_invocation(sessions, CEILING, seed=seed).text(),
                      f"{100 * deferred:.1f}%",

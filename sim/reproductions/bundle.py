@@ -36,6 +36,7 @@ from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider, ProviderError, render, validate
 from prunecheck.model.runtime import RuntimeState
+from prunecheck.model.state import CounterName
 from prunecheck.model.trace import Trace, TraceStep, dumps
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none, user_code_of
@@ -81,9 +82,10 @@ def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
     invocations = 0
     for item, state in replay(trace, policy, record=True):
         steps.append(item)
-        if not isinstance(item.event, Invoke) or state.count("invocations") == invocations:
+        done = state.count(CounterName.INVOCATIONS)
+        if not isinstance(item.event, Invoke) or done == invocations:
             continue  # not an invocation, or a blocked one: nothing was sent
-        invocations = state.count("invocations")
+        invocations = done
         body = _body(state)
         errors = tuple(validate(body, _provider(state)))
         if rejected is None and any(i.kind is IncidentKind.PROVIDER_REJECTION

@@ -34,6 +34,7 @@ from prunecheck.model.events import BudgetCheck as ModelCheck
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import RetryMode, RuntimeConfig, apply, initial_state
+from prunecheck.model.state import CounterName
 from prunecheck.sim.runtimes import stimuli as s
 from prunecheck.sim.runtimes.stimuli import Execution, count_tokens
 
@@ -141,9 +142,9 @@ class ModelRuntime:
 
     def costs(self) -> Mapping[str, int]:
         st = self.state
-        return {IncidentKind.DEFERRAL.value: st.count("deferred_checks"),
-                IncidentKind.SPILL.value: st.count("spills"),
-                IncidentKind.REINJECTION.value: st.count("reinjections")}
+        return {IncidentKind.DEFERRAL.value: st.count(CounterName.DEFERRED_CHECKS),
+                IncidentKind.SPILL.value: st.count(CounterName.SPILLS),
+                IncidentKind.REINJECTION.value: st.count(CounterName.REINJECTIONS)}
 
     def _render(self, m: Message) -> dict[str, Any]:
         if m.role is Role.TOOL:
