@@ -17,6 +17,7 @@ from prunecheck.model.exposure import (
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import REJECTION_KINDS
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.state import CounterName
@@ -43,8 +44,9 @@ def test_the_keys_spelled_out() -> None:
 def _results() -> tuple[RunResult, ...]:
     """Real simulations: a policy that breaks units under no gate, the
     refusals of the reference gate and the costs of commit and spill."""
+    policy = builtin_policy("lowest_salience")
     return tuple(simulate("lowest_salience", RuntimeConfig(gate=gate), load_at(1.0), seed=1,
-                          horizon=300.0)
+                          policy=policy, horizon=300.0)
                  for gate in (Gate.NONE, Gate.REFERENCE, Gate.COMMIT, Gate.SPILL))
 
 
