@@ -45,6 +45,7 @@ def _results() -> tuple[RunResult, ...]:
     """Real simulations: a policy that breaks units under no gate, the
     refusals of the reference gate and the costs of commit and spill."""
     policy = builtin_policy("lowest_salience")
+    assert policy is not None
     return tuple(simulate("lowest_salience", RuntimeConfig(gate=gate), load_at(1.0), seed=1,
                           policy=policy, horizon=300.0)
                  for gate in (Gate.NONE, Gate.REFERENCE, Gate.COMMIT, Gate.SPILL))
