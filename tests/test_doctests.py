@@ -80,8 +80,10 @@ def test_every_module_that_shows_an_example_has_it_collected() -> None:
         if any(t.examples for t in doctest.DocTestFinder().find(module, name)):
             collected.append(name)
     assert shown == collected
-    assert {"prunecheck.model.provider", "prunecheck.sim.drivers.shape",
-            "prunecheck.sim.stats.survival", "prunecheck.guard.store"} <= set(collected)
+    assert {"prunecheck.model.provider.rules", "prunecheck.model.provider.request_body",
+            "prunecheck.model.exposure", "prunecheck.model.errors",
+            "prunecheck.sim.drivers.shape", "prunecheck.sim.stats.survival",
+            "prunecheck.guard.store"} <= set(collected)
 
 
 _BROKEN = '''
