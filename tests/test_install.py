@@ -14,9 +14,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SKIP = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
-                              ".hypothesis", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-                              "reports")
+_SKIP_ANYWHERE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
+                                        "__pycache__", ".hypothesis", ".pytest_cache",
+                                        ".mypy_cache", ".ruff_cache", ".import_linter_cache")
+
+
+def _skip(folder: str, names: list[str]) -> set[str]:
+    """What the copy leaves out: caches anywhere, and the generated top-level
+    reports/ folder (but not the sim/reports package)."""
+    skipped = set(_SKIP_ANYWHERE(folder, names))
+    if Path(folder).resolve() == ROOT and "reports" in names:
+        skipped.add("reports")
+    return skipped
 
 
 def _run(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -31,7 +40,7 @@ def _run(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.Complet
 def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
     # Build from a copy, so that the shared working tree gets no build/ or egg-info.
     source = tmp_path / "prunecheck-src"
-    shutil.copytree(ROOT, source, symlinks=True, ignore=SKIP)
+    shutil.copytree(ROOT, source, symlinks=True, ignore=_skip)
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, clear=True)
     python = env_dir / "bin" / "python"
