@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report test test-all lint bench frameworks clean
+.PHONY: all report test test-all lint format bench frameworks clean
 
 all: test
 
@@ -27,9 +27,15 @@ test-all: $(STAMP)
 	$(PY) -m pytest -q --cov
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check model sim src tests benchmarks
+	$(VENV)/bin/ruff format --check model sim src tests benchmarks examples
+	$(VENV)/bin/ruff check model sim src tests benchmarks examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-logo
+
+# Apply the formatter and the fixable lint rules (make lint checks both).
+format: $(STAMP)
+	$(VENV)/bin/ruff format model sim src tests benchmarks examples
+	$(VENV)/bin/ruff check --fix model sim src tests benchmarks examples
 
 # The verdict table of framework trimmers (reports/frameworks.md) and a standalone
 # reproduction script per unsafe row (reports/frameworks/*.py), each run to confirm.

@@ -32,7 +32,7 @@ __all__ = ["TITLE", "run"]
 
 TITLE = "Policy cage: cost per call of a caged user policy"
 
-POLICY = '''
+POLICY = """
 def select(view, need):
     out, freed = [], 0
     for m in view.messages:
@@ -42,7 +42,7 @@ def select(view, need):
             out.append(m.id)
             freed += m.tokens
     return out
-'''
+"""
 
 
 def _view(size: int) -> ContextView:
@@ -50,10 +50,20 @@ def _view(size: int) -> ContextView:
     ctx.append(Message("m0", Role.SYSTEM, 200, 0, 0.0, unit_id="m0"))
     for i in range(1, size):
         role = Role.USER if i % 2 else Role.ASSISTANT
-        ctx.append(Message(f"m{i}", role, 50 + i % 300, i // 4, float(i), unit_id=f"m{i}",
-                           text="some text " * 5))
-    return ContextView(ctx, pending_calls=frozenset(), budget=10_000, now=float(size),
-                       turn=size // 4)
+        ctx.append(
+            Message(
+                f"m{i}",
+                role,
+                50 + i % 300,
+                i // 4,
+                float(i),
+                unit_id=f"m{i}",
+                text="some text " * 5,
+            )
+        )
+    return ContextView(
+        ctx, pending_calls=frozenset(), budget=10_000, now=float(size), turn=size // 4
+    )
 
 
 def _per_call(policy: Policy, view: ContextView, calls: int) -> float:
@@ -86,14 +96,19 @@ def run(quick: bool) -> str:
         close_all()
         start = statistics.median(_timed(start_worker) for _ in range(3 if quick else 5))
         local, caged = load_local(spec), load_policy(spec)
-        lines = ["| context (messages) | in-process µs/call | caged µs/call | cage cost "
-                 "µs/call | ratio |", "|---:|---:|---:|---:|---:|"]
+        lines = [
+            "| context (messages) | in-process µs/call | caged µs/call | cage cost "
+            "µs/call | ratio |",
+            "|---:|---:|---:|---:|---:|",
+        ]
         for size in (10, 100) if quick else (10, 100, 1_000):
             view = _view(size)
             calls = 200 if quick else (2_000 if size <= 100 else 300)
             a, b = _per_call(local, view, calls), _per_call(caged, view, calls)
-            lines.append(f"| {size:,} | {a * 1e6:,.1f} | {b * 1e6:,.1f} | "
-                         f"{(b - a) * 1e6:,.1f} | {b / a:,.1f}× |")
+            lines.append(
+                f"| {size:,} | {a * 1e6:,.1f} | {b * 1e6:,.1f} | "
+                f"{(b - a) * 1e6:,.1f} | {b / a:,.1f}× |"
+            )
         config = RuntimeConfig(budget=8_000, hard_ceiling=12_000)
         horizon = 300.0 if quick else 1_800.0
         sims = {}

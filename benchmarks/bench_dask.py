@@ -75,9 +75,17 @@ def run(quick: bool) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         started = time.perf_counter()
-        with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address=None,
-                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=WORKERS,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             client.wait_for_workers(WORKERS)
             boot_s = time.perf_counter() - started
             for rep in range(_REPEATS):  # interleaved, best of each
@@ -85,11 +93,18 @@ def run(quick: bool) -> str:
                 run_sweep(specs, folder / f"pool{rep}.jsonl", jobs=WORKERS, quiet=True)
                 pool_s = min(pool_s, time.perf_counter() - started)
                 started = time.perf_counter()
-                run_sweep(specs, folder / f"dask{rep}.jsonl", quiet=True,
-                          scheduler=cluster.scheduler_address)
+                run_sweep(
+                    specs,
+                    folder / f"dask{rep}.jsonl",
+                    quiet=True,
+                    scheduler=cluster.scheduler_address,
+                )
                 dask_s = min(dask_s, time.perf_counter() - started)
-                same = same and (folder / f"pool{rep}.jsonl").read_bytes() == \
-                    (folder / f"dask{rep}.jsonl").read_bytes()
+                same = (
+                    same
+                    and (folder / f"pool{rep}.jsonl").read_bytes()
+                    == (folder / f"dask{rep}.jsonl").read_bytes()
+                )
             dask_task = _noop_seconds_dask(client)
         pool_task = _noop_seconds_pool()
     runs = len(specs)
@@ -101,8 +116,7 @@ def run(quick: bool) -> str:
         "",
         "| executor | wall s | ms per run | vs process pool |",
         "|---|---|---|---|",
-        f"| process pool (`--jobs {WORKERS}`) | {pool_s:.1f} | {pool_s / runs * 1e3:.0f} | "
-        "1.00× |",
+        f"| process pool (`--jobs {WORKERS}`) | {pool_s:.1f} | {pool_s / runs * 1e3:.0f} | 1.00× |",
         f"| LocalCluster, already running (`--scheduler tcp://…`) | {dask_s:.1f} | "
         f"{dask_s / runs * 1e3:.0f} | **{dask_s / pool_s:.2f}×** |",
         f"| LocalCluster incl. its start-up (`--scheduler local`) | {dask_s + boot_s:.1f} | "

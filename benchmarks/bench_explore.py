@@ -63,8 +63,9 @@ print(json.dumps({"states": r.states, "transitions": r.transitions, "depth": r.d
 
 
 def _explore(depth: int) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(depth)], capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(depth)], capture_output=True, text=True, check=True
+    )
     found: dict[str, Any] = json.loads(done.stdout)
     return found
 

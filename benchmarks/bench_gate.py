@@ -39,8 +39,12 @@ class PruneBoundaryViolation(RuntimeError):
     """The O(n) check's refusal (a valid prune set never raises it)."""
 
 
-def linear_check(messages: list[dict[str, object]], prune_ids: set[str],
-                 pending_units: set[str], open_ids: set[str]) -> set[str]:
+def linear_check(
+    messages: list[dict[str, object]],
+    prune_ids: set[str],
+    pending_units: set[str],
+    open_ids: set[str],
+) -> set[str]:
     """The O(n) check: refuse open messages, refuse a set that cuts a unit or
     touches a unit with a call in flight; return the closed prune set.
 
@@ -83,8 +87,17 @@ def _build(size: int, rng: random.Random) -> _Case:
         nonlocal serial
         serial += 1
         mid = f"m{serial}"
-        ctx.append(Message(mid, role, rng.randint(20, 2000), serial // 10, float(serial),
-                           unit_id=unit or mid, **kw))
+        ctx.append(
+            Message(
+                mid,
+                role,
+                rng.randint(20, 2000),
+                serial // 10,
+                float(serial),
+                unit_id=unit or mid,
+                **kw,
+            )
+        )
         return mid
 
     add(Role.SYSTEM)
@@ -109,14 +122,19 @@ def _build(size: int, rng: random.Random) -> _Case:
     while len(ctx) < size:
         add(Role.USER)
 
-    units = [ids for unit, ids in ctx.units() if not ctx.pending_in(unit)
-             and all(ctx[m].closed and ctx[m].role is not Role.SYSTEM for m in ids)]
+    units = [
+        ids
+        for unit, ids in ctx.units()
+        if not ctx.pending_in(unit)
+        and all(ctx[m].closed and ctx[m].role is not Role.SYSTEM for m in ids)
+    ]
     prune: list[str] = []
     while len(prune) < PRUNE_SIZE:
-        prune.extend(rng.choice(units[len(units) // 4: 3 * len(units) // 4]))
+        prune.extend(rng.choice(units[len(units) // 4 : 3 * len(units) // 4]))
     prune = list(dict.fromkeys(prune))
     messages: list[dict[str, object]] = [
-        {"id": m.id, "unit_id": m.unit_id, "role": m.role.value, "closed": m.closed} for m in ctx]
+        {"id": m.id, "unit_id": m.unit_id, "role": m.role.value, "closed": m.closed} for m in ctx
+    ]
     return _Case(ctx, messages, set(ctx.pending_units()), set(ctx.open_ids()), tuple(prune))
 
 
@@ -132,11 +150,15 @@ def _mark(ok: bool) -> str:
 
 
 def _table(rows: Iterable[tuple[int, int, float, float]]) -> list[str]:
-    lines = ["| messages in context | prune set | index µs/check | O(n) µs/check | O(n) ÷ index |",
-             "|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| messages in context | prune set | index µs/check | O(n) µs/check | O(n) ÷ index |",
+        "|---:|---:|---:|---:|---:|",
+    ]
     for size, pruned, index, linear in rows:
-        lines.append(f"| {size:,} | {pruned} | {index * 1e6:.2f} | {linear * 1e6:,.0f} | "
-                     f"{linear / index:,.0f}× |")
+        lines.append(
+            f"| {size:,} | {pruned} | {index * 1e6:.2f} | {linear * 1e6:,.0f} | "
+            f"{linear / index:,.0f}× |"
+        )
     return lines
 
 
@@ -149,11 +171,14 @@ def run(quick: bool) -> str:
         case = _build(size, rng)
         prune_set = set(case.prune)
         assert check_prune(case.ctx, case.prune) == ()  # valid: both do their full work
-        assert linear_check(case.messages, prune_set, case.pending_units,
-                            case.open_ids) == prune_set
+        assert (
+            linear_check(case.messages, prune_set, case.pending_units, case.open_ids) == prune_set
+        )
         index = _per_call(partial(check_prune, case.ctx, case.prune), repeats)
-        linear = _per_call(partial(linear_check, case.messages, prune_set, case.pending_units,
-                                   case.open_ids), repeats)
+        linear = _per_call(
+            partial(linear_check, case.messages, prune_set, case.pending_units, case.open_ids),
+            repeats,
+        )
         rows.append((size, len(case.prune), index, linear))
     by_size = {size: (index, linear) for size, _, index, linear in rows}
     growth = by_size[100_000][0] / by_size[1_000][0]

@@ -95,7 +95,7 @@ def _check_cost(size: int, rounds: int) -> tuple[float, float, int]:
         feeder.add()
     totals, own, pruned = [], [], []
     for _ in range(rounds):
-        guard.budget = guard.hard_ceiling = guard.used - 2_500   # ~10 messages over
+        guard.budget = guard.hard_ceiling = guard.used - 2_500  # ~10 messages over
         trimmer.spent = 0
         started = time.perf_counter_ns()
         plan = guard.check()
@@ -112,16 +112,14 @@ def _check_cost(size: int, rounds: int) -> tuple[float, float, int]:
 def _round_trip(path: str, rounds: int) -> tuple[float, float]:
     """Median ms of a spilling check and of the re-injecting call (+ delete)."""
     store = SpillStore(path)
-    guard = CommitGuard(builtin_policy("unit_safe"), budget=500, hard_ceiling=500,
-                        store=store)
+    guard = CommitGuard(builtin_policy("unit_safe"), budget=500, hard_ceiling=500, store=store)
     payload = {"role": "tool", "content": "x" * 2_000}
     spills, backs = [], []
     for i in range(rounds):
-        guard.calls(f"b{i}", [f"c{i}.0", f"c{i}.1", f"c{i}.2"], 10, payload,
-                    resources=[f"file{i}"])
+        guard.calls(f"b{i}", [f"c{i}.0", f"c{i}.1", f"c{i}.2"], 10, payload, resources=[f"file{i}"])
         for k in range(3):
             guard.result_complete(f"c{i}.{k}", 300, f"r{i}.{k}", payload)
-        guard.calls(f"p{i}", [f"q{i}"], 10, resources=["elsewhere"])   # pending: defer
+        guard.calls(f"p{i}", [f"q{i}"], 10, resources=["elsewhere"])  # pending: defer
         started = time.perf_counter()
         with suppress(HardCeilingExceeded):
             guard.check()
@@ -130,7 +128,7 @@ def _round_trip(path: str, rounds: int) -> tuple[float, float]:
         guard.result_complete(f"q{i}", 1)
         started = time.perf_counter()
         back = guard.calls(f"n{i}", [f"n{i}.0"], 10, resources=[f"file{i}"])
-        guard.result_complete(f"n{i}.0", 1)      # the next call deletes it from the store
+        guard.result_complete(f"n{i}.0", 1)  # the next call deletes it from the store
         backs.append(time.perf_counter() - started)
         assert back and not guard.spilled and len(store) == 0
         guard.removed(list(guard.tracker.payloads))
@@ -140,8 +138,11 @@ def _round_trip(path: str, rounds: int) -> tuple[float, float]:
 
 def run(quick: bool) -> str:
     rounds = 30 if quick else 200
-    lines = ["| messages in context | messages pruned per check | check (median) | "
-             "guard's own share (median) |", "|---:|---:|---:|---:|"]
+    lines = [
+        "| messages in context | messages pruned per check | check (median) | "
+        "guard's own share (median) |",
+        "|---:|---:|---:|---:|",
+    ]
     cost: dict[int, tuple[float, float]] = {}
     for size in SIZES:
         total, own, pruned = _check_cost(size, rounds)
@@ -149,17 +150,24 @@ def run(quick: bool) -> str:
         lines.append(f"| {size:,} | {pruned} | {total / 1e3:.1f} µs | {own / 1e3:.1f} µs |")
     growth = cost[100_000][0] / cost[1_000][0]
     own_growth = cost[100_000][1] / cost[1_000][1]
-    lines += ["", f"- Check cost at 100k ÷ at 1k: **{growth:.2f}×** (guard's own share: "
-              f"{own_growth:.2f}×; target ≤ 2×) {'✅' if growth <= 2 else '❌'}", ""]
+    lines += [
+        "",
+        f"- Check cost at 100k ÷ at 1k: **{growth:.2f}×** (guard's own share: "
+        f"{own_growth:.2f}×; target ≤ 2×) {'✅' if growth <= 2 else '❌'}",
+        "",
+    ]
     with tempfile.TemporaryDirectory() as folder:
         disk = _round_trip(str(Path(folder) / "spill.db"), rounds // 2)
     memory = _round_trip(":memory:", rounds // 2)
-    lines += ["| spill store | check that spills a 4-message unit | call that re-injects it "
-              "(+ delete) |", "|---|---:|---:|",
-              f"| SQLite file, WAL | {disk[0]:.2f} ms | {disk[1]:.2f} ms |",
-              f"| SQLite `:memory:` | {memory[0]:.2f} ms | {memory[1]:.2f} ms |", "",
-              f"Medians of {rounds} checks per size and {rounds // 2} round trips; contexts "
-              f"from `random.Random({SEED} + size)`."]
+    lines += [
+        "| spill store | check that spills a 4-message unit | call that re-injects it (+ delete) |",
+        "|---|---:|---:|",
+        f"| SQLite file, WAL | {disk[0]:.2f} ms | {disk[1]:.2f} ms |",
+        f"| SQLite `:memory:` | {memory[0]:.2f} ms | {memory[1]:.2f} ms |",
+        "",
+        f"Medians of {rounds} checks per size and {rounds // 2} round trips; contexts "
+        f"from `random.Random({SEED} + size)`.",
+    ]
     return "\n".join(lines)
 
 

@@ -51,23 +51,32 @@ class _Run:
 
 
 def _search(target: frozenset[IncidentKind], seed: int) -> _Run:
-    r = search(POLICY, CONFIG, seed=seed, shape=Shape.small(), target=target,
-               policy=load_policy(POLICY))
+    r = search(
+        POLICY, CONFIG, seed=seed, shape=Shape.small(), target=target, policy=load_policy(POLICY)
+    )
     assert r.trace is not None and r.first_seconds is not None and r.first_length is not None
     return _Run(r.first_seconds, r.seconds, r.events, r.first_length, len(r.trace.events))
 
 
 def _random(target: frozenset[IncidentKind], seed: int) -> _Run:
-    r = random_walk(POLICY, CONFIG, seed=seed, shape=Shape.small(), target=target,
-                    max_runs=100_000, policy=load_policy(POLICY))
+    r = random_walk(
+        POLICY,
+        CONFIG,
+        seed=seed,
+        shape=Shape.small(),
+        target=target,
+        max_runs=100_000,
+        policy=load_policy(POLICY),
+    )
     assert r.trace is not None
     return _Run(r.seconds, r.seconds, r.events, len(r.trace.events), len(r.trace.events))
 
 
 def _explore(target: frozenset[IncidentKind], seed: int) -> _Run:
     started = time.perf_counter()
-    r = explore(POLICY, CONFIG, depth=12, shape=Shape.small(), target=target,
-                policy=load_policy(POLICY))
+    r = explore(
+        POLICY, CONFIG, depth=12, shape=Shape.small(), target=target, policy=load_policy(POLICY)
+    )
     took = time.perf_counter() - started
     assert r.counterexample is not None
     n = len(r.counterexample.events)
@@ -101,12 +110,15 @@ def run(quick: bool) -> str:
                 f"{1000 * _median([r.total for r in runs]):.0f} | "
                 f"{_median([r.events for r in runs]):.0f} | "
                 f"{_median([r.first_length for r in runs]):.0f} → "
-                f"{_median([r.length for r in runs]):.0f} | {max(r.length for r in runs)} |")
+                f"{_median([r.length for r in runs]):.0f} | {max(r.length for r in runs)} |"
+            )
             if driver.startswith("search"):
                 total = _median([r.total for r in runs])
                 mark = "✓" if total <= TARGET_SECONDS else "✗"
-                verdicts.append(f"- {mark} search, {label}: median {total:.2f} s to the shrunk "
-                                f"counterexample (target ≤ {TARGET_SECONDS:g} s)")
+                verdicts.append(
+                    f"- {mark} search, {label}: median {total:.2f} s to the shrunk "
+                    f"counterexample (target ≤ {TARGET_SECONDS:g} s)"
+                )
     notes = [
         "",
         f"{len(seeds)} seeds; {POLICY}, gate none, budget {CONFIG.budget}, "

@@ -59,16 +59,19 @@ def _throughput(policy: str, gate: Gate, level: float, horizon: float) -> list[s
     events = 0
     for _ in range(_REPEATS):
         started = time.perf_counter()
-        result = simulate(policy, config, load_at(level), 1, horizon=horizon,
-                          policy=guarded(load_policy(policy)))
+        result = simulate(
+            policy, config, load_at(level), 1, horizon=horizon, policy=guarded(load_policy(policy))
+        )
         sim = min(sim, (time.perf_counter() - started) / result.events)
         events = result.events
         applied = min(applied, _apply_alone(result.traces, policy) / events)
     ratio = sim / applied
     verdict = "met" if ratio <= _TARGET else "not met"
     _SPLITS.append((sim * 1e6, applied * 1e6))
-    return [f"| {policy} · gate {gate.value} · load {level:g} | {events:,} | {sim * 1e6:.1f} | "
-            f"{applied * 1e6:.1f} | {(sim - applied) * 1e6:.1f} | **{ratio:.2f}×** ({verdict}) |"]
+    return [
+        f"| {policy} · gate {gate.value} · load {level:g} | {events:,} | {sim * 1e6:.1f} | "
+        f"{applied * 1e6:.1f} | {(sim - applied) * 1e6:.1f} | **{ratio:.2f}×** ({verdict}) |"
+    ]
 
 
 def _long_trace(messages: int, extra: int) -> Trace:
@@ -81,17 +84,31 @@ def _long_trace(messages: int, extra: int) -> Trace:
     # (session_turns user messages) would start a fresh, empty context, and a
     # giant output (sized against the budget, here unreachable on purpose) would
     # force a prune, long before the largest checkpoint.
-    load = Load(agents=1, user_interval=1.0, batch_width=3.0, latency_tail=0.5, chunks=1.0,
-                tightness=3_000 / budget, background=0.0, edit_interval=60.0,
-                session_turns=10**9, giant_share=0.0)
-    result = simulate("unit_safe", config, load, 1, horizon=1e9,
-                      max_events=int(messages * 1.3) + extra + 2_000,
-                      policy=guarded(load_policy("unit_safe")))
+    load = Load(
+        agents=1,
+        user_interval=1.0,
+        batch_width=3.0,
+        latency_tail=0.5,
+        chunks=1.0,
+        tightness=3_000 / budget,
+        background=0.0,
+        edit_interval=60.0,
+        session_turns=10**9,
+        giant_share=0.0,
+    )
+    result = simulate(
+        "unit_safe",
+        config,
+        load,
+        1,
+        horizon=1e9,
+        max_events=int(messages * 1.3) + extra + 2_000,
+        policy=guarded(load_policy("unit_safe")),
+    )
     return result.traces[0]
 
 
-def _steady(state: RuntimeState, trace: Trace, start: int, policy: str, limit: int
-            ) -> list[float]:
+def _steady(state: RuntimeState, trace: Trace, start: int, policy: str, limit: int) -> list[float]:
     """From a copy of ``state``, with the budget set to what it holds, go on
     with the trace's next events: every append now fires a check that must
     prune (checks after every append).  Returns the seconds of each event
@@ -133,13 +150,21 @@ def _check_rows(sizes: tuple[int, ...], extra: int, checks: int) -> tuple[list[s
             costs = _steady(state, trace, index + 1, policy, limit)
             median = statistics.median(costs)
             base.setdefault(policy, median)
-            cells += [f"{median * 1e6:,.1f}", f"{statistics.mean(costs) * 1e6:,.1f}",
-                      f"{median / base[policy]:.2f}×"] if policy == "unit_safe" else \
-                [f"{median * 1e6:,.0f}", f"{median / base[policy]:.0f}×"]
+            cells += (
+                [
+                    f"{median * 1e6:,.1f}",
+                    f"{statistics.mean(costs) * 1e6:,.1f}",
+                    f"{median / base[policy]:.2f}×",
+                ]
+                if policy == "unit_safe"
+                else [f"{median * 1e6:,.0f}", f"{median / base[policy]:.0f}×"]
+            )
         rows.append("| " + " | ".join(cells) + " |")
     if want:
-        rows.append(f"\n**The run ended at {len(state.context):,} messages: checkpoints "
-                    f"{want} were not reached.**")
+        rows.append(
+            f"\n**The run ended at {len(state.context):,} messages: checkpoints "
+            f"{want} were not reached.**"
+        )
     return rows, time.perf_counter() - started
 
 

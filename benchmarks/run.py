@@ -21,8 +21,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", default="reports/bench.md")
     parser.add_argument("--only", help="run only benchmarks/bench_NAME.py")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")

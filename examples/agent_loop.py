@@ -66,8 +66,8 @@ class AgentLoop:
         self.hard_ceiling = hard_ceiling
         self.guard = guard
         self.messages: list[Message] = []
-        self.ids: dict[int, str] = {}                 # id(message) -> its id
-        self.open: dict[str, Message] = {}           # stream (call or message id) -> message
+        self.ids: dict[int, str] = {}  # id(message) -> its id
+        self.open: dict[str, Message] = {}  # stream (call or message id) -> message
         self.batches: dict[str, tuple[s.Call, ...]] = {}
         self.executed: list[Execution] = []
         self.rejected: tuple[str, ...] = ()
@@ -84,8 +84,15 @@ class AgentLoop:
 
     def costs(self) -> Mapping[str, int]:
         stats = self.guard.stats if self.guard is not None else None
-        return {} if stats is None else {"deferral": stats.deferred, "spill": stats.spills,
-                                         "reinjection": stats.reinjections}
+        return (
+            {}
+            if stats is None
+            else {
+                "deferral": stats.deferred,
+                "spill": stats.spills,
+                "reinjection": stats.reinjections,
+            }
+        )
 
     # ---------------------------------------------------------------- loop
     async def handle(self, st: s.Stimulus) -> None:
@@ -112,19 +119,31 @@ class AgentLoop:
         elif isinstance(st, s.NewSession):  # a fresh session: an empty context
             self.messages, self.open, self.rejected = [], {}, ()
             if self.guard is not None:
-                self.guard = CommitGuard(self.guard.trimmer, budget=self.budget,
-                                         hard_ceiling=self.hard_ceiling,
-                                         store=SpillStore(":memory:"))
+                self.guard = CommitGuard(
+                    self.guard.trimmer,
+                    budget=self.budget,
+                    hard_ceiling=self.hard_ceiling,
+                    store=SpillStore(":memory:"),
+                )
 
     async def tool_calls(self, st: s.ToolCalls) -> None:
-        message = {"role": "assistant", "content": st.text, "tool_calls": [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.tool, "arguments": json.dumps(dict(c.arguments))}}
-            for c in st.calls]}
+        message = {
+            "role": "assistant",
+            "content": st.text,
+            "tool_calls": [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.tool, "arguments": json.dumps(dict(c.arguments))},
+                }
+                for c in st.calls
+            ],
+        }
         if self.guard is not None:
             paths = [c.arguments["path"] for c in st.calls if c.arguments.get("path")]
-            for unit in self.guard.calls(st.id, [c.id for c in st.calls],
-                                         count_tokens(st.text), message, resources=paths):
+            for unit in self.guard.calls(
+                st.id, [c.id for c in st.calls], count_tokens(st.text), message, resources=paths
+            ):
                 for mid, payload in zip(unit.ids, unit.payloads, strict=True):
                     self.append(mid, dict(payload))  # type: ignore[call-overload]
         self.append(st.id, message)
@@ -135,8 +154,9 @@ class AgentLoop:
     async def run_tool(self, call: s.Call) -> None:
         """Start a tool (its output arrives later, chunk by chunk)."""
         await asyncio.sleep(0)
-        self.executed.append(Execution(call.id, call.tool, call.arguments.get("path", ""),
-                                       call.effect))
+        self.executed.append(
+            Execution(call.id, call.tool, call.arguments.get("path", ""), call.effect)
+        )
 
     async def result_chunk(self, chunk: s.ResultChunk) -> None:
         """Stream a result into its message, checking the budget after each append."""
@@ -145,8 +165,9 @@ class AgentLoop:
         tokens = count_tokens(chunk.text)
         if message is None or not self.present(message):
             # first chunk, or its message was evicted: the stream goes on in a new one
-            message = self.answer(call, {"role": "tool", "tool_call_id": call,
-                                         "content": chunk.text})
+            message = self.answer(
+                call, {"role": "tool", "tool_call_id": call, "content": chunk.text}
+            )
             self.open[call] = message
             if self.guard is not None:
                 self.guard.result_chunk(call, tokens, f"result:{call}", message)
@@ -166,19 +187,20 @@ class AgentLoop:
             self.remove([f"result:{st.call}"])
             if self.guard is not None:
                 self.guard.removed([f"result:{st.call}"])
-        message = self.answer(st.call, {"role": "tool", "tool_call_id": st.call,
-                                        "content": st.text})
+        message = self.answer(
+            st.call, {"role": "tool", "tool_call_id": st.call, "content": st.text}
+        )
         if self.guard is not None:
-            self.guard.result_complete(st.call, count_tokens(st.text), f"result:{st.call}",
-                                       message)
+            self.guard.result_complete(st.call, count_tokens(st.text), f"result:{st.call}", message)
         self.budget_check()
 
     def stream_text(self, st: s.AssistantText) -> None:
         message = self.open.get(st.id)
         tokens = count_tokens(st.text)
         if message is None or not self.present(message):
-            message = self.append(st.id if message is None else st.id + "+",
-                                  {"role": "assistant", "content": st.text})
+            message = self.append(
+                st.id if message is None else st.id + "+", {"role": "assistant", "content": st.text}
+            )
             self.open[st.id] = message
             if self.guard is not None:
                 self.guard.stream_opened(st.id, "assistant", tokens, message)
@@ -226,8 +248,9 @@ class AgentLoop:
         at = None
         for i, m in enumerate(self.messages):
             calls = [c["id"] for c in m.get("tool_calls", [])]
-            follows = at is not None and m["role"] == "tool" and \
-                m["tool_call_id"] in self.sibling(call)
+            follows = (
+                at is not None and m["role"] == "tool" and m["tool_call_id"] in self.sibling(call)
+            )
             if call in calls or follows:
                 at = i
         if at is None:
@@ -261,10 +284,16 @@ class NaiveLoop(AgentLoop):
 class GuardedLoop(AgentLoop):
     """The same loop, its trimmer behind the commit gate (spilling to SQLite)."""
 
-    def __init__(self, budget: int = 32_000, hard_ceiling: int = 40_000,
-                 store: str = ":memory:") -> None:
-        guard = CommitGuard(lowest_salience, format="openai", budget=budget,
-                            hard_ceiling=hard_ceiling, store=SpillStore(store))
+    def __init__(
+        self, budget: int = 32_000, hard_ceiling: int = 40_000, store: str = ":memory:"
+    ) -> None:
+        guard = CommitGuard(
+            lowest_salience,
+            format="openai",
+            budget=budget,
+            hard_ceiling=hard_ceiling,
+            store=SpillStore(store),
+        )
         super().__init__(budget, hard_ceiling, guard)
 
 
@@ -281,8 +310,10 @@ def main() -> None:
         runtime = load_policy(f"runtime:{__file__}:{name}")
         found = [i for i in incidents_of(trace, runtime) if i.is_violation]
         kinds = sorted({i.kind.label for i in found})
-        print(f"{name}: {len(found)} violation(s) on the domain document's parallel batch"
-              + (f" ({', '.join(kinds)})" if kinds else ""))
+        print(
+            f"{name}: {len(found)} violation(s) on the domain document's parallel batch"
+            + (f" ({', '.join(kinds)})" if kinds else "")
+        )
 
 
 if __name__ == "__main__":

@@ -31,12 +31,14 @@ def _has_result(message: Msg) -> bool:
     return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
 
 
-def trim(messages: list[Msg], max_tokens: int = 0,
-         token_counter: Callable[[Any], int] = len) -> list[Msg]:
+def trim(
+    messages: list[Msg], max_tokens: int = 0, token_counter: Callable[[Any], int] = len
+) -> list[Msg]:
     """Drop messages from the front, cutting only before a message that
     carries no tool_result, until the rest fits ``max_tokens``."""
-    last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"),
-                         default=len(messages))
+    last_assistant = max(
+        (i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages)
+    )
     remaining = token_counter(messages)
     cut = 0
     while cut < last_assistant and remaining > max_tokens:

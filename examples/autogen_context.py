@@ -31,8 +31,10 @@ from prunecheck.guard.autogen import GuardedChatCompletionContext
 def words(message: LLMMessage) -> int:
     content = message.content
     if isinstance(content, list):
-        return sum(len(str(getattr(c, "content", getattr(c, "arguments", ""))).split()) + 1
-                   for c in content)
+        return sum(
+            len(str(getattr(c, "content", getattr(c, "arguments", ""))).split()) + 1
+            for c in content
+        )
     return len(str(content).split())
 
 
@@ -55,19 +57,24 @@ def show(step: str, messages: list[LLMMessage]) -> None:
 
 
 async def main() -> list[list[LLMMessage]]:
-    context = GuardedChatCompletionContext(keep_newest, budget=100, hard_ceiling=400,
-                                           store=":memory:", token_counter=words)
+    context = GuardedChatCompletionContext(
+        keep_newest, budget=100, hard_ceiling=400, store=":memory:", token_counter=words
+    )
     seen = []
     await context.add_message(SystemMessage(content="You are a coding agent."))
     await context.add_message(UserMessage(content="context " * 90, source="user"))
     await context.add_message(UserMessage(content="read a.txt and b.txt", source="user"))
-    calls = [FunctionCall(id="call_1", name="read_file", arguments=json.dumps({"path": "a.txt"})),
-             FunctionCall(id="call_2", name="read_file", arguments=json.dumps({"path": "b.txt"}))]
+    calls = [
+        FunctionCall(id="call_1", name="read_file", arguments=json.dumps({"path": "a.txt"})),
+        FunctionCall(id="call_2", name="read_file", arguments=json.dumps({"path": "b.txt"})),
+    ]
     await context.add_message(AssistantMessage(content=calls, source="agent"))
     seen.append(await context.get_messages())
     show("calls in flight (defer)", seen[-1])
-    results = [FunctionExecutionResult(call_id=c.id, name=c.name, is_error=False,
-                                       content="data " * 40) for c in calls]
+    results = [
+        FunctionExecutionResult(call_id=c.id, name=c.name, is_error=False, content="data " * 40)
+        for c in calls
+    ]
     await context.add_message(FunctionExecutionResultMessage(content=results))
     seen.append(await context.get_messages())
     show("results in (prune whole units)", seen[-1])

@@ -51,24 +51,36 @@ def words(messages: Any) -> int:
 
 def describe(m: BaseMessage) -> str:
     calls = [c["id"] for c in getattr(m, "tool_calls", [])]
-    return (f"{m.type}({len(str(m.content).split())} words"
-            + (f", calls {', '.join(calls)}" if calls else "")
-            + (f", answers {getattr(m, 'tool_call_id', '')}" if m.type == "tool" else "") + ")")
+    return (
+        f"{m.type}({len(str(m.content).split())} words"
+        + (f", calls {', '.join(calls)}" if calls else "")
+        + (f", answers {getattr(m, 'tool_call_id', '')}" if m.type == "tool" else "")
+        + ")"
+    )
 
 
 def main() -> list[list[BaseMessage]]:
-    script = iter([
-        AIMessage("", tool_calls=[
-            {"name": "read_file", "args": {"path": "src/app.py"}, "id": "call_1"},
-            {"name": "read_file", "args": {"path": "src/db.py"}, "id": "call_2"}]),
-        AIMessage("Both files read; the retry settings live in src/app.py."),
-    ])
+    script = iter(
+        [
+            AIMessage(
+                "",
+                tool_calls=[
+                    {"name": "read_file", "args": {"path": "src/app.py"}, "id": "call_1"},
+                    {"name": "read_file", "args": {"path": "src/db.py"}, "id": "call_2"},
+                ],
+            ),
+            AIMessage("Both files read; the retry settings live in src/app.py."),
+        ]
+    )
     model = ScriptedModel(messages=script)
-    guard = CommitGuardMiddleware(trim_messages, budget=300, hard_ceiling=600,
-                                  store=":memory:", token_counter=words)
+    guard = CommitGuardMiddleware(
+        trim_messages, budget=300, hard_ceiling=600, store=":memory:", token_counter=words
+    )
     agent = create_agent(model, tools=[read_file], middleware=[guard])
-    history = [HumanMessage("background: " + "earlier discussion " * 40),
-               HumanMessage("check the retry settings in src/app.py and src/db.py")]
+    history = [
+        HumanMessage("background: " + "earlier discussion " * 40),
+        HumanMessage("check the retry settings in src/app.py and src/db.py"),
+    ]
     ScriptedModel.sent = []
     agent.invoke({"messages": history})
     for n, sent in enumerate(ScriptedModel.sent, 1):

@@ -47,8 +47,7 @@ def table() -> str:
         hit = sum(r.exposed.get(ANY_VIOLATION, 0) for r in result.scenarios)
         rate = f"{1000 * hit / invocations:.0f} ({hit}/{invocations})" if invocations else "-"
         if result.reproduction is not None:
-            repro = (f"{len(result.reproduction.events)} events: "
-                     f"{first_violation(result.narrative)}")
+            repro = f"{len(result.reproduction.events)} events: {first_violation(result.narrative)}"
         else:
             repro = "none found"
         verdict = result.verdict.value.upper() if not result.safe else "safe"

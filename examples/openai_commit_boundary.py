@@ -37,13 +37,15 @@ def units(messages: list[Msg]) -> list[list[Msg]]:
     return out
 
 
-def trim(messages: list[Msg], max_tokens: int = 0,
-         token_counter: Callable[[Any], int] = len) -> list[Msg]:
+def trim(
+    messages: list[Msg], max_tokens: int = 0, token_counter: Callable[[Any], int] = len
+) -> list[Msg]:
     """Drop whole, closed units from the front until the rest fits."""
     system = [m for m in messages if m["role"] == "system"]
     groups = units([m for m in messages if m["role"] != "system"])
-    last_assistant = max((i for i, g in enumerate(groups) if g[0]["role"] == "assistant"),
-                         default=len(groups))
+    last_assistant = max(
+        (i for i, g in enumerate(groups) if g[0]["role"] == "assistant"), default=len(groups)
+    )
     total = token_counter(messages)
     start = 0
     while start < last_assistant and total > max_tokens:

@@ -32,8 +32,7 @@ def keep_last(messages: list[Msg]) -> list[Msg]:
 GUARD = ListGuard(keep_last, format="openai", budget=32_000)
 
 
-def trim(messages: list[Msg], max_tokens: int,
-         token_counter: Callable[[Any], int]) -> list[Msg]:
+def trim(messages: list[Msg], max_tokens: int, token_counter: Callable[[Any], int]) -> list[Msg]:
     """``keep_last`` behind the commit gate, at the runtime's budget."""
     GUARD.budget, GUARD.count = max_tokens, token_counter
     try:
@@ -44,14 +43,20 @@ def trim(messages: list[Msg], max_tokens: int,
 
 def main() -> None:
     def call(cid: str, path: str) -> Msg:
-        return {"id": cid, "type": "function",
-                "function": {"name": "read_file", "arguments": f'{{"path": "{path}"}}'}}
+        return {
+            "id": cid,
+            "type": "function",
+            "function": {"name": "read_file", "arguments": f'{{"path": "{path}"}}'},
+        }
 
     history = [
         {"role": "system", "content": "You are a coding agent."},
         {"role": "user", "content": "fix the bug " * 50},
-        {"role": "assistant", "content": None, "tool_calls": [call("c1", "a.txt"),
-                                                              call("c2", "b.txt")]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("c1", "a.txt"), call("c2", "b.txt")],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "a " * 300},
         {"role": "tool", "tool_call_id": "c2", "content": "b " * 300},
         {"role": "assistant", "content": "Both read; now the test."},
@@ -59,16 +64,24 @@ def main() -> None:
         {"role": "assistant", "content": None, "tool_calls": [call("c3", "tests")]},
     ]
     guard = ListGuard(keep_last, format="openai", budget=400, hard_ceiling=1000)
-    print("keep_last alone keeps:", [m.get("tool_call_id") or m["role"] for m in
-                                     keep_last(history)])
+    print(
+        "keep_last alone keeps:", [m.get("tool_call_id") or m["role"] for m in keep_last(history)]
+    )
     kept = guard(history)
-    print("behind the guard     :", [m.get("tool_call_id") or m["role"] for m in kept],
-          "— deferred:", guard.last_plan.deferred if guard.last_plan else None)
+    print(
+        "behind the guard     :",
+        [m.get("tool_call_id") or m["role"] for m in kept],
+        "— deferred:",
+        guard.last_plan.deferred if guard.last_plan else None,
+    )
     history.append({"role": "tool", "tool_call_id": "c3", "content": "ok"})
     kept = guard(history)
     print("c3 answered          :", [m.get("tool_call_id") or m["role"] for m in kept])
-    history = [*kept, {"role": "user", "content": "and again " * 600},
-               {"role": "assistant", "content": None, "tool_calls": [call("c4", "x")]}]
+    history = [
+        *kept,
+        {"role": "user", "content": "and again " * 600},
+        {"role": "assistant", "content": None, "tool_calls": [call("c4", "x")]},
+    ]
     try:
         guard(history)
     except HardCeilingExceeded as exc:  # deferral cannot meet the ceiling: fail loudly

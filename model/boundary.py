@@ -79,8 +79,11 @@ def check_prune(ctx: Context, prune_ids: Iterable[str]) -> tuple[Violation, ...]
         members = ctx.members(unit)
         if len(set(chosen)) < len(members):
             picked = set(chosen)
-            out.append(Violation(ViolationReason.SPLIT_UNIT, unit,
-                                 tuple(m for m in members if m not in picked)))
+            out.append(
+                Violation(
+                    ViolationReason.SPLIT_UNIT, unit, tuple(m for m in members if m not in picked)
+                )
+            )
         opened = tuple(m for m in chosen if not ctx[m].closed)
         if opened:
             out.append(Violation(ViolationReason.OPEN_MESSAGE, unit, opened))

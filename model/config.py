@@ -88,11 +88,16 @@ class RuntimeConfig:
     max_retries: int = DEFAULT_MAX_RETRIES
 
     def __post_init__(self) -> None:
-        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) \
-                or self.max_retries < 0:
-            raise ConfigError("max_retries", f"must be a non-negative integer, got "
-                              f"{self.max_retries!r}.",
-                              "it counts retries after a rejected invocation, e.g. 2.")
+        if (
+            isinstance(self.max_retries, bool)
+            or not isinstance(self.max_retries, int)
+            or self.max_retries < 0
+        ):
+            raise ConfigError(
+                "max_retries",
+                f"must be a non-negative integer, got {self.max_retries!r}.",
+                "it counts retries after a rejected invocation, e.g. 2.",
+            )
         if self.budget <= 0:
             raise ConfigError("budget", f"must be a positive token count, got {self.budget}.")
         if self.hard_ceiling < self.budget:
@@ -121,9 +126,11 @@ class RuntimeConfig:
             raise ConfigError(where, "must be a JSON object of runtime settings.")
         unknown = set(data) - {*_INTEGERS, *_KNOBS}
         if unknown:
-            raise ConfigError(where, f"unknown setting(s) {sorted(unknown)}.",
-                              f"settings are budget, hard_ceiling, max_retries, "
-                              f"{', '.join(_KNOBS)}.")
+            raise ConfigError(
+                where,
+                f"unknown setting(s) {sorted(unknown)}.",
+                f"settings are budget, hard_ceiling, max_retries, {', '.join(_KNOBS)}.",
+            )
         kwargs: dict[str, Any] = {}
         for name in _INTEGERS:  # max_retries may be missing (traces before it): default
             if name in data:

@@ -268,4 +268,3 @@ class Context:
             _open=dict(self._open),
             _pending={k: set(v) for k, v in self._pending.items()},
         )
-

@@ -48,8 +48,14 @@ class EventWork:
         if self.state.record:
             self.notes.append(Note(kind, text, ids))
 
-    def incident(self, kind: IncidentKind, ids: tuple[str, ...], detail: str,
-                 reason: str = "", text: str = "") -> None:
+    def incident(
+        self,
+        kind: IncidentKind,
+        ids: tuple[str, ...],
+        detail: str,
+        reason: str = "",
+        text: str = "",
+    ) -> None:
         self.incidents.append(Incident(kind, self.state.step_index, ids, detail, reason, text))
         counters = self.state.counters
         counters[kind.value] = counters.get(kind.value, 0) + 1
@@ -93,20 +99,31 @@ class EventWork:
                 if not has_call:
                     if mid not in state.orphans:
                         state.orphans.add(mid)
-                        self.once(IncidentKind.ORPHANED_RESULT, mid, (mid, message.call_id or ""),
-                                  f"result {mid} for call {message.call_id} is in the context but "
-                                  f"the assistant message {unit} that issued the call is not")
+                        self.once(
+                            IncidentKind.ORPHANED_RESULT,
+                            mid,
+                            (mid, message.call_id or ""),
+                            f"result {mid} for call {message.call_id} is in the context but "
+                            f"the assistant message {unit} that issued the call is not",
+                        )
                 else:
                     state.orphans.discard(mid)
         for cid in batch.calls:
-            gone = (has_call and cid not in answered
-                    and state.calls[cid].status is not CallStatus.PENDING)
+            gone = (
+                has_call
+                and cid not in answered
+                and state.calls[cid].status is not CallStatus.PENDING
+            )
             if gone:
                 if cid not in state.unanswered:
                     state.unanswered.add(cid)
-                    self.once(IncidentKind.UNANSWERED_CALL, cid, (unit, cid),
-                              f"call {cid} of {unit} has completed but no result for it is "
-                              "in the context")
+                    self.once(
+                        IncidentKind.UNANSWERED_CALL,
+                        cid,
+                        (unit, cid),
+                        f"call {cid} of {unit} has completed but no result for it is "
+                        "in the context",
+                    )
             else:
                 state.unanswered.discard(cid)
         if not members:
@@ -132,8 +149,9 @@ class EventWork:
 
     def plain(self, role: Role, tokens: int, text: str) -> Message:
         mid = self.new_message_id()
-        message = Message(mid, role, tokens, self.state.turn, self.state.now, unit_id=mid,
-                          text=text)
+        message = Message(
+            mid, role, tokens, self.state.turn, self.state.now, unit_id=mid, text=text
+        )
         self.append(message)
         return message
 
@@ -151,12 +169,19 @@ class EventWork:
                 state.deferred = True
                 self.bump(CounterName.DEFERRED_CHECKS)
                 calls = tuple(state.pending)
-                self.incident(IncidentKind.DEFERRAL, calls,
-                              f"over budget by {need} tokens; deferred while "
-                              f"{len(calls)} call(s) pending", reason="pending_call")
+                self.incident(
+                    IncidentKind.DEFERRAL,
+                    calls,
+                    f"over budget by {need} tokens; deferred while {len(calls)} call(s) pending",
+                    reason="pending_call",
+                )
                 if state.record:
-                    self.note(NoteKind.DEFER, f"deferred: {len(calls)} call(s) pending "
-                              f"({', '.join(calls)}); over budget by {need}", calls)
+                    self.note(
+                        NoteKind.DEFER,
+                        f"deferred: {len(calls)} call(s) pending "
+                        f"({', '.join(calls)}); over budget by {need}",
+                        calls,
+                    )
             else:
                 self.prune(need)
                 need = ctx.used - cfg.budget
@@ -164,11 +189,17 @@ class EventWork:
                     state.deferred = True
                     self.bump(CounterName.DEFERRED_CHECKS)
                     opened = ctx.open_ids()
-                    self.incident(IncidentKind.DEFERRAL, opened,
-                                  f"over budget by {need} tokens; the rest would touch open "
-                                  "message(s)", reason="open_message")
-                    self.note(NoteKind.DEFER, f"deferred: budget cannot be met without "
-                              f"touching open {', '.join(opened)}", opened)
+                    self.incident(
+                        IncidentKind.DEFERRAL,
+                        opened,
+                        f"over budget by {need} tokens; the rest would touch open message(s)",
+                        reason="open_message",
+                    )
+                    self.note(
+                        NoteKind.DEFER,
+                        f"deferred: budget cannot be met without touching open {', '.join(opened)}",
+                        opened,
+                    )
             if cfg.gate is Gate.SPILL and ctx.used > cfg.hard_ceiling:
                 self.spill(ctx.used - cfg.budget)
         self.ceiling("budget check")
@@ -178,17 +209,28 @@ class EventWork:
         if used > limit:
             if not state.over_ceiling:
                 state.over_ceiling = True
-                self.incident(IncidentKind.HARD_CEILING_OVERRUN, (),
-                              f"{used} tokens in context at {at}, over the hard ceiling {limit}")
-                self.note(NoteKind.OVERRUN, f"hard ceiling overrun: {used} > {limit} — fail "
-                          "loudly (recoverable), context left intact")
+                self.incident(
+                    IncidentKind.HARD_CEILING_OVERRUN,
+                    (),
+                    f"{used} tokens in context at {at}, over the hard ceiling {limit}",
+                )
+                self.note(
+                    NoteKind.OVERRUN,
+                    f"hard ceiling overrun: {used} > {limit} — fail "
+                    "loudly (recoverable), context left intact",
+                )
         else:
             state.over_ceiling = False
 
     def ask_policy(self, need: int) -> Proposal:
         state = self.state
-        view = ContextView(self.ctx, pending_calls=frozenset(state.pending),
-                           budget=state.config.budget, now=state.now, turn=state.turn)
+        view = ContextView(
+            self.ctx,
+            pending_calls=frozenset(state.pending),
+            budget=state.config.budget,
+            now=state.now,
+            turn=state.turn,
+        )
         name = getattr(state.policy, "name", type(state.policy).__name__)
         self.bump(CounterName.POLICY_CALLS)
         try:
@@ -211,19 +253,32 @@ class EventWork:
         proposal = self.ask_policy(need)
         decision = decide(state.config.gate, self.ctx, proposal, self.protected)
         for v in decision.violations:
-            self.incident(IncidentKind.INVALID_PRUNE, (v.unit_id, *v.ids),
-                          f"prune applied that {v.describe()}", reason=v.reason.value)
+            self.incident(
+                IncidentKind.INVALID_PRUNE,
+                (v.unit_id, *v.ids),
+                f"prune applied that {v.describe()}",
+                reason=v.reason.value,
+            )
         if decision.refused:
             self.bump(CounterName.REFUSED_PRUNES)
-            self.note(NoteKind.REFUSE, "refused prune: " + "; ".join(
-                v.describe() for v in decision.refused), proposal.removed())
+            self.note(
+                NoteKind.REFUSE,
+                "refused prune: " + "; ".join(v.describe() for v in decision.refused),
+                proposal.removed(),
+            )
         if state.record:  # the notes below cost string work on every prune
             if decision.grown or decision.shrunk:
-                self.note(NoteKind.CHECK, f"gate {state.config.gate}: grew "
-                          f"{list(decision.grown)}, shrank {list(decision.shrunk)}")
-            self.note(NoteKind.CHECK, f"budget check: {self.ctx.used} used > budget "
-                      f"{state.config.budget}; policy {getattr(state.policy, 'name', '?')} "
-                      f"proposed {_proposal_text(proposal)}")
+                self.note(
+                    NoteKind.CHECK,
+                    f"gate {state.config.gate}: grew "
+                    f"{list(decision.grown)}, shrank {list(decision.shrunk)}",
+                )
+            self.note(
+                NoteKind.CHECK,
+                f"budget check: {self.ctx.used} used > budget "
+                f"{state.config.budget}; policy {getattr(state.policy, 'name', '?')} "
+                f"proposed {_proposal_text(proposal)}",
+            )
         self.execute(decision.apply)
 
     def execute(self, proposal: Proposal) -> None:
@@ -239,14 +294,17 @@ class EventWork:
                 continue
             if message.closed:
                 left = partial.get(mid, PLACEHOLDER_TOKENS)
-                new = replace(message, tokens=min(message.tokens, left),
-                              cleared=True, text="[cleared]")
+                new = replace(
+                    message, tokens=min(message.tokens, left), cleared=True, text="[cleared]"
+                )
             else:  # a streaming message loses what it had so far
-                new = replace(message, tokens=0, first_chunk=message.first_chunk + message.chunks,
-                              chunks=0)
+                new = replace(
+                    message, tokens=0, first_chunk=message.first_chunk + message.chunks, chunks=0
+                )
             ctx.update(new)
-            self.note(NoteKind.CLEAR, f"cleared {mid} ({message.tokens} → {new.tokens} tokens)",
-                      (mid,))
+            self.note(
+                NoteKind.CLEAR, f"cleared {mid} ({message.tokens} → {new.tokens} tokens)", (mid,)
+            )
         if proposal.evict:
             removed = ctx.remove(proposal.evict)
             self.bump(CounterName.EVICTED, len(removed))
@@ -258,13 +316,23 @@ class EventWork:
                 continue
             total = sum(ctx[m].tokens for m in ids)
             sid = self.new_message_id()
-            summary = Message(sid, Role.USER, group.tokens or max(1, total // 10), self.state.turn,
-                              self.state.now, unit_id=sid, summary_of=ids,
-                              text=group.text or f"summary of {len(ids)} messages")
+            summary = Message(
+                sid,
+                Role.USER,
+                group.tokens or max(1, total // 10),
+                self.state.turn,
+                self.state.now,
+                unit_id=sid,
+                summary_of=ids,
+                text=group.text or f"summary of {len(ids)} messages",
+            )
             removed = ctx.summarize(ids, summary)
             touched.extend(removed)
-            self.note(NoteKind.SUMMARIZE, f"summarized {', '.join(ids)} into {sid} "
-                      f"({total} → {summary.tokens} tokens)", (*ids, sid))
+            self.note(
+                NoteKind.SUMMARIZE,
+                f"summarized {', '.join(ids)} into {sid} ({total} → {summary.tokens} tokens)",
+                (*ids, sid),
+            )
         self.forget_removed(touched)
 
     def spill(self, excess: int) -> None:
@@ -275,8 +343,11 @@ class EventWork:
             state.spilled[unit] = tuple(removed)
             self.forget_removed(removed)
             self.bump(CounterName.SPILLS)
-            self.incident(IncidentKind.SPILL, ids, f"spilled unit {unit} "
-                          f"({sum(m.tokens for m in removed)} tokens) to the side store")
+            self.incident(
+                IncidentKind.SPILL,
+                ids,
+                f"spilled unit {unit} ({sum(m.tokens for m in removed)} tokens) to the side store",
+            )
             self.note(NoteKind.SPILL, f"spilled unit {unit} ({', '.join(ids)})", ids)
 
     def reinject(self, paths: set[str]) -> None:

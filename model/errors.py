@@ -71,8 +71,7 @@ class PolicyError(PrunecheckError):
     (4, "policy 'mine'")
     """
 
-    def __init__(self, subject: str, rule: str, hint: str = "",
-                 step: int | None = None) -> None:
+    def __init__(self, subject: str, rule: str, hint: str = "", step: int | None = None) -> None:
         self.bare_subject = subject
         self.step = step
         super().__init__(subject if step is None else f"{subject} at step {step}", rule, hint)

@@ -247,8 +247,11 @@ def event_from_json(data: object, where: str = "event") -> Event:
     names = {f.name: f for f in fields(cls)}
     extra = set(data) - set(names) - {"kind"}
     if extra:
-        raise TraceError(where, f"event {kind!r} has unknown field(s) {sorted(extra)}.",
-                         f"its fields are {sorted(names)}.")
+        raise TraceError(
+            where,
+            f"event {kind!r} has unknown field(s) {sorted(extra)}.",
+            f"its fields are {sorted(names)}.",
+        )
     kwargs: dict[str, Any] = {}
     for name in names:
         if name not in data:
@@ -260,8 +263,9 @@ def event_from_json(data: object, where: str = "event") -> Event:
             value = _enum(FailureReason, value, where, name)
         elif name == "tokens":
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise TraceError(where, "field 'tokens' must be a non-negative integer, "
-                                 f"got {value!r}.")
+                raise TraceError(
+                    where, f"field 'tokens' must be a non-negative integer, got {value!r}."
+                )
         elif name == "last":
             if not isinstance(value, bool):
                 raise TraceError(where, f"field 'last' must be true or false, got {value!r}.")
@@ -271,10 +275,16 @@ def event_from_json(data: object, where: str = "event") -> Event:
     try:
         return cls(**kwargs)
     except TypeError as exc:
-        missing = [n for n, f in names.items() if n not in data
-                   and f.default is MISSING and f.default_factory is MISSING]
-        raise TraceError(where, f"event {kind!r} is missing field(s) {missing}.",
-                         f"see the example traces under tests/corpus/. ({exc})") from None
+        missing = [
+            n
+            for n, f in names.items()
+            if n not in data and f.default is MISSING and f.default_factory is MISSING
+        ]
+        raise TraceError(
+            where,
+            f"event {kind!r} is missing field(s) {missing}.",
+            f"see the example traces under tests/corpus/. ({exc})",
+        ) from None
 
 
 def _enum(cls: type[FailureReason] | type[Effect], value: object, where: str, name: str) -> Any:
@@ -284,8 +294,9 @@ def _enum(cls: type[FailureReason] | type[Effect], value: object, where: str, na
         return cls(value)
     except ValueError:
         choices = ", ".join(m.value for m in cls)
-        raise TraceError(where, f"field {name!r} must be one of {choices}, "
-                         f"got {value!r}.") from None
+        raise TraceError(
+            where, f"field {name!r} must be one of {choices}, got {value!r}."
+        ) from None
 
 
 def _calls_from_json(value: object, where: str) -> tuple[CallSpec, ...]:
@@ -295,8 +306,11 @@ def _calls_from_json(value: object, where: str) -> tuple[CallSpec, ...]:
     for i, item in enumerate(value):
         at = f"{where}.calls[{i}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("tool"), str):
-            raise TraceError(at, "a call must be an object with a string 'tool'.",
-                             'for example {"tool": "read_file", "path": "src/app.py"}.')
+            raise TraceError(
+                at,
+                "a call must be an object with a string 'tool'.",
+                'for example {"tool": "read_file", "path": "src/app.py"}.',
+            )
         extra = set(item) - {"tool", "path", "effect", "background"}
         if extra:
             raise TraceError(at, f"unknown call field(s) {sorted(extra)}.")

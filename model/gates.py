@@ -75,8 +75,9 @@ def _violations(ctx: Context, proposal: Proposal) -> tuple[Violation, ...]:
     return tuple(found)
 
 
-def decide(gate: Gate, ctx: Context, proposal: Proposal,
-           is_protected: Callable[[Message], bool]) -> Decision:
+def decide(
+    gate: Gate, ctx: Context, proposal: Proposal, is_protected: Callable[[Message], bool]
+) -> Decision:
     """Decide what of ``proposal`` reaches the context under ``gate``.
 
     The caller handles the gate's *when* (``commit`` and ``spill`` defer
@@ -90,17 +91,16 @@ def decide(gate: Gate, ctx: Context, proposal: Proposal,
     return _grow_or_shrink(ctx, proposal, is_protected)
 
 
-def _grow_or_shrink(ctx: Context, proposal: Proposal,
-                    is_protected: Callable[[Message], bool]) -> Decision:
+def _grow_or_shrink(
+    ctx: Context, proposal: Proposal, is_protected: Callable[[Message], bool]
+) -> Decision:
     grown: dict[str, None] = {}
     shrunk: dict[str, None] = {}
 
     def whole(unit: str) -> tuple[str, ...] | None:
         """The unit's members if it may be removed whole, else None."""
         members = ctx.members(unit)
-        if ctx.pending_in(unit) or any(
-            not ctx[m].closed or is_protected(ctx[m]) for m in members
-        ):
+        if ctx.pending_in(unit) or any(not ctx[m].closed or is_protected(ctx[m]) for m in members):
             return None
         return members
 
@@ -129,18 +129,24 @@ def _grow_or_shrink(ctx: Context, proposal: Proposal,
         if ids:
             groups.append(Summarize(ids, group.tokens, group.text))
     clear = tuple(m for m in proposal.clear if m not in taken and not check_clear(ctx, m))
-    shrunk.update((ctx[m].unit_id, None) for m in proposal.clear
-                  if m not in taken and check_clear(ctx, m))
+    shrunk.update(
+        (ctx[m].unit_id, None) for m in proposal.clear if m not in taken and check_clear(ctx, m)
+    )
     return Decision(
-        Proposal(evict=evict, clear=clear, summarize=tuple(groups),
-                 clear_to=tuple(p for p in proposal.clear_to if p[0] in clear)),
+        Proposal(
+            evict=evict,
+            clear=clear,
+            summarize=tuple(groups),
+            clear_to=tuple(p for p in proposal.clear_to if p[0] in clear),
+        ),
         grown=tuple(grown),
         shrunk=tuple(shrunk),
     )
 
 
-def spill_plan(ctx: Context, excess: int,
-               is_protected: Callable[[Message], bool]) -> list[tuple[str, ...]]:
+def spill_plan(
+    ctx: Context, excess: int, is_protected: Callable[[Message], bool]
+) -> list[tuple[str, ...]]:
     """The oldest whole, closed, non-pending, unprotected units whose tokens
     add up to at least ``excess`` (fewer if there are not enough)."""
     plan: list[tuple[str, ...]] = []

@@ -42,11 +42,16 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
         calls = sorted({c for e in errors for c in e.ids})
         # The provider names only its first error, so that is all a retry
         # knows: it re-runs the batch behind that error, not every broken one.
-        state.rejected_units = tuple(dict.fromkeys(state.calls[c].batch for c in first.ids
-                                                   if c in state.calls))
-        work.incident(IncidentKind.PROVIDER_REJECTION, tuple(calls),
-                      f"the provider answers HTTP {first.status} to the invocation",
-                      reason=first.kind, text=first.text)
+        state.rejected_units = tuple(
+            dict.fromkeys(state.calls[c].batch for c in first.ids if c in state.calls)
+        )
+        work.incident(
+            IncidentKind.PROVIDER_REJECTION,
+            tuple(calls),
+            f"the provider answers HTTP {first.status} to the invocation",
+            reason=first.kind,
+            text=first.text,
+        )
         work.note(NoteKind.REJECT, f"HTTP {first.status}: {first.text}", tuple(calls))
         if state.retry_streak >= state.config.max_retries:
             _abort(work, first.status)
@@ -54,8 +59,7 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
         state.rejected_units = None
         state.retry_streak = 0
         if state.record:
-            work.note(NoteKind.INVOKE, f"model invoked with {len(ctx)} messages, "
-                      f"{ctx.used} tokens")
+            work.note(NoteKind.INVOKE, f"model invoked with {len(ctx)} messages, {ctx.used} tokens")
     work.ceiling("invocation")
 
 
@@ -64,11 +68,15 @@ def _abort(work: EventWork, status: int) -> None:
     (a driver that goes on starts a fresh one with a ``NewSession``)."""
     state = work.state
     work.bump(CounterName.SESSION_ABORTS)
-    work.incident(IncidentKind.SESSION_ABORT, (),
-                  f"rejected again after {state.retry_streak} retr"
-                  f"{'y' if state.retry_streak == 1 else 'ies'} (max_retries "
-                  f"{state.config.max_retries}): the runtime gives up, the HTTP {status} surfaces "
-                  "and the session ends", reason="retries_exhausted")
+    work.incident(
+        IncidentKind.SESSION_ABORT,
+        (),
+        f"rejected again after {state.retry_streak} retr"
+        f"{'y' if state.retry_streak == 1 else 'ies'} (max_retries "
+        f"{state.config.max_retries}): the runtime gives up, the HTTP {status} surfaces "
+        "and the session ends",
+        reason="retries_exhausted",
+    )
     state.rejected_units = None  # nothing left to retry
     state.retry_streak = 0
 
@@ -81,17 +89,33 @@ def _repair(work: EventWork) -> None:
         record = state.calls[cid]
         if state.config.repair is Repair.SYNTHESIZE:
             mid = work.new_message_id()
-            work.append(Message(mid, Role.TOOL, PLACEHOLDER_TOKENS, state.turn, state.now,
-                                call_id=cid, unit_id=record.batch, synthetic=True,
-                                text="[tool result unavailable]"))
-            work.incident(IncidentKind.SYNTHESIZED_RESULT, (mid, cid),
-                          f"repair layer synthesized result {mid} for call {cid}: the model "
-                          "will reason over a result no tool produced")
+            work.append(
+                Message(
+                    mid,
+                    Role.TOOL,
+                    PLACEHOLDER_TOKENS,
+                    state.turn,
+                    state.now,
+                    call_id=cid,
+                    unit_id=record.batch,
+                    synthetic=True,
+                    text="[tool result unavailable]",
+                )
+            )
+            work.incident(
+                IncidentKind.SYNTHESIZED_RESULT,
+                (mid, cid),
+                f"repair layer synthesized result {mid} for call {cid}: the model "
+                "will reason over a result no tool produced",
+            )
         elif record.batch in ctx:
             dropped.extend(ctx.remove(ctx.members(record.batch)))
     if dropped:
-        work.note(NoteKind.REPAIR, "repair layer dropped " + ", ".join(m.id for m in dropped),
-                  tuple(m.id for m in dropped))
+        work.note(
+            NoteKind.REPAIR,
+            "repair layer dropped " + ", ".join(m.id for m in dropped),
+            tuple(m.id for m in dropped),
+        )
     work.forget_removed(dropped)
     for unit in dict.fromkeys(state.calls[c].batch for c in list(state.unanswered)):
         work.recheck(unit)
@@ -117,30 +141,61 @@ def on_retry(work: EventWork, event: Retry) -> None:
                 before = state.world.get(spec.path, 0)
                 version = work.execute_call(spec)
                 if spec.effect is Effect.WRITE:
-                    work.incident(IncidentKind.DUPLICATED_SIDE_EFFECT, (old, spec.path),
-                                  f"retry re-ran write {spec.tool}({spec.path}) of call {old}: "
-                                  f"the file is now v{version}", reason="write")
+                    work.incident(
+                        IncidentKind.DUPLICATED_SIDE_EFFECT,
+                        (old, spec.path),
+                        f"retry re-ran write {spec.tool}({spec.path}) of call {old}: "
+                        f"the file is now v{version}",
+                        reason="write",
+                    )
                 elif before != record.version_seen:
-                    work.incident(IncidentKind.DUPLICATED_SIDE_EFFECT, (old, spec.path),
-                                  f"retry re-ran {spec.tool}({spec.path}) of call {old} against "
-                                  f"changed state: it saw v{record.version_seen}, now "
-                                  f"v{before}", reason="changed_state")
+                    work.incident(
+                        IncidentKind.DUPLICATED_SIDE_EFFECT,
+                        (old, spec.path),
+                        f"retry re-ran {spec.tool}({spec.path}) of call {old} against "
+                        f"changed state: it saw v{record.version_seen}, now "
+                        f"v{before}",
+                        reason="changed_state",
+                    )
             else:
                 version = record.version_seen
             cid = work.new_call_id()
             new_ids.append(cid)
-            state.calls[cid] = CallRecord(cid, mid, spec, CallStatus.DONE, version, 1,
-                                          record.tokens or 1, retry_of=old)
+            state.calls[cid] = CallRecord(
+                cid, mid, spec, CallStatus.DONE, version, 1, record.tokens or 1, retry_of=old
+            )
             results.append((cid, spec, version, record.tokens or 1))
         state.batches[mid] = BatchRecord(tuple(new_ids), batch.tokens, batch.text)
-        work.note(NoteKind.RETRY, f"retry ({state.config.retry}) re-issues batch {unit} as {mid}",
-                  (unit, mid))
-        work.append(Message(mid, Role.ASSISTANT, batch.tokens, state.turn, state.now,
-                            tool_calls=tuple(new_ids), unit_id=mid,
-                            text=batch.text or calls_text(tuple(r[1] for r in results))))
+        work.note(
+            NoteKind.RETRY,
+            f"retry ({state.config.retry}) re-issues batch {unit} as {mid}",
+            (unit, mid),
+        )
+        work.append(
+            Message(
+                mid,
+                Role.ASSISTANT,
+                batch.tokens,
+                state.turn,
+                state.now,
+                tool_calls=tuple(new_ids),
+                unit_id=mid,
+                text=batch.text or calls_text(tuple(r[1] for r in results)),
+            )
+        )
         for cid, spec, version, tokens in results:
             rid = work.new_message_id()
-            work.append(Message(rid, Role.TOOL, tokens, state.turn, state.now, call_id=cid,
-                                unit_id=mid, text=f"{spec.tool} {spec.path} @v{version}".strip()))
+            work.append(
+                Message(
+                    rid,
+                    Role.TOOL,
+                    tokens,
+                    state.turn,
+                    state.now,
+                    call_id=cid,
+                    unit_id=mid,
+                    text=f"{spec.tool} {spec.path} @v{version}".strip(),
+                )
+            )
             state.calls[cid] = replace(state.calls[cid], target=rid)
         work.after_append(True)

@@ -100,8 +100,9 @@ class ContextView:
 
     __slots__ = ("budget", "messages", "now", "pending_calls", "turn", "used")
 
-    def __init__(self, ctx: Context, *, pending_calls: frozenset[str], budget: int,
-                 now: float, turn: int) -> None:
+    def __init__(
+        self, ctx: Context, *, pending_calls: frozenset[str], budget: int, now: float, turn: int
+    ) -> None:
         self.messages: Sequence[Message] = _Messages(ctx)
         self.pending_calls = pending_calls
         self.budget = budget
@@ -110,8 +111,10 @@ class ContextView:
         self.turn = turn
 
     def __repr__(self) -> str:
-        return (f"ContextView({len(self.messages)} messages, used={self.used}, "
-                f"budget={self.budget}, pending={sorted(self.pending_calls)})")
+        return (
+            f"ContextView({len(self.messages)} messages, used={self.used}, "
+            f"budget={self.budget}, pending={sorted(self.pending_calls)})"
+        )
 
 
 def _protected(m: Message) -> bool:
@@ -162,8 +165,10 @@ class Recency:
 
     def select(self, view: ContextView, need: int) -> list[str]:
         last = _last_user(view)
-        candidates = sorted((m for m in view.messages if not _protected(m) and m.id != last),
-                            key=lambda m: m.created_at)
+        candidates = sorted(
+            (m for m in view.messages if not _protected(m) and m.id != last),
+            key=lambda m: m.created_at,
+        )
         return _take(candidates, need)
 
 
@@ -228,8 +233,10 @@ class Similarity:
             w = _words(m.text)
             return len(q & w) / len(q | w) if (q or w) else 0.0
 
-        ranked = sorted((m for m in messages if not _protected(m) and m.id != query.id),
-                        key=lambda m: (score(m), m.created_at))
+        ranked = sorted(
+            (m for m in messages if not _protected(m) and m.id != query.id),
+            key=lambda m: (score(m), m.created_at),
+        )
         return _take(ranked, need)
 
 
@@ -323,8 +330,19 @@ def as_policy(obj: object, name: str) -> Policy:
     raise TypeError(f"{obj!r} is neither callable nor has a select(view, need) method")
 
 
-BUILTINS: dict[str, type[Recency | LowestSalience | TurnWindow | TokenSpan | Similarity
-                         | ClearOldResults | SummarizePrefix | UnitSafe]] = {
+BUILTINS: dict[
+    str,
+    type[
+        Recency
+        | LowestSalience
+        | TurnWindow
+        | TokenSpan
+        | Similarity
+        | ClearOldResults
+        | SummarizePrefix
+        | UnitSafe
+    ],
+] = {
     "recency": Recency,
     "lowest_salience": LowestSalience,
     "turn_window": TurnWindow,

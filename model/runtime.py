@@ -66,8 +66,9 @@ __all__ = [
 ]
 
 
-def step(state: RuntimeState, event: Event, at: float | None = None
-         ) -> tuple[RuntimeState, StepResult]:
+def step(
+    state: RuntimeState, event: Event, at: float | None = None
+) -> tuple[RuntimeState, StepResult]:
     """The pure transition: a new state and what happened; ``state`` is untouched."""
     new = state.copy()
     return new, apply(new, event, at)
@@ -109,9 +110,12 @@ def _on_user(work: EventWork, event: UserMessage) -> None:
 
 def _model_may_speak(work: EventWork, what: str) -> None:
     if work.state.pending:
-        raise TraceError(work.where(), f"{what} while call(s) {', '.join(work.state.pending)} are "
-                         "pending: the model is not invoked until every result is in.",
-                         "deliver or fail the pending calls first.")
+        raise TraceError(
+            work.where(),
+            f"{what} while call(s) {', '.join(work.state.pending)} are "
+            "pending: the model is not invoked until every result is in.",
+            "deliver or fail the pending calls first.",
+        )
 
 
 def _on_assistant(work: EventWork, event: AssistantChunk) -> None:
@@ -120,16 +124,29 @@ def _on_assistant(work: EventWork, event: AssistantChunk) -> None:
     stream = state.assistant_stream
     if stream is None:
         mid = work.new_message_id()
-        message = Message(mid, Role.ASSISTANT, event.tokens, state.turn, state.now,
-                          closed=event.last, unit_id=mid, text=event.text)
+        message = Message(
+            mid,
+            Role.ASSISTANT,
+            event.tokens,
+            state.turn,
+            state.now,
+            closed=event.last,
+            unit_id=mid,
+            text=event.text,
+        )
         work.append(message)
         if not event.last:
-            state.assistant_stream = CallRecord("", mid, CallSpec("assistant"), chunks=1,
-                                                tokens=event.tokens, target=mid)
+            state.assistant_stream = CallRecord(
+                "", mid, CallSpec("assistant"), chunks=1, tokens=event.tokens, target=mid
+            )
         work.after_append(event.last)
         return
-    stream = evolve(stream, chunks=stream.chunks + 1, tokens=stream.tokens + event.tokens,
-                    lost=stream.lost or _is_lost(work, stream))
+    stream = evolve(
+        stream,
+        chunks=stream.chunks + 1,
+        tokens=stream.tokens + event.tokens,
+        lost=stream.lost or _is_lost(work, stream),
+    )
     target = _stream_target(work, stream, Role.ASSISTANT, event.tokens, event.last, None)
     stream = evolve(stream, target=target)
     state.assistant_stream = None if event.last else stream
@@ -138,8 +155,9 @@ def _on_assistant(work: EventWork, event: AssistantChunk) -> None:
     work.after_append(event.last)
 
 
-def _stream_target(work: EventWork, stream: CallRecord, role: Role, tokens: int, last: bool,
-                   call_id: str | None) -> str | None:
+def _stream_target(
+    work: EventWork, stream: CallRecord, role: Role, tokens: int, last: bool, call_id: str | None
+) -> str | None:
     """Append one chunk to a stream's message; if that message was evicted,
     do what the ``on_stream_loss`` knob says.  Returns the message now
     receiving the stream (None if the stream lost its message for good)."""
@@ -147,25 +165,40 @@ def _stream_target(work: EventWork, stream: CallRecord, role: Role, tokens: int,
     target = stream.target
     if target is not None and target in ctx:
         old = ctx[target]
-        ctx.update(evolve(old, tokens=old.tokens + tokens, chunks=old.chunks + 1,
-                          closed=last))
+        ctx.update(evolve(old, tokens=old.tokens + tokens, chunks=old.chunks + 1, closed=last))
         if state.record:
-            work.note(NoteKind.CHUNK, f"{target} +{tokens} tokens"
-                      + (" (complete)" if last else " (streaming)"), (target,))
+            work.note(
+                NoteKind.CHUNK,
+                f"{target} +{tokens} tokens" + (" (complete)" if last else " (streaming)"),
+                (target,),
+            )
         return target
     mode = state.config.on_stream_loss
     if target is not None:
         # Counted once per loss: a stream in error mode fails loudly here
         # (for assistant text, the turn is abandoned), never silently.
         work.bump(CounterName.STREAM_LOSSES)
-        work.note(NoteKind.STREAM_LOST, f"stream for {target} continues, but {target} was "
-                  f"evicted; runtime does '{mode}'", (target,))
+        work.note(
+            NoteKind.STREAM_LOST,
+            f"stream for {target} continues, but {target} was evicted; runtime does '{mode}'",
+            (target,),
+        )
     if mode is StreamLoss.REAPPEND:
         mid = work.new_message_id()
         text = f"(continued) {stream.spec.tool} {stream.spec.path}".strip()
-        message = Message(mid, role, tokens, state.turn, state.now, call_id=call_id, closed=last,
-                          unit_id=stream.batch if call_id else mid, text=text,
-                          first_chunk=stream.chunks - 1, chunks=1)
+        message = Message(
+            mid,
+            role,
+            tokens,
+            state.turn,
+            state.now,
+            call_id=call_id,
+            closed=last,
+            unit_id=stream.batch if call_id else mid,
+            text=text,
+            first_chunk=stream.chunks - 1,
+            chunks=1,
+        )
         work.append(message)
         return mid
     return None
@@ -180,24 +213,34 @@ def _check_truncation(work: EventWork, stream: CallRecord, target: str | None, w
     if message is None:
         if stream.lost and work.state.config.on_stream_loss is StreamLoss.DROP:
             ident = stream.id or stream.batch
-            work.once(IncidentKind.TRUNCATED_PAYLOAD, ident, (ident,),
-                      f"{what} of {stream.tokens} tokens was produced but none of it reached "
-                      "the context (stream dropped after its message was evicted)")
+            work.once(
+                IncidentKind.TRUNCATED_PAYLOAD,
+                ident,
+                (ident,),
+                f"{what} of {stream.tokens} tokens was produced but none of it reached "
+                "the context (stream dropped after its message was evicted)",
+            )
         return
     if message.first_chunk > 0 and not message.cleared:
         lost = stream.tokens - message.tokens
-        work.once(IncidentKind.TRUNCATED_PAYLOAD, message.id,
-                  (message.id, *((stream.id,) if stream.id else ())),
-                  f"{what} {message.id} holds chunks {message.first_chunk + 1}–{stream.chunks} of "
-                  f"{stream.chunks}: the first {lost} of {stream.tokens} tokens are missing")
+        work.once(
+            IncidentKind.TRUNCATED_PAYLOAD,
+            message.id,
+            (message.id, *((stream.id,) if stream.id else ())),
+            f"{what} {message.id} holds chunks {message.first_chunk + 1}–{stream.chunks} of "
+            f"{stream.chunks}: the first {lost} of {stream.tokens} tokens are missing",
+        )
 
 
 def _on_batch(work: EventWork, event: IssueBatch) -> None:
     state = work.state
     _model_may_speak(work, "a tool batch")
     if state.assistant_stream is not None:
-        raise TraceError(work.where(), "a tool batch while assistant text is still streaming.",
-                         "close the assistant stream (last=true) first.")
+        raise TraceError(
+            work.where(),
+            "a tool batch while assistant text is still streaming.",
+            "close the assistant stream (last=true) first.",
+        )
     if state.spilled:
         work.reinject({c.path for c in event.calls if c.path})
     mid = work.new_message_id()
@@ -210,23 +253,38 @@ def _on_batch(work: EventWork, event: IssueBatch) -> None:
         work.ctx.mark_pending(mid, cid)
         ids.append(cid)
     state.batches[mid] = BatchRecord(tuple(ids), event.tokens, event.text)
-    work.append(Message(mid, Role.ASSISTANT, event.tokens, state.turn, state.now,
-                        tool_calls=tuple(ids), unit_id=mid,
-                        text=event.text or calls_text(event.calls)))
+    work.append(
+        Message(
+            mid,
+            Role.ASSISTANT,
+            event.tokens,
+            state.turn,
+            state.now,
+            tool_calls=tuple(ids),
+            unit_id=mid,
+            text=event.text or calls_text(event.calls),
+        )
+    )
     work.after_append(False)
 
 
 def _pending_call(work: EventWork, call: str, what: str) -> CallRecord | None:
     record = work.state.calls.get(call)
     if record is None:
-        raise TraceError(work.where(), f"{what} for unknown call {call!r}.",
-                         "calls are numbered c1, c2 … in the order batches issue them.")
+        raise TraceError(
+            work.where(),
+            f"{what} for unknown call {call!r}.",
+            "calls are numbered c1, c2 … in the order batches issue them.",
+        )
     if record.status is not CallStatus.PENDING:
         if record.status is CallStatus.FAILED:
             work.note(NoteKind.CHUNK, f"{what} for {call} ignored: the call already failed")
             return None
-        raise TraceError(work.where(), f"{what} for call {call!r}, whose result is already "
-                         "complete.", "each call gets one result; its last chunk has last=true.")
+        raise TraceError(
+            work.where(),
+            f"{what} for call {call!r}, whose result is already complete.",
+            "each call gets one result; its last chunk has last=true.",
+        )
     return record
 
 
@@ -235,19 +293,39 @@ def _on_result(work: EventWork, event: ResultChunk) -> None:
     record = _pending_call(work, event.call, "a result chunk")
     if record is None:
         return
-    record = evolve(record, chunks=record.chunks + 1, tokens=record.tokens + event.tokens,
-                    lost=record.lost or _is_lost(work, record))
+    record = evolve(
+        record,
+        chunks=record.chunks + 1,
+        tokens=record.tokens + event.tokens,
+        lost=record.lost or _is_lost(work, record),
+    )
     spec = record.spec
     if record.target is None and record.chunks == 1:
         mid = work.new_message_id()
-        work.append(Message(mid, Role.TOOL, event.tokens, state.turn, state.now, call_id=record.id,
-                            closed=event.last, unit_id=record.batch,
-                            text=f"{spec.tool} {spec.path} @v{record.version_seen}".strip()))
+        work.append(
+            Message(
+                mid,
+                Role.TOOL,
+                event.tokens,
+                state.turn,
+                state.now,
+                call_id=record.id,
+                closed=event.last,
+                unit_id=record.batch,
+                text=f"{spec.tool} {spec.path} @v{record.version_seen}".strip(),
+            )
+        )
         target: str | None = mid
-    elif record.target is not None and record.target not in ctx and \
-            state.config.on_stream_loss is StreamLoss.ERROR:
-        work.note(NoteKind.STREAM_LOST, f"stream for {record.target} errors: its message was "
-                  "evicted; the call fails loudly", (record.target,))
+    elif (
+        record.target is not None
+        and record.target not in ctx
+        and state.config.on_stream_loss is StreamLoss.ERROR
+    ):
+        work.note(
+            NoteKind.STREAM_LOST,
+            f"stream for {record.target} errors: its message was evicted; the call fails loudly",
+            (record.target,),
+        )
         state.calls[record.id] = record
         _fail(work, record, "stream error: result message removed mid-stream", 20)
         work.after_append(True)
@@ -271,8 +349,18 @@ def _fail(work: EventWork, record: CallRecord, reason: str, tokens: int) -> None
         work.forget_removed(removed)
     record = work.close_call(record, CallStatus.FAILED)
     mid = work.new_message_id()
-    work.append(Message(mid, Role.TOOL, tokens, state.turn, state.now, call_id=record.id,
-                        unit_id=record.batch, text=f"error: {reason}"))
+    work.append(
+        Message(
+            mid,
+            Role.TOOL,
+            tokens,
+            state.turn,
+            state.now,
+            call_id=record.id,
+            unit_id=record.batch,
+            text=f"error: {reason}",
+        )
+    )
     state.calls[record.id] = replace(record, target=mid)
     work.recheck(record.batch)
 
@@ -299,12 +387,16 @@ def _on_session(work: EventWork, event: NewSession) -> None:
     state = work.state
     if state.pending or state.assistant_stream is not None:
         busy = ", ".join(state.pending) or "the assistant's text"
-        raise TraceError(work.where(), f"a new session while {busy} is still in flight.",
-                         "a session ends between turns: deliver or fail the pending calls "
-                         "first.")
+        raise TraceError(
+            work.where(),
+            f"a new session while {busy} is still in flight.",
+            "a session ends between turns: deliver or fail the pending calls first.",
+        )
     work.bump(CounterName.SESSIONS)
-    work.note(NoteKind.SESSION, f"a new session starts: {len(state.context)} message(s) of the "
-              "old session are dropped")
+    work.note(
+        NoteKind.SESSION,
+        f"a new session starts: {len(state.context)} message(s) of the old session are dropped",
+    )
     state.context = Context()
     state.calls, state.batches, state.pending, state.spilled = {}, {}, {}, {}
     state.turn = 0
@@ -328,5 +420,3 @@ _HANDLERS: dict[type, Callable[[EventWork, Any], None]] = {
     ExternalWrite: _on_write,
     NewSession: _on_session,
 }
-
-

@@ -139,16 +139,25 @@ def loads(text: str, source: str = "trace") -> Trace:
     """Parse trace text; :class:`TraceError` naming ``source`` if malformed,
     too large or nested too deeply (never a RecursionError)."""
     if len(text) > MAX_CHARS:
-        raise TraceError(source, f"is {len(text)} characters, over the limit of {MAX_CHARS}.",
-                         "a trace of that size is not one prunecheck wrote; split it.")
+        raise TraceError(
+            source,
+            f"is {len(text)} characters, over the limit of {MAX_CHARS}.",
+            "a trace of that size is not one prunecheck wrote; split it.",
+        )
     if not depth_ok(text, MAX_DEPTH):
-        raise TraceError(source, f"nests JSON deeper than {MAX_DEPTH} levels.",
-                         "a trace is the flat JSON file prunecheck wrote.")
+        raise TraceError(
+            source,
+            f"nests JSON deeper than {MAX_DEPTH} levels.",
+            "a trace is the flat JSON file prunecheck wrote.",
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TraceError(source, f"is not JSON ({exc.msg} at line {exc.lineno}, column "
-                         f"{exc.colno}).", "a trace is the JSON file prunecheck wrote.") from None
+        raise TraceError(
+            source,
+            f"is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).",
+            "a trace is the JSON file prunecheck wrote.",
+        ) from None
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise TraceError(source, "nests JSON too deeply.") from None
     try:
@@ -159,25 +168,40 @@ def loads(text: str, source: str = "trace") -> Trace:
 
 def trace_from_json(data: object, source: str = "trace") -> Trace:
     if not isinstance(data, dict):
-        raise TraceError(source, "a trace must be a JSON object.",
-                         'it starts {"format": "prunecheck-trace", ...}.')
+        raise TraceError(
+            source,
+            "a trace must be a JSON object.",
+            'it starts {"format": "prunecheck-trace", ...}.',
+        )
     if data.get("format") != FORMAT:
-        raise TraceError(source, f"'format' must be {FORMAT!r}, got {data.get('format')!r}.",
-                         "is this a prunecheck trace (trace.json of a reproduction bundle)?")
+        raise TraceError(
+            source,
+            f"'format' must be {FORMAT!r}, got {data.get('format')!r}.",
+            "is this a prunecheck trace (trace.json of a reproduction bundle)?",
+        )
     if data.get("version") != VERSION:
-        raise TraceError(source, f"trace version {data.get('version')!r} is not supported "
-                         f"(this prunecheck reads version {VERSION}).",
-                         "re-record the trace with this version of prunecheck.")
+        raise TraceError(
+            source,
+            f"trace version {data.get('version')!r} is not supported "
+            f"(this prunecheck reads version {VERSION}).",
+            "re-record the trace with this version of prunecheck.",
+        )
     policy = data.get("policy")
     if not isinstance(policy, str) or not policy:
-        raise TraceError(source, "'policy' must be a policy spec string.",
-                         "for example \"lowest_salience\" or \"mypkg.trim:select\".")
+        raise TraceError(
+            source,
+            "'policy' must be a policy spec string.",
+            'for example "lowest_salience" or "mypkg.trim:select".',
+        )
     seed = data.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TraceError(source, f"'seed' must be an integer, got {seed!r}.")
     if "config" not in data:  # no silent defaults: the runtime decides the verdict
-        raise TraceError(source, "has no 'config': the runtime it ran under is unknown.",
-                         'add "config": {} to replay it under the default runtime.')
+        raise TraceError(
+            source,
+            "has no 'config': the runtime it ran under is unknown.",
+            'add "config": {} to replay it under the default runtime.',
+        )
     try:
         config = RuntimeConfig.from_json(data["config"], f"{source}: config")
     except ConfigError as exc:
@@ -188,24 +212,33 @@ def trace_from_json(data: object, source: str = "trace") -> Trace:
     events = tuple(event_from_json(e, f"{source}: events[{i}]") for i, e in enumerate(raw))
     times = data.get("times")
     if times is not None:
-        if (not isinstance(times, list) or len(times) != len(events)
-                or not all(isinstance(t, int | float) and not isinstance(t, bool)
-                           and math.isfinite(t) for t in times)):
+        if (
+            not isinstance(times, list)
+            or len(times) != len(events)
+            or not all(
+                isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t)
+                for t in times
+            )
+        ):
             raise TraceError(source, "'times' must be a list of finite numbers, one per event.")
         times = tuple(float(t) for t in times)
         late = next((i for i in range(1, len(times)) if times[i] < times[i - 1]), None)
         if late is not None:
-            raise TraceError(f"{source}: times[{late}]", f"is {times[late]:g}, earlier than the "
-                             f"event before it ({times[late - 1]:g}); time never runs backwards.",
-                             "times must not decrease.")
+            raise TraceError(
+                f"{source}: times[{late}]",
+                f"is {times[late]:g}, earlier than the "
+                f"event before it ({times[late - 1]:g}); time never runs backwards.",
+                "times must not decrease.",
+            )
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise TraceError(source, "'meta' must be a JSON object.")
     return Trace(policy, config, events, seed, times, meta)
 
 
-def replay(trace: Trace, policy: Policy, *, record: bool = True
-           ) -> Iterator[tuple[TraceStep, RuntimeState]]:
+def replay(
+    trace: Trace, policy: Policy, *, record: bool = True
+) -> Iterator[tuple[TraceStep, RuntimeState]]:
     """Run a trace from an empty runtime; yield each step with the state after it.
 
     The state object is the same one throughout (updated in place); copy it

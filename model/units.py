@@ -31,8 +31,7 @@ __all__ = ["check_prune_spec", "unit_graph", "units_spec"]
 Node = tuple[str, str]
 
 
-def unit_graph(messages: Sequence[Message], batch_of_call: Mapping[str, str]
-               ) -> nx.Graph[Node]:
+def unit_graph(messages: Sequence[Message], batch_of_call: Mapping[str, str]) -> nx.Graph[Node]:
     """The call/result/batch graph over ``messages``.
 
     Parameters
@@ -118,4 +117,3 @@ def check_prune_spec(
         if calls & pending:
             out.add((ViolationReason.PENDING_UNIT, unit))
     return out
-

@@ -92,14 +92,15 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def _new_name(self, fullname: str) -> str | None:
         if not fullname.startswith(self._PREFIX):
             return None
-        old = fullname[len(self._PREFIX):]
+        old = fullname[len(self._PREFIX) :]
         for name in sorted(MOVED, key=len, reverse=True):
             if old == name or old.startswith(name + "."):
-                return self._PREFIX + MOVED[name] + old[len(name):]
+                return self._PREFIX + MOVED[name] + old[len(name) :]
         return None
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if self._new_name(fullname) is None:
             return None
         return importlib.util.spec_from_loader(fullname, self)
@@ -107,8 +108,9 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         new = self._new_name(spec.name)
         assert new is not None
-        warnings.warn(f"{spec.name} moved to {new}; import it from there",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{spec.name} moved to {new}; import it from there", DeprecationWarning, stacklevel=2
+        )
         return importlib.import_module(new)
 
     def exec_module(self, module: ModuleType) -> None:

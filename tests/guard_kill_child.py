@@ -75,8 +75,13 @@ def main() -> None:
             payload = {"role": "assistant", "calls": calls, "n": n}
             restored = guard.calls(f"m{n}", calls, 10, payload, resources=paths)
             for unit in restored:  # back in the context before the guard's next call
-                log({"op": "restore", "ids": list(unit.ids),
-                     "payloads": [json.dumps(p) for p in unit.payloads]})
+                log(
+                    {
+                        "op": "restore",
+                        "ids": list(unit.ids),
+                        "payloads": [json.dumps(p) for p in unit.payloads],
+                    }
+                )
             log({"op": "add", "id": f"m{n}", "payload": json.dumps(payload)})
             pending.extend(calls)
         elif pending and roll < 0.8:

@@ -101,11 +101,20 @@ def runtime_configs(
 
 def call_specs() -> st.SearchStrategy[CallSpec]:
     """One tool call: reads mostly, some writes, some background calls."""
-    read = st.builds(CallSpec, st.sampled_from(("read_file", "grep", "stat")),
-                     st.sampled_from(_PATHS), st.just(Effect.READ),
-                     st.booleans())
-    write = st.builds(CallSpec, st.just("write_file"), st.sampled_from(_PATHS),
-                      st.just(Effect.WRITE), st.just(False))
+    read = st.builds(
+        CallSpec,
+        st.sampled_from(("read_file", "grep", "stat")),
+        st.sampled_from(_PATHS),
+        st.just(Effect.READ),
+        st.booleans(),
+    )
+    write = st.builds(
+        CallSpec,
+        st.just("write_file"),
+        st.sampled_from(_PATHS),
+        st.just(Effect.WRITE),
+        st.just(False),
+    )
     return st.one_of(read, read, write)
 
 
@@ -113,8 +122,7 @@ def _text(draw: st.DrawFn) -> str:
     return " ".join(draw(st.lists(st.sampled_from(_WORDS), max_size=3)))
 
 
-_KINDS = ("user", "assistant", "batch", "result", "failure", "check", "invoke", "retry",
-          "write")
+_KINDS = ("user", "assistant", "batch", "result", "failure", "check", "invoke", "retry", "write")
 
 
 def _choices(state: RuntimeState, plan: dict[str, int]) -> list[str]:
@@ -246,6 +254,18 @@ def scenarios(
     return Scenario(config, policy, tuple(events))
 
 
-assert set(_KINDS) | {"system"} == {cls.kind for cls in (
-    SystemPrompt, UserMessage, AssistantChunk, IssueBatch, ResultChunk, ToolFailure,
-    BudgetCheck, Invoke, Retry, ExternalWrite)}
+assert set(_KINDS) | {"system"} == {
+    cls.kind
+    for cls in (
+        SystemPrompt,
+        UserMessage,
+        AssistantChunk,
+        IssueBatch,
+        ResultChunk,
+        ToolFailure,
+        BudgetCheck,
+        Invoke,
+        Retry,
+        ExternalWrite,
+    )
+}

@@ -11,17 +11,25 @@ KNOWN = {"m1", "m2", "m3", "m4", "m5"}
 
 
 def test_ids_and_actions_normalize() -> None:
-    p = proposal_from(["m3", Evict("m1"), "m3", Clear("m5"), Summarize(("m2", "m1", "m2"), 7,
-                                                                         "sum")],
-                      KNOWN, "demo", 4)
-    assert p == Proposal(evict=("m3", "m1"), clear=("m5",),
-                         summarize=(Summarize(("m2",), 7, "sum"),))
+    p = proposal_from(
+        ["m3", Evict("m1"), "m3", Clear("m5"), Summarize(("m2", "m1", "m2"), 7, "sum")],
+        KNOWN,
+        "demo",
+        4,
+    )
+    assert p == Proposal(
+        evict=("m3", "m1"), clear=("m5",), summarize=(Summarize(("m2",), 7, "sum"),)
+    )
     assert p.removed() == ("m3", "m1", "m2") and not p.is_empty()
 
 
 def test_overlaps_resolve_evict_then_summarize_then_clear() -> None:
-    p = proposal_from([Summarize(("m1", "m2")), Summarize(("m2", "m3")), Clear("m3"),
-                       Clear("m4"), "m1"], KNOWN, "demo", 0)
+    p = proposal_from(
+        [Summarize(("m1", "m2")), Summarize(("m2", "m3")), Clear("m3"), Clear("m4"), "m1"],
+        KNOWN,
+        "demo",
+        0,
+    )
     assert p.evict == ("m1",)
     assert p.summarize == (Summarize(("m2",)), Summarize(("m3",)))
     assert p.clear == ("m4",)
@@ -34,18 +42,23 @@ def test_empty_results() -> None:
     assert proposal_from([Summarize(("m1",), tokens=-5)], KNOWN, "x", 0).summarize[0].tokens == 0
 
 
-@pytest.mark.parametrize("result, rule", [
-    ("m1", "select() must return an iterable of message ids or actions, got str."),
-    (b"m1", "select() must return an iterable of message ids or actions, got bytes."),
-    ({"m1": 1}, "select() must return an iterable of message ids or actions, got dict."),
-    (7, "select() must return an iterable of message ids or actions, got int."),
-    ([None], "select() returned None (NoneType), which is neither a message id nor an action."),
-    (["m9"], "select() returned unknown message id 'm9'; it is not in the context."),
-    ([Evict("m9")], "select() returned unknown message id 'm9'; it is not in the context."),
-    ([Summarize(("m1", "zz"))], "select() returned unknown message id 'zz'; it is not in the "
-     "context."),
-    ([Summarize(())], "Summarize() needs at least one message id."),
-])
+@pytest.mark.parametrize(
+    "result, rule",
+    [
+        ("m1", "select() must return an iterable of message ids or actions, got str."),
+        (b"m1", "select() must return an iterable of message ids or actions, got bytes."),
+        ({"m1": 1}, "select() must return an iterable of message ids or actions, got dict."),
+        (7, "select() must return an iterable of message ids or actions, got int."),
+        ([None], "select() returned None (NoneType), which is neither a message id nor an action."),
+        (["m9"], "select() returned unknown message id 'm9'; it is not in the context."),
+        ([Evict("m9")], "select() returned unknown message id 'm9'; it is not in the context."),
+        (
+            [Summarize(("m1", "zz"))],
+            "select() returned unknown message id 'zz'; it is not in the context.",
+        ),
+        ([Summarize(())], "Summarize() needs at least one message id."),
+    ],
+)
 def test_garbage_is_a_policy_error_naming_policy_and_step(result: object, rule: str) -> None:
     with pytest.raises(PolicyError) as info:
         proposal_from(result, KNOWN, "salience", 12)
@@ -55,8 +68,9 @@ def test_garbage_is_a_policy_error_naming_policy_and_step(result: object, rule: 
 
 
 def test_a_partial_clear_carries_the_tokens_left() -> None:
-    p = proposal_from([Clear("m1"), Clear("m2", 40), Evict("m3"), Clear("m3", 5)],
-                      {"m1", "m2", "m3"}, "demo", 0)
+    p = proposal_from(
+        [Clear("m1"), Clear("m2", 40), Evict("m3"), Clear("m3", 5)], {"m1", "m2", "m3"}, "demo", 0
+    )
     assert p.clear == ("m1", "m2") and p.clear_to == (("m2", 40),)
 
 
@@ -68,10 +82,14 @@ def test_the_runtime_shortens_a_partially_cleared_message() -> None:
     def shorten_results(view: ContextView, need: int) -> list[Clear]:
         return [Clear(m.id, 100) for m in view.messages if m.call_id]
 
-    state = initial_state(RuntimeConfig(budget=1_000, hard_ceiling=5_000),
-                          FunctionPolicy(shorten_results, "shorten"))
-    for event in (UserMessage(50, "go"), IssueBatch((CallSpec("read_file", "a"),), 20),
-                  ResultChunk("c1", 1_500)):
+    state = initial_state(
+        RuntimeConfig(budget=1_000, hard_ceiling=5_000), FunctionPolicy(shorten_results, "shorten")
+    )
+    for event in (
+        UserMessage(50, "go"),
+        IssueBatch((CallSpec("read_file", "a"),), 20),
+        ResultChunk("c1", 1_500),
+    ):
         apply(state, event)
     result = next(m for m in state.context if m.call_id == "c1")
     assert result.cleared and result.tokens == 100  # not the 8-token placeholder

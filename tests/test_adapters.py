@@ -50,12 +50,18 @@ EVENTS: list[Event] = [
 
 
 def _view() -> ContextView:
-    state = initial_state(RuntimeConfig(budget=100_000, hard_ceiling=200_000),
-                          BUILTINS["recency"]())
+    state = initial_state(
+        RuntimeConfig(budget=100_000, hard_ceiling=200_000), BUILTINS["recency"]()
+    )
     for event in EVENTS:
         apply(state, event)
-    return ContextView(state.context, pending_calls=frozenset(state.pending), budget=500,
-                       now=state.now, turn=state.turn)
+    return ContextView(
+        state.context,
+        pending_calls=frozenset(state.pending),
+        budget=500,
+        now=state.now,
+        turn=state.turn,
+    )
 
 
 def _shape(messages: object) -> object:
@@ -63,8 +69,10 @@ def _shape(messages: object) -> object:
     if isinstance(messages, list):
         return [_shape(m) for m in messages]
     if isinstance(messages, dict):
-        return {k: "<text>" if k in ("content", "text") and isinstance(v, str) else _shape(v)
-                for k, v in messages.items()}
+        return {
+            k: "<text>" if k in ("content", "text") and isinstance(v, str) else _shape(v)
+            for k, v in messages.items()
+        }
     return messages
 
 
@@ -72,8 +80,12 @@ def _texts(messages: object) -> list[str]:
     if isinstance(messages, list):
         return [t for m in messages for t in _texts(m)]
     if isinstance(messages, dict):
-        return [v if isinstance(v, str) else t for k, v in messages.items()
-                if k in ("content", "text") for t in ([v] if isinstance(v, str) else _texts(v))]
+        return [
+            v if isinstance(v, str) else t
+            for k, v in messages.items()
+            if k in ("content", "text")
+            for t in ([v] if isinstance(v, str) else _texts(v))
+        ]
     return []
 
 
@@ -84,7 +96,8 @@ def test_rendered_text_is_as_long_as_the_declared_tokens() -> None:
     for message, item in zip(view.messages, rendered.messages, strict=True):
         chars = len(item.get("content") or "") + sum(
             len(c["function"]["name"]) + len(c["function"]["arguments"])
-            for c in item.get("tool_calls", []))
+            for c in item.get("tool_calls", [])
+        )
         assert abs(chars - 4 * message.tokens) <= 4, (message.id, chars, message.tokens)
 
 
@@ -164,24 +177,40 @@ def test_anthropic_block_level_trim() -> None:
 @pytest.mark.parametrize(
     ("fn", "fmt", "words"),
     [
-        (lambda ms: [*ms, {"role": "user", "content": "extra"}], "openai",
-         "returned a message that is not in its input at output position 10"),
+        (
+            lambda ms: [*ms, {"role": "user", "content": "extra"}],
+            "openai",
+            "returned a message that is not in its input at output position 10",
+        ),
         (lambda ms: [ms[4], ms[3]], "openai", "reordered messages m4 and m6"),
         (lambda ms: [ms[0], ms[0]], "openai", "returned m1 (input position 0) twice"),
-        (lambda ms: [*ms[:3], {**ms[3], "tool_call_id": "c9"}, *ms[4:]], "openai",
-         "returned a message that was not in its input at output position 3"),
-        (lambda ms: [*ms[:2], {**ms[2], "tool_calls": ms[2]["tool_calls"][:1]}, *ms[3:]],
-         "openai", "rewrote the message of m3 (call c1, c2, input position 2)"),
+        (
+            lambda ms: [*ms[:3], {**ms[3], "tool_call_id": "c9"}, *ms[4:]],
+            "openai",
+            "returned a message that was not in its input at output position 3",
+        ),
+        (
+            lambda ms: [*ms[:2], {**ms[2], "tool_calls": ms[2]["tool_calls"][:1]}, *ms[3:]],
+            "openai",
+            "rewrote the message of m3 (call c1, c2, input position 2)",
+        ),
         (lambda ms: None, "openai", "returned NoneType"),
         (lambda ms: ["m1"], "openai", "returned a str at position 0"),
-        (lambda ms: [*ms, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}],
-         "anthropic", "not in its input at output message 7, block 0"),
-        (lambda ms: [{"role": "user", "content": [ms[1]["content"][1]]}], "anthropic",
-         "as a user message"),
+        (
+            lambda ms: [*ms, {"role": "assistant", "content": [{"type": "text", "text": "x"}]}],
+            "anthropic",
+            "not in its input at output message 7, block 0",
+        ),
+        (
+            lambda ms: [{"role": "user", "content": [ms[1]["content"][1]]}],
+            "anthropic",
+            "as a user message",
+        ),
     ],
 )
-def test_bad_results_are_verdicts_naming_what_the_function_did(fn: Any, fmt: str,
-                                                               words: str) -> None:
+def test_bad_results_are_verdicts_naming_what_the_function_did(
+    fn: Any, fmt: str, words: str
+) -> None:
     with pytest.raises(PolicyError) as info:
         list_policy(fn, fmt, name="bad_trim").select(_view(), 1)
     assert words in info.value.rule
@@ -235,8 +264,10 @@ def test_spec_forms_load_list_functions() -> None:
 
 
 def test_policy_error_in_the_runtime_names_the_step() -> None:
-    state = initial_state(RuntimeConfig(budget=150, hard_ceiling=10_000),
-                          list_policy(lambda ms: [*ms, ms[0]], "openai", name="dup"))
+    state = initial_state(
+        RuntimeConfig(budget=150, hard_ceiling=10_000),
+        list_policy(lambda ms: [*ms, ms[0]], "openai", name="dup"),
+    )
     apply(state, SystemPrompt(100))
     with pytest.raises(PolicyError) as info:
         apply(state, UserMessage(100))

@@ -47,130 +47,262 @@ def _c(name: str, argv: str, status: int = 2, needle: str = "", sub: bool = Fals
 
 # ------------------------------------------------------------- arguments
 BAD_SECONDS = ("0", "-1", "nan", "inf", "abc")
-SEARCHY = ("search --policy recency --max-examples 2",
-           "explore --policy recency --depth 2",
-           "check recency --levels 0.5 --seeds 1 --max-examples 2 --horizon 5",
-           "replay " + DOCUMENTED_TRACE,
-           "baseline --out {tmp}/b.json --levels 0.5 --seeds 1 --horizon 5",
-           "sweep --out {tmp}/r.jsonl --policy recency --gate none --levels 0.5 --seeds 1 "
-           "--horizon 5 --jobs 1",
-           "report --out {tmp}/rep --seeds 1 --quick --jobs 1")
+SEARCHY = (
+    "search --policy recency --max-examples 2",
+    "explore --policy recency --depth 2",
+    "check recency --levels 0.5 --seeds 1 --max-examples 2 --horizon 5",
+    "replay " + DOCUMENTED_TRACE,
+    "baseline --out {tmp}/b.json --levels 0.5 --seeds 1 --horizon 5",
+    "sweep --out {tmp}/r.jsonl --policy recency --gate none --levels 0.5 --seeds 1 "
+    "--horizon 5 --jobs 1",
+    "report --out {tmp}/rep --seeds 1 --quick --jobs 1",
+)
 ARG_CASES = [
-    *(_c(f"{cmd.split()[0]}-policy-timeout-{v}", f"{cmd} --policy-timeout {v}",
-         needle="--policy-timeout") for cmd in SEARCHY for v in BAD_SECONDS),
-    *(_c(f"search-{flag}-{v}", f"search --policy recency --{flag} {v}", needle=f"--{flag}")
-      for flag, values in (("max-examples", ("0", "-1", "x")), ("budget", ("0", "-5", "1e3")),
-                           ("hard-ceiling", ("0", "x")), ("seed", ("x", "1.5", "9" * 30)),
-                           ("max-batches", ("-1", "x")), ("max-calls", ("-2",)),
-                           ("max-steps", ("x",)))
-      for v in values),
+    *(
+        _c(
+            f"{cmd.split()[0]}-policy-timeout-{v}",
+            f"{cmd} --policy-timeout {v}",
+            needle="--policy-timeout",
+        )
+        for cmd in SEARCHY
+        for v in BAD_SECONDS
+    ),
+    *(
+        _c(f"search-{flag}-{v}", f"search --policy recency --{flag} {v}", needle=f"--{flag}")
+        for flag, values in (
+            ("max-examples", ("0", "-1", "x")),
+            ("budget", ("0", "-5", "1e3")),
+            ("hard-ceiling", ("0", "x")),
+            ("seed", ("x", "1.5", "9" * 30)),
+            ("max-batches", ("-1", "x")),
+            ("max-calls", ("-2",)),
+            ("max-steps", ("x",)),
+        )
+        for v in values
+    ),
     _c("search-target", "search --policy recency --target nonsense", needle="--target"),
     _c("search-sizes", "search --policy recency --sizes a,b", needle="--sizes"),
     _c("search-gate", "search --policy recency --gate sometimes", needle="--gate"),
     _c("search-no-policy", "search", needle="--policy"),
-    *(_c(f"explore-{flag}-{v}", f"explore --policy recency --{flag} {v}", needle=f"--{flag}")
-      for flag, values in (("depth", ("-1", "x")), ("max-states", ("0", "-3")))
-      for v in values),
-    *(_c(f"check-{flag}-{v}", f"check recency --{flag} {v}", needle=f"--{flag}")
-      for flag, values in (("levels", ("2", "half", "-0.1", "")), ("seeds", ("x", "", "3-x")),
-                           ("horizon", ("0", "nan", "inf", "-4")),
-                           ("max-examples", ("-1", "x")))
-      for v in values if v),
+    *(
+        _c(f"explore-{flag}-{v}", f"explore --policy recency --{flag} {v}", needle=f"--{flag}")
+        for flag, values in (("depth", ("-1", "x")), ("max-states", ("0", "-3")))
+        for v in values
+    ),
+    *(
+        _c(f"check-{flag}-{v}", f"check recency --{flag} {v}", needle=f"--{flag}")
+        for flag, values in (
+            ("levels", ("2", "half", "-0.1", "")),
+            ("seeds", ("x", "", "3-x")),
+            ("horizon", ("0", "nan", "inf", "-4")),
+            ("max-examples", ("-1", "x")),
+        )
+        for v in values
+        if v
+    ),
     _c("check-no-policy", "check", needle="POLICY"),
-    _c("check-langchain-and-policy", "check recency --langchain strategy=last",
-       needle="--langchain"),
-    *(_c(f"baseline-{flag}-{v}", f"baseline --out {{tmp}}/b.json --{flag} {v}",
-         needle=f"--{flag}")
-      for flag, values in (("levels", ("5", "x")), ("seeds", ("x", "1-y")),
-                           ("budget", ("0",)))
-      for v in values),
-    *(_c(f"regress-{flag}-{v}", f"regress --baseline {{tmp}}/none.json --{flag} {v}",
-         needle=f"--{flag}")
-      for flag, values in (("alpha", ("0", "1", "nan", "2")), ("min-effect", ("-1", "inf")),
-                           ("min-ratio", ("0.5", "nan")))
-      for v in values),
+    _c(
+        "check-langchain-and-policy",
+        "check recency --langchain strategy=last",
+        needle="--langchain",
+    ),
+    *(
+        _c(
+            f"baseline-{flag}-{v}",
+            f"baseline --out {{tmp}}/b.json --{flag} {v}",
+            needle=f"--{flag}",
+        )
+        for flag, values in (("levels", ("5", "x")), ("seeds", ("x", "1-y")), ("budget", ("0",)))
+        for v in values
+    ),
+    *(
+        _c(
+            f"regress-{flag}-{v}",
+            f"regress --baseline {{tmp}}/none.json --{flag} {v}",
+            needle=f"--{flag}",
+        )
+        for flag, values in (
+            ("alpha", ("0", "1", "nan", "2")),
+            ("min-effect", ("-1", "inf")),
+            ("min-ratio", ("0.5", "nan")),
+        )
+        for v in values
+    ),
     _c("regress-missing-baseline", "regress --baseline {tmp}/none.json", needle="none.json"),
-    *(_c(f"sweep-{flag}-{v}", f"sweep --out {{tmp}}/r.jsonl --policy recency --{flag} {v}",
-         needle=f"--{flag}")
-      for flag, values in (("levels", ("2", "half", "nan")), ("seeds", ("0", "-1")),
-                           ("horizon", ("0", "nan", "inf")), ("jobs", ("0", "-1")),
-                           ("budget", ("0",)), ("tightness", ("9", "x")),
-                           ("gate", ("strict",)), ("check-at", ("never",)))
-      for v in values),
-    *(_c(f"{cmd.split()[0]}-time-limit-{v}", f"{cmd} --time-limit {v}", needle="--time-limit")
-      for cmd in ("sweep --out {tmp}/r.jsonl --policy recency --levels 0.5 --seeds 1",
-                  "report --out {tmp}/rep --quick --seeds 1")
-      for v in ("0", "-1", "nan", "inf", "x")),
-    *(_c(f"{cmd.split()[0]}-max-retries-{v}", f"{cmd} --max-retries {v}", needle="--max-retries")
-      for cmd in ("sweep --out {tmp}/r.jsonl --policy recency", "search --policy recency",
-                  "check recency")
-      for v in ("-1", "x")),
-    _c("sweep-ceiling-below-budget", "sweep --out {tmp}/r.jsonl --policy recency "
-       "--hard-ceiling 10", needle="hard_ceiling"),
-    _c("sweep-out-is-folder", "sweep --out {tmp} --policy recency --levels 0.5 --seeds 1",
-       needle="is a folder"),
-    _c("sweep-out-unwritable", "sweep --out /proc/prunecheck/r.jsonl --policy recency "
-       "--levels 0.5 --seeds 1", needle="cannot be"),
-    *(_c(f"report-{flag}-{v}", f"report --out {{tmp}}/rep --{flag} {v}", needle=f"--{flag}")
-      for flag, values in (("seeds", ("0", "x")), ("jobs", ("0",)), ("seed", ("x",)))
-      for v in values),
-    _c("report-out-is-file", "report --out {tmp}/file.txt --quick --seeds 1",
-       needle="not a folder"),
-    _c("report-out-unwritable", "report --out /proc/prunecheck/rep --quick --seeds 1",
-       needle="cannot be created"),
+    *(
+        _c(
+            f"sweep-{flag}-{v}",
+            f"sweep --out {{tmp}}/r.jsonl --policy recency --{flag} {v}",
+            needle=f"--{flag}",
+        )
+        for flag, values in (
+            ("levels", ("2", "half", "nan")),
+            ("seeds", ("0", "-1")),
+            ("horizon", ("0", "nan", "inf")),
+            ("jobs", ("0", "-1")),
+            ("budget", ("0",)),
+            ("tightness", ("9", "x")),
+            ("gate", ("strict",)),
+            ("check-at", ("never",)),
+        )
+        for v in values
+    ),
+    *(
+        _c(f"{cmd.split()[0]}-time-limit-{v}", f"{cmd} --time-limit {v}", needle="--time-limit")
+        for cmd in (
+            "sweep --out {tmp}/r.jsonl --policy recency --levels 0.5 --seeds 1",
+            "report --out {tmp}/rep --quick --seeds 1",
+        )
+        for v in ("0", "-1", "nan", "inf", "x")
+    ),
+    *(
+        _c(f"{cmd.split()[0]}-max-retries-{v}", f"{cmd} --max-retries {v}", needle="--max-retries")
+        for cmd in (
+            "sweep --out {tmp}/r.jsonl --policy recency",
+            "search --policy recency",
+            "check recency",
+        )
+        for v in ("-1", "x")
+    ),
+    _c(
+        "sweep-ceiling-below-budget",
+        "sweep --out {tmp}/r.jsonl --policy recency --hard-ceiling 10",
+        needle="hard_ceiling",
+    ),
+    _c(
+        "sweep-out-is-folder",
+        "sweep --out {tmp} --policy recency --levels 0.5 --seeds 1",
+        needle="is a folder",
+    ),
+    _c(
+        "sweep-out-unwritable",
+        "sweep --out /proc/prunecheck/r.jsonl --policy recency --levels 0.5 --seeds 1",
+        needle="cannot be",
+    ),
+    *(
+        _c(f"report-{flag}-{v}", f"report --out {{tmp}}/rep --{flag} {v}", needle=f"--{flag}")
+        for flag, values in (("seeds", ("0", "x")), ("jobs", ("0",)), ("seed", ("x",)))
+        for v in values
+    ),
+    _c(
+        "report-out-is-file", "report --out {tmp}/file.txt --quick --seeds 1", needle="not a folder"
+    ),
+    _c(
+        "report-out-unwritable",
+        "report --out /proc/prunecheck/rep --quick --seeds 1",
+        needle="cannot be created",
+    ),
     _c("replay-gate", f"replay {DOCUMENTED_TRACE} --gate sometimes", needle="--gate"),
     _c("validate-format", "validate {tmp}/ok.json --format gemini", needle="--format"),
     _c("validate-no-format", "validate {tmp}/ok.json", needle="--format"),
     _c("unknown-command", "frobnicate", needle="invalid choice"),
     _c("no-command", "", status=2),
-    *(_c(f"{cmd}-out-is-file", f"{cmd} --out {{tmp}}/file.txt", needle="not a folder")
-      for cmd in ("search --policy lowest_salience --max-examples 50",
-                  "explore --policy lowest_salience --depth 3",
-                  "check lowest_salience --levels 0.5 --seeds 1 --max-examples 5 --horizon 5")),
-    *(_c(f"{cmd.split()[0]}-out-holds-a-bundle", f"{cmd} --out {{tmp}}/bundle",
-         needle="--force")
-      for cmd in ("search --policy lowest_salience --max-examples 50",
-                  "explore --policy lowest_salience --depth 3",
-                  "check lowest_salience --levels 0.5 --seeds 1 --max-examples 5 --horizon 5")),
-    _c("search-out-unwritable", "search --policy lowest_salience --max-examples 50 "
-       "--out /proc/prunecheck/repro", status=2, needle="/proc/prunecheck/repro"),
+    *(
+        _c(f"{cmd}-out-is-file", f"{cmd} --out {{tmp}}/file.txt", needle="not a folder")
+        for cmd in (
+            "search --policy lowest_salience --max-examples 50",
+            "explore --policy lowest_salience --depth 3",
+            "check lowest_salience --levels 0.5 --seeds 1 --max-examples 5 --horizon 5",
+        )
+    ),
+    *(
+        _c(f"{cmd.split()[0]}-out-holds-a-bundle", f"{cmd} --out {{tmp}}/bundle", needle="--force")
+        for cmd in (
+            "search --policy lowest_salience --max-examples 50",
+            "explore --policy lowest_salience --depth 3",
+            "check lowest_salience --levels 0.5 --seeds 1 --max-examples 5 --horizon 5",
+        )
+    ),
+    _c(
+        "search-out-unwritable",
+        "search --policy lowest_salience --max-examples 50 --out /proc/prunecheck/repro",
+        status=2,
+        needle="/proc/prunecheck/repro",
+    ),
 ]
 
 # ----------------------------------------------------------------- files
 FILE_CASES = [
-    *(_c(f"replay-{name}", f"replay {{tmp}}/{name}", needle=name) for name in (
-        "deep.json", "deep_obj.json", "not_json.json", "empty.json", "binary.json",
-        "list.json", "no_config.json", "times_nan.json", "times_backwards.json",
-        "times_short.json", "times_bool.json", "bad_format.json", "bad_version.json",
-        "events_not_list.json", "bad_event.json", "negative_tokens.json",
-        "no_policy.json", "seed_text.json", "meta_list.json", "missing.json",
-        "empty_dir")),
+    *(
+        _c(f"replay-{name}", f"replay {{tmp}}/{name}", needle=name)
+        for name in (
+            "deep.json",
+            "deep_obj.json",
+            "not_json.json",
+            "empty.json",
+            "binary.json",
+            "list.json",
+            "no_config.json",
+            "times_nan.json",
+            "times_backwards.json",
+            "times_short.json",
+            "times_bool.json",
+            "bad_format.json",
+            "bad_version.json",
+            "events_not_list.json",
+            "bad_event.json",
+            "negative_tokens.json",
+            "no_policy.json",
+            "seed_text.json",
+            "meta_list.json",
+            "missing.json",
+            "empty_dir",
+        )
+    ),
     _c("replay-impossible-event", "replay {tmp}/impossible.json", needle="impossible.json"),
-    *(_c(f"validate-{name}", f"validate {{tmp}}/{name} --format openai", needle=name)
-      for name in ("deep.json", "not_json.json", "binary.json", "missing.json", "empty.json",
-                   "no_messages.json", "scalar.json")),
-    _c("validate-anthropic-as-openai", "validate {tmp}/anthropic.json --format openai",
-       needle="--format anthropic"),
-    _c("validate-openai-as-anthropic", "validate {tmp}/openai.json --format anthropic",
-       needle="--format openai"),
-    _c("validate-missing-function", "validate {tmp}/no_function.json --format openai",
-       status=1),
+    *(
+        _c(f"validate-{name}", f"validate {{tmp}}/{name} --format openai", needle=name)
+        for name in (
+            "deep.json",
+            "not_json.json",
+            "binary.json",
+            "missing.json",
+            "empty.json",
+            "no_messages.json",
+            "scalar.json",
+        )
+    ),
+    _c(
+        "validate-anthropic-as-openai",
+        "validate {tmp}/anthropic.json --format openai",
+        needle="--format anthropic",
+    ),
+    _c(
+        "validate-openai-as-anthropic",
+        "validate {tmp}/openai.json --format anthropic",
+        needle="--format openai",
+    ),
+    _c("validate-missing-function", "validate {tmp}/no_function.json --format openai", status=1),
     _c("validate-bad-part", "validate {tmp}/bad_part.json --format openai", status=1),
     _c("validate-text-part", "validate {tmp}/text_part.json --format openai", status=1),
     _c("validate-dup-call", "validate {tmp}/dup_call.json --format openai", status=1),
-    _c("validate-dup-tool-use", "validate {tmp}/dup_tool_use.json --format anthropic",
-       status=1),
+    _c("validate-dup-tool-use", "validate {tmp}/dup_tool_use.json --format anthropic", status=1),
     _c("regress-deep-baseline", "regress --baseline {tmp}/deep.json", needle="deep.json"),
-    _c("regress-not-json-baseline", "regress --baseline {tmp}/not_json.json",
-       needle="not_json.json"),
+    _c(
+        "regress-not-json-baseline",
+        "regress --baseline {tmp}/not_json.json",
+        needle="not_json.json",
+    ),
     _c("replay-evil-without-consent", "replay {tmp}/evil_trace.json", needle="--trust-policy"),
-    _c("sweep-locked", "sweep --out {tmp}/locked.jsonl --policy recency --gate none "
-       "--levels 0.5 --seeds 1 --horizon 5 --jobs 1", needle="being written"),
+    _c(
+        "sweep-locked",
+        "sweep --out {tmp}/locked.jsonl --policy recency --gate none "
+        "--levels 0.5 --seeds 1 --horizon 5 --jobs 1",
+        needle="being written",
+    ),
 ]
 
 # -------------------------------------------------------------- policies
-EXITS = ("sys_exit", "os_exit", "keyboard", "generator_exit", "base_exception", "sys_exit_3",
-         "kill_self", "lazy_exit")
+EXITS = (
+    "sys_exit",
+    "os_exit",
+    "keyboard",
+    "generator_exit",
+    "base_exception",
+    "sys_exit_3",
+    "kill_self",
+    "lazy_exit",
+)
 CHEATS = ("returns_int", "returns_junk", "unknown_id", "raises")
 
 
@@ -178,42 +310,62 @@ def _policy_cases() -> Iterator[Case]:
     for name in (*EXITS, *CHEATS):
         spec = f"{BAD}/{'exits' if name in EXITS else 'cheats'}.py:{name}"
         yield _c(f"search-{name}", f"search --policy {spec} --max-examples 5", needle=name)
-        yield _c(f"check-{name}", f"check {spec} --levels 1 --seeds 1 --max-examples 5 "
-                 "--horizon 60", needle=name)
+        yield _c(
+            f"check-{name}",
+            f"check {spec} --levels 1 --seeds 1 --max-examples 5 --horizon 60",
+            needle=name,
+        )
         yield _c(f"explore-{name}", f"explore --policy {spec} --depth 4", needle=name)
         yield _c(f"replay-{name}", f"replay {DOCUMENTED_TRACE} --policy {spec}", needle=name)
     for name in ("sleeps", "busy", "endless"):
         spec = f"{BAD}/hangs.py:{name}"
-        for cmd in (f"search --policy {spec} --max-examples 5",
-                    f"replay {DOCUMENTED_TRACE} --policy {spec}",
-                    f"explore --policy {spec} --depth 4"):
-            yield _c(f"{cmd.split()[0]}-{name}", f"{cmd} --policy-timeout 0.5",
-                     needle="did not return within 0.5 s")
-    yield _c("search-exit-on-import", f"search --policy {BAD}/exit_on_import.py:select",
-             needle="sys.exit(0)")
-    yield _c("check-exit-on-import", f"check {BAD}/exit_on_import.py:select",
-             needle="sys.exit(0)")
+        for cmd in (
+            f"search --policy {spec} --max-examples 5",
+            f"replay {DOCUMENTED_TRACE} --policy {spec}",
+            f"explore --policy {spec} --depth 4",
+        ):
+            yield _c(
+                f"{cmd.split()[0]}-{name}",
+                f"{cmd} --policy-timeout 0.5",
+                needle="did not return within 0.5 s",
+            )
+    yield _c(
+        "search-exit-on-import",
+        f"search --policy {BAD}/exit_on_import.py:select",
+        needle="sys.exit(0)",
+    )
+    yield _c("check-exit-on-import", f"check {BAD}/exit_on_import.py:select", needle="sys.exit(0)")
     for cmd in ("search --policy {spec}", "check {spec}", "explore --policy {spec} --depth 2"):
-        yield _c(f"{cmd.split()[0]}-list-fn-without-format",
-                 cmd.format(spec=f"{BAD}/list_fn.py:trim"), needle="--format")
-    yield _c("search-missing-file", "search --policy nope/missing.py:select",
-             needle="does not exist")
-    yield _c("search-missing-attr", f"search --policy {BAD}/cheats.py:nothing_here",
-             needle="no attribute")
+        yield _c(
+            f"{cmd.split()[0]}-list-fn-without-format",
+            cmd.format(spec=f"{BAD}/list_fn.py:trim"),
+            needle="--format",
+        )
+    yield _c(
+        "search-missing-file", "search --policy nope/missing.py:select", needle="does not exist"
+    )
+    yield _c(
+        "search-missing-attr",
+        f"search --policy {BAD}/cheats.py:nothing_here",
+        needle="no attribute",
+    )
     yield _c("search-unknown-builtin", "search --policy no_such_policy", needle="built-in")
-    yield _c("search-bad-format-suffix", f"search --policy {BAD}/list_fn.py:trim@gemini",
-             needle="gemini")
+    yield _c(
+        "search-bad-format-suffix", f"search --policy {BAD}/list_fn.py:trim@gemini", needle="gemini"
+    )
     # The acceptance points: a policy that ends its process, through every command,
     # run as a user runs it (a subprocess).
     for name in ("sys_exit", "os_exit"):
         spec = f"{BAD}/exits.py:{name}"
-        for cmd in (f"check {spec} --levels 1 --seeds 1 --max-examples 5 --horizon 60",
-                    f"search --policy {spec} --max-examples 5",
-                    f"explore --policy {spec} --depth 4",
-                    f"replay {DOCUMENTED_TRACE} --policy {spec}",
-                    f"sweep --out {{tmp}}/r.jsonl --policy {spec} --gate none --levels 1 "
-                    "--seeds 1 --horizon 60 --jobs 1",
-                    f"report --out {{tmp}}/rep --policy {spec} --quick --seeds 1 --jobs 2"):
+        for cmd in (
+            f"check {spec} --levels 1 --seeds 1 --max-examples 5 --horizon 60",
+            f"search --policy {spec} --max-examples 5",
+            f"explore --policy {spec} --depth 4",
+            f"replay {DOCUMENTED_TRACE} --policy {spec}",
+            f"sweep --out {{tmp}}/r.jsonl --policy {spec} --gate none --levels 1 "
+            "--seeds 1 --horizon 60 --jobs 1",
+            f"report --out {{tmp}}/rep --policy {spec} --quick --seeds 1 --jobs 2",
+        ):
             yield _c(f"process-{cmd.split()[0]}-{name}", cmd, needle=name, sub=True)
 
 
@@ -228,54 +380,103 @@ def test_the_suite_is_large() -> None:
 
 # ------------------------------------------------------------- fixtures
 def _trace(**change: object) -> str:
-    data: dict[str, object] = {"format": "prunecheck-trace", "version": 1, "policy": "recency",
-                               "config": {"budget": 100, "hard_ceiling": 200},
-                               "times": [0.0, 1.0],
-                               "events": [{"kind": "user", "tokens": 5},
-                                          {"kind": "user", "tokens": 5}]}
+    data: dict[str, object] = {
+        "format": "prunecheck-trace",
+        "version": 1,
+        "policy": "recency",
+        "config": {"budget": 100, "hard_ceiling": 200},
+        "times": [0.0, 1.0],
+        "events": [{"kind": "user", "tokens": 5}, {"kind": "user", "tokens": 5}],
+    }
     data.update(change)
     return json.dumps({k: v for k, v in data.items() if v is not None})
 
 
 def _files(tmp: Path) -> None:
     files = {
-        "deep.json": "[" * 100_000, "deep_obj.json": '{"a":' * 50_000 + "1" + "}" * 50_000,
-        "not_json.json": "{not json", "empty.json": "", "list.json": "[]",
-        "no_config.json": _trace(config=None), "times_nan.json": _trace(times=[0.0, "NaN"])
-        .replace('"NaN"', "NaN"),
-        "times_backwards.json": _trace(times=[2.0, 1.0]), "times_short.json": _trace(times=[1]),
+        "deep.json": "[" * 100_000,
+        "deep_obj.json": '{"a":' * 50_000 + "1" + "}" * 50_000,
+        "not_json.json": "{not json",
+        "empty.json": "",
+        "list.json": "[]",
+        "no_config.json": _trace(config=None),
+        "times_nan.json": _trace(times=[0.0, "NaN"]).replace('"NaN"', "NaN"),
+        "times_backwards.json": _trace(times=[2.0, 1.0]),
+        "times_short.json": _trace(times=[1]),
         "times_bool.json": _trace(times=[True, False]),
-        "bad_format.json": _trace(format="other"), "bad_version.json": _trace(version=9),
-        "events_not_list.json": _trace(events={}), "bad_event.json": _trace(
-            events=[{"kind": "teleport"}], times=None),
+        "bad_format.json": _trace(format="other"),
+        "bad_version.json": _trace(version=9),
+        "events_not_list.json": _trace(events={}),
+        "bad_event.json": _trace(events=[{"kind": "teleport"}], times=None),
         "negative_tokens.json": _trace(events=[{"kind": "user", "tokens": -5}], times=None),
-        "no_policy.json": _trace(policy=None), "seed_text.json": _trace(seed="1"),
+        "no_policy.json": _trace(policy=None),
+        "seed_text.json": _trace(seed="1"),
         "meta_list.json": _trace(meta=[]),
-        "impossible.json": _trace(events=[{"kind": "result", "call": "c9", "tokens": 5}],
-                                  times=None),
+        "impossible.json": _trace(
+            events=[{"kind": "result", "call": "c9", "tokens": 5}], times=None
+        ),
         "evil_trace.json": _trace(policy=f"{BAD}/evil.py:select"),
         "ok.json": '[{"role": "user", "content": "hi"}]',
-        "no_messages.json": '{"model": "x"}', "scalar.json": "42",
-        "anthropic.json": json.dumps([{"role": "assistant", "content": [
-            {"type": "tool_use", "id": "t1", "name": "a", "input": {}}]}]),
+        "no_messages.json": '{"model": "x"}',
+        "scalar.json": "42",
+        "anthropic.json": json.dumps(
+            [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}],
+                }
+            ]
+        ),
         "openai.json": json.dumps([{"role": "tool", "tool_call_id": "c1", "content": "x"}]),
-        "no_function.json": json.dumps([{"role": "assistant", "content": None,
-                                         "tool_calls": [{"id": "c1", "type": "function"}]},
-                                        {"role": "tool", "tool_call_id": "c1", "content": ""}]),
+        "no_function.json": json.dumps(
+            [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "c1", "type": "function"}],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": ""},
+            ]
+        ),
         "bad_part.json": json.dumps([{"role": "user", "content": [{"type": "video"}]}]),
         "text_part.json": json.dumps([{"role": "user", "content": [{"type": "text"}]}]),
-        "dup_call.json": json.dumps([
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}},
-                {"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": ""}]),
-        "dup_tool_use.json": json.dumps([
-            {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": [
-                {"type": "tool_use", "id": "t1", "name": "a", "input": {}},
-                {"type": "tool_use", "id": "t1", "name": "a", "input": {}}]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}]),
+        "dup_call.json": json.dumps(
+            [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "a", "arguments": "{}"},
+                        },
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "a", "arguments": "{}"},
+                        },
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": ""},
+            ]
+        ),
+        "dup_tool_use.json": json.dumps(
+            [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": "t1", "name": "a", "input": {}},
+                        {"type": "tool_use", "id": "t1", "name": "a", "input": {}},
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}],
+                },
+            ]
+        ),
         "file.txt": "a file, not a folder",
     }
     for name, text in files.items():
@@ -298,8 +499,13 @@ def case_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _run(case: Case, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     argv = [a.format(tmp=tmp, bad=BAD) for a in case.argv]
     if case.subprocess:
-        done = subprocess.run([sys.executable, "-m", "prunecheck", *argv], capture_output=True,
-                              text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+        done = subprocess.run(
+            [sys.executable, "-m", "prunecheck", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "200"},
+        )
         return done.returncode, done.stdout, done.stderr
     if case.name == "sweep-locked":  # another writer holds the results file's lock
         import fcntl

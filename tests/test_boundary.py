@@ -53,13 +53,16 @@ def run_checking(scenario: Scenario, data: st.DataObject) -> None:
         apply(state, event)
         for prune in _prune_sets(data, state):
             index, spec = index_violations(state, prune), spec_violations(state, prune)
-            assert index == spec, (f"after step {i} ({event.kind}), prune {prune}: "
-                                   f"index {sorted(index)} != spec {sorted(spec)}")
+            assert index == spec, (
+                f"after step {i} ({event.kind}), prune {prune}: "
+                f"index {sorted(index)} != spec {sorted(spec)}"
+            )
 
 
 @given(scenarios(gates=NONE_HEAVY), st.data())
-def test_check_prune_equals_spec_on_generated_contexts(scenario: Scenario,
-                                                        data: st.DataObject) -> None:
+def test_check_prune_equals_spec_on_generated_contexts(
+    scenario: Scenario, data: st.DataObject
+) -> None:
     run_checking(scenario, data)
 
 
@@ -110,15 +113,16 @@ def test_split_open_and_pending_are_reported_in_order() -> None:
 
 def test_whole_unit_with_a_pending_call_is_still_invalid() -> None:
     found = check_prune(_batch_context(), ["m2", "m3", "m4"])
-    assert [v.reason for v in found] == [ViolationReason.OPEN_MESSAGE,
-                                         ViolationReason.PENDING_UNIT]
+    assert [v.reason for v in found] == [ViolationReason.OPEN_MESSAGE, ViolationReason.PENDING_UNIT]
 
 
 def test_check_clear() -> None:
     ctx = _batch_context()
     assert check_clear(ctx, "m1") == ()
-    assert [v.reason for v in check_clear(ctx, "m4")] == [ViolationReason.OPEN_MESSAGE,
-                                                          ViolationReason.PENDING_UNIT]
+    assert [v.reason for v in check_clear(ctx, "m4")] == [
+        ViolationReason.OPEN_MESSAGE,
+        ViolationReason.PENDING_UNIT,
+    ]
     assert [v.reason for v in check_clear(ctx, "m3")] == [ViolationReason.PENDING_UNIT]
     assert check_clear(ctx, "m99") == ()
     ctx.resolve("m2", "c2")

@@ -34,9 +34,11 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Bundles of the two domain-document classes (as explore/search found
     them) and of a trace with a rejected invocation."""
     out = tmp_path_factory.mktemp("bundles")
-    names = {"orphan": "orphan_in_flight_batch.json",
-             "stream": "stream_evicted_mid_append.json",
-             "retry": "retry_duplicates_read.json"}
+    names = {
+        "orphan": "orphan_in_flight_batch.json",
+        "stream": "stream_evicted_mid_append.json",
+        "retry": "retry_duplicates_read.json",
+    }
     return {key: write_bundle(_corpus(name), out / key) for key, name in names.items()}
 
 
@@ -53,8 +55,9 @@ def test_request_is_the_rejected_invocation(bundles: dict[str, Path]) -> None:
     errors = validate(body, trace.config.provider)
     policy = builtin_policy(trace.policy)
     assert policy is not None
-    rejection = next(i for i in incidents_of(trace, policy)
-                     if i.kind is IncidentKind.PROVIDER_REJECTION)
+    rejection = next(
+        i for i in incidents_of(trace, policy) if i.kind is IncidentKind.PROVIDER_REJECTION
+    )
     assert isinstance(trace.events[rejection.step], Invoke)
     assert errors and errors[0].text == rejection.text
     narrative = (bundles["retry"] / "narrative.md").read_text()
@@ -91,11 +94,11 @@ def test_timeline_marks_open_pending_and_evicted() -> None:
     assert policy is not None
     lanes = lanes_of(trace, policy)
     assert len(lanes.ticks) == len(trace.events)
-    assert lanes.cells["m2"][1] is Cell.PENDING          # the batch, calls pending
-    assert lanes.cells["m3"][2] is Cell.OPEN             # the first result streaming
-    assert lanes.gone["m3"] == (3, "evicted")            # evicted mid-append
+    assert lanes.cells["m2"][1] is Cell.PENDING  # the batch, calls pending
+    assert lanes.cells["m3"][2] is Cell.OPEN  # the first result streaming
+    assert lanes.gone["m3"] == (3, "evicted")  # evicted mid-append
     assert lanes.gone["m2"] == (3, "evicted")
-    assert Cell.ORPHAN in lanes.cells["m5"].values()     # the re-appended rest
+    assert Cell.ORPHAN in lanes.cells["m5"].values()  # the re-appended rest
     assert set(lanes.violations) == {3, 4}
 
 
@@ -111,9 +114,25 @@ def _pytest(files: list[Path], gate: str | None) -> subprocess.CompletedProcess[
     if gate is not None:
         env["PRUNECHECK_GATE"] = gate
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "--import-mode=importlib", "--rootdir", str(files[0].parent), *map(str, files)],
-        cwd=files[0].parent, env=env, capture_output=True, text=True, check=False, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--import-mode=importlib",
+            "--rootdir",
+            str(files[0].parent),
+            *map(str, files),
+        ],
+        cwd=files[0].parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
 
 
 def test_bundle_pytest_fails_unsafe_and_passes_under_commit(bundles: dict[str, Path]) -> None:
@@ -134,8 +153,9 @@ def _load(path: Path, name: str) -> ModuleType:
     return module
 
 
-def test_bundle_pytest_gate_constant(bundles: dict[str, Path], tmp_path: Path,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bundle_pytest_gate_constant(
+    bundles: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("PRUNECHECK_GATE", raising=False)
     path = bundles["orphan"] / "test_reproduction.py"
     source = path.read_text()

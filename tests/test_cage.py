@@ -27,10 +27,10 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 PY = [sys.executable, "-m", "prunecheck"]
 
 
-def _run(*argv: str, cwd: Path | None = None, timeout: float = 120
-         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*PY, *argv], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout)
+def _run(
+    *argv: str, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*PY, *argv], capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
 
 # ------------------------------------------------------------------- cage
@@ -61,14 +61,18 @@ def test_a_policy_cannot_corrupt_the_runtimes_accounting(name: str) -> None:
 
 
 def test_policy_output_goes_to_stderr_never_stdout() -> None:
-    done = _run("replay", str(CORPUS / "seed_parallel_batch.json"), "--policy",
-                f"{BAD}/cheats.py:chatty", "--quiet")
+    done = _run(
+        "replay",
+        str(CORPUS / "seed_parallel_batch.json"),
+        "--policy",
+        f"{BAD}/cheats.py:chatty",
+        "--quiet",
+    )
     assert "POLICY-STDOUT" not in done.stdout and "POLICY-STDOUT" in done.stderr
     assert done.stdout.startswith("verdict:")
 
 
-def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.MonkeyPatch
-                                                         ) -> None:
+def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRUNECHECK_POLICY_MEMORY_MB", "512")
     from prunecheck.sim.adapters.cage import close_all
 
@@ -83,17 +87,47 @@ def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.Mon
     close_all()
 
 
-@pytest.mark.parametrize("argv", [
-    ["search", "--policy", "{spec}", "--max-examples", "20"],
-    ["explore", "--policy", "{spec}", "--depth", "4"],
-    ["check", "{spec}", "--levels", "1", "--seeds", "1", "--max-examples", "20",
-     "--horizon", "60"],
-    ["replay", str(CORPUS / "seed_parallel_batch.json"), "--policy", "{spec}"],
-    ["sweep", "--out", "{tmp}/r.jsonl", "--policy", "{spec}", "--gate", "none",
-     "--levels", "1", "--seeds", "2", "--horizon", "60", "--jobs", "1"],
-], ids=lambda a: a[0])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "--policy", "{spec}", "--max-examples", "20"],
+        ["explore", "--policy", "{spec}", "--depth", "4"],
+        [
+            "check",
+            "{spec}",
+            "--levels",
+            "1",
+            "--seeds",
+            "1",
+            "--max-examples",
+            "20",
+            "--horizon",
+            "60",
+        ],
+        ["replay", str(CORPUS / "seed_parallel_batch.json"), "--policy", "{spec}"],
+        [
+            "sweep",
+            "--out",
+            "{tmp}/r.jsonl",
+            "--policy",
+            "{spec}",
+            "--gate",
+            "none",
+            "--levels",
+            "1",
+            "--seeds",
+            "2",
+            "--horizon",
+            "60",
+            "--jobs",
+            "1",
+        ],
+    ],
+    ids=lambda a: a[0],
+)
 def test_a_hanging_policy_is_reported_within_twice_its_timeout(
-        argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from prunecheck.sim.adapters.cage import close_all
 
     spec = f"{BAD}/hangs.py:busy"
@@ -112,14 +146,21 @@ def test_a_hanging_policy_is_reported_within_twice_its_timeout(
 
 # ------------------------------------------------------------ issue 8 items
 def test_a_policy_file_imports_the_module_beside_it(tmp_path: Path) -> None:
-    done = _run("replay", str(CORPUS / "seed_parallel_batch.json"), "--policy",
-                f"{BAD}/with_sibling.py:select", "--quiet", cwd=tmp_path)
+    done = _run(
+        "replay",
+        str(CORPUS / "seed_parallel_batch.json"),
+        "--policy",
+        f"{BAD}/with_sibling.py:select",
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert "ModuleNotFoundError" not in done.stderr
     assert done.returncode in (0, 1) and done.stdout.startswith("verdict:")
 
 
 def test_a_list_function_without_its_format_gets_a_hint_naming_the_flag(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["search", "--policy", f"{BAD}/list_fn.py:trim", "--max-examples", "5"]) == 2
     err = capsys.readouterr().err
     assert "like a list function trim(messages)" in err and "--format openai" in err
@@ -134,13 +175,19 @@ def test_replay_never_imports_a_traces_policy_without_consent(tmp_path: Path) ->
     path.write_text(json.dumps(trace))
     mark = tmp_path / "evil-ran.txt"
     env = {**os.environ, "EVIL_MARK": str(mark)}
-    done = subprocess.run([*PY, "replay", str(path)], capture_output=True, text=True, env=env,
-                          timeout=60)
+    done = subprocess.run(
+        [*PY, "replay", str(path)], capture_output=True, text=True, env=env, timeout=60
+    )
     assert done.returncode == 2 and not mark.exists()
     assert "evil.py" in done.stderr and "--trust-policy" in done.stderr
     assert "sha256" in done.stderr  # what it would run
-    consented = subprocess.run([*PY, "replay", str(path), "--trust-policy", "--quiet"],
-                               capture_output=True, text=True, env=env, timeout=60)
+    consented = subprocess.run(
+        [*PY, "replay", str(path), "--trust-policy", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert consented.returncode in (0, 1) and mark.exists()  # the check above can fail
 
 
@@ -148,19 +195,26 @@ def test_replay_never_imports_a_traces_policy_without_consent(tmp_path: Path) ->
 def test_two_concurrent_sweeps_into_one_file_lose_nothing(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     grid = ["--gate", "none,commit", "--levels", "0.5,1", "--horizon", "300", "--jobs", "1"]
-    first = subprocess.Popen([*PY, "sweep", "--out", str(out), "--policy", "recency",
-                              "--seeds", "3", *grid], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [*PY, "sweep", "--out", str(out), "--policy", "recency", "--seeds", "3", *grid],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.5)
-    second = subprocess.Popen([*PY, "sweep", "--out", str(out), "--policy", "lowest_salience",
-                               "--seeds", "2", *grid], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen(
+        [*PY, "sweep", "--out", str(out), "--policy", "lowest_salience", "--seeds", "2", *grid],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     results = [(*p.communicate(timeout=300), p.returncode) for p in (first, second)]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     stored = {r["policy"] for r in rows}
     assert all(is_intact(r) for r in rows)
-    for (_, err, status), policy, runs in zip(results, ("recency", "lowest_salience"), (12, 8),
-                                              strict=True):
+    for (_, err, status), policy, runs in zip(
+        results, ("recency", "lowest_salience"), (12, 8), strict=True
+    ):
         if status == 2:  # the second refused, naming the lock; the first's runs are all there
             assert "being written by another prunecheck" in err and "Traceback" not in err
         else:
@@ -170,10 +224,26 @@ def test_two_concurrent_sweeps_into_one_file_lose_nothing(tmp_path: Path) -> Non
 
 
 def test_an_edited_row_is_detected_reported_and_recomputed(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "r.jsonl"
-    argv = ["sweep", "--out", str(out), "--policy", "recency", "--gate", "none", "--levels",
-            "1", "--seeds", "2", "--horizon", "60", "--jobs", "1"]
+    argv = [
+        "sweep",
+        "--out",
+        str(out),
+        "--policy",
+        "recency",
+        "--gate",
+        "none",
+        "--levels",
+        "1",
+        "--seeds",
+        "2",
+        "--horizon",
+        "60",
+        "--jobs",
+        "1",
+    ]
     assert main(argv) == 0
     original = out.read_text()
     rows = [json.loads(line) for line in original.splitlines()]
@@ -192,10 +262,26 @@ def test_seal_and_is_intact() -> None:
 
 
 def test_sweep_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
-    proc = subprocess.Popen([*PY, "sweep", "--out", str(tmp_path / "r.jsonl"), "--policy",
-                             "recency", "--levels", "1", "--seeds", "20", "--horizon", "3000",
-                             "--jobs", "2"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            *PY,
+            "sweep",
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--policy",
+            "recency",
+            "--levels",
+            "1",
+            "--seeds",
+            "20",
+            "--horizon",
+            "3000",
+            "--jobs",
+            "2",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
     def children() -> list[int]:
         found = []
@@ -217,12 +303,18 @@ def test_sweep_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() and
-                                              "Z" not in Path(f"/proc/{p}/stat").read_text()
-                                              .rsplit(")", 1)[1].split()[0] for p in workers):
+    while time.monotonic() < deadline and any(
+        Path(f"/proc/{p}").exists()
+        and "Z" not in Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        for p in workers
+    ):
         time.sleep(0.2)
-    alive = [p for p in workers if Path(f"/proc/{p}").exists()
-             and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    alive = [
+        p
+        for p in workers
+        if Path(f"/proc/{p}").exists()
+        and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    ]
     assert alive == []
 
 
@@ -230,16 +322,28 @@ def test_sweep_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
 def test_a_bundle_replays_where_it_lives_and_is_never_overwritten(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    (work / "my_policy.py").write_text((BAD / "sibling_helper.py").read_text()
-                                       .replace("def oldest_first", "def select"))
-    found = _run("search", "--policy", "my_policy.py:select", "--max-examples", "50",
-                 "--out", "repro", cwd=work)
+    (work / "my_policy.py").write_text(
+        (BAD / "sibling_helper.py").read_text().replace("def oldest_first", "def select")
+    )
+    found = _run(
+        "search",
+        "--policy",
+        "my_policy.py:select",
+        "--max-examples",
+        "50",
+        "--out",
+        "repro",
+        cwd=work,
+    )
     assert found.returncode == 1, found.stderr
     bundle = work / "repro"
     assert (bundle / "my_policy.py").is_file()
     narrative = (bundle / "narrative.md").read_text()
-    commands = [line.strip().split("  #")[0].strip() for line in narrative.splitlines()
-                if line.strip().startswith("prunecheck replay")]
+    commands = [
+        line.strip().split("  #")[0].strip()
+        for line in narrative.splitlines()
+        if line.strip().startswith("prunecheck replay")
+    ]
     assert commands and all("--policy my_policy.py:select" in c for c in commands)
     (work / "my_policy.py").write_text("raise SystemExit('the original was edited')\n")
     for command in commands:  # the trace fails as found, and passes under the commit gate
@@ -257,12 +361,17 @@ def test_a_bundle_replays_where_it_lives_and_is_never_overwritten(tmp_path: Path
     hint = refused.stderr.split("to run it: ")[1].split(" (or add")[0]
     done = _run(*hint.split()[1:], cwd=work)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "test_reproduction.py"], capture_output=True, text=True, cwd=bundle,
-                          timeout=120)
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_reproduction.py"],
+        capture_output=True,
+        text=True,
+        cwd=bundle,
+        timeout=120,
+    )
     assert "1 failed" in test.stdout and "violation(s) under gate none" in test.stdout
-    again = _run("search", "--policy", "unit_safe", "--max-examples", "5", "--out", "repro",
-                 cwd=work)
+    again = _run(
+        "search", "--policy", "unit_safe", "--max-examples", "5", "--out", "repro", cwd=work
+    )
     assert again.returncode == 2 and "--force" in again.stderr
     assert (bundle / "my_policy.py").is_file()
 
@@ -272,8 +381,18 @@ def test_version_and_plain_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"prunecheck {version()}"
     assert version()[0].isdigit()
-    for command in ("report", "sweep", "search", "explore", "replay", "validate", "check",
-                    "regress", "baseline", "policies"):
+    for command in (
+        "report",
+        "sweep",
+        "search",
+        "explore",
+        "replay",
+        "validate",
+        "check",
+        "regress",
+        "baseline",
+        "policies",
+    ):
         assert main([command, "--help"]) == 0
         text = capsys.readouterr().out
         assert "``" not in text and ":mod:" not in text and ":func:" not in text, command

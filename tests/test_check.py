@@ -116,10 +116,15 @@ def _hang(view: ContextView) -> object:
         (_hang, "did not return within 0.3 s"),
     ],
 )
-def test_misbehaving_policy_is_an_error_naming_policy_and_step(failure: Any,
-                                                              words: str) -> None:
-    result = check_policy(_after(30, failure), name="flaky", levels=(0.2, 0.6), seeds=(1,),
-                          max_examples=10, timeout=0.3)
+def test_misbehaving_policy_is_an_error_naming_policy_and_step(failure: Any, words: str) -> None:
+    result = check_policy(
+        _after(30, failure),
+        name="flaky",
+        levels=(0.2, 0.6),
+        seeds=(1,),
+        max_examples=10,
+        timeout=0.3,
+    )
     assert result.verdict is Verdict.ERROR and not result.safe
     assert result.error is not None and words in result.error
     assert "scenario 'load 0.6, seed 1'" in result.error
@@ -156,25 +161,51 @@ def test_assert_policy_safe_raises_with_the_narrative(tmp_path: Path) -> None:
 
 
 def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--levels", "0.6", "--seeds", "1", "--max-examples", "50", "--check-at",
-            "after_append"]
-    assert main(["check", "--format", "openai", f"{EXAMPLES}/openai_keep_last.py:trim",
-                 "--out", str(tmp_path / "repro"), *args]) == 1
+    args = ["--levels", "0.6", "--seeds", "1", "--max-examples", "50", "--check-at", "after_append"]
+    assert (
+        main(
+            [
+                "check",
+                "--format",
+                "openai",
+                f"{EXAMPLES}/openai_keep_last.py:trim",
+                "--out",
+                str(tmp_path / "repro"),
+                *args,
+            ]
+        )
+        == 1
+    )
     out = capsys.readouterr().out
     assert "verdict: UNSAFE" in out and "minimal reproduction" in out
     assert loads((tmp_path / "repro" / "trace.json").read_text()).events
-    assert main(["check", "--format", "openai", f"{EXAMPLES}/openai_commit_boundary.py:trim",
-                 "--quiet", *args]) == 0
+    assert (
+        main(
+            [
+                "check",
+                "--format",
+                "openai",
+                f"{EXAMPLES}/openai_commit_boundary.py:trim",
+                "--quiet",
+                *args,
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.startswith("verdict: safe")
 
 
 def test_cli_check_policy_error_prints_finished_scenarios(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("def select(view, need):\n    if view.turn >= 4:\n"
-                   "        raise RuntimeError('lost track')\n    return []\n")
-    status = main(["check", f"{bad}:select", "--levels", "0.2,1", "--seeds", "1",
-                   "--max-examples", "0"])
+    bad.write_text(
+        "def select(view, need):\n    if view.turn >= 4:\n"
+        "        raise RuntimeError('lost track')\n    return []\n"
+    )
+    status = main(
+        ["check", f"{bad}:select", "--levels", "0.2,1", "--seeds", "1", "--max-examples", "0"]
+    )
     captured = capsys.readouterr()
     assert status == 2
     assert "load 0.2, seed 1" in captured.out  # finished before the error

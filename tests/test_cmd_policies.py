@@ -11,7 +11,8 @@ from prunecheck.sim.cli.app import COMMANDS, build_parser, main
 
 
 def test_policies_lists_every_builtin_with_its_description(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["policies"]) == 0
     out = capsys.readouterr().out
     for name in BUILTINS:

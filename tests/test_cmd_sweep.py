@@ -14,8 +14,7 @@ import pytest
 
 from prunecheck.sim.cli.app import main
 
-GRID = ["--gate", "none,commit", "--levels", "0.5,1", "--seeds", "2", "--horizon", "60",
-        "--quiet"]
+GRID = ["--gate", "none,commit", "--levels", "0.5,1", "--seeds", "2", "--horizon", "60", "--quiet"]
 
 OLDEST_FIRST = """
 def select(view, need):
@@ -34,18 +33,36 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def test_sweep_prints_rates_next_to_user_policies(capsys: pytest.CaptureFixture[str],
-                                                  tmp_path: Path) -> None:
+def test_sweep_prints_rates_next_to_user_policies(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     mine = tmp_path / "mine.py"
     mine.write_text(OLDEST_FIRST)
     out_file = tmp_path / "runs.jsonl"
-    status, out, err = run(capsys, "--out", str(out_file), "--policy", f"{mine}:select",
-                           "--policy", "recency", "--jobs", "1", *GRID)
+    status, out, err = run(
+        capsys,
+        "--out",
+        str(out_file),
+        "--policy",
+        f"{mine}:select",
+        "--policy",
+        "recency",
+        "--jobs",
+        "1",
+        *GRID,
+    )
     assert status == 0
     assert "16 runs (16 run now, 0 reused)" in err
     header, _rule, *rows = out.splitlines()
-    assert header.split()[:7] == ["policy", "gate", "check_at", "retry", "runs", "sessions",
-                                  "invocations"]
+    assert header.split()[:7] == [
+        "policy",
+        "gate",
+        "check_at",
+        "retry",
+        "runs",
+        "sessions",
+        "invocations",
+    ]
     table = rows[: next(i for i, line in enumerate(rows) if line.startswith("unit: sessions"))]
     policies = {line.split()[0] for line in table}
     assert {f"{mine}:select", "recency"} <= policies
@@ -54,11 +71,27 @@ def test_sweep_prints_rates_next_to_user_policies(capsys: pytest.CaptureFixture[
     assert f"0 of {sessions} [0–" in commit  # no violation, with its upper bound
     assert commit.split()[-2:] == ["reached", "0"]  # median "not reached", no errors
     stored = [json.loads(line) for line in out_file.read_text().splitlines()]
-    assert sum(len(r["sessions"]) for r in stored if r["policy"] == "recency"
-               and r["config"]["gate"] == "commit") == sessions
+    assert (
+        sum(
+            len(r["sessions"])
+            for r in stored
+            if r["policy"] == "recency" and r["config"]["gate"] == "commit"
+        )
+        == sessions
+    )
     assert len(out_file.read_text().splitlines()) == 16
-    status, _, err = run(capsys, "--out", str(out_file), "--policy", f"{mine}:select",
-                         "--policy", "recency", "--jobs", "1", *GRID)
+    status, _, err = run(
+        capsys,
+        "--out",
+        str(out_file),
+        "--policy",
+        f"{mine}:select",
+        "--policy",
+        "recency",
+        "--jobs",
+        "1",
+        *GRID,
+    )
     assert status == 0 and "(0 run now, 16 reused)" in err
 
 
@@ -72,12 +105,26 @@ def select(view, need):
 
 
 def test_a_time_limit_stops_with_the_finished_runs_and_exit_3(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     slow = tmp_path / "slow.py"
     slow.write_text(SLOW)
     out_file = tmp_path / "runs.jsonl"
-    argv = ["--out", str(out_file), "--policy", f"{slow}:select", "--gate", "none",
-            "--levels", "1", "--seeds", "3", "--horizon", "120", "--quiet"]
+    argv = [
+        "--out",
+        str(out_file),
+        "--policy",
+        f"{slow}:select",
+        "--gate",
+        "none",
+        "--levels",
+        "1",
+        "--seeds",
+        "3",
+        "--horizon",
+        "120",
+        "--quiet",
+    ]
     status, out, err = run(capsys, *argv, "--jobs", "1", "--time-limit", "0.2")
     assert status == 3
     assert "out of time (--time-limit 0.2 s)" in err and "1 of 3 runs finished" in err
@@ -87,14 +134,32 @@ def test_a_time_limit_stops_with_the_finished_runs_and_exit_3(
     assert status == 0 and "(2 run now, 1 reused)" in err
 
 
-def test_a_time_limit_in_parallel_keeps_what_finished(capsys: pytest.CaptureFixture[str],
-                                                      tmp_path: Path) -> None:
+def test_a_time_limit_in_parallel_keeps_what_finished(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     slow = tmp_path / "slow.py"
     slow.write_text(SLOW)
     out_file = tmp_path / "runs.jsonl"
-    status, _, err = run(capsys, "--out", str(out_file), "--policy", f"{slow}:select",
-                         "--gate", "none", "--levels", "1", "--seeds", "12", "--horizon", "120",
-                         "--quiet", "--jobs", "2", "--time-limit", "0.2")
+    status, _, err = run(
+        capsys,
+        "--out",
+        str(out_file),
+        "--policy",
+        f"{slow}:select",
+        "--gate",
+        "none",
+        "--levels",
+        "1",
+        "--seeds",
+        "12",
+        "--horizon",
+        "120",
+        "--quiet",
+        "--jobs",
+        "2",
+        "--time-limit",
+        "0.2",
+    )
     assert status == 3 and "of 12 runs finished" in err
     finished = int(err.split("out of time (--time-limit 0.2 s): ")[1].split()[0])
     # the runs in flight at the limit finish and are kept; nothing new starts
@@ -103,34 +168,50 @@ def test_a_time_limit_in_parallel_keeps_what_finished(capsys: pytest.CaptureFixt
 
 
 def test_policy_errors_are_listed_and_the_sweep_exits_2(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def select(view, need):\n    return {'m1': 1}\n")
-    status, out, err = run(capsys, "--out", str(tmp_path / "r.jsonl"), "--policy",
-                           f"{bad}:select", "--budget", "250", "--hard-ceiling", "400",
-                           "--jobs", "1", *GRID)
+    status, out, err = run(
+        capsys,
+        "--out",
+        str(tmp_path / "r.jsonl"),
+        "--policy",
+        f"{bad}:select",
+        "--budget",
+        "250",
+        "--hard-ceiling",
+        "400",
+        "--jobs",
+        "1",
+        *GRID,
+    )
     assert status == 2  # a policy error is never a verdict; the finished runs are kept
     assert "ended in a policy error" in err and "finished run(s) are saved in" in err
     failed = [line for line in out.splitlines() if line.startswith("policy error in ")]
     stored = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert len(failed) == sum(1 for r in stored if r["error"]) >= 4
     assert all(r["error"] for r in stored if r["config"]["gate"] == "none")
-    assert all("must return an iterable of message ids or actions, got dict" in line
-               for line in failed)
+    assert all(
+        "must return an iterable of message ids or actions, got dict" in line for line in failed
+    )
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--levels", "0.5,2"], "--levels: load levels must be in [0, 1]"),
-    (["--levels", "half"], "--levels: 'half' is not a valid value."),
-    (["--gate", "none,strict"], "--gate.gate: must be one of none, reference, commit, spill"),
-    (["--policy", "no_such_policy"], "policy spec 'no_such_policy'"),
-    (["--seeds", "0"], "--seeds: must be a whole number of at least 1"),
-    (["--time-limit", "0"], "--time-limit: must be a positive number of seconds"),
-    (["--hard-ceiling", "10"], "hard_ceiling: (10) must be at least the budget"),
-])
-def test_bad_input_is_one_paragraph_and_exit_2(capsys: pytest.CaptureFixture[str],
-                                               tmp_path: Path, argv: list[str],
-                                               message: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--levels", "0.5,2"], "--levels: load levels must be in [0, 1]"),
+        (["--levels", "half"], "--levels: 'half' is not a valid value."),
+        (["--gate", "none,strict"], "--gate.gate: must be one of none, reference, commit, spill"),
+        (["--policy", "no_such_policy"], "policy spec 'no_such_policy'"),
+        (["--seeds", "0"], "--seeds: must be a whole number of at least 1"),
+        (["--time-limit", "0"], "--time-limit: must be a positive number of seconds"),
+        (["--hard-ceiling", "10"], "hard_ceiling: (10) must be at least the budget"),
+    ],
+)
+def test_bad_input_is_one_paragraph_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
     status, out, err = run(capsys, "--out", str(tmp_path / "r.jsonl"), *argv)
     assert status == 2 and out == ""
     assert message in err and "Traceback" not in err
@@ -146,12 +227,32 @@ def test_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_a_sweep_killed_halfway_reuses_its_finished_runs(tmp_path: Path) -> None:
     out_file = tmp_path / "runs.jsonl"
-    argv = [sys.executable, "-m", "prunecheck", "sweep", "--out", str(out_file),
-            "--policy", "lowest_salience", "--policy", "recency", "--gate", "none,commit,spill",
-            "--levels", "0.25,0.5,0.75,1", "--seeds", "2", "--horizon", "200", "--jobs", "1",
-            "--quiet"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "prunecheck",
+        "sweep",
+        "--out",
+        str(out_file),
+        "--policy",
+        "lowest_salience",
+        "--policy",
+        "recency",
+        "--gate",
+        "none,commit,spill",
+        "--levels",
+        "0.25,0.5,0.75,1",
+        "--seeds",
+        "2",
+        "--horizon",
+        "200",
+        "--jobs",
+        "1",
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if out_file.exists() and len(out_file.read_text().splitlines()) >= 5:

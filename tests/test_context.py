@@ -14,8 +14,9 @@ from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.runtime import RuntimeState, apply
 
 
-def msg(mid: str, role: Role = Role.USER, tokens: int = 10, unit: str | None = None,
-        **kw: Any) -> Message:
+def msg(
+    mid: str, role: Role = Role.USER, tokens: int = 10, unit: str | None = None, **kw: Any
+) -> Message:
     return Message(mid, role, tokens, 1, 0.0, unit_id=unit or mid, **kw)
 
 

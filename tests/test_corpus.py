@@ -30,4 +30,5 @@ def test_corpus_trace_replays_to_its_expected_violations(path: Path) -> None:
     found = sorted({i.kind.value for i in incidents if i.is_violation})
     assert found == sorted(expect), "\n".join(
         [f"{path.name}: expected {sorted(expect)}, replay gives {found}:"]
-        + [f"  step {i.step + 1}: {i.kind.value}: {i.detail}" for i in incidents])
+        + [f"  step {i.step + 1}: {i.kind.value}: {i.detail}" for i in incidents]
+    )

@@ -25,17 +25,19 @@ from prunecheck.sim.sweeps.dask_pool import ShippedPolicy, _task, parse_schedule
 from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, read_rows, run_sweep
 
 HORIZON = 60.0
-POLICY = '''
+POLICY = """
 def evict_oldest(view, need):
     return [m.id for m in view.messages if m.role != "system"][:1]
-'''
+"""
 
 
-def _specs(policy: str, seeds: int = 2, levels: tuple[float, ...] = (0.5, 1.0),
-           horizon: float = HORIZON) -> list[RunSpec]:
+def _specs(
+    policy: str, seeds: int = 2, levels: tuple[float, ...] = (0.5, 1.0), horizon: float = HORIZON
+) -> list[RunSpec]:
     runtime = configs(RuntimeConfig(), gates=(Gate.NONE, Gate.COMMIT))
-    return plan(["recency", policy], runtime, list(levels), list(range(1, seeds + 1)),
-                horizon=horizon)
+    return plan(
+        ["recency", policy], runtime, list(levels), list(range(1, seeds + 1)), horizon=horizon
+    )
 
 
 def _user_rows_ran(path: Path, policy: str) -> None:
@@ -44,7 +46,8 @@ def _user_rows_ran(path: Path, policy: str) -> None:
 
 
 def test_local_cluster_writes_the_process_pools_file_with_a_policy_it_cannot_see(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     policy_file = tmp_path / "mine.py"
     policy_file.write_text(POLICY)
     policy = f"{policy_file}:evict_oldest"
@@ -59,8 +62,9 @@ def test_local_cluster_writes_the_process_pools_file_with_a_policy_it_cannot_see
         return shipped
 
     monkeypatch.setattr(dask_pool, "ship_policies", ship_then_delete)
-    dask = run_sweep(list(reversed(specs)), tmp_path / "dask.jsonl", jobs=2, quiet=True,
-                     scheduler="local")
+    dask = run_sweep(
+        list(reversed(specs)), tmp_path / "dask.jsonl", jobs=2, quiet=True, scheduler="local"
+    )
     assert not policy_file.exists()
     assert (dask.ran, dask.reused) == (len(specs), 0)
     assert dask.rows == pool.rows
@@ -85,36 +89,84 @@ def test_a_shipped_policy_runs_from_its_digest_folder(tmp_path: Path) -> None:
     assert "prunecheck-policies" not in failed.error
 
 
-@pytest.mark.parametrize("value", ["foo", "tcp://:80", "tcp://host", "tcp://h:0",
-                                   "http://h:8786", "tcp://h:99999"])
-def test_bad_scheduler_values_exit_2(value: str, tmp_path: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["sweep", "--out", str(tmp_path / "r.jsonl"), "--policy", "recency",
-                   "--gate", "none", "--levels", "0.5", "--seeds", "1", "--quiet",
-                   "--scheduler", value])
+@pytest.mark.parametrize(
+    "value", ["foo", "tcp://:80", "tcp://host", "tcp://h:0", "http://h:8786", "tcp://h:99999"]
+)
+def test_bad_scheduler_values_exit_2(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(
+        [
+            "sweep",
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--policy",
+            "recency",
+            "--gate",
+            "none",
+            "--levels",
+            "0.5",
+            "--seeds",
+            "1",
+            "--quiet",
+            "--scheduler",
+            value,
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and "--scheduler" in err and "Traceback" not in err
     assert "tcp://HOST:PORT" in err
 
 
-def test_cli_sweep_on_a_local_cluster_matches_jobs_2(tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    common = ["--policy", "recency", "--gate", "none,commit", "--levels", "1", "--seeds", "2",
-              "--horizon", "60", "--jobs", "2", "--quiet"]
+def test_cli_sweep_on_a_local_cluster_matches_jobs_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = [
+        "--policy",
+        "recency",
+        "--gate",
+        "none,commit",
+        "--levels",
+        "1",
+        "--seeds",
+        "2",
+        "--horizon",
+        "60",
+        "--jobs",
+        "2",
+        "--quiet",
+    ]
     assert main(["sweep", "--out", str(tmp_path / "pool.jsonl"), *common]) == 0
     pool_table = capsys.readouterr().out
-    assert main(["sweep", "--out", str(tmp_path / "dask.jsonl"), *common,
-                 "--scheduler", "local"]) == 0
+    assert (
+        main(["sweep", "--out", str(tmp_path / "dask.jsonl"), *common, "--scheduler", "local"]) == 0
+    )
     assert capsys.readouterr().out == pool_table
     assert (tmp_path / "dask.jsonl").read_bytes() == (tmp_path / "pool.jsonl").read_bytes()
 
 
-def test_an_unreachable_scheduler_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreachable_scheduler_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(dask_pool, "CONNECT_TIMEOUT", 1.0)
-    status = main(["sweep", "--out", str(tmp_path / "r.jsonl"), "--policy", "recency",
-                   "--gate", "none", "--levels", "0.5", "--seeds", "1", "--quiet",
-                   "--scheduler", "tcp://127.0.0.1:9"])
+    status = main(
+        [
+            "sweep",
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--policy",
+            "recency",
+            "--gate",
+            "none",
+            "--levels",
+            "0.5",
+            "--seeds",
+            "1",
+            "--quiet",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and "cannot reach a Dask scheduler at tcp://127.0.0.1:9" in err
     assert "dask scheduler" in err and "Traceback" not in err
@@ -127,16 +179,18 @@ def test_good_scheduler_values_pass() -> None:
 
 
 def test_report_takes_scheduler(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["report", "--out", str(tmp_path / "r"), "--quick", "--quiet",
-                   "--scheduler", "nope"])
+    status = main(
+        ["report", "--out", str(tmp_path / "r"), "--quick", "--quiet", "--scheduler", "nope"]
+    )
     assert status == 2 and "--scheduler" in capsys.readouterr().err
 
 
 # ------------------------------------------------ a cluster of separate processes
 def _dask(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
     exe = Path(sys.executable).with_name("dask")
-    return subprocess.Popen([str(exe), *args], cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [str(exe), *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def _wait_for(path: Path, seconds: float = 60.0) -> None:
@@ -148,7 +202,8 @@ def _wait_for(path: Path, seconds: float = 60.0) -> None:
 
 
 def test_a_scheduler_and_two_workers_lose_nothing_when_one_is_killed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The client works in its own folder with a relative policy path; the
     # workers run elsewhere, so they never see the file by that path.
     client_dir, worker_dir = tmp_path / "client", tmp_path / "workers"
@@ -164,13 +219,25 @@ def test_a_scheduler_and_two_workers_lose_nothing_when_one_is_killed(
 
     address_file = tmp_path / "scheduler.json"
     common = ("--no-dashboard", "--host", "127.0.0.1")
-    scheduler = _dask("scheduler", "--scheduler-file", str(address_file), "--port", "0",
-                      *common, cwd=worker_dir)
+    scheduler = _dask(
+        "scheduler", "--scheduler-file", str(address_file), "--port", "0", *common, cwd=worker_dir
+    )
     workers: list[subprocess.Popen[bytes]] = []
     try:
         _wait_for(address_file)
-        workers = [_dask("worker", "--scheduler-file", str(address_file), "--nthreads", "1",
-                         "--no-nanny", *common, cwd=worker_dir) for _ in range(2)]
+        workers = [
+            _dask(
+                "worker",
+                "--scheduler-file",
+                str(address_file),
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                *common,
+                cwd=worker_dir,
+            )
+            for _ in range(2)
+        ]
         address = json.loads(address_file.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
         with Client(address, timeout=30) as probe:
@@ -189,16 +256,16 @@ def test_a_scheduler_and_two_workers_lose_nothing_when_one_is_killed(
                         workers[0].kill()
                         workers[0].wait(10)
 
-            outcome = run_sweep(specs, client_dir / "dask.jsonl", quiet=True,
-                                on_row=kill_midway, scheduler=address)
+            outcome = run_sweep(
+                specs, client_dir / "dask.jsonl", quiet=True, on_row=kill_midway, scheduler=address
+            )
         assert workers[0].returncode is not None and workers[1].poll() is None
         assert lost and all(k.startswith("prunecheck-run-") for k in lost)
         rows = read_rows(client_dir / "dask.jsonl")
         assert all(k.removeprefix("prunecheck-run-") in rows for k in lost)
         assert (outcome.ran, outcome.reused) == (len(specs), 0)
         assert sorted(r.key for r in seen) == sorted(s.key for s in specs)  # each once
-        assert (client_dir / "dask.jsonl").read_bytes() == \
-            (client_dir / "pool.jsonl").read_bytes()
+        assert (client_dir / "dask.jsonl").read_bytes() == (client_dir / "pool.jsonl").read_bytes()
         _user_rows_ran(client_dir / "dask.jsonl", policy)
     finally:
         for proc in [*workers, scheduler]:
@@ -213,8 +280,13 @@ def test_a_scheduler_and_two_workers_lose_nothing_when_one_is_killed(
 
 
 def test_a_time_limit_on_dask_keeps_what_finished(tmp_path: Path) -> None:
-    specs = plan(["lowest_salience"], configs(RuntimeConfig(), gates=(Gate.NONE, Gate.COMMIT)),
-                 [1.0], list(range(1, 61)), horizon=600.0)
+    specs = plan(
+        ["lowest_salience"],
+        configs(RuntimeConfig(), gates=(Gate.NONE, Gate.COMMIT)),
+        [1.0],
+        list(range(1, 61)),
+        horizon=600.0,
+    )
     out = tmp_path / "dask.jsonl"
     outcome = run_sweep(specs, out, jobs=2, quiet=True, scheduler="local", time_limit=0.5)
     assert not outcome.complete and outcome.skipped == len(specs) - len(outcome.rows)

@@ -80,10 +80,15 @@ def test_every_module_that_shows_an_example_has_it_collected() -> None:
         if any(t.examples for t in doctest.DocTestFinder().find(module, name)):
             collected.append(name)
     assert shown == collected
-    assert {"prunecheck.model.provider.rules", "prunecheck.model.provider.request_body",
-            "prunecheck.model.exposure", "prunecheck.model.errors",
-            "prunecheck.sim.drivers.shape", "prunecheck.sim.stats.survival",
-            "prunecheck.guard.store"} <= set(collected)
+    assert {
+        "prunecheck.model.provider.rules",
+        "prunecheck.model.provider.request_body",
+        "prunecheck.model.exposure",
+        "prunecheck.model.errors",
+        "prunecheck.sim.drivers.shape",
+        "prunecheck.sim.stats.survival",
+        "prunecheck.guard.store",
+    } <= set(collected)
 
 
 _BROKEN = '''
@@ -101,4 +106,3 @@ def test_a_wrong_example_fails() -> None:
     exec(_BROKEN, module.__dict__)  # a module whose one example is wrong
     result = run_doctests(module)
     assert (result.attempted, result.failed) == (1, 1)
-

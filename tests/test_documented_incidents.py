@@ -25,9 +25,12 @@ STREAMING = CORPUS / "seed_streaming_result.json"
 ANTHROPIC_TEXT = (
     "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: c1. "
     "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
-    "message.")
-OPENAI_TEXT = ("Invalid parameter: messages with role 'tool' must be a response to a "
-               "preceeding message with 'tool_calls'.")
+    "message."
+)
+OPENAI_TEXT = (
+    "Invalid parameter: messages with role 'tool' must be a response to a "
+    "preceeding message with 'tool_calls'."
+)
 
 
 def load(path: Path) -> Trace:
@@ -69,14 +72,19 @@ def test_corpus_files_are_deterministic_and_say_what_they_expect(path: Path) -> 
 def test_parallel_batch_incident_step_by_step() -> None:
     trace = load(PARALLEL)
     assert (trace.policy, trace.config.budget, trace.config.check_at) == (
-        "lowest_salience", 32_000, "after_append")
+        "lowest_salience",
+        32_000,
+        "after_append",
+    )
     steps, state = run(trace)
     # The first result arrives; the per-append check evicts the batch turn alone.
     evicted = [n.ids for n in steps[6].result.notes if n.kind is NoteKind.EVICT]
     assert evicted == [("m5",)]
-    assert at(steps, 6) == [("invalid_prune", ("m5", "m6"), "split_unit"),
-                            ("invalid_prune", ("m5", "c2", "c3"), "pending_unit"),
-                            ("orphaned_result", ("m6", "c1"), "")]
+    assert at(steps, 6) == [
+        ("invalid_prune", ("m5", "m6"), "split_unit"),
+        ("invalid_prune", ("m5", "c2", "c3"), "pending_unit"),
+        ("orphaned_result", ("m6", "c1"), ""),
+    ]
     # The file changes; the other two results arrive as orphans.
     assert at(steps, 7) == []
     assert at(steps, 8) == [("orphaned_result", ("m7", "c2"), "")]
@@ -84,18 +92,23 @@ def test_parallel_batch_incident_step_by_step() -> None:
     # Anthropic rejects the invocation with its exact text.
     rejection = steps[10].result.incidents
     assert [(i.kind, i.reason) for i in rejection] == [
-        (IncidentKind.PROVIDER_REJECTION, "result_without_call")]
+        (IncidentKind.PROVIDER_REJECTION, "result_without_call")
+    ]
     assert rejection[0].text == ANTHROPIC_TEXT
     assert rejection[0].ids == ("c1", "c2", "c3")
     # The naive retry re-runs the batch: the read sees the modified file.
-    dup = [i for i in steps[11].result.incidents
-           if i.kind is IncidentKind.DUPLICATED_SIDE_EFFECT]
+    dup = [i for i in steps[11].result.incidents if i.kind is IncidentKind.DUPLICATED_SIDE_EFFECT]
     assert [(i.ids, i.reason) for i in dup] == [(("c1", "src/app.py"), "changed_state")]
-    assert dup[0].detail == ("retry re-ran read_file(src/app.py) of call c1 against changed "
-                             "state: it saw v0, now v1")
+    assert dup[0].detail == (
+        "retry re-ran read_file(src/app.py) of call c1 against changed state: it saw v0, now v1"
+    )
     assert state.calls["c4"].retry_of == "c1" and state.calls["c4"].version_seen == 1
     assert sorted({i.kind.value for i in violations(steps)}) == [
-        "duplicated_side_effect", "invalid_prune", "orphaned_result", "provider_rejection"]
+        "duplicated_side_effect",
+        "invalid_prune",
+        "orphaned_result",
+        "provider_rejection",
+    ]
 
 
 def test_parallel_batch_incident_with_openai_gives_the_openai_text() -> None:
@@ -113,31 +126,33 @@ def test_streaming_result_incident_step_by_step() -> None:
     # The first chunk opens m6 and the mid-stream check evicts it.
     evicted = [n.ids for n in steps[6].result.notes if n.kind is NoteKind.EVICT]
     assert evicted == [("m6",)]
-    assert at(steps, 6) == [("invalid_prune", ("m5", "m5"), "split_unit"),
-                            ("invalid_prune", ("m5", "m6"), "open_message"),
-                            ("invalid_prune", ("m5", "c1"), "pending_unit")]
+    assert at(steps, 6) == [
+        ("invalid_prune", ("m5", "m5"), "split_unit"),
+        ("invalid_prune", ("m5", "m6"), "open_message"),
+        ("invalid_prune", ("m5", "c1"), "pending_unit"),
+    ]
     # The rest is re-appended as a new message, without its prefix.
-    assert [n.kind for n in steps[7].result.notes][:2] == [NoteKind.STREAM_LOST,
-                                                           NoteKind.APPEND]
+    assert [n.kind for n in steps[7].result.notes][:2] == [NoteKind.STREAM_LOST, NoteKind.APPEND]
     assert at(steps, 7) == at(steps, 8) == []
     (truncated,) = steps[9].result.incidents
     assert truncated.kind is IncidentKind.TRUNCATED_PAYLOAD
     assert truncated.ids == ("m7", "c1")
-    assert truncated.detail == ("result m7 holds chunks 2–4 of 4: the first 200 of 390 tokens "
-                                "are missing")
+    assert truncated.detail == (
+        "result m7 holds chunks 2–4 of 4: the first 200 of 390 tokens are missing"
+    )
     m7 = state.context["m7"]
-    assert (m7.call_id, m7.first_chunk, m7.chunks, m7.tokens, m7.closed) == (
-        "c1", 1, 3, 190, True)
+    assert (m7.call_id, m7.first_chunk, m7.chunks, m7.tokens, m7.closed) == ("c1", 1, 3, 190, True)
     # The provider accepts it: the corruption is silent.
     assert at(steps, 10) == [] and state.count("invocations") == 2
     assert sorted({i.kind.value for i in violations(steps)}) == [
-        "invalid_prune", "truncated_payload"]
+        "invalid_prune",
+        "truncated_payload",
+    ]
 
 
 @pytest.mark.parametrize("path", [PARALLEL, STREAMING])
 @pytest.mark.parametrize("gate", [Gate.COMMIT, Gate.SPILL])
-def test_the_same_traces_under_the_commit_gate_have_no_violation(path: Path,
-                                                                 gate: Gate) -> None:
+def test_the_same_traces_under_the_commit_gate_have_no_violation(path: Path, gate: Gate) -> None:
     trace = load(path)
     trace = replace(trace, config=replace(trace.config, gate=gate))
     steps, state = run(trace)

@@ -26,7 +26,10 @@ def test_a_policy_error_carries_its_step_and_the_user_reads_it_in_the_subject() 
     placed = bare.at_step(3)
     assert (bare.step, bare.subject) == (None, "policy 'mine'")
     assert (placed.step, placed.subject, placed.bare_subject) == (
-        3, "policy 'mine' at step 3", "policy 'mine'")
+        3,
+        "policy 'mine' at step 3",
+        "policy 'mine'",
+    )
     assert placed.paragraph() == "policy 'mine' at step 3: raised KeyError: 'x'. Hint: fix it."
     assert str(placed) == placed.paragraph()
     assert (placed.rule, placed.hint) == (bare.rule, bare.hint)
@@ -39,13 +42,17 @@ def test_placing_a_timeout_keeps_its_type() -> None:
     assert placed.subject == "policy 'slow' at step 7"
 
 
-@pytest.mark.parametrize("error", [
-    PolicyError("policy 'p'", "rule.", "hint.", 4),
-    PolicyTimeout("policy 'p'", "did not return.", "", 2),
-    PolicyError("policy spec 'x.py:f'", "file x.py does not exist."),
-    TraceError("trace t.json", "is not JSON.", "check the file."),
-    ConfigError("--budget 0", "must be positive."),
-], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "error",
+    [
+        PolicyError("policy 'p'", "rule.", "hint.", 4),
+        PolicyTimeout("policy 'p'", "did not return.", "", 2),
+        PolicyError("policy spec 'x.py:f'", "file x.py does not exist."),
+        TraceError("trace t.json", "is not JSON.", "check the file."),
+        ConfigError("--budget 0", "must be positive."),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 def test_copies_and_pickles_keep_type_and_fields(error: PrunecheckError) -> None:
     for again in (copy.copy(error), pickle.loads(pickle.dumps(error))):
         assert type(again) is type(error)
@@ -71,6 +78,7 @@ def test_the_engine_places_an_exception_from_select_at_its_step() -> None:
 def test_the_engine_places_a_policy_error_by_its_field_not_its_words() -> None:
     """The policy's own name contains " at step ": a test on the subject's
     text took the error as placed already and lost the step."""
+
     def raises(view: ContextView, need: int) -> list[str]:
         raise PolicyError("policy 'mine at step 7'", "gave up.")
 

@@ -34,16 +34,33 @@ EXAMPLES: list[tuple[Event, dict[str, object]]] = [
     (SystemPrompt(10, "be brief"), {"kind": "system", "tokens": 10, "text": "be brief"}),
     (UserMessage(12), {"kind": "user", "tokens": 12}),
     (AssistantChunk(5, last=False), {"kind": "assistant", "tokens": 5, "last": False}),
-    (IssueBatch((CallSpec("read_file", "a.py"),
-                 CallSpec("write_file", "b.py", Effect.WRITE),
-                 CallSpec("watch", background=True)), 30),
-     {"kind": "batch", "calls": [{"tool": "read_file", "path": "a.py"},
-                                 {"tool": "write_file", "path": "b.py", "effect": "write"},
-                                 {"tool": "watch", "background": True}], "tokens": 30}),
-    (ResultChunk("c2", 40, last=False), {"kind": "result", "call": "c2", "tokens": 40,
-                                         "last": False}),
-    (ToolFailure("c1", FailureReason.TIMEOUT), {"kind": "failure", "call": "c1",
-                                                "reason": "timeout"}),
+    (
+        IssueBatch(
+            (
+                CallSpec("read_file", "a.py"),
+                CallSpec("write_file", "b.py", Effect.WRITE),
+                CallSpec("watch", background=True),
+            ),
+            30,
+        ),
+        {
+            "kind": "batch",
+            "calls": [
+                {"tool": "read_file", "path": "a.py"},
+                {"tool": "write_file", "path": "b.py", "effect": "write"},
+                {"tool": "watch", "background": True},
+            ],
+            "tokens": 30,
+        },
+    ),
+    (
+        ResultChunk("c2", 40, last=False),
+        {"kind": "result", "call": "c2", "tokens": 40, "last": False},
+    ),
+    (
+        ToolFailure("c1", FailureReason.TIMEOUT),
+        {"kind": "failure", "call": "c1", "reason": "timeout"},
+    ),
     (BudgetCheck(), {"kind": "check"}),
     (Invoke(), {"kind": "invoke"}),
     (Retry(), {"kind": "retry"}),
@@ -68,26 +85,41 @@ def test_generated_events_round_trip(scenario: Scenario) -> None:
         assert event_from_json(event_to_json(event)) == event
 
 
-@pytest.mark.parametrize("data, rule", [
-    ([], "an event must be a JSON object, not list."),
-    ({"tokens": 3}, "unknown event kind None."),
-    ({"kind": "shout"}, "unknown event kind 'shout'."),
-    ({"kind": "user", "tokens": 3, "mood": "calm"}, "event 'user' has unknown field(s) "
-     "['mood']."),
-    ({"kind": "user"}, "event 'user' is missing field(s) ['tokens']."),
-    ({"kind": "result", "tokens": 1}, "event 'result' is missing field(s) ['call']."),
-    ({"kind": "user", "tokens": "3"}, "field 'tokens' must be a non-negative integer, "
-     "got '3'."),
-    ({"kind": "user", "tokens": True}, "field 'tokens' must be a non-negative integer, "
-     "got True."),
-    ({"kind": "assistant", "tokens": 3, "last": "yes"}, "field 'last' must be true or false, "
-     "got 'yes'."),
-    ({"kind": "result", "call": 3, "tokens": 1}, "field 'call' must be a string, got 3."),
-    ({"kind": "failure", "call": "c1", "reason": "bored"}, "field 'reason' must be one of "
-     "error, timeout, got 'bored'."),
-    ({"kind": "batch", "calls": [], "tokens": 1}, "field 'calls' must be a non-empty list of "
-     "calls."),
-])
+@pytest.mark.parametrize(
+    "data, rule",
+    [
+        ([], "an event must be a JSON object, not list."),
+        ({"tokens": 3}, "unknown event kind None."),
+        ({"kind": "shout"}, "unknown event kind 'shout'."),
+        (
+            {"kind": "user", "tokens": 3, "mood": "calm"},
+            "event 'user' has unknown field(s) ['mood'].",
+        ),
+        ({"kind": "user"}, "event 'user' is missing field(s) ['tokens']."),
+        ({"kind": "result", "tokens": 1}, "event 'result' is missing field(s) ['call']."),
+        (
+            {"kind": "user", "tokens": "3"},
+            "field 'tokens' must be a non-negative integer, got '3'.",
+        ),
+        (
+            {"kind": "user", "tokens": True},
+            "field 'tokens' must be a non-negative integer, got True.",
+        ),
+        (
+            {"kind": "assistant", "tokens": 3, "last": "yes"},
+            "field 'last' must be true or false, got 'yes'.",
+        ),
+        ({"kind": "result", "call": 3, "tokens": 1}, "field 'call' must be a string, got 3."),
+        (
+            {"kind": "failure", "call": "c1", "reason": "bored"},
+            "field 'reason' must be one of error, timeout, got 'bored'.",
+        ),
+        (
+            {"kind": "batch", "calls": [], "tokens": 1},
+            "field 'calls' must be a non-empty list of calls.",
+        ),
+    ],
+)
 def test_malformed_events(data: object, rule: str) -> None:
     with pytest.raises(TraceError) as info:
         event_from_json(data, "trace.json: events[3]")
@@ -95,13 +127,19 @@ def test_malformed_events(data: object, rule: str) -> None:
     assert info.value.rule == rule
 
 
-@pytest.mark.parametrize("call, subject, rule", [
-    ("read_file", "e.calls[0]", "a call must be an object with a string 'tool'."),
-    ({"path": "a"}, "e.calls[0]", "a call must be an object with a string 'tool'."),
-    ({"tool": "t", "mode": "x"}, "e.calls[0]", "unknown call field(s) ['mode']."),
-    ({"tool": "t", "effect": "delete"}, "e.calls[0]",
-     "field 'effect' must be one of read, write, got 'delete'."),
-])
+@pytest.mark.parametrize(
+    "call, subject, rule",
+    [
+        ("read_file", "e.calls[0]", "a call must be an object with a string 'tool'."),
+        ({"path": "a"}, "e.calls[0]", "a call must be an object with a string 'tool'."),
+        ({"tool": "t", "mode": "x"}, "e.calls[0]", "unknown call field(s) ['mode']."),
+        (
+            {"tool": "t", "effect": "delete"},
+            "e.calls[0]",
+            "field 'effect' must be one of read, write, got 'delete'.",
+        ),
+    ],
+)
 def test_malformed_calls(call: object, subject: str, rule: str) -> None:
     with pytest.raises(TraceError) as info:
         event_from_json({"kind": "batch", "calls": [call], "tokens": 1}, "e")

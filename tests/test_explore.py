@@ -70,27 +70,41 @@ def test_states_equal_up_to_renaming_ids() -> None:
 
 def test_different_structure_different_key() -> None:
     assert _key([AssistantChunk(300, last=False)]) != _key([AssistantChunk(300)])
-    assert _key([UserMessage(400, "u"), IssueBatch((READ,), 50)]) != \
-        _key([IssueBatch((READ,), 50), UserMessage(400, "u")])
+    assert _key([UserMessage(400, "u"), IssueBatch((READ,), 50)]) != _key(
+        [IssueBatch((READ,), 50), UserMessage(400, "u")]
+    )
 
 
 def test_reduced_alphabet_keeps_one_of_interchangeable_pending_calls() -> None:
     state, usage = _run([IssueBatch((READ, READ), 50)])
     shape = Shape.small()
     full = {e.call for e in enabled_events(state, usage, shape) if isinstance(e, ResultChunk)}
-    reduced = {e.call for e in enabled_events(state, usage, shape, reduce=True)
-               if isinstance(e, ResultChunk)}
+    reduced = {
+        e.call
+        for e in enabled_events(state, usage, shape, reduce=True)
+        if isinstance(e, ResultChunk)
+    }
     assert full == {"c1", "c2"} and reduced == {"c1"}
 
 
-@pytest.mark.parametrize("target, length", [
-    (frozenset({IncidentKind.ORPHANED_RESULT}), 5),
-    (frozenset({IncidentKind.TRUNCATED_PAYLOAD}), 6),
-])
-def test_explore_finds_a_shortest_counterexample(target: frozenset[IncidentKind],
-                                                 length: int) -> None:
-    result = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target,
-                     policy=load_policy("lowest_salience"))
+@pytest.mark.parametrize(
+    "target, length",
+    [
+        (frozenset({IncidentKind.ORPHANED_RESULT}), 5),
+        (frozenset({IncidentKind.TRUNCATED_PAYLOAD}), 6),
+    ],
+)
+def test_explore_finds_a_shortest_counterexample(
+    target: frozenset[IncidentKind], length: int
+) -> None:
+    result = explore(
+        "lowest_salience",
+        CONFIG,
+        depth=8,
+        shape=Shape.small(),
+        target=target,
+        policy=load_policy("lowest_salience"),
+    )
     trace = result.counterexample
     assert trace is not None and len(trace.events) == length
     # Every history opens as a real one does; depth counts the events after it.
@@ -101,21 +115,34 @@ def test_explore_finds_a_shortest_counterexample(target: frozenset[IncidentKind]
     kinds_at_end = {i.kind for i in incidents_of(trace, policy) if i.step == length - 1}
     assert target <= kinds_at_end
     # Breadth first: one event less finds nothing.
-    shorter = explore("lowest_salience", CONFIG, depth=length - 3, shape=Shape.small(),
-                      target=target, policy=load_policy("lowest_salience"))
+    shorter = explore(
+        "lowest_salience",
+        CONFIG,
+        depth=length - 3,
+        shape=Shape.small(),
+        target=target,
+        policy=load_policy("lowest_salience"),
+    )
     assert shorter.counterexample is None and shorter.depth_reached == length - 3
     assert shorter.states > 1 and shorter.transitions >= shorter.states - 1
 
 
 def test_max_states_caps_memory() -> None:
-    result = explore("recency", replace(CONFIG, gate=Gate.COMMIT), depth=9, shape=Shape.small(),
-                     max_states=500, policy=load_policy("recency"))
+    result = explore(
+        "recency",
+        replace(CONFIG, gate=Gate.COMMIT),
+        depth=9,
+        shape=Shape.small(),
+        max_states=500,
+        policy=load_policy("recency"),
+    )
     assert result.capped and result.states == 500 and result.depth_reached < 9
     assert result.counterexample is None
 
 
-def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
-                   ) -> tuple[int, int, int, int | None]:
+def _reference_bfs(
+    policy: str, config: RuntimeConfig, depth: int, shape: Shape
+) -> tuple[int, int, int, int | None]:
     """The explorer's search written the obvious way: full canonical keys in
     a Python set, full states in the frontier.  Returns states, transitions,
     depth reached and the length of the first hit (None if none)."""
@@ -147,31 +174,43 @@ def _reference_bfs(policy: str, config: RuntimeConfig, depth: int, shape: Shape
     return len(seen), transitions, level, None
 
 
-@pytest.mark.parametrize("policy, gate, depth, bounds", [
-    ("recency", Gate.COMMIT, 6, {}),
-    ("lowest_salience", Gate.COMMIT, 6, {}),
-    ("clear_old_results", Gate.SPILL, 5, {"max_calls": 3}),
-    ("summarize_prefix", Gate.COMMIT, 6, {"max_batches": 1}),
-    ("token_span", Gate.NONE, 8, {}),
-])
-def test_fingerprints_count_what_full_states_count(policy: str, gate: Gate, depth: int,
-                                                   bounds: dict[str, int]) -> None:
+@pytest.mark.parametrize(
+    "policy, gate, depth, bounds",
+    [
+        ("recency", Gate.COMMIT, 6, {}),
+        ("lowest_salience", Gate.COMMIT, 6, {}),
+        ("clear_old_results", Gate.SPILL, 5, {"max_calls": 3}),
+        ("summarize_prefix", Gate.COMMIT, 6, {"max_batches": 1}),
+        ("token_span", Gate.NONE, 8, {}),
+    ],
+)
+def test_fingerprints_count_what_full_states_count(
+    policy: str, gate: Gate, depth: int, bounds: dict[str, int]
+) -> None:
     # 64-bit fingerprints and replayed paths instead of kept states: the
     # same states, transitions, depth and shortest hit as keeping every key.
     shape = Shape.small(**bounds)
     config = replace(CONFIG, gate=gate)
     states, transitions, reached, hit = _reference_bfs(policy, config, depth, shape)
     result = explore(policy, config, depth=depth, shape=shape, policy=load_policy(policy))
-    assert (result.states, result.transitions, result.depth_reached) == \
-        (states, transitions, reached)
+    assert (result.states, result.transitions, result.depth_reached) == (
+        states,
+        transitions,
+        reached,
+    )
     found = None if result.counterexample is None else len(result.counterexample.events)
     assert found == hit
     assert states > 100
 
 
 def test_a_state_costs_under_100_bytes() -> None:
-    result = explore("lowest_salience", replace(CONFIG, gate=Gate.COMMIT), depth=9,
-                     shape=Shape.small(), policy=load_policy("lowest_salience"))
+    result = explore(
+        "lowest_salience",
+        replace(CONFIG, gate=Gate.COMMIT),
+        depth=9,
+        shape=Shape.small(),
+        policy=load_policy("lowest_salience"),
+    )
     assert result.states > 30_000 and not result.capped
     assert 0 < result.bytes_per_state <= 100
     assert result.collision_probability == result.states * (result.states - 1) / 2.0**65
@@ -185,14 +224,20 @@ def _shape_for(policy: str, **bounds: int) -> Shape:
     return Shape.small(**bounds)
 
 
-@pytest.mark.parametrize("policy, gate", [("lowest_salience", Gate.COMMIT),
-                                          ("clear_old_results", Gate.SPILL),
-                                          ("summarize_prefix", Gate.COMMIT),
-                                          ("turn_window", Gate.SPILL)])
+@pytest.mark.parametrize(
+    "policy, gate",
+    [
+        ("lowest_salience", Gate.COMMIT),
+        ("clear_old_results", Gate.SPILL),
+        ("summarize_prefix", Gate.COMMIT),
+        ("turn_window", Gate.SPILL),
+    ],
+)
 def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
     shape = _shape_for(policy, max_batches=1, max_texts=0 if policy == "turn_window" else 1)
-    result = explore(policy, replace(CONFIG, gate=gate), depth=8, shape=shape,
-                     policy=load_policy(policy))
+    result = explore(
+        policy, replace(CONFIG, gate=gate), depth=8, shape=shape, policy=load_policy(policy)
+    )
     assert result.counterexample is None and not result.capped
     assert result.depth_reached == 8 and result.states > 1000
     # Not vacuous: the same shape without the gate breaks.
@@ -204,18 +249,35 @@ def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
 @pytest.mark.parametrize("gate", [Gate.COMMIT, Gate.SPILL])
 @pytest.mark.parametrize("policy", list(BUILTINS))
 def test_safe_gates_full_matrix(policy: str, gate: Gate) -> None:
-    result = explore(policy, replace(CONFIG, gate=gate), depth=8, shape=_shape_for(policy),
-                     policy=load_policy(policy))
+    result = explore(
+        policy,
+        replace(CONFIG, gate=gate),
+        depth=8,
+        shape=_shape_for(policy),
+        policy=load_policy(policy),
+    )
     assert result.counterexample is None, result.incidents
     assert not result.capped and result.depth_reached == 8
 
 
 # ------------------------------------------------------------------ command line
-def test_cli_explore_counterexample_and_bundle(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_explore_counterexample_and_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "b"
-    status = main(["explore", "--policy", "lowest_salience", "--depth", "6",
-                   "--target", "truncated_payload", "--out", str(out)])
+    status = main(
+        [
+            "explore",
+            "--policy",
+            "lowest_salience",
+            "--depth",
+            "6",
+            "--target",
+            "truncated_payload",
+            "--out",
+            str(out),
+        ]
+    )
     text = capsys.readouterr().out
     assert status == 1
     assert "shortest counterexample (6 events)" in text
@@ -237,13 +299,17 @@ def test_cli_explore_capped_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0 and "--max-states 300" in text and "proof" in text
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--policy", "recency", "--depth", "0"], "--depth"),
-    (["--policy", "recency", "--depth", "3", "--max-states", "0"], "--max-states"),
-    (["--policy", "nope.py:select", "--depth", "3"], "nope.py"),
-])
-def test_cli_explore_bad_input_exits_2(argv: list[str], words: str,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--policy", "recency", "--depth", "0"], "--depth"),
+        (["--policy", "recency", "--depth", "3", "--max-states", "0"], "--max-states"),
+        (["--policy", "nope.py:select", "--depth", "3"], "nope.py"),
+    ],
+)
+def test_cli_explore_bad_input_exits_2(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["explore", *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
@@ -252,8 +318,9 @@ def test_cli_explore_bad_input_exits_2(argv: list[str], words: str,
 def test_key_of_a_state_with_a_spilled_summary() -> None:
     # summarize_prefix folds m1 into a summary; spill later moves that
     # summary out: its key must still name what it summarized.
-    state, usage = _run([UserMessage(400, "u"), AssistantChunk(700), BudgetCheck()],
-                        "summarize_prefix")
+    state, usage = _run(
+        [UserMessage(400, "u"), AssistantChunk(700), BudgetCheck()], "summarize_prefix"
+    )
     summary = next(m for m in state.context if m.summary_of)
     state.spilled[summary.unit_id] = tuple(state.context.remove([summary.id]))
     key = canonical_key(state, usage)

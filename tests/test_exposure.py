@@ -25,7 +25,7 @@ from prunecheck.sim.cli import sweep as sweep_command
 from prunecheck.sim.drivers import shape
 from prunecheck.sim.drivers.simulator import RunResult, simulate
 from prunecheck.sim.drivers.workload import load_at
-from prunecheck.sim.reports import summary, tables, writer
+from prunecheck.sim.reports import figure_parts, summary, tables, writer
 from prunecheck.sim.stats import sessions
 from prunecheck.sim.verdicts import regress
 
@@ -34,8 +34,7 @@ def test_the_keys_spelled_out() -> None:
     assert ANY_VIOLATION == "any_violation"
     assert ORPHAN_REJECTION == "provider_rejection:result_without_call"
     assert UNANSWERED_REJECTION == "provider_rejection:call_without_result"
-    assert {rejection_key(k) for k in REJECTION_KINDS} == {ORPHAN_REJECTION,
-                                                           UNANSWERED_REJECTION}
+    assert {rejection_key(k) for k in REJECTION_KINDS} == {ORPHAN_REJECTION, UNANSWERED_REJECTION}
     every_class = {k.value for k in IncidentKind}
     assert every_class | {ORPHAN_REJECTION, UNANSWERED_REJECTION, ANY_VIOLATION} == EXPOSURE_KEYS
 
@@ -46,9 +45,17 @@ def _results() -> tuple[RunResult, ...]:
     refusals of the reference gate and the costs of commit and spill."""
     policy = builtin_policy("lowest_salience")
     assert policy is not None
-    return tuple(simulate("lowest_salience", RuntimeConfig(gate=gate), load_at(1.0), seed=1,
-                          policy=policy, horizon=300.0)
-                 for gate in (Gate.NONE, Gate.REFERENCE, Gate.COMMIT, Gate.SPILL))
+    return tuple(
+        simulate(
+            "lowest_salience",
+            RuntimeConfig(gate=gate),
+            load_at(1.0),
+            seed=1,
+            policy=policy,
+            horizon=300.0,
+        )
+        for gate in (Gate.NONE, Gate.REFERENCE, Gate.COMMIT, Gate.SPILL)
+    )
 
 
 @cache
@@ -73,7 +80,7 @@ def test_every_key_the_simulator_emits_is_a_named_key() -> None:
 
 _LOOKED_UP = {
     "writer.CLASSES (plots)": tuple(writer.CLASSES),
-    "writer._TIGHT_CLASSES (plots)": writer._TIGHT_CLASSES,
+    "figure_parts.TIGHT_CLASSES (plots)": figure_parts.TIGHT_CLASSES,
     "tables._CLASSES": tables._CLASSES,
     "sweep._COLUMNS": tuple(key for _, key in sweep_command._COLUMNS),
     "summary.CLASS_LABELS": tuple(summary.CLASS_LABELS),
@@ -93,8 +100,7 @@ def test_every_key_the_summary_explains_or_times_is_a_named_key() -> None:
     for keys in (summary.MEANINGS, sessions.NOT_TIMED, (shape.SESSION_END,)):
         assert set(keys) <= EXPOSURE_KEYS, set(keys) - EXPOSURE_KEYS
     # the summary explains every violation class a simulation met
-    violations = {k for k in _emitted() if k in {v.value for v in IncidentKind
-                                                  if v.is_violation}}
+    violations = {k for k in _emitted() if k in {v.value for v in IncidentKind if v.is_violation}}
     assert violations - {IncidentKind.PROVIDER_REJECTION.value} <= set(summary.MEANINGS)
 
 
@@ -106,6 +112,12 @@ def test_every_counter_a_runtime_keeps_is_named() -> None:
     named = {c.value for c in CounterName} | {k.value for k in IncidentKind}
     written = {k for result in _results() for k, n in result.counters.items() if n}
     assert written <= named, written - named
-    assert {CounterName.INVOCATIONS, CounterName.CHECKS, CounterName.PRUNES,
-            CounterName.REFUSED_PRUNES, CounterName.SPILLS, CounterName.REINJECTIONS,
-            CounterName.DEFERRED_CHECKS} <= written
+    assert {
+        CounterName.INVOCATIONS,
+        CounterName.CHECKS,
+        CounterName.PRUNES,
+        CounterName.REFUSED_PRUNES,
+        CounterName.SPILLS,
+        CounterName.REINJECTIONS,
+        CounterName.DEFERRED_CHECKS,
+    } <= written

@@ -21,8 +21,10 @@ from prunecheck.sim.drivers.shape import Shape
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 KEEP_LAST = f"{EXAMPLES}/openai_keep_last.py:trim"
-OPENAI_400 = ("Invalid parameter: messages with role 'tool'",
-              "An assistant message with 'tool_calls'")
+OPENAI_400 = (
+    "Invalid parameter: messages with role 'tool'",
+    "An assistant message with 'tool_calls'",
+)
 
 
 def _bundle(folder: Path) -> tuple[str, str]:
@@ -32,20 +34,53 @@ def _bundle(folder: Path) -> tuple[str, str]:
 
 @pytest.mark.parametrize("how", [["--format", "openai"], ["@openai"]])
 def test_search_renders_an_openai_list_function_with_openai_rules(
-        how: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    how: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = KEEP_LAST + how[0] if how == ["@openai"] else KEEP_LAST
     flags = [] if how == ["@openai"] else how
-    assert main(["search", "--policy", spec, *flags, "--target", "provider_rejection",
-                 "--max-examples", "60", "--out", str(tmp_path)]) == 1
+    assert (
+        main(
+            [
+                "search",
+                "--policy",
+                spec,
+                *flags,
+                "--target",
+                "provider_rejection",
+                "--max-examples",
+                "60",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 1
+    )
     assert "provider openai" in capsys.readouterr().out
     provider, narrative = _bundle(tmp_path)
     assert provider == "openai" and any(text in narrative for text in OPENAI_400)
 
 
 def test_provider_flag_still_wins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["search", "--policy", KEEP_LAST, "--format", "openai", "--provider",
-                 "anthropic", "--target", "provider_rejection", "--max-examples", "60",
-                 "--out", str(tmp_path)]) == 1
+    assert (
+        main(
+            [
+                "search",
+                "--policy",
+                KEEP_LAST,
+                "--format",
+                "openai",
+                "--provider",
+                "anthropic",
+                "--target",
+                "provider_rejection",
+                "--max-examples",
+                "60",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 1
+    )
     capsys.readouterr()
     provider, narrative = _bundle(tmp_path)
     assert provider == "anthropic" and "tool_use" in narrative
@@ -55,27 +90,70 @@ def test_explore_and_check_take_format(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["explore", "--policy", KEEP_LAST, "--format", "openai", "--depth", "6"]) == 1
     assert "provider openai" in capsys.readouterr().out
     # A spec that names its format gets its provider in check too.
-    assert main(["check", KEEP_LAST + "@openai", "--levels", "0.6", "--seeds", "1",
-                 "--max-examples", "30", "--check-at", "after_append"]) == 1
+    assert (
+        main(
+            [
+                "check",
+                KEEP_LAST + "@openai",
+                "--levels",
+                "0.6",
+                "--seeds",
+                "1",
+                "--max-examples",
+                "30",
+                "--check-at",
+                "after_append",
+            ]
+        )
+        == 1
+    )
     assert "provider openai" in capsys.readouterr().out
 
 
-def test_baseline_and_regress_take_format(tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_baseline_and_regress_take_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "b.json"
     small = ["--levels", "0.2", "--seeds", "1", "--horizon", "30", "--corpus", str(tmp_path)]
-    assert main(["baseline", "--out", str(out), "--policy", KEEP_LAST, "--format", "openai",
-                 *small]) == 0
+    assert (
+        main(["baseline", "--out", str(out), "--policy", KEEP_LAST, "--format", "openai", *small])
+        == 0
+    )
     data = json.loads(out.read_text())
     assert data["policy"].endswith("@openai") and data["config"]["provider"] == "openai"
-    assert main(["regress", "--baseline", str(out), "--policy", KEEP_LAST, "--format",
-                 "openai", "--corpus", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "regress",
+                "--baseline",
+                str(out),
+                "--policy",
+                KEEP_LAST,
+                "--format",
+                "openai",
+                "--corpus",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     assert "nothing (same policy and runtime)" in capsys.readouterr().out
 
 
 def test_sweep_and_report_take_format() -> None:
-    args = build_parser().parse_args(["sweep", "--out", "x.jsonl", "--policy", KEEP_LAST,
-                                      "--policy", "recency", "--format", "openai"])
+    args = build_parser().parse_args(
+        [
+            "sweep",
+            "--out",
+            "x.jsonl",
+            "--policy",
+            KEEP_LAST,
+            "--policy",
+            "recency",
+            "--format",
+            "openai",
+        ]
+    )
     policies, runtime, *_ = grid(args)
     assert policies == [KEEP_LAST + "@openai", "recency"]
     assert {str(c.provider) for c in runtime} == {"openai"}
@@ -83,11 +161,16 @@ def test_sweep_and_report_take_format() -> None:
     assert isinstance(report, argparse.Namespace) and report.format == "openai"
 
 
-@pytest.mark.parametrize("command", ["check", "search", "explore", "sweep", "report",
-                                     "baseline", "regress"])
+@pytest.mark.parametrize(
+    "command", ["check", "search", "explore", "sweep", "report", "baseline", "regress"]
+)
 def test_every_help_documents_format(command: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "prunecheck", command, "--help"],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "prunecheck", command, "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0 and "--format {anthropic,openai}" in done.stdout
 
 
@@ -99,10 +182,13 @@ def test_format_helpers() -> None:
 
 
 def test_search_explore_and_check_share_the_default_runtime(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     parser = build_parser()
-    for argv in (["search", "--policy", "recency"], ["explore", "--policy", "recency",
-                                                     "--depth", "3"]):
+    for argv in (
+        ["search", "--policy", "recency"],
+        ["explore", "--policy", "recency", "--depth", "3"],
+    ):
         args = parser.parse_args(argv)
         from prunecheck.sim.cli.search import config_from_args
 
@@ -112,8 +198,12 @@ def test_search_explore_and_check_share_the_default_runtime(
 
     args = parser.parse_args(["search", "--policy", "recency"])
     assert shape_from_args(args, Shape.for_budget) == Shape.for_budget(RuntimeConfig().budget)
-    done = subprocess.run([sys.executable, "-m", "prunecheck", "explore", "--help"],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "prunecheck", "explore", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert "but not the shape" in " ".join(done.stdout.split())
     # ... and explore's output says so next to its shortest counterexample.
     assert main(["explore", "--policy", "lowest_salience", "--depth", "5"]) == 1

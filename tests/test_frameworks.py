@@ -55,12 +55,18 @@ EVENTS: list[Event] = [
 
 
 def _view(events: list[Event] = EVENTS) -> ContextView:
-    state = initial_state(RuntimeConfig(budget=100_000, hard_ceiling=200_000),
-                          BUILTINS["recency"]())
+    state = initial_state(
+        RuntimeConfig(budget=100_000, hard_ceiling=200_000), BUILTINS["recency"]()
+    )
     for event in events:
         apply(state, event)
-    return ContextView(state.context, pending_calls=frozenset(state.pending), budget=500,
-                       now=state.now, turn=state.turn)
+    return ContextView(
+        state.context,
+        pending_calls=frozenset(state.pending),
+        budget=500,
+        now=state.now,
+        turn=state.turn,
+    )
 
 
 def _declared(view: ContextView) -> int:
@@ -77,24 +83,31 @@ def _within(count: int, declared: int) -> None:
 
 # ------------------------------------------------------------------ spec syntax
 def test_one_spec_syntax_parses_and_prints_canonically() -> None:
-    assert framework_spec("autogen", context="head_and_tail", tail_size="4") == \
-        "autogen:context=head_and_tail,tail_size=4"
-    assert framework_spec("llamaindex", token_limit=900) == \
-        "llamaindex:memory=buffer,token_limit=900"
-    assert framework_spec("langchain", start_on=("human",)) == \
-        "langchain:strategy=last,start_on=human"
+    assert (
+        framework_spec("autogen", context="head_and_tail", tail_size="4")
+        == "autogen:context=head_and_tail,tail_size=4"
+    )
+    assert (
+        framework_spec("llamaindex", token_limit=900) == "llamaindex:memory=buffer,token_limit=900"
+    )
+    assert (
+        framework_spec("langchain", start_on=("human",)) == "langchain:strategy=last,start_on=human"
+    )
 
 
-@pytest.mark.parametrize(("spec", "words"), [
-    ("autogen:context=buffered,buffer_size=zero", "buffer_size must be a number"),
-    ("autogen:size=3", "'size' is not a setting of autogen"),
-    ("llamaindex:memory=vector", "memory must be one of buffer, memory"),
-    ("llamaindex:token_limit=-5", "token_limit must be a positive token count or 'budget'"),
-    ("semantic-kernel:reducer=truncation,target_count", "'target_count' is not a setting"),
-    ("openai-agents:limit=0", "limit must be at least 1"),
-    ("pydantic-ai:processor=", "names no processor"),
-    ("autogen:context=nowhere.py:Ctx", "file nowhere.py does not exist"),
-])
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("autogen:context=buffered,buffer_size=zero", "buffer_size must be a number"),
+        ("autogen:size=3", "'size' is not a setting of autogen"),
+        ("llamaindex:memory=vector", "memory must be one of buffer, memory"),
+        ("llamaindex:token_limit=-5", "token_limit must be a positive token count or 'budget'"),
+        ("semantic-kernel:reducer=truncation,target_count", "'target_count' is not a setting"),
+        ("openai-agents:limit=0", "limit must be at least 1"),
+        ("pydantic-ai:processor=", "names no processor"),
+        ("autogen:context=nowhere.py:Ctx", "file nowhere.py does not exist"),
+    ],
+)
 def test_bad_settings_are_one_paragraph_errors(spec: str, words: str) -> None:
     with pytest.raises(PolicyError) as info:
         load_policy(spec)
@@ -173,12 +186,15 @@ def test_autogen_stub_client_counts_the_declared_size() -> None:
     _within(counted, _declared(view) - 400)  # the system prompt is held apart
 
 
-@pytest.mark.parametrize(("spec", "expected"), [
-    # the last 4 autogen messages start on c3's result message, which it drops
-    ("autogen:context=buffered,buffer_size=4", ["m2", "m3", "m4", "m5", "m6", "m7", "m8"]),
-    # pops the middle message until under the limit: c1/c2's results go, their call stays
-    ("autogen:context=token_limited,token_limit=3000", ["m4", "m5", "m6", "m7", "m8", "m9"]),
-])
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        # the last 4 autogen messages start on c3's result message, which it drops
+        ("autogen:context=buffered,buffer_size=4", ["m2", "m3", "m4", "m5", "m6", "m7", "m8"]),
+        # pops the middle message until under the limit: c1/c2's results go, their call stays
+        ("autogen:context=token_limited,token_limit=3000", ["m4", "m5", "m6", "m7", "m8", "m9"]),
+    ],
+)
 def test_autogen_contexts(spec: str, expected: list[str]) -> None:
     pytest.importorskip("autogen_core")
     assert framework_policy(spec).select(_view(), 1) == expected
@@ -187,7 +203,8 @@ def test_autogen_contexts(spec: str, expected: list[str]) -> None:
 def test_autogen_head_and_tail_placeholder_reads_as_summary() -> None:
     pytest.importorskip("autogen_core")
     out = framework_policy("autogen:context=head_and_tail,head_size=1,tail_size=3").select(
-        _view(), 1)
+        _view(), 1
+    )
     (group,) = out
     assert isinstance(group, Summarize) and group.text.startswith("Skipped")
     assert group.message_ids == ("m3", "m4", "m5", "m6", "m7", "m8")
@@ -197,8 +214,7 @@ def test_autogen_user_subclass() -> None:
     pytest.importorskip("autogen_core")
     spec = f"autogen:context={DATA / 'user_context.py'}:KeepLastThree"
     # m9 user, [m10 call], [m11 result]: autogen merges no more than it must
-    assert framework_policy(spec).select(_view(), 1) == \
-        ["m2", "m3", "m4", "m5", "m6", "m7", "m8"]
+    assert framework_policy(spec).select(_view(), 1) == ["m2", "m3", "m4", "m5", "m6", "m7", "m8"]
 
 
 # ------------------------------------------------------------------ llama-index
@@ -213,8 +229,10 @@ def test_llamaindex_tokenizer_counts_the_declared_size() -> None:
 @pytest.mark.parametrize("memory", ["buffer", "memory"])
 def test_llamaindex_memories_keep_a_recent_suffix(memory: str) -> None:
     pytest.importorskip("llama_index.core.memory")
-    out = framework_policy(f"llamaindex:memory={memory},token_limit=3000,"
-                           "chat_history_token_ratio=1,token_flush_size=100").select(_view(), 1)
+    out = framework_policy(
+        f"llamaindex:memory={memory},token_limit=3000,"
+        "chat_history_token_ratio=1,token_flush_size=100"
+    ).select(_view(), 1)
     assert all(isinstance(x, str) for x in out) and "m11" not in out and "m2" in out
 
 
@@ -226,20 +244,28 @@ def test_semantic_kernel_messages_carry_the_declared_size() -> None:
 
     view = _view()
     converted = to_semantic_kernel(_rendered(view), sk)
-    counted = sum(approx_tokens(str(m.content or "")) + sum(
-        approx_tokens(str(getattr(i, "result", "") or "")) for i in m.items
-        if type(i).__name__ == "FunctionResultContent") for m in converted)
+    counted = sum(
+        approx_tokens(str(m.content or ""))
+        + sum(
+            approx_tokens(str(getattr(i, "result", "") or ""))
+            for i in m.items
+            if type(i).__name__ == "FunctionResultContent"
+        )
+        for m in converted
+    )
     _within(counted, _declared(view))
 
 
 def test_semantic_kernel_truncation_and_summarization() -> None:
     pytest.importorskip("semantic_kernel")
     view = _view()
-    truncated = framework_policy("semantic-kernel:reducer=truncation,target_count=4,"
-                                 "threshold_count=0").select(view, 1)
+    truncated = framework_policy(
+        "semantic-kernel:reducer=truncation,target_count=4,threshold_count=0"
+    ).select(view, 1)
     assert truncated == ["m2", "m3", "m4", "m5", "m6", "m7", "m8"]  # system kept
-    (group,) = framework_policy("semantic-kernel:reducer=summarization,target_count=4,"
-                                "threshold_count=0").select(view, 1)
+    (group,) = framework_policy(
+        "semantic-kernel:reducer=summarization,target_count=4,threshold_count=0"
+    ).select(view, 1)
     assert isinstance(group, Summarize) and group.tokens == 200
 
 
@@ -254,8 +280,11 @@ def test_pydantic_ai_parts_carry_the_declared_size() -> None:
     counted = 0
     for message in history:
         for part in message.parts:
-            body = part.args_as_json_str() + part.tool_name if isinstance(
-                part, pm.ToolCallPart) else str(part.content)
+            body = (
+                part.args_as_json_str() + part.tool_name
+                if isinstance(part, pm.ToolCallPart)
+                else str(part.content)
+            )
             counted += approx_tokens(body)
     _within(counted, _declared(view))
 
@@ -287,12 +316,15 @@ def test_openai_agents_items_carry_the_declared_size() -> None:
     _within(counted, _declared(view))
 
 
-@pytest.mark.parametrize(("runtime", "expected"), [
-    # 14 items; the last 10 lose m2 and m3's text and both function_call items
-    ("session", ["m2", "m3"]),
-    # the runner then drops the outputs whose call was cut off
-    ("sdk", ["m2", "m3", "m4", "m5"]),
-])
+@pytest.mark.parametrize(
+    ("runtime", "expected"),
+    [
+        # 14 items; the last 10 lose m2 and m3's text and both function_call items
+        ("session", ["m2", "m3"]),
+        # the runner then drops the outputs whose call was cut off
+        ("sdk", ["m2", "m3", "m4", "m5"]),
+    ],
+)
 def test_openai_agents_session_limit(runtime: str, expected: list[str]) -> None:
     pytest.importorskip("agents")
     out = framework_policy(f"openai-agents:limit=10,runtime={runtime}").select(_view(), 1)
@@ -307,7 +339,7 @@ def _summarize_before_last_user(ms: list[dict[str, Any]]) -> list[dict[str, Any]
     users = [i for i, m in enumerate(ms) if m["role"] == "user"]
     if not users or users[-1] <= len(head):
         return ms
-    return [*head, {"role": "user", "content": "Summary: " + "x " * 40}, *ms[users[-1]:]]
+    return [*head, {"role": "user", "content": "Summary: " + "x " * 40}, *ms[users[-1] :]]
 
 
 def _swallow_half_a_unit(ms: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -316,17 +348,21 @@ def _swallow_half_a_unit(ms: list[dict[str, Any]]) -> list[dict[str, Any]]:
     at = next((i for i, m in enumerate(ms) if m.get("tool_calls")), None)
     if at is None or at + 1 >= len(ms) or ms[at + 1]["role"] != "tool":
         return ms
-    return [*head, {"role": "user", "content": "Summary: " + "x " * 40}, *ms[at + 1:]]
+    return [*head, {"role": "user", "content": "Summary: " + "x " * 40}, *ms[at + 1 :]]
 
 
 def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
     from prunecheck.sim.verdicts.check import Verdict, check_policy
 
-    (group,) = __import__("prunecheck.sim.adapters.lists", fromlist=["list_policy"]).list_policy(
-        _summarize_before_last_user, "openai").select(_view(), 1)
+    (group,) = (
+        __import__("prunecheck.sim.adapters.lists", fromlist=["list_policy"])
+        .list_policy(_summarize_before_last_user, "openai")
+        .select(_view(), 1)
+    )
     assert isinstance(group, Summarize) and group.message_ids[0] == "m2"
-    result = check_policy(_summarize_before_last_user, format="openai", levels=(0.6,),
-                          seeds=(1,), max_examples=20)
+    result = check_policy(
+        _summarize_before_last_user, format="openai", levels=(0.6,), seeds=(1,), max_examples=20
+    )
     assert result.verdict is not Verdict.ERROR and result.error is None
     assert sum(run.invocations for run in result.scenarios) > 0
 
@@ -334,8 +370,9 @@ def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
 def test_a_summary_that_swallows_half_a_unit_is_a_violation() -> None:
     from prunecheck.sim.verdicts.check import Verdict, check_policy
 
-    result = check_policy(_swallow_half_a_unit, format="openai", levels=(0.6,), seeds=(1,),
-                          max_examples=30)
+    result = check_policy(
+        _swallow_half_a_unit, format="openai", levels=(0.6,), seeds=(1,), max_examples=30
+    )
     assert result.verdict is Verdict.UNSAFE
     assert "invalid_prune" in result.violations
     assert "summarized" in result.narrative
@@ -358,8 +395,9 @@ def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None
     pytest.importorskip("autogen_core")
     from prunecheck.sim.reports.frameworks import markdown, run_row, write_script
 
-    row = run_row("autogen:context=token_limited", seed=1, levels=(0.6,), seeds=(1,),
-                  max_examples=30)
+    row = run_row(
+        "autogen:context=token_limited", seed=1, levels=(0.6,), seeds=(1,), max_examples=30
+    )
     assert row.cells["before_invoke"].verdict == "unsafe"
     assert row.found is not None and row.found.complete
     row = write_script(row, tmp_path / "reports" / "frameworks")
@@ -375,22 +413,31 @@ def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None
 def test_pairing_problems_name_what_a_trimmer_broke() -> None:
     from prunecheck.sim.adapters.frameworks.repro_templates import pairing_problems
 
-    call: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
-        {"id": "c2", "type": "function", "function": {"name": "grep", "arguments": "{}"}}]}
+    call: dict[str, Any] = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "grep", "arguments": "{}"}},
+        ],
+    }
     r1: dict[str, Any] = {"role": "tool", "tool_call_id": "c1", "content": "one"}
     r2: dict[str, Any] = {"role": "tool", "tool_call_id": "c2", "content": "two"}
     given: list[dict[str, Any]] = [{"role": "user", "content": "go"}, call, r1, r2]
     assert pairing_problems(given, given, ()) == []
     assert pairing_problems(given, [r1, r2], ()) == [
         "orphaned tool message: the result of c1 is kept, its call is gone",
-        "orphaned tool message: the result of c2 is kept, its call is gone"]
+        "orphaned tool message: the result of c2 is kept, its call is gone",
+    ]
     assert pairing_problems(given, [call, r1], ()) == [
-        "call without its result: c2 is kept, its result was dropped"]
+        "call without its result: c2 is kept, its result was dropped"
+    ]
     half = {**call, "tool_calls": call["tool_calls"][1:]}
     assert pairing_problems(given, [half, r2], ()) == [
-        "parallel batch split: calls c2 are kept, c1 of the same assistant message are gone"]
+        "parallel batch split: calls c2 are kept, c1 of the same assistant message are gone"
+    ]
     assert pairing_problems(given[:2], [given[0]], [1]) == [
-        "call c1 was dropped while its result is still pending: the result will arrive "
-        "orphaned", "call c2 was dropped while its result is still pending: the result will "
-        "arrive orphaned", "message 1 (assistant) was dropped while still streaming"]
+        "call c1 was dropped while its result is still pending: the result will arrive orphaned",
+        "call c2 was dropped while its result is still pending: the result will arrive orphaned",
+        "message 1 (assistant) was dropped while still streaming",
+    ]

@@ -46,19 +46,19 @@ SAFE = (Gate.REFERENCE, Gate.COMMIT, Gate.SPILL)
 REMOVING = (NoteKind.EVICT, NoteKind.SUMMARIZE, NoteKind.SPILL)
 
 
-def spec_judgement(pre: RuntimeState, notes: tuple[Note, ...]
-                   ) -> set[tuple[str, frozenset[str]]]:
+def spec_judgement(pre: RuntimeState, notes: tuple[Note, ...]) -> set[tuple[str, frozenset[str]]]:
     """The spec's violations of what one step removed and cleared, on ``pre``."""
     present = set(pre.context.ids())
     removed = {m for n in notes if n.kind in REMOVING for m in n.ids if m in present}
     cleared = {m for n in notes if n.kind is NoteKind.CLEAR for m in n.ids}
     messages, boc = list(pre.context), pre.batch_of_call()
-    found = {(v.value, unit) for v, unit in
-             check_prune_spec(messages, boc, pre.pending, removed)}
+    found = {(v.value, unit) for v, unit in check_prune_spec(messages, boc, pre.pending, removed)}
     for mid in cleared - removed:  # clearing keeps the message: no split, but closed, idle
-        found |= {(v.value, unit) for v, unit in
-                  check_prune_spec(messages, boc, pre.pending, [mid])
-                  if v is not ViolationReason.SPLIT_UNIT}
+        found |= {
+            (v.value, unit)
+            for v, unit in check_prune_spec(messages, boc, pre.pending, [mid])
+            if v is not ViolationReason.SPLIT_UNIT
+        }
     return found
 
 
@@ -85,7 +85,8 @@ def partially_present_units(state: RuntimeState) -> list[str]:
     ctx = state.context
     bad = []
     present_batches = {m.unit_id for m in ctx if m.role is Role.TOOL} | {
-        m.id for m in ctx if m.tool_calls}
+        m.id for m in ctx if m.tool_calls
+    }
     for batch in present_batches:
         if batch not in ctx:
             bad.append(f"{batch}: results without the call")
@@ -149,16 +150,20 @@ BATCH_SPLIT_EVENTS: tuple[Event, ...] = (
 
 
 def _batch_split_scenario(gate: Gate) -> Scenario:
-    return Scenario(RuntimeConfig(budget=1000, hard_ceiling=2000, gate=gate,
-                                  check_at=CheckAt.BEFORE_INVOKE), "lowest_salience",
-                    BATCH_SPLIT_EVENTS)
+    return Scenario(
+        RuntimeConfig(budget=1000, hard_ceiling=2000, gate=gate, check_at=CheckAt.BEFORE_INVOKE),
+        "lowest_salience",
+        BATCH_SPLIT_EVENTS,
+    )
 
 
 def test_gate_none_applies_an_invalid_removal_in_an_explicit_example() -> None:
     step, found = first_invalid_removal(_batch_split_scenario(Gate.NONE))
     assert step == 3
-    assert found == {("split_unit", frozenset({"m2", "m3"})),
-                     ("pending_unit", frozenset({"m2", "m3"}))}
+    assert found == {
+        ("split_unit", frozenset({"m2", "m3"})),
+        ("pending_unit", frozenset({"m2", "m3"})),
+    }
 
 
 @pytest.mark.parametrize("gate", SAFE)
@@ -173,10 +178,11 @@ def test_safe_gates_on_the_explicit_example(gate: Gate) -> None:
 
 
 def test_generated_sequences_find_invalid_removals_under_gate_none() -> None:
-    example = find(scenarios(gates=(Gate.NONE,), check_at=(CheckAt.BEFORE_INVOKE,)),
-                   lambda s: first_invalid_removal(s)[0] >= 0,
-                   settings=settings(max_examples=500, database=None,
-                                     phases=[Phase.generate]))
+    example = find(
+        scenarios(gates=(Gate.NONE,), check_at=(CheckAt.BEFORE_INVOKE,)),
+        lambda s: first_invalid_removal(s)[0] >= 0,
+        settings=settings(max_examples=500, database=None, phases=[Phase.generate]),
+    )
     assert first_invalid_removal(example)[0] >= 0
 
 
@@ -219,8 +225,7 @@ def test_decide_commit_grows_and_shrinks(gate: Gate) -> None:
     assert d.apply.evict == ("m3", "m4", "m5", "m2")
     assert d.grown == ("m3",)
     assert set(d.shrunk) == {"m6", "m7", "m1"}
-    d = decide(gate, _ctx(), Proposal(clear=("m7", "m4"),
-                                      summarize=(Summarize(("m5",)),)), _system)
+    d = decide(gate, _ctx(), Proposal(clear=("m7", "m4"), summarize=(Summarize(("m5",)),)), _system)
     assert d.apply.summarize == (Summarize(("m3", "m4", "m5")),)
     assert d.apply.clear == ()  # m4 is summarized; m7 is open
     d = decide(gate, _ctx(), Proposal(clear=("m2",)), _system)
@@ -240,8 +245,7 @@ def test_gate_defers_only_commit_and_spill() -> None:
 def test_commit_gate_defers_then_prunes_whole_units() -> None:
     policy = builtin_policy("lowest_salience")
     assert policy is not None
-    state = initial_state(RuntimeConfig(budget=1000, hard_ceiling=2000, gate=Gate.COMMIT),
-                          policy)
+    state = initial_state(RuntimeConfig(budget=1000, hard_ceiling=2000, gate=Gate.COMMIT), policy)
     results = [apply(state, e) for e in BATCH_SPLIT_EVENTS[:3]]
     assert [i.kind for i in results[2].incidents] == [IncidentKind.DEFERRAL]
     assert results[2].incidents[0].ids == ("c2",)
@@ -254,7 +258,9 @@ def test_commit_gate_defers_then_prunes_whole_units() -> None:
 
 def test_clear_is_judged_like_a_prune_of_one_message() -> None:
     ctx = _ctx()
-    assert decide(Gate.NONE, ctx, Proposal(clear=("m7",)), _system).violations[0].reason \
+    assert (
+        decide(Gate.NONE, ctx, Proposal(clear=("m7",)), _system).violations[0].reason
         is ViolationReason.OPEN_MESSAGE
+    )
     assert decide(Gate.REFERENCE, ctx, Proposal(clear=("m7",)), _system).apply == Proposal()
     assert Clear("m7") != Clear("m4")

@@ -14,8 +14,12 @@ from prunecheck.guard import (
 from prunecheck.model.policies import builtin_policy
 
 
-def _guard(policy: str = "lowest_salience", budget: int = 100, ceiling: int = 150,
-           store: SpillStore | None = None) -> CommitGuard:
+def _guard(
+    policy: str = "lowest_salience",
+    budget: int = 100,
+    ceiling: int = 150,
+    store: SpillStore | None = None,
+) -> CommitGuard:
     return CommitGuard(builtin_policy(policy), budget=budget, hard_ceiling=ceiling, store=store)
 
 
@@ -35,16 +39,17 @@ def test_defers_while_a_call_is_pending_and_never_asks_the_trimmer() -> None:
     guard.result_complete("c2", 5)
     plan = guard.check()
     assert asked == [25] and plan.deferred is None
-    assert set(plan.evict) == {"m2", "result:c1", "result:c2"}   # grown to the whole unit
+    assert set(plan.evict) == {"m2", "result:c1", "result:c2"}  # grown to the whole unit
     assert plan.grown == ("m2",) and guard.used == 60
 
 
 def test_shrinks_a_unit_that_holds_an_open_message_and_defers() -> None:
-    guard = CommitGuard(lambda view, need: [m.id for m in view.messages
-                                            if m.id in ("m1", "m3")], budget=80)
+    guard = CommitGuard(
+        lambda view, need: [m.id for m in view.messages if m.id in ("m1", "m3")], budget=80
+    )
     guard.message("m1", "user", 30)
     guard.message("m2", "user", 10)
-    guard.stream_opened("m3", "assistant", 80)          # streaming
+    guard.stream_opened("m3", "assistant", 80)  # streaming
     plan = guard.check()
     assert plan.evict == ("m1",) and plan.shrunk == ("m3",)
     assert plan.deferred is Deferral.OPEN_MESSAGE and guard.used == 90
@@ -68,8 +73,7 @@ def test_past_the_ceiling_it_fails_loudly_with_context_ceiling_and_pending() -> 
     with pytest.raises(HardCeilingExceeded) as caught:
         guard.check()
     exc = caught.value
-    assert (exc.used, exc.ceiling, exc.pending, exc.open) == (170, 150, ("c1",),
-                                                              ("result:c1",))
+    assert (exc.used, exc.ceiling, exc.pending, exc.open) == (170, 150, ("c1",), ("result:c1",))
     assert exc.plan.deferred is Deferral.PENDING_CALL and exc.plan.is_empty()
     assert "170 tokens, over the hard ceiling of 150" in str(exc) and "c1 pending" in str(exc)
 
@@ -78,24 +82,25 @@ def test_spills_the_oldest_closed_unit_first_and_reinjects_it_on_the_same_resour
     store = SpillStore(":memory:")
     guard = _guard("unit_safe", budget=100, ceiling=150, store=store)
     guard.message("m1", "user", 10, payload={"role": "user", "content": "hi"})
-    guard.calls("m2", ["c1"], 10, payload={"role": "assistant", "tool_calls": ["c1"]},
-                resources=["a.txt"])
+    guard.calls(
+        "m2", ["c1"], 10, payload={"role": "assistant", "tool_calls": ["c1"]}, resources=["a.txt"]
+    )
     guard.result_complete("c1", 60, payload={"role": "tool", "tool_call_id": "c1"})
     guard.message("m3", "user", 10)
     guard.calls("m4", ["c2"], 10, resources=["b.txt"])
-    guard.result_chunk("c2", 70)                       # pending: 170 > ceiling 150
+    guard.result_chunk("c2", 70)  # pending: 170 > ceiling 150
     plan = guard.check()
     assert plan.deferred is Deferral.PENDING_CALL
     # the oldest closed units, until the excess over budget (70) is freed
     assert plan.spill == ("m1", "m2", "result:c1") and guard.spilled == ("m1", "m2")
-    assert [u.unit for u in store.units()] == ["m1", "m2"]   # committed before they left
+    assert [u.unit for u in store.units()] == ["m1", "m2"]  # committed before they left
     assert guard.used == 90
     guard.result_complete("c2")
     restored = guard.calls("m5", ["c3"], 10, resources=["a.txt"])
     assert [(r.unit, r.ids) for r in restored] == [("m2", ("m2", "result:c1"))]
     assert restored[0].payloads[1] == {"role": "tool", "tool_call_id": "c1"}
-    assert len(store) == 2                              # deleted only at the next call
-    plan = guard.check()          # 170 > 150 again with c3 pending: the next oldest goes
+    assert len(store) == 2  # deleted only at the next call
+    plan = guard.check()  # 170 > 150 again with c3 pending: the next oldest goes
     assert plan.spill == ("m4", "result:c2") and guard.stats.reinjections == 1
     assert [u.unit for u in store.units()] == ["m1", "m4"] and guard.used == 90
 
@@ -116,8 +121,11 @@ def test_a_new_guard_on_the_same_file_knows_what_was_spilled(tmp_path: object) -
 
 
 def test_list_function_trimmers_are_matched_by_identity() -> None:
-    one, two, three = {"role": "user", "content": "a"}, {"role": "user", "content": "b"}, \
-        {"role": "user", "content": "c"}
+    one, two, three = (
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": "b"},
+        {"role": "user", "content": "c"},
+    )
     guard = CommitGuard(lambda messages: messages[-1:], format="openai", budget=10)
     guard.message("m1", "user", 6, one)
     guard.message("m2", "user", 6, two)

@@ -31,17 +31,28 @@ from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial
 from prunecheck.model.state import CallStatus
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
 
-POLICIES = ("recency", "turn_window", "token_span", "clear_old_results", "summarize_prefix",
-            "unit_safe")
+POLICIES = (
+    "recency",
+    "turn_window",
+    "token_span",
+    "clear_old_results",
+    "summarize_prefix",
+    "unit_safe",
+)
 
 
-def _feed(guard: CommitGuard, state: RuntimeState, event: Event, next_message: int,
-          next_call: int, stream: str | None) -> Plan | None:
+def _feed(
+    guard: CommitGuard,
+    state: RuntimeState,
+    event: Event,
+    next_message: int,
+    next_call: int,
+    stream: str | None,
+) -> Plan | None:
     """Tell the guard what ``event`` did to the model; check where the model did."""
     mid = f"m{next_message}"
     if isinstance(event, SystemPrompt | UserMessage):
-        guard.message(mid, "system" if isinstance(event, SystemPrompt) else "user",
-                      event.tokens)
+        guard.message(mid, "system" if isinstance(event, SystemPrompt) else "user", event.tokens)
     elif isinstance(event, AssistantChunk):
         if stream is None and event.last:
             guard.message(mid, "assistant", event.tokens)
@@ -65,9 +76,13 @@ def _feed(guard: CommitGuard, state: RuntimeState, event: Event, next_message: i
             old = guard.tracker.result_of.get(event.call)
             if old is not None and old in guard.tracker.ctx:
                 guard.removed([old])
-            guard.result_complete(event.call, state.context[record.target].tokens
-                                  if record.target in state.context else event.tokens,
-                                  record.target)
+            guard.result_complete(
+                event.call,
+                state.context[record.target].tokens
+                if record.target in state.context
+                else event.tokens,
+                record.target,
+            )
         else:
             target = record.target
             assert target is not None
@@ -99,8 +114,7 @@ def test_guard_keeps_what_the_spill_gate_keeps(name: str) -> None:
     for seed in range(25):
         rng = random.Random(seed)
         state = initial_state(config, policy, record=False)
-        guard = CommitGuard(policy, budget=1000, hard_ceiling=1500,
-                            store=SpillStore(":memory:"))
+        guard = CommitGuard(policy, budget=1000, hard_ceiling=1500, store=SpillStore(":memory:"))
         usage = Usage()
         for _ in range(40):
             event = rng.choice(enabled_events(state, usage, shape))
@@ -111,10 +125,8 @@ def test_guard_keeps_what_the_spill_gate_keeps(name: str) -> None:
             plan = _feed(guard, state, event, *before, stream)
             model_ids = [m.id for m in state.context if not m.is_summary]
             assert _ids([m.id for m in guard.tracker.ctx]) == model_ids, (seed, event)
-            model_spilled = tuple("S" if ms[0].is_summary else u
-                                  for u, ms in state.spilled.items())
-            guard_spilled = tuple("S" if u.startswith("summary:") else u
-                                  for u in guard.spilled)
+            model_spilled = tuple("S" if ms[0].is_summary else u for u, ms in state.spilled.items())
+            guard_spilled = tuple("S" if u.startswith("summary:") else u for u in guard.spilled)
             assert guard_spilled == model_spilled, (seed, event)
             if plan is not None:
                 assert (plan.deferred is not None) == state.deferred, (seed, event)

@@ -22,8 +22,9 @@ print(json.dumps({{"ms": ms, "heavy": [m for m in {HEAVY!r} if m in sys.modules]
 
 
 def _probe() -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                          timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60, check=True
+    )
     return dict(json.loads(done.stdout))
 
 

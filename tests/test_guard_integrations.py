@@ -36,13 +36,23 @@ def test_langchain_middleware_keeps_units_whole_in_before_model() -> None:
         items = messages if isinstance(messages, list) else [messages]
         return sum(len(str(m.content).split()) + 1 for m in items)
 
-    call = AIMessage("", tool_calls=[{"name": "read_file", "args": {"path": "a"}, "id": "t1"},
-                                     {"name": "read_file", "args": {"path": "b"}, "id": "t2"}])
+    call = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "read_file", "args": {"path": "a"}, "id": "t1"},
+            {"name": "read_file", "args": {"path": "b"}, "id": "t2"},
+        ],
+    )
     history: list[AnyMessage] = [
-        HumanMessage("x " * 80), call, ToolMessage("a " * 40, tool_call_id="t1"),
-        ToolMessage("b " * 40, tool_call_id="t2"), HumanMessage("go on")]
-    middleware = CommitGuardMiddleware(trim_messages, budget=60, hard_ceiling=500,
-                                       token_counter=words)
+        HumanMessage("x " * 80),
+        call,
+        ToolMessage("a " * 40, tool_call_id="t1"),
+        ToolMessage("b " * 40, tool_call_id="t2"),
+        HumanMessage("go on"),
+    ]
+    middleware = CommitGuardMiddleware(
+        trim_messages, budget=60, hard_ceiling=500, token_counter=words
+    )
     update = middleware.before_model({"messages": history}, Runtime())
     assert update is not None
     remove_all, *kept = update["messages"]
@@ -50,8 +60,11 @@ def test_langchain_middleware_keeps_units_whole_in_before_model() -> None:
     # trim_messages (strategy=last) keeps t2's result and drops its call: the guard
     # drops the whole unit instead, never a result without its call
     assert kept == [history[4]]
-    pending: list[AnyMessage] = [HumanMessage("x " * 80), call,
-                                 ToolMessage("a " * 40, tool_call_id="t1")]
+    pending: list[AnyMessage] = [
+        HumanMessage("x " * 80),
+        call,
+        ToolMessage("a " * 40, tool_call_id="t1"),
+    ]
     assert middleware.before_model({"messages": pending}, Runtime()) is None  # t2 pending: defer
 
 
@@ -60,7 +73,7 @@ def test_langchain_example_runs_offline() -> None:
     sent = _example("langchain_middleware.py")["main"]()
     assert len(sent) == 2
     second = [m.type for m in sent[1]]
-    assert second == ["human", "ai", "tool", "tool"]   # the background went, the unit stayed
+    assert second == ["human", "ai", "tool", "tool"]  # the background went, the unit stayed
 
 
 def test_autogen_context_defers_then_prunes_whole_units() -> None:
@@ -68,8 +81,12 @@ def test_autogen_context_defers_then_prunes_whole_units() -> None:
     seen = asyncio.run(_example("autogen_context.py")["main"]())
     names = [[type(m).__name__ for m in step] for step in seen]
     assert names[0] == ["SystemMessage", "UserMessage", "UserMessage", "AssistantMessage"]
-    assert names[1] == ["SystemMessage", "UserMessage", "AssistantMessage",
-                        "FunctionExecutionResultMessage"]
+    assert names[1] == [
+        "SystemMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "FunctionExecutionResultMessage",
+    ]
     assert names[2] == ["SystemMessage", "AssistantMessage", "UserMessage"]
 
 
@@ -80,15 +97,16 @@ def test_autogen_messages_round_trip_through_the_spill_store() -> None:
 
     from prunecheck.guard.autogen import decode_message, encode_message
 
-    message = AssistantMessage(content=[FunctionCall(id="c1", name="f", arguments="{}")],
-                               source="agent")
+    message = AssistantMessage(
+        content=[FunctionCall(id="c1", name="f", arguments="{}")], source="agent"
+    )
     assert decode_message(encode_message(message)) == message
 
 
 def test_the_plain_list_wrapper_example(capsys: pytest.CaptureFixture[str]) -> None:
     _example("openai_list_guard.py")["main"]()
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("keep_last alone keeps: ['system', 'c2'")   # a result, no call
+    assert out[0].startswith("keep_last alone keeps: ['system', 'c2'")  # a result, no call
     assert "deferred: pending_call" in out[1]
     assert out[3].startswith("over the ceiling") and "('c4',)" in out[3]
 

@@ -27,14 +27,19 @@ from prunecheck.guard import SpillStore
 CHILD = Path(__file__).with_name("guard_kill_child.py")
 
 
-def _kill_once(folder: Path, seed: int, delay: float, broken: bool = False
-               ) -> tuple[set[str], int, int]:
+def _kill_once(
+    folder: Path, seed: int, delay: float, broken: bool = False
+) -> tuple[set[str], int, int]:
     """Run the child, SIGKILL it after ``delay`` s; return (lost ids, spilled
     messages seen in the journal, re-injections seen)."""
     db, journal = folder / "spill.db", folder / "journal.jsonl"
     args = [sys.executable, str(CHILD), str(db), str(journal), str(seed)]
-    child = subprocess.Popen([*args, *(["--broken"] if broken else [])],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [*args, *(["--broken"] if broken else [])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout is not None and child.stdout.readline() == "ready\n"
         time.sleep(delay)
@@ -64,13 +69,17 @@ def _kill_once(folder: Path, seed: int, delay: float, broken: bool = False
     stored = {m.id: json.dumps(m.payload) for u in store.units() for m in u.messages}
     store.close()
     lost = {mid for mid in ever if mid not in context and mid not in stored}
-    changed = {mid for mid, payload in stored.items() if json.loads(payload) !=
-               json.loads(ever.get(mid, payload))}
+    changed = {
+        mid
+        for mid, payload in stored.items()
+        if json.loads(payload) != json.loads(ever.get(mid, payload))
+    }
     return lost | changed, spilled, restores
 
 
-def _kills(tmp_path: Path, count: int, seed: int, broken: bool = False
-           ) -> tuple[int, int, int, int]:
+def _kills(
+    tmp_path: Path, count: int, seed: int, broken: bool = False
+) -> tuple[int, int, int, int]:
     rng = random.Random(seed)
     lost_runs = spilled = restores = 0
     for i in range(count):
@@ -86,7 +95,7 @@ def _kills(tmp_path: Path, count: int, seed: int, broken: bool = False
 def test_twenty_kills_lose_no_unit(tmp_path: Path) -> None:
     lost_runs, spilled, restores, _count = _kills(tmp_path, 20, seed=1)
     assert lost_runs == 0
-    assert spilled > 100 and restores > 10   # the kills landed among spills and restores
+    assert spilled > 100 and restores > 10  # the kills landed among spills and restores
 
 
 def test_the_check_catches_a_guard_that_commits_after_removal(tmp_path: Path) -> None:
@@ -97,6 +106,8 @@ def test_the_check_catches_a_guard_that_commits_after_removal(tmp_path: Path) ->
 @pytest.mark.slow
 def test_two_hundred_kills_lose_no_unit(tmp_path: Path) -> None:
     lost_runs, spilled, restores, count = _kills(tmp_path, 200, seed=3)
-    print(f"{count} kills: {lost_runs} lost a unit; {spilled} messages spilled, "
-          f"{restores} re-injections journaled before the kills")
+    print(
+        f"{count} kills: {lost_runs} lost a unit; {spilled} messages spilled, "
+        f"{restores} re-injections journaled before the kills"
+    )
     assert count == 200 and lost_runs == 0 and spilled > 1000

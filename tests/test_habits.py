@@ -43,7 +43,10 @@ def test_test_all_measures_coverage_against_a_floor() -> None:
 def test_every_omitted_file_exists() -> None:
     """An omit pattern that matches nothing (a module moved) would silently
     stop leaving anything out."""
-    files = [p.resolve().as_posix() for folder in (ROOT / "src" / "prunecheck", ROOT / "model",
-                                                   ROOT / "sim") for p in folder.rglob("*.py")]
+    files = [
+        p.resolve().as_posix()
+        for folder in (ROOT / "src" / "prunecheck", ROOT / "model", ROOT / "sim")
+        for p in folder.rglob("*.py")
+    ]
     for pattern in _pyproject()["tool"]["coverage"]["run"]["omit"]:
         assert fnmatch.filter(files, pattern), pattern

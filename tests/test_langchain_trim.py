@@ -25,15 +25,23 @@ def langchain() -> Any:
 
 def test_settings_parse_to_a_canonical_spec() -> None:
     settings = parse_settings(" end_on=human+tool, start_on=human,include_system=TRUE ")
-    assert settings.spec() == ("langchain:strategy=last,start_on=human,end_on=human+tool,"
-                               "include_system=true")
+    assert settings.spec() == (
+        "langchain:strategy=last,start_on=human,end_on=human+tool,include_system=true"
+    )
     assert parse_settings("counter=len,max=4").spec() == "langchain:strategy=last,counter=len,max=4"
-    for bad, words in [("strategy=middle", "strategy must be one of last, first"),
-                       ("start_on=user", "start_on names unknown value(s) ['user']"),
-                       ("max_tokens=5", "'max_tokens' is not a setting of langchain"),
-                       ("strategy=first,include_system=true", "only with strategy=last")]:
-        with pytest.raises(PolicyError, match=words.replace("(", r"\(").replace(")", r"\)")
-                           .replace("[", r"\[").replace("]", r"\]")):
+    for bad, words in [
+        ("strategy=middle", "strategy must be one of last, first"),
+        ("start_on=user", "start_on names unknown value(s) ['user']"),
+        ("max_tokens=5", "'max_tokens' is not a setting of langchain"),
+        ("strategy=first,include_system=true", "only with strategy=last"),
+    ]:
+        with pytest.raises(
+            PolicyError,
+            match=words.replace("(", r"\(")
+            .replace(")", r"\)")
+            .replace("[", r"\[")
+            .replace("]", r"\]"),
+        ):
             parse_settings(bad)
 
 
@@ -47,9 +55,13 @@ def test_missing_extra_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_trimmer_returns_the_very_dicts_it_kept(langchain: Any) -> None:
     trim = make_trimmer(parse_settings("strategy=last,start_on=human"))
-    messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "a"},
-                {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"},
-                {"role": "assistant", "content": "d"}]
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "c"},
+        {"role": "assistant", "content": "d"},
+    ]
     sizes = {id(m): 10 for m in messages}
     kept = trim(messages, max_tokens=25, token_counter=lambda m: sizes[id(m)])
     assert kept == messages[3:] and all(a is b for a, b in zip(kept, messages[3:], strict=True))
@@ -68,8 +80,7 @@ def test_langchain_last_is_unsafe_and_safe_behind_the_commit_gate(langchain: Any
 
 
 @pytest.mark.slow
-def test_verdict_table_is_reproducible(langchain: Any, capsys: pytest.CaptureFixture[str]
-                                       ) -> None:
+def test_verdict_table_is_reproducible(langchain: Any, capsys: pytest.CaptureFixture[str]) -> None:
     runpy.run_path(str(EXAMPLES / "langchain_verdicts.py"), run_name="__main__")
     first = capsys.readouterr().out
     table = runpy.run_path(str(EXAMPLES / "langchain_verdicts.py"))["table"]()

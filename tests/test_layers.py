@@ -25,17 +25,27 @@ class _GraphWith:
     def __init__(self, extra: Sequence[tuple[str, str]]) -> None:
         self.extra = extra
 
-    def build(self, root_package_names: list[str], cache_dir: str | None,
-              include_external_packages: bool = False,
-              exclude_type_checking_imports: bool = False) -> grimp.ImportGraph:
-        graph = grimp.build_graph(*root_package_names,
-                                  include_external_packages=include_external_packages,
-                                  exclude_type_checking_imports=exclude_type_checking_imports,
-                                  cache_dir=None)
+    def build(
+        self,
+        root_package_names: list[str],
+        cache_dir: str | None,
+        include_external_packages: bool = False,
+        exclude_type_checking_imports: bool = False,
+    ) -> grimp.ImportGraph:
+        graph = grimp.build_graph(
+            *root_package_names,
+            include_external_packages=include_external_packages,
+            exclude_type_checking_imports=exclude_type_checking_imports,
+            cache_dir=None,
+        )
         for importer, imported in self.extra:
             assert importer in graph.modules, importer  # the test names real modules
-            graph.add_import(importer=importer, imported=imported, line_number=1,
-                             line_contents=f"import {imported}  # injected by the test")
+            graph.add_import(
+                importer=importer,
+                imported=imported,
+                line_number=1,
+                line_contents=f"import {imported}  # injected by the test",
+            )
         return graph
 
 
@@ -47,12 +57,16 @@ def lint(capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
     configure()
     builder = settings.GRAPH_BUILDER
 
-    def run(extra: Sequence[tuple[str, str]] = (), contract: str | None = None
-            ) -> tuple[bool, str]:
+    def run(extra: Sequence[tuple[str, str]] = (), contract: str | None = None) -> tuple[bool, str]:
         settings.configure(GRAPH_BUILDER=_GraphWith(extra))
         capsys.readouterr()
-        passed = lint_imports(str(PYPROJECT), limit_to_contracts=(contract,) if contract else (),
-                              cache_dir=None, is_debug_mode=True, no_logo=True)
+        passed = lint_imports(
+            str(PYPROJECT),
+            limit_to_contracts=(contract,) if contract else (),
+            cache_dir=None,
+            is_debug_mode=True,
+            no_logo=True,
+        )
         return passed, " ".join(capsys.readouterr().out.split())
 
     yield run
@@ -65,28 +79,53 @@ def test_the_contract_holds_on_the_real_tree(lint: Any) -> None:
     assert "Contracts: 6 kept, 0 broken." in report
 
 
-@pytest.mark.parametrize(("extra", "broken", "named"), [
-    # a lower sim layer imports the command line: upward
-    ([("prunecheck.sim.stats.intervals", "prunecheck.sim.cli.app")], "sim-layers",
-     "prunecheck.sim.stats.intervals -> prunecheck.sim.cli.app"),
-    # the model imports the shell
-    ([("prunecheck.model.trace", "prunecheck.sim.support.progress")], "core-under-shell",
-     "prunecheck.model.trace -> prunecheck.sim.support.progress"),
-    # the runtime-side guard imports the simulator
-    ([("prunecheck.guard.core", "prunecheck.sim.drivers.simulator")], "core-under-shell",
-     "prunecheck.guard.core -> prunecheck.sim.drivers.simulator"),
-    # the model imports SimPy
-    ([("prunecheck.model.context", "simpy")], "model-pure", "prunecheck.model.context -> simpy"),
-    # one command module imports another
-    ([("prunecheck.sim.cli.regress", "prunecheck.sim.cli.check")], "cli-commands-independent",
-     "prunecheck.sim.cli.regress -> prunecheck.sim.cli.check"),
-    # two modules of one package import each other
-    ([("prunecheck.sim.cli.commands", "prunecheck.sim.cli.formats"),
-      ("prunecheck.sim.cli.formats", "prunecheck.sim.cli.commands")], "no-loops",
-     "No cycles are allowed in prunecheck.sim.cli"),
-])
-def test_the_contract_breaks_on_one_injected_import(lint: Any, extra: list[tuple[str, str]],
-                                                    broken: str, named: str) -> None:
+@pytest.mark.parametrize(
+    ("extra", "broken", "named"),
+    [
+        # a lower sim layer imports the command line: upward
+        (
+            [("prunecheck.sim.stats.intervals", "prunecheck.sim.cli.app")],
+            "sim-layers",
+            "prunecheck.sim.stats.intervals -> prunecheck.sim.cli.app",
+        ),
+        # the model imports the shell
+        (
+            [("prunecheck.model.trace", "prunecheck.sim.support.progress")],
+            "core-under-shell",
+            "prunecheck.model.trace -> prunecheck.sim.support.progress",
+        ),
+        # the runtime-side guard imports the simulator
+        (
+            [("prunecheck.guard.core", "prunecheck.sim.drivers.simulator")],
+            "core-under-shell",
+            "prunecheck.guard.core -> prunecheck.sim.drivers.simulator",
+        ),
+        # the model imports SimPy
+        (
+            [("prunecheck.model.context", "simpy")],
+            "model-pure",
+            "prunecheck.model.context -> simpy",
+        ),
+        # one command module imports another
+        (
+            [("prunecheck.sim.cli.regress", "prunecheck.sim.cli.check")],
+            "cli-commands-independent",
+            "prunecheck.sim.cli.regress -> prunecheck.sim.cli.check",
+        ),
+        # two modules of one package import each other
+        (
+            [
+                ("prunecheck.sim.cli.commands", "prunecheck.sim.cli.formats"),
+                ("prunecheck.sim.cli.formats", "prunecheck.sim.cli.commands"),
+            ],
+            "no-loops",
+            "No cycles are allowed in prunecheck.sim.cli",
+        ),
+    ],
+)
+def test_the_contract_breaks_on_one_injected_import(
+    lint: Any, extra: list[tuple[str, str]], broken: str, named: str
+) -> None:
     passed, report = lint(extra, broken)
     assert not passed
     assert "1 broken" in report and named in report, report

@@ -30,8 +30,9 @@ def _loaded_after(code: str) -> set[str]:
         "names |= {m for m in sys.modules if m.startswith('prunecheck.sim.cli.')}\n"
         "print(json.dumps(sorted(names)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
     return set(json.loads(done.stdout.splitlines()[-1]))
 
 
@@ -48,7 +49,8 @@ def test_every_module_of_the_model_loads_no_heavy_library() -> None:
         "names = [i.name for i in pkgutil.walk_packages(m.__path__, 'prunecheck.model.')]\n"
         "assert 'prunecheck.model.units' in names and 'prunecheck.model.runtime' in names\n"
         "for name in names: importlib.import_module(name)\n"
-        "from prunecheck.model import *")
+        "from prunecheck.model import *"
+    )
     assert loaded.isdisjoint(HEAVY), loaded & set(HEAVY)
 
 
@@ -57,44 +59,53 @@ def test_the_units_oracle_still_uses_networkx() -> None:
         "from prunecheck.model.context import Message, Role\n"
         "from prunecheck.model.units import units_spec\n"
         "ms = [Message('m1', Role.USER, 5, 1, 0.0)]\n"
-        "assert units_spec(ms, {}) == [frozenset({'m1'})]")
+        "assert units_spec(ms, {}) == [frozenset({'m1'})]"
+    )
     assert "networkx" in loaded
 
 
 def test_validate_help_loads_only_its_command_and_no_heavy_library() -> None:
-    loaded = _loaded_after("from prunecheck.sim.cli import main\n"
-                           "assert main(['validate', '--help']) == 0")
+    loaded = _loaded_after(
+        "from prunecheck.sim.cli import main\nassert main(['validate', '--help']) == 0"
+    )
     assert loaded.isdisjoint(HEAVY), loaded & set(HEAVY)
     commands = {f"prunecheck.sim.cli.{name}" for name in COMMANDS}
     assert loaded & commands == {"prunecheck.sim.cli.validate"}
 
 
 def test_top_level_help_imports_no_command_module() -> None:
-    loaded = _loaded_after("from prunecheck.sim.cli import main\n"
-                           "assert main(['--help']) == 0")
+    loaded = _loaded_after("from prunecheck.sim.cli import main\nassert main(['--help']) == 0")
     assert loaded.isdisjoint({f"prunecheck.sim.cli.{name}" for name in COMMANDS})
     assert loaded.isdisjoint(HEAVY), loaded & set(HEAVY)
 
 
 @pytest.mark.parametrize("command", ["check", "regress", "baseline", "policies"])
 def test_other_command_helps_load_only_their_command(command: str) -> None:
-    loaded = _loaded_after(f"from prunecheck.sim.cli import main\n"
-                           f"assert main([{command!r}, '--help']) == 0")
+    loaded = _loaded_after(
+        f"from prunecheck.sim.cli import main\nassert main([{command!r}, '--help']) == 0"
+    )
     assert loaded & {f"prunecheck.sim.cli.{name}" for name in COMMANDS} == {
-        f"prunecheck.sim.cli.{command}"}
+        f"prunecheck.sim.cli.{command}"
+    }
 
 
-@pytest.mark.parametrize("module", ["prunecheck.sim.reports.writer",
-                                    "prunecheck.sim.reports.plotting",
-                                    "prunecheck.sim.reproductions.timeline",
-                                    "prunecheck.sim.reproductions.bundle"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "prunecheck.sim.reports.writer",
+        "prunecheck.sim.reports.plotting",
+        "prunecheck.sim.reproductions.timeline",
+        "prunecheck.sim.reproductions.bundle",
+    ],
+)
 def test_modules_that_draw_import_no_matplotlib_until_they_draw(module: str) -> None:
     loaded = _loaded_after(f"import {module}")
     assert "matplotlib" not in loaded
 
 
 def test_top_level_help_lists_every_command_with_its_one_line_help(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["--help"]) == 0
     lazy = capsys.readouterr().out
     for name, summary in SUMMARIES.items():
@@ -142,6 +153,9 @@ def test_policy_timeout_is_the_one_option_everywhere(command: str) -> None:
 
 def test_policy_timeout_is_defined_in_one_module() -> None:
     sim = Path(__file__).resolve().parent.parent / "sim"
-    defining = sorted(str(p.relative_to(sim)) for p in sim.rglob("*.py")
-                      if '"--policy-timeout"' in p.read_text(encoding="utf-8"))
+    defining = sorted(
+        str(p.relative_to(sim))
+        for p in sim.rglob("*.py")
+        if '"--policy-timeout"' in p.read_text(encoding="utf-8")
+    )
     assert defining == ["cli/policy_options.py"]

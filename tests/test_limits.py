@@ -37,11 +37,15 @@ def test_out_of_time_without_a_violation_is_exit_3(capsys: pytest.CaptureFixture
 
 
 def test_search_and_explore_stop_at_the_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["search", "--policy", "unit_safe", "--max-examples", "100000",
-                 "--time-limit", "0.5"]) == EXIT_OUT_OF_TIME
+    assert (
+        main(["search", "--policy", "unit_safe", "--max-examples", "100000", "--time-limit", "0.5"])
+        == EXIT_OUT_OF_TIME
+    )
     assert "out of time after" in capsys.readouterr().out
-    assert main(["explore", "--policy", "unit_safe", "--depth", "40",
-                 "--time-limit", "0.5"]) == EXIT_OUT_OF_TIME
+    assert (
+        main(["explore", "--policy", "unit_safe", "--depth", "40", "--time-limit", "0.5"])
+        == EXIT_OUT_OF_TIME
+    )
     assert "out of time at --time-limit 0.5 s" in capsys.readouterr().out
 
 
@@ -51,8 +55,14 @@ def test_a_violation_found_before_the_limit_is_still_reported() -> None:
 
 
 def test_each_scenario_is_capped_and_says_so() -> None:
-    result = check_policy("unit_safe", levels=(1.0,), seeds=(1,), max_examples=0,
-                          max_events=300, placements=("after_append",))
+    result = check_policy(
+        "unit_safe",
+        levels=(1.0,),
+        seeds=(1,),
+        max_examples=0,
+        max_events=300,
+        placements=("after_append",),
+    )
     assert [r.capped for r in result.scenarios] == [True]
     assert result.scenarios[0].events <= 300
     assert "[capped at" in result.summary()
@@ -72,7 +82,8 @@ def test_exit_statuses() -> None:
 
 @pytest.mark.slow
 def test_the_growing_history_policy_gets_a_full_verdict_in_under_two_minutes(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     started = time.monotonic()
     assert main(["check", GROWS]) == 1
     assert time.monotonic() - started < 120
@@ -87,8 +98,14 @@ class _Terminal(io.StringIO):
 def test_progress_shows_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # wide enough for the whole line
     screen = _Terminal()
-    check_policy("unit_safe", levels=(0.2,), seeds=(1,), max_examples=10,
-                 placements=("before_invoke",), progress=progress_for(30.0, screen))
+    check_policy(
+        "unit_safe",
+        levels=(0.2,),
+        seeds=(1,),
+        max_examples=10,
+        placements=("before_invoke",),
+        progress=progress_for(30.0, screen),
+    )
     shown = screen.getvalue()
     assert "checks before_invoke: load 0.2, seed 1" in shown
     assert "adversarial search" in shown and "time limit in" in shown

@@ -21,8 +21,9 @@ HORIZON = 400.0
 
 def _run(load: Load, budget: int = 8000) -> list[SessionEnd]:
     config = RuntimeConfig(budget=budget, hard_ceiling=budget * 2)
-    result = simulate("unit_safe", config, load, 3, horizon=HORIZON,
-                      policy=load_policy("unit_safe"))
+    result = simulate(
+        "unit_safe", config, load, 3, horizon=HORIZON, policy=load_policy("unit_safe")
+    )
     assert result.error is None
     return [s.end for s in result.sessions]
 
@@ -47,10 +48,12 @@ def test_giant_share_decides_how_many_results_are_giant() -> None:
     for share in (0.0, 0.3):
         load = load_at(1.0, giant_share=share)
         config = RuntimeConfig(budget=budget, hard_ceiling=budget * 2)
-        result = simulate("unit_safe", config, load, 3, horizon=HORIZON,
-                          policy=load_policy("unit_safe"))
-        sizes[share] = [e.tokens for t in result.traces for e in t.events
-                        if isinstance(e, ResultChunk)]
+        result = simulate(
+            "unit_safe", config, load, 3, horizon=HORIZON, policy=load_policy("unit_safe")
+        )
+        sizes[share] = [
+            e.tokens for t in result.traces for e in t.events if isinstance(e, ResultChunk)
+        ]
     assert sizes[0.0] and sizes[0.3]
     big = budget // 2
     assert max(sizes[0.0]) < big <= max(sizes[0.3])
@@ -64,11 +67,14 @@ def test_json_omits_these_knobs_at_their_defaults_and_round_trips() -> None:
     assert Load.from_json(Load().to_json()) == Load()
 
 
-@pytest.mark.parametrize(("knobs", "words"), [
-    ({"session_turns": 0}, "session_turns"),
-    ({"giant_share": -0.1}, "giant_share"),
-    ({"giant_share": 0.7}, "giant_share"),
-])
+@pytest.mark.parametrize(
+    ("knobs", "words"),
+    [
+        ({"session_turns": 0}, "session_turns"),
+        ({"giant_share": -0.1}, "giant_share"),
+        ({"giant_share": 0.7}, "giant_share"),
+    ],
+)
 def test_bad_values_are_config_errors(knobs: dict[str, float], words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         Load(**knobs)  # type: ignore[arg-type]
@@ -77,8 +83,10 @@ def test_bad_values_are_config_errors(knobs: dict[str, float], words: str) -> No
 def test_a_sweep_row_key_holds_these_knobs() -> None:
     config = RuntimeConfig()
     base = RunSpec("unit_safe", config, 0.5, load_at(0.5), 1)
-    keys = {base.key,
-            RunSpec("unit_safe", config, 0.5, load_at(0.5, session_turns=3), 1).key,
-            RunSpec("unit_safe", config, 0.5, load_at(0.5, giant_share=0.0), 1).key}
+    keys = {
+        base.key,
+        RunSpec("unit_safe", config, 0.5, load_at(0.5, session_turns=3), 1).key,
+        RunSpec("unit_safe", config, 0.5, load_at(0.5, giant_share=0.0), 1).key,
+    }
     assert len(keys) == 3
     assert RunSpec("unit_safe", config, 0.5, load_at(0.5), 1).key == base.key

@@ -16,7 +16,7 @@ from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
 from prunecheck.sim.adapters.loader import GuardedPolicy, guarded, load_policy
 
-POLICY_FILE = '''
+POLICY_FILE = """
 class Oldest:
     name = "oldest"
     def select(self, view, need):
@@ -39,7 +39,7 @@ class Holder:
     policy = Oldest()
 
 NOT_A_POLICY = 42
-'''
+"""
 
 
 @pytest.fixture
@@ -75,12 +75,18 @@ def test_module_specs(policy_file: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert isinstance(load_policy("my_policies:Oldest"), object)
 
 
-@pytest.mark.parametrize("suffix, rule", [
-    (":NOT_A_POLICY", "NOT_A_POLICY is int, neither a callable select(view, need) nor an "
-     "object with a select method."),
-    (":missing", "has no attribute 'missing'."),
-    (":Broken", "instantiating Broken raised RuntimeError: needs a model file."),
-])
+@pytest.mark.parametrize(
+    "suffix, rule",
+    [
+        (
+            ":NOT_A_POLICY",
+            "NOT_A_POLICY is int, neither a callable select(view, need) nor an "
+            "object with a select method.",
+        ),
+        (":missing", "has no attribute 'missing'."),
+        (":Broken", "instantiating Broken raised RuntimeError: needs a model file."),
+    ],
+)
 def test_bad_attributes(policy_file: Path, suffix: str, rule: str) -> None:
     spec = f"{policy_file}{suffix}"
     with pytest.raises(PolicyError) as info:
@@ -110,6 +116,7 @@ def test_bad_specs(tmp_path: Path) -> None:
 
 def _sleepy(view: ContextView, need: int) -> list[str]:
     import time
+
     time.sleep(30)
     return []
 
@@ -119,13 +126,15 @@ def test_guarded_turns_a_hang_into_a_policy_error() -> None:
     with pytest.raises(PolicyTimeout) as info:
         policy.select(view(), 3)
     assert info.value.subject == "policy 'sleepy'"
-    assert info.value.rule == ("select(view, need=3) did not return within 0.2 s (context of "
-                               "2 messages).")
+    assert info.value.rule == (
+        "select(view, need=3) did not return within 0.2 s (context of 2 messages)."
+    )
 
 
 def test_a_hang_inside_the_runtime_names_the_step() -> None:
-    state = initial_state(RuntimeConfig(budget=10, hard_ceiling=100),
-                          guarded(FunctionPolicy(_sleepy, "sleepy"), 0.2))
+    state = initial_state(
+        RuntimeConfig(budget=10, hard_ceiling=100), guarded(FunctionPolicy(_sleepy, "sleepy"), 0.2)
+    )
     with pytest.raises(PolicyTimeout) as info:
         apply(state, UserMessage(50))
     assert info.value.subject == "policy 'sleepy' at step 1" and info.value.step == 1
@@ -134,6 +143,7 @@ def test_a_hang_inside_the_runtime_names_the_step() -> None:
 def test_guarded_materializes_lazy_results_and_passes_garbage_through() -> None:
     def lazy(view: ContextView, need: int) -> Iterator[str]:
         yield "m1"
+
     assert guarded(FunctionPolicy(lazy, "lazy"), 5).select(view(), 1) == ["m1"]
     # A policy that breaks its contract on purpose: the guard passes its answer through.
     garbage = guarded(FunctionPolicy(lambda v, n: 7, "g"), 5)  # type: ignore[arg-type,return-value]

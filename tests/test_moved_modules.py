@@ -38,6 +38,7 @@ def test_names_users_import_from_the_old_homes() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from prunecheck.sim.adapters import ListPolicy, list_policy
+
         check_policy = _old("prunecheck.sim.check", "check_policy")
         load_policy = _old("prunecheck.sim.loading", "load_policy")
         execution = _old("prunecheck.sim.stimuli", "Execution")

@@ -26,7 +26,8 @@ SMALL_SUITE = ["--levels", "0.6", "--seeds", "1", "--max-examples", "60"]
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic"])
 def test_search_finds_nothing_before_invoke_and_a_violation_after_append(
-        fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A trimmer safe on every complete history: no violation when the
     runtime trims only before model calls, one when it trims after every append."""
     base = ["search", "--policy", TRIM[fmt], "--format", fmt, "--max-examples", "100"]
@@ -40,19 +41,21 @@ def test_search_finds_nothing_before_invoke_and_a_violation_after_append(
 
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic"])
-def test_check_shows_both_placements_in_one_table(fmt: str, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["check", TRIM[fmt], "--format", fmt, "--out", str(tmp_path / "r"),
-                   *SMALL_SUITE])
+def test_check_shows_both_placements_in_one_table(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["check", TRIM[fmt], "--format", fmt, "--out", str(tmp_path / "r"), *SMALL_SUITE])
     out = capsys.readouterr().out
     assert status == 1  # unsafe at one placement or more
-    table = out[out.index("checks at      scenarios"):]
+    table = out[out.index("checks at      scenarios") :]
     rows = {line.split()[0]: line for line in table.splitlines()[1:4]}
     assert set(rows) == {"after_append", "after_batch", "before_invoke"}
     assert "UNSAFE" in rows["after_append"] and " safe " in rows["before_invoke"]
     line = next(x for x in out.splitlines() if x.startswith("verdict:"))
-    assert line.startswith("verdict: safe if your runtime trims only before model calls; "
-                           "UNSAFE if it trims after every append")
+    assert line.startswith(
+        "verdict: safe if your runtime trims only before model calls; "
+        "UNSAFE if it trims after every append"
+    )
     assert f"{tmp_path / 'r'}/" in line  # where the reproduction went
     trace = loads((tmp_path / "r" / "trace.json").read_text(), "trace.json")
     assert trace.config.check_at is CheckAt.AFTER_APPEND
@@ -60,21 +63,28 @@ def test_check_shows_both_placements_in_one_table(fmt: str, tmp_path: Path,
 
 
 def test_check_at_given_checks_that_runtime_only(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["check", TRIM["openai"], "--format", "openai", "--check-at",
-                   "before_invoke", *SMALL_SUITE])
+    status = main(
+        ["check", TRIM["openai"], "--format", "openai", "--check-at", "before_invoke", *SMALL_SUITE]
+    )
     out = capsys.readouterr().out
     assert status == 0
     assert "checks before_invoke · provider openai" in out
     assert "after_append" not in out
-    assert "verdict: safe — no violation in the suite or the search (checks only before " \
-           "model calls)" in out
+    assert (
+        "verdict: safe — no violation in the suite or the search (checks only before "
+        "model calls)" in out
+    )
 
 
 def test_python_api_carries_a_result_per_placement() -> None:
-    result = check_policy(TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,),
-                          max_examples=60)
+    result = check_policy(
+        TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,), max_examples=60
+    )
     assert [str(p.config.check_at) for p in result.placements] == [
-        "after_append", "after_batch", "before_invoke"]
+        "after_append",
+        "after_batch",
+        "before_invoke",
+    ]
     assert not result.safe and result.verdict is Verdict.UNSAFE
     before = result.placement("before_invoke")
     after = result.placement(CheckAt.AFTER_APPEND)
@@ -83,9 +93,14 @@ def test_python_api_carries_a_result_per_placement() -> None:
     assert result.reproduction == after.reproduction  # the first unsafe placement's
     assert result.violations and result.narrative and "verdict: safe if" in result.verdict_line()
     # One placement by config, as before.
-    one = check_policy(TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,),
-                       max_examples=60, config=RuntimeConfig(check_at=CheckAt.BEFORE_INVOKE,
-                                                             provider=Provider.OPENAI))
+    one = check_policy(
+        TRIM["openai"],
+        format="openai",
+        levels=(0.6,),
+        seeds=(1,),
+        max_examples=60,
+        config=RuntimeConfig(check_at=CheckAt.BEFORE_INVOKE, provider=Provider.OPENAI),
+    )
     assert one.safe and len(one.placements) == 1
 
 
@@ -97,30 +112,46 @@ def test_no_driver_fires_a_budget_check_of_its_own() -> None:
         apply(state, event)
     assert state.pending  # the crashed batch
     assert not any(isinstance(e, BudgetCheck) for e in enabled_events(state, Usage(), shape))
-    for found in (search("lowest_salience", RuntimeConfig(budget=1000, hard_ceiling=1500),
-                         seed=1, max_examples=50, policy=load_policy("lowest_salience")),
-                  random_walk("lowest_salience", RuntimeConfig(budget=1000, hard_ceiling=1500),
-                              seed=1, max_runs=500, policy=load_policy("lowest_salience"))):
+    for found in (
+        search(
+            "lowest_salience",
+            RuntimeConfig(budget=1000, hard_ceiling=1500),
+            seed=1,
+            max_examples=50,
+            policy=load_policy("lowest_salience"),
+        ),
+        random_walk(
+            "lowest_salience",
+            RuntimeConfig(budget=1000, hard_ceiling=1500),
+            seed=1,
+            max_runs=500,
+            policy=load_policy("lowest_salience"),
+        ),
+    ):
         assert found.trace is not None
         assert not any(isinstance(e, BudgetCheck) for e in found.trace.events)
 
 
 @pytest.mark.parametrize("check_at", list(CheckAt))
 def test_unit_safe_stays_safe_and_lowest_salience_unsafe_at_every_placement(
-        check_at: CheckAt) -> None:
+    check_at: CheckAt,
+) -> None:
     config = RuntimeConfig(budget=1000, hard_ceiling=1500, check_at=check_at)
-    assert not search("unit_safe", config, seed=2, max_examples=80,
-                      policy=load_policy("unit_safe")).found
-    assert search("lowest_salience", config, seed=2, max_examples=200,
-                  policy=load_policy("lowest_salience")).found
+    assert not search(
+        "unit_safe", config, seed=2, max_examples=80, policy=load_policy("unit_safe")
+    ).found
+    assert search(
+        "lowest_salience", config, seed=2, max_examples=200, policy=load_policy("lowest_salience")
+    ).found
 
 
 def test_generated_histories_open_with_system_prompt_then_user() -> None:
     shape = Shape.for_budget(1000)
     assert [e.kind for e in opening(shape)] == ["system", "user"]
     config = RuntimeConfig(budget=1000, hard_ceiling=1500)
-    found = search("lowest_salience", config, seed=3, max_examples=60,
-                   policy=load_policy("lowest_salience"))
+    found = search(
+        "lowest_salience", config, seed=3, max_examples=60, policy=load_policy("lowest_salience")
+    )
     walked = random_walk("lowest_salience", config, seed=3, policy=load_policy("lowest_salience"))
     for result in (found, walked):
         assert result.trace is not None
@@ -148,10 +179,10 @@ def test_retries_stop_at_the_runtime_retry_budget() -> None:
     grows = f"{POLICIES}/keeps_batch_call.py:select"
     config = RuntimeConfig(max_retries=1)
     target = frozenset({IncidentKind.SESSION_ABORT})
-    for result in (search(grows, config, seed=0, max_examples=100, target=target,
-                          policy=load_policy(grows)),
-                   random_walk(grows, config, seed=0, max_runs=500, target=target,
-                               policy=load_policy(grows))):
+    for result in (
+        search(grows, config, seed=0, max_examples=100, target=target, policy=load_policy(grows)),
+        random_walk(grows, config, seed=0, max_runs=500, target=target, policy=load_policy(grows)),
+    ):
         assert result.trace is not None
         events = result.trace.events
         assert isinstance(events[-1], Invoke)

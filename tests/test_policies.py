@@ -25,8 +25,9 @@ from prunecheck.model.policies import (
 from prunecheck.model.runtime import apply
 
 
-def m(mid: str, role: Role, tokens: int, at: float, turn: int = 1, unit: str | None = None,
-      **kw: Any) -> Message:
+def m(
+    mid: str, role: Role, tokens: int, at: float, turn: int = 1, unit: str | None = None, **kw: Any
+) -> Message:
     return Message(mid, role, tokens, turn, at, unit_id=unit or mid, **kw)
 
 
@@ -153,8 +154,7 @@ def test_as_policy_accepts_functions_objects_and_classes() -> None:
 
 
 @given(scenarios(gates=(Gate.NONE,), policies=("unit_safe",)))
-def test_unit_safe_never_makes_an_invalid_prune_even_without_a_gate(scenario: Scenario
-                                                                      ) -> None:
+def test_unit_safe_never_makes_an_invalid_prune_even_without_a_gate(scenario: Scenario) -> None:
     state = scenario.run_state()
     for event in scenario.events:
         kinds = {i.kind for i in apply(state, event).incidents}

@@ -29,59 +29,85 @@ VALID = [
     ("x.py:Cls", SpecKind.ATTRIBUTE, "x.py", "Cls", None, "", ""),
     ("policies/trim.py:trim", SpecKind.ATTRIBUTE, "policies/trim.py", "trim", None, "", ""),
     ("../up/p.py:select", SpecKind.ATTRIBUTE, "../up/p.py", "select", None, "", ""),
-    (r"C:\policies\p.py:select", SpecKind.ATTRIBUTE, r"C:\policies\p.py", "select", None, "",
-     ""),
-    (r"C:\policies\p.py:trim@openai", SpecKind.LIST, r"C:\policies\p.py", "trim", "openai",
-     "", ""),
+    (r"C:\policies\p.py:select", SpecKind.ATTRIBUTE, r"C:\policies\p.py", "select", None, "", ""),
+    (r"C:\policies\p.py:trim@openai", SpecKind.LIST, r"C:\policies\p.py", "trim", "openai", "", ""),
     ("x.py:trim@openai", SpecKind.LIST, "x.py", "trim", "openai", "", ""),
     ("mypkg.trim:trim@anthropic", SpecKind.LIST, "mypkg.trim", "trim", "anthropic", "", ""),
-    ("langchain:strategy=last,start_on=human", SpecKind.FRAMEWORK, "", "", None, "langchain",
-     "strategy=last,start_on=human"),
-    ("autogen:context=buffered", SpecKind.FRAMEWORK, "", "", None, "autogen",
-     "context=buffered"),
+    (
+        "langchain:strategy=last,start_on=human",
+        SpecKind.FRAMEWORK,
+        "",
+        "",
+        None,
+        "langchain",
+        "strategy=last,start_on=human",
+    ),
+    ("autogen:context=buffered", SpecKind.FRAMEWORK, "", "", None, "autogen", "context=buffered"),
     ("autogen:", SpecKind.FRAMEWORK, "", "", None, "autogen", ""),
     # a setting's value may hold colons and slashes (a path to the user's object)
-    ("pydantic-ai:processor=my/trim.py:keep", SpecKind.FRAMEWORK, "", "", None, "pydantic-ai",
-     "processor=my/trim.py:keep"),
-    ("runtime:examples/agent_loop.py:NaiveLoop", SpecKind.RUNTIME, "examples/agent_loop.py",
-     "NaiveLoop", None, "", ""),
+    (
+        "pydantic-ai:processor=my/trim.py:keep",
+        SpecKind.FRAMEWORK,
+        "",
+        "",
+        None,
+        "pydantic-ai",
+        "processor=my/trim.py:keep",
+    ),
+    (
+        "runtime:examples/agent_loop.py:NaiveLoop",
+        SpecKind.RUNTIME,
+        "examples/agent_loop.py",
+        "NaiveLoop",
+        None,
+        "",
+        "",
+    ),
     ("runtime:mypkg.loop:Loop", SpecKind.RUNTIME, "mypkg.loop", "Loop", None, "", ""),
 ]
 
 
 @pytest.mark.parametrize(("text", "kind", "where", "attr", "fmt", "adapter", "settings"), VALID)
-def test_a_valid_spec_parses_to_its_parts(text: str, kind: SpecKind, where: str, attr: str,
-                                          fmt: str | None, adapter: str, settings: str) -> None:
+def test_a_valid_spec_parses_to_its_parts(
+    text: str, kind: SpecKind, where: str, attr: str, fmt: str | None, adapter: str, settings: str
+) -> None:
     spec = parse_spec(text)
     assert spec == PolicySpec(text, kind, where, attr, fmt, adapter, settings)
 
 
-@pytest.mark.parametrize(("text", "inner_kind", "kind"), [
-    ("runtime:guard:recency", SpecKind.BUILTIN, SpecKind.GUARD_RUNTIME),
-    ("runtime:guard:trim.py:trim@openai", SpecKind.LIST, SpecKind.GUARD_RUNTIME),
-    ("runtime:model:mypkg:select", SpecKind.ATTRIBUTE, SpecKind.MODEL_RUNTIME),
-    ("runtime:guard:langchain:strategy=last", SpecKind.FRAMEWORK, SpecKind.GUARD_RUNTIME),
-])
-def test_a_wrapping_runtime_spec_parses_the_policy_it_wraps(text: str, inner_kind: SpecKind,
-                                                           kind: SpecKind) -> None:
+@pytest.mark.parametrize(
+    ("text", "inner_kind", "kind"),
+    [
+        ("runtime:guard:recency", SpecKind.BUILTIN, SpecKind.GUARD_RUNTIME),
+        ("runtime:guard:trim.py:trim@openai", SpecKind.LIST, SpecKind.GUARD_RUNTIME),
+        ("runtime:model:mypkg:select", SpecKind.ATTRIBUTE, SpecKind.MODEL_RUNTIME),
+        ("runtime:guard:langchain:strategy=last", SpecKind.FRAMEWORK, SpecKind.GUARD_RUNTIME),
+    ],
+)
+def test_a_wrapping_runtime_spec_parses_the_policy_it_wraps(
+    text: str, inner_kind: SpecKind, kind: SpecKind
+) -> None:
     spec = parse_spec(text)
     assert spec.kind is kind and spec.kind.is_runtime
     assert spec.inner is not None and spec.inner.kind is inner_kind
     assert "runtime:" + text.split(":", 2)[1] + ":" + spec.inner.text == text
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("no_such_policy", "neither a built-in policy nor of the form module:attr"),
-    ("", "neither a built-in policy"),
-    ("mypkg:", "needs both a module (or file) and an attribute"),
-    (":select", "needs both a module (or file) and an attribute"),
-    ("x.py:trim@openia", "list format 'openia' is unknown"),
-    ("x.py:trim@", "list format '' is unknown"),
-    ("runtime:", "must be runtime:FILE.py:CLASS"),
-    ("runtime:loop.py", "must be runtime:FILE.py:CLASS"),
-    ("runtime:guard:", "must be runtime:FILE.py:CLASS"),
-    ("runtime:guard:no_such_policy", "neither a built-in policy"),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("no_such_policy", "neither a built-in policy nor of the form module:attr"),
+        ("", "neither a built-in policy"),
+        ("mypkg:", "needs both a module (or file) and an attribute"),
+        (":select", "needs both a module (or file) and an attribute"),
+        ("x.py:trim@openia", "list format 'openia' is unknown"),
+        ("x.py:trim@", "list format '' is unknown"),
+        ("runtime:", "must be runtime:FILE.py:CLASS"),
+        ("runtime:loop.py", "must be runtime:FILE.py:CLASS"),
+        ("runtime:guard:", "must be runtime:FILE.py:CLASS"),
+        ("runtime:guard:no_such_policy", "neither a built-in policy"),
+    ],
+)
 def test_an_invalid_spec_is_a_policy_error_naming_it(text: str, words: str) -> None:
     with pytest.raises(PolicyError) as raised:
         parse_spec(text)
@@ -102,43 +128,53 @@ def test_tail_keeps_attribute_and_format_for_a_moved_file() -> None:
     assert spec.reference == "some/where/trim.py:trim"
 
 
-@pytest.mark.parametrize(("text", "fmt", "expected"), [
-    ("my_trim.py:trim", "openai", "my_trim.py:trim@openai"),
-    ("mod:trim", "anthropic", "mod:trim@anthropic"),
-    ("my_trim.py:trim@anthropic", "openai", "my_trim.py:trim@anthropic"),
-    ("recency", "openai", "recency"),
-    ("langchain:strategy=last", "openai", "langchain:strategy=last"),
-    ("runtime:loop.py:Loop", "openai", "runtime:loop.py:Loop"),
-    ("my_trim.py:trim", None, "my_trim.py:trim"),
-    ("no_such_policy", "openai", "no_such_policy"),
-])
+@pytest.mark.parametrize(
+    ("text", "fmt", "expected"),
+    [
+        ("my_trim.py:trim", "openai", "my_trim.py:trim@openai"),
+        ("mod:trim", "anthropic", "mod:trim@anthropic"),
+        ("my_trim.py:trim@anthropic", "openai", "my_trim.py:trim@anthropic"),
+        ("recency", "openai", "recency"),
+        ("langchain:strategy=last", "openai", "langchain:strategy=last"),
+        ("runtime:loop.py:Loop", "openai", "runtime:loop.py:Loop"),
+        ("my_trim.py:trim", None, "my_trim.py:trim"),
+        ("no_such_policy", "openai", "no_such_policy"),
+    ],
+)
 def test_with_format(text: str, fmt: str | None, expected: str) -> None:
     assert with_format(text, fmt) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("my_trim.py:trim@anthropic", "anthropic"),
-    ("mod:trim@openai", "openai"),
-    ("autogen:context=buffered", "openai"),
-    ("lowest_salience", None),
-    ("mod:select", None),
-    ("x.py:trim@bogus", None),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my_trim.py:trim@anthropic", "anthropic"),
+        ("mod:trim@openai", "openai"),
+        ("autogen:context=buffered", "openai"),
+        ("lowest_salience", None),
+        ("mod:select", None),
+        ("x.py:trim@bogus", None),
+    ],
+)
 def test_list_format(text: str, expected: str | None) -> None:
     assert list_format(text) == expected
 
 
-@pytest.mark.parametrize(("text", "file"), [
-    ("x.py:f", Path("x.py")),
-    ("a/b.py:trim@openai", Path("a/b.py")),
-    ("pkg.mod:f", None),
-    ("recency", None),
-    ("langchain:strategy=last", None),
-    ("pydantic-ai:processor=my/trim.py:keep", None),
-    ("runtime:loop.py:Loop", None),
-    ("x.py:f@bogus", None),
-])
+@pytest.mark.parametrize(
+    ("text", "file"),
+    [
+        ("x.py:f", Path("x.py")),
+        ("a/b.py:trim@openai", Path("a/b.py")),
+        ("pkg.mod:f", None),
+        ("recency", None),
+        ("langchain:strategy=last", None),
+        ("pydantic-ai:processor=my/trim.py:keep", None),
+        ("runtime:loop.py:Loop", None),
+        ("x.py:f@bogus", None),
+    ],
+)
 def test_policy_file_is_a_users_file_only(text: str, file: Path | None) -> None:
     assert policy_file(text) == file
-    assert (user_code_of(text) is not None) == (text in ("x.py:f", "a/b.py:trim@openai",
-                                                         "pkg.mod:f"))
+    assert (user_code_of(text) is not None) == (
+        text in ("x.py:f", "a/b.py:trim@openai", "pkg.mod:f")
+    )

@@ -370,8 +370,10 @@ def test_anthropic_tool_role_hints_at_openai() -> None:
 
 
 def test_unknown_block_types_and_openai_extras_are_accepted() -> None:
-    anthropic = [{"role": "user", "content": [{"type": "image", "source": {}}]},
-                 {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm"}]}]
+    anthropic = [
+        {"role": "user", "content": [{"type": "image", "source": {}}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm"}]},
+    ]
     openai = [{"role": "developer", "content": "be terse"},
               {"role": "user", "content": [{"type": "text", "text": "hi"}]},
               {"role": "assistant", "content": "hello", "tool_calls": []}]  # fmt: skip
@@ -379,8 +381,9 @@ def test_unknown_block_types_and_openai_extras_are_accepted() -> None:
     assert validate(openai, OAI) == []
 
 
-@pytest.mark.parametrize("module", [provider_rules, provider_request_body],
-                         ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [provider_rules, provider_request_body], ids=lambda m: m.__name__
+)
 def test_doctests(module: ModuleType) -> None:
     result = doctest.testmod(module)
     assert result.attempted >= 2
@@ -391,8 +394,14 @@ def test_the_package_keeps_the_names_of_the_module_it_replaced() -> None:
     """``prunecheck.model.provider`` was one module; it is a package of three
     (vocabulary, rules, request bodies) that re-exports the same names."""
     assert set(provider_module.__all__) >= {
-        "CALL_WITHOUT_RESULT", "RESULT_WITHOUT_CALL", "Provider", "ProviderError",
-        "implicated_calls", "render", "validate"}
+        "CALL_WITHOUT_RESULT",
+        "RESULT_WITHOUT_CALL",
+        "Provider",
+        "ProviderError",
+        "implicated_calls",
+        "render",
+        "validate",
+    }
     for name in provider_module.__all__:
         assert getattr(provider_module, name) is not None, name
     assert provider_module.validate is provider_rules.validate
@@ -406,11 +415,24 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
     """Well-formed contexts, generated as a list of turns."""
     ids = itertools.count(1)
 
-    def new(role: Role, text: str = "", *, calls: tuple[str, ...] = (),
-            call_id: str | None = None, cleared: bool = False,
-            summary_of: tuple[str, ...] = ()) -> Message:
-        return msg(f"m{next(ids)}", role, text, calls=calls, call_id=call_id, cleared=cleared,
-                   summary_of=summary_of)
+    def new(
+        role: Role,
+        text: str = "",
+        *,
+        calls: tuple[str, ...] = (),
+        call_id: str | None = None,
+        cleared: bool = False,
+        summary_of: tuple[str, ...] = (),
+    ) -> Message:
+        return msg(
+            f"m{next(ids)}",
+            role,
+            text,
+            calls=calls,
+            call_id=call_id,
+            cleared=cleared,
+            summary_of=summary_of,
+        )
 
     out = [new(Role.SYSTEM, "be careful")] if draw(st.booleans()) else []
     for turn in range(draw(st.integers(1, 6))):

@@ -37,18 +37,21 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Py
 def test_unsafe_policy_fails_with_the_minimal_reproduction(run: pytest.Pytester) -> None:
     result = run.runpytest_inprocess("-p", "prunecheck.pytest_plugin")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        "*prunecheck: policy *openai_keep_last.py:trim@openai is UNSAFE*",
-        "*minimal reproduction (* events):*",
-        "*VIOLATION: orphaned result*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*prunecheck: policy *openai_keep_last.py:trim@openai is UNSAFE*",
+            "*minimal reproduction (* events):*",
+            "*VIOLATION: orphaned result*",
+        ]
+    )
     assert "sim/check.py" not in result.stdout.str()  # no traceback into prunecheck
 
 
 def test_prunecheck_out_writes_the_bundle(run: pytest.Pytester, tmp_path: Path) -> None:
     out = tmp_path / "repro"
-    result = run.runpytest_inprocess("-p", "prunecheck.pytest_plugin", "--prunecheck-out",
-                                     str(out), "-k", "keep_last")
+    result = run.runpytest_inprocess(
+        "-p", "prunecheck.pytest_plugin", "--prunecheck-out", str(out), "-k", "keep_last"
+    )
     result.assert_outcomes(failed=1)
     bundle = out / "test_keep_last_trim"
     assert (bundle / "trace.json").is_file()

@@ -42,12 +42,15 @@ SUITE = ["--levels", "0.6", "--seeds", "1-3", "--horizon", "200"]
 
 def _brute_fisher(k1: int, n1: int, k2: int, n2: int) -> float:
     total, successes = n1 + n2, k1 + k2
-    return sum(math.comb(successes, x) * math.comb(total - successes, n2 - x)
-               for x in range(k2, min(successes, n2) + 1)) / math.comb(total, n2)
+    return sum(
+        math.comb(successes, x) * math.comb(total - successes, n2 - x)
+        for x in range(k2, min(successes, n2) + 1)
+    ) / math.comb(total, n2)
 
 
-@pytest.mark.parametrize("case", [(0, 100, 10, 100), (5, 40, 12, 50), (30, 300, 31, 290),
-                                  (7, 20, 1, 25), (0, 10, 0, 10)])
+@pytest.mark.parametrize(
+    "case", [(0, 100, 10, 100), (5, 40, 12, 50), (30, 300, 31, 290), (7, 20, 1, 25), (0, 10, 0, 10)]
+)
 def test_fisher_matches_the_hypergeometric_tail(case: tuple[int, int, int, int]) -> None:
     expected = _brute_fisher(*case) if case[0] + case[2] else 1.0
     assert fisher_greater(*case) == pytest.approx(expected, rel=1e-9)
@@ -61,8 +64,7 @@ def _run(hit: int, sessions: int, kind: str = "orphaned_result") -> SuiteRun:
     met = SessionRecord(100.0, 10, SessionEnd.NATURAL, 30, {}, first)
     intact = SessionRecord(100.0, 10, SessionEnd.NATURAL, 30)
     records = (met,) * hit + (intact,) * (sessions - hit)
-    return SuiteRun(0.5, 1, 30 * sessions, 300 * sessions, {kind: hit}, {kind: hit}, None,
-                    records)
+    return SuiteRun(0.5, 1, 30 * sessions, 300 * sessions, {kind: hit}, {kind: hit}, None, records)
 
 
 def _baseline(*runs: SuiteRun) -> Baseline:
@@ -82,8 +84,10 @@ def test_compare_needs_significance_and_a_minimum_effect() -> None:
     # significant over many sessions (p ≈ 4e-4), but 6 per 1,000 < the 10 that count
     tiny = compare(_baseline(_run(20_000, 100_000)), _baseline(_run(20_600, 100_000)))
     assert not tiny.regressed and tiny.classes[0].p_value < 0.01
-    assert compare(_baseline(_run(40, 1000)), _baseline(_run(0, 1000))).classes[0].change \
+    assert (
+        compare(_baseline(_run(40, 1000)), _baseline(_run(0, 1000))).classes[0].change
         is Change.IMPROVED
+    )
     costs = compare(_baseline(_run(0, 1000, "deferral")), _baseline(_run(90, 1000, "deferral")))
     assert not costs.regressed and costs.classes[0].change is Change.COSTLIER
 
@@ -91,28 +95,58 @@ def test_compare_needs_significance_and_a_minimum_effect() -> None:
 def _seed_trace() -> Trace:
     """The domain document's first incident, found under gate none."""
     events: tuple[Event, ...] = (
-        SystemPrompt(200), UserMessage(1200, "Summarize the layout"), UserMessage(300, "read"),
+        SystemPrompt(200),
+        UserMessage(1200, "Summarize the layout"),
+        UserMessage(300, "read"),
         Invoke(),
-        IssueBatch((CallSpec("read_file", "src/app.py"), CallSpec("grep", "src"),
-                    CallSpec("stat", "app.log")), 90),
-        ResultChunk("c1", 700), ExternalWrite("src/app.py"), ResultChunk("c2", 300),
-        ResultChunk("c3", 60), Invoke(), Retry(), Invoke(),
+        IssueBatch(
+            (
+                CallSpec("read_file", "src/app.py"),
+                CallSpec("grep", "src"),
+                CallSpec("stat", "app.log"),
+            ),
+            90,
+        ),
+        ResultChunk("c1", 700),
+        ExternalWrite("src/app.py"),
+        ResultChunk("c2", 300),
+        ResultChunk("c3", 60),
+        Invoke(),
+        Retry(),
+        Invoke(),
     )
     return Trace("lowest_salience", RuntimeConfig(budget=2000, hard_ceiling=4000), events)
 
 
 def test_regress_flags_a_weakened_runtime_and_passes_unchanged(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "seed_batch.json").write_text(dumps(_seed_trace()))
     base = tmp_path / "baseline.json"
-    assert main(["baseline", "--out", str(base), "--policy", "lowest_salience", "--gate",
-                 "commit", "--corpus", str(corpus), *SUITE]) == 0
+    assert (
+        main(
+            [
+                "baseline",
+                "--out",
+                str(base),
+                "--policy",
+                "lowest_salience",
+                "--gate",
+                "commit",
+                "--corpus",
+                str(corpus),
+                *SUITE,
+            ]
+        )
+        == 0
+    )
     data = json.loads(base.read_text())
     assert data["complete"] and data["config"]["gate"] == "commit" and len(data["runs"]) == 3
-    assert data["corpus"]["traces"] == [{"error": None, "path": "seed_batch.json",
-                                         "violations": {}}]
+    assert data["corpus"]["traces"] == [
+        {"error": None, "path": "seed_batch.json", "violations": {}}
+    ]
     capsys.readouterr()
 
     assert main(["regress", "--baseline", str(base)]) == 0
@@ -128,14 +162,30 @@ def test_regress_flags_a_weakened_runtime_and_passes_unchanged(
 
 
 def test_regress_on_sessions_alone_exits_1_when_weakened_and_0_when_unchanged(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """No corpus: the verdict rests on session-level evidence only."""
     empty = tmp_path / "empty"
     empty.mkdir()
     base = tmp_path / "baseline.json"
     suite = ["--levels", "0.5,1", "--seeds", "1-2", "--horizon", "240"]
-    assert main(["baseline", "--out", str(base), "--policy", "recency", "--gate", "commit",
-                 "--corpus", str(empty), *suite]) == 0
+    assert (
+        main(
+            [
+                "baseline",
+                "--out",
+                str(base),
+                "--policy",
+                "recency",
+                "--gate",
+                "commit",
+                "--corpus",
+                str(empty),
+                *suite,
+            ]
+        )
+        == 0
+    )
     data = json.loads(base.read_text())
     assert data["version"] == 2 and all(run["sessions"] for run in data["runs"])
     capsys.readouterr()
@@ -150,11 +200,23 @@ def test_regress_on_sessions_alone_exits_1_when_weakened_and_0_when_unchanged(
     assert "log-rank" in out and "sooner: significant" in out
 
 
-def test_a_version_1_baseline_is_refused_with_a_hint(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_version_1_baseline_is_refused_with_a_hint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     old = tmp_path / "old.json"
-    old.write_text(json.dumps({"format": "prunecheck-baseline", "version": 1, "complete": True,
-                               "policy": "recency", "config": {}, "suite": {}, "runs": []}))
+    old.write_text(
+        json.dumps(
+            {
+                "format": "prunecheck-baseline",
+                "version": 1,
+                "complete": True,
+                "policy": "recency",
+                "config": {},
+                "suite": {},
+                "runs": [],
+            }
+        )
+    )
     assert main(["regress", "--baseline", str(old)]) == 2
     err = capsys.readouterr().err
     assert "version 1 baseline" in err and "sessions" in err and "re-create it" in err
@@ -163,26 +225,41 @@ def test_a_version_1_baseline_is_refused_with_a_hint(tmp_path: Path,
 
 def test_same_suite_gives_a_byte_identical_baseline(tmp_path: Path) -> None:
     for name in ("a.json", "b.json"):
-        assert main(["baseline", "--out", str(tmp_path / name), "--policy", "recency",
-                     *SUITE]) == 0
+        assert main(["baseline", "--out", str(tmp_path / name), "--policy", "recency", *SUITE]) == 0
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
 
 
 def _failing_policy(tmp_path: Path) -> str:
     path = tmp_path / "flaky.py"
-    path.write_text("def select(view, need):\n"
-                    "    if view.turn > 12:\n"
-                    "        raise RuntimeError('context too long for me')\n"
-                    "    return [m.id for m in view.messages if m.role == 'tool'][:1]\n")
+    path.write_text(
+        "def select(view, need):\n"
+        "    if view.turn > 12:\n"
+        "        raise RuntimeError('context too long for me')\n"
+        "    return [m.id for m in view.messages if m.role == 'tool'][:1]\n"
+    )
     return f"{path}:select"
 
 
-def test_policy_error_keeps_partial_results(tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_policy_error_keeps_partial_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = _failing_policy(tmp_path)
     partial = tmp_path / "partial.json"
-    status = main(["baseline", "--out", str(partial), "--policy", spec, "--levels", "0.1,1",
-                   "--seeds", "1", "--corpus", str(tmp_path)])
+    status = main(
+        [
+            "baseline",
+            "--out",
+            str(partial),
+            "--policy",
+            spec,
+            "--levels",
+            "0.1,1",
+            "--seeds",
+            "1",
+            "--corpus",
+            str(tmp_path),
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and "context too long for me" in err and "at step" in err
     saved = read_baseline(partial)
@@ -192,8 +269,22 @@ def test_policy_error_keeps_partial_results(tmp_path: Path,
     assert "is an incomplete baseline (2 of 2 runs)" in capsys.readouterr().err
 
     good = tmp_path / "good.json"
-    assert main(["baseline", "--out", str(good), "--policy", "recency", "--levels", "0.1,1",
-                 "--seeds", "1"]) == 0
+    assert (
+        main(
+            [
+                "baseline",
+                "--out",
+                str(good),
+                "--policy",
+                "recency",
+                "--levels",
+                "0.1,1",
+                "--seeds",
+                "1",
+            ]
+        )
+        == 0
+    )
     current = tmp_path / "current.json"
     capsys.readouterr()
     status = main(["regress", "--baseline", str(good), "--policy", spec, "--out", str(current)])
@@ -204,8 +295,9 @@ def test_policy_error_keeps_partial_results(tmp_path: Path,
     assert not written.complete and [r.error is None for r in written.runs] == [True, False]
 
 
-def test_bad_baseline_files_are_one_paragraph_errors(tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_baseline_files_are_one_paragraph_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(ConfigError, match="is not JSON"):

@@ -27,8 +27,15 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _data(rows: list[Row], knobs: tuple[Row, ...] = ()) -> ReportData:
-    return ReportData(main=tuple(rows), tightness=(), knobs=knobs, tight_level=0.5, seeds=(1,),
-                      horizon=60.0, command="prunecheck report --test")
+    return ReportData(
+        main=tuple(rows),
+        tightness=(),
+        knobs=knobs,
+        tight_level=0.5,
+        seeds=(1,),
+        horizon=60.0,
+        command="prunecheck report --test",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,19 +44,41 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> ReportData:
     out = tmp_path_factory.mktemp("sweep") / "results.jsonl"
     base = RuntimeConfig()
     gates = (Gate.NONE, Gate.COMMIT, Gate.SPILL)
-    main = plan(["lowest_salience", "unit_safe"], configs(base, gates=gates), [0.25, 1.0], [1],
-                horizon=150.0)
-    tight = plan(["lowest_salience"], configs(base, gates=gates), [0.5], [1],
-                 tightness=(0.2, 0.8), horizon=150.0)
+    main = plan(
+        ["lowest_salience", "unit_safe"],
+        configs(base, gates=gates),
+        [0.25, 1.0],
+        [1],
+        horizon=150.0,
+    )
+    tight = plan(
+        ["lowest_salience"],
+        configs(base, gates=gates),
+        [0.5],
+        [1],
+        tightness=(0.2, 0.8),
+        horizon=150.0,
+    )
     outcome = run_sweep([*main, *tight], out, jobs=1, quiet=True)
     rows = {r.key: r for r in outcome.rows}
-    return ReportData(main=tuple(rows[s.key] for s in main),
-                      tightness=tuple(rows[s.key] for s in tight), knobs=(),
-                      tight_level=0.5, seeds=(1,), horizon=150.0, command="prunecheck test")
+    return ReportData(
+        main=tuple(rows[s.key] for s in main),
+        tightness=tuple(rows[s.key] for s in tight),
+        knobs=(),
+        tight_level=0.5,
+        seeds=(1,),
+        horizon=150.0,
+        command="prunecheck test",
+    )
 
 
-PLOTS = ["survival.png", "failure-vs-load.png", "failure-vs-tightness.png",
-         "cost-of-safety.png", "runtime-knobs.png"]
+PLOTS = [
+    "survival.png",
+    "failure-vs-load.png",
+    "failure-vs-tightness.png",
+    "cost-of-safety.png",
+    "runtime-knobs.png",
+]
 
 
 def _sections(summary: str) -> dict[str, str]:
@@ -64,22 +93,31 @@ def _claim(summary: str, title: str) -> str:
     return blocks[0].split("\n## ", 1)[0]
 
 
-def test_the_report_writes_plots_and_a_summary_from_the_rows(small: ReportData,
-                                                             tmp_path: Path) -> None:
+def test_the_report_writes_plots_and_a_summary_from_the_rows(
+    small: ReportData, tmp_path: Path
+) -> None:
     files = write_report(small, tmp_path / "a")
     # no knobs part in this sweep: its plot is not drawn
-    assert [f.name for f in files] == [*(p for p in PLOTS if p != "runtime-knobs.png"),
-                                       "summary.md"]
+    assert [f.name for f in files] == [
+        *(p for p in PLOTS if p != "runtime-knobs.png"),
+        "summary.md",
+    ]
     for png in files[:-1]:
         assert png.read_bytes().startswith(PNG) and png.stat().st_size > 20_000
     summary = files[-1].read_text()
     commit = [s for r in small.main if r.spec.config.gate is Gate.COMMIT for s in r.sessions]
     n = len(commit)
     bound = 1000 * (1 - 0.025 ** (1 / n))  # the exact 95% bound when none is seen
-    assert (f"0 of {n:,} sessions saw any violation: below {bound:.1f} per 1,000 sessions "
-            "with 95% confidence | holds") in summary
-    raw = [s for r in small.main if r.spec.config.gate is Gate.NONE
-           and r.spec.policy == "lowest_salience" for s in r.sessions]
+    assert (
+        f"0 of {n:,} sessions saw any violation: below {bound:.1f} per 1,000 sessions "
+        "with 95% confidence | holds"
+    ) in summary
+    raw = [
+        s
+        for r in small.main
+        if r.spec.config.gate is Gate.NONE and r.spec.policy == "lowest_salience"
+        for s in r.sessions
+    ]
     k = sum(1 for s in raw if ORPHAN_400 in s.first)
     assert f"({k} of {len(raw)})" in summary  # lowest_salience's orphan-400 sessions
     assert "- [survival.png](survival.png)" in summary
@@ -90,8 +128,15 @@ def test_the_summary_states_the_unit_of_every_rate(small: ReportData) -> None:
     sections = _sections(summary)
     assert "Units: what every number counts" in sections
     units = sections["Units: what every number counts"]
-    for word in ("**Session**", "Clopper–Pearson", "Kaplan–Meier", "log-log", "bootstrap",
-                 "censored", "independent"):
+    for word in (
+        "**Session**",
+        "Clopper–Pearson",
+        "Kaplan–Meier",
+        "log-log",
+        "bootstrap",
+        "censored",
+        "independent",
+    ):
         assert word in units, word
     tables = [name for name, text in sections.items() if "\n| " in text]
     assert len(tables) >= 6
@@ -100,20 +145,24 @@ def test_the_summary_states_the_unit_of_every_rate(small: ReportData) -> None:
             continue
         text = sections[name]
         header = next(line for line in text.splitlines() if line.startswith("| "))
-        assert "Unit" in text or "per 1,000 sessions" in header or "per 1,000" in header \
-            or "sessions" in text.split("\n| ")[0], name
+        assert (
+            "Unit" in text
+            or "per 1,000 sessions" in header
+            or "per 1,000" in header
+            or "sessions" in text.split("\n| ")[0]
+        ), name
     # Session rates and survival medians per policy and gate
     table = sections["Session rates and time to first violation, per policy and gate"]
     assert "| policy | gate | sessions |" in table and "median turns to first violation" in table
     row = next(line for line in table.splitlines() if line.startswith("| unit_safe | commit"))
     assert row.split(" | ")[-2] == "not reached"
-    row = next(line for line in table.splitlines()
-               if line.startswith("| lowest_salience | none"))
+    row = next(line for line in table.splitlines() if line.startswith("| lowest_salience | none"))
     assert row.split(" | ")[-2].isdigit()  # it breaks: a median number of turns
 
 
-def test_plots_and_summary_are_byte_identical_for_the_same_rows(small: ReportData,
-                                                                tmp_path: Path) -> None:
+def test_plots_and_summary_are_byte_identical_for_the_same_rows(
+    small: ReportData, tmp_path: Path
+) -> None:
     first = write_report(small, tmp_path / "a")
     second = write_report(small, tmp_path / "b")
     for a, b in zip(first, second, strict=True):
@@ -136,18 +185,36 @@ def _sessions(n: int, hits: dict[str, int], turn: int = 3) -> tuple[SessionRecor
     return tuple(out)
 
 
-def _row(policy: str, gate: Gate, level: float, sessions: int, hits: dict[str, int] | None = None,
-         error: str | None = None) -> Row:
+def _row(
+    policy: str,
+    gate: Gate,
+    level: float,
+    sessions: int,
+    hits: dict[str, int] | None = None,
+    error: str | None = None,
+) -> Row:
     spec = RunSpec(policy, RuntimeConfig(gate=gate), level, load_at(level), 1, 60.0)
     records = _sessions(sessions, hits or {})
     invocations = 20 * sessions
     exposed = {k: v * 2 for k, v in (hits or {}).items()}
-    violations = [v * 2 for k, v in (hits or {}).items()
-                  if IncidentKind(k.split(":")[0]).is_violation]
+    violations = [
+        v * 2 for k, v in (hits or {}).items() if IncidentKind(k.split(":")[0]).is_violation
+    ]
     if violations:
         exposed[ANY_VIOLATION] = max(violations)
-    return Row(spec.key, spec, invocations, invocations * 10, 120.0, 0.0, dict(exposed),
-               exposed, {}, error, records)
+    return Row(
+        spec.key,
+        spec,
+        invocations,
+        invocations * 10,
+        120.0,
+        0.0,
+        dict(exposed),
+        exposed,
+        {},
+        error,
+        records,
+    )
 
 
 def test_verdicts_are_worded_from_the_numbers_when_they_disagree() -> None:
@@ -158,41 +225,62 @@ def test_verdicts_are_worded_from_the_numbers_when_they_disagree() -> None:
         # The commit gate lets violations through and overruns less than none.
         _row("recency", Gate.COMMIT, 1.0, 100, {ORPHAN_400: 2}),
         _row("recency", Gate.SPILL, 1.0, 100, {"hard_ceiling_overrun": 40}),
-        _row("recency", Gate.NONE, 0.5, 100, {"hard_ceiling_overrun": 30},
-             error="policy 'x' at step 3: boom"),
+        _row(
+            "recency",
+            Gate.NONE,
+            0.5,
+            100,
+            {"hard_ceiling_overrun": 30},
+            error="policy 'x' at step 3: boom",
+        ),
     ]
     text = summary_text(_data(rows), [])
-    assert "| sessions (the verdict) | 0 [0–12.2] per 1,000 sessions (0 of 300) | does not " \
+    assert (
+        "| sessions (the verdict) | 0 [0–12.2] per 1,000 sessions (0 of 300) | does not "
         "hold: none seen |" in _claim(text, "evicting a streaming result truncates its payload")
-    assert re.search(r"\| sessions \(the verdict\) \| load 0: 300 \[[^]]+\] → load 1: 100 .*\| "
-                     r"does not hold: not higher",
-                     _claim(text, "orphaned-result 400s grow with load"))
+    )
+    assert re.search(
+        r"\| sessions \(the verdict\) \| load 0: 300 \[[^]]+\] → load 1: 100 .*\| "
+        r"does not hold: not higher",
+        _claim(text, "orphaned-result 400s grow with load"),
+    )
     assert "| 2 of 100 sessions saw a violation" in text
     assert "does not hold: orphaned-result 400s in 2, any violation in 2" in text
-    assert "| gate none: 100 [" in text and "gate commit: 0 [0–36.2] per 1,000 sessions | " \
-        "does not hold" in text
+    assert (
+        "| gate none: 100 [" in text
+        and "gate commit: 0 [0–36.2] per 1,000 sessions | does not hold" in text
+    )
     assert "does not hold: spill is not below commit beyond the intervals" in text
     assert "policy 'x' at step 3: boom" in text
 
 
 def test_verdicts_hold_when_the_numbers_agree() -> None:
     rows = [
-        _row("recency", Gate.NONE, 0.0, 200, {ORPHAN_400: 2, DUP: 1,
-                                              "truncated_payload": 1}),
-        _row("recency", Gate.NONE, 1.0, 200, {ORPHAN_400: 150, DUP: 100,
-                                              "truncated_payload": 60,
-                                              "hard_ceiling_overrun": 1}),
+        _row("recency", Gate.NONE, 0.0, 200, {ORPHAN_400: 2, DUP: 1, "truncated_payload": 1}),
+        _row(
+            "recency",
+            Gate.NONE,
+            1.0,
+            200,
+            {ORPHAN_400: 150, DUP: 100, "truncated_payload": 60, "hard_ceiling_overrun": 1},
+        ),
         _row("recency", Gate.COMMIT, 1.0, 200, {"hard_ceiling_overrun": 100}),
         _row("recency", Gate.SPILL, 1.0, 200, {"hard_ceiling_overrun": 5}),
     ]
     text = summary_text(_data(rows), [])
     for label in ("orphaned-result 400s", "duplicated side effects", "truncated payloads"):
-        assert re.search(r"\| sessions \(the verdict\) \| .* \| holds, rising at every level \|",
-                         _claim(text, f"{label} grow with load")), label
-    assert "| 0 of 200 sessions saw any violation: below 18.3 per 1,000 sessions with 95% " \
+        assert re.search(
+            r"\| sessions \(the verdict\) \| .* \| holds, rising at every level \|",
+            _claim(text, f"{label} grow with load"),
+        ), label
+    assert (
+        "| 0 of 200 sessions saw any violation: below 18.3 per 1,000 sessions with 95% "
         "confidence | holds |" in text
-    assert "gate none: 2.5 [0.1–13.8] → gate commit: 500 [429–571] per 1,000 sessions | " \
+    )
+    assert (
+        "gate none: 2.5 [0.1–13.8] → gate commit: 500 [429–571] per 1,000 sessions | "
         "holds |" in text
+    )
     assert "(200.0 times as many; gate none → commit" in text
     assert "holds: spill absorbs 95% of them" in text
     assert "No run ended with a policy error." in text
@@ -201,10 +289,23 @@ def test_verdicts_hold_when_the_numbers_agree() -> None:
 def test_the_summary_says_where_per_invocation_and_session_conclusions_differ() -> None:
     # Per invocation the salience policy looks worse (its few broken sessions
     # run long); per session the two policies truncate alike.
-    rows = [_row("lowest_salience", Gate.NONE, 0.0, 100, {"truncated_payload": 10}),
-            _row("clear_old_results", Gate.NONE, 0.0, 100, {"truncated_payload": 10})]
-    rows[0] = Row(rows[0].key, rows[0].spec, 2000, 20000, 120.0, 0.0, rows[0].incidents,
-                  {"truncated_payload": 600}, {}, None, rows[0].sessions)
+    rows = [
+        _row("lowest_salience", Gate.NONE, 0.0, 100, {"truncated_payload": 10}),
+        _row("clear_old_results", Gate.NONE, 0.0, 100, {"truncated_payload": 10}),
+    ]
+    rows[0] = Row(
+        rows[0].key,
+        rows[0].spec,
+        2000,
+        20000,
+        120.0,
+        0.0,
+        rows[0].incidents,
+        {"truncated_payload": 600},
+        {},
+        None,
+        rows[0].sessions,
+    )
     text = summary_text(_data(rows), [])
     line = next(x for x in text.splitlines() if "truncation comes from the salience" in x)
     assert "| not shown: lowest_salience truncates about as often as the others |" in line
@@ -216,10 +317,15 @@ def test_the_summary_says_where_per_invocation_and_session_conclusions_differ() 
 def test_the_summary_quotes_every_claim_next_to_its_verdict() -> None:
     """A reader without the incident report reads each claim in its own words,
     with what was checked and the verdict, in the claim's own block."""
-    blind = [_row(p, Gate.NONE, lv, 100, {ORPHAN_400: 20, "truncated_payload": 5})
-             for p in ("lowest_salience", "recency") for lv in (0.0, 1.0)]
-    gated = [_row("recency", g, 1.0, 100, {"hard_ceiling_overrun": 10})
-             for g in (Gate.COMMIT, Gate.SPILL)]
+    blind = [
+        _row(p, Gate.NONE, lv, 100, {ORPHAN_400: 20, "truncated_payload": 5})
+        for p in ("lowest_salience", "recency")
+        for lv in (0.0, 1.0)
+    ]
+    gated = [
+        _row("recency", g, 1.0, 100, {"hard_ceiling_overrun": 10})
+        for g in (Gate.COMMIT, Gate.SPILL)
+    ]
     text = summary_text(_data([*blind, *gated]), [])
     blocks = text.split("\n### ")[1:]
     assert len(blocks) == 11  # 3 failures, salience, 3 × load, 2 × gate, cost, spill
@@ -236,11 +342,22 @@ def test_the_summary_quotes_every_claim_next_to_its_verdict() -> None:
 
 def test_a_partial_report_says_what_it_covers() -> None:
     rows = [_row("recency", Gate.NONE, 0.0, 10, {ORPHAN_400: 3})]
-    data = ReportData(main=tuple(rows), tightness=(), knobs=(), tight_level=0.5, seeds=(1,),
-                      horizon=60.0, command="x", planned=40, time_limit=5.0)
+    data = ReportData(
+        main=tuple(rows),
+        tightness=(),
+        knobs=(),
+        tight_level=0.5,
+        seeds=(1,),
+        horizon=60.0,
+        command="x",
+        planned=40,
+        time_limit=5.0,
+    )
     text = summary_text(data, [])
-    assert "**Partial report.** The time limit (5 s) stopped the sweep after 1 of 40 planned " \
+    assert (
+        "**Partial report.** The time limit (5 s) stopped the sweep after 1 of 40 planned "
         "runs" in text
+    )
 
 
 def test_the_default_sweep_covers_every_policy_gate_knob_and_load() -> None:
@@ -248,14 +365,16 @@ def test_the_default_sweep_covers_every_policy_gate_knob_and_load() -> None:
     policies = {*BUILTINS, "mine.py:select"}
     assert {s.policy for s in main} == policies == {s.policy for s in tight}
     assert {s.policy for s in knobs} == policies - {"unit_safe"}
-    assert len(main) == len(policies) * len(Gate) * sum(len(seeds_at(lv, [1, 2]))
-                                                        for lv in LEVELS)
+    assert len(main) == len(policies) * len(Gate) * sum(len(seeds_at(lv, [1, 2])) for lv in LEVELS)
     # lighter loads get more seeds (fewer sessions per run), at most 8 times as many
     assert len(seeds_at(0.0, [1, 2])) == 8 * 2 and seeds_at(1.0, [1, 2]) == [1, 2]
     assert {s.load.tightness for s in tight} == set(TIGHTNESS)
     assert {(s.config.check_at.value, s.config.retry.value) for s in knobs} == {
-        ("after_append", "rerun_batch"), ("after_batch", "rerun_batch"),
-        ("before_invoke", "rerun_batch"), ("after_append", "idempotent")}
+        ("after_append", "rerun_batch"),
+        ("after_batch", "rerun_batch"),
+        ("before_invoke", "rerun_batch"),
+        ("after_append", "idempotent"),
+    }
     keys = [s.key for s in (*main, *tight, *knobs)]
     assert len(set(keys)) < len(keys)  # shared runs (e.g. the main grid's) are run once
 
@@ -281,9 +400,23 @@ def test_report_command_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path:
 
 
 def test_report_with_a_time_limit_writes_a_partial_report_and_exits_3(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    status = main(["report", "--out", str(tmp_path), "--quick", "--seeds", "1", "--quiet",
-                   "--jobs", "1", "--time-limit", "1"])
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status = main(
+        [
+            "report",
+            "--out",
+            str(tmp_path),
+            "--quick",
+            "--seeds",
+            "1",
+            "--quiet",
+            "--jobs",
+            "1",
+            "--time-limit",
+            "1",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 3 and "out of time (--time-limit 1 s)" in err
     summary = (tmp_path / "summary.md").read_text()

@@ -59,28 +59,36 @@ Row = tuple[int, str, tuple[str, ...], str]
 ANTHROPIC_ORPHAN_C1 = (
     "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: c1. "
     "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
-    "message.")
+    "message."
+)
 ANTHROPIC_UNANSWERED_C2 = (
     "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
     "c2. Each `tool_use` block must have a corresponding `tool_result` block in the next "
-    "message.")
-OPENAI_ORPHAN = ("Invalid parameter: messages with role 'tool' must be a response to a "
-                 "preceeding message with 'tool_calls'.")
+    "message."
+)
+OPENAI_ORPHAN = (
+    "Invalid parameter: messages with role 'tool' must be a response to a "
+    "preceeding message with 'tool_calls'."
+)
 OPENAI_UNANSWERED_C2 = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding "
-    "to each 'tool_call_id'. The following tool_call_ids did not have response messages: c2")
+    "to each 'tool_call_id'. The following tool_call_ids did not have response messages: c2"
+)
 
 
 def fixed(*ids: str) -> Policy:
     """A policy that proposes to evict ``ids`` (those present), whatever the need."""
+
     def select(view: ContextView, need: int) -> list[str]:
         present = {m.id for m in view.messages}
         return [i for i in ids if i in present]
+
     return FunctionPolicy(select, "fixed")
 
 
-def run(config: RuntimeConfig, policy: Policy, events: Sequence[Event]
-        ) -> tuple[RuntimeState, list[Row]]:
+def run(
+    config: RuntimeConfig, policy: Policy, events: Sequence[Event]
+) -> tuple[RuntimeState, list[Row]]:
     state = initial_state(config, policy)
     rows: list[Row] = []
     for event in events:
@@ -99,10 +107,16 @@ def cfg(**knobs: Any) -> RuntimeConfig:
 
 
 # A batch of a read and a grep; the read's file changes while the grep runs.
-BATCH: list[Event] = [UserMessage(100, "go"),
-         IssueBatch((CallSpec("read_file", "a.py"), CallSpec("grep", "src")), 20),
-         ResultChunk("c1", 50), ExternalWrite("a.py"), ResultChunk("c2", 30),
-         Invoke(), Retry(), Invoke()]
+BATCH: list[Event] = [
+    UserMessage(100, "go"),
+    IssueBatch((CallSpec("read_file", "a.py"), CallSpec("grep", "src")), 20),
+    ResultChunk("c1", 50),
+    ExternalWrite("a.py"),
+    ResultChunk("c2", 30),
+    Invoke(),
+    Retry(),
+    Invoke(),
+]
 PRUNE_SPLIT = (("m2", "m3"), "split_unit")
 
 
@@ -127,32 +141,46 @@ def test_check_after_batch_waits_for_the_whole_batch() -> None:
         (4, "orphaned_result", ("m3", "c1"), ""),
         (4, "orphaned_result", ("m4", "c2"), ""),
     ]
-    assert [r[:2] for r in rows[3:]] == [(5, "provider_rejection"),
-                                         (6, "duplicated_side_effect"),
-                                         (7, "provider_rejection")]
+    assert [r[:2] for r in rows[3:]] == [
+        (5, "provider_rejection"),
+        (6, "duplicated_side_effect"),
+        (7, "provider_rejection"),
+    ]
 
 
 def test_check_before_invoke_prunes_at_the_invocation() -> None:
     state, rows = run(cfg(check_at=CheckAt.BEFORE_INVOKE), fixed("m2"), BATCH)
     assert [r[:2] for r in rows] == [
-        (5, "invalid_prune"), (5, "orphaned_result"), (5, "orphaned_result"),
-        (5, "provider_rejection"), (6, "duplicated_side_effect"), (7, "provider_rejection")]
+        (5, "invalid_prune"),
+        (5, "orphaned_result"),
+        (5, "orphaned_result"),
+        (5, "provider_rejection"),
+        (6, "duplicated_side_effect"),
+        (7, "provider_rejection"),
+    ]
     assert state.count("checks") == 2  # only the two invocations check
 
 
 # --------------------------------------------------------------------- retry
-WRITE_BATCH: list[Event] = [UserMessage(100, "go"),
-               IssueBatch((CallSpec("read_file", "a.py"),
-                           CallSpec("write_file", "b.py", Effect.WRITE)), 20),
-               ResultChunk("c1", 50), ExternalWrite("a.py"), ResultChunk("c2", 30),
-               Invoke(), Retry()]
+WRITE_BATCH: list[Event] = [
+    UserMessage(100, "go"),
+    IssueBatch((CallSpec("read_file", "a.py"), CallSpec("write_file", "b.py", Effect.WRITE)), 20),
+    ResultChunk("c1", 50),
+    ExternalWrite("a.py"),
+    ResultChunk("c2", 30),
+    Invoke(),
+    Retry(),
+]
 
 
 def test_retry_rerun_batch_duplicates_reads_of_changed_files_and_writes() -> None:
-    state, rows = run(cfg(check_at=CheckAt.BEFORE_INVOKE, retry=RetryMode.RERUN_BATCH),
-                      fixed("m2"), WRITE_BATCH)
-    assert rows[-2:] == [(6, "duplicated_side_effect", ("c1", "a.py"), "changed_state"),
-                         (6, "duplicated_side_effect", ("c2", "b.py"), "write")]
+    state, rows = run(
+        cfg(check_at=CheckAt.BEFORE_INVOKE, retry=RetryMode.RERUN_BATCH), fixed("m2"), WRITE_BATCH
+    )
+    assert rows[-2:] == [
+        (6, "duplicated_side_effect", ("c1", "a.py"), "changed_state"),
+        (6, "duplicated_side_effect", ("c2", "b.py"), "write"),
+    ]
     assert state.world == {"a.py": 1, "b.py": 2}
     assert [state.calls[c].retry_of for c in ("c3", "c4")] == ["c1", "c2"]
     assert state.calls["c3"].version_seen == 1
@@ -161,8 +189,9 @@ def test_retry_rerun_batch_duplicates_reads_of_changed_files_and_writes() -> Non
 
 
 def test_retry_idempotent_reissues_without_side_effects() -> None:
-    state, rows = run(cfg(check_at=CheckAt.BEFORE_INVOKE, retry=RetryMode.IDEMPOTENT),
-                      fixed("m2"), WRITE_BATCH)
+    state, rows = run(
+        cfg(check_at=CheckAt.BEFORE_INVOKE, retry=RetryMode.IDEMPOTENT), fixed("m2"), WRITE_BATCH
+    )
     assert "duplicated_side_effect" not in [r[1] for r in rows]
     assert state.world == {"a.py": 1, "b.py": 1}
     assert state.calls["c3"].version_seen == 0  # the cached result of c1
@@ -175,21 +204,31 @@ def test_retry_without_rejection_does_nothing() -> None:
 
 
 # ----------------------------------------------------------------- stream loss
-STREAM: list[Event] = [UserMessage(100, "go"), IssueBatch((CallSpec("read_file", "a.py"),), 20),
-          ResultChunk("c1", 40, last=False), ResultChunk("c1", 30, last=False),
-          ResultChunk("c1", 30), Invoke()]
-EVICTED_PARTIAL = [(2, "invalid_prune", ("m2", "m2"), "split_unit"),
-                   (2, "invalid_prune", ("m2", "m3"), "open_message"),
-                   (2, "invalid_prune", ("m2", "c1"), "pending_unit")]
+STREAM: list[Event] = [
+    UserMessage(100, "go"),
+    IssueBatch((CallSpec("read_file", "a.py"),), 20),
+    ResultChunk("c1", 40, last=False),
+    ResultChunk("c1", 30, last=False),
+    ResultChunk("c1", 30),
+    Invoke(),
+]
+EVICTED_PARTIAL = [
+    (2, "invalid_prune", ("m2", "m2"), "split_unit"),
+    (2, "invalid_prune", ("m2", "m3"), "open_message"),
+    (2, "invalid_prune", ("m2", "c1"), "pending_unit"),
+]
 
 
 def test_stream_loss_reappend_truncates_the_payload() -> None:
     state = initial_state(cfg(on_stream_loss=StreamLoss.REAPPEND), fixed("m3"))
     found = [i for e in STREAM for i in apply(state, e).incidents]
     assert [(i.step, i.kind.value, i.ids, i.reason) for i in found] == [
-        *EVICTED_PARTIAL, (4, "truncated_payload", ("m4", "c1"), "")]
-    assert found[-1].detail == ("result m4 holds chunks 2–3 of 3: the first 40 of 100 tokens "
-                                "are missing")
+        *EVICTED_PARTIAL,
+        (4, "truncated_payload", ("m4", "c1"), ""),
+    ]
+    assert found[-1].detail == (
+        "result m4 holds chunks 2–3 of 3: the first 40 of 100 tokens are missing"
+    )
     m4 = state.context["m4"]
     assert (m4.first_chunk, m4.tokens, m4.closed, m4.call_id) == (1, 60, True, "c1")
 
@@ -201,7 +240,8 @@ def test_stream_loss_drop_loses_the_whole_result() -> None:
         *EVICTED_PARTIAL,
         (4, "truncated_payload", ("c1",), ""),
         (4, "unanswered_call", ("m2", "c1"), ""),
-        (5, "provider_rejection", ("c1",), "call_without_result")]
+        (5, "provider_rejection", ("c1",), "call_without_result"),
+    ]
     assert "none of it reached the context" in found[3].detail
     assert state.context.ids() == ["m1", "m2"]
 
@@ -216,37 +256,59 @@ def test_stream_loss_error_fails_the_call() -> None:
 
 
 def test_assistant_stream_reappended_after_eviction_is_truncated() -> None:
-    events: list[Event] = [UserMessage(100, "go"), AssistantChunk(60, last=False, text="thinking"),
-              AssistantChunk(10, last=False), AssistantChunk(10)]
+    events: list[Event] = [
+        UserMessage(100, "go"),
+        AssistantChunk(60, last=False, text="thinking"),
+        AssistantChunk(10, last=False),
+        AssistantChunk(10),
+    ]
     _, rows = run(cfg(), fixed("m2"), events)
-    assert rows == [(1, "invalid_prune", ("m2", "m2"), "open_message"),
-                    (3, "truncated_payload", ("m3",), "")]
+    assert rows == [
+        (1, "invalid_prune", ("m2", "m2"), "open_message"),
+        (3, "truncated_payload", ("m3",), ""),
+    ]
 
 
 # -------------------------------------------------------------------- repair
-ORPHAN: list[Event] = [UserMessage(100, "go"), IssueBatch((CallSpec("read_file", "a.py"),), 20),
-          ResultChunk("c1", 50), Invoke()]
-UNANSWERED: list[Event] = [UserMessage(100, "go"),
-              IssueBatch((CallSpec("read_file", "a.py"), CallSpec("grep", "b")), 20),
-              ResultChunk("c1", 10), ResultChunk("c2", 50), Invoke()]
+ORPHAN: list[Event] = [
+    UserMessage(100, "go"),
+    IssueBatch((CallSpec("read_file", "a.py"),), 20),
+    ResultChunk("c1", 50),
+    Invoke(),
+]
+UNANSWERED: list[Event] = [
+    UserMessage(100, "go"),
+    IssueBatch((CallSpec("read_file", "a.py"), CallSpec("grep", "b")), 20),
+    ResultChunk("c1", 10),
+    ResultChunk("c2", 50),
+    Invoke(),
+]
 
 
-@pytest.mark.parametrize("provider, orphan_text, unanswered_text", [
-    (Provider.ANTHROPIC, ANTHROPIC_ORPHAN_C1, ANTHROPIC_UNANSWERED_C2),
-    (Provider.OPENAI, OPENAI_ORPHAN, OPENAI_UNANSWERED_C2),
-])
-def test_repair_none_is_rejected_with_the_provider_text(provider: Provider, orphan_text: str,
-                                                        unanswered_text: str) -> None:
+@pytest.mark.parametrize(
+    "provider, orphan_text, unanswered_text",
+    [
+        (Provider.ANTHROPIC, ANTHROPIC_ORPHAN_C1, ANTHROPIC_UNANSWERED_C2),
+        (Provider.OPENAI, OPENAI_ORPHAN, OPENAI_UNANSWERED_C2),
+    ],
+)
+def test_repair_none_is_rejected_with_the_provider_text(
+    provider: Provider, orphan_text: str, unanswered_text: str
+) -> None:
     config = cfg(repair=Repair.NONE, provider=provider)
     _, rows = run(config, fixed("m2"), ORPHAN)
-    assert rows == [(2, "invalid_prune", ("m2", "m3"), "split_unit"),
-                    (2, "orphaned_result", ("m3", "c1"), ""),
-                    (3, "provider_rejection", ("c1",), "result_without_call")]
+    assert rows == [
+        (2, "invalid_prune", ("m2", "m3"), "split_unit"),
+        (2, "orphaned_result", ("m3", "c1"), ""),
+        (3, "provider_rejection", ("c1",), "result_without_call"),
+    ]
     assert texts(config, fixed("m2"), ORPHAN) == [orphan_text]
     _, rows = run(config, fixed("m4"), UNANSWERED)
-    assert rows == [(3, "invalid_prune", ("m2", "m2", "m3"), "split_unit"),
-                    (3, "unanswered_call", ("m2", "c2"), ""),
-                    (4, "provider_rejection", ("c2",), "call_without_result")]
+    assert rows == [
+        (3, "invalid_prune", ("m2", "m2", "m3"), "split_unit"),
+        (3, "unanswered_call", ("m2", "c2"), ""),
+        (4, "provider_rejection", ("c2",), "call_without_result"),
+    ]
     assert texts(config, fixed("m4"), UNANSWERED) == [unanswered_text]
 
 
@@ -273,14 +335,35 @@ def test_repair_synthesize_fakes_missing_results() -> None:
 # ------------------------------------------------------------------- each event
 def test_each_event_on_a_quiet_runtime() -> None:
     events: list[Event] = [
-        SystemPrompt(50, "sys"), UserMessage(10, "q"),
-        IssueBatch((CallSpec("read_file", "a", background=True), CallSpec("grep", "b"),
-                    CallSpec("stat", "c")), 5),
-        ResultChunk("c2", 7, last=False), UserMessage(3, "hurry"), ToolFailure("c2"),
-        ToolFailure("c3", FailureReason.TIMEOUT, 4), Invoke(), ResultChunk("c2", 3),
-        UserMessage(4, "later"), Invoke(), ResultChunk("c1", 30), Invoke(), Retry(),
-        BudgetCheck(), AssistantChunk(5, last=False, text="so"), AssistantChunk(6, last=False),
-        Invoke(), AssistantChunk(7), Invoke(), ExternalWrite("a")]
+        SystemPrompt(50, "sys"),
+        UserMessage(10, "q"),
+        IssueBatch(
+            (
+                CallSpec("read_file", "a", background=True),
+                CallSpec("grep", "b"),
+                CallSpec("stat", "c"),
+            ),
+            5,
+        ),
+        ResultChunk("c2", 7, last=False),
+        UserMessage(3, "hurry"),
+        ToolFailure("c2"),
+        ToolFailure("c3", FailureReason.TIMEOUT, 4),
+        Invoke(),
+        ResultChunk("c2", 3),
+        UserMessage(4, "later"),
+        Invoke(),
+        ResultChunk("c1", 30),
+        Invoke(),
+        Retry(),
+        BudgetCheck(),
+        AssistantChunk(5, last=False, text="so"),
+        AssistantChunk(6, last=False),
+        Invoke(),
+        AssistantChunk(7),
+        Invoke(),
+        ExternalWrite("a"),
+    ]
     state = initial_state(RuntimeConfig(budget=10_000, hard_ceiling=20_000), fixed())
     kinds = []
     for event in events:
@@ -295,7 +378,10 @@ def test_each_event_on_a_quiet_runtime() -> None:
     assert ctx["m6"].text == "error: tool error" and ctx["m7"].text == "error: tool timeout"
     assert kinds[8] == [NoteKind.CHUNK]  # a late chunk of a failed call is ignored
     assert [state.calls[c].status for c in ("c1", "c2", "c3")] == [
-        CallStatus.DONE, CallStatus.FAILED, CallStatus.FAILED]
+        CallStatus.DONE,
+        CallStatus.FAILED,
+        CallStatus.FAILED,
+    ]
     assert (ctx["m10"].tokens, ctx["m10"].chunks, ctx["m10"].closed) == (18, 3, True)
     assert kinds[7] == kinds[10] == kinds[17] == [NoteKind.BLOCK]
     assert state.count("blocked_invocations") == 3 and state.count("invocations") == 2
@@ -305,9 +391,17 @@ def test_each_event_on_a_quiet_runtime() -> None:
 
 
 def test_background_call_stays_pending_across_turns() -> None:
-    state, rows = run(RuntimeConfig(), fixed(), [
-        UserMessage(10), IssueBatch((CallSpec("watch", "log", background=True),), 5),
-        UserMessage(10), UserMessage(10), Invoke()])
+    state, rows = run(
+        RuntimeConfig(),
+        fixed(),
+        [
+            UserMessage(10),
+            IssueBatch((CallSpec("watch", "log", background=True),), 5),
+            UserMessage(10),
+            UserMessage(10),
+            Invoke(),
+        ],
+    )
     assert list(state.pending) == ["c1"] and state.turn == 3 and rows == []
     assert state.context.pending_in("m2") == {"c1"}
 
@@ -316,11 +410,18 @@ def test_commit_gate_fails_loudly_past_the_hard_ceiling() -> None:
     policy = builtin_policy("lowest_salience")
     assert policy is not None
     config = RuntimeConfig(budget=100, hard_ceiling=120, gate=Gate.COMMIT)
-    state, rows = run(config, policy, [
-        UserMessage(50, "q"), IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 5),
-        ResultChunk("c1", 70), ResultChunk("c2", 10), UserMessage(5, "q2")])
-    assert rows == [(2, "deferral", ("c2",), "pending_call"),
-                    (2, "hard_ceiling_overrun", (), "")]
+    state, rows = run(
+        config,
+        policy,
+        [
+            UserMessage(50, "q"),
+            IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 5),
+            ResultChunk("c1", 70),
+            ResultChunk("c2", 10),
+            UserMessage(5, "q2"),
+        ],
+    )
+    assert rows == [(2, "deferral", ("c2",), "pending_call"), (2, "hard_ceiling_overrun", (), "")]
     assert state.context.ids() == ["m1", "m5"]  # whole batch unit evicted once c2 was in
 
 
@@ -328,17 +429,29 @@ def test_spill_gate_spills_and_reinjects_whole_units() -> None:
     policy = builtin_policy("lowest_salience")
     assert policy is not None
     config = RuntimeConfig(budget=100, hard_ceiling=120, gate=Gate.SPILL)
-    state, rows = run(config, policy, [
-        UserMessage(20, "q"), IssueBatch((CallSpec("read_file", "a"),), 5),
-        ResultChunk("c1", 40), UserMessage(5, "q2"),
-        IssueBatch((CallSpec("read_file", "b"), CallSpec("grep", "c")), 5),
-        ResultChunk("c2", 70), ResultChunk("c3", 10),
-        IssueBatch((CallSpec("read_file", "a"),), 5), ResultChunk("c4", 10)])
-    assert rows == [(5, "deferral", ("c3",), "pending_call"),
-                    (5, "spill", ("m1",), ""), (5, "spill", ("m2", "m3"), ""),
-                    (7, "reinjection", ("m2", "m3"), ""),
-                    (7, "deferral", ("c4",), "pending_call"),
-                    (7, "spill", ("m5", "m6", "m7"), "")]
+    state, rows = run(
+        config,
+        policy,
+        [
+            UserMessage(20, "q"),
+            IssueBatch((CallSpec("read_file", "a"),), 5),
+            ResultChunk("c1", 40),
+            UserMessage(5, "q2"),
+            IssueBatch((CallSpec("read_file", "b"), CallSpec("grep", "c")), 5),
+            ResultChunk("c2", 70),
+            ResultChunk("c3", 10),
+            IssueBatch((CallSpec("read_file", "a"),), 5),
+            ResultChunk("c4", 10),
+        ],
+    )
+    assert rows == [
+        (5, "deferral", ("c3",), "pending_call"),
+        (5, "spill", ("m1",), ""),
+        (5, "spill", ("m2", "m3"), ""),
+        (7, "reinjection", ("m2", "m3"), ""),
+        (7, "deferral", ("c4",), "pending_call"),
+        (7, "spill", ("m5", "m6", "m7"), ""),
+    ]
     assert state.context.ids() == ["m4", "m2", "m3", "m8", "m9"]
     assert set(state.spilled) == {"m1", "m5"}
 
@@ -346,9 +459,13 @@ def test_spill_gate_spills_and_reinjects_whole_units() -> None:
 def test_clear_and_summarize_actions() -> None:
     def select(view: ContextView, need: int) -> list[Action]:
         return [Clear("m3"), Summarize(("m1",), tokens=4, text="earlier")]
+
     state = initial_state(cfg(budget=100), FunctionPolicy(select, "tidy"))
-    for event in (UserMessage(60), IssueBatch((CallSpec("read_file", "a"),), 5),
-                  ResultChunk("c1", 50)):
+    for event in (
+        UserMessage(60),
+        IssueBatch((CallSpec("read_file", "a"),), 5),
+        ResultChunk("c1", 50),
+    ):
         apply(state, event)
     ctx = state.context
     assert ctx.ids() == ["m4", "m2", "m3"]
@@ -360,8 +477,15 @@ def test_clear_and_summarize_actions() -> None:
 # ----------------------------------------------------------------- purity
 def _orders(state: RuntimeState) -> tuple[object, ...]:
     ctx = state.context
-    return (ctx.ids(), list(ctx._blocks), ctx.open_ids(), ctx.pending_units(),
-            list(state.pending), list(state.calls), list(state.spilled))
+    return (
+        ctx.ids(),
+        list(ctx._blocks),
+        ctx.open_ids(),
+        ctx.pending_units(),
+        list(state.pending),
+        list(state.calls),
+        list(state.spilled),
+    )
 
 
 @given(scenarios())
@@ -378,18 +502,29 @@ def test_step_is_pure_and_equals_apply_on_a_copy(scenario: Scenario) -> None:
 
 
 # ------------------------------------------------------------- impossible events
-@pytest.mark.parametrize("events, message", [
-    ([IssueBatch((CallSpec("a"),), 5), AssistantChunk(5)],
-     "assistant text while call(s) c1 are pending"),
-    ([IssueBatch((CallSpec("a"),), 5), IssueBatch((CallSpec("b"),), 5)],
-     "a tool batch while call(s) c1 are pending"),
-    ([AssistantChunk(5, last=False), IssueBatch((CallSpec("b"),), 5)],
-     "a tool batch while assistant text is still streaming"),
-    ([ResultChunk("c1", 5)], "a result chunk for unknown call 'c1'"),
-    ([IssueBatch((CallSpec("a"),), 5), ResultChunk("c1", 5), ResultChunk("c1", 5)],
-     "a result chunk for call 'c1', whose result is already complete"),
-    ([ToolFailure("c7")], "a tool error for unknown call 'c7'"),
-])
+@pytest.mark.parametrize(
+    "events, message",
+    [
+        (
+            [IssueBatch((CallSpec("a"),), 5), AssistantChunk(5)],
+            "assistant text while call(s) c1 are pending",
+        ),
+        (
+            [IssueBatch((CallSpec("a"),), 5), IssueBatch((CallSpec("b"),), 5)],
+            "a tool batch while call(s) c1 are pending",
+        ),
+        (
+            [AssistantChunk(5, last=False), IssueBatch((CallSpec("b"),), 5)],
+            "a tool batch while assistant text is still streaming",
+        ),
+        ([ResultChunk("c1", 5)], "a result chunk for unknown call 'c1'"),
+        (
+            [IssueBatch((CallSpec("a"),), 5), ResultChunk("c1", 5), ResultChunk("c1", 5)],
+            "a result chunk for call 'c1', whose result is already complete",
+        ),
+        ([ToolFailure("c7")], "a tool error for unknown call 'c7'"),
+    ],
+)
 def test_impossible_events_raise_trace_error(events: list[Event], message: str) -> None:
     state = initial_state(RuntimeConfig(), fixed())
     for event in events[:-1]:
@@ -424,20 +559,24 @@ def _policy_error(select: object, name: str = "bad") -> PolicyError:
 def test_policy_that_raises() -> None:
     def select(view: ContextView, need: int) -> list[str]:
         raise KeyError("salience")
+
     error = _policy_error(select)
     assert error.subject == "policy 'bad' at step 2"
     assert error.rule == "select(view, need=50) raised KeyError: 'salience'."
     assert "Traceback" not in error.paragraph() and error.hint
 
 
-@pytest.mark.parametrize("returned, rule", [
-    (["m9"], "select() returned unknown message id 'm9'; it is not in the context."),
-    ([3], "select() returned 3 (int), which is neither a message id nor an action."),
-    (None, "select() must return an iterable of message ids or actions, got NoneType."),
-    ("m1", "select() must return an iterable of message ids or actions, got str."),
-    ([Clear("m7")], "select() returned unknown message id 'm7'; it is not in the context."),
-    ([Summarize(())], "Summarize() needs at least one message id."),
-])
+@pytest.mark.parametrize(
+    "returned, rule",
+    [
+        (["m9"], "select() returned unknown message id 'm9'; it is not in the context."),
+        ([3], "select() returned 3 (int), which is neither a message id nor an action."),
+        (None, "select() must return an iterable of message ids or actions, got NoneType."),
+        ("m1", "select() must return an iterable of message ids or actions, got str."),
+        ([Clear("m7")], "select() returned unknown message id 'm7'; it is not in the context."),
+        ([Summarize(())], "Summarize() needs at least one message id."),
+    ],
+)
 def test_policy_returning_garbage(returned: object, rule: str) -> None:
     error = _policy_error(lambda view, need: returned, "trimmer")
     assert error.subject == "policy 'trimmer' at step 2"
@@ -451,13 +590,22 @@ def test_config_validation_and_json_round_trip() -> None:
     with pytest.raises(ConfigError) as info:
         RuntimeConfig(budget=100, hard_ceiling=50)
     assert info.value.subject == "hard_ceiling"
-    config = RuntimeConfig(123, 456, Gate.SPILL, CheckAt.AFTER_BATCH, RetryMode.IDEMPOTENT,
-                           StreamLoss.DROP, Repair.SYNTHESIZE, Provider.OPENAI)
+    config = RuntimeConfig(
+        123,
+        456,
+        Gate.SPILL,
+        CheckAt.AFTER_BATCH,
+        RetryMode.IDEMPOTENT,
+        StreamLoss.DROP,
+        Repair.SYNTHESIZE,
+        Provider.OPENAI,
+    )
     assert RuntimeConfig.from_json(config.to_json()) == config
     with pytest.raises(ConfigError) as info:
         RuntimeConfig.from_json({"gate": "maybe"})
-    assert info.value.subject == "config.gate" and "none, reference, commit, spill" in \
-        info.value.rule
+    assert (
+        info.value.subject == "config.gate" and "none, reference, commit, spill" in info.value.rule
+    )
     bad: object
     for bad in ({"budgett": 1}, {"budget": "1"}, {"budget": True}, []):
         with pytest.raises(ConfigError):
@@ -468,8 +616,11 @@ def test_config_validation_and_json_round_trip() -> None:
 def test_max_retries_is_a_runtime_knob_that_old_configs_default() -> None:
     from prunecheck.model.config import DEFAULT_MAX_RETRIES
 
-    assert RuntimeConfig.from_json({"budget": 100, "hard_ceiling": 200}).max_retries == \
-        DEFAULT_MAX_RETRIES == 2
+    assert (
+        RuntimeConfig.from_json({"budget": 100, "hard_ceiling": 200}).max_retries
+        == DEFAULT_MAX_RETRIES
+        == 2
+    )
     config = RuntimeConfig(max_retries=5)
     assert RuntimeConfig.from_json(config.to_json()) == config
     with pytest.raises(ConfigError, match="max_retries"):
@@ -480,8 +631,13 @@ def test_max_retries_is_a_runtime_knob_that_old_configs_default() -> None:
 
 def _broken_history() -> list[Event]:
     """A prune splits a batch: every invocation afterwards is rejected."""
-    return [UserMessage(10), IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 10),
-            ResultChunk("c1", 300), UserMessage(150), ResultChunk("c2", 10)]
+    return [
+        UserMessage(10),
+        IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 10),
+        ResultChunk("c1", 300),
+        UserMessage(150),
+        ResultChunk("c2", 10),
+    ]
 
 
 def test_the_rejection_after_the_last_retry_aborts_the_session_and_a_new_one_starts() -> None:

@@ -42,15 +42,26 @@ TRUNCATED = frozenset({IncidentKind.TRUNCATED_PAYLOAD})
 def found() -> dict[str, SearchResult]:
     """lowest_salience, gate none, from scratch, aimed at each incident class."""
     shape = Shape.small()
-    return {name: search("lowest_salience", CONFIG, seed=0, shape=shape, target=target,
-                         policy=load_policy("lowest_salience"))
-            for name, target in (("orphan", ORPHAN), ("truncated", TRUNCATED))}
+    return {
+        name: search(
+            "lowest_salience",
+            CONFIG,
+            seed=0,
+            shape=shape,
+            target=target,
+            policy=load_policy("lowest_salience"),
+        )
+        for name, target in (("orphan", ORPHAN), ("truncated", TRUNCATED))
+    }
 
 
-@pytest.mark.parametrize("name, kind", [("orphan", IncidentKind.ORPHANED_RESULT),
-                                        ("truncated", IncidentKind.TRUNCATED_PAYLOAD)])
-def test_search_finds_both_incident_classes(found: dict[str, SearchResult], name: str,
-                                            kind: IncidentKind) -> None:
+@pytest.mark.parametrize(
+    "name, kind",
+    [("orphan", IncidentKind.ORPHANED_RESULT), ("truncated", IncidentKind.TRUNCATED_PAYLOAD)],
+)
+def test_search_finds_both_incident_classes(
+    found: dict[str, SearchResult], name: str, kind: IncidentKind
+) -> None:
     result = found[name]
     assert result.found and result.trace is not None
     # The trace replays on its own, and ends at the step that produced the target kind.
@@ -60,15 +71,23 @@ def test_search_finds_both_incident_classes(found: dict[str, SearchResult], name
     assert kind in {i.kind for i in replayed if i.step == last}
     assert kind not in {i.kind for i in replayed if i.step < last}
     assert result.trace.meta["expect"]["violations"] == sorted(
-        {i.kind.value for i in replayed if i.is_violation})
+        {i.kind.value for i in replayed if i.is_violation}
+    )
     assert result.first_length is not None and result.first_length >= len(result.trace.events)
 
 
 @pytest.mark.parametrize("name, target", [("orphan", ORPHAN), ("truncated", TRUNCATED)])
 def test_shrunk_trace_is_at_most_two_longer_than_the_shortest(
-        found: dict[str, SearchResult], name: str, target: frozenset[IncidentKind]) -> None:
-    shortest = explore("lowest_salience", CONFIG, depth=8, shape=Shape.small(), target=target,
-                       policy=load_policy("lowest_salience"))
+    found: dict[str, SearchResult], name: str, target: frozenset[IncidentKind]
+) -> None:
+    shortest = explore(
+        "lowest_salience",
+        CONFIG,
+        depth=8,
+        shape=Shape.small(),
+        target=target,
+        policy=load_policy("lowest_salience"),
+    )
     assert shortest.counterexample is not None
     trace = found[name].trace
     assert trace is not None
@@ -81,26 +100,44 @@ def test_the_stream_case_is_a_stream_evicted_mid_append(found: dict[str, SearchR
     # Some message was open (a chunk without last) when it was evicted, and the
     # rest re-appended: the truncation names the missing tokens.
     assert any(isinstance(e, ResultChunk | AssistantChunk) and not e.last for e in trace.events)
-    truncated = [i for i in found["truncated"].incidents
-                 if i.kind is IncidentKind.TRUNCATED_PAYLOAD]
+    truncated = [
+        i for i in found["truncated"].incidents if i.kind is IncidentKind.TRUNCATED_PAYLOAD
+    ]
     assert "tokens are missing" in truncated[0].detail
 
 
 def test_same_seed_same_trace_other_seed_may_differ() -> None:
     shape = Shape.small()
-    one = search("lowest_salience", CONFIG, seed=7, shape=shape, max_examples=60,
-                 policy=load_policy("lowest_salience"))
-    two = search("lowest_salience", CONFIG, seed=7, shape=shape, max_examples=60,
-                 policy=load_policy("lowest_salience"))
+    one = search(
+        "lowest_salience",
+        CONFIG,
+        seed=7,
+        shape=shape,
+        max_examples=60,
+        policy=load_policy("lowest_salience"),
+    )
+    two = search(
+        "lowest_salience",
+        CONFIG,
+        seed=7,
+        shape=shape,
+        max_examples=60,
+        policy=load_policy("lowest_salience"),
+    )
     assert one.trace is not None and two.trace is not None
     assert dumps(one.trace) == dumps(two.trace)
     assert one.examples == two.examples
 
 
-@pytest.mark.parametrize("policy, gate", [("lowest_salience", Gate.COMMIT),
-                                          ("clear_old_results", Gate.SPILL),
-                                          ("summarize_prefix", Gate.COMMIT),
-                                          ("turn_window", Gate.SPILL)])
+@pytest.mark.parametrize(
+    "policy, gate",
+    [
+        ("lowest_salience", Gate.COMMIT),
+        ("clear_old_results", Gate.SPILL),
+        ("summarize_prefix", Gate.COMMIT),
+        ("turn_window", Gate.SPILL),
+    ],
+)
 def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
     config = replace(CONFIG, gate=gate)
     result = search(policy, config, seed=1, max_examples=40, policy=load_policy(policy))
@@ -120,8 +157,9 @@ def test_safe_gates_full_matrix(policy: str, gate: Gate) -> None:
 
 def test_unsafe_gate_is_not_vacuous_for_every_raw_policy() -> None:
     for policy in ("recency", "token_span", "similarity", "summarize_prefix"):
-        assert search(policy, CONFIG, seed=0, max_examples=50,
-                      policy=load_policy(policy)).found, policy
+        assert search(policy, CONFIG, seed=0, max_examples=50, policy=load_policy(policy)).found, (
+            policy
+        )
 
 
 def test_minimize_deletes_noise_and_renumbers_calls() -> None:
@@ -151,8 +189,14 @@ def test_minimize_deletes_noise_and_renumbers_calls() -> None:
 
 
 def test_random_walk_is_the_unguided_baseline() -> None:
-    result = random_walk("lowest_salience", CONFIG, seed=3, shape=Shape.small(), target=ORPHAN,
-                         policy=load_policy("lowest_salience"))
+    result = random_walk(
+        "lowest_salience",
+        CONFIG,
+        seed=3,
+        shape=Shape.small(),
+        target=ORPHAN,
+        policy=load_policy("lowest_salience"),
+    )
     assert result.found and result.trace is not None
     assert result.trace.meta["found_by"]["driver"] == "random"
     assert IncidentKind.ORPHANED_RESULT in {i.kind for i in result.incidents}
@@ -169,11 +213,23 @@ def test_a_raising_policy_is_a_policy_error(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ command line
-def test_cli_search_writes_a_bundle_and_exits_1(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_search_writes_a_bundle_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "repro"
-    status = main(["search", "--policy", "lowest_salience", "--target", "orphaned_result",
-                   "--max-examples", "50", "--out", str(out)])
+    status = main(
+        [
+            "search",
+            "--policy",
+            "lowest_salience",
+            "--target",
+            "orphaned_result",
+            "--max-examples",
+            "50",
+            "--out",
+            str(out),
+        ]
+    )
     text = capsys.readouterr().out
     assert status == 1
     assert "orphaned result" in text and "bundle written to" in text
@@ -188,23 +244,31 @@ def test_cli_search_behind_commit_exits_0(capsys: pytest.CaptureFixture[str]) ->
     assert "no violation in" in text and "costs met" in text
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--policy", "no_such_policy"], "no_such_policy"),
-    (["--policy", "recency", "--target", "bogus"], "--target 'bogus'"),
-    (["--policy", "recency", "--budget", "0"], "budget"),
-    (["--policy", "recency", "--ceiling", "10"], "--hard-ceiling"),
-    (["--policy", "recency", "--sizes", "1,x"], "--sizes"),
-    (["--policy", "recency", "--max-calls", "0"], "max_calls"),
-])
-def test_cli_search_bad_input_exits_2(argv: list[str], words: str,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--policy", "no_such_policy"], "no_such_policy"),
+        (["--policy", "recency", "--target", "bogus"], "--target 'bogus'"),
+        (["--policy", "recency", "--budget", "0"], "budget"),
+        (["--policy", "recency", "--ceiling", "10"], "--hard-ceiling"),
+        (["--policy", "recency", "--sizes", "1,x"], "--sizes"),
+        (["--policy", "recency", "--max-calls", "0"], "max_calls"),
+    ],
+)
+def test_cli_search_bad_input_exits_2(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["search", *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
 
 
 def test_cli_search_help_has_an_example() -> None:
-    done = subprocess.run([sys.executable, "-m", "prunecheck", "search", "--help"],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "prunecheck", "search", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0
     assert "example:" in done.stdout and "prunecheck search --policy" in done.stdout

@@ -33,15 +33,27 @@ from prunecheck.sim.drivers.workload import Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
 
 HORIZON = 240.0
-STRUCTURAL = ("invalid_prune", "orphaned_result", "unanswered_call", "provider_rejection",
-              "duplicated_side_effect", "truncated_payload")
+STRUCTURAL = (
+    "invalid_prune",
+    "orphaned_result",
+    "unanswered_call",
+    "provider_rejection",
+    "duplicated_side_effect",
+    "truncated_payload",
+)
 
 
-def _run(policy: str = "lowest_salience", gate: Gate = Gate.NONE, level: float = 0.8,
-         seed: int = 7, **knobs: Any) -> RunResult:
+def _run(
+    policy: str = "lowest_salience",
+    gate: Gate = Gate.NONE,
+    level: float = 0.8,
+    seed: int = 7,
+    **knobs: Any,
+) -> RunResult:
     config = RuntimeConfig(gate=gate, **knobs)
-    return simulate(policy, config, load_at(level), seed, horizon=HORIZON,
-                    policy=guarded(load_policy(policy)))
+    return simulate(
+        policy, config, load_at(level), seed, horizon=HORIZON, policy=guarded(load_policy(policy))
+    )
 
 
 def _replayed(result: RunResult, policy: str) -> dict[str, object]:
@@ -62,19 +74,29 @@ def _replayed(result: RunResult, policy: str) -> dict[str, object]:
         deferred += tally.deferred_time
         if error:
             errors.append(error)
-    return {"incidents": incidents, "exposed": exposed, "invocations": invocations,
-            "events": events, "deferred": round(deferred, 3), "errors": errors}
+    return {
+        "incidents": incidents,
+        "exposed": exposed,
+        "invocations": invocations,
+        "events": events,
+        "deferred": round(deferred, 3),
+        "errors": errors,
+    }
 
 
-@pytest.mark.parametrize(("policy", "gate", "check_at"), [
-    ("lowest_salience", Gate.NONE, CheckAt.AFTER_APPEND),
-    ("clear_old_results", Gate.NONE, CheckAt.AFTER_APPEND),
-    ("turn_window", Gate.REFERENCE, CheckAt.AFTER_BATCH),
-    ("recency", Gate.COMMIT, CheckAt.AFTER_APPEND),
-    ("summarize_prefix", Gate.SPILL, CheckAt.BEFORE_INVOKE),
-])
-def test_every_trace_replays_to_the_counted_incidents(policy: str, gate: Gate,
-                                                      check_at: CheckAt) -> None:
+@pytest.mark.parametrize(
+    ("policy", "gate", "check_at"),
+    [
+        ("lowest_salience", Gate.NONE, CheckAt.AFTER_APPEND),
+        ("clear_old_results", Gate.NONE, CheckAt.AFTER_APPEND),
+        ("turn_window", Gate.REFERENCE, CheckAt.AFTER_BATCH),
+        ("recency", Gate.COMMIT, CheckAt.AFTER_APPEND),
+        ("summarize_prefix", Gate.SPILL, CheckAt.BEFORE_INVOKE),
+    ],
+)
+def test_every_trace_replays_to_the_counted_incidents(
+    policy: str, gate: Gate, check_at: CheckAt
+) -> None:
     result = _run(policy, gate, check_at=check_at)
     again = _replayed(result, policy)
     counted = {k: v for k, v in result.incidents.items() if v}
@@ -96,13 +118,24 @@ def test_the_same_seed_gives_byte_identical_traces_and_results() -> None:
 
 def test_agents_have_their_own_traces_and_see_each_others_writes() -> None:
     load = load_at(1.0, write_share=0.5)
-    result = simulate("unit_safe", RuntimeConfig(), load, 3, horizon=HORIZON,
-                      policy=guarded(load_policy("unit_safe")))
+    result = simulate(
+        "unit_safe",
+        RuntimeConfig(),
+        load,
+        3,
+        horizon=HORIZON,
+        policy=guarded(load_policy("unit_safe")),
+    )
     assert len(result.traces) == load.agents == 4
     assert [t.meta["agent"] for t in result.traces] == [0, 1, 2, 3]
     writes_by = [
-        [c.path for e in t.events if isinstance(e, IssueBatch) for c in e.calls
-         if c.effect is Effect.WRITE]
+        [
+            c.path
+            for e in t.events
+            if isinstance(e, IssueBatch)
+            for c in e.calls
+            if c.effect is Effect.WRITE
+        ]
         for t in result.traces
     ]
     seen_by = [[e.path for e in t.events if isinstance(e, ExternalWrite)] for t in result.traces]
@@ -120,8 +153,14 @@ def test_the_simulator_never_prunes_or_checks_itself() -> None:
 
 
 def test_users_write_while_batches_are_in_flight_and_background_calls_span_turns() -> None:
-    result = simulate("unit_safe", RuntimeConfig(), load_at(1.0, background=0.3), 5,
-                      horizon=HORIZON, policy=guarded(load_policy("unit_safe")))
+    result = simulate(
+        "unit_safe",
+        RuntimeConfig(),
+        load_at(1.0, background=0.3),
+        5,
+        horizon=HORIZON,
+        policy=guarded(load_policy("unit_safe")),
+    )
     mid_batch = spanning = 0
     for trace in result.traces:
         started: dict[str, int] = {}
@@ -188,8 +227,10 @@ def test_a_policy_that_breaks_everything_cannot_livelock_a_run() -> None:
     """Evicting every message at every check, with no retries: each session
     aborts, the next one starts fresh, and the run ends at its horizon with
     work in proportion to it."""
+
     def select(view: ContextView, need: int) -> Iterable[str | Action]:
         return [m.id for m in view.messages]
+
     policy = FunctionPolicy(select, "evict_all")
     config = RuntimeConfig(budget=2000, hard_ceiling=3000, max_retries=0)
     short = simulate("evict_all", config, load_at(1.0), 1, policy=policy, horizon=100.0)
@@ -215,19 +256,30 @@ def _bad(result: object) -> FunctionPolicy:
         if result == "raise":
             raise RuntimeError("boom")
         return result  # type: ignore[return-value]  # garbage on purpose
+
     return FunctionPolicy(select, "bad")
 
 
-@pytest.mark.parametrize(("returned", "message"), [
-    ("raise", "raised RuntimeError: boom"),
-    (["m999"], "unknown message id 'm999'"),
-    (42, "got int"),
-])
-def test_a_failing_policy_stops_the_run_cleanly_with_its_message(returned: object,
-                                                                 message: str) -> None:
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        ("raise", "raised RuntimeError: boom"),
+        (["m999"], "unknown message id 'm999'"),
+        (42, "got int"),
+    ],
+)
+def test_a_failing_policy_stops_the_run_cleanly_with_its_message(
+    returned: object, message: str
+) -> None:
     policy = _bad(returned)
-    result = simulate("bad.py:select", RuntimeConfig(budget=2000, hard_ceiling=3000),
-                      load_at(0.5), 2, policy=policy, horizon=HORIZON)
+    result = simulate(
+        "bad.py:select",
+        RuntimeConfig(budget=2000, hard_ceiling=3000),
+        load_at(0.5),
+        2,
+        policy=policy,
+        horizon=HORIZON,
+    )
     assert result.error is not None and message in result.error
     assert "policy 'bad'" in result.error
     assert result.error.startswith("agent ")
@@ -243,19 +295,32 @@ def test_a_failing_policy_stops_the_run_cleanly_with_its_message(returned: objec
 
 
 def test_max_events_stops_the_run() -> None:
-    result = simulate("recency", RuntimeConfig(), load_at(1.0), 1, horizon=HORIZON,
-                      max_events=50, policy=guarded(load_policy("recency")))
+    result = simulate(
+        "recency",
+        RuntimeConfig(),
+        load_at(1.0),
+        1,
+        horizon=HORIZON,
+        max_events=50,
+        policy=guarded(load_policy("recency")),
+    )
     assert result.events == 50 == sum(len(t.events) for t in result.traces)
     assert result.error is None
 
 
 def test_a_bad_horizon_or_spec_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="horizon"):
-        simulate("recency", RuntimeConfig(), Load(), 1, horizon=0,
-                 policy=guarded(load_policy("recency")))
+        simulate(
+            "recency", RuntimeConfig(), Load(), 1, horizon=0, policy=guarded(load_policy("recency"))
+        )
     with pytest.raises(PolicyError, match="no_such_policy"):
-        simulate("no_such_policy", RuntimeConfig(), Load(), 1,
-                 policy=guarded(load_policy("no_such_policy")))
+        simulate(
+            "no_such_policy",
+            RuntimeConfig(),
+            Load(),
+            1,
+            policy=guarded(load_policy("no_such_policy")),
+        )
 
 
 def test_tally_counts_exposure_per_invocation() -> None:

@@ -54,7 +54,8 @@ def test_the_default_search_finds_a_bug_that_needs_a_real_size(name: str) -> Non
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_check_with_no_flags_catches_it_in_under_two_minutes(
-        name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     started = time.monotonic()
     assert main(["check", f"{FILE}:{name}"]) == 1
     assert time.monotonic() - started < 120  # the acceptance bound, on 2 shared cores
@@ -62,8 +63,8 @@ def test_check_with_no_flags_catches_it_in_under_two_minutes(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, status", [("unit_safe", 0), ("lowest_salience", 1),
-                                          ("recency", 1)])
-def test_builtins_keep_their_results_with_no_flags(name: str, status: int,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("name, status", [("unit_safe", 0), ("lowest_salience", 1), ("recency", 1)])
+def test_builtins_keep_their_results_with_no_flags(
+    name: str, status: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["check", name, "--quiet"]) == status

@@ -39,11 +39,18 @@ def test_kaplan_meier_and_its_band_match_a_hand_computation() -> None:
     # Six sessions with known outcomes, in user turns:
     #   fails at turn 1; intact at its natural end at 2 (censored); fails at 3;
     #   fails at 3; intact when the horizon cut it at 4 (censored); fails at 5.
-    runs = [_session(1, 1, SessionEnd.ABORT), _session(2, None, SessionEnd.NATURAL),
-            _session(3, 3, SessionEnd.ABORT), _session(3, 3, SessionEnd.NATURAL),
-            _session(4, None, SessionEnd.CENSORED), _session(5, 5, SessionEnd.ABORT)]
-    observations = [(s.first[ANY_VIOLATION][1], True) if s.has(ANY_VIOLATION)
-                    else (s.turns, False) for s in runs]
+    runs = [
+        _session(1, 1, SessionEnd.ABORT),
+        _session(2, None, SessionEnd.NATURAL),
+        _session(3, 3, SessionEnd.ABORT),
+        _session(3, 3, SessionEnd.NATURAL),
+        _session(4, None, SessionEnd.CENSORED),
+        _session(5, 5, SessionEnd.ABORT),
+    ]
+    observations = [
+        (s.first[ANY_VIOLATION][1], True) if s.has(ANY_VIOLATION) else (s.turns, False)
+        for s in runs
+    ]
     km = kaplan_meier(observations)
     # By hand: t=1: 6 at risk, 1 fails: S = 5/6.
     #          t=3: 4 at risk (3, 3, 4, 5), 2 fail: S = 5/6 · 2/4 = 5/12.
@@ -102,8 +109,10 @@ def test_the_bootstrap_over_sessions_is_seeded_and_wider_than_pooling() -> None:
     # Two kinds of session: broken ones where every invocation fails, and
     # healthy ones.  Pooled invocations look like a precise rate; sessions
     # say how little is known.
-    runs = [SessionRecord(1.0, 1, SessionEnd.NATURAL, 50, {"x": 50 if i % 4 == 0 else 0})
-            for i in range(40)]
+    runs = [
+        SessionRecord(1.0, 1, SessionEnd.NATURAL, 50, {"x": 50 if i % 4 == 0 else 0})
+        for i in range(40)
+    ]
     a = bootstrap_per_invocation(runs, "x", seed=3)
     b = bootstrap_per_invocation(runs, "x", seed=3)
     assert a == b and a.per_1000 == 250.0

@@ -55,8 +55,9 @@ def _recorder() -> tuple[dict[str, float], FunctionPolicy]:
         msgs = view.messages
         seen["calls"] = max(seen["calls"], max((len(m.tool_calls) for m in msgs), default=0))
         seen["messages"] = max(seen["messages"], len(msgs))
-        seen["streams"] = max(seen["streams"], sum(1 for m in msgs
-                                                   if m.role is Role.TOOL and not m.closed))
+        seen["streams"] = max(
+            seen["streams"], sum(1 for m in msgs if m.role is Role.TOOL and not m.closed)
+        )
         seen["turn"] = max(seen["turn"], view.turn)
         seen["largest"] = max(seen["largest"], max(m.tokens for m in msgs) / view.budget)
         return SAFE.select(view, need)
@@ -70,7 +71,8 @@ def test_search_and_random_walk_reach_real_runtimes_sizes() -> None:
     at once, late turns."""
     runs: tuple[Callable[[Policy], SearchResult], ...] = (
         lambda p: search("recorder", RuntimeConfig(), seed=0, policy=p),
-        lambda p: random_walk("recorder", RuntimeConfig(), seed=0, max_runs=300, policy=p))
+        lambda p: random_walk("recorder", RuntimeConfig(), seed=0, max_runs=300, policy=p),
+    )
     for run in runs:
         seen, policy = _recorder()
         assert not run(policy).found

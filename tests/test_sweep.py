@@ -15,7 +15,7 @@ from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, read_rows, 
 
 HORIZON = 60.0
 
-BAD_POLICIES = '''
+BAD_POLICIES = """
 def raises(view, need):
     raise ValueError("salience table is empty")
 
@@ -27,7 +27,7 @@ def wrong_type(view, need):
 
 def evict_oldest(view, need):
     return [m.id for m in view.messages if m.role != "system"][:1]
-'''
+"""
 
 
 def _specs(policies: tuple[str, ...] = ("recency", "unit_safe"), seeds: int = 2) -> list[RunSpec]:
@@ -36,10 +36,19 @@ def _specs(policies: tuple[str, ...] = ("recency", "unit_safe"), seeds: int = 2)
 
 
 def test_plan_is_the_full_product_with_unique_readable_keys() -> None:
-    runtime = configs(RuntimeConfig(), gates=(Gate.NONE, Gate.SPILL),
-                      check_at=(CheckAt.AFTER_APPEND, CheckAt.BEFORE_INVOKE))
-    specs = plan(["recency", "token_span"], runtime, [0.0, 1.0], [1, 2, 3],
-                 tightness=(None, 0.9), horizon=HORIZON)
+    runtime = configs(
+        RuntimeConfig(),
+        gates=(Gate.NONE, Gate.SPILL),
+        check_at=(CheckAt.AFTER_APPEND, CheckAt.BEFORE_INVOKE),
+    )
+    specs = plan(
+        ["recency", "token_span"],
+        runtime,
+        [0.0, 1.0],
+        [1, 2, 3],
+        tightness=(None, 0.9),
+        horizon=HORIZON,
+    )
     assert len(specs) == 2 * 4 * 2 * 2 * 3
     assert len({s.key for s in specs}) == len(specs)
     spec = specs[0]
@@ -100,8 +109,10 @@ def test_a_damaged_line_is_reported_and_discarded(tmp_path: Path) -> None:
 def test_policy_errors_are_recorded_per_run_and_the_sweep_goes_on(tmp_path: Path) -> None:
     policy_file = tmp_path / "bad_policies.py"
     policy_file.write_text(BAD_POLICIES)
-    names = {name: f"{policy_file}:{name}" for name in
-             ("raises", "unknown", "wrong_type", "evict_oldest")}
+    names = {
+        name: f"{policy_file}:{name}"
+        for name in ("raises", "unknown", "wrong_type", "evict_oldest")
+    }
     runtime = configs(RuntimeConfig(budget=3000, hard_ceiling=4000), gates=(Gate.NONE,))
     specs = plan([*names.values(), "recency"], runtime, [1.0], [1], horizon=HORIZON)
     outcome = run_sweep(specs, tmp_path / "runs.jsonl", jobs=2, quiet=True)
@@ -128,8 +139,13 @@ def test_an_unloadable_policy_is_a_row_error_not_a_crash(tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_a_larger_sweep_is_deterministic_across_job_counts(tmp_path: Path) -> None:
-    specs = plan(["lowest_salience", "similarity", "unit_safe"], configs(RuntimeConfig()),
-                 [0.0, 0.5, 1.0], [1, 2], horizon=300.0)
+    specs = plan(
+        ["lowest_salience", "similarity", "unit_safe"],
+        configs(RuntimeConfig()),
+        [0.0, 0.5, 1.0],
+        [1, 2],
+        horizon=300.0,
+    )
     run_sweep(specs, tmp_path / "a.jsonl", jobs=1, quiet=True)
     run_sweep(specs, tmp_path / "b.jsonl", jobs=2, quiet=True)
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
@@ -143,8 +159,9 @@ def test_an_exclusive_sweep_keeps_only_its_own_rows(tmp_path: Path) -> None:
     kept = run_sweep(fewer, out, jobs=1, quiet=True)
     assert kept.ran == 0 and len(out.read_text().splitlines()) == len(specs)
     run_sweep(fewer, out, jobs=1, quiet=True, exclusive=True)
-    assert [json.loads(line)["key"] for line in out.read_text().splitlines()] == \
-        sorted(s.key for s in fewer)
+    assert [json.loads(line)["key"] for line in out.read_text().splitlines()] == sorted(
+        s.key for s in fewer
+    )
 
 
 def test_a_file_of_stale_rows_warns_a_few_times_then_counts(tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*.json")))
-def test_a_streamed_replay_tells_the_same_story(name: str, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_streamed_replay_tells_the_same_story(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = str(CORPUS / name)
     whole = main(["replay", path]), capsys.readouterr().out
     monkeypatch.setattr(trace_file, "STREAM_BYTES", 0)  # stream even a small file
@@ -25,8 +26,8 @@ def test_a_streamed_replay_tells_the_same_story(name: str, monkeypatch: pytest.M
 
 
 def test_a_bad_line_in_a_streamed_trace_is_one_paragraph(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     lines = (CORPUS / "seed_parallel_batch.json").read_text().splitlines()
     first = next(i for i, line in enumerate(lines) if line == '  "events": [')
     lines[first + 3] = '    {"kind": "teleport"},'

@@ -19,6 +19,7 @@ def _view() -> ContextView:
 
 def _sleeps(view: ContextView, need: int) -> list[str]:
     import time
+
     time.sleep(30)
     return []
 
@@ -55,12 +56,14 @@ def test_words_that_look_like_a_hang_do_not_trip_the_wire() -> None:
 def test_search_error_names_the_shrunk_step_with_the_first_hangs_words() -> None:
     wire = Tripwire(FunctionPolicy(_sleeps, "sleepy"), 0.2)
     wire.first = PolicyTimeout("policy 'sleepy'", "did not return within 0.2 s.", "raise it.")
-    shrunk = PolicyTimeout("policy 'sleepy'", f"did not return within {AFTER_HANG:g} s.",
-                           "raise it.", 3)
+    shrunk = PolicyTimeout(
+        "policy 'sleepy'", f"did not return within {AFTER_HANG:g} s.", "raise it.", 3
+    )
     told = search_error(shrunk, wire)
     assert type(told) is PolicyTimeout and told.step == 3
-    assert told.paragraph() == ("policy 'sleepy' at step 3: did not return within 0.2 s. "
-                                "Hint: raise it.")
+    assert told.paragraph() == (
+        "policy 'sleepy' at step 3: did not return within 0.2 s. Hint: raise it."
+    )
 
 
 def test_search_error_without_a_hang() -> None:

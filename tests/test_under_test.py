@@ -37,8 +37,9 @@ def _verdicts(trace: Trace) -> tuple[list[str], list[str]]:
     the model runtime through the protocol."""
     policy = load_policy(trace.policy)
     own = sorted({i.kind.value for i in incidents_of(trace, policy) if i.is_violation})
-    seen = sorted({i.kind.value for i in ut.incidents_of(trace, ut.model_runtime(policy))
-                   if i.is_violation})
+    seen = sorted(
+        {i.kind.value for i in ut.incidents_of(trace, ut.model_runtime(policy)) if i.is_violation}
+    )
     return own, seen
 
 
@@ -59,10 +60,19 @@ def _knobs(trace: Trace, every: bool) -> list[RuntimeConfig]:
     repairs = tuple(Repair) if every else (trace.config.repair,)
     retries = tuple(RetryMode) if every else (trace.config.retry,)
     checks = tuple(CheckAt) if every else (trace.config.check_at,)
-    return [replace(trace.config, provider=Provider.OPENAI, gate=g, on_stream_loss=s,
-                    repair=r, retry=y, check_at=c)
-            for g, s, r, y, c in itertools.product(gates, losses, repairs, retries, checks)
-            if not (c is CheckAt.BEFORE_INVOKE and r is not Repair.NONE)]
+    return [
+        replace(
+            trace.config,
+            provider=Provider.OPENAI,
+            gate=g,
+            on_stream_loss=s,
+            repair=r,
+            retry=y,
+            check_at=c,
+        )
+        for g, s, r, y, c in itertools.product(gates, losses, repairs, retries, checks)
+        if not (c is CheckAt.BEFORE_INVOKE and r is not Repair.NONE)
+    ]
 
 
 def _agree_under_knobs(every: bool) -> int:
@@ -90,14 +100,19 @@ def test_the_naive_asyncio_loop_shows_the_domain_documents_incidents() -> None:
     seed = loads((ROOT / "tests" / "corpus" / "seed_parallel_batch.json").read_text())
     naive = load_policy(f"runtime:{LOOP}:NaiveLoop")
     kinds = {i.kind.value for i in ut.incidents_of(seed, naive) if i.is_violation}
-    assert kinds == {"invalid_prune", "orphaned_result", "provider_rejection",
-                     "duplicated_side_effect"}
+    assert kinds == {
+        "invalid_prune",
+        "orphaned_result",
+        "provider_rejection",
+        "duplicated_side_effect",
+    }
     guarded = load_policy(f"runtime:{LOOP}:GuardedLoop")
     assert not [i for i in ut.incidents_of(seed, guarded) if i.is_violation]
 
 
-def test_search_runtime_exits_1_on_the_naive_loop(capsys: pytest.CaptureFixture[str],
-                                                  tmp_path: Path) -> None:
+def test_search_runtime_exits_1_on_the_naive_loop(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     status = main(["search", "--runtime", f"{LOOP}:NaiveLoop", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert status == 1 and "VIOLATION" in out and "runtime under test" in out
@@ -113,8 +128,7 @@ def test_search_runtime_exits_0_on_the_guarded_loop(capsys: pytest.CaptureFixtur
     assert status == 0 and "no violation" in out
 
 
-def test_a_bad_runtime_spec_is_one_paragraph_and_exit_2(capsys: pytest.CaptureFixture[str]
-                                                        ) -> None:
+def test_a_bad_runtime_spec_is_one_paragraph_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "--runtime", f"{LOOP}:Nope"]) == 2
     err = capsys.readouterr().err
     assert "has no attribute 'Nope'" in err and "Traceback" not in err
@@ -138,8 +152,13 @@ def test_the_guard_wrapping_each_trimmer_survives_search(spec: str) -> None:
 
 def test_the_same_trimmers_without_the_guard_are_caught() -> None:
     for name in ("lowest_salience", "token_span"):
-        assert search(f"runtime:model:{name}", CONFIG, seed=1, max_examples=60,
-                      policy=load_policy(f"runtime:model:{name}")).found
+        assert search(
+            f"runtime:model:{name}",
+            CONFIG,
+            seed=1,
+            max_examples=60,
+            policy=load_policy(f"runtime:model:{name}"),
+        ).found
 
 
 @pytest.mark.parametrize("spec", GUARDED)
@@ -151,23 +170,36 @@ def test_the_guard_wrapping_each_trimmer_survives_explore_depth_5(spec: str) -> 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", GUARDED)
 def test_the_guard_wrapping_each_trimmer_survives_explore_depth_8(spec: str) -> None:
-    result = explore(spec, CONFIG, depth=8, shape=Shape.small(), max_states=400_000,
-                     policy=load_policy(spec))
-    print(f"{spec}: {result.states} states, {result.transitions} transitions, "
-          f"{result.seconds:.0f} s")
+    result = explore(
+        spec, CONFIG, depth=8, shape=Shape.small(), max_states=400_000, policy=load_policy(spec)
+    )
+    print(
+        f"{spec}: {result.states} states, {result.transitions} transitions, {result.seconds:.0f} s"
+    )
     assert result.counterexample is None and not result.capped
 
 
 def test_explore_finds_the_naive_loops_shortest_counterexample() -> None:
-    result = explore(f"runtime:{LOOP}:NaiveLoop", CONFIG, depth=4, shape=Shape.small(),
-                     policy=load_policy(f"runtime:{LOOP}:NaiveLoop"))
+    result = explore(
+        f"runtime:{LOOP}:NaiveLoop",
+        CONFIG,
+        depth=4,
+        shape=Shape.small(),
+        policy=load_policy(f"runtime:{LOOP}:NaiveLoop"),
+    )
     # The trace opens with the system prompt and the user's message; depth counts after them.
     assert result.counterexample is not None and len(result.counterexample.events) == 5
     assert [e.kind for e in result.counterexample.events[:2]] == ["system", "user"]
 
 
-def _guard_sweep(tmp_path: Path, levels: tuple[float, ...], tightness: tuple[float, ...],
-                 seeds: list[int], horizon: float, specs: list[str]) -> list[Row]:
+def _guard_sweep(
+    tmp_path: Path,
+    levels: tuple[float, ...],
+    tightness: tuple[float, ...],
+    seeds: list[int],
+    horizon: float,
+    specs: list[str],
+) -> list[Row]:
     """The report's sweep for runtimes: every trimmer behind the guard ×
     load levels, and × budget tightness at the report's tight level."""
     base = [RuntimeConfig()]
@@ -175,7 +207,7 @@ def _guard_sweep(tmp_path: Path, levels: tuple[float, ...], tightness: tuple[flo
     runs += plan(specs, base, [TIGHT_LEVEL], seeds, tightness=tightness, horizon=horizon)
     rows = list(run_sweep(runs, tmp_path / "guard.jsonl", jobs=1, quiet=True).rows)
     assert len(rows) == len({r.key for r in runs})  # every distinct run (a tightness run
-    return rows                                     # may equal a level run: it runs once)
+    return rows  # may equal a level run: it runs once)
 
 
 def _no_violation(rows: list[Row]) -> tuple[int, int]:
@@ -195,8 +227,7 @@ def test_the_guard_wrapping_each_trimmer_survives_a_reduced_sweep(tmp_path: Path
 
 @pytest.mark.slow
 def test_the_guard_wrapping_each_trimmer_survives_the_default_sweep(tmp_path: Path) -> None:
-    rows = _guard_sweep(tmp_path, LEVELS, TIGHTNESS, list(range(1, SEEDS + 1)), HORIZON,
-                        GUARDED)
+    rows = _guard_sweep(tmp_path, LEVELS, TIGHTNESS, list(range(1, SEEDS + 1)), HORIZON, GUARDED)
     invocations, spills = _no_violation(rows)
     print(f"{len(rows)} runs, {invocations} invocations, {spills} spills, no violation")
     assert len(rows) >= len(LEVELS) * SEEDS * len(GUARDED) and invocations > 10_000
@@ -205,8 +236,14 @@ def test_the_guard_wrapping_each_trimmer_survives_the_default_sweep(tmp_path: Pa
 @pytest.mark.parametrize("name", ["lowest_salience", "clear_old_results", "summarize_prefix"])
 def test_simulated_traces_give_the_same_verdicts_through_the_protocol(name: str) -> None:
     policy = load_policy(name)
-    run = simulate(name, RuntimeConfig(provider=Provider.OPENAI), load_at(1.0), 1,
-                   horizon=150.0, policy=guarded(load_policy(name)))
+    run = simulate(
+        name,
+        RuntimeConfig(provider=Provider.OPENAI),
+        load_at(1.0),
+        1,
+        horizon=150.0,
+        policy=guarded(load_policy(name)),
+    )
     kinds = set()
     for trace in run.traces:
         own, seen = _verdicts(trace)

@@ -67,8 +67,9 @@ def test_spec_partition_equals_index_after_every_step(scenario: Scenario) -> Non
 @pytest.mark.parametrize("policy", POLICY_NAMES)
 @settings(max_examples=40)
 @given(data=st.data())
-def test_spec_equals_index_for_each_policy_under_gate_none(policy: str,
-                                                           data: st.DataObject) -> None:
+def test_spec_equals_index_for_each_policy_under_gate_none(
+    policy: str, data: st.DataObject
+) -> None:
     run_checking(data.draw(scenarios(gates=(Gate.NONE,), policies=(policy,))))
 
 
@@ -81,8 +82,9 @@ def test_spec_equals_index_thorough(scenario: Scenario) -> None:
 
 # ------------------------------------------------------------ hand-built cases
 def _evict(ids: list[str]) -> FunctionPolicy:
-    return FunctionPolicy(lambda view, need: [i for i in ids if i in {m.id for m in
-                                                                     view.messages}], "fixed")
+    return FunctionPolicy(
+        lambda view, need: [i for i in ids if i in {m.id for m in view.messages}], "fixed"
+    )
 
 
 def test_batch_results_stay_one_unit_after_their_call_is_evicted() -> None:
@@ -98,8 +100,14 @@ def test_batch_results_stay_one_unit_after_their_call_is_evicted() -> None:
 
 def test_retried_batch_is_a_new_unit() -> None:
     state = initial_state(RuntimeConfig(budget=100, hard_ceiling=1000), _evict(["m2"]))
-    for event in (UserMessage(10), IssueBatch((CallSpec("read_file", "a"),), 20),
-                  ExternalWrite("a"), ResultChunk("c1", 80), Invoke(), Retry()):
+    for event in (
+        UserMessage(10),
+        IssueBatch((CallSpec("read_file", "a"),), 20),
+        ExternalWrite("a"),
+        ResultChunk("c1", 80),
+        Invoke(),
+        Retry(),
+    ):
         apply(state, event)
     assert state.calls["c2"].retry_of == "c1" and state.calls["c2"].batch == "m4"
     assert {"m4", "m5"} in [set(u) for u in spec_partition(state)]
@@ -107,28 +115,38 @@ def test_retried_batch_is_a_new_unit() -> None:
 
 
 def test_units_spec_orders_units_by_first_message() -> None:
-    ms = [Message("m3", Role.USER, 1, 1, 0.0),
-          Message("m1", Role.ASSISTANT, 1, 1, 0.0, tool_calls=("c1", "c2")),
-          Message("m9", Role.TOOL, 1, 1, 0.0, call_id="c2"),
-          Message("m2", Role.TOOL, 1, 1, 0.0, call_id="c1")]
+    ms = [
+        Message("m3", Role.USER, 1, 1, 0.0),
+        Message("m1", Role.ASSISTANT, 1, 1, 0.0, tool_calls=("c1", "c2")),
+        Message("m9", Role.TOOL, 1, 1, 0.0, call_id="c2"),
+        Message("m2", Role.TOOL, 1, 1, 0.0, call_id="c1"),
+    ]
     assert units_spec(ms, {"c1": "m1", "c2": "m1"}) == [
-        frozenset({"m3"}), frozenset({"m1", "m9", "m2"})]
+        frozenset({"m3"}),
+        frozenset({"m1", "m9", "m2"}),
+    ]
 
 
 def test_unit_graph_links_results_of_one_batch_through_the_batch_node() -> None:
-    ms = [Message("m5", Role.TOOL, 1, 1, 0.0, call_id="c1"),
-          Message("m6", Role.TOOL, 1, 1, 0.0, call_id="c2"),
-          Message("m7", Role.TOOL, 1, 1, 0.0, call_id="c9")]
+    ms = [
+        Message("m5", Role.TOOL, 1, 1, 0.0, call_id="c1"),
+        Message("m6", Role.TOOL, 1, 1, 0.0, call_id="c2"),
+        Message("m7", Role.TOOL, 1, 1, 0.0, call_id="c9"),
+    ]
     graph = unit_graph(ms, {"c1": "m4", "c2": "m4", "c9": "m8"})
     assert graph.has_edge(("call", "c1"), ("batch", "m4"))
     assert units_spec(ms, {"c1": "m4", "c2": "m4", "c9": "m8"}) == [
-        frozenset({"m5", "m6"}), frozenset({"m7"})]
+        frozenset({"m5", "m6"}),
+        frozenset({"m7"}),
+    ]
 
 
 def test_summary_and_user_messages_are_units_of_their_own() -> None:
-    ms = [Message("m1", Role.USER, 1, 1, 0.0, summary_of=("m2", "m3")),
-          Message("m4", Role.ASSISTANT, 1, 1, 0.0),
-          Message("m5", Role.SYSTEM, 1, 1, 0.0)]
+    ms = [
+        Message("m1", Role.USER, 1, 1, 0.0, summary_of=("m2", "m3")),
+        Message("m4", Role.ASSISTANT, 1, 1, 0.0),
+        Message("m5", Role.SYSTEM, 1, 1, 0.0),
+    ]
     assert units_spec(ms, {}) == [frozenset({"m1"}), frozenset({"m4"}), frozenset({"m5"})]
 
 

@@ -53,7 +53,7 @@ def _imports(path: Path) -> set[str]:
 def _path_of(module: str) -> Path | None:
     if not module.startswith(PREFIX):
         return None
-    rel = Path(*module[len(PREFIX):].split("."))
+    rel = Path(*module[len(PREFIX) :].split("."))
     for path in (SIM / rel.with_suffix(".py"), SIM / rel / "__init__.py"):
         if path.is_file():
             return path
@@ -66,8 +66,10 @@ def _package(sub: str) -> dict[str, set[str]]:
 
 @pytest.mark.parametrize("sub", ["drivers", "runtimes"])
 def test_drivers_and_runtimes_import_nothing_from_adapters(sub: str) -> None:
-    upward = {mod: sorted(i for i in imports if i.startswith(PREFIX + "adapters"))
-              for mod, imports in _package(sub).items()}
+    upward = {
+        mod: sorted(i for i in imports if i.startswith(PREFIX + "adapters"))
+        for mod, imports in _package(sub).items()
+    }
     assert {mod: found for mod, found in upward.items() if found} == {}
 
 
@@ -127,8 +129,10 @@ def _calls_file_import(path: Path) -> bool:
     """Whether ``path``'s code (not its strings: a script template may)
     imports a file by path."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return any(isinstance(node, ast.Attribute) and node.attr == "spec_from_file_location"
-               for node in ast.walk(tree))
+    return any(
+        isinstance(node, ast.Attribute) and node.attr == "spec_from_file_location"
+        for node in ast.walk(tree)
+    )
 
 
 def test_user_files_are_imported_in_one_module() -> None:

@@ -28,15 +28,24 @@ def test_the_package_the_metadata_and_the_command_line_agree() -> None:
     written = _pyproject_version()
     assert version("prunecheck") == written, "reinstall: make clean && make test"
     assert prunecheck.__version__ == written
-    shown = subprocess.run([sys.executable, "-m", "prunecheck", "--version"],
-                           capture_output=True, text=True, timeout=60, check=True)
+    shown = subprocess.run(
+        [sys.executable, "-m", "prunecheck", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert shown.stdout.strip() == f"prunecheck {written}"
 
 
 def test_no_source_file_writes_the_number_again() -> None:
     written = re.escape(_pyproject_version())
     quoted = re.compile(rf"[\"']{written}[\"']")
-    sources = [*(ROOT / "src" / "prunecheck").glob("*.py"), *(ROOT / "model").rglob("*.py"),
-               *(ROOT / "sim").rglob("*.py"), *(ROOT / "src" / "prunecheck" / "guard").glob("*.py")]
+    sources = [
+        *(ROOT / "src" / "prunecheck").glob("*.py"),
+        *(ROOT / "model").rglob("*.py"),
+        *(ROOT / "sim").rglob("*.py"),
+        *(ROOT / "src" / "prunecheck" / "guard").glob("*.py"),
+    ]
     assert sources
     assert [p.name for p in sources if quoted.search(p.read_text(encoding="utf-8"))] == []

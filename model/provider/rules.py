@@ -166,22 +166,34 @@ def _messages_of(payload: object, provider: Provider, source: str) -> list[dict[
     raw = payload
     if isinstance(payload, dict):
         if "messages" not in payload:
-            _fail(source, "is a JSON object without 'messages'; a request body holds its "
-                  "conversation in 'messages'.",
-                  'Pass a request body {"messages": [...]} or a bare list of messages.')
+            _fail(
+                source,
+                "is a JSON object without 'messages'; a request body holds its "
+                "conversation in 'messages'.",
+                'Pass a request body {"messages": [...]} or a bare list of messages.',
+            )
         raw, system = payload["messages"], payload.get("system")
         if provider is Provider.ANTHROPIC and not isinstance(system, str | list | None):
-            _fail(f"{source}: system", f"is a JSON {_json_type(system)}; Anthropic's "
-                  "'system' is a string or a list of text blocks.",
-                  'Write the system prompt as "system": "...".')
+            _fail(
+                f"{source}: system",
+                f"is a JSON {_json_type(system)}; Anthropic's "
+                "'system' is a string or a list of text blocks.",
+                'Write the system prompt as "system": "...".',
+            )
     if not isinstance(raw, list):
-        _fail(source, f"holds a JSON {_json_type(raw)} where a list of messages was expected.",
-              'Pass a bare list [{"role": ..., "content": ...}] or a body with "messages".')
+        _fail(
+            source,
+            f"holds a JSON {_json_type(raw)} where a list of messages was expected.",
+            'Pass a bare list [{"role": ..., "content": ...}] or a body with "messages".',
+        )
     for i, message in enumerate(raw):
         if not isinstance(message, dict):
-            _fail(f"{source}: messages[{i}]", f"is a JSON {_json_type(message)}; a message "
-                  "is an object with 'role' and 'content'.",
-                  "Check that the list holds messages, not their contents.")
+            _fail(
+                f"{source}: messages[{i}]",
+                f"is a JSON {_json_type(message)}; a message "
+                "is an object with 'role' and 'content'.",
+                "Check that the list holds messages, not their contents.",
+            )
     return raw
 
 
@@ -194,8 +206,10 @@ def _role(message: dict[str, object], where: str, provider: Provider) -> str:
     if provider is Provider.ANTHROPIC and role == "system":
         hint = "Anthropic takes the system prompt as the top-level 'system' of the request."
     elif provider is Provider.ANTHROPIC and role == "tool":
-        hint = ("Anthropic carries tool results as 'tool_result' blocks of a user message; "
-                "an OpenAI Chat Completions transcript must be validated as openai.")
+        hint = (
+            "Anthropic carries tool results as 'tool_result' blocks of a user message; "
+            "an OpenAI Chat Completions transcript must be validated as openai."
+        )
     shown = "no 'role'" if role is None else f"role {role!r}"
     who = "an Anthropic" if provider is Provider.ANTHROPIC else "an OpenAI"
     _fail(where, f"has {shown}; {who} message's role is one of {', '.join(allowed)}.", hint)
@@ -204,8 +218,11 @@ def _role(message: dict[str, object], where: str, provider: Provider) -> str:
 def _id_field(obj: dict[str, object], key: str, where: str, what: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str):
-        _fail(where, f"is {what} without a string '{key}' (found {_json_type(value)}).",
-              f"{what.capitalize()} names its call in '{key}'.")
+        _fail(
+            where,
+            f"is {what} without a string '{key}' (found {_json_type(value)}).",
+            f"{what.capitalize()} names its call in '{key}'.",
+        )
     return value
 
 
@@ -220,19 +237,30 @@ def _validate_anthropic(messages: list[dict[str, object]], source: str) -> list[
         if isinstance(content, str):
             continue
         if not isinstance(content, list):
-            _fail(where, f"has content of type {_json_type(content)}; Anthropic content is "
-                  "a string or a list of blocks.", 'Write "content": "..." or a block list.')
+            _fail(
+                where,
+                f"has content of type {_json_type(content)}; Anthropic content is "
+                "a string or a list of blocks.",
+                'Write "content": "..." or a block list.',
+            )
         for k, block in enumerate(content):
             at = f"{where}.content[{k}]"
             if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-                _fail(at, "is not a content block (an object with a string 'type').",
-                      'Blocks look like {"type": "text", "text": "..."}.')
+                _fail(
+                    at,
+                    "is not a content block (an object with a string 'type').",
+                    'Blocks look like {"type": "text", "text": "..."}.',
+                )
             if block["type"] not in _CALL_BLOCKS:
                 continue
             owner, key = _CALL_BLOCKS[block["type"]]
             if role != owner:
-                _fail(at, f"is a {block['type']} block in a {role} message; it belongs in "
-                      f"the {owner}'s message.", "Check the message's role.")
+                _fail(
+                    at,
+                    f"is a {block['type']} block in a {role} message; it belongs in "
+                    f"the {owner}'s message.",
+                    "Check the message's role.",
+                )
             cid = _id_field(block, key, at, f"a {block['type']} block")
             if owner == "assistant":
                 uses[i].append(cid)
@@ -257,13 +285,19 @@ def _openai_calls(message: dict[str, object], role: str, where: str) -> tuple[st
     if calls is None:
         return ()
     if not isinstance(calls, list) or (calls and role != "assistant"):
-        _fail(where, f"has 'tool_calls' (a JSON {_json_type(calls)}) in a {role} message; "
-              "only an assistant message carries tool_calls, as a list of calls.",
-              'Write "tool_calls": [{"id": ..., "type": "function", "function": {...}}].')
+        _fail(
+            where,
+            f"has 'tool_calls' (a JSON {_json_type(calls)}) in a {role} message; "
+            "only an assistant message carries tool_calls, as a list of calls.",
+            'Write "tool_calls": [{"id": ..., "type": "function", "function": {...}}].',
+        )
     for j, call in enumerate(calls):
         if not isinstance(call, dict):
-            _fail(f"{where}.tool_calls[{j}]", f"is a JSON {_json_type(call)}; a tool call "
-                  "is an object with an 'id'.", 'Write {"id": ..., "type": "function", ...}.')
+            _fail(
+                f"{where}.tool_calls[{j}]",
+                f"is a JSON {_json_type(call)}; a tool call is an object with an 'id'.",
+                'Write {"id": ..., "type": "function", ...}.',
+            )
     return tuple(_id_field(c, "id", f"{where}.tool_calls[{j}]", "a tool call")
                  for j, c in enumerate(calls))  # fmt: skip
 
@@ -282,8 +316,12 @@ def _validate_openai(messages: list[dict[str, object]], source: str) -> list[Pro
         where = f"{source}: messages[{i}]"
         role, content = _role(message, where, Provider.OPENAI), message.get("content")
         if not isinstance(content, str | list | None):
-            _fail(where, f"has content of type {_json_type(content)}; OpenAI content is a "
-                  "string, a list of parts or null.", 'Write "content": "...".')
+            _fail(
+                where,
+                f"has content of type {_json_type(content)}; OpenAI content is a "
+                "string, a list of parts or null.",
+                'Write "content": "...".',
+            )
         if role == "tool":
             cid = _id_field(message, "tool_call_id", where, "a tool message")
             if cid in answered:
@@ -297,4 +335,3 @@ def _validate_openai(messages: list[dict[str, object]], source: str) -> list[Pro
     close_batch()
     found.sort(key=lambda pair: pair[0])  # a batch's error is found only when it closes
     return [error for _, error in found]
-

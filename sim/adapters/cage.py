@@ -107,7 +107,7 @@ class _Worker:
         data = _HEADER.pack(len(payload)) + payload
         try:
             while data:
-                data = data[os.write(self.req, data):]
+                data = data[os.write(self.req, data) :]
         except OSError:
             raise _Dead from None
 
@@ -118,17 +118,23 @@ class _Worker:
         size = _HEADER.unpack(head)[0]
         if size > _MAX_ANSWER:
             self.stop()
-            raise PolicyError(f"policy {self.name!r}", f"answered with {size} bytes, over the "
-                              f"{_MAX_ANSWER // 2**20} MiB limit of one proposal.",
-                              "return message ids or actions, not data.")
+            raise PolicyError(
+                f"policy {self.name!r}",
+                f"answered with {size} bytes, over the "
+                f"{_MAX_ANSWER // 2**20} MiB limit of one proposal.",
+                "return message ids or actions, not data.",
+            )
         try:
             answer = json.loads(self._exactly(size, deadline))
         except (ValueError, RecursionError):
             answer = None
         if not isinstance(answer, dict):
             self.stop()
-            raise PolicyError(f"policy {self.name!r}", "its worker sent a malformed answer.",
-                              "a policy must not write to file descriptors it did not open.")
+            raise PolicyError(
+                f"policy {self.name!r}",
+                "its worker sent a malformed answer.",
+                "a policy must not write to file descriptors it did not open.",
+            )
         return answer
 
     def _exactly(self, n: int, deadline: float | None) -> bytes:
@@ -193,8 +199,13 @@ def _start(spec: str) -> _Worker:
         stdout = None
     proc = subprocess.Popen(
         [sys.executable, "-m", "prunecheck.sim.adapters.cage_worker", str(req_r), str(resp_w)],
-        stdin=subprocess.DEVNULL, stdout=stdout, stderr=stdout, pass_fds=(req_r, resp_w),
-        env=env, start_new_session=True)
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stdout,
+        pass_fds=(req_r, resp_w),
+        env=env,
+        start_new_session=True,
+    )
     os.close(req_r)
     os.close(resp_w)
     worker = _Worker(spec, proc, req_w, resp_r)
@@ -204,17 +215,24 @@ def _start(spec: str) -> _Worker:
         hello = worker.receive(LOAD_TIMEOUT)
     except TimeoutError:
         worker.stop()
-        raise PolicyError(subject, f"importing it did not finish within {LOAD_TIMEOUT:g} s.",
-                          "a policy module must not block or loop at import time.") from None
+        raise PolicyError(
+            subject,
+            f"importing it did not finish within {LOAD_TIMEOUT:g} s.",
+            "a policy module must not block or loop at import time.",
+        ) from None
     except _Dead:
-        raise PolicyError(subject, f"importing it ended the process: {worker.how_it_ended()}.",
-                          "a policy module must not exit at import time.") from None
+        raise PolicyError(
+            subject,
+            f"importing it ended the process: {worker.how_it_ended()}.",
+            "a policy module must not exit at import time.",
+        ) from None
     for key in ("error", "raised"):
         if key in hello:
             worker.close()
             err = hello[key]
-            raise PolicyError(str(err.get("subject", subject)), str(err["rule"]),
-                              str(err.get("hint", "")))
+            raise PolicyError(
+                str(err.get("subject", subject)), str(err["rule"]), str(err.get("hint", ""))
+            )
     worker.name = str(hello.get("name", spec))
     fmt = hello.get("format")
     worker.format = fmt if isinstance(fmt, str) else None
@@ -284,8 +302,9 @@ class CagedPolicy:
         subject = f"policy {self.name!r}"
         if "raised" in answer:
             raised = answer["raised"]
-            raise PolicyError(subject, str(raised.get("rule", "failed.")),
-                              str(raised.get("hint", "")))
+            raise PolicyError(
+                subject, str(raised.get("rule", "failed.")), str(raised.get("hint", ""))
+            )
         try:
             return _actions(answer)
         except (TypeError, ValueError):
@@ -301,9 +320,18 @@ class CagedPolicy:
         sent = worker.sent
         delta = [m.id if sent.get(m.id) is m else m for m in messages]
         worker.sent = {m.id: m for m in messages}
-        payload = pickle.dumps((delta, frozenset(view.pending_calls), view.budget,
-                                view.used, view.now, view.turn, need),
-                               protocol=pickle.HIGHEST_PROTOCOL)
+        payload = pickle.dumps(
+            (
+                delta,
+                frozenset(view.pending_calls),
+                view.budget,
+                view.used,
+                view.now,
+                view.turn,
+                need,
+            ),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
         what = f"select(view, need={need})"
         try:
             worker.send(payload)
@@ -311,15 +339,18 @@ class CagedPolicy:
         except TimeoutError:
             worker.stop()
             worker.failure = PolicyTimeout(
-                subject, f"{what} did not return within {self.timeout:g} s (context of "
+                subject,
+                f"{what} did not return within {self.timeout:g} s (context of "
                 f"{len(messages)} messages); its process was stopped, so later calls fail at "
                 "once.",
-                "make select() faster or raise --policy-timeout.")
+                "make select() faster or raise --policy-timeout.",
+            )
         except _Dead:
             worker.failure = PolicyError(
-                subject, f"{what} did not return: {worker.how_it_ended()}; later calls fail "
-                "at once.",
-                "a policy must return its proposal, never end the process.")
+                subject,
+                f"{what} did not return: {worker.how_it_ended()}; later calls fail at once.",
+                "a policy must return its proposal, never end the process.",
+            )
             worker.close()
         except PolicyError as exc:
             worker.failure = exc

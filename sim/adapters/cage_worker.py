@@ -72,7 +72,7 @@ def _write(fd: int, payload: dict[str, Any]) -> None:
     data = json.dumps(payload).encode()
     data = _HEADER.pack(len(data)) + data
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 class _Anything(Container[str]):
@@ -149,9 +149,12 @@ def _serve(req: int, resp: int) -> int:
         try:
             proposal = proposal_from(policy.select(view, need), anything, name, 0)
             answer: dict[str, Any] = {
-                "evict": list(proposal.evict), "clear": list(proposal.clear),
-                "summarize": [[list(g.message_ids), g.tokens, str(g.text)]
-                              for g in proposal.summarize]}
+                "evict": list(proposal.evict),
+                "clear": list(proposal.clear),
+                "summarize": [
+                    [list(g.message_ids), g.tokens, str(g.text)] for g in proposal.summarize
+                ],
+            }
         except PolicyError as exc:
             answer = {"raised": {"rule": exc.rule, "hint": exc.hint}}
         except BaseException as exc:
@@ -159,8 +162,16 @@ def _serve(req: int, resp: int) -> int:
         try:
             _write(resp, answer)
         except MemoryError:
-            _write(resp, {"raised": {"rule": "returned more than the worker could encode "
-                                             "within its memory limit.", "hint": ""}})
+            _write(
+                resp,
+                {
+                    "raised": {
+                        "rule": "returned more than the worker could encode "
+                        "within its memory limit.",
+                        "hint": "",
+                    }
+                },
+            )
 
 
 def main(argv: list[str]) -> int:

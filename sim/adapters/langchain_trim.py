@@ -46,15 +46,22 @@ MESSAGE_TYPES = ("human", "ai", "tool", "system")
 class TrimSettings:
     """How ``trim_messages`` is called (see the module notes)."""
 
-    strategy: str = field(default="last", metadata={
-        "choices": ("last", "first"), "help": "keep the last or the first messages"})
-    start_on: tuple[str, ...] = field(default=(), metadata={
-        "choices": MESSAGE_TYPES, "help": "types the kept history may start on"})
-    end_on: tuple[str, ...] = field(default=(), metadata={
-        "choices": MESSAGE_TYPES, "help": "types the kept history may end on"})
+    strategy: str = field(
+        default="last",
+        metadata={"choices": ("last", "first"), "help": "keep the last or the first messages"},
+    )
+    start_on: tuple[str, ...] = field(
+        default=(),
+        metadata={"choices": MESSAGE_TYPES, "help": "types the kept history may start on"},
+    )
+    end_on: tuple[str, ...] = field(
+        default=(), metadata={"choices": MESSAGE_TYPES, "help": "types the kept history may end on"}
+    )
     include_system: bool = field(default=False, metadata={"help": "always keep the system"})
-    counter: str = field(default="tokens", metadata={
-        "choices": ("tokens", "len"), "help": "count tokens (budget) or messages (max)"})
+    counter: str = field(
+        default="tokens",
+        metadata={"choices": ("tokens", "len"), "help": "count tokens (budget) or messages (max)"},
+    )
     max: int = field(default=6, metadata={"min": 1, "help": "with counter=len: messages"})
 
     def spec(self) -> str:
@@ -82,9 +89,12 @@ def parse_settings(text: str | Mapping[str, object]) -> TrimSettings:
     """
     settings = _parse(TrimSettings, "langchain", text)
     if settings.include_system and settings.strategy != "last":
-        raise PolicyError(f"langchain settings {text!r}", "include_system=true works only with "
-                          "strategy=last (trim_messages raises ValueError otherwise).",
-                          "drop include_system or use strategy=last.")
+        raise PolicyError(
+            f"langchain settings {text!r}",
+            "include_system=true works only with "
+            "strategy=last (trim_messages raises ValueError otherwise).",
+            "drop include_system or use strategy=last.",
+        )
     return settings
 
 
@@ -92,8 +102,11 @@ def _langchain(subject: str) -> ModuleType:
     try:
         return importlib.import_module("langchain_core.messages")
     except ImportError:
-        raise PolicyError(subject, "needs langchain-core, which is not installed.",
-                          "pip install 'prunecheck[langchain]' (it runs offline).") from None
+        raise PolicyError(
+            subject,
+            "needs langchain-core, which is not installed.",
+            "pip install 'prunecheck[langchain]' (it runs offline).",
+        ) from None
 
 
 def make_trimmer(settings: TrimSettings) -> Any:
@@ -101,25 +114,30 @@ def make_trimmer(settings: TrimSettings) -> Any:
     ``settings`` and returns the very dicts it kept."""
     lc = _langchain(settings.spec())
 
-    def trim(messages: list[dict[str, Any]], max_tokens: int,
-             token_counter: Any) -> list[dict[str, Any]]:
+    def trim(
+        messages: list[dict[str, Any]], max_tokens: int, token_counter: Any
+    ) -> list[dict[str, Any]]:
         converted = lc.convert_to_messages(messages)
         origin = {id(c): m for c, m in zip(converted, messages, strict=True)}
         if settings.counter == "len":
             counter: Any = len
             limit = settings.max
         else:
-            sizes = {id(c): int(token_counter(m)) for c, m in zip(converted, messages,
-                                                                 strict=True)}
+            sizes = {id(c): int(token_counter(m)) for c, m in zip(converted, messages, strict=True)}
 
             def counter(batch: list[Any]) -> int:
                 return sum(sizes.get(id(x), 0) for x in batch)
 
             limit = max_tokens
         kept = lc.trim_messages(
-            converted, max_tokens=limit, token_counter=counter, strategy=settings.strategy,
-            start_on=list(settings.start_on) or None, end_on=list(settings.end_on) or None,
-            include_system=settings.include_system)
+            converted,
+            max_tokens=limit,
+            token_counter=counter,
+            strategy=settings.strategy,
+            start_on=list(settings.start_on) or None,
+            end_on=list(settings.end_on) or None,
+            include_system=settings.include_system,
+        )
         back = lc.convert_to_openai_messages
         return [origin[id(x)] if id(x) in origin else back(x) for x in kept]
 

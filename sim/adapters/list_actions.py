@@ -66,9 +66,13 @@ class Item:
     text: str = ""
 
 
-def read_back(order: Sequence[str], keys: Mapping[str, Sequence[Position]],
-              sizes: Mapping[str, int], items: Sequence[Item],
-              fail: Callable[[str], Exception]) -> list[str | Action]:
+def read_back(
+    order: Sequence[str],
+    keys: Mapping[str, Sequence[Position]],
+    sizes: Mapping[str, int],
+    items: Sequence[Item],
+    fail: Callable[[str], Exception],
+) -> list[str | Action]:
     """The actions an output means (evicted ids as plain strings).
 
     Parameters
@@ -100,19 +104,31 @@ def read_back(order: Sequence[str], keys: Mapping[str, Sequence[Position]],
         if item.position is not None:
             previous = item.position
             continue
-        following = next((x.position for x in items[at + 1:] if x.position is not None), None)
+        following = next((x.position for x in items[at + 1 :] if x.position is not None), None)
         groups.setdefault((previous, following), []).append(item)
     for (low, high), news in groups.items():
-        inside = [mid for mid in removed if mid in first
-                  and (low is None or first[mid] > low) and (high is None or first[mid] < high)]
+        inside = [
+            mid
+            for mid in removed
+            if mid in first
+            and (low is None or first[mid] > low)
+            and (high is None or first[mid] < high)
+        ]
         if not inside:
-            raise fail(f"returned a message that is not in its input at {news[0].label} "
-                       f"({news[0].text[:60]!r}): no removed message stands where it is, so "
-                       "it is neither a kept message, an edit, nor a summary of what it "
-                       "replaced.")
+            raise fail(
+                f"returned a message that is not in its input at {news[0].label} "
+                f"({news[0].text[:60]!r}): no removed message stands where it is, so "
+                "it is neither a kept message, an edit, nor a summary of what it "
+                "replaced."
+            )
         summarized.update(inside)
-        actions.append(Summarize(tuple(inside), max(1, sum(n.tokens for n in news)),
-                                 " ".join(n.text for n in news)[:200]))
+        actions.append(
+            Summarize(
+                tuple(inside),
+                max(1, sum(n.tokens for n in news)),
+                " ".join(n.text for n in news)[:200],
+            )
+        )
     evicted: list[str | Action] = [mid for mid in removed if mid not in summarized]
     for mid in kept:
         edits = [present[k] for k in keys[mid] if present[k].kind is ItemKind.EDITED]

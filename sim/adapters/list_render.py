@@ -60,13 +60,16 @@ def render_list(messages: Iterable[Message], fmt: Provider | str) -> RenderedLis
     fmt = Provider(fmt)
     given = list(messages)
     tools = _tools(given)
-    ordered = [_sized(m, tuple(tools.get(c, ("read_file", f"{c}.txt")) for c in m.tool_calls))
-               for m in given]
+    ordered = [
+        _sized(m, tuple(tools.get(c, ("read_file", f"{c}.txt")) for c in m.tool_calls))
+        for m in given
+    ]
     if fmt is Provider.OPENAI:
         body = render(ordered, Provider.OPENAI, tools=tools)["messages"]
         assert isinstance(body, list)
         keys: dict[str, tuple[tuple[int, int], ...]] = {
-            m.id: ((i, 0),) for i, m in enumerate(ordered)}
+            m.id: ((i, 0),) for i, m in enumerate(ordered)
+        }
         tokens = {(i, 0): m.tokens for i, m in enumerate(ordered)}
         return RenderedList(body, tuple((m.id,) for m in ordered), keys, tokens, fmt)
     return _render_anthropic(ordered, tools)
@@ -110,8 +113,7 @@ def _tools(ordered: list[Message]) -> dict[str, tuple[str, str]]:
     return tools
 
 
-def _render_anthropic(ordered: list[Message], tools: dict[str, tuple[str, str]]
-                      ) -> RenderedList:
+def _render_anthropic(ordered: list[Message], tools: dict[str, tuple[str, str]]) -> RenderedList:
     turns: list[tuple[str, list[tuple[_Block, str, bool]]]] = []
     hidden: list[str] = []
     for m in ordered:
@@ -148,8 +150,14 @@ def _render_anthropic(ordered: list[Message], tools: dict[str, tuple[str, str]]
                 if owner not in keys:
                     tokens[(i, k)] = size[owner]
                 keys.setdefault(owner, []).append((i, k))
-    return RenderedList(out, tuple(owners), {k: tuple(v) for k, v in keys.items()}, tokens,
-                        Provider.ANTHROPIC, frozenset(hidden))
+    return RenderedList(
+        out,
+        tuple(owners),
+        {k: tuple(v) for k, v in keys.items()},
+        tokens,
+        Provider.ANTHROPIC,
+        frozenset(hidden),
+    )
 
 
 def message_blocks(message: dict[str, Any]) -> list[Any]:

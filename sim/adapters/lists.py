@@ -116,8 +116,9 @@ class ListPolicy:
         return read_result(self, result, rendered, [m.id for m in view.messages])
 
 
-def list_policy(fn: object, format: Provider | str = "openai", *,
-                name: str | None = None) -> ListPolicy:
+def list_policy(
+    fn: object, format: Provider | str = "openai", *, name: str | None = None
+) -> ListPolicy:
     """``fn`` (a ``trim(messages) -> messages`` function) as a policy.
 
     Raises
@@ -127,11 +128,17 @@ def list_policy(fn: object, format: Provider | str = "openai", *,
     """
     label = name or list_spec(fn, format)
     if not callable(fn):
-        raise PolicyError(f"list function {label!r}", f"is a {type(fn).__name__}, not a "
-                          "function.", "pass a function trim(messages) -> messages.")
+        raise PolicyError(
+            f"list function {label!r}",
+            f"is a {type(fn).__name__}, not a function.",
+            "pass a function trim(messages) -> messages.",
+        )
     if str(format) not in FORMATS:
-        raise PolicyError(f"list function {label!r}", f"format {format!r} is unknown.",
-                          f"use one of: {', '.join(FORMATS)}.")
+        raise PolicyError(
+            f"list function {label!r}",
+            f"format {format!r} is unknown.",
+            f"use one of: {', '.join(FORMATS)}.",
+        )
     return ListPolicy(fn, Provider(format), label, _keywords(fn))
 
 

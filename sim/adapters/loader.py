@@ -33,12 +33,23 @@ from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
 from prunecheck.sim.runtimes.model_runtime import ModelRuntime
 from prunecheck.sim.runtimes.under_test import RuntimePolicy, factory_from
 
-__all__ = ["DEFAULT_TIMEOUT", "FORMAT_HINT", "GuardedPolicy", "adapter_policy", "guarded",
-           "load_local", "load_policy", "load_runtime", "resolve_attribute"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "FORMAT_HINT",
+    "GuardedPolicy",
+    "adapter_policy",
+    "guarded",
+    "load_local",
+    "load_policy",
+    "load_runtime",
+    "resolve_attribute",
+]
 
 #: How to say a list function's format, on every command that takes a policy.
-FORMAT_HINT = ("say which provider format its messages use: add --format openai or "
-               "--format anthropic to the command (or end the spec with @openai or @anthropic).")
+FORMAT_HINT = (
+    "say which provider format its messages use: add --format openai or "
+    "--format anthropic to the command (or end the spec with @openai or @anthropic)."
+)
 
 
 def load_policy(spec: str) -> Policy:
@@ -80,18 +91,25 @@ def load_local(spec: str) -> Policy:
     obj = _find(parsed)
     attr = parsed.attr
     if _is_list_function(obj):
-        raise PolicyError(f"policy spec {spec!r}", f"{attr} takes one argument, like a list "
-                          "function trim(messages), not a policy select(view, need).",
-                          FORMAT_HINT)
+        raise PolicyError(
+            f"policy spec {spec!r}",
+            f"{attr} takes one argument, like a list "
+            "function trim(messages), not a policy select(view, need).",
+            FORMAT_HINT,
+        )
     try:
         return as_policy(obj, attr)
     except TypeError:
-        raise PolicyError(f"policy spec {spec!r}", f"{attr} is {type(obj).__name__}, neither a "
-                          "callable select(view, need) nor an object with a select method.",
-                          "point the spec at your select function or policy object.") from None
+        raise PolicyError(
+            f"policy spec {spec!r}",
+            f"{attr} is {type(obj).__name__}, neither a "
+            "callable select(view, need) nor an object with a select method.",
+            "point the spec at your select function or policy object.",
+        ) from None
     except Exception as exc:
-        raise PolicyError(f"policy spec {spec!r}", f"instantiating {attr} raised "
-                          f"{type(exc).__name__}: {exc}.") from None
+        raise PolicyError(
+            f"policy spec {spec!r}", f"instantiating {attr} raised {type(exc).__name__}: {exc}."
+        ) from None
 
 
 def adapter_policy(spec: str) -> Policy | None:
@@ -110,9 +128,12 @@ def _adapted(parsed: PolicySpec) -> Policy | None:
     assert parsed.format is not None
     fn = _find(parsed)
     if isinstance(fn, type) or hasattr(fn, "select") or not callable(fn):
-        raise PolicyError(f"policy spec {parsed.text!r}", f"{parsed.attr} is a select(view, "
-                          "need) policy object, not a list function trim(messages).",
-                          f"drop the @{parsed.format} suffix to check it as a policy.")
+        raise PolicyError(
+            f"policy spec {parsed.text!r}",
+            f"{parsed.attr} is a select(view, "
+            "need) policy object, not a list function trim(messages).",
+            f"drop the @{parsed.format} suffix to check it as a policy.",
+        )
     return list_policy(fn, parsed.format, name=parsed.text)
 
 
@@ -143,8 +164,11 @@ def resolve_attribute(spec: str) -> tuple[object, str]:
     """
     parsed = parse_spec(spec)
     if parsed.kind not in (SpecKind.ATTRIBUTE, SpecKind.LIST):
-        raise PolicyError(f"policy spec {spec!r}", "does not name user code as module:attr "
-                          "or file.py:attr.", "for example mypkg.trim:select.")
+        raise PolicyError(
+            f"policy spec {spec!r}",
+            "does not name user code as module:attr or file.py:attr.",
+            "for example mypkg.trim:select.",
+        )
     return _find(parsed), parsed.attr
 
 
@@ -169,12 +193,17 @@ def load_runtime(spec: str | PolicySpec) -> RuntimePolicy:
         policy = load_policy(parsed.inner.text)
         if parsed.kind is SpecKind.MODEL_RUNTIME:
             return RuntimePolicy(text, lambda config: ModelRuntime(config, policy))
-        return RuntimePolicy(text, lambda config: GuardedRuntime(policy, config.budget,
-                                                                 config.hard_ceiling))
+        return RuntimePolicy(
+            text, lambda config: GuardedRuntime(policy, config.budget, config.hard_ceiling)
+        )
     if parsed.kind is not SpecKind.RUNTIME:
-        raise PolicyError(f"runtime spec {text!r}", "must be runtime:FILE.py:CLASS, "
-                          "runtime:module:CLASS, runtime:guard:POLICY or runtime:model:POLICY.",
-                          "for example --runtime examples/agent_loop.py:NaiveLoop.")
-    obj = find_object(parsed.where, parsed.attr, f"runtime spec {text!r}",
-                      import_subject=f"policy spec {text!r}")
+        raise PolicyError(
+            f"runtime spec {text!r}",
+            "must be runtime:FILE.py:CLASS, "
+            "runtime:module:CLASS, runtime:guard:POLICY or runtime:model:POLICY.",
+            "for example --runtime examples/agent_loop.py:NaiveLoop.",
+        )
+    obj = find_object(
+        parsed.where, parsed.attr, f"runtime spec {text!r}", import_subject=f"policy spec {text!r}"
+    )
     return RuntimePolicy(text, factory_from(obj, text))

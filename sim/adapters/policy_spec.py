@@ -39,26 +39,40 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.catalog import ADAPTERS
 
-__all__ = ["FORMATS", "RUNTIME_PREFIX", "PolicySpec", "SpecKind", "is_file_reference",
-           "list_format", "parse_spec", "parse_spec_or_none", "policy_file", "split_framework",
-           "split_reference", "user_code_of", "with_format"]
+__all__ = [
+    "FORMATS",
+    "RUNTIME_PREFIX",
+    "PolicySpec",
+    "SpecKind",
+    "is_file_reference",
+    "list_format",
+    "parse_spec",
+    "parse_spec_or_none",
+    "policy_file",
+    "split_framework",
+    "split_reference",
+    "user_code_of",
+    "with_format",
+]
 
 #: The message formats a list function may take (``…@openai``).
 FORMATS = tuple(p.value for p in Provider)
 #: What starts a runtime spec.
 RUNTIME_PREFIX = "runtime:"
-_RUNTIME_USAGE = ("must be runtime:FILE.py:CLASS, runtime:module:CLASS, runtime:guard:POLICY "
-                  "or runtime:model:POLICY.")
+_RUNTIME_USAGE = (
+    "must be runtime:FILE.py:CLASS, runtime:module:CLASS, runtime:guard:POLICY "
+    "or runtime:model:POLICY."
+)
 
 
 class SpecKind(Enum):
     """What a spec names."""
 
     BUILTIN = "builtin"
-    ATTRIBUTE = "attribute"          # module:attr, file.py:attr — a select policy
-    LIST = "list"                    # module:attr@format — a list function
-    FRAMEWORK = "framework"          # ADAPTER:key=value,...
-    RUNTIME = "runtime"              # runtime:FILE.py:CLASS, runtime:module:CLASS
+    ATTRIBUTE = "attribute"  # module:attr, file.py:attr — a select policy
+    LIST = "list"  # module:attr@format — a list function
+    FRAMEWORK = "framework"  # ADAPTER:key=value,...
+    RUNTIME = "runtime"  # runtime:FILE.py:CLASS, runtime:module:CLASS
     GUARD_RUNTIME = "guard_runtime"  # runtime:guard:POLICY
     MODEL_RUNTIME = "model_runtime"  # runtime:model:POLICY
 
@@ -107,7 +121,7 @@ class PolicySpec:
     def tail(self) -> str:
         """The spec after its file or module part (``:attr@format``), so a
         moved file keeps its attribute and format: ``new_path + tail``."""
-        return self.text[len(self.where):] if self.where else ""
+        return self.text[len(self.where) :] if self.where else ""
 
     @property
     def list_format(self) -> str | None:
@@ -165,25 +179,34 @@ def parse_spec(text: str) -> PolicySpec:
     if "@" in attr:
         attr, _, fmt = attr.partition("@")
         if fmt not in FORMATS:
-            raise PolicyError(f"policy spec {text!r}", f"list format {fmt!r} is unknown.",
-                              f"end the spec with @{' or @'.join(FORMATS)}.")
+            raise PolicyError(
+                f"policy spec {text!r}",
+                f"list format {fmt!r} is unknown.",
+                f"end the spec with @{' or @'.join(FORMATS)}.",
+            )
     if not where or not attr:
-        raise PolicyError(f"policy spec {text!r}", "needs both a module (or file) and an "
-                          "attribute, as module:attr.", "for example mypkg.trim:select.")
+        raise PolicyError(
+            f"policy spec {text!r}",
+            "needs both a module (or file) and an attribute, as module:attr.",
+            "for example mypkg.trim:select.",
+        )
     kind = SpecKind.ATTRIBUTE if fmt is None else SpecKind.LIST
     return PolicySpec(text, kind, where=where, attr=attr, format=fmt)
 
 
 def _runtime(text: str) -> PolicySpec:
-    rest = text[len(RUNTIME_PREFIX):]
+    rest = text[len(RUNTIME_PREFIX) :]
     kind, _, inner = rest.partition(":")
     if kind in ("guard", "model") and inner:
         wraps = SpecKind.GUARD_RUNTIME if kind == "guard" else SpecKind.MODEL_RUNTIME
         return PolicySpec(text, wraps, inner=parse_spec(inner))
     where, attr = split_reference(rest)
     if not where or not attr:
-        raise PolicyError(f"runtime spec {text!r}", _RUNTIME_USAGE,
-                          "for example --runtime examples/agent_loop.py:NaiveLoop.")
+        raise PolicyError(
+            f"runtime spec {text!r}",
+            _RUNTIME_USAGE,
+            "for example --runtime examples/agent_loop.py:NaiveLoop.",
+        )
     return PolicySpec(text, SpecKind.RUNTIME, where=where, attr=attr)
 
 

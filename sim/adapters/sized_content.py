@@ -49,8 +49,23 @@ build deploy version update change review
 #: Code-like tokens mixed into a quarter of the words: plain English runs at
 #: about 5.7 characters per cl100k token; this mix brings tiktoken's count to
 #: 4.0 characters per token, matching the approximation.
-_CODE = ("user_id,", "42", "(x)", "foo.py", "0.5", "id=7", "{ok}", "i++", "[a]", "v2", "err:",
-         "->", "x=1;", "2024", "cfg.yml")
+_CODE = (
+    "user_id,",
+    "42",
+    "(x)",
+    "foo.py",
+    "0.5",
+    "id=7",
+    "{ok}",
+    "i++",
+    "[a]",
+    "v2",
+    "err:",
+    "->",
+    "x=1;",
+    "2024",
+    "cfg.yml",
+)
 _CODE_SHARE = 0.25
 _CORPUS_CHARS = 1 << 18  # 256 KiB of filler, sliced at an offset per message
 
@@ -61,8 +76,10 @@ def _corpus() -> str:
     parts: list[str] = []
     size = 0
     while size < _CORPUS_CHARS:
-        sentence = " ".join(rng.choice(_CODE) if rng.random() < _CODE_SHARE
-                            else rng.choice(_WORDS) for _ in range(rng.randint(6, 16)))
+        sentence = " ".join(
+            rng.choice(_CODE) if rng.random() < _CODE_SHARE else rng.choice(_WORDS)
+            for _ in range(rng.randint(6, 16))
+        )
         sentence = sentence[0].upper() + sentence[1:] + ". "
         parts.append(sentence)
         size += len(sentence)
@@ -75,7 +92,7 @@ def _filler(key: str, chars: int) -> str:
         return ""
     start = zlib.crc32(key.encode()) % (len(corpus) // 2)
     start = corpus.find(" ", start) + 1  # begin on a word
-    out = corpus[start:start + chars]
+    out = corpus[start : start + chars]
     while len(out) < chars:  # larger than the corpus: wrap around
         out += corpus[: chars - len(out)]
     return out

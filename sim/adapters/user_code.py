@@ -34,19 +34,26 @@ def import_where(where: str, subject: str) -> object:
     try:
         return importlib.import_module(where)
     except ImportError as exc:
-        raise PolicyError(subject, f"module {where!r} cannot be imported "
-                          f"({exc}).", "is it installed, or is the current directory on "
-                          "PYTHONPATH? A file path (my_policy.py:select) also works.") from None
+        raise PolicyError(
+            subject,
+            f"module {where!r} cannot be imported ({exc}).",
+            "is it installed, or is the current directory on "
+            "PYTHONPATH? A file path (my_policy.py:select) also works.",
+        ) from None
     except Exception as exc:
-        raise PolicyError(subject, f"importing {where} raised "
-                          f"{type(exc).__name__}: {exc}.") from None
+        raise PolicyError(
+            subject, f"importing {where} raised {type(exc).__name__}: {exc}."
+        ) from None
 
 
 def _import_file(where: str, subject: str) -> object:
     path = Path(where)
     if not path.is_file():
-        raise PolicyError(subject, f"file {where} does not exist.",
-                          "give a path relative to the current directory.")
+        raise PolicyError(
+            subject,
+            f"file {where} does not exist.",
+            "give a path relative to the current directory.",
+        )
     name = f"prunecheck_user_{abs(hash(str(path.resolve())))}"
     if name in sys.modules:
         return sys.modules[name]
@@ -62,14 +69,17 @@ def _import_file(where: str, subject: str) -> object:
         loader_spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        raise PolicyError(subject, f"importing {where} raised "
-                          f"{type(exc).__name__}: {exc}.", "fix the file so that "
-                          "'python FILE' runs.") from None
+        raise PolicyError(
+            subject,
+            f"importing {where} raised {type(exc).__name__}: {exc}.",
+            "fix the file so that 'python FILE' runs.",
+        ) from None
     return module
 
 
-def find_object(where: str, attr: str, subject: str, *,
-                import_subject: str | None = None) -> object:
+def find_object(
+    where: str, attr: str, subject: str, *, import_subject: str | None = None
+) -> object:
     """The object ``attr`` (dotted) names in the module or file ``where``.
 
     Raises
@@ -81,7 +91,8 @@ def find_object(where: str, attr: str, subject: str, *,
     obj = import_where(where, import_subject or subject)
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise PolicyError(subject, f"{where} has no attribute {attr!r}.",
-                              "check the name after the colon.")
+            raise PolicyError(
+                subject, f"{where} has no attribute {attr!r}.", "check the name after the colon."
+            )
         obj = getattr(obj, part)
     return obj

@@ -79,13 +79,22 @@ class _Parser(argparse.ArgumentParser):
 class _Version(argparse.Action):
     """``--version``: argparse's, with the version read only when asked for."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS,
-                 help: str = "show program's version number and exit") -> None:
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str = argparse.SUPPRESS,
+        default: str = argparse.SUPPRESS,
+        help: str = "show program's version number and exit",
+    ) -> None:
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         print(f"prunecheck {version()}")
         parser.exit()
 
@@ -132,8 +141,10 @@ def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     """Every command's --help names the framework trimmer spec syntax."""
     from prunecheck.sim.adapters.frameworks import ADAPTERS
 
-    words = ("framework trimmers are POLICY specs too: ADAPTER:key=value,... with ADAPTER "
-             f"one of {', '.join(ADAPTERS)}; 'prunecheck policies' lists every setting.")
+    words = (
+        "framework trimmers are POLICY specs too: ADAPTER:key=value,... with ADAPTER "
+        f"one of {', '.join(ADAPTERS)}; 'prunecheck policies' lists every setting."
+    )
     for parser in parsers.values():
         parser.epilog = (parser.epilog or "").rstrip("\n") + "\n\n" + textwrap.fill(words, 79)
 
@@ -148,9 +159,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a bad argument (already printed)
         return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
-        print(f"prunecheck: no command given; commands: {', '.join(COMMANDS)}. Hint: run "
-              "'prunecheck --help' for what each does, or 'prunecheck COMMAND --help'.",
-              file=sys.stderr)
+        print(
+            f"prunecheck: no command given; commands: {', '.join(COMMANDS)}. Hint: run "
+            "'prunecheck --help' for what each does, or 'prunecheck COMMAND --help'.",
+            file=sys.stderr,
+        )
         return 2
     try:
         status: int = args.func(args)

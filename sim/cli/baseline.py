@@ -47,17 +47,25 @@ marked incomplete).
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("baseline", help=SUMMARIES["baseline"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "baseline",
+        help=SUMMARIES["baseline"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--out", required=True, metavar="FILE", help="baseline JSON to write")
-    p.add_argument("--policy", default="lowest_salience",
-                   help="policy spec (default lowest_salience)")
+    p.add_argument(
+        "--policy", default="lowest_salience", help="policy spec (default lowest_salience)"
+    )
     add_format_argument(p)
     add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
-    p.add_argument("--corpus", metavar="DIR", help=f"reproduction traces to replay (default "
-                   f"{DEFAULT_CORPUS} when it exists)")
+    p.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help=f"reproduction traces to replay (default {DEFAULT_CORPUS} when it exists)",
+    )
     add_policy_timeout(p)
     p.set_defaults(func=run)
 
@@ -70,8 +78,9 @@ def run(args: argparse.Namespace) -> int:
     paths = corpus_paths(folder)
     policy = guarded(load_policy(args.policy), args.policy_timeout)
     out = args.out
-    recorder = Recorder(Baseline(args.policy, config, suite, corpus_dir=folder),
-                        lambda b: write_baseline(b, out))
+    recorder = Recorder(
+        Baseline(args.policy, config, suite, corpus_dir=folder), lambda b: write_baseline(b, out)
+    )
     for item in run_suite(args.policy, policy, config, suite):
         recorder.add(item)
     error = error_of(recorder.runs)
@@ -79,12 +88,17 @@ def run(args: argparse.Namespace) -> int:
     final = recorder.finish(corpus, complete=error is None)
     invocations = sum(r.invocations for r in final.runs)
     sessions = sum(len(r.sessions) for r in final.runs)
-    print(f"baseline {out}: policy {args.policy}, gate {config.gate}, checks {config.check_at}; "
-          f"{len(final.runs)} of {suite.size()} runs, {sessions} sessions, {invocations} "
-          "invocations; "
-          f"{len(final.corpus)} corpus trace(s)")
+    print(
+        f"baseline {out}: policy {args.policy}, gate {config.gate}, checks {config.check_at}; "
+        f"{len(final.runs)} of {suite.size()} runs, {sessions} sessions, {invocations} "
+        "invocations; "
+        f"{len(final.corpus)} corpus trace(s)"
+    )
     if error is not None:
-        print(f"prunecheck baseline: {error} (the {len(final.runs)} finished run(s) are in "
-              f"{out}, marked incomplete; regress will refuse it)", file=sys.stderr)
+        print(
+            f"prunecheck baseline: {error} (the {len(final.runs)} finished run(s) are in "
+            f"{out}, marked incomplete; regress will refuse it)",
+            file=sys.stderr,
+        )
         return 2
     return 0

@@ -83,26 +83,45 @@ exit status:
      finished; no verdict (what was covered is printed)
 """
 
+
 def register(sub: Any) -> None:
-    p = sub.add_parser("check", help=SUMMARIES["check"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("policy", nargs="?", help="policy spec: built-in name, module:attr or "
-                   "file.py:attr (with --format: a trim(messages) function)")
+    p = sub.add_parser(
+        "check",
+        help=SUMMARIES["check"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "policy",
+        nargs="?",
+        help="policy spec: built-in name, module:attr or "
+        "file.py:attr (with --format: a trim(messages) function)",
+    )
     p.add_argument("--format", choices=[m.value for m in Provider], help=FORMAT_HELP)
-    p.add_argument("--langchain", metavar="SETTINGS",
-                   help="check LangChain's trim_messages with these settings, e.g. "
-                   "'strategy=last,start_on=human' (needs prunecheck[langchain])")
+    p.add_argument(
+        "--langchain",
+        metavar="SETTINGS",
+        help="check LangChain's trim_messages with these settings, e.g. "
+        "'strategy=last,start_on=human' (needs prunecheck[langchain])",
+    )
     add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
     p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")
-    p.add_argument("--max-examples", type=natural, default=200, metavar="N",
-                   help="runs of the adversarial search (0: none; default 200)")
+    p.add_argument(
+        "--max-examples",
+        type=natural,
+        default=200,
+        metavar="N",
+        help="runs of the adversarial search (0: none; default 200)",
+    )
     add_policy_timeout(p)
-    p.add_argument("--out", metavar="DIR", help="write the reproduction bundle here if unsafe "
-                   "(a new folder)")
-    p.add_argument("--force", action="store_true",
-                   help="let --out overwrite a folder that already holds files")
+    p.add_argument(
+        "--out", metavar="DIR", help="write the reproduction bundle here if unsafe (a new folder)"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="let --out overwrite a folder that already holds files"
+    )
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     add_time_limit(p)
     p.set_defaults(func=run)
@@ -111,14 +130,20 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.langchain is not None:
         if args.policy:
-            raise ConfigError("--langchain", "checks LangChain's trimmer; it takes no POLICY.",
-                              "drop POLICY or drop --langchain.")
+            raise ConfigError(
+                "--langchain",
+                "checks LangChain's trimmer; it takes no POLICY.",
+                "drop POLICY or drop --langchain.",
+            )
         spec = f"langchain:{args.langchain}"
     elif args.policy:
         spec = args.policy
     else:
-        raise ConfigError("POLICY", "is missing.", "give a policy spec, e.g. "
-                          "'prunecheck check lowest_salience', or --langchain SETTINGS.")
+        raise ConfigError(
+            "POLICY",
+            "is missing.",
+            "give a policy spec, e.g. 'prunecheck check lowest_salience', or --langchain SETTINGS.",
+        )
     if args.out:  # refuse a bad --out before any work (exit 2)
         from prunecheck.sim.reproductions.bundle import check_out
 
@@ -128,12 +153,20 @@ def run(args: argparse.Namespace) -> int:
     config = runtime_config(args, base)
     placements = (config.check_at,) if args.check_at is not None else None
     result = check_policy(
-        spec, format=args.format, config=config,
-        levels=args.levels or DEFAULT_LEVELS, seeds=args.seeds or DEFAULT_SEEDS,
-        horizon=args.horizon or DEFAULT_HORIZON, seed=args.seed,
-        max_examples=args.max_examples, timeout=args.policy_timeout,
-        placements=placements or tuple(CheckAt), time_limit=args.time_limit,
-        max_events=args.max_events, progress=progress_for(args.time_limit))
+        spec,
+        format=args.format,
+        config=config,
+        levels=args.levels or DEFAULT_LEVELS,
+        seeds=args.seeds or DEFAULT_SEEDS,
+        horizon=args.horizon or DEFAULT_HORIZON,
+        seed=args.seed,
+        max_examples=args.max_examples,
+        timeout=args.policy_timeout,
+        placements=placements or tuple(CheckAt),
+        time_limit=args.time_limit,
+        max_events=args.max_events,
+        progress=progress_for(args.time_limit),
+    )
     failed = result.error is not None
     bundles = _bundles(result, args.out, args.force) if not failed and args.out else {}
     if args.quiet:
@@ -145,8 +178,7 @@ def run(args: argparse.Namespace) -> int:
             print(result.verdict_line(bundles))
         for p in result.placements or (result,):
             if p.reproduction is not None and not failed:
-                where = (f" (checks {p.config.check_at})" if len(result.placements) > 1
-                         else "")
+                where = f" (checks {p.config.check_at})" if len(result.placements) > 1 else ""
                 sys.stdout.write(f"\nminimal reproduction{where}:\n" + p.narrative)
     if failed:
         print(f"prunecheck check: {result.error}", file=sys.stderr)
@@ -158,8 +190,14 @@ def run(args: argparse.Namespace) -> int:
 def _bundles(result: CheckResult, out: str, force: bool) -> dict[str, Path]:
     """Write each unsafe placement's reproduction: the first one's to
     ``out``, each other's to ``out/<placement>/``."""
-    unsafe = [p for p in result.placements or (result,)
-              if p.verdict is Verdict.UNSAFE and p.reproduction is not None]
-    return {str(p.config.check_at): p.bundle(Path(out) / str(p.config.check_at) if i else out,
-                                             force=force)
-            for i, p in enumerate(unsafe)}
+    unsafe = [
+        p
+        for p in result.placements or (result,)
+        if p.verdict is Verdict.UNSAFE and p.reproduction is not None
+    ]
+    return {
+        str(p.config.check_at): p.bundle(
+            Path(out) / str(p.config.check_at) if i else out, force=force
+        )
+        for i, p in enumerate(unsafe)
+    }

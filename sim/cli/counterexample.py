@@ -16,8 +16,15 @@ from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runti
 __all__ = ["report_counterexample"]
 
 
-def report_counterexample(trace: Trace, incidents: Sequence[Incident], policy: Policy,
-                          out: str | None, lead: str, *, force: bool = False) -> None:
+def report_counterexample(
+    trace: Trace,
+    incidents: Sequence[Incident],
+    policy: Policy,
+    out: str | None,
+    lead: str,
+    *,
+    force: bool = False,
+) -> None:
     """Print the counterexample's narrative and write its bundle to ``out``."""
     steps = [item for item, _ in replay(trace, policy, record=True)]
     at_end = [i for i in incidents if i.step == len(trace.events) - 1] or list(incidents)

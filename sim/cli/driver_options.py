@@ -45,24 +45,39 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
     (defaults: the raw runtime of the incidents — gate none, checks after
     each append — as in ``check``), targets, output and the time limit."""
     who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--policy", metavar="SPEC",
-                     help="built-in name, module:attr or file.py:attr (with --format: a "
-                     "trim(messages) list function)")
-    who.add_argument("--runtime", metavar="FILE.py:CLASS",
-                     help="test your runtime's real code instead of a policy in the model "
-                          "runtime: a RuntimeUnderTest class (see "
-                          "prunecheck.sim.runtimes.stimuli); "
-                          "guard:POLICY is prunecheck's reference runtime with CommitGuard "
-                          "wrapping POLICY")
+    who.add_argument(
+        "--policy",
+        metavar="SPEC",
+        help="built-in name, module:attr or file.py:attr (with --format: a "
+        "trim(messages) list function)",
+    )
+    who.add_argument(
+        "--runtime",
+        metavar="FILE.py:CLASS",
+        help="test your runtime's real code instead of a policy in the model "
+        "runtime: a RuntimeUnderTest class (see "
+        "prunecheck.sim.runtimes.stimuli); "
+        "guard:POLICY is prunecheck's reference runtime with CommitGuard "
+        "wrapping POLICY",
+    )
     add_format_argument(p)
     add_knobs(p, BASE)
-    p.add_argument("--target", default=None, metavar="KIND[,KIND]",
-                   help="stop only on these incident kinds (default: any violation); e.g. "
-                        "orphaned_result, truncated_payload")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write the reproduction bundle here on a violation (a new folder)")
-    p.add_argument("--force", action="store_true",
-                   help="let --out overwrite a folder that already holds files")
+    p.add_argument(
+        "--target",
+        default=None,
+        metavar="KIND[,KIND]",
+        help="stop only on these incident kinds (default: any violation); e.g. "
+        "orphaned_result, truncated_payload",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write the reproduction bundle here on a violation (a new folder)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="let --out overwrite a folder that already holds files"
+    )
     add_policy_timeout(p)
     add_time_limit(p)
 
@@ -104,33 +119,54 @@ def parse_target(text: str | None) -> frozenset[IncidentKind] | None:
         try:
             kinds.add(IncidentKind(name.replace(" ", "_")))
         except ValueError:
-            raise ConfigError(f"--target {name!r}", "is not an incident kind.",
-                              f"use one of: {', '.join(k.value for k in IncidentKind)}."
-                              ) from None
+            raise ConfigError(
+                f"--target {name!r}",
+                "is not an incident kind.",
+                f"use one of: {', '.join(k.value for k in IncidentKind)}.",
+            ) from None
     return frozenset(kinds)
 
 
-_BOUNDS = ("max_batches", "max_calls", "max_chunks", "max_users", "max_texts", "max_writes",
-           "max_steps")
+_BOUNDS = (
+    "max_batches",
+    "max_calls",
+    "max_chunks",
+    "max_users",
+    "max_texts",
+    "max_writes",
+    "max_steps",
+)
 
 
 def add_shape_arguments(p: argparse.ArgumentParser, defaults: Shape) -> None:
     """The shape bounds, with ``defaults`` shown (sizes as % of the budget)."""
     g = p.add_argument_group("shape bounds")
     for name in _BOUNDS:
-        g.add_argument("--" + name.replace("_", "-"), dest=name, type=natural, default=None,
-                       metavar="N", help=f"default {getattr(defaults, name)}")
-    g.add_argument("--sizes", default=None, metavar="T,T,...",
-                   help="token sizes of every kind of message and chunk (default: scaled "
-                        "to the budget)")
+        g.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            type=natural,
+            default=None,
+            metavar="N",
+            help=f"default {getattr(defaults, name)}",
+        )
+    g.add_argument(
+        "--sizes",
+        default=None,
+        metavar="T,T,...",
+        help="token sizes of every kind of message and chunk (default: scaled to the budget)",
+    )
 
 
 def _sizes(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(t) for t in text.split(","))
     except ValueError:
-        raise ConfigError(f"--sizes {text!r}", "must be comma-separated token counts.",
-                          "for example --sizes 30,300,700.") from None
+        raise ConfigError(
+            f"--sizes {text!r}",
+            "must be comma-separated token counts.",
+            "for example --sizes 30,300,700.",
+        ) from None
     return sizes
 
 

@@ -59,14 +59,28 @@ verdict (the depth explored completely is printed).
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("explore", help=SUMMARIES["explore"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "explore",
+        help=SUMMARIES["explore"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_runtime_arguments(p)
-    p.add_argument("--depth", type=natural, required=True, metavar="N",
-                   help="longest event sequence to explore")
-    p.add_argument("--max-states", type=count, default=MAX_STATES, metavar="N",
-                   help=f"stop after this many distinct states (default {MAX_STATES})")
+    p.add_argument(
+        "--depth",
+        type=natural,
+        required=True,
+        metavar="N",
+        help="longest event sequence to explore",
+    )
+    p.add_argument(
+        "--max-states",
+        type=count,
+        default=MAX_STATES,
+        metavar="N",
+        help=f"stop after this many distinct states (default {MAX_STATES})",
+    )
     add_shape_arguments(p, Shape.small())
     p.set_defaults(func=run)
 
@@ -92,37 +106,56 @@ def run(args: argparse.Namespace) -> int:
         bar.step(f"explore {spec}: depth {level + 1} of {args.depth}, {states} states")
 
     try:
-        result = explore(spec, config, depth=args.depth, shape=shape, policy=policy,
-                         target=target, max_states=args.max_states, deadline=deadline,
-                         progress=tell)
+        result = explore(
+            spec,
+            config,
+            depth=args.depth,
+            shape=shape,
+            policy=policy,
+            target=target,
+            max_states=args.max_states,
+            deadline=deadline,
+            progress=tell,
+        )
     finally:
         bar.close()
-    print(f"prunecheck explore: {result.states} states, {result.transitions} transitions, "
-          f"depth {result.depth_reached} reached ({result.seconds:.1f} s; checks "
-          f"{config.check_at}, provider {config.provider}, retries {config.max_retries} "
-          f"({config.retry})).")
-    print(f"  {result.states_per_second:,.0f} states/s; {result.bytes_per_state:.0f} bytes a "
-          f"state; fingerprint collision probability {result.collision_probability:.1e} "
-          "(n(n-1)/2^65).")
-    print(f"  shape: up to {shape.max_batches} batch(es) of up to {shape.max_calls} call(s), "
-          f"{shape.max_chunks} chunk(s) a stream, {shape.max_users} user message(s) — "
-          "enumerable, so smaller than the one search and check draw from (a counterexample "
-          "of theirs can be shorter).")
+    print(
+        f"prunecheck explore: {result.states} states, {result.transitions} transitions, "
+        f"depth {result.depth_reached} reached ({result.seconds:.1f} s; checks "
+        f"{config.check_at}, provider {config.provider}, retries {config.max_retries} "
+        f"({config.retry}))."
+    )
+    print(
+        f"  {result.states_per_second:,.0f} states/s; {result.bytes_per_state:.0f} bytes a "
+        f"state; fingerprint collision probability {result.collision_probability:.1e} "
+        "(n(n-1)/2^65)."
+    )
+    print(
+        f"  shape: up to {shape.max_batches} batch(es) of up to {shape.max_calls} call(s), "
+        f"{shape.max_chunks} chunk(s) a stream, {shape.max_users} user message(s) — "
+        "enumerable, so smaller than the one search and check draw from (a counterexample "
+        "of theirs can be shorter)."
+    )
     if result.counterexample is not None:
-        lead = (f"shortest counterexample ({len(result.counterexample.events)} events)")
-        report_counterexample(result.counterexample, result.incidents, policy, args.out, lead,
-                              force=args.force)
+        lead = f"shortest counterexample ({len(result.counterexample.events)} events)"
+        report_counterexample(
+            result.counterexample, result.incidents, policy, args.out, lead, force=args.force
+        )
         return 1
     what = "/".join(sorted(target)) if target else "violation"
     if result.timed_out:
-        print(f"out of time at --time-limit {args.time_limit:g} s: no {what} in the "
-              f"{result.states} states seen, but only depth {result.depth_reached} of "
-              f"{args.depth} was explored completely; no verdict.")
+        print(
+            f"out of time at --time-limit {args.time_limit:g} s: no {what} in the "
+            f"{result.states} states seen, but only depth {result.depth_reached} of "
+            f"{args.depth} was explored completely; no verdict."
+        )
         return EXIT_OUT_OF_TIME
     if result.capped:
-        print(f"stopped at --max-states {args.max_states}: no {what} in the {result.states} "
-              f"states seen, but only depth {result.depth_reached} of {args.depth} was "
-              "explored completely. Raise --max-states or shrink the shape for a proof.")
+        print(
+            f"stopped at --max-states {args.max_states}: no {what} in the {result.states} "
+            f"states seen, but only depth {result.depth_reached} of {args.depth} was "
+            "explored completely. Raise --max-states or shrink the shape for a proof."
+        )
         return 0
     print(f"no {what} in {result.states} states up to depth {args.depth}.")
     return 0

@@ -24,18 +24,20 @@ from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.adapters.policy_spec import list_format, with_format
 
-__all__ = ["FORMAT_HELP", "add_format_argument", "list_format", "provider_default",
-           "with_format"]
+__all__ = ["FORMAT_HELP", "add_format_argument", "list_format", "provider_default", "with_format"]
 
-FORMAT_HELP = ("the policy is a list function trim(messages) over this provider's message "
-               "dicts (same as a spec ending in @openai or @anthropic); its provider's rules "
-               "and error texts apply unless --provider is given")
+FORMAT_HELP = (
+    "the policy is a list function trim(messages) over this provider's message "
+    "dicts (same as a spec ending in @openai or @anthropic); its provider's rules "
+    "and error texts apply unless --provider is given"
+)
 
 
 def add_format_argument(parser: argparse.ArgumentParser, what: str = "") -> None:
     """``--format openai|anthropic``."""
-    parser.add_argument("--format", choices=[p.value for p in Provider], default=None,
-                        help=(what or FORMAT_HELP))
+    parser.add_argument(
+        "--format", choices=[p.value for p in Provider], default=None, help=(what or FORMAT_HELP)
+    )
 
 
 def provider_default(base: RuntimeConfig, spec: str) -> RuntimeConfig:

@@ -20,8 +20,15 @@ from collections.abc import Callable
 
 from prunecheck.model.errors import ConfigError
 
-__all__ = ["EXIT_OUT_OF_TIME", "add_run_time_limit", "add_time_limit", "exit_status",
-           "parse_positive_int", "parse_time_limit", "run_time_limit"]
+__all__ = [
+    "EXIT_OUT_OF_TIME",
+    "add_run_time_limit",
+    "add_time_limit",
+    "exit_status",
+    "parse_positive_int",
+    "parse_time_limit",
+    "run_time_limit",
+]
 
 #: Exit status of a command stopped by ``--time-limit`` without a verdict.
 EXIT_OUT_OF_TIME = 3
@@ -43,7 +50,8 @@ def parse_time_limit(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(
             f"--time-limit {text!r} must be a positive number of seconds; for example "
-            "--time-limit 120")
+            "--time-limit 120"
+        )
     return value
 
 
@@ -65,23 +73,35 @@ def parse_positive_int(flag: str) -> Callable[[str], int]:
 def add_time_limit(parser: argparse.ArgumentParser) -> None:
     """``--time-limit SECONDS`` (default: none)."""
     parser.add_argument(
-        "--time-limit", type=parse_time_limit, default=None, metavar="SECONDS",
+        "--time-limit",
+        type=parse_time_limit,
+        default=None,
+        metavar="SECONDS",
         help="stop after this many seconds with a partial verdict: a violation if one was "
-             f"found (exit 1), else out of time, no verdict (exit {EXIT_OUT_OF_TIME}); "
-             "default: no limit")
+        f"found (exit 1), else out of time, no verdict (exit {EXIT_OUT_OF_TIME}); "
+        "default: no limit",
+    )
 
 
 def add_run_time_limit(p: argparse.ArgumentParser) -> None:
     """``--time-limit SECONDS`` of sweep and report: no new run starts after it."""
-    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
-                   help="stop starting runs after this many seconds (wall clock); the "
-                   "finished runs are kept and reported, exit status 3")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop starting runs after this many seconds (wall clock); the "
+        "finished runs are kept and reported, exit status 3",
+    )
 
 
 def run_time_limit(args: argparse.Namespace) -> float | None:
     """The validated --time-limit (None: no limit)."""
     limit: float | None = args.time_limit
     if limit is not None and not (limit > 0 and math.isfinite(limit)):
-        raise ConfigError("--time-limit", f"must be a positive number of seconds, got "
-                          f"{limit:g}.", "for example --time-limit 60.")
+        raise ConfigError(
+            "--time-limit",
+            f"must be a positive number of seconds, got {limit:g}.",
+            "for example --time-limit 60.",
+        )
     return limit

@@ -35,9 +35,13 @@ def describe(factory: Any) -> str:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("policies", help=SUMMARIES["policies"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "policies",
+        help=SUMMARIES["policies"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.set_defaults(func=run)
 
 

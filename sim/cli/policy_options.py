@@ -15,5 +15,10 @@ __all__ = ["add_policy_timeout"]
 def add_policy_timeout(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Add ``--policy-timeout S`` (``args.policy_timeout``): seconds one policy
     call may take before it counts as hung."""
-    parser.add_argument("--policy-timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
-                        help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument(
+        "--policy-timeout",
+        type=seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds one policy call may take (default {DEFAULT_TIMEOUT:g})",
+    )

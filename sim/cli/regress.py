@@ -54,37 +54,61 @@ a policy error (the runs that finished are compared and, with --out, written).
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("regress", help=SUMMARIES["regress"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--baseline", required=True, metavar="FILE",
-                   help="the file 'prunecheck baseline' wrote")
+    p = sub.add_parser(
+        "regress",
+        help=SUMMARIES["regress"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--baseline", required=True, metavar="FILE", help="the file 'prunecheck baseline' wrote"
+    )
     p.add_argument("--policy", help="policy spec (default: the baseline's)")
     add_format_argument(p)
     add_runtime_arguments(p, RuntimeConfig(), inherited="the baseline's values")
-    p.add_argument("--corpus", metavar="DIR", help="reproduction traces to replay (default: "
-                   "the baseline's corpus folder)")
-    p.add_argument("--alpha", type=fraction, default=0.01, help="significance level (default "
-                   "0.01)")
-    p.add_argument("--min-effect", type=non_negative, default=10.0, metavar="PER_1K",
-                   help="smallest growth that counts, per 1,000 sessions (default 10)")
-    p.add_argument("--min-ratio", type=ratio, default=1.25, metavar="X",
-                   help="smallest growth that counts, as a ratio (default 1.25)")
-    p.add_argument("--out", metavar="FILE", help="also write the current results (the "
-                   "baseline format), updated after every run")
+    p.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="reproduction traces to replay (default: the baseline's corpus folder)",
+    )
+    p.add_argument("--alpha", type=fraction, default=0.01, help="significance level (default 0.01)")
+    p.add_argument(
+        "--min-effect",
+        type=non_negative,
+        default=10.0,
+        metavar="PER_1K",
+        help="smallest growth that counts, per 1,000 sessions (default 10)",
+    )
+    p.add_argument(
+        "--min-ratio",
+        type=ratio,
+        default=1.25,
+        metavar="X",
+        help="smallest growth that counts, as a ratio (default 1.25)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="also write the current results (the baseline format), updated after every run",
+    )
     add_policy_timeout(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 1:
-        raise ConfigError("--alpha", f"must be between 0 and 1, got {args.alpha}.",
-                          "for example --alpha 0.01.")
+        raise ConfigError(
+            "--alpha", f"must be between 0 and 1, got {args.alpha}.", "for example --alpha 0.01."
+        )
     base = read_baseline(args.baseline)
     if not base.complete:
-        raise ConfigError(args.baseline, f"is an incomplete baseline ({len(base.runs)} of "
-                          f"{base.suite.size()} runs): its run stopped early.",
-                          "re-create it with 'prunecheck baseline' once the policy runs.")
+        raise ConfigError(
+            args.baseline,
+            f"is an incomplete baseline ({len(base.runs)} of "
+            f"{base.suite.size()} runs): its run stopped early.",
+            "re-create it with 'prunecheck baseline' once the policy runs.",
+        )
     spec = with_format(args.policy, args.format) if args.policy else base.policy
     config = runtime_config(args, base.config)
     folder = args.corpus or base.corpus_dir or default_corpus(None)
@@ -96,22 +120,28 @@ def run(args: argparse.Namespace) -> int:
     for item in run_suite(spec, policy, config, base.suite):
         recorder.add(item)
     error = error_of(recorder.runs)
-    current = recorder.finish(run_corpus(paths, config, timeout=args.policy_timeout),
-                              complete=error is None)
-    result = compare(base, current, alpha=args.alpha, min_effect=args.min_effect,
-                     min_ratio=args.min_ratio)
+    current = recorder.finish(
+        run_corpus(paths, config, timeout=args.policy_timeout), complete=error is None
+    )
+    result = compare(
+        base, current, alpha=args.alpha, min_effect=args.min_effect, min_ratio=args.min_ratio
+    )
     print(f"baseline {args.baseline}: policy {base.policy}, {_knobs(base.config)}")
     print(f"current: policy {spec}, {_knobs(config)}")
     print(f"changed: {_diff(base, current)}")
     sessions = sum(len(r.sessions) for r in current.runs)
-    print(f"{result.runs} suite runs compared ({sessions} sessions now); unit: sessions — "
-          f"rates are sessions that met the class at least once per 1,000 sessions (count/"
-          f"sessions); one-sided Fisher exact test over sessions, alpha {args.alpha:g}; 'not "
-          f"significant' means the test cannot tell the difference from chance\n")
+    print(
+        f"{result.runs} suite runs compared ({sessions} sessions now); unit: sessions — "
+        f"rates are sessions that met the class at least once per 1,000 sessions (count/"
+        f"sessions); one-sided Fisher exact test over sessions, alpha {args.alpha:g}; 'not "
+        f"significant' means the test cannot tell the difference from chance\n"
+    )
     sys.stdout.write(result.table())
     if error is not None:
-        print(f"prunecheck regress: {error}" + (f" (finished runs written to {out})" if out
-                                                 else ""), file=sys.stderr)
+        print(
+            f"prunecheck regress: {error}" + (f" (finished runs written to {out})" if out else ""),
+            file=sys.stderr,
+        )
         return 2
     regressions = [c.kind for c in result.classes if c.change == "REGRESSION"]
     if result.regressed:

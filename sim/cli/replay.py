@@ -38,15 +38,25 @@ rejection, ...), 2 bad input.  Costs (deferrals, overruns, spills) never fail a 
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("replay", help=SUMMARIES["replay"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "replay",
+        help=SUMMARIES["replay"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
     p.add_argument("--policy", help="replay with this policy spec instead of the trace's")
-    p.add_argument("--trust-policy", action="store_true",
-                   help="import the policy file or module the trace names (it runs its code)")
-    p.add_argument("--gate", choices=["none", "reference", "commit", "spill"],
-                   help="replay under this gate instead of the trace's")
+    p.add_argument(
+        "--trust-policy",
+        action="store_true",
+        help="import the policy file or module the trace names (it runs its code)",
+    )
+    p.add_argument(
+        "--gate",
+        choices=["none", "reference", "commit", "spill"],
+        help="replay under this gate instead of the trace's",
+    )
     p.add_argument("--markdown", action="store_true", help="print the narrative as markdown")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     add_policy_timeout(p)
@@ -65,8 +75,10 @@ def load_trace(path_text: str) -> Trace:
 def _is_data(spec: str) -> bool:
     """Whether a policy spec runs no user code (a built-in, or LangChain's trimmer)."""
     parsed = parse_spec_or_none(spec)
-    return parsed is not None and (parsed.kind is SpecKind.BUILTIN or (
-        parsed.kind is SpecKind.FRAMEWORK and parsed.adapter == "langchain"))
+    return parsed is not None and (
+        parsed.kind is SpecKind.BUILTIN
+        or (parsed.kind is SpecKind.FRAMEWORK and parsed.adapter == "langchain")
+    )
 
 
 def _beside(spec: str, trace_path: str) -> str:
@@ -105,11 +117,13 @@ def run(args: argparse.Namespace) -> int:
         spec = _beside(trace.policy, args.trace)
         if not args.trust_policy and not _is_data(spec):
             raise ConfigError(
-                f"{args.trace}", f"names the policy {trace.policy!r}, which is code "
+                f"{args.trace}",
+                f"names the policy {trace.policy!r}, which is code "
                 f"({_what(spec)}); replay does not run a trace's code without your consent.",
                 f"to run it: {replay_command(spec, args.trace)} (or add "
                 "--trust-policy); to replay the events under a built-in instead: --policy "
-                "unit_safe.")
+                "unit_safe.",
+            )
         trace = replace(trace, policy=spec)
     if args.gate:
         trace = replace(trace, config=replace(trace.config, gate=Gate(args.gate)))
@@ -124,16 +138,23 @@ def run(args: argparse.Namespace) -> int:
             violations += incident.is_violation
 
         # One step at a time: memory holds the context, not the whole story.
-        with tqdm(replay(trace, policy, record=True), total=len(trace.events), unit="event",
-                  desc="replay", file=sys.stderr, dynamic_ncols=True,
-                  disable=len(trace.events) < 2_000 or not sys.stderr.isatty()) as events:
+        with tqdm(
+            replay(trace, policy, record=True),
+            total=len(trace.events),
+            unit="event",
+            desc="replay",
+            file=sys.stderr,
+            dynamic_ncols=True,
+            disable=len(trace.events) < 2_000 or not sys.stderr.isatty(),
+        ) as events:
             # A file read whole is told whole or not at all (bad input prints only its
             # paragraph); a streamed one is told as it goes.
             streamed = not isinstance(trace.events, tuple)
             held: list[str] = []
             last = ""
-            for line in narrate_stream(trace, (item for item, _ in events), met,
-                                       markdown=args.markdown):
+            for line in narrate_stream(
+                trace, (item for item, _ in events), met, markdown=args.markdown
+            ):
                 if args.quiet:
                     pass
                 elif streamed:

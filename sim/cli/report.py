@@ -65,23 +65,48 @@ Parts = tuple[list[RunSpec], list[RunSpec], list[RunSpec]]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("report", help=SUMMARIES["report"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default="reports", metavar="DIR",
-                   help="folder for the report (default reports)")
+    p = sub.add_parser(
+        "report",
+        help=SUMMARIES["report"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--out", default="reports", metavar="DIR", help="folder for the report (default reports)"
+    )
     p.add_argument("--seed", type=integer, default=1, help="first seed (default 1)")
-    p.add_argument("--seeds", type=count, default=SEEDS, metavar="N",
-                   help=f"seeds per configuration (default {SEEDS})")
-    p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="an extra policy to run next to the built-ins (repeatable)")
-    add_format_argument(p, "every extra --policy is a list function trim(messages) over "
-                        "this provider's message dicts (the report's runtimes keep "
-                        "Anthropic's rules, as for the built-ins)")
-    p.add_argument("--jobs", type=count, default=None, metavar="N",
-                   help="worker processes (default: all cores)")
-    p.add_argument("--quick", action="store_true",
-                   help="a tiny sweep (two load levels, short runs) to try the pipeline")
+    p.add_argument(
+        "--seeds",
+        type=count,
+        default=SEEDS,
+        metavar="N",
+        help=f"seeds per configuration (default {SEEDS})",
+    )
+    p.add_argument(
+        "--policy",
+        action="append",
+        metavar="SPEC",
+        help="an extra policy to run next to the built-ins (repeatable)",
+    )
+    add_format_argument(
+        p,
+        "every extra --policy is a list function trim(messages) over "
+        "this provider's message dicts (the report's runtimes keep "
+        "Anthropic's rules, as for the built-ins)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=count,
+        default=None,
+        metavar="N",
+        help="worker processes (default: all cores)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a tiny sweep (two load levels, short runs) to try the pipeline",
+    )
     add_scheduler_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_policy_timeout(p)
@@ -127,28 +152,42 @@ def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) ->
     horizon = QUICK_HORIZON if quick else HORIZON
     policies = [*BUILTINS, *(p for p in extra if p not in BUILTINS)]
     base = RuntimeConfig()
-    main = [spec for level in levels
-            for spec in plan(policies, configs(base), [level], seeds_at(level, seeds, horizon),
-                             horizon=horizon)]
-    tight = plan(policies, configs(base, gates=(Gate.NONE, Gate.COMMIT, Gate.SPILL)),
-                 [TIGHT_LEVEL], seeds_at(TIGHT_LEVEL, seeds, horizon), tightness=tightness,
-                 horizon=horizon)
+    main = [
+        spec
+        for level in levels
+        for spec in plan(
+            policies, configs(base), [level], seeds_at(level, seeds, horizon), horizon=horizon
+        )
+    ]
+    tight = plan(
+        policies,
+        configs(base, gates=(Gate.NONE, Gate.COMMIT, Gate.SPILL)),
+        [TIGHT_LEVEL],
+        seeds_at(TIGHT_LEVEL, seeds, horizon),
+        tightness=tightness,
+        horizon=horizon,
+    )
     variants = [
         *configs(base, gates=(Gate.NONE, Gate.COMMIT), check_at=tuple(CheckAt)),
         *configs(base, gates=(Gate.NONE,), retry=(RetryMode.IDEMPOTENT,)),
     ]
-    knobs = plan([p for p in policies if p != "unit_safe"], variants, levels, seeds,
-                 horizon=horizon)
+    knobs = plan(
+        [p for p in policies if p != "unit_safe"], variants, levels, seeds, horizon=horizon
+    )
     return main, tight, knobs
 
 
 def run(args: argparse.Namespace) -> int:
     if args.seeds < 1:
-        raise ConfigError("--seeds", f"must be at least 1, got {args.seeds}.",
-                          "it counts seeds per configuration, e.g. --seeds 3.")
+        raise ConfigError(
+            "--seeds",
+            f"must be at least 1, got {args.seeds}.",
+            "it counts seeds per configuration, e.g. --seeds 3.",
+        )
     if args.jobs is not None and args.jobs < 1:
-        raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
-                          "leave it out to use every core.")
+        raise ConfigError(
+            "--jobs", f"must be at least 1, got {args.jobs}.", "leave it out to use every core."
+        )
     limit = run_time_limit(args)
     extra = list(dict.fromkeys(with_format(p, args.format) for p in args.policy or []))
     for spec in extra:
@@ -160,20 +199,37 @@ def run(args: argparse.Namespace) -> int:
         return _report(args, out, main, tight, knobs, extra, seeds, limit)
 
 
-def _report(args: argparse.Namespace, out: Path, main: list[RunSpec], tight: list[RunSpec],
-            knobs: list[RunSpec], extra: list[str], seeds: list[int],
-            limit: float | None) -> int:
+def _report(
+    args: argparse.Namespace,
+    out: Path,
+    main: list[RunSpec],
+    tight: list[RunSpec],
+    knobs: list[RunSpec],
+    extra: list[str],
+    seeds: list[int],
+    limit: float | None,
+) -> int:
     started = time.perf_counter()
-    outcome = run_sweep([*main, *tight, *knobs], out / "results.jsonl", jobs=args.jobs,
-                        quiet=args.quiet, timeout=args.policy_timeout, exclusive=True,
-                        scheduler=parse_scheduler(args.scheduler), time_limit=limit)
+    outcome = run_sweep(
+        [*main, *tight, *knobs],
+        out / "results.jsonl",
+        jobs=args.jobs,
+        quiet=args.quiet,
+        timeout=args.policy_timeout,
+        exclusive=True,
+        scheduler=parse_scheduler(args.scheduler),
+        time_limit=limit,
+    )
     failure = policy_failure(outcome.rows, out / "results.jsonl")
     if failure is not None:  # no report from runs that have no verdict
         raise failure
     by_key = {r.key: r for r in outcome.rows}
     if not outcome.rows:
-        print(f"prunecheck report: out of time (--time-limit {limit:g} s) before any run "
-              f"finished; nothing written. Give it more time.", file=sys.stderr)
+        print(
+            f"prunecheck report: out of time (--time-limit {limit:g} s) before any run "
+            f"finished; nothing written. Give it more time.",
+            file=sys.stderr,
+        )
         return EXIT_OUT_OF_TIME
     command = f"prunecheck report --out {args.out} --seed {args.seed}"
     if args.seeds != SEEDS:
@@ -183,19 +239,33 @@ def _report(args: argparse.Namespace, out: Path, main: list[RunSpec], tight: lis
         main=tuple(by_key[s.key] for s in main if s.key in by_key),
         tightness=tuple(by_key[s.key] for s in tight if s.key in by_key),
         knobs=tuple(by_key[s.key] for s in knobs if s.key in by_key),
-        tight_level=TIGHT_LEVEL, seeds=tuple(seeds), horizon=main[0].horizon, command=command,
-        planned=len({s.key for s in (*main, *tight, *knobs)}), time_limit=limit)
+        tight_level=TIGHT_LEVEL,
+        seeds=tuple(seeds),
+        horizon=main[0].horizon,
+        command=command,
+        planned=len({s.key for s in (*main, *tight, *knobs)}),
+        time_limit=limit,
+    )
     if not args.quiet and sys.stderr.isatty():
-        print(f"prunecheck report: {len(outcome.rows)} runs simulated; drawing the plots and "
-              "summary.md", file=sys.stderr)
+        print(
+            f"prunecheck report: {len(outcome.rows)} runs simulated; drawing the plots and "
+            "summary.md",
+            file=sys.stderr,
+        )
     files = write_report(data, out)
     took = time.perf_counter() - started
-    print(f"prunecheck report: {len(outcome.rows)} runs ({outcome.ran} run now, "
-          f"{outcome.reused} reused) in {took:.0f} s; wrote "
-          + ", ".join(str(f) for f in [*files, out / "results.jsonl"]), file=sys.stderr)
+    print(
+        f"prunecheck report: {len(outcome.rows)} runs ({outcome.ran} run now, "
+        f"{outcome.reused} reused) in {took:.0f} s; wrote "
+        + ", ".join(str(f) for f in [*files, out / "results.jsonl"]),
+        file=sys.stderr,
+    )
     if not outcome.complete:
-        print(f"prunecheck report: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
-              f"of {data.planned} runs finished; the report covers only them (summary.md "
-              "says which). Run the same command again to resume.", file=sys.stderr)
+        print(
+            f"prunecheck report: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
+            f"of {data.planned} runs finished; the report covers only them (summary.md "
+            "says which). Run the same command again to resume.",
+            file=sys.stderr,
+        )
         return EXIT_OUT_OF_TIME
     return 0

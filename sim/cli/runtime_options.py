@@ -21,34 +21,57 @@ KNOBS: tuple[tuple[str, str, type[Any], str], ...] = (
     ("--gate", "gate", Gate, "what stands between policy and context"),
     ("--check-at", "check_at", CheckAt, "when the runtime fires its budget check"),
     ("--retry", "retry", RetryMode, "what a retry after a rejection re-runs"),
-    ("--on-stream-loss", "on_stream_loss", StreamLoss,
-     "what a stream does when its message was evicted"),
+    (
+        "--on-stream-loss",
+        "on_stream_loss",
+        StreamLoss,
+        "what a stream does when its message was evicted",
+    ),
     ("--repair", "repair", Repair, "the repair layer run before each invocation"),
     ("--provider", "provider", Provider, "whose request rules and error texts apply"),
 )
 
 
-def add_runtime_arguments(parser: argparse.ArgumentParser, base: RuntimeConfig, *,
-                          inherited: str = "") -> None:
+def add_runtime_arguments(
+    parser: argparse.ArgumentParser, base: RuntimeConfig, *, inherited: str = ""
+) -> None:
     """Add the knobs; each one left out keeps its value from ``base`` (shown
     in the help), or from what ``inherited`` names when that is given."""
     note = f"knobs left out keep {inherited}" if inherited else None
     group = parser.add_argument_group("runtime", note)
     for flag, dest, enum, text in KNOBS:
         shown = "" if inherited else f" (default {getattr(base, dest).value})"
-        group.add_argument(flag, dest=dest, choices=[m.value for m in enum], default=None,
-                           help=text + shown)
+        group.add_argument(
+            flag, dest=dest, choices=[m.value for m in enum], default=None, help=text + shown
+        )
     shown = "" if inherited else f" (default {base.budget})"
-    group.add_argument("--budget", type=count, default=None, metavar="TOKENS",
-                       help="working budget in tokens" + shown)
-    group.add_argument("--hard-ceiling", "--ceiling", dest="hard_ceiling", type=count,
-                       default=None, metavar="TOKENS",
-                       help="where deferral must fail loudly (default: the budget times "
-                            f"{base.hard_ceiling / base.budget:g})")
+    group.add_argument(
+        "--budget",
+        type=count,
+        default=None,
+        metavar="TOKENS",
+        help="working budget in tokens" + shown,
+    )
+    group.add_argument(
+        "--hard-ceiling",
+        "--ceiling",
+        dest="hard_ceiling",
+        type=count,
+        default=None,
+        metavar="TOKENS",
+        help="where deferral must fail loudly (default: the budget times "
+        f"{base.hard_ceiling / base.budget:g})",
+    )
     shown = "" if inherited else f" (default {base.max_retries})"
-    group.add_argument("--max-retries", dest="max_retries", type=natural, default=None,
-                       metavar="N", help="retries after a rejected invocation before the "
-                       "runtime gives up and the session aborts" + shown)
+    group.add_argument(
+        "--max-retries",
+        dest="max_retries",
+        type=natural,
+        default=None,
+        metavar="N",
+        help="retries after a rejected invocation before the "
+        "runtime gives up and the session aborts" + shown,
+    )
 
 
 def runtime_config(args: argparse.Namespace, base: RuntimeConfig) -> RuntimeConfig:

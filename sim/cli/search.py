@@ -75,13 +75,22 @@ before any violation and before the search finished; no verdict.  Costs
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("search", help=SUMMARIES["search"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "search",
+        help=SUMMARIES["search"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_runtime_arguments(p)
     p.add_argument("--seed", type=integer, default=0, help="the same seed gives the same result")
-    p.add_argument("--max-examples", type=count, default=200, metavar="N",
-                   help="runs to generate (default 200; shrinking comes on top)")
+    p.add_argument(
+        "--max-examples",
+        type=count,
+        default=200,
+        metavar="N",
+        help="runs to generate (default 200; shrinking comes on top)",
+    )
     add_shape_arguments(p, Shape.for_budget(BASE.budget))
     p.set_defaults(func=run)
 
@@ -102,31 +111,46 @@ def run(args: argparse.Namespace) -> int:
     bar.start(args.max_examples, "runs")
     bar.step(f"search {spec} (checks {config.check_at})")
     try:
-        result = search(spec, config, seed=args.seed, max_examples=args.max_examples,
-                        shape=shape, target=target, policy=policy, deadline=deadline,
-                        progress=bar.runs(args.max_examples))
+        result = search(
+            spec,
+            config,
+            seed=args.seed,
+            max_examples=args.max_examples,
+            shape=shape,
+            target=target,
+            policy=policy,
+            deadline=deadline,
+            progress=bar.runs(args.max_examples),
+        )
     finally:
         bar.close()
     costs = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(result.costs.items()))
-    where = (f"policy {spec}, gate {config.gate}, checks {config.check_at}, provider "
-             f"{config.provider}, retries {config.max_retries} ({config.retry}), "
-             f"seed {args.seed}")
+    where = (
+        f"policy {spec}, gate {config.gate}, checks {config.check_at}, provider "
+        f"{config.provider}, retries {config.max_retries} ({config.retry}), "
+        f"seed {args.seed}"
+    )
     if not result.found or result.trace is None:
         what = "no " + ("/".join(sorted(target)) if target else "violation")
         if result.timed_out:
-            print(f"prunecheck search: out of time after {result.examples} of "
-                  f"{args.max_examples} runs ({where}, {result.seconds:.1f} s): {what} in "
-                  "what was covered; no verdict.")
+            print(
+                f"prunecheck search: out of time after {result.examples} of "
+                f"{args.max_examples} runs ({where}, {result.seconds:.1f} s): {what} in "
+                "what was covered; no verdict."
+            )
             print(f"costs met (reported, not failed on): {costs or 'none'}.")
             return EXIT_OUT_OF_TIME
-        print(f"prunecheck search: {what} in {result.examples} runs ({where}, "
-              f"{result.seconds:.1f} s).")
+        print(
+            f"prunecheck search: {what} in {result.examples} runs ({where}, "
+            f"{result.seconds:.1f} s)."
+        )
         print(f"costs met (reported, not failed on): {costs or 'none'}.")
         return 0
     stopped = " — stopped at --time-limit, shrinking cut short" if result.timed_out else ""
-    lead = (f"prunecheck search: found after {result.examples} runs "
-            f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
-            f"{len(result.trace.events)}; {where}{stopped})")
-    report_counterexample(result.trace, result.incidents, policy, args.out, lead,
-                          force=args.force)
+    lead = (
+        f"prunecheck search: found after {result.examples} runs "
+        f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
+        f"{len(result.trace.events)}; {where}{stopped})"
+    )
+    report_counterexample(result.trace, result.incidents, policy, args.out, lead, force=args.force)
     return 1

@@ -23,8 +23,7 @@ from prunecheck.sim.verdicts.suite import (
     DEFAULT_SEEDS,
 )
 
-__all__ = ["DEFAULT_CORPUS", "add_suite_arguments", "default_corpus", "parse_levels",
-           "parse_seeds"]
+__all__ = ["DEFAULT_CORPUS", "add_suite_arguments", "default_corpus", "parse_levels", "parse_seeds"]
 
 #: Where the reproduction corpus lives in a checkout.
 DEFAULT_CORPUS = "tests/corpus"
@@ -35,11 +34,17 @@ def parse_levels(text: str) -> tuple[float, ...]:
     try:
         levels = tuple(float(p) for p in text.split(",") if p.strip())
     except ValueError:
-        raise ConfigError(f"--levels {text!r}", "must be numbers separated by commas.",
-                          "for example --levels 0.2,0.6,1.") from None
+        raise ConfigError(
+            f"--levels {text!r}",
+            "must be numbers separated by commas.",
+            "for example --levels 0.2,0.6,1.",
+        ) from None
     if not levels or any(not 0.0 <= x <= 1.0 for x in levels):
-        raise ConfigError(f"--levels {text!r}", "must be load levels between 0 and 1.",
-                          "for example --levels 0.2,0.6,1.")
+        raise ConfigError(
+            f"--levels {text!r}",
+            "must be load levels between 0 and 1.",
+            "for example --levels 0.2,0.6,1.",
+        )
     return levels
 
 
@@ -51,8 +56,11 @@ def parse_seeds(text: str) -> tuple[int, ...]:
             low, dash, high = part.partition("-")
             seeds.extend(range(int(low), int(high) + 1) if dash else [int(part)])
     except ValueError:
-        raise ConfigError(f"--seeds {text!r}", "must be integers or ranges like 1-5.",
-                          "for example --seeds 1,2,3 or --seeds 1-5.") from None
+        raise ConfigError(
+            f"--seeds {text!r}",
+            "must be integers or ranges like 1-5.",
+            "for example --seeds 1,2,3 or --seeds 1-5.",
+        ) from None
     if not seeds:
         raise ConfigError(f"--seeds {text!r}", "names no seed.", "for example --seeds 1-3.")
     return tuple(dict.fromkeys(seeds))
@@ -60,16 +68,31 @@ def parse_seeds(text: str) -> tuple[int, ...]:
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("scenario suite")
-    group.add_argument("--levels", type=parse_levels, metavar="L,L",
-                       help="load levels (default " + ",".join(map(str, DEFAULT_LEVELS)) + ")")
-    group.add_argument("--seeds", type=parse_seeds, metavar="S,S|A-B",
-                       help="seeds (default " + ",".join(map(str, DEFAULT_SEEDS)) + ")")
-    group.add_argument("--horizon", type=seconds, metavar="SECONDS",
-                       help=f"simulated seconds per run (default {DEFAULT_HORIZON:g})")
-    group.add_argument("--max-events", type=parse_positive_int("--max-events"),
-                       default=DEFAULT_MAX_EVENTS, metavar="N",
-                       help=f"events one scenario may apply before it is capped (default "
-                       f"{DEFAULT_MAX_EVENTS})")
+    group.add_argument(
+        "--levels",
+        type=parse_levels,
+        metavar="L,L",
+        help="load levels (default " + ",".join(map(str, DEFAULT_LEVELS)) + ")",
+    )
+    group.add_argument(
+        "--seeds",
+        type=parse_seeds,
+        metavar="S,S|A-B",
+        help="seeds (default " + ",".join(map(str, DEFAULT_SEEDS)) + ")",
+    )
+    group.add_argument(
+        "--horizon",
+        type=seconds,
+        metavar="SECONDS",
+        help=f"simulated seconds per run (default {DEFAULT_HORIZON:g})",
+    )
+    group.add_argument(
+        "--max-events",
+        type=parse_positive_int("--max-events"),
+        default=DEFAULT_MAX_EVENTS,
+        metavar="N",
+        help=f"events one scenario may apply before it is capped (default {DEFAULT_MAX_EVENTS})",
+    )
 
 
 def default_corpus(given: str | None) -> str | None:

@@ -69,48 +69,108 @@ _COLUMNS = (
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("sweep", help=SUMMARIES["sweep"],
-                       description=__doc__, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True, metavar="FILE",
-                   help="results file (JSON lines); an existing one is resumed")
+    p = sub.add_parser(
+        "sweep",
+        help=SUMMARIES["sweep"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="results file (JSON lines); an existing one is resumed",
+    )
     add_grid_options(p)
     p.set_defaults(func=run)
 
 
-def add_grid_options(p: argparse.ArgumentParser, *, levels: str = "0,0.25,0.5,0.75,1",
-                     seeds: int = 2, horizon: float = DEFAULT_HORIZON) -> None:
+def add_grid_options(
+    p: argparse.ArgumentParser,
+    *,
+    levels: str = "0,0.25,0.5,0.75,1",
+    seeds: int = 2,
+    horizon: float = DEFAULT_HORIZON,
+) -> None:
     """The options that say which runs to make (shared with ``report``)."""
-    p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="a policy: built-in name, module:attr or file.py:attr (repeatable; "
-                   "default: every built-in)")
-    add_format_argument(p, "every --policy that is a file.py:attr or module:attr is a list "
-                        "function trim(messages) over this provider's message dicts; the "
-                        "sweep's runtimes then use its provider's rules and error texts")
-    p.add_argument("--gate", default=",".join(g.value for g in Gate), metavar="LIST",
-                   help="gates, comma-separated (default: all)")
-    p.add_argument("--check-at", default=CheckAt.AFTER_APPEND.value, metavar="LIST",
-                   help="when budget checks fire, comma-separated (default after_append)")
-    p.add_argument("--retry", default=RetryMode.RERUN_BATCH.value, metavar="LIST",
-                   help="retry modes, comma-separated (default rerun_batch)")
-    p.add_argument("--levels", default=levels, metavar="LIST",
-                   help=f"load levels in [0, 1], comma-separated (default {levels})")
-    p.add_argument("--tightness", metavar="LIST",
-                   help="override the load's budget tightness (turn tokens / budget)")
+    p.add_argument(
+        "--policy",
+        action="append",
+        metavar="SPEC",
+        help="a policy: built-in name, module:attr or file.py:attr (repeatable; "
+        "default: every built-in)",
+    )
+    add_format_argument(
+        p,
+        "every --policy that is a file.py:attr or module:attr is a list "
+        "function trim(messages) over this provider's message dicts; the "
+        "sweep's runtimes then use its provider's rules and error texts",
+    )
+    p.add_argument(
+        "--gate",
+        default=",".join(g.value for g in Gate),
+        metavar="LIST",
+        help="gates, comma-separated (default: all)",
+    )
+    p.add_argument(
+        "--check-at",
+        default=CheckAt.AFTER_APPEND.value,
+        metavar="LIST",
+        help="when budget checks fire, comma-separated (default after_append)",
+    )
+    p.add_argument(
+        "--retry",
+        default=RetryMode.RERUN_BATCH.value,
+        metavar="LIST",
+        help="retry modes, comma-separated (default rerun_batch)",
+    )
+    p.add_argument(
+        "--levels",
+        default=levels,
+        metavar="LIST",
+        help=f"load levels in [0, 1], comma-separated (default {levels})",
+    )
+    p.add_argument(
+        "--tightness",
+        metavar="LIST",
+        help="override the load's budget tightness (turn tokens / budget)",
+    )
     p.add_argument("--seed", type=integer, default=1, help="first seed (default 1)")
-    p.add_argument("--seeds", type=count, default=seeds, metavar="N",
-                   help=f"seeds per configuration: seed, seed+1, ... (default {seeds})")
-    p.add_argument("--horizon", type=seconds, default=horizon, metavar="S",
-                   help=f"simulated seconds per run (default {horizon:g})")
+    p.add_argument(
+        "--seeds",
+        type=count,
+        default=seeds,
+        metavar="N",
+        help=f"seeds per configuration: seed, seed+1, ... (default {seeds})",
+    )
+    p.add_argument(
+        "--horizon",
+        type=seconds,
+        default=horizon,
+        metavar="S",
+        help=f"simulated seconds per run (default {horizon:g})",
+    )
     p.add_argument("--budget", type=count, default=32_000, help="working budget (default 32000)")
-    p.add_argument("--hard-ceiling", type=count, default=40_000,
-                   help="hard ceiling (default 40000)")
-    p.add_argument("--jobs", type=count, default=None, metavar="N",
-                   help="worker processes (default: all cores)")
+    p.add_argument(
+        "--hard-ceiling", type=count, default=40_000, help="hard ceiling (default 40000)"
+    )
+    p.add_argument(
+        "--jobs",
+        type=count,
+        default=None,
+        metavar="N",
+        help="worker processes (default: all cores)",
+    )
     add_scheduler_option(p)
-    p.add_argument("--max-retries", type=natural, default=None, metavar="N",
-                   help="retries after a rejected invocation before the runtime gives up "
-                   "and the session aborts (default 2)")
+    p.add_argument(
+        "--max-retries",
+        type=natural,
+        default=None,
+        metavar="N",
+        help="retries after a rejected invocation before the runtime gives up "
+        "and the session aborts (default 2)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_policy_timeout(p)
     add_run_time_limit(p)
@@ -125,47 +185,69 @@ def _split(text: str, name: str, parse: Callable[[str], _T]) -> list[_T]:
         try:
             out.append(parse(item))
         except ValueError:
-            raise ConfigError(f"--{name}", f"{item!r} is not a valid value.",
-                              "values are comma-separated, e.g. 0.25,0.5,1.") from None
+            raise ConfigError(
+                f"--{name}",
+                f"{item!r} is not a valid value.",
+                "values are comma-separated, e.g. 0.25,0.5,1.",
+            ) from None
     return list(dict.fromkeys(out))
 
 
-def grid(args: argparse.Namespace) -> tuple[list[str], list[RuntimeConfig], list[float],
-                                             list[float | None], list[int]]:
+def grid(
+    args: argparse.Namespace,
+) -> tuple[list[str], list[RuntimeConfig], list[float], list[float | None], list[int]]:
     """The sweep's axes from parsed options; ConfigError/PolicyError if bad."""
     fmt = getattr(args, "format", None)
     policies = list(dict.fromkeys(with_format(p, fmt) for p in args.policy or list(BUILTINS)))
     for spec in policies:
         load_policy(spec)  # fail early, naming the spec
     if args.seeds < 1:
-        raise ConfigError("--seeds", f"must be at least 1, got {args.seeds}.",
-                          "it counts seeds per configuration, e.g. --seeds 3.")
+        raise ConfigError(
+            "--seeds",
+            f"must be at least 1, got {args.seeds}.",
+            "it counts seeds per configuration, e.g. --seeds 3.",
+        )
     if args.horizon <= 0:
-        raise ConfigError("--horizon", f"must be positive, got {args.horizon:g}.",
-                          "simulated seconds per run, e.g. --horizon 600.")
+        raise ConfigError(
+            "--horizon",
+            f"must be positive, got {args.horizon:g}.",
+            "simulated seconds per run, e.g. --horizon 600.",
+        )
     if args.jobs is not None and args.jobs < 1:
-        raise ConfigError("--jobs", f"must be at least 1, got {args.jobs}.",
-                          "leave it out to use every core.")
+        raise ConfigError(
+            "--jobs", f"must be at least 1, got {args.jobs}.", "leave it out to use every core."
+        )
     retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
-    base = RuntimeConfig(budget=args.budget, hard_ceiling=args.hard_ceiling,
-                         provider=Provider(fmt) if fmt else Provider.ANTHROPIC, **retries)
+    base = RuntimeConfig(
+        budget=args.budget,
+        hard_ceiling=args.hard_ceiling,
+        provider=Provider(fmt) if fmt else Provider.ANTHROPIC,
+        **retries,
+    )
     runtime = configs(
         base,
         gates=_split(args.gate, "gate", lambda v: parse_knob("gate", v, "--gate")),
-        check_at=_split(args.check_at, "check-at",
-                        lambda v: parse_knob("check_at", v, "--check-at")),
+        check_at=_split(
+            args.check_at, "check-at", lambda v: parse_knob("check_at", v, "--check-at")
+        ),
         retry=_split(args.retry, "retry", lambda v: parse_knob("retry", v, "--retry")),
     )
     levels = _split(args.levels, "levels", float)
     if any(not 0 <= lv <= 1 for lv in levels):
-        raise ConfigError("--levels", f"load levels must be in [0, 1], got {levels}.",
-                          "for example --levels 0,0.5,1.")
+        raise ConfigError(
+            "--levels",
+            f"load levels must be in [0, 1], got {levels}.",
+            "for example --levels 0,0.5,1.",
+        )
     tight: list[float | None] = [None]
     if args.tightness:
         tight = list(_split(args.tightness, "tightness", float))
         if any(t is not None and not 0 < t <= 4 for t in tight):
-            raise ConfigError("--tightness", f"must be in (0, 4], got {args.tightness}.",
-                          "it is turn tokens over budget, e.g. --tightness 0.3,0.6.")
+            raise ConfigError(
+                "--tightness",
+                f"must be in (0, 4], got {args.tightness}.",
+                "it is turn tokens over budget, e.g. --tightness 0.3,0.6.",
+            )
     seeds = list(range(args.seed, args.seed + args.seeds))
     return policies, runtime, levels, tight, seeds
 
@@ -175,18 +257,30 @@ def run(args: argparse.Namespace) -> int:
     limit = run_time_limit(args)
     specs = plan(policies, runtime, levels, seeds, tightness=tight, horizon=args.horizon)
     out = Path(args.out)
-    outcome = run_sweep(specs, out, jobs=args.jobs, quiet=args.quiet, timeout=args.policy_timeout,
-                        scheduler=parse_scheduler(args.scheduler), time_limit=limit)
-    print(f"{len(outcome.rows)} runs ({outcome.ran} run now, {outcome.reused} reused) "
-          f"-> {out}", file=sys.stderr)
+    outcome = run_sweep(
+        specs,
+        out,
+        jobs=args.jobs,
+        quiet=args.quiet,
+        timeout=args.policy_timeout,
+        scheduler=parse_scheduler(args.scheduler),
+        time_limit=limit,
+    )
+    print(
+        f"{len(outcome.rows)} runs ({outcome.ran} run now, {outcome.reused} reused) -> {out}",
+        file=sys.stderr,
+    )
     sys.stdout.write(rate_table(outcome.rows))
     failure = policy_failure(outcome.rows, out)
     if failure is not None:
         raise failure
     if not outcome.complete:
-        print(f"prunecheck sweep: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
-              f"of {len(outcome.rows) + outcome.skipped} runs finished; the table covers only "
-              "them. Run the same command again to resume.", file=sys.stderr)
+        print(
+            f"prunecheck sweep: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
+            f"of {len(outcome.rows) + outcome.skipped} runs finished; the table covers only "
+            "them. Run the same command again to resume.",
+            file=sys.stderr,
+        )
         return EXIT_OUT_OF_TIME
     return 0
 
@@ -218,20 +312,43 @@ def rate_table(rows: Sequence[Row]) -> str:
         group.errors += row.error is not None
         group.invocations += row.invocations
         group.sessions.extend(row.sessions)
-    head = ["policy", "gate", "check_at", "retry", "runs", "sessions", "invocations",
-            *(name for name, _ in _COLUMNS), "median turns", "errors"]
-    body = [[*key, str(g.runs), str(len(g.sessions)), str(g.invocations),
-             *(rate_of(g.sessions, k).text() for _, k in _COLUMNS), _median(g.sessions),
-             str(g.errors)] for key, g in sorted(groups.items())]
+    head = [
+        "policy",
+        "gate",
+        "check_at",
+        "retry",
+        "runs",
+        "sessions",
+        "invocations",
+        *(name for name, _ in _COLUMNS),
+        "median turns",
+        "errors",
+    ]
+    body = [
+        [
+            *key,
+            str(g.runs),
+            str(len(g.sessions)),
+            str(g.invocations),
+            *(rate_of(g.sessions, k).text() for _, k in _COLUMNS),
+            _median(g.sessions),
+            str(g.errors),
+        ]
+        for key, g in sorted(groups.items())
+    ]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
-             for r in [head, *body]]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+        for r in [head, *body]
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     text = "\n".join(lines) + "\n"
-    text += ("unit: sessions. Each rate is 'K of N': K sessions of N met the class at least "
-             "once; [95% exact (Clopper-Pearson) interval, per 1,000 sessions]. Median turns: "
-             "user messages into a session until half the sessions had a violation "
-             "(Kaplan-Meier; 'not reached': more than half stayed intact)\n")
+    text += (
+        "unit: sessions. Each rate is 'K of N': K sessions of N met the class at least "
+        "once; [95% exact (Clopper-Pearson) interval, per 1,000 sessions]. Median turns: "
+        "user messages into a session until half the sessions had a violation "
+        "(Kaplan-Meier; 'not reached': more than half stayed intact)\n"
+    )
     errors = [r for r in rows if r.error is not None]
     for row in errors:
         text += f"policy error in {row.key}: {row.error}\n"

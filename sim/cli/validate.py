@@ -64,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
     if other is not None:
         theirs = "anthropic" if provider is Provider.OPENAI else "openai"
         label = {Provider.OPENAI: "an OpenAI", Provider.ANTHROPIC: "an Anthropic"}[provider]
-        raise TranscriptError(name, f"is not {label} transcript: {other}.",
-                              f"validate it with --format {theirs}.")
+        raise TranscriptError(
+            name, f"is not {label} transcript: {other}.", f"validate it with --format {theirs}."
+        )
     pairing = validate(payload, provider, source=name)
     shape = shape_errors(payload, provider)
     errors = shape + pairing  # a provider checks the request's shape before pairing
@@ -105,9 +106,12 @@ def _load(path: str, name: str) -> object:
             name, f"is not UTF-8 text (byte {exc.start}).", "Pass a JSON transcript."
         ) from None
     if len(text) > MAX_CHARS or not depth_ok(text, MAX_DEPTH):
-        raise TranscriptError(name, f"is over {MAX_CHARS} characters or nests JSON deeper "
-                              f"than {MAX_DEPTH} levels; no provider accepts such a request.",
-                              "Pass the request body your runtime sends.")
+        raise TranscriptError(
+            name,
+            f"is over {MAX_CHARS} characters or nests JSON deeper "
+            f"than {MAX_DEPTH} levels; no provider accepts such a request.",
+            "Pass the request body your runtime sends.",
+        )
     try:
         return json.loads(text)
     except RecursionError:  # pragma: no cover - bounded by the depth check

@@ -87,9 +87,22 @@ class Tally:
     last one as censored (unless it was aborted).
     """
 
-    __slots__ = ("_aborted", "_deferred_since", "_first", "_s_exposed", "_s_inv", "_s_start",
-                 "_s_turns", "_since", "deferred_time", "events", "exposed", "incidents",
-                 "invocations", "sessions")
+    __slots__ = (
+        "_aborted",
+        "_deferred_since",
+        "_first",
+        "_s_exposed",
+        "_s_inv",
+        "_s_start",
+        "_s_turns",
+        "_since",
+        "deferred_time",
+        "events",
+        "exposed",
+        "incidents",
+        "invocations",
+        "sessions",
+    )
 
     def __init__(self) -> None:
         self.incidents: dict[str, int] = {}
@@ -112,8 +125,16 @@ class Tally:
             return
         if self._aborted is not None:
             end, at = SessionEnd.ABORT, self._aborted
-        self.sessions.append(SessionRecord(round(at - self._s_start, 3), self._s_turns, end,
-                                           self._s_inv, self._s_exposed, self._first))
+        self.sessions.append(
+            SessionRecord(
+                round(at - self._s_start, 3),
+                self._s_turns,
+                end,
+                self._s_inv,
+                self._s_exposed,
+                self._first,
+            )
+        )
         self._s_start = None
         self._s_turns = self._s_inv = 0
         self._s_exposed, self._first = {}, {}
@@ -184,9 +205,17 @@ class Agent:
     control: what the run's agents share to stop it.
     """
 
-    def __init__(self, env: simpy.Environment, world: World, config: RuntimeConfig,
-                 policy: Policy, load: Load, rng: random.Random, index: int,
-                 control: Control) -> None:
+    def __init__(
+        self,
+        env: simpy.Environment,
+        world: World,
+        config: RuntimeConfig,
+        policy: Policy,
+        load: Load,
+        rng: random.Random,
+        index: int,
+        control: Control,
+    ) -> None:
         self.env = env
         self.world = world
         self.index = index

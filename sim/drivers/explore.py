@@ -146,8 +146,7 @@ def _timeless(policy: Policy) -> bool:
 _TIMELESS = frozenset(type(BUILTINS[name]()) for name in BUILTINS if name != "lowest_salience")
 
 
-def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
-                  ) -> tuple[Any, ...]:
+def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False) -> tuple[Any, ...]:
     """A hashable key of ``state``: equal keys behave the same from here on,
     up to renaming ids.
 
@@ -188,9 +187,21 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
     for bid in sorted(s.batches, key=_id_order):
         batch = s.batches[bid]
         described = sorted(
-            ((_spec_key(r), _STATUS[r.status], r.version_seen, r.chunks, r.tokens,
-              rank[r.target], r.lost, r.retry_of is not None), r.id)
-            for r in (s.calls[c] for c in batch.calls))
+            (
+                (
+                    _spec_key(r),
+                    _STATUS[r.status],
+                    r.version_seen,
+                    r.chunks,
+                    r.tokens,
+                    rank[r.target],
+                    r.lost,
+                    r.retry_of is not None,
+                ),
+                r.id,
+            )
+            for r in (s.calls[c] for c in batch.calls)
+        )
         b = rank[bid]
         for pos, (_, cid) in enumerate(described):
             call_name[cid] = (b, pos)
@@ -203,11 +214,23 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
         times = {t: float(i) for i, t in enumerate(sorted(created))}
 
     def message_key(m: Message) -> tuple[Any, ...]:
-        return (rank[m.id], _ROLE[m.role], m.tokens, m.turn,
-                times[m.created_at] if timeless else now - m.created_at,
-                tuple(sorted(call_name[c] for c in m.tool_calls)) if m.tool_calls else (),
-                call_name[m.call_id], m.closed, rank[m.unit_id], m.text, m.first_chunk,
-                m.chunks, m.cleared, tuple(rank[x] for x in m.summary_of), m.synthetic)
+        return (
+            rank[m.id],
+            _ROLE[m.role],
+            m.tokens,
+            m.turn,
+            times[m.created_at] if timeless else now - m.created_at,
+            tuple(sorted(call_name[c] for c in m.tool_calls)) if m.tool_calls else (),
+            call_name[m.call_id],
+            m.closed,
+            rank[m.unit_id],
+            m.text,
+            m.first_chunk,
+            m.chunks,
+            m.cleared,
+            tuple(rank[x] for x in m.summary_of),
+            m.synthetic,
+        )
 
     reported = []
     for kind, ident in s.reported:
@@ -221,10 +244,13 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
         tuple(map(message_key, ctx)),
         tuple(batch_keys),
         tuple(sorted(s.world.items())),
-        tuple((rank[u], tuple(map(message_key, ms))) for u, ms in
-              sorted(s.spilled.items(), key=lambda item: _id_order(item[0]))),
-        None if stream is None else (rank[stream.batch], stream.chunks, stream.tokens,
-                                     rank[stream.target], stream.lost),
+        tuple(
+            (rank[u], tuple(map(message_key, ms)))
+            for u, ms in sorted(s.spilled.items(), key=lambda item: _id_order(item[0]))
+        ),
+        None
+        if stream is None
+        else (rank[stream.batch], stream.chunks, stream.tokens, rank[stream.target], stream.lost),
         rank[s.last_user],
         None if s.rejected_units is None else tuple(mrank(u) for u in s.rejected_units),
         s.over_ceiling,
@@ -234,10 +260,18 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False
     )
 
 
-def explore(policy_spec: str, config: RuntimeConfig, *, policy: Policy, depth: int,
-            shape: Shape, target: frozenset[IncidentKind] | None = None,
-            max_states: int = MAX_STATES, deadline: float | None = None,
-            progress: Callable[[int, int], None] | None = None) -> ExploreResult:
+def explore(
+    policy_spec: str,
+    config: RuntimeConfig,
+    *,
+    policy: Policy,
+    depth: int,
+    shape: Shape,
+    target: frozenset[IncidentKind] | None = None,
+    max_states: int = MAX_STATES,
+    deadline: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExploreResult:
     """Explore every interleaving of ``shape``'s events up to ``depth`` events.
 
     Parameters
@@ -273,8 +307,10 @@ def explore(policy_spec: str, config: RuntimeConfig, *, policy: Policy, depth: i
     timeless = _timeless(policy)
     seen = FingerprintSet()
     paths = _Paths(config, policy, shape)
-    seen.add(fingerprint(canonical_key(paths.root[0], paths.root[1], timeless=timeless))
-             ^ observed_key(paths.root[0]))
+    seen.add(
+        fingerprint(canonical_key(paths.root[0], paths.root[1], timeless=timeless))
+        ^ observed_key(paths.root[0])
+    )
     transitions = 0
     level = 0
     capped = timed_out = False
@@ -293,16 +329,28 @@ def explore(policy_spec: str, config: RuntimeConfig, *, policy: Policy, depth: i
                 transitions += 1
                 if hits(result.incidents, target):
                     trace, incidents = found_trace(
-                        policy_spec, config, [*paths.prefix, *paths.events_to(node), event], 0,
+                        policy_spec,
+                        config,
+                        [*paths.prefix, *paths.events_to(node), event],
+                        0,
                         policy,
-                        {"driver": "explore", "depth": depth, "states": len(seen)})
-                    return ExploreResult(len(seen), transitions, level + 1, trace, incidents,
-                                         False, time.perf_counter() - started,
-                                         seen.nbytes + paths.nbytes)
+                        {"driver": "explore", "depth": depth, "states": len(seen)},
+                    )
+                    return ExploreResult(
+                        len(seen),
+                        transitions,
+                        level + 1,
+                        trace,
+                        incidents,
+                        False,
+                        time.perf_counter() - started,
+                        seen.nbytes + paths.nbytes,
+                    )
                 if ends_session(result.incidents):
                     continue  # the session is over: nothing follows it
-                child = fingerprint(canonical_key(new, usage.after(event, state),
-                                                  timeless=timeless)) ^ observed_key(new)
+                child = fingerprint(
+                    canonical_key(new, usage.after(event, state), timeless=timeless)
+                ) ^ observed_key(new)
                 if child in seen:
                     continue
                 if len(seen) >= max_states:
@@ -315,8 +363,17 @@ def explore(policy_spec: str, config: RuntimeConfig, *, policy: Policy, depth: i
         if not capped:
             level += 1
         first, end = end, len(seen)
-    return ExploreResult(len(seen), transitions, level, None, (), capped,
-                         time.perf_counter() - started, seen.nbytes + paths.nbytes, timed_out)
+    return ExploreResult(
+        len(seen),
+        transitions,
+        level,
+        None,
+        (),
+        capped,
+        time.perf_counter() - started,
+        seen.nbytes + paths.nbytes,
+        timed_out,
+    )
 
 
 class _Paths:
@@ -340,7 +397,8 @@ class _Paths:
         self.root = (root, opening_usage())
         # The last path replayed: (state number, state, usage, its enabled events).
         self.stack: list[tuple[int, RuntimeState, Usage, list[Event]]] = [
-            (0, root, self.root[1], self._enabled(root, self.root[1]))]
+            (0, root, self.root[1], self._enabled(root, self.root[1]))
+        ]
 
     @property
     def nbytes(self) -> int:
@@ -354,9 +412,11 @@ class _Paths:
     def _enabled(self, state: RuntimeState, usage: Usage) -> list[Event]:
         events = enabled_events(state, usage, self.shape, reduce=True)
         if len(events) > 0xFFFF:
-            raise ConfigError("shape", f"offers {len(events)} events in one state; the explorer "
-                              "numbers them in 16 bits.", "shrink the shape (fewer sizes, "
-                              "calls or call specs).")
+            raise ConfigError(
+                "shape",
+                f"offers {len(events)} events in one state; the explorer numbers them in 16 bits.",
+                "shrink the shape (fewer sizes, calls or call specs).",
+            )
         return events
 
     def _lineage(self, node: int) -> list[int]:
@@ -388,5 +448,4 @@ class _Paths:
     def events_to(self, node: int) -> list[Event]:
         """The events from the initial state (after the opening) to state ``node``."""
         self.state(node)
-        return [self.stack[i - 1][3][self.move[n]] for i, (n, *_) in
-                enumerate(self.stack) if i]
+        return [self.stack[i - 1][3][self.move[n]] for i, (n, *_) in enumerate(self.stack) if i]

@@ -16,19 +16,27 @@ from prunecheck.sim.runtimes.under_test import incidents_of
 __all__ = ["found_trace"]
 
 
-def found_trace(policy_spec: str, config: RuntimeConfig, events: list[Event], seed: int,
-                policy: Policy, found_by: dict[str, Any]) -> tuple[Trace, tuple[Incident, ...]]:
+def found_trace(
+    policy_spec: str,
+    config: RuntimeConfig,
+    events: list[Event],
+    seed: int,
+    policy: Policy,
+    found_by: dict[str, Any],
+) -> tuple[Trace, tuple[Incident, ...]]:
     """The trace of a counterexample, with its replayed incidents and a
     ``meta`` ready for the regression corpus (``expect.violations``)."""
     bare = Trace(policy_spec, config, tuple(events), seed)
     incidents = tuple(incidents_of(bare, policy))
     kinds = sorted({i.kind.value for i in incidents if i.is_violation})
     last = [i for i in incidents if i.step == len(events) - 1] or list(incidents[-1:])
-    title = (f"{policy_spec} under gate {config.gate}: "
-             + ", ".join(dict.fromkeys(i.kind.label for i in last)))
-    meta = {"title": title,
-            "story": f"found by prunecheck {found_by['driver']} (seed {seed}); "
-                     f"{len(events)} events",
-            "found_by": found_by,
-            "expect": {"violations": kinds}}
+    title = f"{policy_spec} under gate {config.gate}: " + ", ".join(
+        dict.fromkeys(i.kind.label for i in last)
+    )
+    meta = {
+        "title": title,
+        "story": f"found by prunecheck {found_by['driver']} (seed {seed}); {len(events)} events",
+        "found_by": found_by,
+        "expect": {"violations": kinds},
+    }
     return Trace(policy_spec, config, tuple(events), seed, None, meta), incidents

@@ -72,8 +72,15 @@ from prunecheck.sim.drivers.swarm import (
 )
 from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 
-__all__ = ["SHRINK_RUNS", "Progress", "SearchResult", "found_trace", "minimize", "random_walk",
-           "search"]
+__all__ = [
+    "SHRINK_RUNS",
+    "Progress",
+    "SearchResult",
+    "found_trace",
+    "minimize",
+    "random_walk",
+    "search",
+]
 
 #: Runs Hypothesis may spend shrinking one counterexample.
 SHRINK_RUNS = 300
@@ -111,10 +118,19 @@ class SearchResult:
     timed_out: bool = False
 
 
-def search(policy_spec: str, config: RuntimeConfig, *, policy: Policy, seed: int = 0,
-           max_examples: int = 200, shape: Shape | None = None,
-           target: frozenset[IncidentKind] | None = None, shrink_runs: int = SHRINK_RUNS,
-           deadline: float | None = None, progress: Progress | None = None) -> SearchResult:
+def search(
+    policy_spec: str,
+    config: RuntimeConfig,
+    *,
+    policy: Policy,
+    seed: int = 0,
+    max_examples: int = 200,
+    shape: Shape | None = None,
+    target: frozenset[IncidentKind] | None = None,
+    shrink_runs: int = SHRINK_RUNS,
+    deadline: float | None = None,
+    progress: Progress | None = None,
+) -> SearchResult:
     """Search adversarially for an event sequence on which the policy breaks.
 
     Parameters
@@ -162,10 +178,16 @@ def search(policy_spec: str, config: RuntimeConfig, *, policy: Policy, seed: int
     machine = build_machine(policy, config, shape, target, log)
     hypothesis_seed(seed)(machine)
     run_settings = settings(
-        max_examples=max_examples, deadline=None, database=None, derandomize=False,
-        phases=(Phase.generate, Phase.target, Phase.shrink), verbosity=Verbosity.quiet,
-        suppress_health_check=list(HealthCheck), stateful_step_count=shape.max_steps,
-        report_multiple_bugs=False, print_blob=False,
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.target, Phase.shrink),
+        verbosity=Verbosity.quiet,
+        suppress_health_check=list(HealthCheck),
+        stateful_step_count=shape.max_steps,
+        report_multiple_bugs=False,
+        print_blob=False,
     )
     try:
         run_state_machine_as_test(machine, settings=run_settings)
@@ -177,30 +199,72 @@ def search(policy_spec: str, config: RuntimeConfig, *, policy: Policy, seed: int
         # Stopping Hypothesis mid-shrink can look to it like a run that drew
         # less than before; only a flake without that stop is the policy's.
         if not log.spent:
-            raise PolicyError(f"policy {policy_spec!r}", "gave different answers to the same "
-                          f"question during the search ({type(exc).__name__}).",
-                          "a policy must be a deterministic function of its view.") from None
+            raise PolicyError(
+                f"policy {policy_spec!r}",
+                "gave different answers to the same "
+                f"question during the search ({type(exc).__name__}).",
+                "a policy must be a deterministic function of its view.",
+            ) from None
     if log.events is not None:
         log.events = minimize(log.events, config, policy, shape, target, deadline=deadline)
     seconds = time.perf_counter() - log.started
-    return _result(policy_spec, config, policy, seed, log, seconds,
-                   {"driver": "search", "seed": seed, "max_examples": max_examples})
+    return _result(
+        policy_spec,
+        config,
+        policy,
+        seed,
+        log,
+        seconds,
+        {"driver": "search", "seed": seed, "max_examples": max_examples},
+    )
 
 
-def _result(policy_spec: str, config: RuntimeConfig, policy: Policy, seed: int, log: RunLog,
-            seconds: float, found_by: dict[str, Any]) -> SearchResult:
+def _result(
+    policy_spec: str,
+    config: RuntimeConfig,
+    policy: Policy,
+    seed: int,
+    log: RunLog,
+    seconds: float,
+    found_by: dict[str, Any],
+) -> SearchResult:
     if log.events is None:
-        return SearchResult(False, None, (), log.examples, seconds, events=log.applied,
-                            costs=dict(log.costs), timed_out=log.timed_out)
+        return SearchResult(
+            False,
+            None,
+            (),
+            log.examples,
+            seconds,
+            events=log.applied,
+            costs=dict(log.costs),
+            timed_out=log.timed_out,
+        )
     trace, incidents = found_trace(policy_spec, config, log.events, seed, policy, found_by)
-    return SearchResult(True, trace, incidents, log.examples, seconds, log.first_seconds,
-                        log.first_length, log.applied, dict(log.costs), log.timed_out)
+    return SearchResult(
+        True,
+        trace,
+        incidents,
+        log.examples,
+        seconds,
+        log.first_seconds,
+        log.first_length,
+        log.applied,
+        dict(log.costs),
+        log.timed_out,
+    )
 
 
-def random_walk(policy_spec: str, config: RuntimeConfig, *, policy: Policy, seed: int = 0,
-                shape: Shape | None = None, target: frozenset[IncidentKind] | None = None,
-                max_runs: int = 2000,
-                deadline: float | None = None) -> SearchResult:
+def random_walk(
+    policy_spec: str,
+    config: RuntimeConfig,
+    *,
+    policy: Policy,
+    seed: int = 0,
+    shape: Shape | None = None,
+    target: frozenset[IncidentKind] | None = None,
+    max_runs: int = 2000,
+    deadline: float | None = None,
+) -> SearchResult:
     """Plain random simulation over the same alphabet: each run draws its
     own bounds (if the shape is a swarm), opens as a session does, then
     picks events uniformly among those enabled, for ``shape.max_steps``
@@ -217,15 +281,19 @@ def random_walk(policy_spec: str, config: RuntimeConfig, *, policy: Policy, seed
         bounds = narrow(shape, draw)
         state = initial_state(config, policy, record=False)
         events: list[Event] = []
-        prefix = (persisted_history(bounds, bounds.max_resume, bounds.crashed)
-                  if bounds.max_resume else opening(bounds))
+        prefix = (
+            persisted_history(bounds, bounds.max_resume, bounds.crashed)
+            if bounds.max_resume
+            else opening(bounds)
+        )
         steps = [*prefix, *([None] * shape.max_steps)]
         usage = Usage()
         for index, chosen in enumerate(steps):
             if index == len(prefix):
                 usage = opening_usage()
-            event = chosen if chosen is not None else rng.choice(
-                enabled_events(state, usage, bounds))
+            event = (
+                chosen if chosen is not None else rng.choice(enabled_events(state, usage, bounds))
+            )
             usage = usage.after(event, state)
             result = apply(state, event)
             events.append(event)
@@ -239,5 +307,6 @@ def random_walk(policy_spec: str, config: RuntimeConfig, *, policy: Policy, seed
         if log.events is not None:
             break
     seconds = time.perf_counter() - log.started
-    return _result(policy_spec, config, policy, seed, log, seconds,
-                   {"driver": "random", "seed": seed})
+    return _result(
+        policy_spec, config, policy, seed, log, seconds, {"driver": "random", "seed": seed}
+    )

@@ -88,8 +88,9 @@ class Enough(BaseException):
 class RunLog:
     """What all runs of one search share: the last counterexample, counts."""
 
-    def __init__(self, shrink_runs: int = 0, deadline: float | None = None,
-                 progress: Progress | None = None) -> None:
+    def __init__(
+        self, shrink_runs: int = 0, deadline: float | None = None, progress: Progress | None = None
+    ) -> None:
         self.started = time.perf_counter()
         self.deadline = deadline
         self.progress = progress
@@ -132,10 +133,15 @@ class RunLog:
             raise Enough
 
 
-def build_machine(policy: Policy, config: RuntimeConfig, shape: Shape,
-             target_kinds: frozenset[IncidentKind] | None, log: RunLog
-             ) -> type[RuleBasedStateMachine]:
+def build_machine(
+    policy: Policy,
+    config: RuntimeConfig,
+    shape: Shape,
+    target_kinds: frozenset[IncidentKind] | None,
+    log: RunLog,
+) -> type[RuleBasedStateMachine]:
     """A state-machine class bound to one search's policy, config and shape."""
+
     # Largest first: Hypothesis shrinks toward the first choice, and large
     # messages cross the budget in fewer events.
     def sizes_of(kind: tuple[int, ...]) -> st.SearchStrategy[int]:
@@ -195,17 +201,25 @@ def build_machine(policy: Policy, config: RuntimeConfig, shape: Shape,
 
         def _calls(self, data: st.DataObject) -> tuple[Any, ...]:
             width = data.draw(st.integers(1, self.bounds.max_calls), label="width")
-            return tuple(data.draw(st.lists(st.sampled_from(shape.calls), min_size=width,
-                                            max_size=width), label="calls"))
+            return tuple(
+                data.draw(
+                    st.lists(st.sampled_from(shape.calls), min_size=width, max_size=width),
+                    label="calls",
+                )
+            )
 
         # -- the opening: this run's own bounds, then system prompt and user
         # message, or a resumed persisted history (see .swarm)
         @initialize(data=st.data())
         def begin(self, data: st.DataObject) -> None:
             self.bounds = bounds = narrow(
-                shape, lambda low, high: data.draw(st.integers(low, high)))
-            events = (persisted_history(bounds, bounds.max_resume, bounds.crashed)
-                      if bounds.max_resume else opening(bounds))
+                shape, lambda low, high: data.draw(st.integers(low, high))
+            )
+            events = (
+                persisted_history(bounds, bounds.max_resume, bounds.crashed)
+                if bounds.max_resume
+                else opening(bounds)
+            )
             for event in events:
                 self._do(event)
             self.usage = opening_usage()
@@ -216,9 +230,15 @@ def build_machine(policy: Policy, config: RuntimeConfig, shape: Shape,
         def user(self, size: int) -> None:
             self._do(UserMessage(size, user_text(self.state.turn + 1)))
 
-        @precondition(lambda self: not self.state.pending and (
-            self.state.assistant_stream is not None
-            or self.usage.texts < self.bounds.max_texts))
+        @precondition(
+            lambda self: (
+                not self.state.pending
+                and (
+                    self.state.assistant_stream is not None
+                    or self.usage.texts < self.bounds.max_texts
+                )
+            )
+        )
         @rule(size=text_sizes, last=whole)
         def say(self, size: int, last: bool) -> None:
             stream = self.state.assistant_stream
@@ -259,8 +279,9 @@ def build_machine(policy: Policy, config: RuntimeConfig, shape: Shape,
         @rule(data=st.data())
         def results(self, data: st.DataObject) -> None:
             """Macro: every pending result, whole, in a drawn order."""
-            order = data.draw(st.permutations([r.id for r in pending_records(self.state)]),
-                              label="order")
+            order = data.draw(
+                st.permutations([r.id for r in pending_records(self.state)]), label="order"
+            )
             for call in order:
                 self._do(ResultChunk(call, data.draw(result_sizes, label=f"{call} tokens")))
 
@@ -271,15 +292,18 @@ def build_machine(policy: Policy, config: RuntimeConfig, shape: Shape,
             chunks interleaved round by round, checks firing as the
             runtime's ``check_at`` says."""
             ids = [r.id for r in pending_records(self.state)]
-            calls = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids),
-                                       unique=True), label="streams")
+            calls = data.draw(
+                st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids), unique=True),
+                label="streams",
+            )
             rounds = data.draw(st.integers(2, self.bounds.max_chunks), label="chunks")
             for i in range(rounds):
                 for call in calls:
                     if call not in self.state.pending:
                         continue
-                    last = i == rounds - 1 or \
-                        self._chunks_so_far(call) + 1 >= self.bounds.max_chunks
+                    last = (
+                        i == rounds - 1 or self._chunks_so_far(call) + 1 >= self.bounds.max_chunks
+                    )
                     self._do(ResultChunk(call, data.draw(result_sizes), last=last))
 
         @precondition(lambda self: bool(self.state.pending))

@@ -134,8 +134,11 @@ class Shape:
             if isinstance(value, int) and not isinstance(value, bool) and value < least:
                 raise ConfigError(f"shape {f.name}", f"must be at least {least}, got {value}.")
             if f.name.endswith("_sizes") and (not value or any(t <= 0 for t in value)):
-                raise ConfigError(f"shape {f.name}", f"must be positive token counts, got "
-                                  f"{value}.", "for example 30,300,700 for a budget of 1000.")
+                raise ConfigError(
+                    f"shape {f.name}",
+                    f"must be positive token counts, got {value}.",
+                    "for example 30,300,700 for a budget of 1000.",
+                )
         if not self.calls:
             raise ConfigError("shape calls", "must name at least one call spec.")
 
@@ -157,10 +160,20 @@ class Shape:
         """
         sizes = _percent(budget, 1, 3, 30, 70)
         wide: dict[str, Any] = dict(
-            max_batches=8, max_calls=8, max_chunks=4, max_users=12, max_texts=4,
-            max_writes=1, max_resume=16, swarm=True, system_tokens=_percent(budget, 2)[0],
-            user_sizes=sizes, text_sizes=sizes, batch_sizes=sizes[:2],
-            result_sizes=(*sizes, *_percent(budget, 130)))
+            max_batches=8,
+            max_calls=8,
+            max_chunks=4,
+            max_users=12,
+            max_texts=4,
+            max_writes=1,
+            max_resume=16,
+            swarm=True,
+            system_tokens=_percent(budget, 2)[0],
+            user_sizes=sizes,
+            text_sizes=sizes,
+            batch_sizes=sizes[:2],
+            result_sizes=(*sizes, *_percent(budget, 130)),
+        )
         return cls(**{**wide, **bounds})
 
     @classmethod
@@ -174,17 +187,27 @@ class Shape:
         domain document's two incidents fit in it.
         """
         small: dict[str, Any] = dict(
-            max_batches=2, max_calls=2, max_chunks=2, max_users=1, max_texts=1, max_writes=0,
-            calls=DEFAULT_CALLS[:1], user_sizes=_percent(budget, 40),
-            text_sizes=_percent(budget, 30), batch_sizes=_percent(budget, 5),
-            result_sizes=_percent(budget, 5, 40), system_tokens=_percent(budget, 2)[0])
+            max_batches=2,
+            max_calls=2,
+            max_chunks=2,
+            max_users=1,
+            max_texts=1,
+            max_writes=0,
+            calls=DEFAULT_CALLS[:1],
+            user_sizes=_percent(budget, 40),
+            text_sizes=_percent(budget, 30),
+            batch_sizes=_percent(budget, 5),
+            result_sizes=_percent(budget, 5, 40),
+            system_tokens=_percent(budget, 2)[0],
+        )
         return cls(**{**small, **bounds})
 
     @property
     def sizes(self) -> tuple[int, ...]:
         """Every size of any kind, ascending."""
-        return tuple(sorted({*self.user_sizes, *self.text_sizes, *self.batch_sizes,
-                             *self.result_sizes}))
+        return tuple(
+            sorted({*self.user_sizes, *self.text_sizes, *self.batch_sizes, *self.result_sizes})
+        )
 
     def sizes_for(self, event: Event) -> tuple[int, ...]:
         """The sizes an event of this kind may have (empty if it has none)."""
@@ -202,8 +225,12 @@ class Shape:
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("user_sizes", "text_sizes", "batch_sizes", "result_sizes"):
             out[name] = list(out[name])
-        out["calls"] = [f"{c.tool}({c.path})" + (" write" if c.effect is Effect.WRITE else "")
-                        + (" background" if c.background else "") for c in self.calls]
+        out["calls"] = [
+            f"{c.tool}({c.path})"
+            + (" write" if c.effect is Effect.WRITE else "")
+            + (" background" if c.background else "")
+            for c in self.calls
+        ]
         return out
 
 
@@ -238,8 +265,9 @@ def is_hit(incident: Incident, target: frozenset[IncidentKind] | None) -> bool:
     return incident.is_violation if target is None else incident.kind in target
 
 
-def hits(incidents: tuple[Incident, ...],
-         target: frozenset[IncidentKind] | None) -> tuple[Incident, ...]:
+def hits(
+    incidents: tuple[Incident, ...], target: frozenset[IncidentKind] | None
+) -> tuple[Incident, ...]:
     """The incidents a driver stops on."""
     return tuple(i for i in incidents if is_hit(i, target))
 
@@ -262,13 +290,17 @@ def pending_records(state: RuntimeState) -> list[CallRecord]:
 
 def _is_noop_invoke(state: RuntimeState) -> bool:
     cfg = state.config
-    return (state.rejected_units is None and not state.orphans and not state.unanswered
-            and not (cfg.check_at is CheckAt.BEFORE_INVOKE
-                     and state.context.used > cfg.budget))
+    return (
+        state.rejected_units is None
+        and not state.orphans
+        and not state.unanswered
+        and not (cfg.check_at is CheckAt.BEFORE_INVOKE and state.context.used > cfg.budget)
+    )
 
 
-def enabled_events(state: RuntimeState, usage: Usage, shape: Shape, *,
-                   reduce: bool = False) -> list[Event]:
+def enabled_events(
+    state: RuntimeState, usage: Usage, shape: Shape, *, reduce: bool = False
+) -> list[Event]:
     """Every event the shape allows in ``state``, in a fixed order.
 
     Parameters

@@ -39,8 +39,11 @@ __all__ = ["minimize", "opening_length"]
 def opening_length(events: Sequence[Event]) -> int:
     """How many leading events are the run's opening (system prompt, then
     the user's first message): 2, or 0 for a run that opens otherwise."""
-    if len(events) >= 2 and isinstance(events[0], SystemPrompt) \
-            and isinstance(events[1], UserMessage):
+    if (
+        len(events) >= 2
+        and isinstance(events[0], SystemPrompt)
+        and isinstance(events[1], UserMessage)
+    ):
         return 2
     return 0
 
@@ -54,16 +57,19 @@ def _refs(events: Sequence[Event], config: RuntimeConfig, policy: Policy) -> lis
     owner: dict[str, _Ref] = {}
     refs: list[_Ref | None] = []
     for i, event in enumerate(events):
-        refs.append(owner.get(event.call) if isinstance(event, ResultChunk | ToolFailure)
-                    else None)
+        refs.append(owner.get(event.call) if isinstance(event, ResultChunk | ToolFailure) else None)
         if isinstance(event, IssueBatch):
             owner.update({f"c{state.next_call + k}": (i, k) for k in range(len(event.calls))})
         apply(state, event)
     return refs
 
 
-def _rerun(items: list[tuple[int, Event, _Ref | None]], config: RuntimeConfig, policy: Policy,
-           target: frozenset[IncidentKind] | None) -> list[Event] | None:
+def _rerun(
+    items: list[tuple[int, Event, _Ref | None]],
+    config: RuntimeConfig,
+    policy: Policy,
+    target: frozenset[IncidentKind] | None,
+) -> list[Event] | None:
     """Replay edited events, renumbering calls; the prefix up to the first
     hit, or None if the edit is impossible or no longer hits.  Results of a
     deleted batch are deleted with it."""
@@ -93,9 +99,15 @@ def _resized(event: Event, tokens: int) -> Event:
     return event
 
 
-def minimize(events: Sequence[Event], config: RuntimeConfig, policy: Policy, shape: Shape,
-             target: frozenset[IncidentKind] | None = None, *,
-             deadline: float | None = None) -> list[Event]:
+def minimize(
+    events: Sequence[Event],
+    config: RuntimeConfig,
+    policy: Policy,
+    shape: Shape,
+    target: frozenset[IncidentKind] | None = None,
+    *,
+    deadline: float | None = None,
+) -> list[Event]:
     """Polish a counterexample (see the module's doc); the opening stays."""
     current = list(events)
     while deadline is None or time.monotonic() < deadline:
@@ -106,9 +118,14 @@ def minimize(events: Sequence[Event], config: RuntimeConfig, policy: Policy, sha
     return current
 
 
-def _shorter(events: list[Event], config: RuntimeConfig, policy: Policy, shape: Shape,
-             target: frozenset[IncidentKind] | None, deadline: float | None
-             ) -> list[Event] | None:
+def _shorter(
+    events: list[Event],
+    config: RuntimeConfig,
+    policy: Policy,
+    shape: Shape,
+    target: frozenset[IncidentKind] | None,
+    deadline: float | None,
+) -> list[Event] | None:
     refs = _refs(events, config, policy)
     items = list(zip(range(len(events)), events, refs, strict=True))
     n = len(items)
@@ -125,10 +142,15 @@ def _shorter(events: list[Event], config: RuntimeConfig, policy: Policy, shape: 
         out = _rerun(chosen, config, policy, target)
         return out if out is not None and len(out) < n else None
 
-    resizes = [(k, size) for k in range(keep, n) for size in shape.sizes_for(events[k])
-               if size != getattr(events[k], "tokens", size)]
+    resizes = [
+        (k, size)
+        for k in range(keep, n)
+        for size in shape.sizes_for(events[k])
+        if size != getattr(events[k], "tokens", size)
+    ]
     edits: list[tuple[tuple[int, ...], tuple[int, int] | None]] = [
-        ((i,), None) for i in range(keep, n)]
+        ((i,), None) for i in range(keep, n)
+    ]
     edits += [((), r) for r in resizes]
     edits += [((i, j), None) for i in range(keep, n) for j in range(i + 1, n)]
     edits += [((i,), r) for i in range(keep, n) for r in resizes if r[0] != i]

@@ -103,9 +103,16 @@ def _stream(seed: int, name: str) -> random.Random:
     return random.Random(f"prunecheck/{seed}/{name}")
 
 
-def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
-             policy: Policy, horizon: float = DEFAULT_HORIZON,
-             max_events: int | None = None) -> RunResult:
+def simulate(
+    policy_spec: str,
+    config: RuntimeConfig,
+    load: Load,
+    seed: int,
+    *,
+    policy: Policy,
+    horizon: float = DEFAULT_HORIZON,
+    max_events: int | None = None,
+) -> RunResult:
     """Run ``load.agents`` agents for ``horizon`` simulated seconds.
 
     Parameters
@@ -134,16 +141,23 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
     env = simpy.Environment()
     world = World()
     control = Control(max_events)
-    agents = [Agent(env, world, config, policy, load, _stream(seed, f"agent{i}"), i, control)
-              for i in range(load.agents)]
+    agents = [
+        Agent(env, world, config, policy, load, _stream(seed, f"agent{i}"), i, control)
+        for i in range(load.agents)
+    ]
     env.process(editor(env, world, Workload(load, config.budget, _stream(seed, "editor"))))
     for agent in agents:
         agent.start()
     with suppress(Halt):  # a policy error or the event limit: the run ends here
         env.run(until=horizon)
     end = round(env.now, 3)
-    meta = {"agents": load.agents, "end": end, "horizon": horizon, "load": load.to_json(),
-            "simulator": "prunecheck.sim.drivers.simulator"}
+    meta = {
+        "agents": load.agents,
+        "end": end,
+        "horizon": horizon,
+        "load": load.to_json(),
+        "simulator": "prunecheck.sim.drivers.simulator",
+    }
     traces = []
     incidents = Counter({kind.value: 0 for kind in IncidentKind})
     exposed: Counter[str] = Counter()
@@ -152,8 +166,16 @@ def simulate(policy_spec: str, config: RuntimeConfig, load: Load, seed: int, *,
     sessions: list[SessionRecord] = []
     for agent in agents:
         agent.tally.close(end)
-        traces.append(Trace(policy_spec, config, tuple(agent.events), seed,
-                            tuple(agent.times), {**meta, "agent": agent.index}))
+        traces.append(
+            Trace(
+                policy_spec,
+                config,
+                tuple(agent.events),
+                seed,
+                tuple(agent.times),
+                {**meta, "agent": agent.index},
+            )
+        )
         incidents.update(agent.tally.incidents)
         exposed.update(agent.tally.exposed)
         counters.update(agent.state.counters)

@@ -88,8 +88,10 @@ def narrow(shape: Shape, draw: DrawInt) -> Shape:
 def opening(shape: Shape) -> tuple[Event, ...]:
     """How a fresh session opens: the system prompt, then the user's first
     message (the smallest user size of the shape)."""
-    return (SystemPrompt(shape.system_tokens, "You are a coding agent."),
-            UserMessage(min(shape.user_sizes), user_text(1)))
+    return (
+        SystemPrompt(shape.system_tokens, "You are a coding agent."),
+        UserMessage(min(shape.user_sizes), user_text(1)),
+    )
 
 
 def persisted_history(shape: Shape, rounds: int, crashed: bool) -> tuple[Event, ...]:

@@ -94,16 +94,22 @@ class Load:
             ("edit_interval", self.edit_interval > 0, "positive (seconds)"),
             ("write_share", 0 <= self.write_share <= 1, "a probability"),
             ("session_turns", self.session_turns >= 1, "at least 1"),
-            ("giant_share", 0 <= self.giant_share <= 1 - TINY_RESULT,
-             f"a probability of at most {1 - TINY_RESULT:g} (the rest of tiny results)"),
+            (
+                "giant_share",
+                0 <= self.giant_share <= 1 - TINY_RESULT,
+                f"a probability of at most {1 - TINY_RESULT:g} (the rest of tiny results)",
+            ),
         )
         for name, ok, rule in checks:
             if not ok:
                 raise ConfigError(f"load.{name}", f"must be {rule}, got {getattr(self, name)!r}.")
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items()
-                if k not in _QUIET_DEFAULTS or v != _QUIET_DEFAULTS[k]}
+        return {
+            k: v
+            for k, v in asdict(self).items()
+            if k not in _QUIET_DEFAULTS or v != _QUIET_DEFAULTS[k]
+        }
 
     @classmethod
     def from_json(cls, data: object, where: str = "load") -> Load:
@@ -114,13 +120,17 @@ class Load:
         data = {k: v for k, v in data.items() if k != "retries"}  # now RuntimeConfig's
         unknown = set(data) - set(names)
         if unknown:
-            raise ConfigError(where, f"unknown knob(s) {sorted(unknown)}.",
-                              f"knobs are {', '.join(names)}.")
+            raise ConfigError(
+                where, f"unknown knob(s) {sorted(unknown)}.", f"knobs are {', '.join(names)}."
+            )
         kwargs: dict[str, Any] = {}
         for name, value in data.items():
             integral = name in ("agents", "session_turns")
-            if isinstance(value, bool) or not isinstance(value, int | float) or (
-                    integral and not isinstance(value, int)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or (integral and not isinstance(value, int))
+            ):
                 kind = "an integer" if integral else "a number"
                 raise ConfigError(f"{where}.{name}", f"must be {kind}, got {value!r}.")
             kwargs[name] = value if integral else float(value)
@@ -144,8 +154,11 @@ def load_at(level: float, **overrides: Any) -> Load:
     often and turns that fill more of the budget.
     """
     if not 0.0 <= level <= 1.0:
-        raise ConfigError("load level", f"must be between 0 and 1, got {level!r}.",
-                          "0 is a single patient agent, 1 four busy agents.")
+        raise ConfigError(
+            "load level",
+            f"must be between 0 and 1, got {level!r}.",
+            "0 is a single patient agent, 1 four busy agents.",
+        )
     load = Load(
         agents=1 + int(3 * level + 1e-9),
         user_interval=round(_geometric(40.0, 8.0, level), 3),

@@ -76,8 +76,9 @@ def draw_call(work: Workload) -> CallSpec:
     return CallSpec(work.pick(_READ_TOOLS), work.pick(FILES), Effect.READ)
 
 
-def editor(env: simpy.Environment, world: World, work: Workload
-           ) -> Generator[simpy.Event, Any, None]:
+def editor(
+    env: simpy.Environment, world: World, work: Workload
+) -> Generator[simpy.Event, Any, None]:
     """A process outside the agents that changes a random file now and then."""
     while True:
         yield env.timeout(work.edit_gap())

@@ -68,12 +68,14 @@ CONTEXT = (
     "issued in parallel batches with their results streamed in, and a pruning policy that "
     "evicted the lowest-salience messages whenever a budget check found the budget exceeded. "
     "That report is not shipped with prunecheck, so each claim is quoted in the report's own "
-    "words, followed by what this run measured and whether the claim holds here.")
+    "words, followed by what this run measured and whether the claim holds here."
+)
 #: The invariant the report's fix gates every prune on (gate ``commit`` here).
 INVARIANT = (
     "A pruning policy is only safe to execute at a *commit boundary*: a point where every "
     "retained message is a complete unit (a full assistant turn, a full tool result, a full "
-    "user message) and no pending operation references content that pruning could remove.")
+    "user message) and no pending operation references content that pruning could remove."
+)
 
 _EACH_BLIND = "each structure-blind built-in policy (every built-in but unit_safe)"
 _ORPHANS = Claim(
@@ -83,13 +85,14 @@ _ORPHANS = Claim(
     "the provider rejected the request with a 400: `tool_result` blocks without a matching "
     "`tool_use` block.",
     f"sessions with an HTTP 400 for a tool result whose call was evicted; {_EACH_BLIND}, "
-    "gate none, budget checks after every append")
+    "gate none, budget checks after every append",
+)
 _DUPLICATES = Claim(
     "the retry after the 400 duplicates side effects",
     "The retry logic, unaware of the cause, re-ran the *entire* batch, duplicating a "
     "side-effectful `read_file` against a file that had been modified by an intervening step.",
-    f"sessions with a duplicated side effect (a retry re-ran a batch); {_EACH_BLIND}, "
-    "gate none")
+    f"sessions with a duplicated side effect (a retry re-ran a batch); {_EACH_BLIND}, gate none",
+)
 _TRUNCATION = Claim(
     "evicting a streaming result truncates its payload",
     "The budget check fired mid-stream, evicted the *partial* trailing message because its "
@@ -98,40 +101,56 @@ _TRUNCATION = Claim(
     "tool result was present but its first 200 tokens were gone—a truncated JSON payload "
     "that parsed as valid but semantically wrong, silently corrupting downstream reasoning.",
     "sessions with a truncated payload (a streamed result that lost its first chunks); "
-    f"{_EACH_BLIND}, gate none")
+    f"{_EACH_BLIND}, gate none",
+)
 _SALIENCE = Claim(
     "the truncation comes from the salience policy",
     "The budget check fired mid-stream, evicted the *partial* trailing message because its "
     "salience was near-zero (it was short and incomplete) …",
-    f"truncated-payload sessions under lowest_salience against the other {BLIND}, gate none")
+    f"truncated-payload sessions under lowest_salience against the other {BLIND}, gate none",
+)
 _LOAD = (
     "In a long-running agent loop with a 32k working budget and a policy that evicts the "
     "lowest-salience messages when the budget is exceeded, the following sequence recurred "
-    "under load: …")
+    "under load: …"
+)
 _GATED = Claim(
     "gating every prune on the commit boundary removes the failures",
     "After the runtime was changed to gate every prune on the commit-boundary predicate, the "
     "orphaned-tool-result 400s disappeared entirely, and the duplicated-side-effect incident "
     "class went to zero over a multi-week window.",
-    "sessions with any violation at all, every policy and load")
+    "sessions with any violation at all, every policy and load",
+)
 _COST = Claim(
     "the gate costs more hard-ceiling overruns",
     "The cost was a modest increase in hard-ceiling overruns (budget exceeded while a batch "
     "was in flight) …",
-    "sessions with a hard-ceiling overrun, gate none against gate commit, every policy and load")
+    "sessions with a hard-ceiling overrun, gate none against gate commit, every policy and load",
+)
 _SPILL = Claim(
     "spilling closed units absorbs the overruns",
     "… which were handled by spilling the oldest *closed* unit to an external store and "
     "re-injecting it on demand rather than by evicting live state.",
     "sessions with a hard-ceiling overrun, gate commit against gate spill (commit plus "
-    "spilling closed units past the ceiling), every policy and load")
+    "spilling closed units past the ceiling), every policy and load",
+)
 #: Every claim the section can check, in the report's words.
-QUOTES: tuple[str, ...] = (_ORPHANS.quote, _DUPLICATES.quote, _TRUNCATION.quote, _SALIENCE.quote,
-                           _LOAD, _GATED.quote, _COST.quote, _SPILL.quote)
+QUOTES: tuple[str, ...] = (
+    _ORPHANS.quote,
+    _DUPLICATES.quote,
+    _TRUNCATION.quote,
+    _SALIENCE.quote,
+    _LOAD,
+    _GATED.quote,
+    _COST.quote,
+    _SPILL.quote,
+)
 _OWN_POLICY = "a policy that evicts the lowest-salience messages when the budget is exceeded"
-_SILENT = ("Neither failure raised an in-process exception at the point of pruning. Both "
-           "surfaced later, as a provider error or a wrong answer, with no causal trace back "
-           "to the eviction.")
+_SILENT = (
+    "Neither failure raised an in-process exception at the point of pruning. Both "
+    "surfaced later, as a provider error or a wrong answer, with no causal trace back "
+    "to the eviction."
+)
 
 
 # ----------------------------------------------------------- two measures
@@ -159,10 +178,12 @@ def _num(m: Measure) -> str:
     return f"{value} [{low}–{m.high:.{digits}f}]" if m.total else "n/a"
 
 
-SESSIONS = _Way("sessions", _session_measure,
-                lambda m: f"{_num(m)} per 1,000 sessions ({m.count} of {m.total:,})")
-INVOCATIONS = _Way("invocations", _invocation_measure,
-                   lambda m: f"{_num(m)} per 1,000 invocations")
+SESSIONS = _Way(
+    "sessions",
+    _session_measure,
+    lambda m: f"{_num(m)} per 1,000 sessions ({m.count} of {m.total:,})",
+)
+INVOCATIONS = _Way("invocations", _invocation_measure, lambda m: f"{_num(m)} per 1,000 invocations")
 
 
 def _above(low: Measure, high: Measure) -> bool:
@@ -203,14 +224,17 @@ def _grows(rows: Sequence[Row], key: str, way: _Way) -> _Check:
     steps = [at[lv].per_1000 for lv in levels]
     if _above(low, high):
         rising = all(b >= a for a, b in pairwise(steps))
-        verdict = "holds" + (", rising at every level" if rising else
-                             ", though not at every level step")
+        verdict = "holds" + (
+            ", rising at every level" if rising else ", though not at every level step"
+        )
     elif high.per_1000 > low.per_1000:
         verdict = "not shown: higher at full load, but within the intervals"
     else:
         verdict = "does not hold: not higher at full load"
-    text = (f"load {levels[0]:g}: {_num(low)} → load {levels[-1]:g}: {_num(high)} per 1,000 "
-            f"{way.unit} (levels: {' → '.join(f'{s:.0f}' for s in steps)})")
+    text = (
+        f"load {levels[0]:g}: {_num(low)} → load {levels[-1]:g}: {_num(high)} per 1,000 "
+        f"{way.unit} (levels: {' → '.join(f'{s:.0f}' for s in steps)})"
+    )
     return _Check(text, verdict)
 
 
@@ -218,23 +242,36 @@ def _zero(rows: Sequence[Row], way: _Way) -> _Check:
     counts = {k: way.rate(rows, k) for k in (ORPHAN_400, DUP, ANY)}
     bad = {k: m.count for k, m in counts.items() if m.count}
     m = counts[ANY]
-    verdict = "holds" if not bad else "does not hold: " + ", ".join(
-        f"{CLASS_LABELS.get(k, k)} in {v}" for k, v in bad.items())
+    verdict = (
+        "holds"
+        if not bad
+        else "does not hold: "
+        + ", ".join(f"{CLASS_LABELS.get(k, k)} in {v}" for k, v in bad.items())
+    )
     if m.count == 0:
-        text = (f"0 of {m.total:,} {way.unit} saw any violation: below {m.high:.1f} per 1,000 "
-                f"{way.unit} with 95% confidence")
+        text = (
+            f"0 of {m.total:,} {way.unit} saw any violation: below {m.high:.1f} per 1,000 "
+            f"{way.unit} with 95% confidence"
+        )
     else:
         text = f"{m.count} of {m.total:,} {way.unit} saw a violation ({_num(m)} per 1,000)"
     return _Check(text, verdict)
 
 
-def _costlier(cheap: Sequence[Row], dear: Sequence[Row], key: str, way: _Way,
-              names: tuple[str, str]) -> _Check:
+def _costlier(
+    cheap: Sequence[Row], dear: Sequence[Row], key: str, way: _Way, names: tuple[str, str]
+) -> _Check:
     a, b = way.rate(cheap, key), way.rate(dear, key)
-    verdict = ("holds" if _above(a, b) else "not shown: within the intervals"
-               if b.per_1000 > a.per_1000 else "does not hold")
-    return _Check(f"gate {names[0]}: {_num(a)} → gate {names[1]}: {_num(b)} per 1,000 "
-                  f"{way.unit}", verdict)
+    verdict = (
+        "holds"
+        if _above(a, b)
+        else "not shown: within the intervals"
+        if b.per_1000 > a.per_1000
+        else "does not hold"
+    )
+    return _Check(
+        f"gate {names[0]}: {_num(a)} → gate {names[1]}: {_num(b)} per 1,000 {way.unit}", verdict
+    )
 
 
 def _attribution(rows: Sequence[Row], way: _Way) -> _Check:
@@ -245,12 +282,15 @@ def _attribution(rows: Sequence[Row], way: _Way) -> _Check:
     if _above(o, d):
         verdict = "holds: lowest_salience truncates more often than the other policies"
     elif _above(d, o):
-        verdict = ("does not hold: lowest_salience truncates less often than the other "
-                   "policies (a fresh partial message scores high on recency)")
+        verdict = (
+            "does not hold: lowest_salience truncates less often than the other "
+            "policies (a fresh partial message scores high on recency)"
+        )
     else:
         verdict = "not shown: lowest_salience truncates about as often as the others"
-    return _Check(f"lowest_salience: {_num(d)} vs the other {BLIND}: {_num(o)} per 1,000 "
-                  f"{way.unit}", verdict)
+    return _Check(
+        f"lowest_salience: {_num(d)} vs the other {BLIND}: {_num(o)} per 1,000 {way.unit}", verdict
+    )
 
 
 def _absorbs(commit: Sequence[Row], spill: Sequence[Row], way: _Way) -> _Check:
@@ -260,8 +300,10 @@ def _absorbs(commit: Sequence[Row], spill: Sequence[Row], way: _Way) -> _Check:
         verdict = f"holds: spill absorbs {100 * share:.0f}% of them"
     else:
         verdict = "does not hold: spill is not below commit beyond the intervals"
-    return _Check(f"gate commit: {_num(c)} → gate spill: {_num(s)} per 1,000 {way.unit} with "
-                  "an overrun", verdict)
+    return _Check(
+        f"gate commit: {_num(c)} → gate spill: {_num(s)} per 1,000 {way.unit} with an overrun",
+        verdict,
+    )
 
 
 # ------------------------------------------------------------------ claims
@@ -275,24 +317,30 @@ def _checks(main: Sequence[Row]) -> list[_Checked]:
     none = gate_rows(main, Gate.NONE)
     out: list[_Checked] = []
     if none_blind:
-        out += [(_ORPHANS, lambda w: _produce(none_blind, ORPHAN_400, w)),
-                (_DUPLICATES, lambda w: _produce(none_blind, DUP, w)),
-                (_TRUNCATION, lambda w: _produce(none_blind, TRUNC, w))]
+        out += [
+            (_ORPHANS, lambda w: _produce(none_blind, ORPHAN_400, w)),
+            (_DUPLICATES, lambda w: _produce(none_blind, DUP, w)),
+            (_TRUNCATION, lambda w: _produce(none_blind, TRUNC, w)),
+        ]
         policies = {r.spec.policy for r in none_blind}
         if "lowest_salience" in policies and len(policies) > 1:
             out.append((_SALIENCE, lambda w: _attribution(none_blind, w)))
         if len({r.spec.level for r in none_blind}) > 1:
             for key in (ORPHAN_400, DUP, TRUNC):
                 label = CLASS_LABELS[key]
-                claim = Claim(f"{label} grow with load", _LOAD,
-                              f"whether the failures of the claims above recur more under "
-                              f"load: sessions with {label} at the lightest against the "
-                              f"heaviest load level; {_EACH_BLIND}, gate none")
+                claim = Claim(
+                    f"{label} grow with load",
+                    _LOAD,
+                    f"whether the failures of the claims above recur more under "
+                    f"load: sessions with {label} at the lightest against the "
+                    f"heaviest load level; {_EACH_BLIND}, gate none",
+                )
                 out.append((claim, partial(_grows, none_blind, key)))
     for name, rows in (("commit", commit), ("spill", spill)):
         if rows:
-            claim = Claim(f"{_GATED.title} (gate {name})", _GATED.quote,
-                          f"gate {name}: {_GATED.checked}")
+            claim = Claim(
+                f"{_GATED.title} (gate {name})", _GATED.quote, f"gate {name}: {_GATED.checked}"
+            )
             out.append((claim, partial(_zero, rows)))
     if commit and none:
         out.append((_COST, lambda w: _costlier(none, commit, CEILING, w, ("none", "commit"))))
@@ -302,32 +350,59 @@ def _checks(main: Sequence[Row]) -> list[_Checked]:
 
 
 def _block(number: int, claim: Claim, s: _Check, i: _Check) -> list[str]:
-    change = ("The conclusion is the same per model invocation." if s.word == i.word else
-              f"**The conclusion changes per model invocation**: there it “{i.word}”.")
-    return [f"### Claim {number}: {claim.title}", "", f"> “{claim.quote}”", "",
-            f"Checked here: {claim.checked}.", "",
-            *table(["measure", "measured [95% interval]", "verdict"],
-                   [["sessions (the verdict)", s.measured, s.verdict],
-                    ["per invocation (earlier reports' measure)", i.measured, i.word]]),
-            change, ""]
+    change = (
+        "The conclusion is the same per model invocation."
+        if s.word == i.word
+        else f"**The conclusion changes per model invocation**: there it “{i.word}”."
+    )
+    return [
+        f"### Claim {number}: {claim.title}",
+        "",
+        f"> “{claim.quote}”",
+        "",
+        f"Checked here: {claim.checked}.",
+        "",
+        *table(
+            ["measure", "measured [95% interval]", "verdict"],
+            [
+                ["sessions (the verdict)", s.measured, s.verdict],
+                ["per invocation (earlier reports' measure)", i.measured, i.word],
+            ],
+        ),
+        change,
+        "",
+    ]
 
 
 def claims_section(data: ReportData) -> list[str]:
     """``## Do the incident report's claims hold?``: an overview, then each
     claim quoted next to its verdict, then notes on claims that are not rates."""
-    checked = [(claim, check(SESSIONS), check(INVOCATIONS)) for claim, check in
-               _checks(data.main)]
-    overview = [[str(n), claim.title, s.verdict, "no" if s.word == i.word else
-                 f"**yes**: per invocation “{i.word}”"]
-                for n, (claim, s, i) in enumerate(checked, 1)]
-    lines = ["## Do the incident report's claims hold?", "", CONTEXT, "",
-             "The report's fix is the commit gate (gate `commit` here); the invariant it "
-             "enforces, in the report's words:", "", f"> “{INVARIANT}”", "",
-             "Each claim is checked over sessions (the verdict) and, for comparison, per model "
-             "invocation as earlier reports did (pooled invocations, Wilson intervals that "
-             "treat correlated invocations as independent and are far too narrow).", "",
-             *table(["claim", "in short", "verdict (sessions)", "conclusion changes?"],
-                    overview)]
+    checked = [(claim, check(SESSIONS), check(INVOCATIONS)) for claim, check in _checks(data.main)]
+    overview = [
+        [
+            str(n),
+            claim.title,
+            s.verdict,
+            "no" if s.word == i.word else f"**yes**: per invocation “{i.word}”",
+        ]
+        for n, (claim, s, i) in enumerate(checked, 1)
+    ]
+    lines = [
+        "## Do the incident report's claims hold?",
+        "",
+        CONTEXT,
+        "",
+        "The report's fix is the commit gate (gate `commit` here); the invariant it "
+        "enforces, in the report's words:",
+        "",
+        f"> “{INVARIANT}”",
+        "",
+        "Each claim is checked over sessions (the verdict) and, for comparison, per model "
+        "invocation as earlier reports did (pooled invocations, Wilson intervals that "
+        "treat correlated invocations as independent and are far too narrow).",
+        "",
+        *table(["claim", "in short", "verdict (sessions)", "conclusion changes?"], overview),
+    ]
     for n, (claim, s, i) in enumerate(checked, 1):
         lines += _block(n, claim, s, i)
     return [*lines, *_notes(data)]
@@ -344,20 +419,28 @@ def _notes(data: ReportData) -> list[str]:
             f"The report's own policy (“{_OWN_POLICY}”) is lowest_salience here. Gate none, all "
             f"loads, per 1,000 sessions: orphaned-result 400s {per_session(doc, ORPHAN_400)}, "
             f"duplicated side effects {per_session(doc, DUP)}, truncated payloads "
-            f"{per_session(doc, TRUNC)}.")
+            f"{per_session(doc, TRUNC)}."
+        )
     pruned = [s for s in sessions_of(none_blind) if PRUNE in s.first]
     if pruned:
-        same = sum(1 for s in pruned if ORPHAN_400 in s.first
-                   and s.first[ORPHAN_400][1] == s.first[PRUNE][1])
-        later = sum(1 for s in pruned if ORPHAN_400 in s.first
-                    and s.first[ORPHAN_400][1] > s.first[PRUNE][1])
+        same = sum(
+            1
+            for s in pruned
+            if ORPHAN_400 in s.first and s.first[ORPHAN_400][1] == s.first[PRUNE][1]
+        )
+        later = sum(
+            1
+            for s in pruned
+            if ORPHAN_400 in s.first and s.first[ORPHAN_400][1] > s.first[PRUNE][1]
+        )
         never = len(pruned) - same - later
         notes.append(
             "Of its two incidents (the orphaned results and the truncated payload), the "
             f"report says: “{_SILENT}” Here, of {len(pruned):,} sessions with an invalid prune "
             f"({BLIND}, gate none), the first orphaned-result 400 came in the same user turn "
             f"in {same:,}, in a later turn in {later:,}, and never in {never:,} (the damage "
-            "stayed silent, or surfaced as another class).")
+            "stayed silent, or surfaced as another class)."
+        )
     if commit and none:
         c, n = rate_of(sessions_of(commit), CEILING), rate_of(sessions_of(none), CEILING)
         ci, ni = _invocation_measure(commit, CEILING), _invocation_measure(none, CEILING)
@@ -368,5 +451,6 @@ def _notes(data: ReportData) -> list[str]:
             f"{_num(ni)} → {_num(ci)} per 1,000 invocations. Per session: {_num(n)} → {_num(c)} "
             f"sessions per 1,000 meet at least one overrun ({times}; gate none → commit, every "
             f"policy and load). The commit gate also holds a budget check deferred "
-            f"{100 * deferred:.1f}% of agent time.")
+            f"{100 * deferred:.1f}% of agent time."
+        )
     return [*(f"- {n}" for n in notes), ""]

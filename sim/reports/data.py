@@ -18,9 +18,27 @@ from prunecheck.sim.stats.intervals import Pooled
 from prunecheck.sim.stats.sessions import SessionRecord, rate_of
 from prunecheck.sim.sweeps.sweep import Row
 
-__all__ = ["ABORT", "ANY", "BLIND", "CEILING", "CLASS_LABELS", "DUP", "MEANINGS", "ORPHAN_400",
-           "PRUNE", "TRUNC", "Measure", "ReportData", "blind", "gate_rows", "group",
-           "per_session", "pool", "sessions_of", "table"]
+__all__ = [
+    "ABORT",
+    "ANY",
+    "BLIND",
+    "CEILING",
+    "CLASS_LABELS",
+    "DUP",
+    "MEANINGS",
+    "ORPHAN_400",
+    "PRUNE",
+    "TRUNC",
+    "Measure",
+    "ReportData",
+    "blind",
+    "gate_rows",
+    "group",
+    "per_session",
+    "pool",
+    "sessions_of",
+    "table",
+]
 
 ORPHAN_400 = ORPHAN_REJECTION
 DUP = IncidentKind.DUPLICATED_SIDE_EFFECT
@@ -41,16 +59,22 @@ MEANINGS: dict[str, str] = {
     IncidentKind.UNANSWERED_CALL: "a completed call whose result was evicted while the call stayed",
     PRUNE: "a prune applied that split a unit or touched an open or pending one",
     ABORT: "outcome: a rejection after the runtime's last retry; the session ends and the "
-           "agent starts a fresh one",
+    "agent starts a fresh one",
     CEILING: "cost: context above the hard ceiling (fail loudly, recoverable)",
     IncidentKind.DEFERRAL: "cost: a budget check deferred because a call was pending",
     IncidentKind.SPILL: "cost: a closed unit moved to the side store",
     IncidentKind.REINJECTION: "cost: a spilled unit brought back because a new call needs its file",
 }
-CLASS_LABELS = {ANY: "any violation", ORPHAN_400: "orphaned-result 400s",
-                IncidentKind.ORPHANED_RESULT: "orphaned results", DUP: "duplicated side effects",
-                TRUNC: "truncated payloads", IncidentKind.UNANSWERED_CALL: "unanswered calls",
-                ABORT: "aborted sessions", CEILING: "hard-ceiling overruns"}
+CLASS_LABELS = {
+    ANY: "any violation",
+    ORPHAN_400: "orphaned-result 400s",
+    IncidentKind.ORPHANED_RESULT: "orphaned results",
+    DUP: "duplicated side effects",
+    TRUNC: "truncated payloads",
+    IncidentKind.UNANSWERED_CALL: "unanswered calls",
+    ABORT: "aborted sessions",
+    CEILING: "hard-ceiling overruns",
+}
 #: The structure-blind built-ins: every built-in but unit_safe.
 BLIND = "structure-blind built-ins"
 
@@ -101,9 +125,14 @@ def pool(rows: Iterable[Row], key: Callable[[Row], Any]) -> dict[Any, Pooled]:
     out: dict[Any, Pooled] = {}
     for row in rows:
         out.setdefault(key(row), Pooled()).add(
-            invocations=row.invocations, events=row.events, sim_time=row.sim_time,
-            time_deferred=row.time_deferred, incidents=row.incidents, exposed=row.exposed,
-            error=row.error is not None)
+            invocations=row.invocations,
+            events=row.events,
+            sim_time=row.sim_time,
+            time_deferred=row.time_deferred,
+            incidents=row.incidents,
+            exposed=row.exposed,
+            error=row.error is not None,
+        )
     return out
 
 

@@ -45,11 +45,15 @@ from prunecheck.sim.reproductions.timeline import draw_timeline
 from prunecheck.sim.runtimes.under_test import UnderTest, incidents_of, replay, runtime_of
 from prunecheck.sim.support.ledger import locked_folder
 
-__all__ = ["BUNDLE_FILES", "Request", "check_out", "policy_file", "replay_command",
-           "write_bundle"]
+__all__ = ["BUNDLE_FILES", "Request", "check_out", "policy_file", "replay_command", "write_bundle"]
 
-BUNDLE_FILES = ("trace.json", "test_reproduction.py", "narrative.md", "timeline.png",
-                "request.json")
+BUNDLE_FILES = (
+    "trace.json",
+    "test_reproduction.py",
+    "narrative.md",
+    "timeline.png",
+    "request.json",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +92,9 @@ def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
         invocations = done
         body = _body(state)
         errors = tuple(validate(body, _provider(state)))
-        if rejected is None and any(i.kind is IncidentKind.PROVIDER_REJECTION
-                                    for i in item.result.incidents):
+        if rejected is None and any(
+            i.kind is IncidentKind.PROVIDER_REJECTION for i in item.result.incidents
+        ):
             rejected = Request(body, item.index, "rejected", errors)
         last = Request(body, item.index, "last", errors)
     if rejected is not None:
@@ -112,14 +117,20 @@ def _answer(request: Request) -> str:
 
 def _origin(request: Request) -> str:
     if request.origin == "rejected":
-        return (f"`request.json` is the exact body of the invocation at step "
-                f"{request.step + 1 if request.step is not None else '?'}, which the provider "
-                "rejected.")
+        return (
+            f"`request.json` is the exact body of the invocation at step "
+            f"{request.step + 1 if request.step is not None else '?'}, which the provider "
+            "rejected."
+        )
     if request.origin == "last":
-        return (f"No invocation in this trace was rejected; `request.json` is the body of the "
-                f"last invocation (step {request.step + 1 if request.step is not None else '?'}).")
-    return ("No invocation happened in this trace (it stops at the step of the violation); "
-            "`request.json` is the body the next invocation would send.")
+        return (
+            f"No invocation in this trace was rejected; `request.json` is the body of the "
+            f"last invocation (step {request.step + 1 if request.step is not None else '?'})."
+        )
+    return (
+        "No invocation happened in this trace (it stops at the step of the violation); "
+        "`request.json` is the body the next invocation would send."
+    )
 
 
 def _under_commit(trace: Trace, policy: Policy) -> str:
@@ -132,21 +143,24 @@ def _under_commit(trace: Trace, policy: Policy) -> str:
     except PrunecheckError as exc:
         return f"cannot replay under the commit gate ({exc.paragraph()})"
     if bad:
-        return (f"still FAILS under the commit gate: {len(bad)} violation(s), the first "
-                f"{bad[0].kind.label}")
+        return (
+            f"still FAILS under the commit gate: {len(bad)} violation(s), the first "
+            f"{bad[0].kind.label}"
+        )
     return "passes (checked when this bundle was written: no violation under the commit gate)"
 
 
-def _header(trace: Trace, incidents: list[Incident], request: Request,
-            commit: str) -> list[str]:
+def _header(trace: Trace, incidents: list[Incident], request: Request, commit: str) -> list[str]:
     violations = [i for i in incidents if i.is_violation]
     title = trace.meta.get("title") or f"{trace.policy} under gate {trace.config.gate}"
     kinds = ", ".join(dict.fromkeys(i.kind.label for i in violations))
     lines = [f"# Reproduction: {title}", ""]
     if violations:
         first = violations[0]
-        lines.append(f"**Verdict:** {len(violations)} violation(s) ({kinds}); the first at step "
-                     f"{first.step + 1}: {first.detail}.")
+        lines.append(
+            f"**Verdict:** {len(violations)} violation(s) ({kinds}); the first at step "
+            f"{first.step + 1}: {first.detail}."
+        )
     else:
         lines.append("**Verdict:** no violation.")
     story = trace.meta.get("story")
@@ -261,20 +275,26 @@ def check_out(out_dir: Path, *, force: bool = False) -> None:
     """Refuse (ConfigError, exit 2) an ``--out`` that is a file, or a folder
     holding files, unless ``force``: a bundle is never silently replaced."""
     if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(str(out_dir), "exists and is not a folder.",
-                          "give --out a new folder name.")
+        raise ConfigError(
+            str(out_dir), "exists and is not a folder.", "give --out a new folder name."
+        )
     if not out_dir.exists():
         parent = next((p for p in out_dir.absolute().parents if p.exists()), Path("/"))
         try:  # try it for real: permissions alone do not tell (root, /proc, read-only mounts)
             tempfile.TemporaryDirectory(dir=parent).cleanup()
         except OSError as exc:
-            raise ConfigError(str(out_dir), f"cannot be created ({parent}: {exc.strerror}).",
-                              "give --out a place you can write to.") from None
+            raise ConfigError(
+                str(out_dir),
+                f"cannot be created ({parent}: {exc.strerror}).",
+                "give --out a place you can write to.",
+            ) from None
     if not force and out_dir.is_dir() and any(out_dir.iterdir()):
         held = sorted(p.name for p in out_dir.iterdir())[:5]
-        raise ConfigError(str(out_dir), f"already holds files ({', '.join(held)}); a bundle "
-                          "never silently replaces them.",
-                          "give --out a new folder, or add --force to overwrite.")
+        raise ConfigError(
+            str(out_dir),
+            f"already holds files ({', '.join(held)}); a bundle never silently replaces them.",
+            "give --out a new folder, or add --force to overwrite.",
+        )
 
 
 def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:
@@ -284,12 +304,16 @@ def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:
         return trace
     source, rest = found
     shutil.copyfile(source, out_dir / source.name)
-    return replace(trace, policy=f"{source.name}:{rest}",
-                   meta={**trace.meta, "policy_origin": str(source.resolve())})
+    return replace(
+        trace,
+        policy=f"{source.name}:{rest}",
+        meta={**trace.meta, "policy_origin": str(source.resolve())},
+    )
 
 
-def write_bundle(trace: Trace, out_dir: Path, *, policy: Policy | None = None,
-                 force: bool = False) -> Path:
+def write_bundle(
+    trace: Trace, out_dir: Path, *, policy: Policy | None = None, force: bool = False
+) -> Path:
     """Write the reproduction bundle of ``trace`` into ``out_dir`` (created
     if missing) and return ``out_dir``.  A folder that holds files is
     refused (ConfigError) unless ``force``.
@@ -320,7 +344,8 @@ def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
     request, steps = _request(trace, policy)
     (out_dir / "request.json").write_text(
         json.dumps(request.body, indent=2, sort_keys=False, ensure_ascii=False) + "\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     story = narrate(trace, steps, markdown=True)
     lines = _header(trace, story.incidents, request, _under_commit(trace, policy)) + story.lines
     (out_dir / "narrative.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

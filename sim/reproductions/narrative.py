@@ -34,8 +34,9 @@ def describe_event(event: Event) -> str:
         state = "last chunk" if event.last else "chunk"
         return f"assistant text {state} ({event.tokens} tokens)"
     if isinstance(event, IssueBatch):
-        calls = ", ".join(f"{c.tool}({c.path})" + (" [write]" if c.effect == "write" else "")
-                          for c in event.calls)
+        calls = ", ".join(
+            f"{c.tool}({c.path})" + (" [write]" if c.effect == "write" else "") for c in event.calls
+        )
         return f"assistant issues a batch of {len(event.calls)} call(s): {calls}"
     if isinstance(event, ResultChunk):
         state = "result" if event.last else "result chunk"
@@ -44,9 +45,12 @@ def describe_event(event: Event) -> str:
         return f"tool {event.reason} for {event.call}"
     if isinstance(event, ExternalWrite):
         return f"{event.path} is changed outside the agent"
-    return {"check": "budget check", "invoke": "model invocation",
-            "retry": "retry after rejection",
-            "session": "a new session starts (fresh context)"}[event.kind]
+    return {
+        "check": "budget check",
+        "invoke": "model invocation",
+        "retry": "retry after rejection",
+        "session": "a new session starts (fresh context)",
+    }[event.kind]
 
 
 @dataclass(slots=True)
@@ -73,20 +77,28 @@ def narrate(trace: Trace, steps: Iterable[TraceStep], *, markdown: bool = False)
     return out
 
 
-def narrate_stream(trace: Trace, steps: Iterable[TraceStep],
-                   on_incident: Callable[[Incident], None], *,
-                   markdown: bool = False) -> Iterator[str]:
+def narrate_stream(
+    trace: Trace,
+    steps: Iterable[TraceStep],
+    on_incident: Callable[[Incident], None],
+    *,
+    markdown: bool = False,
+) -> Iterator[str]:
     """The narrative's lines one by one, as the steps come (a long replay
     holds one step at a time, not the whole story); ``on_incident`` is
     called with every incident met (the verdict line comes last)."""
     lines: list[str] = []
     cfg = trace.config
-    head = (f"policy {trace.policy} · gate {cfg.gate} · checks {cfg.check_at} · retry "
-            f"{cfg.retry} · stream loss {cfg.on_stream_loss} · repair {cfg.repair} · "
-            f"provider {cfg.provider} · budget {cfg.budget} / ceiling {cfg.hard_ceiling}")
+    head = (
+        f"policy {trace.policy} · gate {cfg.gate} · checks {cfg.check_at} · retry "
+        f"{cfg.retry} · stream loss {cfg.on_stream_loss} · repair {cfg.repair} · "
+        f"provider {cfg.provider} · budget {cfg.budget} / ceiling {cfg.hard_ceiling}"
+    )
     if trace.policy.startswith("runtime:"):  # its knobs are its own code
-        head = (f"runtime under test {trace.policy[len('runtime:'):]} · budget {cfg.budget} / "
-                f"ceiling {cfg.hard_ceiling}")
+        head = (
+            f"runtime under test {trace.policy[len('runtime:') :]} · budget {cfg.budget} / "
+            f"ceiling {cfg.hard_ceiling}"
+        )
     yield f"**{head}**\n" if markdown else head
     counts: Counter[tuple[bool, str]] = Counter()
     for item in steps:

@@ -45,8 +45,12 @@ _COLOURS = {
     Cell.CLEARED: "#bab0ac",
     Cell.ORPHAN: "#e45756",
 }
-_GONE = {NoteKind.EVICT: "evicted", NoteKind.SUMMARIZE: "summarized", NoteKind.SPILL: "spilled",
-         NoteKind.REPAIR: "dropped by repair"}
+_GONE = {
+    NoteKind.EVICT: "evicted",
+    NoteKind.SUMMARIZE: "summarized",
+    NoteKind.SPILL: "spilled",
+    NoteKind.REPAIR: "dropped by repair",
+}
 
 
 @dataclass(slots=True)
@@ -77,8 +81,15 @@ def _tick(event: Event) -> str:
         return f"{'result' if event.last else 'chunk'} {event.call}"
     if isinstance(event, ToolFailure):
         return f"fail {event.call}"
-    names = {"system": "system", "user": "user", "assistant": "text", "check": "check",
-             "invoke": "invoke", "retry": "retry", "write": "write"}
+    names = {
+        "system": "system",
+        "user": "user",
+        "assistant": "text",
+        "check": "check",
+        "invoke": "invoke",
+        "retry": "retry",
+        "write": "write",
+    }
     name = names[event.kind]
     if event.kind == "assistant" and not getattr(event, "last", True):
         name = "text chunk"
@@ -161,8 +172,7 @@ def draw_timeline(trace: Trace, policy: Policy, path: Path) -> Path:
     lanes = lanes_of(trace, policy)
     order = sorted(lanes.labels, key=lambda mid: int(mid[1:]))
     steps = len(lanes.ticks)
-    fig = Figure(figsize=(max(7.5, 0.42 * steps + 5.8), max(3.2, 0.36 * len(order) + 2.4)),
-                 dpi=110)
+    fig = Figure(figsize=(max(7.5, 0.42 * steps + 5.8), max(3.2, 0.36 * len(order) + 2.4)), dpi=110)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     for step in lanes.violations:
@@ -170,9 +180,17 @@ def draw_timeline(trace: Trace, policy: Policy, path: Path) -> Path:
         ax.plot([step], [-0.75], marker="v", markersize=7, color="#b22222", zorder=3)
     for row, mid in enumerate(order):
         for step, cell in lanes.cells[mid].items():
-            ax.add_patch(Rectangle((step - 0.45, row - 0.35), 0.9, 0.7,
-                                   facecolor=_COLOURS[cell], edgecolor="white", zorder=2,
-                                   hatch="///" if cell is Cell.OPEN else None))
+            ax.add_patch(
+                Rectangle(
+                    (step - 0.45, row - 0.35),
+                    0.9,
+                    0.7,
+                    facecolor=_COLOURS[cell],
+                    edgecolor="white",
+                    zorder=2,
+                    hatch="///" if cell is Cell.OPEN else None,
+                )
+            )
         if mid in lanes.gone:
             step, how = lanes.gone[mid]
             ax.plot([step], [row], marker="X", markersize=11, color="#b22222", zorder=3)
@@ -183,19 +201,39 @@ def draw_timeline(trace: Trace, policy: Policy, path: Path) -> Path:
     ax.set_xticks(range(steps), lanes.ticks, rotation=55, ha="right", fontsize=7)
     ax.grid(axis="x", color="#dddddd", zorder=1)
     ax.set_axisbelow(True)
-    legend = [Patch(facecolor=c, label=k.value, hatch="///" if k is Cell.OPEN else None)
-              for k, c in _COLOURS.items()]
+    legend = [
+        Patch(facecolor=c, label=k.value, hatch="///" if k is Cell.OPEN else None)
+        for k, c in _COLOURS.items()
+    ]
     legend.append(Patch(facecolor="#e45756", alpha=0.2, label="step with a violation"))
-    ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
-              frameon=False, title="✕ = left the context", title_fontsize=7)
+    ax.legend(
+        handles=legend,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=7,
+        frameon=False,
+        title="✕ = left the context",
+        title_fontsize=7,
+    )
     listed = [f"step {step + 1}: {', '.join(kinds)}" for step, kinds in lanes.violations.items()]
     if len(listed) > 14:
         listed = [*listed[:13], f"… and {len(listed) - 13} more steps"]
-    ax.text(1.02, 0.42, "▼ violations\n" + ("\n".join(listed) or "none"), transform=ax.transAxes,
-            va="top", ha="left", fontsize=7, color="#b22222")
+    ax.text(
+        1.02,
+        0.42,
+        "▼ violations\n" + ("\n".join(listed) or "none"),
+        transform=ax.transAxes,
+        va="top",
+        ha="left",
+        fontsize=7,
+        color="#b22222",
+    )
     cfg = trace.config
-    ax.set_title(f"{trace.policy} · gate {cfg.gate} · checks {cfg.check_at} · budget "
-                 f"{cfg.budget}", fontsize=9, loc="left")
+    ax.set_title(
+        f"{trace.policy} · gate {cfg.gate} · checks {cfg.check_at} · budget {cfg.budget}",
+        fontsize=9,
+        loc="left",
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", metadata={"Software": None})

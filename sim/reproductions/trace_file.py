@@ -49,8 +49,11 @@ class _FileEvents(Sequence[Event]):
                 try:
                     data = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise TraceError(where, f"is not JSON ({exc.msg}).",
-                                     "a trace is the JSON file prunecheck wrote.") from None
+                    raise TraceError(
+                        where,
+                        f"is not JSON ({exc.msg}).",
+                        "a trace is the JSON file prunecheck wrote.",
+                    ) from None
                 yield event_from_json(data, where)
 
     @overload
@@ -106,18 +109,26 @@ def _streamed(path: Path) -> Trace | None:
 
 def _times(times: object, count: int, source: str) -> tuple[float, ...]:
     """The checks of :func:`~prunecheck.model.trace.trace_from_json` on ``times``."""
-    ok = isinstance(times, list) and len(times) == count and all(
-        isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t)
-        for t in times)
+    ok = (
+        isinstance(times, list)
+        and len(times) == count
+        and all(
+            isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t)
+            for t in times
+        )
+    )
     if not ok:
         raise TraceError(source, "'times' must be a list of finite numbers, one per event.")
     assert isinstance(times, list)
     out = tuple(float(t) for t in times)
     late = next((i for i in range(1, len(out)) if out[i] < out[i - 1]), None)
     if late is not None:
-        raise TraceError(f"{source}: times[{late}]", f"is {out[late]:g}, earlier than the "
-                         f"event before it ({out[late - 1]:g}); time never runs backwards.",
-                         "times must not decrease.")
+        raise TraceError(
+            f"{source}: times[{late}]",
+            f"is {out[late]:g}, earlier than the "
+            f"event before it ({out[late - 1]:g}); time never runs backwards.",
+            "times must not decrease.",
+        )
     return out
 
 
@@ -131,8 +142,9 @@ def read_trace(path: Path) -> Trace:
                 return found
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise TraceError(str(path), "does not exist.",
-                         "give the path of a trace JSON file.") from None
+        raise TraceError(
+            str(path), "does not exist.", "give the path of a trace JSON file."
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceError(str(path), f"cannot be read ({exc}).") from None
     return loads(text, str(path))

@@ -25,11 +25,20 @@ __all__ = ["GuardedRuntime"]
 class GuardedRuntime:
     """OpenAI dicts + CommitGuard(policy) + a spill store in memory."""
 
-    def __init__(self, policy: Policy | object, budget: int, hard_ceiling: int,
-                 store: SpillStore | None = None, execs: list[Execution] | None = None
-                 ) -> None:
-        self.guard = CommitGuard(policy, budget=budget, hard_ceiling=hard_ceiling,
-                                 store=store if store is not None else SpillStore(":memory:"))
+    def __init__(
+        self,
+        policy: Policy | object,
+        budget: int,
+        hard_ceiling: int,
+        store: SpillStore | None = None,
+        execs: list[Execution] | None = None,
+    ) -> None:
+        self.guard = CommitGuard(
+            policy,
+            budget=budget,
+            hard_ceiling=hard_ceiling,
+            store=store if store is not None else SpillStore(":memory:"),
+        )
         self.messages: list[dict[str, Any]] = []
         self.by_id: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, tuple[s.Call, ...]] = {}
@@ -55,8 +64,10 @@ class GuardedRuntime:
             if mid in self.by_id:  # drop the partial result, answer with the error
                 self._remove([mid])
                 g.removed([mid])
-            message = self._answer(stimulus.call, {"role": "tool", "tool_call_id":
-                                                   stimulus.call, "content": stimulus.text})
+            message = self._answer(
+                stimulus.call,
+                {"role": "tool", "tool_call_id": stimulus.call, "content": stimulus.text},
+            )
             g.result_complete(stimulus.call, count_tokens(stimulus.text), mid, message)
         elif isinstance(stimulus, s.Rejected):
             self.rejected = stimulus.calls
@@ -87,12 +98,25 @@ class GuardedRuntime:
 
     def _calls(self, st: s.ToolCalls) -> None:
         paths = [c.arguments.get("path", "") for c in st.calls]
-        message = {"role": "assistant", "content": st.text, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.tool, "arguments":
-                                                          _json(c.arguments)}}
-            for c in st.calls]}
-        for unit in self.guard.calls(st.id, [c.id for c in st.calls], count_tokens(st.text),
-                                     message, resources=[p for p in paths if p]):
+        message = {
+            "role": "assistant",
+            "content": st.text,
+            "tool_calls": [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.tool, "arguments": _json(c.arguments)},
+                }
+                for c in st.calls
+            ],
+        }
+        for unit in self.guard.calls(
+            st.id,
+            [c.id for c in st.calls],
+            count_tokens(st.text),
+            message,
+            resources=[p for p in paths if p],
+        ):
             for mid, payload in zip(unit.ids, unit.payloads, strict=True):
                 assert isinstance(payload, dict)
                 self._append(mid, payload)
@@ -106,8 +130,9 @@ class GuardedRuntime:
         g, mid, tokens = self.guard, f"result:{st.call}", count_tokens(st.text)
         message = self.by_id.get(mid)
         if message is None:
-            message = self._answer(st.call, {"role": "tool", "tool_call_id": st.call,
-                                             "content": st.text})
+            message = self._answer(
+                st.call, {"role": "tool", "tool_call_id": st.call, "content": st.text}
+            )
             g.result_chunk(st.call, tokens, mid, message)
         else:
             message["content"] += " " + st.text
@@ -121,8 +146,9 @@ class GuardedRuntime:
         for calls in self.batches.values():
             if named & {c.id for c in calls}:
                 for c in calls:
-                    self.execs.append(Execution(c.id, c.tool, c.arguments.get("path", ""),
-                                                c.effect))
+                    self.execs.append(
+                        Execution(c.id, c.tool, c.arguments.get("path", ""), c.effect)
+                    )
         self.rejected = ()
 
     # ----------------------------------------------------------------- check
@@ -141,8 +167,10 @@ class GuardedRuntime:
             words = min(count_tokens(message["content"]), 8)
             message["content"] = " ".join(["[cleared]"] + ["~"] * (words - 1))
         for group in plan.summarize:
-            summary = {"role": "user", "content": " ".join(["[summary]"] + ["~"] *
-                                                           (group.tokens - 1))}
+            summary = {
+                "role": "user",
+                "content": " ".join(["[summary]"] + ["~"] * (group.tokens - 1)),
+            }
             at = self.messages.index(self.by_id[group.message_ids[0]])
             self.messages.insert(at, summary)
             self.by_id[group.summary_id] = summary
@@ -158,9 +186,11 @@ class GuardedRuntime:
         """A result goes right after its call message and the results before
         it (OpenAI's rule), even when a user message arrived meanwhile."""
         batch = self.batch_of.get(call)
-        siblings = {id(self.by_id[m]) for m in (batch, *(f"result:{c}" for c, b in
-                                                       self.batch_of.items() if b == batch))
-                    if m is not None and m in self.by_id}
+        siblings = {
+            id(self.by_id[m])
+            for m in (batch, *(f"result:{c}" for c, b in self.batch_of.items() if b == batch))
+            if m is not None and m in self.by_id
+        }
         at = max((i for i, m in enumerate(self.messages) if id(m) in siblings), default=None)
         self.by_id[f"result:{call}"] = message
         if at is None:
@@ -182,8 +212,11 @@ class GuardedRuntime:
 
     def costs(self) -> Mapping[str, int]:
         st = self.guard.stats
-        return {IncidentKind.DEFERRAL.value: st.deferred, IncidentKind.SPILL.value: st.spills,
-                IncidentKind.REINJECTION.value: st.reinjections}
+        return {
+            IncidentKind.DEFERRAL.value: st.deferred,
+            IncidentKind.SPILL.value: st.spills,
+            IncidentKind.REINJECTION.value: st.reinjections,
+        }
 
     def copy(self) -> GuardedRuntime:
         """An independent copy (the explorer branches runtimes).  O(n)."""

@@ -50,8 +50,8 @@ _Key = tuple[str, str]  # ("msg", m3) | ("call", m5) | ("result", c2)
 @dataclass(frozen=True, slots=True)
 class _Seen:
     key: _Key
-    chunks: frozenset[int]      # chunk markers of its own base
-    marked: bool                # any marker of its own (chunk, plain or error)
+    chunks: frozenset[int]  # chunk markers of its own base
+    marked: bool  # any marker of its own (chunk, plain or error)
     calls: tuple[str, ...] = ()
 
 
@@ -61,8 +61,8 @@ class Observed:
 
     seen: dict[_Key, _Seen]
     order: tuple[_Key, ...]
-    calls: dict[str, _Key]      # call id -> the assistant message issuing it
-    results: frozenset[str]     # call ids answered by a tool message
+    calls: dict[str, _Key]  # call id -> the assistant message issuing it
+    results: frozenset[str]  # call ids answered by a tool message
     tokens: int
 
 
@@ -112,12 +112,16 @@ def observe(request: Sequence[Mapping[str, Any]], shadow: RuntimeState) -> Obser
             else:
                 base = bases[0][0]
                 key = ("msg", base)
-                item = _Seen(key, frozenset(int(x) for b, x in bases if b == base and x
-                                            and x.isdigit()), True)
+                item = _Seen(
+                    key,
+                    frozenset(int(x) for b, x in bases if b == base and x and x.isdigit()),
+                    True,
+                )
         if key in seen:  # the same message twice: keep the first, note both chunks
             old = seen[key]
-            item = _Seen(key, old.chunks | item.chunks, old.marked or item.marked,
-                         old.calls or item.calls)
+            item = _Seen(
+                key, old.chunks | item.chunks, old.marked or item.marked, old.calls or item.calls
+            )
         else:
             order.append(key)
         seen[key] = item
@@ -135,7 +139,7 @@ class Judge:
         self.version: dict[str, int] = {}
         self.cursor = 0
         self.costs: dict[str, int] = {}
-        self.lost: set[_Key] = set()   # streams whose message was removed while open
+        self.lost: set[_Key] = set()  # streams whose message was removed while open
         self.over = False
         self.rejected: tuple[str, ...] | None = None
         self.incidents: list[Incident] = []
@@ -148,8 +152,14 @@ class Judge:
         self.broken: tuple[set[str], set[str]] = (set(), set())
 
     # ------------------------------------------------------------ bookkeeping
-    def _add(self, kind: IncidentKind, ids: tuple[str, ...], detail: str, reason: str = "",
-             text: str = "") -> None:
+    def _add(
+        self,
+        kind: IncidentKind,
+        ids: tuple[str, ...],
+        detail: str,
+        reason: str = "",
+        text: str = "",
+    ) -> None:
         self.incidents.append(Incident(kind, self.step, ids, detail, reason, text))
 
     def _once(self, kind: IncidentKind, key: str, ids: tuple[str, ...], detail: str) -> None:
@@ -160,17 +170,26 @@ class Judge:
     def copy(self) -> Judge:
         """An independent copy (observations are never mutated, only replaced)."""
         twin = copy.copy(self)
-        twin.reported, twin.world, twin.version = set(self.reported), dict(self.world), \
-            dict(self.version)
+        twin.reported, twin.world, twin.version = (
+            set(self.reported),
+            dict(self.world),
+            dict(self.version),
+        )
         twin.costs, twin.lost, twin.forms = dict(self.costs), set(self.lost), dict(self.forms)
         twin.incidents = []
         return twin
 
     def key(self) -> tuple[Any, ...]:
         """What of the judge decides future verdicts (for the explorer)."""
-        return (tuple(sorted(self.reported)), tuple(sorted(self.world.items())),
-                tuple(sorted(self.version.items())), self.rejected, self.over,
-                tuple(sorted(self.lost)), tuple(sorted(self.forms.items())))
+        return (
+            tuple(sorted(self.reported)),
+            tuple(sorted(self.world.items())),
+            tuple(sorted(self.version.items())),
+            self.rejected,
+            self.over,
+            tuple(sorted(self.lost)),
+            tuple(sorted(self.forms.items())),
+        )
 
     # ----------------------------------------------------------------- steps
     def new_session(self) -> None:
@@ -183,10 +202,19 @@ class Judge:
     def external_write(self, path: str) -> None:
         self.world[path] = self.world.get(path, 0) + 1
 
-    def judge(self, step: int, shadow: RuntimeState, request: Sequence[Mapping[str, Any]],
-              executions: Sequence[Execution], *, completed: tuple[str, str] | None,
-              failed: str | None, invoked: bool, costs: Mapping[str, int] | None,
-              appended: tuple[str, str, int] | None = None) -> list[Incident]:
+    def judge(
+        self,
+        step: int,
+        shadow: RuntimeState,
+        request: Sequence[Mapping[str, Any]],
+        executions: Sequence[Execution],
+        *,
+        completed: tuple[str, str] | None,
+        failed: str | None,
+        invoked: bool,
+        costs: Mapping[str, int] | None,
+        appended: tuple[str, str, int] | None = None,
+    ) -> list[Incident]:
         """Judge the state after one step.
 
         ``completed`` names a stream that completed at this step (``("call",
@@ -202,8 +230,9 @@ class Judge:
         if failed is not None and ("result", failed) in self.prev.seen:
             seen = dict(self.prev.seen)  # its partial result may go with the failure
             del seen[("result", failed)]
-            self.prev = Observed(seen, self.prev.order, self.prev.calls, self.prev.results,
-                                 self.prev.tokens)
+            self.prev = Observed(
+                seen, self.prev.order, self.prev.calls, self.prev.results, self.prev.tokens
+            )
         if appended is not None:
             self._expect(*appended)
         self._pruned(shadow, now)
@@ -218,8 +247,11 @@ class Judge:
         if now.tokens > self.ceiling:
             if not self.over:
                 self.over = True
-                self._add(IncidentKind.HARD_CEILING_OVERRUN, (), f"request holds {now.tokens} "
-                          f"tokens, over the hard ceiling {self.ceiling}")
+                self._add(
+                    IncidentKind.HARD_CEILING_OVERRUN,
+                    (),
+                    f"request holds {now.tokens} tokens, over the hard ceiling {self.ceiling}",
+                )
         else:
             self.over = False
         self.prev = now
@@ -235,8 +267,9 @@ class Judge:
             chunks = chunks | {chunk}
         seen = dict(self.prev.seen)
         seen[key] = _Seen(key, chunks, True, old.calls if old is not None else ())
-        self.prev = Observed(seen, self.prev.order, self.prev.calls, self.prev.results,
-                             self.prev.tokens)
+        self.prev = Observed(
+            seen, self.prev.order, self.prev.calls, self.prev.results, self.prev.tokens
+        )
 
     def _unit(self, key: _Key, shadow: RuntimeState) -> str:
         kind, ident = key
@@ -249,8 +282,7 @@ class Judge:
         kind, ident = key
         if kind == "result":
             record = shadow.calls.get(ident)
-            return record is not None and record.status is CallStatus.PENDING and \
-                record.chunks > 0
+            return record is not None and record.status is CallStatus.PENDING and record.chunks > 0
         stream = shadow.assistant_stream
         return kind == "msg" and stream is not None and stream.batch == ident
 
@@ -266,25 +298,38 @@ class Judge:
         self.left = [_label(k) for keys in touched.values() for k, _ in keys]
         for unit, keys in touched.items():
             removed = {k for k, gone in keys if gone}
-            stays = [k for k in now.seen if k not in removed and k[0] != "foreign"
-                     and self._unit(k, shadow) == unit]
+            stays = [
+                k
+                for k in now.seen
+                if k not in removed and k[0] != "foreign" and self._unit(k, shadow) == unit
+            ]
             ids = tuple(k[1] for k, _ in keys)
             if removed and stays:
-                self._add(IncidentKind.INVALID_PRUNE, (unit, *ids), f"prune applied that "
-                          f"splits unit {unit}: keeps {', '.join(map(_label, stays))}",
-                          reason="split_unit")
+                self._add(
+                    IncidentKind.INVALID_PRUNE,
+                    (unit, *ids),
+                    f"prune applied that splits unit {unit}: keeps {', '.join(map(_label, stays))}",
+                    reason="split_unit",
+                )
             opened = [k for k, _ in keys if self._is_open(k, shadow)]
             if opened:
                 self.lost.update(opened)  # its first chunks are gone for good
-                self._add(IncidentKind.INVALID_PRUNE, (unit, *(k[1] for k in opened)),
-                          f"prune applied that touches open (streaming) message "
-                          f"{', '.join(k[1] for k in opened)} of unit {unit}",
-                          reason="open_message")
+                self._add(
+                    IncidentKind.INVALID_PRUNE,
+                    (unit, *(k[1] for k in opened)),
+                    f"prune applied that touches open (streaming) message "
+                    f"{', '.join(k[1] for k in opened)} of unit {unit}",
+                    reason="open_message",
+                )
             pending = sorted(shadow.context.pending_in(unit), key=lambda c: (len(c), c))
             if pending:
-                self._add(IncidentKind.INVALID_PRUNE, (unit, *pending), f"prune applied that "
-                          f"touches unit {unit} while call {', '.join(pending)} is pending",
-                          reason="pending_unit")
+                self._add(
+                    IncidentKind.INVALID_PRUNE,
+                    (unit, *pending),
+                    f"prune applied that "
+                    f"touches unit {unit} while call {', '.join(pending)} is pending",
+                    reason="pending_unit",
+                )
 
     def _pairing(self, shadow: RuntimeState, now: Observed) -> None:
         self.broken = (set[str](), set[str]())
@@ -294,13 +339,22 @@ class Judge:
             cid = key[1]
             if cid not in now.calls:
                 self.broken[0].add(cid)
-                self._once(IncidentKind.ORPHANED_RESULT, cid, (cid,), f"result for call {cid} "
-                           "is in the request but the assistant message that issued it is not")
+                self._once(
+                    IncidentKind.ORPHANED_RESULT,
+                    cid,
+                    (cid,),
+                    f"result for call {cid} "
+                    "is in the request but the assistant message that issued it is not",
+                )
             marked = now.seen[key].marked
             restored = self.forms.get(cid) is False  # it left cleared, it came back cleared
             if not marked and key not in self.prev.seen and not restored:
-                self._once(IncidentKind.SYNTHESIZED_RESULT, cid, (cid,), f"result for call "
-                           f"{cid} holds no output of the tool: the runtime invented it")
+                self._once(
+                    IncidentKind.SYNTHESIZED_RESULT,
+                    cid,
+                    (cid,),
+                    f"result for call {cid} holds no output of the tool: the runtime invented it",
+                )
         for key in now.order:
             if key[0] == "result":
                 self.forms[key[1]] = now.seen[key].marked
@@ -309,9 +363,12 @@ class Judge:
             done = record is None or record.status is not CallStatus.PENDING
             if done and cid not in now.results:
                 self.broken[1].add(cid)
-                self._once(IncidentKind.UNANSWERED_CALL, cid, (key[1], cid),
-                           f"call {cid} of {key[1]} has completed but no result for it is in "
-                           "the request")
+                self._once(
+                    IncidentKind.UNANSWERED_CALL,
+                    cid,
+                    (key[1], cid),
+                    f"call {cid} of {key[1]} has completed but no result for it is in the request",
+                )
 
     def _truncation(self, now: Observed, completed: tuple[str, str]) -> None:
         kind, ident = completed
@@ -319,12 +376,22 @@ class Judge:
         item = now.seen.get(key)
         what = "result" if kind == "call" else "assistant text"
         if item is not None and item.chunks and 0 not in item.chunks:
-            self._once(IncidentKind.TRUNCATED_PAYLOAD, ident, (ident,), f"{what} {ident} holds "
-                       f"chunks from {min(item.chunks) + 1} on: its first chunks are missing")
+            self._once(
+                IncidentKind.TRUNCATED_PAYLOAD,
+                ident,
+                (ident,),
+                f"{what} {ident} holds "
+                f"chunks from {min(item.chunks) + 1} on: its first chunks are missing",
+            )
         elif (item is None or not item.marked) and key in self.lost:
-            self._once(IncidentKind.TRUNCATED_PAYLOAD, ident, (ident,), f"{what} {ident} was "
-                       "produced but did not reach the request (its message was evicted "
-                       "mid-stream)")
+            self._once(
+                IncidentKind.TRUNCATED_PAYLOAD,
+                ident,
+                (ident,),
+                f"{what} {ident} was "
+                "produced but did not reach the request (its message was evicted "
+                "mid-stream)",
+            )
 
     def _invocation(self, shadow: RuntimeState, request: Sequence[Mapping[str, Any]]) -> None:
         errors = validate(list(request), Provider.OPENAI, source="request")
@@ -332,26 +399,38 @@ class Judge:
             self.rejected = None
             return
         first = errors[0]
-        self.rejected = tuple(dict.fromkeys(shadow.calls[c].batch for c in first.ids
-                                            if c in shadow.calls))
+        self.rejected = tuple(
+            dict.fromkeys(shadow.calls[c].batch for c in first.ids if c in shadow.calls)
+        )
         calls = sorted({c for e in errors for c in e.ids})
-        self._add(IncidentKind.PROVIDER_REJECTION, tuple(calls), f"the provider answers HTTP "
-                  f"{first.status} to the invocation", reason=first.kind, text=first.text)
+        self._add(
+            IncidentKind.PROVIDER_REJECTION,
+            tuple(calls),
+            f"the provider answers HTTP {first.status} to the invocation",
+            reason=first.kind,
+            text=first.text,
+        )
 
     def _executions(self, executions: Sequence[Execution]) -> None:
-        for e in executions[self.cursor:]:
+        for e in executions[self.cursor :]:
             before = self.world.get(e.path, 0)
             original = e.retry_of if e.retry_of is not None else e.call
             if original in self.version:
                 if e.effect == "write":
-                    self._add(IncidentKind.DUPLICATED_SIDE_EFFECT, (original, e.path),
-                              f"re-ran write {e.tool}({e.path}) of call {original}",
-                              reason="write")
+                    self._add(
+                        IncidentKind.DUPLICATED_SIDE_EFFECT,
+                        (original, e.path),
+                        f"re-ran write {e.tool}({e.path}) of call {original}",
+                        reason="write",
+                    )
                 elif before != self.version[original]:
-                    self._add(IncidentKind.DUPLICATED_SIDE_EFFECT, (original, e.path),
-                              f"re-ran {e.tool}({e.path}) of call {original} against changed "
-                              f"state: it saw v{self.version[original]}, now v{before}",
-                              reason="changed_state")
+                    self._add(
+                        IncidentKind.DUPLICATED_SIDE_EFFECT,
+                        (original, e.path),
+                        f"re-ran {e.tool}({e.path}) of call {original} against changed "
+                        f"state: it saw v{self.version[original]}, now v{before}",
+                        reason="changed_state",
+                    )
             if e.effect == "write":
                 self.world[e.path] = before + 1
             self.version[e.call] = self.world.get(e.path, 0)

@@ -46,10 +46,10 @@ class ModelRuntime:
 
     def __init__(self, config: RuntimeConfig, policy: Policy) -> None:
         self.state = initial_state(config, policy, record=False)
-        self._mid: dict[str, str] = {}     # model message id -> harness message id
-        self._cid: dict[str, str] = {}     # model call id -> harness call id
-        self._back: dict[str, str] = {}    # harness call id -> model call id
-        self._stream: str | None = None    # harness id of the assistant stream
+        self._mid: dict[str, str] = {}  # model message id -> harness message id
+        self._cid: dict[str, str] = {}  # model call id -> harness call id
+        self._back: dict[str, str] = {}  # harness call id -> model call id
+        self._stream: str | None = None  # harness id of the assistant stream
         self._execs: list[Execution] = []
         self._cache: dict[int, tuple[Message, dict[str, Any]]] = {}
         self._at: float | None = None
@@ -78,8 +78,9 @@ class ModelRuntime:
             for k, call in enumerate(stimulus.calls):
                 self._cid[f"c{first_call + k}"] = call.id
                 self._back[call.id] = f"c{first_call + k}"
-                self._execs.append(Execution(call.id, call.tool, call.arguments.get("path", ""),
-                                             call.effect))
+                self._execs.append(
+                    Execution(call.id, call.tool, call.arguments.get("path", ""), call.effect)
+                )
             self._mid[st.calls[f"c{first_call}"].batch] = stimulus.id
         elif isinstance(stimulus, s.Retry):
             # The harness's shadow retries the same batches (the judge saw the same
@@ -90,9 +91,15 @@ class ModelRuntime:
                 self._mid.setdefault(record.batch, "r" + record.batch)
                 if st.config.retry is RetryMode.RERUN_BATCH and record.retry_of is not None:
                     spec = record.spec
-                    self._execs.append(Execution(
-                        record.id, spec.tool, spec.path, spec.effect.value,
-                        retry_of=self._cid.get(record.retry_of, record.retry_of)))
+                    self._execs.append(
+                        Execution(
+                            record.id,
+                            spec.tool,
+                            spec.path,
+                            spec.effect.value,
+                            retry_of=self._cid.get(record.retry_of, record.retry_of),
+                        )
+                    )
 
     def _event(self, stimulus: s.Stimulus) -> Event | None:
         tokens = count_tokens(getattr(stimulus, "text", ""))
@@ -103,8 +110,13 @@ class ModelRuntime:
         if isinstance(stimulus, s.AssistantText):
             return AssistantChunk(tokens, stimulus.last)
         if isinstance(stimulus, s.ToolCalls):
-            return IssueBatch(tuple(CallSpec(c.tool, c.arguments.get("path", ""),
-                                             Effect(c.effect)) for c in stimulus.calls), tokens)
+            return IssueBatch(
+                tuple(
+                    CallSpec(c.tool, c.arguments.get("path", ""), Effect(c.effect))
+                    for c in stimulus.calls
+                ),
+                tokens,
+            )
         if isinstance(stimulus, s.ResultChunk):
             return ResultChunk(self._back[stimulus.call], tokens, stimulus.last)
         if isinstance(stimulus, s.ToolFailed):
@@ -142,9 +154,11 @@ class ModelRuntime:
 
     def costs(self) -> Mapping[str, int]:
         st = self.state
-        return {IncidentKind.DEFERRAL.value: st.count(CounterName.DEFERRED_CHECKS),
-                IncidentKind.SPILL.value: st.count(CounterName.SPILLS),
-                IncidentKind.REINJECTION.value: st.count(CounterName.REINJECTIONS)}
+        return {
+            IncidentKind.DEFERRAL.value: st.count(CounterName.DEFERRED_CHECKS),
+            IncidentKind.SPILL.value: st.count(CounterName.SPILLS),
+            IncidentKind.REINJECTION.value: st.count(CounterName.REINJECTIONS),
+        }
 
     def _render(self, m: Message) -> dict[str, Any]:
         if m.role is Role.TOOL:
@@ -159,16 +173,25 @@ class ModelRuntime:
                 marks = [f"⟦{cid}.{k}⟧" for k in range(m.first_chunk, m.first_chunk + m.chunks)]
             return {"role": "tool", "tool_call_id": cid, "content": _fill(marks, m.tokens)}
         if m.is_summary or m.cleared:
-            return {"role": m.role.value, "content": _fill(["[summary]" if m.is_summary
-                                                             else "[cleared]"], m.tokens)}
+            return {
+                "role": m.role.value,
+                "content": _fill(["[summary]" if m.is_summary else "[cleared]"], m.tokens),
+            }
         name = self._mid.get(m.id, m.id)
         if m.role is Role.ASSISTANT and m.tool_calls:
             calls = []
             for c in m.tool_calls:
                 spec = self.state.calls[c].spec
-                calls.append({"id": self._cid.get(c, c), "type": "function",
-                              "function": {"name": spec.tool,
-                                           "arguments": json.dumps({"path": spec.path})}})
+                calls.append(
+                    {
+                        "id": self._cid.get(c, c),
+                        "type": "function",
+                        "function": {
+                            "name": spec.tool,
+                            "arguments": json.dumps({"path": spec.path}),
+                        },
+                    }
+                )
             marks = [f"⟦{name}⟧"] if not name.startswith("r") else ["retry"]
             return {"role": "assistant", "content": _fill(marks, m.tokens), "tool_calls": calls}
         if m.role is Role.ASSISTANT:

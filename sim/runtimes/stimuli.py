@@ -165,8 +165,20 @@ class FileChanged:
     path: str
 
 
-Stimulus = (System | User | AssistantText | ToolCalls | ResultChunk | ToolFailed | BudgetCheck
-            | Invoke | Rejected | Retry | FileChanged | NewSession)
+Stimulus = (
+    System
+    | User
+    | AssistantText
+    | ToolCalls
+    | ResultChunk
+    | ToolFailed
+    | BudgetCheck
+    | Invoke
+    | Rejected
+    | Retry
+    | FileChanged
+    | NewSession
+)
 
 
 @dataclass(frozen=True, slots=True)

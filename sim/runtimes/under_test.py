@@ -90,33 +90,48 @@ def runtime_of(policy: object) -> RuntimePolicy | None:
 def factory_from(obj: object, spec: str) -> RuntimeFactory:
     """A factory from a class or callable taking ``budget=``, ``hard_ceiling=``."""
     if not callable(obj):
-        raise PolicyError(f"runtime spec {spec!r}", f"names a {type(obj).__name__}, not a "
-                          "class or factory.", "point it at your RuntimeUnderTest class.")
+        raise PolicyError(
+            f"runtime spec {spec!r}",
+            f"names a {type(obj).__name__}, not a class or factory.",
+            "point it at your RuntimeUnderTest class.",
+        )
     try:
         names = set(inspect.signature(obj).parameters)
     except (TypeError, ValueError):
         names = set()
 
     def make(config: RuntimeConfig) -> RuntimeUnderTest:
-        kwargs = {k: v for k, v in (("budget", config.budget),
-                                    ("hard_ceiling", config.hard_ceiling)) if k in names}
+        kwargs = {
+            k: v
+            for k, v in (("budget", config.budget), ("hard_ceiling", config.hard_ceiling))
+            if k in names
+        }
         try:
             runtime = obj(**kwargs)
         except Exception as exc:
-            raise PolicyError(f"runtime {spec!r}", f"building it raised "
-                              f"{type(exc).__name__}: {exc}.") from None
+            raise PolicyError(
+                f"runtime {spec!r}", f"building it raised {type(exc).__name__}: {exc}."
+            ) from None
         for method in ("feed", "request", "executions"):
             if not callable(getattr(runtime, method, None)):
-                raise PolicyError(f"runtime {spec!r}", f"has no {method}() method.",
-                                  "implement prunecheck.sim.runtimes.stimuli.RuntimeUnderTest.")
+                raise PolicyError(
+                    f"runtime {spec!r}",
+                    f"has no {method}() method.",
+                    "implement prunecheck.sim.runtimes.stimuli.RuntimeUnderTest.",
+                )
         return runtime  # type: ignore[no-any-return]
 
     return make
 
 
 def _shadow_config(config: RuntimeConfig) -> RuntimeConfig:
-    return replace(config, gate=Gate.NONE, retry=RetryMode.IDEMPOTENT, repair=Repair.NONE,
-                   on_stream_loss=StreamLoss.REAPPEND)
+    return replace(
+        config,
+        gate=Gate.NONE,
+        retry=RetryMode.IDEMPOTENT,
+        repair=Repair.NONE,
+        on_stream_loss=StreamLoss.REAPPEND,
+    )
 
 
 @dataclass(slots=True)
@@ -130,10 +145,12 @@ class UnderTest(RuntimeState):
     history: list[Event] = field(default_factory=list)
 
     @classmethod
-    def start(cls, config: RuntimeConfig, policy: RuntimePolicy, *, record: bool = False
-              ) -> UnderTest:
-        state = cls(config=_shadow_config(config), policy=policy, record=record,
-                    under=policy, real=config)
+    def start(
+        cls, config: RuntimeConfig, policy: RuntimePolicy, *, record: bool = False
+    ) -> UnderTest:
+        state = cls(
+            config=_shadow_config(config), policy=policy, record=record, under=policy, real=config
+        )
         state.runtime = policy.make(config)
         state.judge = Judge(config.hard_ceiling)
         return state
@@ -176,33 +193,51 @@ class UnderTest(RuntimeState):
         if isinstance(event, Retry):
             judge.rejected = None
         costs = runtime.costs() if callable(getattr(runtime, "costs", None)) else None
-        incidents = judge.judge(self.step_index - 1, self, list(runtime.request()),
-                                list(runtime.executions()), completed=completed,
-                                failed=failed, invoked=isinstance(event, Invoke) and not blocked,
-                                costs=costs, appended=appended)
+        incidents = judge.judge(
+            self.step_index - 1,
+            self,
+            list(runtime.request()),
+            list(runtime.executions()),
+            completed=completed,
+            failed=failed,
+            invoked=isinstance(event, Invoke) and not blocked,
+            costs=costs,
+            appended=appended,
+        )
         if judge.rejected is not None and isinstance(event, Invoke):
             first = next(i for i in incidents if i.kind is IncidentKind.PROVIDER_REJECTION)
             runtime.feed(s.Rejected(400, first.text, first.ids))
         self.rejected_units = judge.rejected
         # What the drivers read to know the history is broken, in shadow ids.
         known = self.calls
-        self.orphans = {t for c in judge.broken[0] if c in known
-                        for t in (known[c].target,) if t is not None}
+        self.orphans = {
+            t for c in judge.broken[0] if c in known for t in (known[c].target,) if t is not None
+        }
         self.unanswered = {c for c in judge.broken[1] if c in known}
         for i in incidents:
             self.counters[i.kind.value] = self.counters.get(i.kind.value, 0) + 1
         notes: list[Note] = []
         if self.record:  # what the narrative shows of the runtime's request
             if judge.left:
-                notes.append(Note(NoteKind.EVICT, "the runtime's request no longer holds "
-                                  + ", ".join(judge.left), tuple(judge.left)))
+                notes.append(
+                    Note(
+                        NoteKind.EVICT,
+                        "the runtime's request no longer holds " + ", ".join(judge.left),
+                        tuple(judge.left),
+                    )
+                )
             if isinstance(event, Invoke) and not blocked:
-                notes.append(Note(NoteKind.INVOKE, f"request sent: {len(judge.prev.order)} "
-                                  f"messages, {judge.tokens} tokens"))
+                notes.append(
+                    Note(
+                        NoteKind.INVOKE,
+                        f"request sent: {len(judge.prev.order)} messages, {judge.tokens} tokens",
+                    )
+                )
         return StepResult(tuple(incidents), tuple(notes))
 
-    def _stimulus(self, event: Event) -> tuple[s.Stimulus | None, tuple[str, str] | None,
-                                               str | None]:
+    def _stimulus(
+        self, event: Event
+    ) -> tuple[s.Stimulus | None, tuple[str, str] | None, str | None]:
         """The stimulus for ``event`` (in the shadow's ids, before it applies),
         the stream it completes and the call it fails."""
         mid = f"m{self.next_message}"
@@ -214,20 +249,28 @@ class UnderTest(RuntimeState):
             stream = self.assistant_stream
             sid, k = (mid, 0) if stream is None else (stream.batch, stream.chunks)
             done = ("msg", sid) if event.last else None
-            return s.AssistantText(sid, _text(f"⟦{sid}.{k}⟧", event.tokens), event.last), \
-                done, None
+            return s.AssistantText(sid, _text(f"⟦{sid}.{k}⟧", event.tokens), event.last), done, None
         if isinstance(event, IssueBatch):
-            calls = tuple(s.Call(f"c{self.next_call + k}", c.tool, {"path": c.path},
-                                 "write" if c.effect is Effect.WRITE else "read")
-                          for k, c in enumerate(event.calls))
+            calls = tuple(
+                s.Call(
+                    f"c{self.next_call + k}",
+                    c.tool,
+                    {"path": c.path},
+                    "write" if c.effect is Effect.WRITE else "read",
+                )
+                for k, c in enumerate(event.calls)
+            )
             return s.ToolCalls(mid, _text(f"⟦{mid}⟧", event.tokens), calls), None, None
         if isinstance(event, ResultChunk):
             record = self.calls.get(event.call)
             if record is None or record.status is not CallStatus.PENDING:
                 return None, None, None  # the shadow ignores it (or raises)
             text = _text(f"⟦{event.call}.{record.chunks}⟧", event.tokens)
-            return s.ResultChunk(event.call, text, event.last), \
-                (("call", event.call) if event.last else None), None
+            return (
+                s.ResultChunk(event.call, text, event.last),
+                (("call", event.call) if event.last else None),
+                None,
+            )
         if isinstance(event, ToolFailure):
             record = self.calls.get(event.call)
             if record is None or record.status is not CallStatus.PENDING:
@@ -239,8 +282,11 @@ class UnderTest(RuntimeState):
         if isinstance(event, Invoke):
             return s.Invoke(), None, None
         if isinstance(event, Retry):
-            return (s.Retry() if self.judge is not None and self.judge.rejected is not None
-                    else None), None, None
+            return (
+                (s.Retry() if self.judge is not None and self.judge.rejected is not None else None),
+                None,
+                None,
+            )
         if isinstance(event, ExternalWrite):
             return s.FileChanged(event.path), None, None
         if isinstance(event, ModelNewSession):
@@ -260,8 +306,11 @@ class UnderTest(RuntimeState):
         if isinstance(event, ResultChunk | ToolFailure):
             record = self.calls.get(event.call)
             if record is not None and record.status is CallStatus.PENDING:
-                return ("result", event.call,
-                        record.chunks if isinstance(event, ResultChunk) else -1)
+                return (
+                    "result",
+                    event.call,
+                    record.chunks if isinstance(event, ResultChunk) else -1,
+                )
         return None
 
     def request(self) -> list[Mapping[str, Any]]:
@@ -270,13 +319,12 @@ class UnderTest(RuntimeState):
 
 def _text(mark: str, tokens: int, words: str = "") -> str:
     """``tokens`` words: the marker, then the event's own words, then filler."""
-    body = [mark, *words.split()][:max(1, tokens)]
+    body = [mark, *words.split()][: max(1, tokens)]
     return " ".join(body) + " ~" * max(0, tokens - len(body))
 
 
 # ------------------------------------------------------------ the drivers' API
-def initial_state(config: RuntimeConfig, policy: Policy, *, record: bool = True
-                  ) -> RuntimeState:
+def initial_state(config: RuntimeConfig, policy: Policy, *, record: bool = True) -> RuntimeState:
     """The model's ``initial_state``, or an :class:`UnderTest` for a runtime."""
     under = runtime_of(policy)
     if under is not None:
@@ -298,15 +346,18 @@ def observed_key(state: RuntimeState) -> int:
     if not isinstance(state, UnderTest) or state.judge is None:
         return 0
     extra = getattr(state.runtime, "state_key", None)
-    key = (request_digest(state.runtime.request()),
-           tuple((e.call, e.tool, e.path, e.effect, e.retry_of)
-                 for e in state.runtime.executions()),
-           state.judge.key(), extra() if callable(extra) else None)
+    key = (
+        request_digest(state.runtime.request()),
+        tuple((e.call, e.tool, e.path, e.effect, e.retry_of) for e in state.runtime.executions()),
+        state.judge.key(),
+        extra() if callable(extra) else None,
+    )
     return hash(key) & _MASK64
 
 
-def replay(trace: Trace, policy: Policy, *, record: bool = True
-           ) -> Iterator[tuple[TraceStep, RuntimeState]]:
+def replay(
+    trace: Trace, policy: Policy, *, record: bool = True
+) -> Iterator[tuple[TraceStep, RuntimeState]]:
     """:func:`prunecheck.model.trace.replay` for models and runtimes alike."""
     state = initial_state(trace.config, policy, record=record)
     for i, event in enumerate(trace.events):
@@ -327,5 +378,7 @@ def model_runtime(policy: Policy) -> RuntimePolicy:
     """The model runtime with ``policy``, driven through the protocol."""
     from prunecheck.sim.runtimes.model_runtime import ModelRuntime
 
-    return RuntimePolicy(f"runtime:model:{getattr(policy, 'name', 'policy')}",
-                         lambda config: ModelRuntime(config, policy))
+    return RuntimePolicy(
+        f"runtime:model:{getattr(policy, 'name', 'policy')}",
+        lambda config: ModelRuntime(config, policy),
+    )

@@ -102,9 +102,17 @@ class Pooled:
     incidents: Counter[str] = field(default_factory=Counter)
     exposed: Counter[str] = field(default_factory=Counter)
 
-    def add(self, *, invocations: int, events: int, sim_time: float, time_deferred: float,
-            incidents: Mapping[str, int], exposed: Mapping[str, int],
-            error: bool = False) -> None:
+    def add(
+        self,
+        *,
+        invocations: int,
+        events: int,
+        sim_time: float,
+        time_deferred: float,
+        incidents: Mapping[str, int],
+        exposed: Mapping[str, int],
+        error: bool = False,
+    ) -> None:
         self.runs += 1
         self.errors += int(error)
         self.invocations += invocations

@@ -58,12 +58,18 @@ __all__ = [
 #: Keys a session records the first time of: every class but the frequent
 #: costs of the safe gates (deferral, spill, re-injection happen in nearly
 #: every gated session and are measured per invocation instead).
-NOT_TIMED = frozenset({IncidentKind.DEFERRAL.value, IncidentKind.SPILL.value,
-                       IncidentKind.REINJECTION.value})
+NOT_TIMED = frozenset(
+    {IncidentKind.DEFERRAL.value, IncidentKind.SPILL.value, IncidentKind.REINJECTION.value}
+)
 #: Keys a session counts exposed invocations of: the costs reported per
 #: 1,000 invocations (with a bootstrap over sessions).
-PER_INVOCATION = frozenset({IncidentKind.HARD_CEILING_OVERRUN.value, IncidentKind.SPILL.value,
-                            IncidentKind.REINJECTION.value})
+PER_INVOCATION = frozenset(
+    {
+        IncidentKind.HARD_CEILING_OVERRUN.value,
+        IncidentKind.SPILL.value,
+        IncidentKind.REINJECTION.value,
+    }
+)
 
 
 class SessionEnd(StrEnum):
@@ -104,8 +110,12 @@ class SessionRecord:
 
     def to_json(self) -> dict[str, Any]:
         """Compact JSON: ``exp`` and ``first`` are left out when empty."""
-        out: dict[str, Any] = {"t": self.duration, "turns": self.turns, "end": self.end.value,
-                               "inv": self.invocations}
+        out: dict[str, Any] = {
+            "t": self.duration,
+            "turns": self.turns,
+            "end": self.end.value,
+            "inv": self.invocations,
+        }
         if self.exposed:
             out["exp"] = dict(sorted(self.exposed.items()))
         if self.first:
@@ -117,8 +127,14 @@ class SessionRecord:
         """Parse; ValueError/TypeError/KeyError if it is not a session."""
         first = {str(k): (float(v[0]), int(v[1])) for k, v in data.get("first", {}).items()}
         exposed = {str(k): int(v) for k, v in data.get("exp", {}).items()}
-        return cls(float(data["t"]), int(data["turns"]), SessionEnd(data["end"]),
-                   int(data["inv"]), exposed, first)
+        return cls(
+            float(data["t"]),
+            int(data["turns"]),
+            SessionEnd(data["end"]),
+            int(data["inv"]),
+            exposed,
+            first,
+        )
 
 
 def sessions_to_json(sessions: Sequence[SessionRecord]) -> list[dict[str, Any]]:
@@ -141,8 +157,10 @@ def _betacf(a: float, b: float, x: float) -> float:
     h = d
     for m in range(1, 400):
         m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+        for aa in (
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ):
             d = 1.0 + aa * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + aa / c
@@ -159,8 +177,9 @@ def _betainc(a: float, b: float, x: float) -> float:
         return 0.0
     if x >= 1.0:
         return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x)
-                     + b * math.log1p(-x))
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
     if x < (a + 1.0) / (a + b + 2.0):
         return front * _betacf(a, b, x) / a
     return 1.0 - front * _betacf(b, a, 1.0 - x) / b
@@ -206,10 +225,20 @@ def exact_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, flo
         return 0.0, 1.0
     tail = (1.0 - confidence) / 2
     # lowest p with P(X >= k) >= tail; highest p with P(X <= k) >= tail
-    low = 0.0 if k == 0 else tail ** (1.0 / n) if k == n else \
-        _solve(lambda p: 1.0 - _binom_cdf(k - 1, n, p), tail, True)
-    high = 1.0 if k == n else 1.0 - tail ** (1.0 / n) if k == 0 else \
-        _solve(lambda p: _binom_cdf(k, n, p), tail, False)
+    low = (
+        0.0
+        if k == 0
+        else tail ** (1.0 / n)
+        if k == n
+        else _solve(lambda p: 1.0 - _binom_cdf(k - 1, n, p), tail, True)
+    )
+    high = (
+        1.0
+        if k == n
+        else 1.0 - tail ** (1.0 / n)
+        if k == 0
+        else _solve(lambda p: _binom_cdf(k, n, p), tail, False)
+    )
     return low, high
 
 
@@ -248,8 +277,10 @@ class SessionRate:
 
     def bound_text(self) -> str:
         """``"0 of 900 sessions: below 4.1 per 1,000 with 95% confidence"``."""
-        return (f"{self.count} of {self.total:,} sessions: below {self.high:.1f} per 1,000 "
-                "with 95% confidence")
+        return (
+            f"{self.count} of {self.total:,} sessions: below {self.high:.1f} per 1,000 "
+            "with 95% confidence"
+        )
 
 
 def session_rate(count: int, total: int) -> SessionRate:
@@ -283,8 +314,9 @@ class ClusteredRate:
         return f"{self.per_1000:.{digits}f} [{self.low:.{digits}f}–{self.high:.{digits}f}]"
 
 
-def bootstrap_per_invocation(sessions: Sequence[SessionRecord], key: str, *, seed: int = 0,
-                             reps: int = 200) -> ClusteredRate:
+def bootstrap_per_invocation(
+    sessions: Sequence[SessionRecord], key: str, *, seed: int = 0, reps: int = 200
+) -> ClusteredRate:
     """Invocations that saw ``key`` per 1,000 invocations, with a seeded 95%
     percentile bootstrap over sessions (a cluster bootstrap: a session's
     invocations are correlated, so they are resampled together).
@@ -321,8 +353,9 @@ def rate_of(sessions: Sequence[SessionRecord], key: str) -> SessionRate:
     return session_rate(sum(1 for s in sessions if key in s.first), len(sessions))
 
 
-def observations(sessions: Sequence[SessionRecord], key: str, axis: str = "turns"
-                 ) -> list[tuple[float, bool]]:
+def observations(
+    sessions: Sequence[SessionRecord], key: str, axis: str = "turns"
+) -> list[tuple[float, bool]]:
     """``(time, failed)`` per session for a survival estimate of the first
     ``key``: on ``axis`` "turns" (user messages received) or "time"
     (simulated seconds since the session began); an intact session is

@@ -139,8 +139,9 @@ def kaplan_meier(observations: Iterable[tuple[float, bool]], z: float = _Z95) ->
             risk.append(at_risk)
             deaths.append(d)
     end = data[-1][0] if data else 0.0
-    return Survival(tuple(times), tuple(surv), tuple(low), tuple(high), tuple(risk),
-                    tuple(deaths), n, end)
+    return Survival(
+        tuple(times), tuple(surv), tuple(low), tuple(high), tuple(risk), tuple(deaths), n, end
+    )
 
 
 def _loglog(s: float, greenwood: float, z: float) -> tuple[float, float]:
@@ -153,8 +154,9 @@ def _loglog(s: float, greenwood: float, z: float) -> tuple[float, float]:
     return s ** math.exp(spread), s ** math.exp(-spread)
 
 
-def logrank_greater(base: Sequence[tuple[float, bool]], current: Sequence[tuple[float, bool]]
-                    ) -> tuple[float, float]:
+def logrank_greater(
+    base: Sequence[tuple[float, bool]], current: Sequence[tuple[float, bool]]
+) -> tuple[float, float]:
     """The log-rank test that ``current`` fails sooner than ``base``.
 
     Returns ``(z, p)``: the standardized excess of failures in ``current``

@@ -77,17 +77,23 @@ def _flock(lock_path: Path, target: str, what: str, *, folder: bool) -> Iterator
         else:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise ConfigError(target, f"cannot be locked for writing ({exc.strerror}).",
-                          "give --out a place you can write to.") from None
+        raise ConfigError(
+            target,
+            f"cannot be locked for writing ({exc.strerror}).",
+            "give --out a place you can write to.",
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = "" if folder else _holder(fd)
-            raise ConfigError(target, f"is being written by another prunecheck {what}"
-                              f"{holder}; two writers would lose each other's work.",
-                              "wait for it to finish (then run again: finished runs are "
-                              "reused), or give --out another place.") from None
+            raise ConfigError(
+                target,
+                f"is being written by another prunecheck {what}"
+                f"{holder}; two writers would lose each other's work.",
+                "wait for it to finish (then run again: finished runs are "
+                "reused), or give --out another place.",
+            ) from None
         if not folder:
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
@@ -113,13 +119,19 @@ def locked(path: Path, what: str = "command") -> Iterator[None]:
     """Hold the write lock of the results file ``path`` (ConfigError, exit 2,
     if another process holds it or it cannot be created)."""
     if path.is_dir():
-        raise ConfigError(str(path), "is a folder, not a results file.",
-                          "give --out a file name, e.g. results.jsonl.")
+        raise ConfigError(
+            str(path),
+            "is a folder, not a results file.",
+            "give --out a file name, e.g. results.jsonl.",
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(str(path), f"cannot be written: its folder cannot be created "
-                          f"({exc.strerror}).", "give --out a place you can write to.") from None
+        raise ConfigError(
+            str(path),
+            f"cannot be written: its folder cannot be created ({exc.strerror}).",
+            "give --out a place you can write to.",
+        ) from None
     with _flock(path.with_name(f".{path.name}.lock"), str(path), what, folder=False):
         yield
 
@@ -130,12 +142,16 @@ def locked_folder(folder: Path, what: str = "command") -> Iterator[None]:
     missing; ConfigError, exit 2, if it is a file, cannot be created, or
     another process holds it)."""
     if folder.exists() and not folder.is_dir():
-        raise ConfigError(str(folder), "exists and is not a folder.",
-                          "give --out a new folder name.")
+        raise ConfigError(
+            str(folder), "exists and is not a folder.", "give --out a new folder name."
+        )
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(str(folder), f"cannot be created ({exc.strerror}).",
-                          "give --out a place you can write to.") from None
+        raise ConfigError(
+            str(folder),
+            f"cannot be created ({exc.strerror}).",
+            "give --out a place you can write to.",
+        ) from None
     with _flock(folder, str(folder), what, folder=True):
         yield

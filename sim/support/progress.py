@@ -52,8 +52,14 @@ class TerminalProgress(Progress):
         # A terminal that reports no size (a bare pty) gets 100 × 20.
         self.counts_runs = what == "runs"
         size = shutil.get_terminal_size((100, 20))
-        self.bar = tqdm(total=total, file=self.stream, unit=" " + what, leave=False,
-                        ncols=size.columns or 100, nrows=size.lines or 20)
+        self.bar = tqdm(
+            total=total,
+            file=self.stream,
+            unit=" " + what,
+            leave=False,
+            ncols=size.columns or 100,
+            nrows=size.lines or 20,
+        )
 
     def step(self, label: str) -> None:
         if self.bar is None:

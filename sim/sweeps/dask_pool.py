@@ -48,8 +48,14 @@ from prunecheck.model.errors import ConfigError, PolicyError
 from prunecheck.sim.adapters.policy_spec import user_code_of
 from prunecheck.sim.sweeps.runs import Row, RunSpec, work
 
-__all__ = ["LOCAL", "ShippedPolicy", "add_scheduler_option", "parse_scheduler", "run_on_dask",
-           "ship_policies"]
+__all__ = [
+    "LOCAL",
+    "ShippedPolicy",
+    "add_scheduler_option",
+    "parse_scheduler",
+    "run_on_dask",
+    "ship_policies",
+]
 
 #: The ``--scheduler`` value that starts a LocalCluster.
 LOCAL = "local"
@@ -60,10 +66,13 @@ _HINT = "give --scheduler local, or the address of a running scheduler, tcp://HO
 
 def add_scheduler_option(p: argparse.ArgumentParser) -> None:
     """The ``--scheduler`` option of ``sweep`` and ``report``."""
-    p.add_argument("--scheduler", metavar="ADDR",
-                   help="run on Dask: 'local' (a LocalCluster of --jobs workers) or "
-                   "tcp://HOST:PORT (a running dask scheduler); needs prunecheck[dask]. "
-                   "Default: the local process pool")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="run on Dask: 'local' (a LocalCluster of --jobs workers) or "
+        "tcp://HOST:PORT (a running dask scheduler); needs prunecheck[dask]. "
+        "Default: the local process pool",
+    )
 
 
 def parse_scheduler(value: str | None) -> str | None:
@@ -74,16 +83,24 @@ def parse_scheduler(value: str | None) -> str | None:
     text = value.strip()
     if text != LOCAL:
         host, _, port = text.removeprefix("tcp://").rpartition(":")
-        if not text.startswith("tcp://") or not host or not port.isdigit() \
-                or not 0 < int(port) < 65536:
-            raise ConfigError("--scheduler", f"{value!r} is neither 'local' nor tcp://HOST:PORT.",
-                              _HINT)
+        if (
+            not text.startswith("tcp://")
+            or not host
+            or not port.isdigit()
+            or not 0 < int(port) < 65536
+        ):
+            raise ConfigError(
+                "--scheduler", f"{value!r} is neither 'local' nor tcp://HOST:PORT.", _HINT
+            )
     try:
         _distributed()
     except ImportError:
-        raise ConfigError("--scheduler", "needs Dask, which is not installed.",
-                          "pip install 'prunecheck[dask]' (or leave --scheduler out to use "
-                          "the local process pool).") from None
+        raise ConfigError(
+            "--scheduler",
+            "needs Dask, which is not installed.",
+            "pip install 'prunecheck[dask]' (or leave --scheduler out to use "
+            "the local process pool).",
+        ) from None
     return text
 
 
@@ -128,8 +145,9 @@ def ship_policies(specs: Iterable[RunSpec]) -> dict[str, ShippedPolicy]:
             source = Path(where).read_bytes()
         except OSError:
             continue
-        out[policy] = ShippedPolicy(where, Path(where).name,
-                                    hashlib.sha256(source).hexdigest(), source)
+        out[policy] = ShippedPolicy(
+            where, Path(where).name, hashlib.sha256(source).hexdigest(), source
+        )
     return out
 
 
@@ -163,24 +181,35 @@ def _client(scheduler: str, jobs: int) -> Iterator[Any]:
 
     dd = _distributed()
     if scheduler == LOCAL:
-        with dd.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address=None,
-                          silence_logs=logging.ERROR) as cluster, dd.Client(cluster) as client:
+        with (
+            dd.LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            dd.Client(cluster) as client,
+        ):
             yield client
         return
     try:
         client = dd.Client(scheduler, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as exc:
-        raise ConfigError("--scheduler", f"cannot reach a Dask scheduler at {scheduler} "
-                          f"({type(exc).__name__}: {exc}).",
-                          "start one with 'dask scheduler' and workers with 'dask worker "
-                          f"{scheduler}', or give --scheduler local.") from None
+        raise ConfigError(
+            "--scheduler",
+            f"cannot reach a Dask scheduler at {scheduler} ({type(exc).__name__}: {exc}).",
+            "start one with 'dask scheduler' and workers with 'dask worker "
+            f"{scheduler}', or give --scheduler local.",
+        ) from None
     with client:
         yield client
 
 
-def run_on_dask(todo: Sequence[RunSpec], scheduler: str, jobs: int, timeout: float,
-                keep: Callable[[Row], None]) -> None:
+def run_on_dask(
+    todo: Sequence[RunSpec], scheduler: str, jobs: int, timeout: float, keep: Callable[[Row], None]
+) -> None:
     """Run ``todo`` on the cluster at ``scheduler`` (``local``: a
     LocalCluster of ``jobs`` workers), calling ``keep`` with each row as it
     arrives.  Runs are submitted in ``todo``'s order as priority (heaviest
@@ -200,10 +229,19 @@ def run_on_dask(todo: Sequence[RunSpec], scheduler: str, jobs: int, timeout: flo
     shipped = ship_policies(todo)
     with _client(scheduler, jobs) as client:
         futures = {
-            client.submit(_task, spec, spec.key, timeout, shipped.get(spec.policy),
-                          key=f"prunecheck-run-{spec.key}", priority=len(todo) - i,
-                          retries=0, pure=False): spec
-            for i, spec in enumerate(todo)}
+            client.submit(
+                _task,
+                spec,
+                spec.key,
+                timeout,
+                shipped.get(spec.policy),
+                key=f"prunecheck-run-{spec.key}",
+                priority=len(todo) - i,
+                retries=0,
+                pure=False,
+            ): spec
+            for i, spec in enumerate(todo)
+        }
         try:
             for future in as_completed(futures):
                 spec = futures.pop(future)
@@ -211,11 +249,13 @@ def run_on_dask(todo: Sequence[RunSpec], scheduler: str, jobs: int, timeout: flo
                     row = future.result()
                 except Exception as exc:
                     raise PolicyError(
-                        "sweep", f"Dask could not run {spec.key} ({type(exc).__name__}: {exc}); "
+                        "sweep",
+                        f"Dask could not run {spec.key} ({type(exc).__name__}: {exc}); "
                         "the finished runs are saved.",
                         "a run that kills every worker it lands on (a policy that exits or "
                         "exhausts memory?) shows its failure with --jobs 1; rerunning the same "
-                        "command resumes.") from None
+                        "command resumes.",
+                    ) from None
                 keep(row)
                 future.release()
         except BaseException:

@@ -41,19 +41,30 @@ class RunSpec:
     horizon: float = DEFAULT_HORIZON
 
     def to_json(self) -> dict[str, Any]:
-        return {"policy": self.policy, "config": self.config.to_json(), "level": self.level,
-                "load": self.load.to_json(), "seed": self.seed, "horizon": self.horizon}
+        return {
+            "policy": self.policy,
+            "config": self.config.to_json(),
+            "level": self.level,
+            "load": self.load.to_json(),
+            "seed": self.seed,
+            "horizon": self.horizon,
+        }
 
     @property
     def key(self) -> str:
         """Readable, sortable and unique: the main knobs, then a digest of all
         (and of the simulator's version, so stale rows are never reused)."""
-        identity = {**self.to_json(), "simulator": SIMULATOR_VERSION,
-                    "policy_source": policy_fingerprint(self.policy)}
+        identity = {
+            **self.to_json(),
+            "simulator": SIMULATOR_VERSION,
+            "policy_source": policy_fingerprint(self.policy),
+        }
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         c = self.config
-        return (f"{self.policy}|{c.gate}|{c.check_at}|{c.retry}|L{self.level:.2f}"
-                f"|t{self.load.tightness:g}|s{self.seed}#{digest[:12]}")
+        return (
+            f"{self.policy}|{c.gate}|{c.check_at}|{c.retry}|L{self.level:.2f}"
+            f"|t{self.load.tightness:g}|s{self.seed}#{digest[:12]}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,18 +84,31 @@ class Row:
     sessions: tuple[SessionRecord, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, **self.spec.to_json(), "invocations": self.invocations,
-                "events": self.events, "sim_time": self.sim_time,
-                "time_deferred": self.time_deferred, "incidents": self.incidents,
-                "exposed": self.exposed, "counters": self.counters, "error": self.error,
-                "sessions": sessions_to_json(self.sessions)}
+        return {
+            "key": self.key,
+            **self.spec.to_json(),
+            "invocations": self.invocations,
+            "events": self.events,
+            "sim_time": self.sim_time,
+            "time_deferred": self.time_deferred,
+            "incidents": self.incidents,
+            "exposed": self.exposed,
+            "counters": self.counters,
+            "error": self.error,
+            "sessions": sessions_to_json(self.sessions),
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> Row:
         """Parse a stored row; ValueError/TypeError/KeyError/ConfigError if it is not one."""
-        spec = RunSpec(str(data["policy"]), RuntimeConfig.from_json(data["config"]),
-                       float(data["level"]), Load.from_json(data["load"]), int(data["seed"]),
-                       float(data["horizon"]))
+        spec = RunSpec(
+            str(data["policy"]),
+            RuntimeConfig.from_json(data["config"]),
+            float(data["level"]),
+            Load.from_json(data["load"]),
+            int(data["seed"]),
+            float(data["horizon"]),
+        )
 
         def counts(name: str) -> dict[str, int]:
             value = data[name]
@@ -93,10 +117,19 @@ class Row:
             return {str(k): int(v) for k, v in value.items()}
 
         error = data.get("error")
-        return cls(str(data["key"]), spec, int(data["invocations"]), int(data["events"]),
-                   float(data["sim_time"]), float(data["time_deferred"]), counts("incidents"),
-                   counts("exposed"), counts("counters"), None if error is None else str(error),
-                   sessions_from_json(data["sessions"]))
+        return cls(
+            str(data["key"]),
+            spec,
+            int(data["invocations"]),
+            int(data["events"]),
+            float(data["sim_time"]),
+            float(data["time_deferred"]),
+            counts("incidents"),
+            counts("exposed"),
+            counts("counters"),
+            None if error is None else str(error),
+            sessions_from_json(data["sessions"]),
+        )
 
 
 _POLICIES: dict[tuple[str, float], Policy] = {}
@@ -115,21 +148,33 @@ def run_one(spec: RunSpec, timeout: float = DEFAULT_TIMEOUT) -> Row:
     garbage, cannot be loaded) gives a row with its message in ``error``."""
     try:
         policy = _policy(spec.policy, timeout)
-        result = simulate(spec.policy, spec.config, spec.load, spec.seed, policy=policy,
-                          horizon=spec.horizon)
+        result = simulate(
+            spec.policy, spec.config, spec.load, spec.seed, policy=policy, horizon=spec.horizon
+        )
     except PolicyError as exc:
         return Row(spec.key, spec, 0, 0, 0.0, 0.0, {}, {}, {}, exc.paragraph())
-    return Row(spec.key, spec, result.invocations, result.events, result.sim_time,
-               result.time_deferred, result.incidents, result.exposed, result.counters,
-               result.error, result.sessions)
+    return Row(
+        spec.key,
+        spec,
+        result.invocations,
+        result.events,
+        result.sim_time,
+        result.time_deferred,
+        result.incidents,
+        result.exposed,
+        result.counters,
+        result.error,
+        result.sessions,
+    )
 
 
 def work(spec: RunSpec, timeout: float) -> Row:
     try:
         return run_one(spec, timeout)
     except Exception as exc:  # a crash must not stop the sweep; it is recorded
-        return Row(spec.key, spec, 0, 0, 0.0, 0.0, {}, {}, {},
-                   f"run crashed: {type(exc).__name__}: {exc}")
+        return Row(
+            spec.key, spec, 0, 0, 0.0, 0.0, {}, {}, {}, f"run crashed: {type(exc).__name__}: {exc}"
+        )
 
 
 @cache

@@ -70,22 +70,32 @@ class SweepOutcome:
 
 
 # -------------------------------------------------------------------- plans
-def configs(base: RuntimeConfig, *, gates: Iterable[Gate] = tuple(Gate),
-            check_at: Iterable[CheckAt] = (CheckAt.AFTER_APPEND,),
-            retry: Iterable[RetryMode] = (RetryMode.RERUN_BATCH,)) -> list[RuntimeConfig]:
+def configs(
+    base: RuntimeConfig,
+    *,
+    gates: Iterable[Gate] = tuple(Gate),
+    check_at: Iterable[CheckAt] = (CheckAt.AFTER_APPEND,),
+    retry: Iterable[RetryMode] = (RetryMode.RERUN_BATCH,),
+) -> list[RuntimeConfig]:
     """``base`` under every combination of gate, check time and retry mode."""
-    return [replace(base, gate=g, check_at=c, retry=r)
-            for g, c, r in product(gates, check_at, retry)]
+    return [
+        replace(base, gate=g, check_at=c, retry=r) for g, c, r in product(gates, check_at, retry)
+    ]
 
 
-def plan(policies: Sequence[str], runtime: Sequence[RuntimeConfig], levels: Sequence[float],
-         seeds: Sequence[int], *, tightness: Sequence[float | None] = (None,),
-         horizon: float = DEFAULT_HORIZON) -> list[RunSpec]:
+def plan(
+    policies: Sequence[str],
+    runtime: Sequence[RuntimeConfig],
+    levels: Sequence[float],
+    seeds: Sequence[int],
+    *,
+    tightness: Sequence[float | None] = (None,),
+    horizon: float = DEFAULT_HORIZON,
+) -> list[RunSpec]:
     """Every combination, each load from :func:`~.load.load_at` (with
     ``tightness`` overriding the level's when not None)."""
     specs = []
-    for policy, config, level, tight, seed in product(policies, runtime, levels, tightness,
-                                                       seeds):
+    for policy, config, level, tight, seed in product(policies, runtime, levels, tightness, seeds):
         load = load_at(level) if tight is None else load_at(level, tightness=tight)
         specs.append(RunSpec(policy, config, level, load, seed, horizon))
     return specs
@@ -101,10 +111,13 @@ def policy_failure(rows: Sequence[Row], out: Path) -> PolicyError | None:
     first = failed[0]
     more = f" ({len(failed) - 1} more run(s) failed too)" if len(failed) > 1 else ""
     text, _, hint = (first.error or "").partition(" Hint: ")
-    return PolicyError(f"run {first.key}", f"ended in a policy error{more}: {text}",
-                       (hint + " " if hint else "") + f"No verdict for it; the "
-                       f"{len(rows) - len(failed)} finished run(s) are saved in {out}, and "
-                       "running the same command again reruns only the failed ones.")
+    return PolicyError(
+        f"run {first.key}",
+        f"ended in a policy error{more}: {text}",
+        (hint + " " if hint else "") + f"No verdict for it; the "
+        f"{len(rows) - len(failed)} finished run(s) are saved in {out}, and "
+        "running the same command again reruns only the failed ones.",
+    )
 
 
 # ------------------------------------------------------------ results file
@@ -124,8 +137,11 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(str(path), f"cannot be read as a results file ({exc}).",
-                          "give --out a new file, or delete the damaged one.") from None
+        raise ConfigError(
+            str(path),
+            f"cannot be read as a results file ({exc}).",
+            "give --out a new file, or delete the damaged one.",
+        ) from None
     rows: dict[str, Row] = {}
     lines = text.split("\n")
     discarded = 0
@@ -136,22 +152,31 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
         try:
             data = json.loads(line)
             if not torn and not is_intact(data):
-                raise ValueError("its checksum does not match its content: edited by hand, or "
-                                 "written by an older prunecheck")
+                raise ValueError(
+                    "its checksum does not match its content: edited by hand, or "
+                    "written by an older prunecheck"
+                )
             row = Row.from_json(data)
         except (ValueError, TypeError, KeyError, ConfigError, RecursionError) as exc:
             discarded += 1
             if discarded <= _WARNINGS_SHOWN:
-                what = "torn last line (the sweep was interrupted mid-write)" if torn else \
-                    f"line {number} is not a result row ({type(exc).__name__}: {exc})"
-                say(f"prunecheck sweep: warning: {path}: {what}; discarded, its run will be "
-                    "run again.")
+                what = (
+                    "torn last line (the sweep was interrupted mid-write)"
+                    if torn
+                    else f"line {number} is not a result row ({type(exc).__name__}: {exc})"
+                )
+                say(
+                    f"prunecheck sweep: warning: {path}: {what}; discarded, its run will be "
+                    "run again."
+                )
             continue
         rows[row.key] = row
     if discarded > _WARNINGS_SHOWN:
-        say(f"prunecheck sweep: warning: {path}: {discarded - _WARNINGS_SHOWN} more lines "
+        say(
+            f"prunecheck sweep: warning: {path}: {discarded - _WARNINGS_SHOWN} more lines "
             f"discarded for the same kind of reason ({discarded} in all); their runs will be "
-            "run again.")
+            "run again."
+        )
     return rows
 
 
@@ -169,12 +194,19 @@ _WARNINGS_SHOWN = 3
 
 
 # ------------------------------------------------------------------- sweep
-def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
-              quiet: bool = False, timeout: float = DEFAULT_TIMEOUT,
-              warn: Callable[[str], None] | None = None,
-              on_row: Callable[[Row], None] | None = None,
-              exclusive: bool = False, scheduler: str | None = None,
-              time_limit: float | None = None) -> SweepOutcome:
+def run_sweep(
+    specs: Sequence[RunSpec],
+    out: Path,
+    *,
+    jobs: int | None = None,
+    quiet: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    warn: Callable[[str], None] | None = None,
+    on_row: Callable[[Row], None] | None = None,
+    exclusive: bool = False,
+    scheduler: str | None = None,
+    time_limit: float | None = None,
+) -> SweepOutcome:
     """Run every spec whose key is not in ``out`` yet; return all their rows.
 
     Parameters
@@ -195,15 +227,33 @@ def run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None = None,
         ``skipped``; rerunning resumes with them.
     """
     with locked(out, "sweep"):  # a second writer refuses (exit 2): no lost rows
-        return _run_sweep(specs, out, jobs=jobs, quiet=quiet, timeout=timeout, warn=warn,
-                          on_row=on_row, exclusive=exclusive, scheduler=scheduler,
-                          time_limit=time_limit)
+        return _run_sweep(
+            specs,
+            out,
+            jobs=jobs,
+            quiet=quiet,
+            timeout=timeout,
+            warn=warn,
+            on_row=on_row,
+            exclusive=exclusive,
+            scheduler=scheduler,
+            time_limit=time_limit,
+        )
 
 
-def _run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None, quiet: bool,
-               timeout: float, warn: Callable[[str], None] | None,
-               on_row: Callable[[Row], None] | None, exclusive: bool,
-               scheduler: str | None, time_limit: float | None) -> SweepOutcome:
+def _run_sweep(
+    specs: Sequence[RunSpec],
+    out: Path,
+    *,
+    jobs: int | None,
+    quiet: bool,
+    timeout: float,
+    warn: Callable[[str], None] | None,
+    on_row: Callable[[Row], None] | None,
+    exclusive: bool,
+    scheduler: str | None,
+    time_limit: float | None,
+) -> SweepOutcome:
     deadline = None if time_limit is None else time.monotonic() + time_limit
     wanted = {s.key: s for s in specs}
     stored = read_rows(out, warn)
@@ -213,11 +263,17 @@ def _run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None, quiet: 
     # Heaviest runs first, so the last worker is not left with a long one.
     todo.sort(key=lambda s: (-s.level * s.load.agents, s.key))
     jobs = max(1, jobs or os.cpu_count() or 1)
-    bar = tqdm(total=len(todo), desc=f"simulating {len(todo)} runs ({len(wanted) - len(todo)} "
-               "reused)", unit="run", disable=quiet or not sys.stderr.isatty(),
-               file=sys.stderr, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(todo),
+        desc=f"simulating {len(todo)} runs ({len(wanted) - len(todo)} reused)",
+        unit="run",
+        disable=quiet or not sys.stderr.isatty(),
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )
     new: dict[str, Row] = {}
     with out.open("a", encoding="utf-8") as sink, bar:
+
         def keep(row: Row) -> None:
             _append(sink, row)
             new[row.key] = row
@@ -246,8 +302,9 @@ def _run_sweep(specs: Sequence[RunSpec], out: Path, *, jobs: int | None, quiet: 
     rows = {**stored, **new}
     _write_sorted(out, (r for k, r in rows.items() if not exclusive or k in wanted))
     done = [k for k in sorted(wanted) if k in rows]
-    return SweepOutcome(tuple(rows[k] for k in done), len(new), len(done) - len(new),
-                        len(wanted) - len(done))
+    return SweepOutcome(
+        tuple(rows[k] for k in done), len(new), len(done) - len(new), len(wanted) - len(done)
+    )
 
 
 class _OutOfTime(Exception):
@@ -259,8 +316,13 @@ def _append(sink: TextIO, row: Row) -> None:
     sink.flush()
 
 
-def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
-              keep: Callable[[Row], None], deadline: float | None = None) -> None:
+def _parallel(
+    todo: Sequence[RunSpec],
+    jobs: int,
+    timeout: float,
+    keep: Callable[[Row], None],
+    deadline: float | None = None,
+) -> None:
     """Run ``todo`` on ``jobs`` worker processes, keeping each row as it
     arrives.  At most ``jobs`` runs are handed out at a time (the pool's own
     queue would start a few more after the deadline), so "out of time" means
@@ -287,11 +349,13 @@ def _parallel(todo: Sequence[RunSpec], jobs: int, timeout: float,
                         row = future.result()
                     except BrokenProcessPool:
                         raise PolicyError(
-                            "sweep", f"a worker process died while running {spec.key} (a "
+                            "sweep",
+                            f"a worker process died while running {spec.key} (a "
                             "policy that exits the process, crashes the interpreter or exhausts "
                             "memory?); the finished runs are saved.",
                             "run that policy alone with --jobs 1 to see the failure; rerunning "
-                            "the same command resumes.") from None
+                            "the same command resumes.",
+                        ) from None
                     keep(row)
                 hand_out()
         except BaseException:

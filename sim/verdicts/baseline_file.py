@@ -35,8 +35,15 @@ from prunecheck.sim.stats.sessions import (
 )
 from prunecheck.sim.verdicts.suite import Suite
 
-__all__ = ["FORMAT", "VERSION", "Baseline", "CorpusResult", "SuiteRun", "read_baseline",
-           "write_baseline"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Baseline",
+    "CorpusResult",
+    "SuiteRun",
+    "read_baseline",
+    "write_baseline",
+]
 
 FORMAT = "prunecheck-baseline"
 VERSION = 2
@@ -84,16 +91,32 @@ class Baseline:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "format": FORMAT, "version": VERSION, "complete": self.complete,
-            "policy": self.policy, "config": self.config.to_json(),
+            "format": FORMAT,
+            "version": VERSION,
+            "complete": self.complete,
+            "policy": self.policy,
+            "config": self.config.to_json(),
             "suite": self.suite.to_json(),
-            "runs": [{"level": r.level, "seed": r.seed, "invocations": r.invocations,
-                      "events": r.events, "incidents": dict(r.incidents),
-                      "exposed": dict(r.exposed), "error": r.error,
-                      "sessions": sessions_to_json(r.sessions)} for r in self.runs],
-            "corpus": {"dir": self.corpus_dir,
-                       "traces": [{"path": c.path, "violations": dict(c.violations),
-                                   "error": c.error} for c in self.corpus]},
+            "runs": [
+                {
+                    "level": r.level,
+                    "seed": r.seed,
+                    "invocations": r.invocations,
+                    "events": r.events,
+                    "incidents": dict(r.incidents),
+                    "exposed": dict(r.exposed),
+                    "error": r.error,
+                    "sessions": sessions_to_json(r.sessions),
+                }
+                for r in self.runs
+            ],
+            "corpus": {
+                "dir": self.corpus_dir,
+                "traces": [
+                    {"path": c.path, "violations": dict(c.violations), "error": c.error}
+                    for c in self.corpus
+                ],
+            },
         }
 
 
@@ -106,8 +129,11 @@ def write_baseline(baseline: Baseline, path: str | Path) -> None:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
     except OSError as exc:
-        raise ConfigError(str(path), f"cannot be written ({exc.strerror}).",
-                          "check that the folder exists and is writable.") from None
+        raise ConfigError(
+            str(path),
+            f"cannot be written ({exc.strerror}).",
+            "check that the folder exists and is writable.",
+        ) from None
 
 
 def read_baseline(path: str | Path) -> Baseline:
@@ -116,43 +142,78 @@ def read_baseline(path: str | Path) -> Baseline:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(where, "does not exist.", "write one with 'prunecheck baseline "
-                          "--out FILE'.") from None
+        raise ConfigError(
+            where, "does not exist.", "write one with 'prunecheck baseline --out FILE'."
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(where, f"cannot be read ({exc}).") from None
     except json.JSONDecodeError as exc:
-        raise ConfigError(where, f"is not JSON ({exc.msg} at line {exc.lineno}).",
-                          "a baseline is the JSON file 'prunecheck baseline' wrote.") from None
+        raise ConfigError(
+            where,
+            f"is not JSON ({exc.msg} at line {exc.lineno}).",
+            "a baseline is the JSON file 'prunecheck baseline' wrote.",
+        ) from None
     except RecursionError:
-        raise ConfigError(where, "nests JSON too deeply to be a baseline.",
-                          "a baseline is the JSON file 'prunecheck baseline' wrote.") from None
+        raise ConfigError(
+            where,
+            "nests JSON too deeply to be a baseline.",
+            "a baseline is the JSON file 'prunecheck baseline' wrote.",
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ConfigError(where, f"is not a prunecheck baseline ('format' must be {FORMAT!r}).",
-                          "write one with 'prunecheck baseline --out FILE'.")
+        raise ConfigError(
+            where,
+            f"is not a prunecheck baseline ('format' must be {FORMAT!r}).",
+            "write one with 'prunecheck baseline --out FILE'.",
+        )
     if data.get("version") == 1:
-        raise ConfigError(where, "is a version 1 baseline: it counts model invocations, and "
-                          "regress now compares sessions (version 2), which it does not hold.",
-                          "re-create it with 'prunecheck baseline --out FILE' and the same "
-                          "flags, from the runtime you trust.")
+        raise ConfigError(
+            where,
+            "is a version 1 baseline: it counts model invocations, and "
+            "regress now compares sessions (version 2), which it does not hold.",
+            "re-create it with 'prunecheck baseline --out FILE' and the same "
+            "flags, from the runtime you trust.",
+        )
     if data.get("version") != VERSION:
-        raise ConfigError(where, f"baseline version {data.get('version')!r} is not supported "
-                          f"(this prunecheck reads version {VERSION}).",
-                          "re-create it with 'prunecheck baseline'.")
+        raise ConfigError(
+            where,
+            f"baseline version {data.get('version')!r} is not supported "
+            f"(this prunecheck reads version {VERSION}).",
+            "re-create it with 'prunecheck baseline'.",
+        )
     try:
-        runs = tuple(SuiteRun(float(r["level"]), int(r["seed"]), int(r["invocations"]),
-                              int(r["events"]), _counts(r["incidents"]), _counts(r["exposed"]),
-                              r.get("error"), sessions_from_json(r["sessions"]))
-                     for r in data["runs"])
+        runs = tuple(
+            SuiteRun(
+                float(r["level"]),
+                int(r["seed"]),
+                int(r["invocations"]),
+                int(r["events"]),
+                _counts(r["incidents"]),
+                _counts(r["exposed"]),
+                r.get("error"),
+                sessions_from_json(r["sessions"]),
+            )
+            for r in data["runs"]
+        )
         corpus = data.get("corpus") or {}
-        traces = tuple(CorpusResult(str(c["path"]), _counts(c["violations"]), c.get("error"))
-                       for c in corpus.get("traces", []))
-        return Baseline(str(data["policy"]),
-                        RuntimeConfig.from_json(data["config"], f"{where}: config"),
-                        Suite.from_json(data["suite"], where), runs, traces,
-                        corpus.get("dir"), bool(data.get("complete")))
+        traces = tuple(
+            CorpusResult(str(c["path"]), _counts(c["violations"]), c.get("error"))
+            for c in corpus.get("traces", [])
+        )
+        return Baseline(
+            str(data["policy"]),
+            RuntimeConfig.from_json(data["config"], f"{where}: config"),
+            Suite.from_json(data["suite"], where),
+            runs,
+            traces,
+            corpus.get("dir"),
+            bool(data.get("complete")),
+        )
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise ConfigError(where, f"is malformed ({type(exc).__name__}: {exc}).",
-                          "re-create it with 'prunecheck baseline'.") from None
+        raise ConfigError(
+            where,
+            f"is malformed ({type(exc).__name__}: {exc}).",
+            "re-create it with 'prunecheck baseline'.",
+        ) from None
 
 
 def _counts(data: object) -> dict[str, int]:

@@ -80,14 +80,24 @@ __all__ = [
 ]
 
 
-def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | str = "none",
-                 config: RuntimeConfig | None = None, levels: Sequence[float] = DEFAULT_LEVELS,
-                 seeds: Sequence[int] = DEFAULT_SEEDS, horizon: float = DEFAULT_HORIZON,
-                 seed: int = 0, max_examples: int = 200, timeout: float = DEFAULT_TIMEOUT,
-                 name: str | None = None,
-                 placements: Sequence[CheckAt | str] | None = None,
-                 time_limit: float | None = None, max_events: int = DEFAULT_MAX_EVENTS,
-                 progress: Progress | None = None) -> CheckResult:
+def check_policy(
+    policy: PolicyLike,
+    *,
+    format: str | None = None,
+    gate: Gate | str = "none",
+    config: RuntimeConfig | None = None,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    seeds: Sequence[int] = DEFAULT_SEEDS,
+    horizon: float = DEFAULT_HORIZON,
+    seed: int = 0,
+    max_examples: int = 200,
+    timeout: float = DEFAULT_TIMEOUT,
+    name: str | None = None,
+    placements: Sequence[CheckAt | str] | None = None,
+    time_limit: float | None = None,
+    max_events: int = DEFAULT_MAX_EVENTS,
+    progress: Progress | None = None,
+) -> CheckResult:
     """Check a policy against the commit-boundary invariant.
 
     Parameters
@@ -166,8 +176,15 @@ def check_policy(policy: PolicyLike, *, format: str | None = None, gate: Gate | 
 class _Check:
     """One check's accumulating state (one placement): what finished stays."""
 
-    def __init__(self, spec: str, loaded: Policy, config: RuntimeConfig, timeout: float,
-                 deadline: float | None, progress: Progress) -> None:
+    def __init__(
+        self,
+        spec: str,
+        loaded: Policy,
+        config: RuntimeConfig,
+        timeout: float,
+        deadline: float | None,
+        progress: Progress,
+    ) -> None:
         self.spec, self.loaded, self.config, self.timeout = spec, loaded, config, timeout
         self.deadline, self.progress = deadline, progress
         self.policy = guarded(loaded, timeout)
@@ -189,14 +206,18 @@ class _Check:
             if self.out_of_time():
                 return self.result(self.repro_from_suite())
             self.progress.step(f"{where}: {scenario.name}")
-            result = run_scenario(self.spec, self.policy, self.config, scenario, suite.horizon,
-                                  max_events=max_events)
+            result = run_scenario(
+                self.spec, self.policy, self.config, scenario, suite.horizon, max_events=max_events
+            )
             counts = {k: n for k, n in result.incidents.items() if n}
             error = f"scenario '{scenario.name}': {result.error}" if result.error else None
             exposed = class_exposure(result.exposed)
             capped = error is None and result.events >= max_events
-            self.runs.append(ScenarioResult(scenario, counts, result.invocations, result.events,
-                                            error, exposed, capped))
+            self.runs.append(
+                ScenarioResult(
+                    scenario, counts, result.invocations, result.events, error, exposed, capped
+                )
+            )
             self.totals.update(counts)
             if any(IncidentKind(k).is_violation for k in counts):
                 self.failing.extend(result.traces)
@@ -210,9 +231,15 @@ class _Check:
             self.progress.step(f"{where}: adversarial search")
             tripwire = Tripwire(self.loaded, self.timeout)
             try:
-                found = search(self.spec, self.config, seed=seed, max_examples=max_examples,
-                               policy=tripwire, deadline=self.deadline,
-                               progress=self.progress.runs(max_examples))
+                found = search(
+                    self.spec,
+                    self.config,
+                    seed=seed,
+                    max_examples=max_examples,
+                    policy=tripwire,
+                    deadline=self.deadline,
+                    progress=self.progress.runs(max_examples),
+                )
             except PolicyError as exc:
                 self.error = f"adversarial search: {search_error(exc, tripwire).paragraph()}"
                 return self.result(None)
@@ -242,9 +269,19 @@ class _Check:
         else:
             verdict = Verdict.SAFE
         totals = {k: n for k, n in sorted(self.totals.items()) if n}
-        return CheckResult(self.spec, self.config, verdict, tuple(self.runs), totals, repro,
-                           narrative, self.error, self.examples, self.loaded,
-                           timed_out=self.timed_out)
+        return CheckResult(
+            self.spec,
+            self.config,
+            verdict,
+            tuple(self.runs),
+            totals,
+            repro,
+            narrative,
+            self.error,
+            self.examples,
+            self.loaded,
+            timed_out=self.timed_out,
+        )
 
 
 def _first_violation(trace: Trace, policy: Policy) -> int | None:
@@ -264,8 +301,12 @@ def _shortest_prefix(traces: Sequence[Trace], policy: Policy) -> Trace | None:
             continue
         if at is not None and (best is None or at + 1 < len(best.events)):
             times = trace.times[: at + 1] if trace.times is not None else None
-            best = replace(trace, events=trace.events[: at + 1], times=times,
-                           meta={**trace.meta, "found_by": {"driver": "simulate"}})
+            best = replace(
+                trace,
+                events=trace.events[: at + 1],
+                times=times,
+                meta={**trace.meta, "found_by": {"driver": "simulate"}},
+            )
     return best
 
 
@@ -283,20 +324,25 @@ def failure_report(result: CheckResult, bundle: Path | None = None) -> str:
     """What a failed check says: the scenario table, the verdict, and the
     minimal reproduction step by step (or the policy error)."""
     state = {Verdict.UNSAFE: "UNSAFE", Verdict.OUT_OF_TIME: "OUT OF TIME (no verdict)"}
-    head = (f"prunecheck: policy {result.policy} is "
-            f"{state.get(result.verdict, 'in ERROR')} "
-            f"(gate {result.config.gate}, checks {result.config.check_at})")
+    head = (
+        f"prunecheck: policy {result.policy} is "
+        f"{state.get(result.verdict, 'in ERROR')} "
+        f"(gate {result.config.gate}, checks {result.config.check_at})"
+    )
     parts = [head, "", result.summary()]
     if result.reproduction is not None:
-        parts += [f"minimal reproduction ({len(result.reproduction.events)} events):",
-                  result.narrative]
+        parts += [
+            f"minimal reproduction ({len(result.reproduction.events)} events):",
+            result.narrative,
+        ]
     if bundle is not None:
         parts.append(f"reproduction bundle: {bundle}")
     return "\n".join(parts).rstrip() + "\n"
 
 
-def assert_policy_safe(policy: PolicyLike, *, bundle_dir: str | Path | None = None,
-                       **options: Any) -> CheckResult:
+def assert_policy_safe(
+    policy: PolicyLike, *, bundle_dir: str | Path | None = None, **options: Any
+) -> CheckResult:
     """Check ``policy`` (same options as :func:`check_policy`) and raise
     :class:`UnsafePolicy` — an ``AssertionError`` whose message is the
     minimal reproduction — unless it is safe.  With ``bundle_dir``, the

@@ -47,8 +47,10 @@ def fisher_greater(k1: int, n1: int, k2: int, n2: int) -> float:
         return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
     base = log_comb(total, n2)
-    terms = [log_comb(successes, x) + log_comb(total - successes, n2 - x) - base
-             for x in range(k2, top + 1)]
+    terms = [
+        log_comb(successes, x) + log_comb(total - successes, n2 - x) - base
+        for x in range(k2, top + 1)
+    ]
     peak = max(terms)
     return min(1.0, math.exp(peak) * sum(math.exp(t - peak) for t in terms))
 
@@ -95,19 +97,25 @@ class Comparison:
 
     def table(self) -> str:
         """The table of what changed (plain text)."""
-        head = (f"{'incident class':<24} {'baseline /1k sessions':>22} "
-                f"{'current /1k sessions':>22} {'p-value':>9}  verdict")
+        head = (
+            f"{'incident class':<24} {'baseline /1k sessions':>22} "
+            f"{'current /1k sessions':>22} {'p-value':>9}  verdict"
+        )
         lines = [head, "-" * len(head)]
         for c in self.classes:
-            lines.append(f"{c.kind.replace('_', ' '):<24} {_rate(c.base):>22} "
-                         f"{_rate(c.current):>22} {_p(c.p_value):>9}  {c.change}")
+            lines.append(
+                f"{c.kind.replace('_', ' '):<24} {_rate(c.base):>22} "
+                f"{_rate(c.current):>22} {_p(c.p_value):>9}  {c.change}"
+            )
         if not self.classes:
             lines.append("(no incident in either run)")
         if self.survival is not None:
             z, p = self.survival
             word = "sooner: significant" if p < self.alpha else "not significant"
-            lines.append(f"time to first violation (user turns), log-rank test that the current "
-                         f"runtime fails sooner: z = {z:.2f}, p = {_p(p)} — {word}")
+            lines.append(
+                f"time to first violation (user turns), log-rank test that the current "
+                f"runtime fails sooner: z = {z:.2f}, p = {_p(p)} — {word}"
+            )
         for trace, text in self.corpus:
             lines.append(f"corpus {trace}: REGRESSION — {text}")
         lines.extend(self.notes)
@@ -122,8 +130,14 @@ def _p(p: float) -> str:
     return "<1e-12" if p < 1e-12 else f"{p:.2g}"
 
 
-def compare(baseline: Baseline, current: Baseline, *, alpha: float = 0.01,
-            min_effect: float = 10.0, min_ratio: float = 1.25) -> Comparison:
+def compare(
+    baseline: Baseline,
+    current: Baseline,
+    *,
+    alpha: float = 0.01,
+    min_effect: float = 10.0,
+    min_ratio: float = 1.25,
+) -> Comparison:
     """Compare the runs both hold (matched by level and seed) and the corpus.
 
     A class *regressed* when its share of sessions grew with one-sided
@@ -158,23 +172,26 @@ def compare(baseline: Baseline, current: Baseline, *, alpha: float = 0.01,
         classes.append(ClassChange(kind, base, cur, p, change))
     survival = None
     if any(ANY in s.first for s in (*base_sessions, *cur_sessions)):
-        survival = logrank_greater(observations(base_sessions, ANY),
-                                   observations(cur_sessions, ANY))
+        survival = logrank_greater(
+            observations(base_sessions, ANY), observations(cur_sessions, ANY)
+        )
     corpus, notes = _corpus_changes(baseline, current)
     if len(pairs) < baseline.suite.size():
-        notes.append(f"note: {len(pairs)} of {baseline.suite.size()} suite runs compared "
-                     "(the others are missing or ended by a policy error).")
+        notes.append(
+            f"note: {len(pairs)} of {baseline.suite.size()} suite runs compared "
+            "(the others are missing or ended by a policy error)."
+        )
     return Comparison(tuple(classes), tuple(corpus), tuple(notes), len(pairs), alpha, survival)
 
 
-def _effect(a: tuple[int, int], b: tuple[int, int], min_effect: float,
-            min_ratio: float) -> bool:
+def _effect(a: tuple[int, int], b: tuple[int, int], min_effect: float, min_ratio: float) -> bool:
     ra, rb = ClassChange.rate(a), ClassChange.rate(b)
     return rb - ra >= min_effect and (ra == 0 or rb >= ra * min_ratio)
 
 
-def _corpus_changes(baseline: Baseline, current: Baseline
-                    ) -> tuple[list[tuple[str, str]], list[str]]:
+def _corpus_changes(
+    baseline: Baseline, current: Baseline
+) -> tuple[list[tuple[str, str]], list[str]]:
     before = {c.path: c for c in baseline.corpus}
     changes: list[tuple[str, str]] = []
     notes: list[str] = []

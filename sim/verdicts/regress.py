@@ -73,17 +73,27 @@ __all__ = [
     "write_baseline",
 ]
 
-def run_suite(spec: str, policy: Policy, config: RuntimeConfig, suite: Suite
-              ) -> Iterator[SuiteRun]:
+
+def run_suite(spec: str, policy: Policy, config: RuntimeConfig, suite: Suite) -> Iterator[SuiteRun]:
     """Run the suite, yielding each run as it finishes; stops after a run
     that a policy error ended (its ``error`` says so)."""
     for scenario in suite.scenarios():
         result = run_scenario(spec, policy, config, scenario, suite.horizon)
-        error = (f"run at load {scenario.level:g}, seed {scenario.seed}: {result.error}"
-                 if result.error else None)
-        yield SuiteRun(scenario.level, scenario.seed, result.invocations, result.events,
-                       {k: n for k, n in result.incidents.items() if n},
-                       class_exposure(result.exposed), error, result.sessions)
+        error = (
+            f"run at load {scenario.level:g}, seed {scenario.seed}: {result.error}"
+            if result.error
+            else None
+        )
+        yield SuiteRun(
+            scenario.level,
+            scenario.seed,
+            result.invocations,
+            result.events,
+            {k: n for k, n in result.incidents.items() if n},
+            class_exposure(result.exposed),
+            error,
+            result.sessions,
+        )
         if error:
             return
 
@@ -94,13 +104,17 @@ def corpus_paths(folder: str | None) -> list[Path]:
         return []
     path = Path(folder)
     if not path.is_dir():
-        raise ConfigError(f"--corpus {folder}", "is not a folder.",
-                          "give the folder of reproduction traces (e.g. tests/corpus).")
+        raise ConfigError(
+            f"--corpus {folder}",
+            "is not a folder.",
+            "give the folder of reproduction traces (e.g. tests/corpus).",
+        )
     return sorted(path.glob("*.json"))
 
 
-def run_corpus(paths: Sequence[Path], config: RuntimeConfig, *,
-               timeout: float = DEFAULT_TIMEOUT) -> list[CorpusResult]:
+def run_corpus(
+    paths: Sequence[Path], config: RuntimeConfig, *, timeout: float = DEFAULT_TIMEOUT
+) -> list[CorpusResult]:
     """Replay each corpus trace with its own policy and budget under
     ``config``'s knobs (gate, checks, retry, stream loss, repair, provider).
     A trace that cannot be read or replayed is reported, never fatal."""
@@ -108,8 +122,9 @@ def run_corpus(paths: Sequence[Path], config: RuntimeConfig, *,
     for path in paths:
         try:
             trace = loads(path.read_text(encoding="utf-8"), str(path))
-            knobs = replace(config, budget=trace.config.budget,
-                            hard_ceiling=trace.config.hard_ceiling)
+            knobs = replace(
+                config, budget=trace.config.budget, hard_ceiling=trace.config.hard_ceiling
+            )
             policy = guarded(load_policy(trace.policy), timeout)
             rerun = replace(trace, config=knobs, meta={})
             kinds = Counter(i.kind.value for i in incidents_of(rerun, policy) if i.is_violation)

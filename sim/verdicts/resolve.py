@@ -19,8 +19,9 @@ __all__ = ["PolicyLike", "format_of", "resolve_policy"]
 PolicyLike = str | Policy | Callable[..., Any]
 
 
-def resolve_policy(policy: PolicyLike, *, format: str | None = None,
-                   name: str | None = None) -> tuple[str, Policy]:
+def resolve_policy(
+    policy: PolicyLike, *, format: str | None = None, name: str | None = None
+) -> tuple[str, Policy]:
     """``(spec, policy)`` for a spec, a policy object, a ``select`` function,
     or — with ``format`` — a list function ``trim(messages)``."""
     if isinstance(policy, str):
@@ -40,10 +41,13 @@ def resolve_policy(policy: PolicyLike, *, format: str | None = None,
     try:
         obj = as_policy(policy, str(label))
     except TypeError as exc:
-        raise PolicyError(f"policy {label!r}", str(exc) + ".",
-                          "pass a spec, a select(view, need) function or a policy object; "
-                          "a trim(messages) list function needs format='openai' or "
-                          "'anthropic'.") from None
+        raise PolicyError(
+            f"policy {label!r}",
+            str(exc) + ".",
+            "pass a spec, a select(view, need) function or a policy object; "
+            "a trim(messages) list function needs format='openai' or "
+            "'anthropic'.",
+        ) from None
     return str(getattr(obj, "name", label)), obj
 
 

@@ -49,8 +49,7 @@ def other_format(payload: object, provider: Provider) -> str | None:
         if provider is Provider.OPENAI:
             for k, block in enumerate(blocks):
                 if isinstance(block, dict) and block.get("type") in _ANTHROPIC_ONLY_BLOCKS:
-                    return (f"messages[{i}].content[{k}] is an Anthropic "
-                            f"{block['type']!r} block")
+                    return f"messages[{i}].content[{k}] is an Anthropic {block['type']!r} block"
         else:
             if message.get("role") == "tool" or "tool_calls" in message:
                 what = "a 'tool' role" if message.get("role") == "tool" else "'tool_calls'"
@@ -58,8 +57,9 @@ def other_format(payload: object, provider: Provider) -> str | None:
     return None
 
 
-def _error(provider: Provider, kind: str, path: str, text: str,
-           ids: tuple[str, ...] = ()) -> ProviderError:
+def _error(
+    provider: Provider, kind: str, path: str, text: str, ids: tuple[str, ...] = ()
+) -> ProviderError:
     return ProviderError(provider, kind, path, ids, text)
 
 
@@ -73,20 +73,43 @@ def _openai(messages: Sequence[object]) -> list[ProviderError]:
         for k, part in enumerate(content if isinstance(content, list) else []):
             at = f"messages[{i}].content[{k}]"
             if not isinstance(part, dict):
-                out.append(_error(Provider.OPENAI, "invalid_part", at,
-                                  f"Invalid type for '{at}': expected an object, but got "
-                                  f"{type(part).__name__} instead."))
+                out.append(
+                    _error(
+                        Provider.OPENAI,
+                        "invalid_part",
+                        at,
+                        f"Invalid type for '{at}': expected an object, but got "
+                        f"{type(part).__name__} instead.",
+                    )
+                )
             elif "type" not in part:
-                out.append(_error(Provider.OPENAI, "missing_part_type", at,
-                                  f"Missing required parameter: '{at}.type'."))
+                out.append(
+                    _error(
+                        Provider.OPENAI,
+                        "missing_part_type",
+                        at,
+                        f"Missing required parameter: '{at}.type'.",
+                    )
+                )
             elif part["type"] not in _OPENAI_PARTS:
                 supported = ", ".join(f"'{t}'" for t in _OPENAI_PARTS)
-                out.append(_error(Provider.OPENAI, "invalid_part_type", at,
-                                  f"Invalid value: {part['type']!r}. Supported values are: "
-                                  f"{supported}."))
+                out.append(
+                    _error(
+                        Provider.OPENAI,
+                        "invalid_part_type",
+                        at,
+                        f"Invalid value: {part['type']!r}. Supported values are: {supported}.",
+                    )
+                )
             elif part["type"] == "text" and not isinstance(part.get("text"), str):
-                out.append(_error(Provider.OPENAI, "missing_part_text", at,
-                                  f"Missing required parameter: '{at}.text'."))
+                out.append(
+                    _error(
+                        Provider.OPENAI,
+                        "missing_part_text",
+                        at,
+                        f"Missing required parameter: '{at}.text'.",
+                    )
+                )
         calls = message.get("tool_calls")
         for j, call in enumerate(calls if isinstance(calls, list) else []):
             if not isinstance(call, dict):
@@ -94,18 +117,36 @@ def _openai(messages: Sequence[object]) -> list[ProviderError]:
             at = f"messages[{i}].tool_calls[{j}]"
             function = call.get("function")
             if not isinstance(function, dict):
-                out.append(_error(Provider.OPENAI, "missing_function", at,
-                                  f"Missing required parameter: '{at}.function'."))
+                out.append(
+                    _error(
+                        Provider.OPENAI,
+                        "missing_function",
+                        at,
+                        f"Missing required parameter: '{at}.function'.",
+                    )
+                )
             elif not isinstance(function.get("name"), str):
-                out.append(_error(Provider.OPENAI, "missing_function_name", at,
-                                  f"Missing required parameter: '{at}.function.name'."))
+                out.append(
+                    _error(
+                        Provider.OPENAI,
+                        "missing_function_name",
+                        at,
+                        f"Missing required parameter: '{at}.function.name'.",
+                    )
+                )
             cid = call.get("id")
             if isinstance(cid, str):
                 if cid in seen:
-                    out.append(_error(Provider.OPENAI, "duplicate_call_id", at,
-                                      f"Duplicate tool call id {cid!r} in '{at}' (first in "
-                                      f"messages[{seen[cid]}]); tool call ids must be unique.",
-                                      (cid,)))
+                    out.append(
+                        _error(
+                            Provider.OPENAI,
+                            "duplicate_call_id",
+                            at,
+                            f"Duplicate tool call id {cid!r} in '{at}' (first in "
+                            f"messages[{seen[cid]}]); tool call ids must be unique.",
+                            (cid,),
+                        )
+                    )
                 else:
                     seen[cid] = i
     return out
@@ -123,10 +164,15 @@ def _anthropic(messages: Sequence[object]) -> list[ProviderError]:
                 cid = block.get("id")
                 if isinstance(cid, str):
                     if cid in seen:
-                        out.append(_error(Provider.ANTHROPIC, "duplicate_tool_use_id",
-                                          f"messages.{i}.content.{k}",
-                                          f"messages.{i}.content.{k}: `tool_use` ids must be "
-                                          "unique", (cid,)))
+                        out.append(
+                            _error(
+                                Provider.ANTHROPIC,
+                                "duplicate_tool_use_id",
+                                f"messages.{i}.content.{k}",
+                                f"messages.{i}.content.{k}: `tool_use` ids must be unique",
+                                (cid,),
+                            )
+                        )
                     seen.add(cid)
     return out
 

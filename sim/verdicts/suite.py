@@ -20,8 +20,16 @@ from prunecheck.model.runtime import CheckAt, RuntimeConfig
 if TYPE_CHECKING:
     from prunecheck.sim.drivers.simulator import RunResult
 
-__all__ = ["DEFAULT_HORIZON", "DEFAULT_LEVELS", "DEFAULT_MAX_EVENTS", "DEFAULT_SEEDS",
-           "Scenario", "Suite", "class_exposure", "run_scenario"]
+__all__ = [
+    "DEFAULT_HORIZON",
+    "DEFAULT_LEVELS",
+    "DEFAULT_MAX_EVENTS",
+    "DEFAULT_SEEDS",
+    "Scenario",
+    "Suite",
+    "class_exposure",
+    "run_scenario",
+]
 
 #: Load levels of the fixed suite (0: one patient agent … 1: four busy ones).
 DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.6, 1.0)
@@ -55,17 +63,25 @@ class Suite:
     horizon: float = DEFAULT_HORIZON
 
     @classmethod
-    def of(cls, levels: Sequence[float] | None = None, seeds: Sequence[int] | None = None,
-           horizon: float | None = None) -> Suite:
+    def of(
+        cls,
+        levels: Sequence[float] | None = None,
+        seeds: Sequence[int] | None = None,
+        horizon: float | None = None,
+    ) -> Suite:
         """The suite with these settings; the defaults for any not given
         (None or empty, as from a command line)."""
-        return cls(tuple(levels) if levels else DEFAULT_LEVELS,
-                   tuple(seeds) if seeds else DEFAULT_SEEDS, horizon or DEFAULT_HORIZON)
+        return cls(
+            tuple(levels) if levels else DEFAULT_LEVELS,
+            tuple(seeds) if seeds else DEFAULT_SEEDS,
+            horizon or DEFAULT_HORIZON,
+        )
 
     def scenarios(self, check_at: CheckAt | None = None) -> tuple[Scenario, ...]:
         """Its runs, in order: every seed at the first level, then the next."""
-        return tuple(Scenario(level, seed, check_at) for level in self.levels
-                     for seed in self.seeds)
+        return tuple(
+            Scenario(level, seed, check_at) for level in self.levels for seed in self.seeds
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {"levels": list(self.levels), "seeds": list(self.seeds), "horizon": self.horizon}
@@ -75,24 +91,44 @@ class Suite:
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: suite", "must be a JSON object.")
         try:
-            return cls(tuple(float(x) for x in data["levels"]),
-                       tuple(int(x) for x in data["seeds"]), float(data["horizon"]))
+            return cls(
+                tuple(float(x) for x in data["levels"]),
+                tuple(int(x) for x in data["seeds"]),
+                float(data["horizon"]),
+            )
         except (KeyError, TypeError, ValueError):
-            raise ConfigError(f"{where}: suite", "must hold levels, seeds and horizon.",
-                              "re-create the file with 'prunecheck baseline'.") from None
+            raise ConfigError(
+                f"{where}: suite",
+                "must hold levels, seeds and horizon.",
+                "re-create the file with 'prunecheck baseline'.",
+            ) from None
 
     def size(self) -> int:
         return len(self.levels) * len(self.seeds)
 
 
-def run_scenario(spec: str, policy: Policy, config: RuntimeConfig, scenario: Scenario,
-                 horizon: float, *, max_events: int | None = None) -> RunResult:
+def run_scenario(
+    spec: str,
+    policy: Policy,
+    config: RuntimeConfig,
+    scenario: Scenario,
+    horizon: float,
+    *,
+    max_events: int | None = None,
+) -> RunResult:
     """Simulate one scenario of the suite with ``policy`` (loaded from ``spec``)."""
     from prunecheck.sim.drivers.simulator import simulate  # SimPy only when a suite runs
     from prunecheck.sim.drivers.workload import load_at
 
-    return simulate(spec, config, load_at(scenario.level), scenario.seed, policy=policy,
-                    horizon=horizon, max_events=max_events)
+    return simulate(
+        spec,
+        config,
+        load_at(scenario.level),
+        scenario.seed,
+        policy=policy,
+        horizon=horizon,
+        max_events=max_events,
+    )
 
 
 def class_exposure(exposed: Mapping[str, int]) -> dict[str, int]:

@@ -34,8 +34,15 @@ from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps
 from prunecheck.sim.verdicts.suite import Scenario
 
-__all__ = ["CheckResult", "ScenarioResult", "Verdict", "combine", "summary", "verdict_line",
-           "words"]
+__all__ = [
+    "CheckResult",
+    "ScenarioResult",
+    "Verdict",
+    "combine",
+    "summary",
+    "verdict_line",
+    "words",
+]
 
 
 class Verdict(StrEnum):
@@ -107,8 +114,7 @@ class CheckResult:
 
     def placement(self, check_at: CheckAt | str) -> CheckResult | None:
         """The result for one placement, or None if it was not checked."""
-        return next((p for p in self.placements if p.config.check_at == CheckAt(check_at)),
-                    None)
+        return next((p for p in self.placements if p.config.check_at == CheckAt(check_at)), None)
 
     @property
     def violations(self) -> dict[str, int]:
@@ -133,8 +139,11 @@ class CheckResult:
             if there is no reproduction (the policy was found safe).
         """
         if self.reproduction is None:
-            raise TraceError(f"check of {self.policy!r}", "has no reproduction to write.",
-                             "only an unsafe verdict comes with a reproduction.")
+            raise TraceError(
+                f"check of {self.policy!r}",
+                "has no reproduction to write.",
+                "only an unsafe verdict comes with a reproduction.",
+            )
         out = Path(out_dir)
         try:
             bundles = importlib.import_module("prunecheck.sim.reproductions.bundle")
@@ -143,8 +152,9 @@ class CheckResult:
             (out / "trace.json").write_text(dumps(self.reproduction), encoding="utf-8")
             (out / "narrative.md").write_text(self.narrative, encoding="utf-8")
             return out
-        return Path(bundles.write_bundle(self.reproduction, out, policy=self.policy_object,
-                                         force=force))
+        return Path(
+            bundles.write_bundle(self.reproduction, out, policy=self.policy_object, force=force)
+        )
 
 
 _WORDS = {
@@ -194,10 +204,19 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
     for r in results:
         totals.update(r.incidents)
     return CheckResult(
-        first.policy, lead.config, lead.verdict, tuple(s for r in results for s in r.scenarios),
-        dict(sorted(totals.items())), lead.reproduction, lead.narrative, lead.error,
-        sum(r.search_examples for r in results), first.policy_object, tuple(results),
-        any(r.timed_out for r in results))
+        first.policy,
+        lead.config,
+        lead.verdict,
+        tuple(s for r in results for s in r.scenarios),
+        dict(sorted(totals.items())),
+        lead.reproduction,
+        lead.narrative,
+        lead.error,
+        sum(r.search_examples for r in results),
+        first.policy_object,
+        tuple(results),
+        any(r.timed_out for r in results),
+    )
 
 
 def summary(result: CheckResult, *, verdict: bool = True) -> str:
@@ -205,36 +224,57 @@ def summary(result: CheckResult, *, verdict: bool = True) -> str:
     cfg = result.config
     several = len(result.placements) > 1
     checks = ", ".join(p.config.check_at for p in result.placements) or cfg.check_at
-    lines = [f"policy {result.policy} · gate {cfg.gate} · checks {checks} · provider "
-             f"{cfg.provider} · retries {cfg.max_retries} ({cfg.retry})"]
+    lines = [
+        f"policy {result.policy} · gate {cfg.gate} · checks {checks} · provider "
+        f"{cfg.provider} · retries {cfg.max_retries} ({cfg.retry})"
+    ]
     lead = f"{'checks at':<14} " if several else ""
     lines.append(f"{lead}{'scenario':<22} {'invocations':>11} {'violations':>10}  incidents")
     for run in result.scenarios:
         at = f"{run.scenario.check_at or '':<14} " if several else ""
         shown = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in run.incidents.items())
-        note = ("  [stopped by policy error]" if run.error else
-                f"  [capped at {run.events} events]" if run.capped else "")
-        lines.append(f"{at}{run.scenario.name:<22} {run.invocations:>11} {run.violations:>10}  "
-                     f"{shown or '-'}{note}")
+        note = (
+            "  [stopped by policy error]"
+            if run.error
+            else f"  [capped at {run.events} events]"
+            if run.capped
+            else ""
+        )
+        lines.append(
+            f"{at}{run.scenario.name:<22} {run.invocations:>11} {run.violations:>10}  "
+            f"{shown or '-'}{note}"
+        )
     placements = result.placements or (result,)
     if several:
         lines.append("")
-        lines.append(f"{'checks at':<14} {'scenarios':>9} {'violations':>10} {'search runs':>11}"
-                     f"  {'verdict':<12} reproduction")
+        lines.append(
+            f"{'checks at':<14} {'scenarios':>9} {'violations':>10} {'search runs':>11}"
+            f"  {'verdict':<12} reproduction"
+        )
         for p in placements:
-            state = {Verdict.SAFE: "safe", Verdict.UNSAFE: "UNSAFE", Verdict.ERROR: "ERROR",
-                     Verdict.OUT_OF_TIME: "out of time"}[p.verdict]
+            state = {
+                Verdict.SAFE: "safe",
+                Verdict.UNSAFE: "UNSAFE",
+                Verdict.ERROR: "ERROR",
+                Verdict.OUT_OF_TIME: "out of time",
+            }[p.verdict]
             violations = sum(r.violations for r in p.scenarios)
-            lines.append(f"{p.config.check_at:<14} {len(p.scenarios):>9} {violations:>10} "
-                         f"{p.search_examples:>11}  {state:<12} {_repro_text(p)}")
+            lines.append(
+                f"{p.config.check_at:<14} {len(p.scenarios):>9} {violations:>10} "
+                f"{p.search_examples:>11}  {state:<12} {_repro_text(p)}"
+            )
     else:
         for p in placements:
             if p.search_examples:
-                found = ("found" if p.reproduction is not None and
-                         p.reproduction.meta.get("found_by", {}).get("driver") == "search"
-                         else "none")
-                lines.append(f"adversarial search: {p.search_examples} runs, "
-                             f"counterexample {found}")
+                found = (
+                    "found"
+                    if p.reproduction is not None
+                    and p.reproduction.meta.get("found_by", {}).get("driver") == "search"
+                    else "none"
+                )
+                lines.append(
+                    f"adversarial search: {p.search_examples} runs, counterexample {found}"
+                )
     if result.timed_out:
         lines.append(f"stopped at the time limit: {_covered(result)}")
     if verdict:
@@ -260,17 +300,23 @@ def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None)
         if result.verdict is Verdict.SAFE:
             return "verdict: safe — no violation in the suite or the search" + only
         if result.verdict is Verdict.OUT_OF_TIME:
-            return (f"verdict: OUT OF TIME — no violation in what was covered "
-                    f"({_covered(result)}); no verdict" + only)
+            return (
+                f"verdict: OUT OF TIME — no violation in what was covered "
+                f"({_covered(result)}); no verdict" + only
+            )
         return _unsafe(result, where) + only
     if len(by[Verdict.SAFE]) == len(placements):
-        return ("verdict: safe — no violation in the suite or the search, wherever your "
-                "runtime fires its budget check")
+        return (
+            "verdict: safe — no violation in the suite or the search, wherever your "
+            "runtime fires its budget check"
+        )
     if len(by[Verdict.UNSAFE]) == len(placements):
         return _unsafe(result, where) + ", wherever your runtime fires its budget check"
     if len(by[Verdict.OUT_OF_TIME]) == len(placements):
-        return (f"verdict: OUT OF TIME — no violation in what was covered "
-                f"({_covered(result)}); no verdict")
+        return (
+            f"verdict: OUT OF TIME — no violation in what was covered "
+            f"({_covered(result)}); no verdict"
+        )
     parts = []
     if by[Verdict.SAFE]:
         parts.append(f"safe if your runtime trims {_either(by[Verdict.SAFE])}")

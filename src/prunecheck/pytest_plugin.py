@@ -28,9 +28,12 @@ __all__ = ["PrunecheckFixture", "prunecheck", "pytest_addoption"]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("prunecheck", "prunecheck policy checks")
-    group.addoption("--prunecheck-out", metavar="DIR", default=None,
-                    help="write the reproduction bundle of every unsafe policy to "
-                    "DIR/<test name>/")
+    group.addoption(
+        "--prunecheck-out",
+        metavar="DIR",
+        default=None,
+        help="write the reproduction bundle of every unsafe policy to DIR/<test name>/",
+    )
 
 
 class PrunecheckFixture:

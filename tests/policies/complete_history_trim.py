@@ -18,8 +18,12 @@ __all__ = ["trim_anthropic", "trim_openai"]
 Message = dict[str, Any]
 
 
-def _trim(messages: list[Message], max_tokens: int, token_counter: Callable[[Any], int],
-          is_human_text: Callable[[Message], bool]) -> list[Message]:
+def _trim(
+    messages: list[Message],
+    max_tokens: int,
+    token_counter: Callable[[Any], int],
+    is_human_text: Callable[[Message], bool],
+) -> list[Message]:
     system = [m for m in messages if m.get("role") == "system"]
     rest = [m for m in messages if m.get("role") != "system"]
     while rest and token_counter(system + rest) > max_tokens:
@@ -29,19 +33,23 @@ def _trim(messages: list[Message], max_tokens: int, token_counter: Callable[[Any
     return system + rest
 
 
-def trim_openai(messages: list[Message], max_tokens: int,
-                token_counter: Callable[[Any], int]) -> list[Message]:
+def trim_openai(
+    messages: list[Message], max_tokens: int, token_counter: Callable[[Any], int]
+) -> list[Message]:
     """OpenAI Chat Completions dicts: a user message is the user's text."""
     return _trim(messages, max_tokens, token_counter, lambda m: m.get("role") == "user")
 
 
-def trim_anthropic(messages: list[Message], max_tokens: int,
-                   token_counter: Callable[[Any], int]) -> list[Message]:
+def trim_anthropic(
+    messages: list[Message], max_tokens: int, token_counter: Callable[[Any], int]
+) -> list[Message]:
     """Anthropic Messages dicts: a user message that carries no tool results."""
+
     def human(m: Message) -> bool:
         content = m["content"]
         return m.get("role") == "user" and (
             isinstance(content, str)
-            or not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content))
+            or not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+        )
 
     return _trim(messages, max_tokens, token_counter, human)

@@ -15,9 +15,13 @@ __all__ = ["select"]
 
 def select(view: ContextView, need: int) -> list[str]:
     """Evict the closed results of the widest batch in context (keep its call)."""
-    widest = max((m for m in view.messages if m.tool_calls), key=lambda m: len(m.tool_calls),
-                 default=None)
+    widest = max(
+        (m for m in view.messages if m.tool_calls), key=lambda m: len(m.tool_calls), default=None
+    )
     if widest is None:
         return []
-    return [m.id for m in view.messages
-            if m.role is Role.TOOL and m.closed and m.unit_id == widest.unit_id]
+    return [
+        m.id
+        for m in view.messages
+        if m.role is Role.TOOL and m.closed and m.unit_id == widest.unit_id
+    ]

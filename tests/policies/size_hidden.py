@@ -51,5 +51,6 @@ wide_batch = _buggy_when(lambda view: any(len(m.tool_calls) >= 4 for m in view.m
 long_context = _buggy_when(lambda view: len(view.messages) > 16)
 giant_output = _buggy_when(lambda view: any(m.tokens > view.budget // 2 for m in view.messages))
 concurrent_streams = _buggy_when(
-    lambda view: sum(1 for m in view.messages if m.role is Role.TOOL and not m.closed) >= 2)
+    lambda view: sum(1 for m in view.messages if m.role is Role.TOOL and not m.closed) >= 2
+)
 late_turn = _buggy_when(lambda view: view.turn >= 6)

@@ -26,8 +26,15 @@ from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec, split_fram
 
 from .spec import parse_settings, setting_help, spec_of
 
-__all__ = ["ADAPTERS", "Adapter", "adapter_help", "framework_policy", "framework_spec",
-           "is_framework_spec", "library_version"]
+__all__ = [
+    "ADAPTERS",
+    "Adapter",
+    "adapter_help",
+    "framework_policy",
+    "framework_spec",
+    "is_framework_spec",
+    "library_version",
+]
 
 
 def is_framework_spec(spec: str) -> bool:
@@ -62,8 +69,11 @@ def _canonical(adapter: Adapter, parsed: object) -> str:
 
 def _adapter(name: str) -> Adapter:
     if name not in ADAPTERS:
-        raise PolicyError(f"framework {name!r}", "is not a framework adapter.",
-                          f"adapters: {', '.join(ADAPTERS)}.")
+        raise PolicyError(
+            f"framework {name!r}",
+            "is not a framework adapter.",
+            f"adapters: {', '.join(ADAPTERS)}.",
+        )
     return ADAPTERS[name]
 
 
@@ -80,8 +90,11 @@ def framework_policy(spec: str, /, **settings: object) -> Any:
     name, text = split_framework(spec)
     adapter = _adapter(name)
     cls = _settings_class(adapter)
-    parsed = parse_settings(cls, name, settings) if settings and not text else \
-        parse_settings(cls, name, text)
+    parsed = (
+        parse_settings(cls, name, settings)
+        if settings and not text
+        else parse_settings(cls, name, text)
+    )
     if adapter.name == "langchain":
         parsed = importlib.import_module(adapter.module).parse_settings(text or settings)
     factory = getattr(importlib.import_module(adapter.module), adapter.factory)
@@ -98,8 +111,10 @@ def library_version(name: str) -> str:
 
 def adapter_help() -> str:
     """The text ``prunecheck policies`` and every ``--help`` show."""
-    lines = ["framework trimmers, wherever a POLICY is asked for (ADAPTER:key=value,...;",
-             "values joined by '+'; 'budget' = what the runtime asks the context to fit):"]
+    lines = [
+        "framework trimmers, wherever a POLICY is asked for (ADAPTER:key=value,...;",
+        "values joined by '+'; 'budget' = what the runtime asks the context to fit):",
+    ]
     for adapter in ADAPTERS.values():
         lines.append(f"  {adapter.name}:...  {adapter.what}  [prunecheck[{adapter.extra}]]")
         for line in setting_help(_settings_class(adapter)):

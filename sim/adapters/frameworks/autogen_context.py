@@ -50,13 +50,16 @@ KINDS = ("buffered", "head_and_tail", "token_limited", "unbounded")
 class AutogenSettings:
     """Which model context, with which sizes."""
 
-    context: str = field(default="buffered", metadata={
-        "choices": KINDS, "open": True, "help": "the context class, or module:Class"})
+    context: str = field(
+        default="buffered",
+        metadata={"choices": KINDS, "open": True, "help": "the context class, or module:Class"},
+    )
     buffer_size: int = field(default=6, metadata={"min": 1, "help": "buffered: messages kept"})
     head_size: int = field(default=2, metadata={"min": 1, "help": "head_and_tail: first kept"})
     tail_size: int = field(default=6, metadata={"min": 1, "help": "head_and_tail: last kept"})
-    token_limit: Limit = field(default=BUDGET, metadata={
-        "limit": True, "help": "token_limited: tokens kept"})
+    token_limit: Limit = field(
+        default=BUDGET, metadata={"limit": True, "help": "token_limited: tokens kept"}
+    )
 
 
 class StubClient:
@@ -93,8 +96,10 @@ def to_autogen(history: Msgs, models: Any, core: Any) -> list[tuple[Any, list[di
         role, content = d.get("role"), d.get("content") or ""
         if role == "tool":
             result = models.FunctionExecutionResult(
-                content=content, name=names.get(d["tool_call_id"], "tool"),
-                call_id=d["tool_call_id"])
+                content=content,
+                name=names.get(d["tool_call_id"], "tool"),
+                call_id=d["tool_call_id"],
+            )
             if out and isinstance(out[-1][0], models.FunctionExecutionResultMessage):
                 out[-1][0].content.append(result)
                 out[-1][1].append(d)
@@ -104,10 +109,19 @@ def to_autogen(history: Msgs, models: Any, core: Any) -> list[tuple[Any, list[di
             calls = []
             for c in d["tool_calls"]:
                 names[c["id"]] = c["function"]["name"]
-                calls.append(core.FunctionCall(id=c["id"], name=c["function"]["name"],
-                                                 arguments=c["function"]["arguments"]))
-            out.append((models.AssistantMessage(content=calls, thought=content or None,
-                                                source="assistant"), [d]))
+                calls.append(
+                    core.FunctionCall(
+                        id=c["id"], name=c["function"]["name"], arguments=c["function"]["arguments"]
+                    )
+                )
+            out.append(
+                (
+                    models.AssistantMessage(
+                        content=calls, thought=content or None, source="assistant"
+                    ),
+                    [d],
+                )
+            )
         elif role == "assistant":
             out.append((models.AssistantMessage(content=content, source="assistant"), [d]))
         elif role == "system":
@@ -126,11 +140,14 @@ def autogen_trimmer(settings: AutogenSettings) -> Any:
     user_class = None
     if settings.context not in KINDS:
         user_class = load_object(settings.context, subject)
-        if not (isinstance(user_class, type)
-                and issubclass(user_class, contexts.ChatCompletionContext)):
-            raise PolicyError(subject, f"{settings.context} is not a ChatCompletionContext "
-                              "subclass.", "point context= at your context class, or use "
-                              f"one of {', '.join(KINDS)}.")
+        if not (
+            isinstance(user_class, type) and issubclass(user_class, contexts.ChatCompletionContext)
+        ):
+            raise PolicyError(
+                subject,
+                f"{settings.context} is not a ChatCompletionContext subclass.",
+                f"point context= at your context class, or use one of {', '.join(KINDS)}.",
+            )
 
     def build(max_tokens: int) -> Any:
         if user_class is not None:
@@ -139,11 +156,11 @@ def autogen_trimmer(settings: AutogenSettings) -> Any:
             return contexts.BufferedChatCompletionContext(buffer_size=settings.buffer_size)
         if settings.context == "head_and_tail":
             return contexts.HeadAndTailChatCompletionContext(
-                head_size=settings.head_size, tail_size=settings.tail_size)
+                head_size=settings.head_size, tail_size=settings.tail_size
+            )
         if settings.context == "token_limited":
             limit = resolve_limit(settings.token_limit, max_tokens)
-            return contexts.TokenLimitedChatCompletionContext(StubClient(limit),
-                                                              token_limit=limit)
+            return contexts.TokenLimitedChatCompletionContext(StubClient(limit), token_limit=limit)
         return contexts.UnboundedChatCompletionContext()
 
     async def view(context: Any, converted: list[Any]) -> list[Any]:
@@ -170,5 +187,8 @@ def autogen_trimmer(settings: AutogenSettings) -> Any:
 
 def _text(message: Any) -> str:
     content = message.content
-    return content if isinstance(content, str) else json.dumps(
-        [getattr(p, "content", "") for p in content])
+    return (
+        content
+        if isinstance(content, str)
+        else json.dumps([getattr(p, "content", "") for p in content])
+    )

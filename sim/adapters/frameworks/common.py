@@ -36,9 +36,11 @@ def need(module: str, extra: str, subject: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise PolicyError(subject, f"needs {module.split('.')[0]}, which is not installed "
-                          f"({exc}).", f"pip install 'prunecheck[{extra}]' (it runs "
-                          "offline).") from None
+        raise PolicyError(
+            subject,
+            f"needs {module.split('.')[0]}, which is not installed ({exc}).",
+            f"pip install 'prunecheck[{extra}]' (it runs offline).",
+        ) from None
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -64,6 +66,9 @@ def load_object(ref: str, subject: str) -> Any:
     """The object ``module:attr`` or ``path/file.py:attr`` names."""
     where, attr = split_reference(ref)
     if not where or not attr:
-        raise PolicyError(subject, f"{ref!r} does not name an object as module:attr or "
-                          "file.py:attr.", "for example my_context.py:KeepLast.")
+        raise PolicyError(
+            subject,
+            f"{ref!r} does not name an object as module:attr or file.py:attr.",
+            "for example my_context.py:KeepLast.",
+        )
     return find_object(where, attr, subject)

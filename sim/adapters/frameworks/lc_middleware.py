@@ -37,8 +37,14 @@ from prunecheck.sim.adapters.sized_content import sized_text
 from .common import Msgs, load_object, need, resolve_limit, split_system
 from .spec import BUDGET, Limit
 
-__all__ = ["ContextEditingSettings", "MiddlewareSettings", "SummarizationSettings",
-           "context_editing_trimmer", "middleware_trimmer", "summarization_trimmer"]
+__all__ = [
+    "ContextEditingSettings",
+    "MiddlewareSettings",
+    "SummarizationSettings",
+    "context_editing_trimmer",
+    "middleware_trimmer",
+    "summarization_trimmer",
+]
 
 _EXTRA = "langchain"
 
@@ -47,33 +53,42 @@ _EXTRA = "langchain"
 class SummarizationSettings:
     """How ``SummarizationMiddleware`` is built."""
 
-    trigger: Limit = field(default=BUDGET, metadata={
-        "limit": True, "help": "summarize when the history exceeds this many tokens"})
+    trigger: Limit = field(
+        default=BUDGET,
+        metadata={"limit": True, "help": "summarize when the history exceeds this many tokens"},
+    )
     keep: int = field(default=6, metadata={"min": 1, "help": "messages kept after a summary"})
-    keep_tokens: int = field(default=0, metadata={
-        "help": "keep this many tokens instead of keep messages (0: use keep)"})
-    summary_tokens: int = field(default=200, metadata={
-        "min": 1, "help": "size of the fake model's summary"})
+    keep_tokens: int = field(
+        default=0, metadata={"help": "keep this many tokens instead of keep messages (0: use keep)"}
+    )
+    summary_tokens: int = field(
+        default=200, metadata={"min": 1, "help": "size of the fake model's summary"}
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class ContextEditingSettings:
     """How ``ContextEditingMiddleware(ClearToolUsesEdit(...))`` is built."""
 
-    trigger: Limit = field(default=BUDGET, metadata={
-        "limit": True, "help": "clear tool results when the history exceeds this"})
+    trigger: Limit = field(
+        default=BUDGET,
+        metadata={"limit": True, "help": "clear tool results when the history exceeds this"},
+    )
     keep: int = field(default=3, metadata={"help": "most recent tool results kept"})
     clear_at_least: int = field(default=0, metadata={"help": "tokens to reclaim at least"})
-    clear_tool_inputs: bool = field(default=False, metadata={
-        "help": "also clear the calls' arguments"})
+    clear_tool_inputs: bool = field(
+        default=False, metadata={"help": "also clear the calls' arguments"}
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class MiddlewareSettings:
     """Which ``AgentMiddleware`` to run."""
 
-    middleware: str = field(default="", metadata={
-        "help": "module:attr or file.py:attr of an AgentMiddleware (or its class)"})
+    middleware: str = field(
+        default="",
+        metadata={"help": "module:attr or file.py:attr of an AgentMiddleware (or its class)"},
+    )
 
 
 def summarization_trimmer(settings: SummarizationSettings) -> Any:
@@ -84,11 +99,16 @@ def summarization_trimmer(settings: SummarizationSettings) -> Any:
     text = sized_text("langchain-summary", settings.summary_tokens, "Summary:")
 
     def build(max_tokens: int) -> Any:
-        keep = ("tokens", settings.keep_tokens) if settings.keep_tokens else \
-            ("messages", settings.keep)
+        keep = (
+            ("tokens", settings.keep_tokens)
+            if settings.keep_tokens
+            else ("messages", settings.keep)
+        )
         return mw.SummarizationMiddleware(
             model=fake.FakeListChatModel(responses=[text]),
-            trigger=("tokens", resolve_limit(settings.trigger, max_tokens)), keep=keep)
+            trigger=("tokens", resolve_limit(settings.trigger, max_tokens)),
+            keep=keep,
+        )
 
     return _trimmer(build, "SummarizationMiddleware")
 
@@ -99,9 +119,12 @@ def context_editing_trimmer(settings: ContextEditingSettings) -> Any:
     mw = need("langchain.agents.middleware", _EXTRA, subject)
 
     def build(max_tokens: int) -> Any:
-        edit = mw.ClearToolUsesEdit(trigger=resolve_limit(settings.trigger, max_tokens),
-                                    keep=settings.keep, clear_at_least=settings.clear_at_least,
-                                    clear_tool_inputs=settings.clear_tool_inputs)
+        edit = mw.ClearToolUsesEdit(
+            trigger=resolve_limit(settings.trigger, max_tokens),
+            keep=settings.keep,
+            clear_at_least=settings.clear_at_least,
+            clear_tool_inputs=settings.clear_tool_inputs,
+        )
         return mw.ContextEditingMiddleware(edits=[edit], token_count_method="approximate")
 
     return _trimmer(build, "ContextEditingMiddleware")
@@ -117,8 +140,11 @@ def middleware_trimmer(settings: MiddlewareSettings) -> Any:
     if not isinstance(obj, mw.AgentMiddleware):
         from prunecheck.model.errors import PolicyError
 
-        raise PolicyError(subject, f"{settings.middleware} is a {type(obj).__name__}, not an "
-                          "AgentMiddleware.", "point the spec at an AgentMiddleware instance.")
+        raise PolicyError(
+            subject,
+            f"{settings.middleware} is a {type(obj).__name__}, not an AgentMiddleware.",
+            "point the spec at an AgentMiddleware instance.",
+        )
     return _trimmer(lambda _max: obj, type(obj).__name__)
 
 
@@ -163,13 +189,19 @@ def _through_wrap(middleware: Any, messages: list[Any], mw: Any) -> list[Any]:
         return mw.ModelResponse(result=[])
 
     fake = need("langchain_core.language_models.fake_chat_models", _EXTRA, "langchain")
-    request = mw.ModelRequest(model=fake.FakeListChatModel(responses=["ok"]),
-                              messages=messages, state={"messages": messages})
+    request = mw.ModelRequest(
+        model=fake.FakeListChatModel(responses=["ok"]),
+        messages=messages,
+        state={"messages": messages},
+    )
     middleware.wrap_model_call(request, handler)
     return seen[-1] if seen else messages
 
 
 def _signature(message: Any) -> tuple[str, str, str]:
     calls = getattr(message, "tool_calls", None) or []
-    return (str(message.content), repr([(c.get("id"), c.get("args")) for c in calls]),
-            str(getattr(message, "tool_call_id", "")))
+    return (
+        str(message.content),
+        repr([(c.get("id"), c.get("args")) for c in calls]),
+        str(getattr(message, "tool_call_id", "")),
+    )

@@ -40,16 +40,23 @@ __all__ = ["LlamaIndexSettings", "llamaindex_trimmer", "to_llamaindex"]
 class LlamaIndexSettings:
     """Which memory, with which sizes."""
 
-    memory: str = field(default="buffer", metadata={
-        "choices": ("buffer", "memory"), "help": "ChatMemoryBuffer or Memory"})
-    token_limit: Limit = field(default=BUDGET, metadata={
-        "limit": True, "help": "the memory's token_limit"})
-    chat_history_token_ratio: float = field(default=0.7, metadata={
-        "help": "memory: share of token_limit for chat history"})
-    token_flush_size: int = field(default=3000, metadata={
-        "min": 1, "help": "memory: tokens flushed at a time"})
-    tokenizer: str = field(default="tiktoken", metadata={
-        "choices": ("tiktoken", "approx"), "help": "how the memory counts"})
+    memory: str = field(
+        default="buffer",
+        metadata={"choices": ("buffer", "memory"), "help": "ChatMemoryBuffer or Memory"},
+    )
+    token_limit: Limit = field(
+        default=BUDGET, metadata={"limit": True, "help": "the memory's token_limit"}
+    )
+    chat_history_token_ratio: float = field(
+        default=0.7, metadata={"help": "memory: share of token_limit for chat history"}
+    )
+    token_flush_size: int = field(
+        default=3000, metadata={"min": 1, "help": "memory: tokens flushed at a time"}
+    )
+    tokenizer: str = field(
+        default="tiktoken",
+        metadata={"choices": ("tiktoken", "approx"), "help": "how the memory counts"},
+    )
 
 
 def to_llamaindex(history: Msgs, llms: Any) -> list[Any]:
@@ -61,16 +68,22 @@ def to_llamaindex(history: Msgs, llms: Any) -> list[Any]:
             extra["tool_calls"] = d["tool_calls"]
         if d.get("role") == "tool":
             extra["tool_call_id"] = d["tool_call_id"]
-        out.append(llms.ChatMessage(role=d["role"], content=d.get("content") or "",
-                                    additional_kwargs=extra))
+        out.append(
+            llms.ChatMessage(
+                role=d["role"], content=d.get("content") or "", additional_kwargs=extra
+            )
+        )
     return out
 
 
 def _key(message: Any) -> tuple[str, str, str]:
     extra = message.additional_kwargs or {}
     calls = ",".join(c["id"] for c in extra.get("tool_calls", []))
-    return (str(message.role.value), str(message.content or ""),
-            calls or str(extra.get("tool_call_id", "")))
+    return (
+        str(message.role.value),
+        str(message.content or ""),
+        calls or str(extra.get("tool_call_id", "")),
+    )
 
 
 def llamaindex_trimmer(settings: LlamaIndexSettings) -> Any:
@@ -87,12 +100,16 @@ def llamaindex_trimmer(settings: LlamaIndexSettings) -> Any:
     def view(history: list[Any], limit: int) -> list[Any]:
         if settings.memory == "buffer":
             buffer = memory.ChatMemoryBuffer.from_defaults(
-                chat_history=history, token_limit=limit, tokenizer_fn=tokenizer)
+                chat_history=history, token_limit=limit, tokenizer_fn=tokenizer
+            )
             return list(buffer.get())
         mem = memory.Memory.from_defaults(
-            session_id="prunecheck", token_limit=limit, tokenizer_fn=tokenizer,
+            session_id="prunecheck",
+            token_limit=limit,
+            tokenizer_fn=tokenizer,
             chat_history_token_ratio=settings.chat_history_token_ratio,
-            token_flush_size=settings.token_flush_size)
+            token_flush_size=settings.token_flush_size,
+        )
 
         async def run() -> list[Any]:
             await mem.aput_messages(history)

@@ -40,8 +40,13 @@ class OpenAIAgentsSettings:
     """How many items a session hands the runner, and through what."""
 
     limit: int = field(default=10, metadata={"min": 1, "help": "SessionSettings(limit=...)"})
-    runtime: str = field(default="sdk", metadata={
-        "choices": ("sdk", "session"), "help": "the runner's preparation, or get_items alone"})
+    runtime: str = field(
+        default="sdk",
+        metadata={
+            "choices": ("sdk", "session"),
+            "help": "the runner's preparation, or get_items alone",
+        },
+    )
 
 
 def to_items(history: Msgs) -> list[tuple[dict[str, Any], int]]:
@@ -50,19 +55,37 @@ def to_items(history: Msgs) -> list[tuple[dict[str, Any], int]]:
     for i, d in enumerate(history):
         role, text = d.get("role"), d.get("content") or ""
         if role == "tool":
-            items.append(({"type": "function_call_output", "call_id": d["tool_call_id"],
-                           "output": text}, i))
+            items.append(
+                ({"type": "function_call_output", "call_id": d["tool_call_id"], "output": text}, i)
+            )
         elif role == "assistant":
             if text:
-                items.append(({"id": f"msg_{i:04d}", "type": "message", "role": "assistant",
-                               "status": "completed", "content": [
-                                   {"type": "output_text", "text": text, "annotations": []}]},
-                              i))
+                items.append(
+                    (
+                        {
+                            "id": f"msg_{i:04d}",
+                            "type": "message",
+                            "role": "assistant",
+                            "status": "completed",
+                            "content": [{"type": "output_text", "text": text, "annotations": []}],
+                        },
+                        i,
+                    )
+                )
             for c in d.get("tool_calls") or []:
-                items.append(({"id": f"fc_{c['id']}", "type": "function_call",
-                               "call_id": c["id"], "name": c["function"]["name"],
-                               "arguments": c["function"]["arguments"],
-                               "status": "completed"}, i))
+                items.append(
+                    (
+                        {
+                            "id": f"fc_{c['id']}",
+                            "type": "function_call",
+                            "call_id": c["id"],
+                            "name": c["function"]["name"],
+                            "arguments": c["function"]["arguments"],
+                            "status": "completed",
+                        },
+                        i,
+                    )
+                )
         else:
             items.append(({"role": role, "content": text}, i))
     return items
@@ -88,7 +111,8 @@ def openai_agents_trimmer(settings: OpenAIAgentsSettings) -> Any:
             if settings.runtime == "session":
                 return list(await session.get_items(limit=settings.limit))
             prepared, _ = await persistence.prepare_input_with_session(
-                [], session, None, memory.SessionSettings(limit=settings.limit))
+                [], session, None, memory.SessionSettings(limit=settings.limit)
+            )
             return list(prepared)
         finally:
             session.close()

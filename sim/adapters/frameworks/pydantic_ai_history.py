@@ -39,8 +39,9 @@ __all__ = ["PydanticAISettings", "pydantic_ai_trimmer", "to_pydantic_ai"]
 class PydanticAISettings:
     """Which history processor."""
 
-    processor: str = field(default="", metadata={
-        "help": "module:attr or file.py:attr of a history processor"})
+    processor: str = field(
+        default="", metadata={"help": "module:attr or file.py:attr of a history processor"}
+    )
 
 
 def to_pydantic_ai(messages: Msgs, pm: Any) -> tuple[list[Any], dict[int, dict[str, Any]]]:
@@ -63,9 +64,13 @@ def to_pydantic_ai(messages: Msgs, pm: Any) -> tuple[list[Any], dict[int, dict[s
             parts: list[Any] = [pm.TextPart(content=text)] if text else []
             for c in d.get("tool_calls") or []:
                 names[c["id"]] = c["function"]["name"]
-                parts.append(pm.ToolCallPart(tool_name=c["function"]["name"],
-                                             args=c["function"]["arguments"],
-                                             tool_call_id=c["id"]))
+                parts.append(
+                    pm.ToolCallPart(
+                        tool_name=c["function"]["name"],
+                        args=c["function"]["arguments"],
+                        tool_call_id=c["id"],
+                    )
+                )
             response = pm.ModelResponse(parts=parts)
             out.append(response)
             for p in parts:
@@ -75,8 +80,9 @@ def to_pydantic_ai(messages: Msgs, pm: Any) -> tuple[list[Any], dict[int, dict[s
             part: Any = pm.SystemPromptPart(content=text)
         elif role == "tool":
             cid = d["tool_call_id"]
-            part = pm.ToolReturnPart(tool_name=names.get(cid, "tool"), content=text,
-                                     tool_call_id=cid)
+            part = pm.ToolReturnPart(
+                tool_name=names.get(cid, "tool"), content=text, tool_call_id=cid
+            )
         else:
             if pending and any(isinstance(p, pm.UserPromptPart) for p in pending):
                 flush()  # a new user turn is a new request
@@ -92,8 +98,11 @@ def pydantic_ai_trimmer(settings: PydanticAISettings) -> Any:
     subject = f"pydantic-ai:processor={settings.processor}"
     pm = need("pydantic_ai.messages", "pydantic-ai", subject)
     if not settings.processor:
-        raise PolicyError(subject, "names no processor.",
-                          "write pydantic-ai:processor=my_history.py:keep_recent_messages.")
+        raise PolicyError(
+            subject,
+            "names no processor.",
+            "write pydantic-ai:processor=my_history.py:keep_recent_messages.",
+        )
     fn = load_object(settings.processor, subject)
     if not callable(fn):
         raise PolicyError(subject, f"{settings.processor} is not callable.")
@@ -105,6 +114,7 @@ def pydantic_ai_trimmer(settings: PydanticAISettings) -> Any:
             args.insert(0, _run_context())
         result = fn(*args)
         if inspect.isawaitable(result):
+
             async def wait() -> Any:
                 return await result
 
@@ -134,8 +144,7 @@ def pydantic_ai_trimmer(settings: PydanticAISettings) -> Any:
 def _new_dict(part: Any, pm: Any) -> dict[str, Any]:
     """The OpenAI dict of a part the processor wrote itself."""
     if isinstance(part, pm.ToolReturnPart):
-        return {"role": "tool", "tool_call_id": part.tool_call_id,
-                "content": str(part.content)}
+        return {"role": "tool", "tool_call_id": part.tool_call_id, "content": str(part.content)}
     role = "assistant" if isinstance(part, pm.TextPart) else "user"
     return {"role": role, "content": str(getattr(part, "content", ""))}
 

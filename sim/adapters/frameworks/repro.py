@@ -96,8 +96,18 @@ class Recorder:
         open_at = [i for i, k in enumerate(keys) if k in open_ids]
         problems = pairing_problems(given, output, open_at)
         tokens = [rendered.tokens.get((i, 0), 0) for i in range(len(given))]
-        self.calls.append(Capture(given, keys, [heads[k] for k in keys], max_tokens, open_ids,
-                                  output, problems, tokens))
+        self.calls.append(
+            Capture(
+                given,
+                keys,
+                [heads[k] for k in keys],
+                max_tokens,
+                open_ids,
+                output,
+                problems,
+                tokens,
+            )
+        )
         result: Iterable[str | Action] = self.inner.select(view, need)
         return result
 
@@ -118,8 +128,11 @@ def capture(trace: Trace, policy: Policy) -> Capture | None:
 def _text_expr(key: str, text: str, head: str) -> str:
     if text == head or len(text) <= 120:
         return repr(text)
-    if head and text.startswith(head + " ") and \
-            text == head + " " + content._filler(key, len(text) - len(head) - 1):
+    if (
+        head
+        and text.startswith(head + " ")
+        and text == head + " " + content._filler(key, len(text) - len(head) - 1)
+    ):
         return f"{head!r} + ' ' + filler({key!r}, {len(text) - len(head) - 1})"
     if text == content._filler(key, len(text)):
         return f"filler({key!r}, {len(text)})"
@@ -137,30 +150,49 @@ def _message_source(message: dict[str, Any], key: str, head: str) -> str:
 
 
 def _filler_source() -> str:
-    lines = [f"_WORDS = {content._WORDS!r}", f"_CODE = {content._CODE!r}",
-             f"_CODE_SHARE = {content._CODE_SHARE!r}",
-             f"_CORPUS_CHARS = {content._CORPUS_CHARS!r}", "_CACHE: list[str] = []", ""]
+    lines = [
+        f"_WORDS = {content._WORDS!r}",
+        f"_CODE = {content._CODE!r}",
+        f"_CODE_SHARE = {content._CODE_SHARE!r}",
+        f"_CORPUS_CHARS = {content._CORPUS_CHARS!r}",
+        "_CACHE: list[str] = []",
+        "",
+    ]
     corpus = inspect.getsource(content._corpus).replace("@lru_cache(maxsize=1)\n", "")
-    corpus = corpus.replace('    rng = random.Random(20240601)',
-                            '    if _CACHE:\n        return _CACHE[0]\n'
-                            '    rng = random.Random(20240601)')
-    corpus = corpus.replace('    return "".join(parts)',
-                            '    _CACHE.append("".join(parts))\n    return _CACHE[0]')
+    corpus = corpus.replace(
+        "    rng = random.Random(20240601)",
+        "    if _CACHE:\n        return _CACHE[0]\n    rng = random.Random(20240601)",
+    )
+    corpus = corpus.replace(
+        '    return "".join(parts)', '    _CACHE.append("".join(parts))\n    return _CACHE[0]'
+    )
     filler = inspect.getsource(content._filler).replace("def _filler", "def filler")
     return "\n".join(lines) + "\n" + corpus + "\n\n" + filler
 
 
-def script(adapter: str, spec: str, settings: object, library: str, version: str,
-           found: Capture, placement: str) -> str:
+def script(
+    adapter: str,
+    spec: str,
+    settings: object,
+    library: str,
+    version: str,
+    found: Capture,
+    placement: str,
+) -> str:
     """The standalone script reproducing ``found``."""
     snippet = SNIPPETS[adapter](settings, found.max_tokens)
-    messages = "\n".join(_message_source(m, k, h) for m, k, h in
-                         zip(found.messages, found.keys, found.heads, strict=True))
+    messages = "\n".join(
+        _message_source(m, k, h)
+        for m, k, h in zip(found.messages, found.keys, found.heads, strict=True)
+    )
     open_at = [i for i, k in enumerate(found.keys) if k in found.open_ids]
-    verdict = ("the input is a complete, valid history (nothing streaming, every call "
-               "answered): the trimmer itself breaks it" if found.complete else
-               "the input is what the runtime holds mid-turn (a call still pending or a "
-               "message still streaming): safe only if the runtime never trims here")
+    verdict = (
+        "the input is a complete, valid history (nothing streaming, every call "
+        "answered): the trimmer itself breaks it"
+        if found.complete
+        else "the input is what the runtime holds mid-turn (a call still pending or a "
+        "message still streaming): safe only if the runtime never trims here"
+    )
     checker = inspect.getsource(pairing_problems)
     return f'''"""Reproduction: {library} {version} — `{spec}` (checked at {placement}).
 

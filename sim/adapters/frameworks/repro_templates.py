@@ -14,8 +14,9 @@ from typing import Any
 __all__ = ["SNIPPETS", "pairing_problems"]
 
 
-def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
-                     open_at: Any) -> list[str]:
+def pairing_problems(
+    given: list[dict[str, Any]], output: list[dict[str, Any]], open_at: Any
+) -> list[str]:
     """What ``output`` (a trimmer's result) broke of ``given`` (its input),
     both OpenAI Chat Completions dicts: orphaned tool messages, calls kept
     without their result, a parallel batch kept in part, calls dropped while
@@ -34,8 +35,9 @@ def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
             cid = str(m.get("tool_call_id"))
             results_out.add(cid)
             if cid not in seen_calls:
-                problems.append(f"orphaned tool message: the result of {cid} is kept, "
-                                "its call is gone")
+                problems.append(
+                    f"orphaned tool message: the result of {cid} is kept, its call is gone"
+                )
     for cid in calls_out:
         if cid not in results_out and cid in answered_in:
             problems.append(f"call without its result: {cid} is kept, its result was dropped")
@@ -43,25 +45,30 @@ def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
         batch = [c["id"] for c in m.get("tool_calls") or []]
         kept = [c for c in batch if c in seen_calls]
         if kept and len(kept) < len(batch):
-            problems.append(f"parallel batch split: calls {', '.join(kept)} are kept, "
-                            f"{', '.join(c for c in batch if c not in kept)} of the same "
-                            "assistant message are gone")
+            problems.append(
+                f"parallel batch split: calls {', '.join(kept)} are kept, "
+                f"{', '.join(c for c in batch if c not in kept)} of the same "
+                "assistant message are gone"
+            )
     given_calls = [c["id"] for m in given for c in m.get("tool_calls") or []]
     for cid in given_calls:
         if cid not in answered_in and cid not in seen_calls:
-            problems.append(f"call {cid} was dropped while its result is still pending: "
-                            "the result will arrive orphaned")
+            problems.append(
+                f"call {cid} was dropped while its result is still pending: "
+                "the result will arrive orphaned"
+            )
     kept_text = {m.get("content") or "" for m in output}
     for i in open_at:
         if (given[i].get("content") or "") not in kept_text:
-            problems.append(f"message {i} ({given[i].get('role')}) was dropped while still "
-                            "streaming")
+            problems.append(
+                f"message {i} ({given[i].get('role')}) was dropped while still streaming"
+            )
     return problems
 
 
-_SPLIT = '''system = [m for m in messages if m["role"] == "system"][:1]
+_SPLIT = """system = [m for m in messages if m["role"] == "system"][:1]
 history = messages[len(system):]
-'''
+"""
 
 
 def _langchain(s: Any, max_tokens: int) -> str:
@@ -92,7 +99,9 @@ def _limit(value: int, max_tokens: int) -> int:
 
 
 def _lc_run(build: str) -> str:
-    return _SPLIT + f'''from langchain_core.messages import (convert_to_messages,
+    return (
+        _SPLIT
+        + f"""from langchain_core.messages import (convert_to_messages,
                                      convert_to_openai_messages)
 from langgraph.graph.message import add_messages
 from langchain.agents import middleware as mw
@@ -113,36 +122,39 @@ if type(middleware).wrap_model_call is not mw.AgentMiddleware.wrap_model_call:
                                or mw.ModelResponse(result=[]))
     current = seen[-1]
 result = system + convert_to_openai_messages(current)
-'''
+"""
+    )
 
 
 def _summarization(s: Any, max_tokens: int) -> str:
     keep = f'("tokens", {s.keep_tokens})' if s.keep_tokens else f'("messages", {s.keep})'
     chars = 4 * s.summary_tokens - 9
-    return _lc_run(f'''summary = "Summary: " + filler("langchain-summary", {chars})
+    return _lc_run(f"""summary = "Summary: " + filler("langchain-summary", {chars})
 middleware = mw.SummarizationMiddleware(model=FakeListChatModel(responses=[summary]),
                                         trigger=("tokens", {_limit(s.trigger, max_tokens)}),
-                                        keep={keep})''')
+                                        keep={keep})""")
 
 
 def _context_editing(s: Any, max_tokens: int) -> str:
     trigger = _limit(s.trigger, max_tokens)
-    return _lc_run(f'''edit = mw.ClearToolUsesEdit(trigger={trigger}, keep={s.keep},
+    return _lc_run(f"""edit = mw.ClearToolUsesEdit(trigger={trigger}, keep={s.keep},
                            clear_at_least={s.clear_at_least},
                            clear_tool_inputs={s.clear_tool_inputs!r})
-middleware = mw.ContextEditingMiddleware(edits=[edit], token_count_method="approximate")''')
+middleware = mw.ContextEditingMiddleware(edits=[edit], token_count_method="approximate")""")
 
 
 def _autogen(s: Any, max_tokens: int) -> str:
     build = {
         "buffered": f"BufferedChatCompletionContext(buffer_size={s.buffer_size})",
         "head_and_tail": f"HeadAndTailChatCompletionContext(head_size={s.head_size}, "
-                         f"tail_size={s.tail_size})",
+        f"tail_size={s.tail_size})",
         "token_limited": f"TokenLimitedChatCompletionContext(StubClient(), "
-                         f"token_limit={_limit(s.token_limit, max_tokens)})",
+        f"token_limit={_limit(s.token_limit, max_tokens)})",
         "unbounded": "UnboundedChatCompletionContext()",
     }[s.context]
-    return _SPLIT + f'''import asyncio
+    return (
+        _SPLIT
+        + f'''import asyncio
 from autogen_core import FunctionCall
 from autogen_core.model_context import *  # noqa: F403
 from autogen_core.models import (AssistantMessage, FunctionExecutionResult,
@@ -208,18 +220,19 @@ for m in asyncio.run(view()):
         result.append({{"role": "assistant" if isinstance(m, AssistantMessage) else "user",
                        "content": m.content}})
 '''
+    )
 
 
 def _llamaindex(s: Any, max_tokens: int) -> str:
     limit = _limit(s.token_limit, max_tokens)
     tokenizer = "lambda text: [0] * round(len(text) / 4)" if s.tokenizer == "approx" else "None"
     if s.memory == "buffer":
-        run = f'''buffer = ChatMemoryBuffer.from_defaults(chat_history=converted,
+        run = f"""buffer = ChatMemoryBuffer.from_defaults(chat_history=converted,
                                         token_limit={limit},
                                         tokenizer_fn={tokenizer})
-got = buffer.get()'''
+got = buffer.get()"""
     else:
-        run = f'''memory = Memory.from_defaults(session_id="repro", token_limit={limit},
+        run = f"""memory = Memory.from_defaults(session_id="repro", token_limit={limit},
                               tokenizer_fn={tokenizer},
                               chat_history_token_ratio={s.chat_history_token_ratio},
                               token_flush_size={s.token_flush_size})
@@ -230,8 +243,10 @@ async def view():
     return await memory.aget()
 
 
-got = [m for m in asyncio.run(view()) if m.role.value != "system"]'''
-    return _SPLIT + f'''import asyncio
+got = [m for m in asyncio.run(view()) if m.role.value != "system"]"""
+    return (
+        _SPLIT
+        + f"""import asyncio
 from llama_index.core.llms import ChatMessage
 from llama_index.core.memory import ChatMemoryBuffer, Memory
 
@@ -250,19 +265,24 @@ for m in got:
     d = {{"role": m.role.value, "content": m.content}}
     d.update(m.additional_kwargs or {{}})
     result.append(d)
-'''
+"""
+    )
 
 
 def _semantic_kernel(s: Any, max_tokens: int) -> str:
     if s.reducer == "truncation":
-        build = (f"ChatHistoryTruncationReducer(target_count={s.target_count}, "
-                 f"threshold_count={s.threshold_count})")
+        build = (
+            f"ChatHistoryTruncationReducer(target_count={s.target_count}, "
+            f"threshold_count={s.threshold_count})"
+        )
     else:
-        build = (f"ChatHistorySummarizationReducer(service=StubSummaryService("
-                 f"ai_model_id='stub'), target_count={s.target_count}, "
-                 f"threshold_count={s.threshold_count}, include_function_content_in_summary="
-                 f"{s.include_function_content_in_summary!r})")
-    return f'''import asyncio
+        build = (
+            f"ChatHistorySummarizationReducer(service=StubSummaryService("
+            f"ai_model_id='stub'), target_count={s.target_count}, "
+            f"threshold_count={s.threshold_count}, include_function_content_in_summary="
+            f"{s.include_function_content_in_summary!r})"
+        )
+    return f"""import asyncio
 from semantic_kernel.connectors.ai.chat_completion_client_base import ChatCompletionClientBase
 from semantic_kernel.contents import (AuthorRole, ChatHistorySummarizationReducer,
                                       ChatHistoryTruncationReducer, ChatMessageContent,
@@ -305,12 +325,12 @@ for m in reducer.messages:
               "function": {{"name": c.name, "arguments": c.arguments}}}} for c in calls]}})
     else:
         result.append({{"role": m.role.value, "content": m.content}})
-'''
+"""
 
 
 def _pydantic_ai(s: Any, max_tokens: int) -> str:
     where, _, attr = s.processor.rpartition(":")
-    return f'''import asyncio
+    return f"""import asyncio
 import importlib.util
 import inspect
 from pydantic_ai.messages import (ModelRequest, ModelResponse, SystemPromptPart, TextPart,
@@ -365,16 +385,20 @@ for m in out:
             role = {{"SystemPromptPart": "system", "TextPart": "assistant"}}.get(
                 type(p).__name__, "user")
             result.append({{"role": role, "content": str(p.content)}})
-'''
+"""
 
 
 def _openai_agents(s: Any, max_tokens: int) -> str:
     if s.runtime == "session":
         run = f"return await session.get_items(limit={s.limit})"
     else:
-        run = (f"prepared, _ = await prepare_input_with_session([], session, None, "
-               f"SessionSettings(limit={s.limit}))\n        return prepared")
-    return _SPLIT + f'''import asyncio
+        run = (
+            f"prepared, _ = await prepare_input_with_session([], session, None, "
+            f"SessionSettings(limit={s.limit}))\n        return prepared"
+        )
+    return (
+        _SPLIT
+        + f"""import asyncio
 from agents.memory import SessionSettings, SQLiteSession
 from agents.run_internal.session_persistence import prepare_input_with_session
 
@@ -422,7 +446,8 @@ for item in asyncio.run(run()):
         result.append({{"role": "assistant", "content": item["content"][0]["text"]}})
     else:
         result.append({{"role": item["role"], "content": item["content"]}})
-'''
+"""
+    )
 
 
 #: adapter name -> (settings, max_tokens) -> the snippet leaving ``result``.

@@ -43,15 +43,23 @@ _EXTRA = "semantic-kernel"
 class SemanticKernelSettings:
     """Which reducer, with which counts."""
 
-    reducer: str = field(default="truncation", metadata={
-        "choices": ("truncation", "summarization"), "open": True,
-        "help": "the reducer, or module:Class of a ChatHistoryReducer"})
+    reducer: str = field(
+        default="truncation",
+        metadata={
+            "choices": ("truncation", "summarization"),
+            "open": True,
+            "help": "the reducer, or module:Class of a ChatHistoryReducer",
+        },
+    )
     target_count: int = field(default=6, metadata={"min": 1, "help": "messages to keep"})
     threshold_count: int = field(default=2, metadata={"help": "extra messages tolerated"})
-    include_function_content_in_summary: bool = field(default=False, metadata={
-        "help": "summarization: let the summary cover calls and results"})
-    summary_tokens: int = field(default=200, metadata={
-        "min": 1, "help": "summarization: size of the stub service's summary"})
+    include_function_content_in_summary: bool = field(
+        default=False, metadata={"help": "summarization: let the summary cover calls and results"}
+    )
+    summary_tokens: int = field(
+        default=200,
+        metadata={"min": 1, "help": "summarization: size of the stub service's summary"},
+    )
 
 
 def to_semantic_kernel(messages: Msgs, sk: Any) -> list[Any]:
@@ -64,15 +72,17 @@ def to_semantic_kernel(messages: Msgs, sk: Any) -> list[Any]:
         text = d.get("content") or ""
         if d.get("role") == "tool":
             cid = d["tool_call_id"]
-            item = contents.FunctionResultContent(id=cid, name=names.get(cid, "tool"),
-                                                  result=text)
+            item = contents.FunctionResultContent(id=cid, name=names.get(cid, "tool"), result=text)
             out.append(contents.ChatMessageContent(role=role.TOOL, items=[item]))
         elif d.get("role") == "assistant" and d.get("tool_calls"):
             items: list[Any] = [contents.TextContent(text=text)] if text else []
             for c in d["tool_calls"]:
                 names[c["id"]] = c["function"]["name"]
-                items.append(contents.FunctionCallContent(
-                    id=c["id"], name=c["function"]["name"], arguments=c["function"]["arguments"]))
+                items.append(
+                    contents.FunctionCallContent(
+                        id=c["id"], name=c["function"]["name"], arguments=c["function"]["arguments"]
+                    )
+                )
             out.append(contents.ChatMessageContent(role=role.ASSISTANT, items=items))
         else:
             out.append(contents.ChatMessageContent(role=role(d["role"]), content=text))
@@ -86,10 +96,12 @@ def _stub_service(sk: Any, summary: str) -> Any:
     class StubSummaryService(base):  # type: ignore[misc, valid-type]
         """A chat service that answers every request with one summary."""
 
-        async def _inner_get_chat_message_contents(self, chat_history: Any,
-                                                   settings: Any) -> list[Any]:
-            return [contents.ChatMessageContent(role=contents.AuthorRole.ASSISTANT,
-                                                content=summary)]
+        async def _inner_get_chat_message_contents(
+            self, chat_history: Any, settings: Any
+        ) -> list[Any]:
+            return [
+                contents.ChatMessageContent(role=contents.AuthorRole.ASSISTANT, content=summary)
+            ]
 
     return StubSummaryService(ai_model_id="stub-summarizer")
 
@@ -100,8 +112,7 @@ def sk_trimmer(settings: SemanticKernelSettings) -> Any:
     sk = need("semantic_kernel", _EXTRA, subject)
     need("semantic_kernel.connectors.ai.chat_completion_client_base", _EXTRA, subject)
     reducers = need("semantic_kernel.contents", _EXTRA, subject)
-    counts = {"target_count": settings.target_count,
-              "threshold_count": settings.threshold_count}
+    counts = {"target_count": settings.target_count, "threshold_count": settings.threshold_count}
     summary = sized_text("sk-summary", settings.summary_tokens, "Summary:")
 
     def build() -> Any:
@@ -109,12 +120,17 @@ def sk_trimmer(settings: SemanticKernelSettings) -> Any:
             return reducers.ChatHistoryTruncationReducer(**counts)
         if settings.reducer == "summarization":
             return reducers.ChatHistorySummarizationReducer(
-                service=_stub_service(sk, summary), include_function_content_in_summary=(
-                    settings.include_function_content_in_summary), **counts)
+                service=_stub_service(sk, summary),
+                include_function_content_in_summary=(settings.include_function_content_in_summary),
+                **counts,
+            )
         cls = load_object(settings.reducer, subject)
         if not (isinstance(cls, type) and issubclass(cls, reducers.ChatHistoryReducer)):
-            raise PolicyError(subject, f"{settings.reducer} is not a ChatHistoryReducer "
-                              "subclass.", "use truncation, summarization or module:Class.")
+            raise PolicyError(
+                subject,
+                f"{settings.reducer} is not a ChatHistoryReducer subclass.",
+                "use truncation, summarization or module:Class.",
+            )
         return cls(**counts)
 
     def trim(messages: Msgs) -> Msgs:

@@ -57,17 +57,23 @@ def parse_settings(cls: type[T], adapter: str, text: str | Mapping[str, object])
         for item in filter(None, (p.strip() for p in text.split(","))):
             key, eq, value = item.partition("=")
             if not eq:
-                raise PolicyError(subject, f"{item!r} is not a setting.",
-                                  f"write k=v pairs separated by commas; settings of {adapter}: "
-                                  f"{', '.join(fields)}.")
+                raise PolicyError(
+                    subject,
+                    f"{item!r} is not a setting.",
+                    f"write k=v pairs separated by commas; settings of {adapter}: "
+                    f"{', '.join(fields)}.",
+                )
             pairs.append((key.strip(), value.strip()))
     else:
         pairs = list(text.items())
     values: dict[str, object] = {}
     for key, raw in pairs:
         if key not in fields:
-            raise PolicyError(subject, f"{key!r} is not a setting of {adapter}.",
-                              f"settings of {adapter}: {', '.join(fields) or '(none)'}.")
+            raise PolicyError(
+                subject,
+                f"{key!r} is not a setting of {adapter}.",
+                f"settings of {adapter}: {', '.join(fields) or '(none)'}.",
+            )
         values[key] = _value(subject, fields[key], hints[key], raw)
     try:
         return cls(**values)
@@ -84,9 +90,11 @@ def _value(subject: str, f: dataclasses.Field[Any], hint: object, raw: object) -
         if text == "budget":
             return BUDGET
         if not text.isdigit() or int(text) < 1:
-            raise PolicyError(subject, f"{f.name} must be a positive token count or 'budget', "
-                              f"got {text!r}.", "budget means: what the runtime asks the "
-                              "context to fit at that check.")
+            raise PolicyError(
+                subject,
+                f"{f.name} must be a positive token count or 'budget', got {text!r}.",
+                "budget means: what the runtime asks the context to fit at that check.",
+            )
         return int(text)
     if hint is bool:
         if isinstance(raw, bool):
@@ -98,22 +106,30 @@ def _value(subject: str, f: dataclasses.Field[Any], hint: object, raw: object) -
         try:
             number = int(text) if hint is int else float(text)
         except ValueError:
-            raise PolicyError(subject, f"{f.name} must be a number, got {text!r}.",
-                              _HINT) from None
+            raise PolicyError(subject, f"{f.name} must be a number, got {text!r}.", _HINT) from None
         if number < f.metadata.get("min", 0):
-            raise PolicyError(subject, f"{f.name} must be at least "
-                              f"{f.metadata.get('min', 0)}, got {text!r}.", _HINT)
+            raise PolicyError(
+                subject,
+                f"{f.name} must be at least {f.metadata.get('min', 0)}, got {text!r}.",
+                _HINT,
+            )
         return number
     if typing.get_origin(hint) is tuple:
         words = tuple(w for w in text.split("+") if w and w != "none")
         bad = [w for w in words if choices and w not in choices]
         if bad:
-            raise PolicyError(subject, f"{f.name} names unknown value(s) {bad}.",
-                              f"use {', '.join(choices)}, joined by '+'.")
+            raise PolicyError(
+                subject,
+                f"{f.name} names unknown value(s) {bad}.",
+                f"use {', '.join(choices)}, joined by '+'.",
+            )
         return words
     if choices and text not in choices and not f.metadata.get("open"):
-        raise PolicyError(subject, f"{f.name} must be one of {', '.join(choices)}, got "
-                          f"{text!r}.", f.metadata.get("hint", _HINT))
+        raise PolicyError(
+            subject,
+            f"{f.name} must be one of {', '.join(choices)}, got {text!r}.",
+            f.metadata.get("hint", _HINT),
+        )
     return text
 
 

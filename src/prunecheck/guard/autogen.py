@@ -46,16 +46,27 @@ class GuardedChatCompletionContext(ChatCompletionContext):
     safe list).
     """
 
-    def __init__(self, trimmer: object, *, budget: int, hard_ceiling: int | None = None,
-                 store: SpillStore | str | PathLike[str] | None = None,
-                 token_counter: Callable[[Any], int] | None = None,
-                 initial_messages: list[LLMMessage] | None = None) -> None:
+    def __init__(
+        self,
+        trimmer: object,
+        *,
+        budget: int,
+        hard_ceiling: int | None = None,
+        store: SpillStore | str | PathLike[str] | None = None,
+        token_counter: Callable[[Any], int] | None = None,
+        initial_messages: list[LLMMessage] | None = None,
+    ) -> None:
         super().__init__(initial_messages)
         if isinstance(store, str | PathLike):
             store = SpillStore(store, encode=encode_message, decode=decode_message)
-        self.guard = ListGuard(trimmer, format="autogen", budget=budget,
-                               hard_ceiling=hard_ceiling, store=store,
-                               token_counter=token_counter)
+        self.guard = ListGuard(
+            trimmer,
+            format="autogen",
+            budget=budget,
+            hard_ceiling=hard_ceiling,
+            store=store,
+            token_counter=token_counter,
+        )
 
     async def get_messages(self) -> list[LLMMessage]:
         kept: list[LLMMessage] = self.guard(self._messages)

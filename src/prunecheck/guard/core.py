@@ -97,9 +97,15 @@ class CommitGuard:
     <Deferral.PENDING_CALL: 'pending_call'>
     """
 
-    def __init__(self, trimmer: object, *, budget: int, hard_ceiling: int | None = None,
-                 store: SpillStore | str | PathLike[str] | None = None,
-                 format: str | None = None) -> None:
+    def __init__(
+        self,
+        trimmer: object,
+        *,
+        budget: int,
+        hard_ceiling: int | None = None,
+        store: SpillStore | str | PathLike[str] | None = None,
+        format: str | None = None,
+    ) -> None:
         if budget <= 0:
             raise ValueError(f"budget ({budget}) must be a positive token count")
         ceiling = hard_ceiling if hard_ceiling is not None else budget * 5 // 4
@@ -112,7 +118,8 @@ class CommitGuard:
         self.stats = GuardStats()
         self.tracker = Tracker()
         self._spilled: dict[str, frozenset[str]] = (
-            {u.unit: u.resources for u in self.store.units()} if self.store is not None else {})
+            {u.unit: u.resources for u in self.store.units()} if self.store is not None else {}
+        )
         self._restored: list[str] = []
 
     # ------------------------------------------------------------------ events
@@ -122,8 +129,15 @@ class CommitGuard:
         self._confirm()
         self.tracker.message(mid, role, tokens, payload)
 
-    def calls(self, mid: str, call_ids: Iterable[str], tokens: int, payload: object = None,
-              *, resources: Iterable[str] = ()) -> tuple[Restored, ...]:
+    def calls(
+        self,
+        mid: str,
+        call_ids: Iterable[str],
+        tokens: int,
+        payload: object = None,
+        *,
+        resources: Iterable[str] = (),
+    ) -> tuple[Restored, ...]:
         """The model issued calls (a parallel batch) in message ``mid``.
 
         Returns the spilled units that name one of ``resources`` (file paths,
@@ -136,21 +150,22 @@ class CommitGuard:
         self.tracker.calls(mid, call_ids, tokens, payload, wanted)
         return restored
 
-    def result_chunk(self, call_id: str, tokens: int, mid: str | None = None,
-                     payload: object = None) -> str:
+    def result_chunk(
+        self, call_id: str, tokens: int, mid: str | None = None, payload: object = None
+    ) -> str:
         """A chunk of a call's result arrived (the result stays open).
         Returns the id the guard tracks the result message under."""
         self._confirm()
         return self.tracker.result_chunk(call_id, tokens, mid, payload)
 
-    def result_complete(self, call_id: str, tokens: int = 0, mid: str | None = None,
-                        payload: object = None) -> None:
+    def result_complete(
+        self, call_id: str, tokens: int = 0, mid: str | None = None, payload: object = None
+    ) -> None:
         """A call's result is complete (a whole result: one call, with its tokens)."""
         self._confirm()
         self.tracker.result_complete(call_id, tokens, mid, payload)
 
-    def stream_opened(self, mid: str, role: str, tokens: int = 0,
-                      payload: object = None) -> None:
+    def stream_opened(self, mid: str, role: str, tokens: int = 0, payload: object = None) -> None:
         """A streamed message (assistant text) was opened."""
         self._confirm()
         self.tracker.message(mid, role, tokens, payload, closed=False)
@@ -193,8 +208,7 @@ class CommitGuard:
         store is copied, a store on disk cannot be.  ``remap`` maps each
         payload to its copy.  O(n)."""
         twin = object.__new__(CommitGuard)
-        twin.trimmer, twin.budget, twin.hard_ceiling = self.trimmer, self.budget, \
-            self.hard_ceiling
+        twin.trimmer, twin.budget, twin.hard_ceiling = self.trimmer, self.budget, self.hard_ceiling
         twin.store = deepcopy(self.store) if self.store is not None else None
         twin.stats = replace(self.stats)
         twin.tracker = self.tracker.copy(remap)
@@ -229,12 +243,14 @@ class CommitGuard:
         spilled: tuple[str, ...] = ()
         if self.store is not None and ctx.used > self.hard_ceiling:
             spilled = self._spill(ctx.used - self.budget)
-        plan = Plan(applied.evict, applied.clear, summaries, spilled, deferred, grown, shrunk,
-                    ctx.used)
+        plan = Plan(
+            applied.evict, applied.clear, summaries, spilled, deferred, grown, shrunk, ctx.used
+        )
         if ctx.used > self.hard_ceiling:
             stats.overruns += 1
-            raise HardCeilingExceeded(ctx.used, self.hard_ceiling, tuple(t.pending),
-                                      ctx.open_ids(), plan)
+            raise HardCeilingExceeded(
+                ctx.used, self.hard_ceiling, tuple(t.pending), ctx.open_ids(), plan
+            )
         return plan
 
     # ----------------------------------------------------------------- helpers
@@ -245,8 +261,9 @@ class CommitGuard:
         stats.prunes += 1
         for mid in proposal.clear:
             message = ctx[mid]
-            ctx.update(replace(message, tokens=min(message.tokens, PLACEHOLDER_TOKENS),
-                               cleared=True))
+            ctx.update(
+                replace(message, tokens=min(message.tokens, PLACEHOLDER_TOKENS), cleared=True)
+            )
         stats.evicted += len(t.removed(proposal.evict))
         groups = []
         for group in proposal.summarize:
@@ -256,8 +273,16 @@ class CommitGuard:
             total = sum(ctx[m].tokens for m in ids)
             sid = f"summary:{ids[0]}"
             tokens = group.tokens or max(1, total // 10)
-            summary = Message(sid, Role.USER, tokens, t.turn, float(t.clock), unit_id=sid,
-                              summary_of=ids, text=group.text)
+            summary = Message(
+                sid,
+                Role.USER,
+                tokens,
+                t.turn,
+                float(t.clock),
+                unit_id=sid,
+                summary_of=ids,
+                text=group.text,
+            )
             for message in ctx.summarize(ids, summary):
                 t.payloads.pop(message.id, None)
             groups.append(SummaryGroup(ids, sid, tokens, group.text))
@@ -270,11 +295,21 @@ class CommitGuard:
         for ids in spill_plan(ctx, excess, t.is_protected):
             unit = ctx[ids[0]].unit_id
             resources = t.resources.get(unit, frozenset())
-            messages = tuple(SpilledMessage(m.id, m.role.value, m.tokens, t.payloads.get(m.id),
-                                            m.call_id, m.tool_calls, m.turn, m.created_at)
-                             for m in (ctx[i] for i in ids))
+            messages = tuple(
+                SpilledMessage(
+                    m.id,
+                    m.role.value,
+                    m.tokens,
+                    t.payloads.get(m.id),
+                    m.call_id,
+                    m.tool_calls,
+                    m.turn,
+                    m.created_at,
+                )
+                for m in (ctx[i] for i in ids)
+            )
             self.store.put(SpilledUnit(unit, resources, messages))  # committed first …
-            t.removed(ids)                                          # … then it leaves
+            t.removed(ids)  # … then it leaves
             self._spilled[unit] = resources
             self.stats.spills += 1
             out.extend(ids)
@@ -290,8 +325,21 @@ class CommitGuard:
             stored = self.store.take(unit)
             back = []
             for m in stored.messages:  # as they were: a trimmer sees their age and turn
-                back.append((Message(m.id, Role(m.role), m.tokens, m.turn, m.created_at,
-                                     m.tool_calls, m.call_id, unit_id=unit), m.payload))
+                back.append(
+                    (
+                        Message(
+                            m.id,
+                            Role(m.role),
+                            m.tokens,
+                            m.turn,
+                            m.created_at,
+                            m.tool_calls,
+                            m.call_id,
+                            unit_id=unit,
+                        ),
+                        m.payload,
+                    )
+                )
                 for cid in m.tool_calls:
                     t.batch_of[cid] = unit
                 if m.call_id is not None:
@@ -301,8 +349,7 @@ class CommitGuard:
             del self._spilled[unit]
             self._restored.append(unit)
             self.stats.reinjections += 1
-            out.append(Restored(unit, tuple(m.id for m, _ in back),
-                                tuple(p for _, p in back)))
+            out.append(Restored(unit, tuple(m.id for m, _ in back), tuple(p for _, p in back)))
         return tuple(out)
 
     def _confirm(self) -> None:

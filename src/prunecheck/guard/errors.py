@@ -34,8 +34,9 @@ class HardCeilingExceeded(GuardError):
         to your message list as you would a returned plan.
     """
 
-    def __init__(self, used: int, ceiling: int, pending: tuple[str, ...],
-                 open: tuple[str, ...], plan: Plan) -> None:
+    def __init__(
+        self, used: int, ceiling: int, pending: tuple[str, ...], open: tuple[str, ...], plan: Plan
+    ) -> None:
         self.used = used
         self.ceiling = ceiling
         self.pending = pending

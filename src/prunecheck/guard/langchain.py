@@ -62,20 +62,30 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
         list and let the call go over budget.
     """
 
-    def __init__(self, trimmer: object, *, budget: int, hard_ceiling: int | None = None,
-                 store: SpillStore | str | PathLike[str] | None = None,
-                 token_counter: Callable[[Any], int] | None = None,
-                 raise_on_ceiling: bool = True) -> None:
+    def __init__(
+        self,
+        trimmer: object,
+        *,
+        budget: int,
+        hard_ceiling: int | None = None,
+        store: SpillStore | str | PathLike[str] | None = None,
+        token_counter: Callable[[Any], int] | None = None,
+        raise_on_ceiling: bool = True,
+    ) -> None:
         super().__init__()
         if isinstance(store, str | PathLike):
             store = SpillStore(store, encode=encode_message, decode=decode_message)
-        self.guard = ListGuard(trimmer, format="langchain", budget=budget,
-                               hard_ceiling=hard_ceiling, store=store,
-                               token_counter=token_counter)
+        self.guard = ListGuard(
+            trimmer,
+            format="langchain",
+            budget=budget,
+            hard_ceiling=hard_ceiling,
+            store=store,
+            token_counter=token_counter,
+        )
         self.raise_on_ceiling = raise_on_ceiling
 
-    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]
-                     ) -> dict[str, Any] | None:
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         messages: list[AnyMessage] = list(state["messages"])
         try:
             kept = self.guard(messages)
@@ -83,7 +93,6 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
             if self.raise_on_ceiling:
                 raise
             kept = list(exc.messages or messages)
-        if len(kept) == len(messages) and all(a is b for a, b in zip(kept, messages,
-                                                                     strict=True)):
+        if len(kept) == len(messages) and all(a is b for a, b in zip(kept, messages, strict=True)):
             return None
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]}

@@ -64,16 +64,25 @@ class ListGuard:
         past the hard ceiling; its ``messages`` is the safe list.
     """
 
-    def __init__(self, trimmer: object, *, format: str, budget: int,
-                 hard_ceiling: int | None = None,
-                 store: SpillStore | str | PathLike[str] | None = None,
-                 reader: Reader | None = None, token_counter: Callable[[Any], int] | None = None,
-                 placeholder: Rewrite | None = None, native: bool = False,
-                 encode: Callable[[object], str] | None = None,
-                 decode: Callable[[str], object] | None = None) -> None:
+    def __init__(
+        self,
+        trimmer: object,
+        *,
+        format: str,
+        budget: int,
+        hard_ceiling: int | None = None,
+        store: SpillStore | str | PathLike[str] | None = None,
+        reader: Reader | None = None,
+        token_counter: Callable[[Any], int] | None = None,
+        placeholder: Rewrite | None = None,
+        native: bool = False,
+        encode: Callable[[object], str] | None = None,
+        decode: Callable[[str], object] | None = None,
+    ) -> None:
         self.trimmer = trimmer
-        self.format = None if native or not callable(trimmer) or hasattr(trimmer, "select") \
-            else format
+        self.format = (
+            None if native or not callable(trimmer) or hasattr(trimmer, "select") else format
+        )
         self.budget = budget
         self.hard_ceiling = hard_ceiling
         self.reader = reader or reader_for(format)
@@ -93,8 +102,13 @@ class ListGuard:
         if self._awaiting and self.store is not None:
             self.store.delete(self._awaiting)  # the caller holds the list that has them
             self._awaiting = []
-        guard = CommitGuard(self.trimmer, budget=self.budget, hard_ceiling=self.hard_ceiling,
-                            store=self.store, format=self.format)
+        guard = CommitGuard(
+            self.trimmer,
+            budget=self.budget,
+            hard_ceiling=self.hard_ceiling,
+            store=self.store,
+            format=self.format,
+        )
         items = [self.reader(m) for m in messages]
         slots: list[list[object]] = [[m] for m in messages]  # restored units go before a slot
         ids: list[tuple[str, ...]] = []
@@ -117,15 +131,24 @@ class ListGuard:
         self.last_plan = plan
         return self._apply(plan, slots, ids)
 
-    def _feed(self, guard: CommitGuard, at: int, message: object, item: Item, tokens: int,
-              issued: set[str], slots: list[list[object]], new_calls: set[str]
-              ) -> tuple[str, ...]:
+    def _feed(
+        self,
+        guard: CommitGuard,
+        at: int,
+        message: object,
+        item: Item,
+        tokens: int,
+        issued: set[str],
+        slots: list[list[object]],
+        new_calls: set[str],
+    ) -> tuple[str, ...]:
         if item.calls:
             mid = "calls:" + ",".join(item.calls)
             fresh = not (set(item.calls) & self._seen_calls)
             new_calls.update(item.calls)
-            restored = guard.calls(mid, item.calls, tokens, message,
-                                   resources=item.resources if fresh else ())
+            restored = guard.calls(
+                mid, item.calls, tokens, message, resources=item.resources if fresh else ()
+            )
             for unit in restored:
                 slots[at][:0] = list(unit.payloads)
             return (mid,)
@@ -140,8 +163,9 @@ class ListGuard:
         guard.message(mid, item.role if item.role != "tool" else "tool", tokens, message)
         return (mid,)
 
-    def _apply(self, plan: Plan, slots: list[list[object]], ids: list[tuple[str, ...]]
-               ) -> list[Any]:
+    def _apply(
+        self, plan: Plan, slots: list[list[object]], ids: list[tuple[str, ...]]
+    ) -> list[Any]:
         gone = set(plan.remove)
         cleared = set(plan.clear)
         summary_at = {g.message_ids[0]: g for g in plan.summarize}

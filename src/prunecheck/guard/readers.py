@@ -75,11 +75,15 @@ def _text(content: object) -> str:
 def read_openai(message: Mapping[str, Any]) -> Item:
     calls = message.get("tool_calls") or ()
     ids = tuple(str(c["id"]) for c in calls)
-    resources = frozenset().union(*(_strings(c.get("function", {}).get("arguments"))
-                                    for c in calls)) if calls else frozenset()
+    resources = (
+        frozenset().union(*(_strings(c.get("function", {}).get("arguments")) for c in calls))
+        if calls
+        else frozenset()
+    )
     answers = (str(message["tool_call_id"]),) if message.get("role") == "tool" else ()
-    return Item(str(message.get("role", "user")), ids, answers, resources,
-                _text(message.get("content")))
+    return Item(
+        str(message.get("role", "user")), ids, answers, resources, _text(message.get("content"))
+    )
 
 
 def read_anthropic(message: Mapping[str, Any]) -> Item:
@@ -87,12 +91,17 @@ def read_anthropic(message: Mapping[str, Any]) -> Item:
     blocks = content if isinstance(content, list) else []
     uses = [b for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_use"]
     results = [b for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_result"]
-    resources = frozenset().union(*(_strings(b.get("input")) for b in uses)) if uses \
-        else frozenset()
+    resources = (
+        frozenset().union(*(_strings(b.get("input")) for b in uses)) if uses else frozenset()
+    )
     role = str(message.get("role", "user"))
-    return Item("tool" if results and role == "user" else role,
-                tuple(str(b["id"]) for b in uses),
-                tuple(str(b["tool_use_id"]) for b in results), resources, _text(content))
+    return Item(
+        "tool" if results and role == "user" else role,
+        tuple(str(b["id"]) for b in uses),
+        tuple(str(b["tool_use_id"]) for b in results),
+        resources,
+        _text(content),
+    )
 
 
 _LANGCHAIN_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
@@ -102,8 +111,9 @@ def read_langchain(message: Any) -> Item:
     role = _LANGCHAIN_ROLES.get(str(getattr(message, "type", "human")), "user")
     calls = getattr(message, "tool_calls", None) or ()
     ids = tuple(str(c["id"]) for c in calls)
-    resources = frozenset().union(*(_strings(c.get("args")) for c in calls)) if calls \
-        else frozenset()
+    resources = (
+        frozenset().union(*(_strings(c.get("args")) for c in calls)) if calls else frozenset()
+    )
     answers = (str(message.tool_call_id),) if role == "tool" else ()
     return Item(role, ids, answers, resources, _text(getattr(message, "content", "")))
 
@@ -114,12 +124,18 @@ def read_autogen(message: Any) -> Item:
     if kind == "SystemMessage":
         return Item("system", text=_text(content))
     if kind == "FunctionExecutionResultMessage":
-        return Item("tool", answers=tuple(str(r.call_id) for r in content),
-                    text=" ".join(str(r.content) for r in content))
+        return Item(
+            "tool",
+            answers=tuple(str(r.call_id) for r in content),
+            text=" ".join(str(r.content) for r in content),
+        )
     if kind == "AssistantMessage" and isinstance(content, list):
-        return Item("assistant", tuple(str(c.id) for c in content),
-                    resources=frozenset().union(*(_strings(c.arguments) for c in content)),
-                    text=" ".join(f"{c.name} {c.arguments}" for c in content))
+        return Item(
+            "assistant",
+            tuple(str(c.id) for c in content),
+            resources=frozenset().union(*(_strings(c.arguments) for c in content)),
+            text=" ".join(f"{c.name} {c.arguments}" for c in content),
+        )
     return Item("assistant" if kind == "AssistantMessage" else "user", text=_text(content))
 
 

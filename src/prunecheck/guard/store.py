@@ -68,9 +68,15 @@ class SpillStore:
     (['m2'], frozenset({'a.txt'}))
     """
 
-    def __init__(self, path: str | PathLike[str] = ":memory:", *, session: str = "default",
-                 encode: Encode = json.dumps, decode: Decode = json.loads,
-                 timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: str | PathLike[str] = ":memory:",
+        *,
+        session: str = "default",
+        encode: Encode = json.dumps,
+        decode: Decode = json.loads,
+        timeout: float = 30.0,
+    ) -> None:
         self.path = str(path)
         self.session = session
         self._encode = encode
@@ -80,29 +86,46 @@ class SpillStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a process kill
         self._db.execute(_SCHEMA)
-        row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM spilled WHERE session = ?",
-                               (session,)).fetchone()
+        row = self._db.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM spilled WHERE session = ?", (session,)
+        ).fetchone()
         self._seq = int(row[0])
 
     # ----------------------------------------------------------------- writes
     def put(self, unit: SpilledUnit) -> None:
         """Commit ``unit`` (one transaction); returns once it is durable."""
         self._seq += 1
-        messages = [{"id": m.id, "role": m.role, "tokens": m.tokens, "call_id": m.call_id,
-                     "tool_calls": list(m.tool_calls), "turn": m.turn,
-                     "created_at": m.created_at, "payload": self._encode(m.payload)}
-                    for m in unit.messages]
+        messages = [
+            {
+                "id": m.id,
+                "role": m.role,
+                "tokens": m.tokens,
+                "call_id": m.call_id,
+                "tool_calls": list(m.tool_calls),
+                "turn": m.turn,
+                "created_at": m.created_at,
+                "payload": self._encode(m.payload),
+            }
+            for m in unit.messages
+        ]
         with self._transaction():
             self._db.execute(
                 "INSERT OR REPLACE INTO spilled VALUES (?, ?, ?, ?, ?)",
-                (self.session, unit.unit, self._seq, json.dumps(sorted(unit.resources)),
-                 json.dumps(messages)))
+                (
+                    self.session,
+                    unit.unit,
+                    self._seq,
+                    json.dumps(sorted(unit.resources)),
+                    json.dumps(messages),
+                ),
+            )
 
     def take(self, unit: str) -> SpilledUnit:
         """Read a unit (it stays in the store until :meth:`delete`)."""
         row = self._db.execute(
             "SELECT unit, resources, messages FROM spilled WHERE session = ? AND unit = ?",
-            (self.session, unit)).fetchone()
+            (self.session, unit),
+        ).fetchone()
         if row is None:
             raise KeyError(unit)
         return self._unit(row)
@@ -111,20 +134,24 @@ class SpillStore:
         if not units:
             return
         with self._transaction():
-            self._db.executemany("DELETE FROM spilled WHERE session = ? AND unit = ?",
-                                 [(self.session, u) for u in units])
+            self._db.executemany(
+                "DELETE FROM spilled WHERE session = ? AND unit = ?",
+                [(self.session, u) for u in units],
+            )
 
     # ------------------------------------------------------------------ reads
     def units(self) -> list[SpilledUnit]:
         """Every unit of this session, oldest spill first."""
         rows = self._db.execute(
             "SELECT unit, resources, messages FROM spilled WHERE session = ? ORDER BY seq",
-            (self.session,)).fetchall()
+            (self.session,),
+        ).fetchall()
         return [self._unit(r) for r in rows]
 
     def __len__(self) -> int:
-        row = self._db.execute("SELECT COUNT(*) FROM spilled WHERE session = ?",
-                               (self.session,)).fetchone()
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM spilled WHERE session = ?", (self.session,)
+        ).fetchone()
         return int(row[0])
 
     def close(self) -> None:
@@ -135,8 +162,9 @@ class SpillStore:
         a store on disk is shared state and is not copied."""
         if self.path != ":memory:":
             raise TypeError(f"a spill store on disk ({self.path}) cannot be copied")
-        twin = SpillStore(":memory:", session=self.session, encode=self._encode,
-                          decode=self._decode)
+        twin = SpillStore(
+            ":memory:", session=self.session, encode=self._encode, decode=self._decode
+        )
         self._db.backup(twin._db)
         twin._seq = self._seq
         return twin
@@ -144,11 +172,23 @@ class SpillStore:
     # --------------------------------------------------------------- helpers
     def _unit(self, row: tuple[str, str, str]) -> SpilledUnit:
         unit, resources, messages = row
-        return SpilledUnit(unit, frozenset(json.loads(resources)), tuple(
-            SpilledMessage(m["id"], m["role"], int(m["tokens"]), self._decode(m["payload"]),
-                           m["call_id"], tuple(m["tool_calls"]), int(m.get("turn", 0)),
-                           float(m.get("created_at", 0.0)))
-            for m in json.loads(messages)))
+        return SpilledUnit(
+            unit,
+            frozenset(json.loads(resources)),
+            tuple(
+                SpilledMessage(
+                    m["id"],
+                    m["role"],
+                    int(m["tokens"]),
+                    self._decode(m["payload"]),
+                    m["call_id"],
+                    tuple(m["tool_calls"]),
+                    int(m.get("turn", 0)),
+                    float(m.get("created_at", 0.0)),
+                )
+                for m in json.loads(messages)
+            ),
+        )
 
     def _transaction(self) -> _Tx:
         return _Tx(self._db)
@@ -165,5 +205,3 @@ class _Tx:
 
     def __exit__(self, kind: object, value: object, tb: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-

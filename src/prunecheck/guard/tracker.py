@@ -31,23 +31,41 @@ def _role(role: str | Role) -> Role:
 class Tracker:
     """The mirror of one runtime's context."""
 
-    __slots__ = ("batch_of", "clock", "ctx", "last_user", "payloads", "pending", "resources",
-                 "result_of", "turn")
+    __slots__ = (
+        "batch_of",
+        "clock",
+        "ctx",
+        "last_user",
+        "payloads",
+        "pending",
+        "resources",
+        "result_of",
+        "turn",
+    )
 
     def __init__(self) -> None:
         self.ctx = Context()
         self.payloads: dict[str, object] = {}
-        self.batch_of: dict[str, str] = {}       # call id -> the message that issued it
-        self.result_of: dict[str, str] = {}      # call id -> its result message
+        self.batch_of: dict[str, str] = {}  # call id -> the message that issued it
+        self.result_of: dict[str, str] = {}  # call id -> its result message
         self.pending: dict[str, None] = {}
         self.resources: dict[str, frozenset[str]] = {}  # unit -> resources its calls named
         self.turn = 0
         self.clock = 0
         self.last_user: str | None = None
 
-    def _add(self, mid: str, role: str | Role, tokens: int, payload: object, *,
-             closed: bool = True, unit: str | None = None, call_id: str | None = None,
-             tool_calls: tuple[str, ...] = ()) -> Message:
+    def _add(
+        self,
+        mid: str,
+        role: str | Role,
+        tokens: int,
+        payload: object,
+        *,
+        closed: bool = True,
+        unit: str | None = None,
+        call_id: str | None = None,
+        tool_calls: tuple[str, ...] = (),
+    ) -> Message:
         if mid in self.ctx:
             raise GuardError(f"message id {mid!r} is already in the context")
         if tokens < 0:
@@ -56,8 +74,17 @@ class Tracker:
         r = _role(role)
         if r is Role.USER:
             self.turn += 1
-        message = Message(mid, r, tokens, self.turn, float(self.clock), tool_calls=tool_calls,
-                          call_id=call_id, closed=closed, unit_id=unit or mid)
+        message = Message(
+            mid,
+            r,
+            tokens,
+            self.turn,
+            float(self.clock),
+            tool_calls=tool_calls,
+            call_id=call_id,
+            closed=closed,
+            unit_id=unit or mid,
+        )
         self.ctx.append(message)
         self.payloads[mid] = payload
         if r is Role.USER:
@@ -65,13 +92,26 @@ class Tracker:
         return message
 
     # ------------------------------------------------------------------ events
-    def message(self, mid: str, role: str | Role, tokens: int, payload: object = None,
-                *, closed: bool = True) -> None:
+    def message(
+        self,
+        mid: str,
+        role: str | Role,
+        tokens: int,
+        payload: object = None,
+        *,
+        closed: bool = True,
+    ) -> None:
         """A message appended whole (or opened, when ``closed`` is False)."""
         self._add(mid, role, tokens, payload, closed=closed)
 
-    def calls(self, mid: str, call_ids: Iterable[str], tokens: int, payload: object = None,
-              resources: Iterable[str] = ()) -> None:
+    def calls(
+        self,
+        mid: str,
+        call_ids: Iterable[str],
+        tokens: int,
+        payload: object = None,
+        resources: Iterable[str] = (),
+    ) -> None:
         """An assistant message issuing calls; each is pending until its
         result completes."""
         ids = tuple(call_ids)
@@ -79,8 +119,7 @@ class Tracker:
             raise GuardError(f"message {mid!r} issues no call; use message() for plain text")
         for cid in ids:
             if cid in self.batch_of and self.batch_of[cid] in self.ctx:
-                raise GuardError(f"call id {cid!r} was already issued by "
-                                 f"{self.batch_of[cid]!r}")
+                raise GuardError(f"call id {cid!r} was already issued by {self.batch_of[cid]!r}")
         self._add(mid, Role.ASSISTANT, tokens, payload, tool_calls=ids)
         for cid in ids:
             self.batch_of[cid] = mid
@@ -88,8 +127,9 @@ class Tracker:
             self.ctx.mark_pending(mid, cid)
         self.resources[mid] = frozenset(resources)
 
-    def result_chunk(self, call_id: str, tokens: int, mid: str | None = None,
-                     payload: object = None) -> str:
+    def result_chunk(
+        self, call_id: str, tokens: int, mid: str | None = None, payload: object = None
+    ) -> str:
         """A chunk of ``call_id``'s result: the first opens its result message
         (``mid``, default ``"result:" + call_id``), later ones grow it."""
         batch = self._batch(call_id)
@@ -105,8 +145,9 @@ class Tracker:
         self.result_of[call_id] = mid
         return mid
 
-    def result_complete(self, call_id: str, tokens: int = 0, mid: str | None = None,
-                        payload: object = None) -> None:
+    def result_complete(
+        self, call_id: str, tokens: int = 0, mid: str | None = None, payload: object = None
+    ) -> None:
         """The result of ``call_id`` is complete (its last chunk, if any, carries ``tokens``)."""
         if call_id not in self.pending:
             raise GuardError(f"result complete for call {call_id!r}, which is not pending")
@@ -150,16 +191,21 @@ class Tracker:
     def _batch(self, call_id: str) -> str:
         batch = self.batch_of.get(call_id)
         if batch is None:
-            raise GuardError(f"call {call_id!r} was never issued (tell the guard about the "
-                             "assistant message with calls() first)")
+            raise GuardError(
+                f"call {call_id!r} was never issued (tell the guard about the "
+                "assistant message with calls() first)"
+            )
         return batch
 
     def copy(self, remap: Callable[[object], object] | None = None) -> Tracker:
         """An independent copy; ``remap`` maps each payload to its copy.  O(n)."""
         twin = Tracker()
         twin.ctx = self.ctx.copy()
-        twin.payloads = ({k: remap(v) for k, v in self.payloads.items()} if remap is not None
-                         else dict(self.payloads))
+        twin.payloads = (
+            {k: remap(v) for k, v in self.payloads.items()}
+            if remap is not None
+            else dict(self.payloads)
+        )
         twin.batch_of, twin.result_of = dict(self.batch_of), dict(self.result_of)
         twin.pending, twin.resources = dict(self.pending), dict(self.resources)
         twin.turn, twin.clock, twin.last_user = self.turn, self.clock, self.last_user

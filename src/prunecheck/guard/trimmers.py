@@ -42,8 +42,13 @@ class TrimView:
 
     def context_view(self) -> ContextView:
         t = self.tracker
-        return ContextView(t.ctx, pending_calls=frozenset(t.pending), budget=self.budget,
-                           now=float(t.clock), turn=t.turn)
+        return ContextView(
+            t.ctx,
+            pending_calls=frozenset(t.pending),
+            budget=self.budget,
+            now=float(t.clock),
+            turn=t.turn,
+        )
 
     def payloads(self) -> tuple[list[object], list[tuple[str, ...]]]:
         """The runtime's message objects in context order (one object that
@@ -113,12 +118,16 @@ class ListTrimmer:
         try:
             kept = self.fn(list(objects), **kwargs)
         except Exception as exc:
-            raise PolicyError(f"list function {self.name!r}", f"raised {type(exc).__name__}: "
-                              f"{exc}.", "fix the trimmer; the guard left the context as "
-                              "it was.") from exc
+            raise PolicyError(
+                f"list function {self.name!r}",
+                f"raised {type(exc).__name__}: {exc}.",
+                "fix the trimmer; the guard left the context as it was.",
+            ) from exc
         if not isinstance(kept, Sequence) or isinstance(kept, str | bytes):
-            raise PolicyError(f"list function {self.name!r}", f"returned "
-                              f"{type(kept).__name__}, not a list of messages.")
+            raise PolicyError(
+                f"list function {self.name!r}",
+                f"returned {type(kept).__name__}, not a list of messages.",
+            )
         return Proposal(evict=_dropped(kept, objects, ids))
 
 
@@ -131,10 +140,12 @@ def _parameters(fn: Callable[..., object]) -> frozenset[str]:
         return frozenset()
 
 
-def _counter(tracker: Tracker, objects: list[object], ids: list[tuple[str, ...]]
-             ) -> Callable[[object], int]:
-    tokens = {id(o): sum(tracker.ctx[m].tokens for m in i) for o, i in zip(objects, ids,
-                                                                            strict=True)}
+def _counter(
+    tracker: Tracker, objects: list[object], ids: list[tuple[str, ...]]
+) -> Callable[[object], int]:
+    tokens = {
+        id(o): sum(tracker.ctx[m].tokens for m in i) for o, i in zip(objects, ids, strict=True)
+    }
 
     def count(item: object) -> int:
         if isinstance(item, list | tuple):
@@ -144,8 +155,9 @@ def _counter(tracker: Tracker, objects: list[object], ids: list[tuple[str, ...]]
     return count
 
 
-def _dropped(kept: Sequence[object], objects: list[object], ids: list[tuple[str, ...]]
-             ) -> tuple[str, ...]:
+def _dropped(
+    kept: Sequence[object], objects: list[object], ids: list[tuple[str, ...]]
+) -> tuple[str, ...]:
     by_identity = {id(o): i for i, o in enumerate(objects)}
     taken: set[int] = set()
     loose: list[object] = []
@@ -174,8 +186,9 @@ def as_trimmer(obj: object, format: str | None = None, *, name: str | None = Non
     """
     if isinstance(obj, Trimmer):
         return obj
-    label = name or getattr(obj, "name", None) or getattr(obj, "__name__", None) \
-        or type(obj).__name__
+    label = (
+        name or getattr(obj, "name", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    )
     if format is not None:
         if not callable(obj):
             raise TypeError(f"a list function must be callable, got {type(obj).__name__}")
@@ -183,6 +196,8 @@ def as_trimmer(obj: object, format: str | None = None, *, name: str | None = Non
     try:
         return PolicyTrimmer(as_policy(obj, str(label)))
     except TypeError:
-        raise TypeError(f"{obj!r} is not a trimmer: give a select(view, need) policy, an "
-                        "object with propose(view, need), or a list function with "
-                        "format=...") from None
+        raise TypeError(
+            f"{obj!r} is not a trimmer: give a select(view, need) policy, an "
+            "object with propose(view, need), or a list function with "
+            "format=..."
+        ) from None

@@ -11,8 +11,7 @@ from langgraph.runtime import Runtime
 
 
 class DropOldToolResults(AgentMiddleware):
-    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]
-                     ) -> dict[str, Any] | None:
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         tools = [m for m in state["messages"] if m.type == "tool"]
         old = [m.id for m in tools[:-2] if m.id is not None]  # state messages carry ids
         return {"messages": [RemoveMessage(id=i) for i in old]} if tools[2:] else None
