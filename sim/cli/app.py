@@ -1,8 +1,8 @@
 """The ``prunecheck`` command line: one module per subcommand.
 
 Each subcommand lives in ``prunecheck.sim.cli.<name>`` and exposes
-``register(subparsers)``, which adds its parser and sets ``func`` to a
-function ``(args) -> int``.  :func:`main` imports only the module of the
+``register(subparsers)``, which adds its parser and sets ``func`` to its
+``execute(args) -> int`` (a command *executes*; a *run* is one simulation).  :func:`main` imports only the module of the
 command given (``prunecheck --help`` lists every command from the table in
 :mod:`.commands` and imports none), so one command's heavy imports cost
 nothing elsewhere.

@@ -31,7 +31,7 @@ from prunecheck.sim.verdicts.regress import (
     write_baseline,
 )
 
-__all__ = ["DEFAULT_CORPUS", "default_corpus", "register", "run"]
+__all__ = ["DEFAULT_CORPUS", "default_corpus", "execute", "register"]
 
 EXAMPLE = """\
 examples:
@@ -67,10 +67,10 @@ def register(sub: Any) -> None:
         help=f"reproduction traces to replay (default {DEFAULT_CORPUS} when it exists)",
     )
     add_policy_timeout(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     args.policy = with_format(args.policy, args.format)
     config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))
     suite = Suite.of(args.levels, args.seeds, args.horizon)

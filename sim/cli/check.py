@@ -35,10 +35,10 @@ from prunecheck.sim.verdicts.check import (
 __all__ = [
     "add_runtime_arguments",
     "add_suite_arguments",
+    "execute",
     "parse_levels",
     "parse_seeds",
     "register",
-    "run",
     "runtime_config",
 ]
 
@@ -124,10 +124,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     add_time_limit(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     if args.langchain is not None:
         if args.policy:
             raise ConfigError(

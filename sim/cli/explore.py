@@ -27,7 +27,7 @@ from prunecheck.sim.drivers.explore import MAX_STATES
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.support.progress import progress_for
 
-__all__ = ["register", "run"]
+__all__ = ["execute", "register"]
 
 EXAMPLE = f"""\
 example:
@@ -82,10 +82,10 @@ def register(sub: Any) -> None:
         help=f"stop after this many distinct states (default {MAX_STATES})",
     )
     add_shape_arguments(p, Shape.small())
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     from prunecheck.sim.drivers.explore import explore
 
     config = config_from_args(args)

@@ -10,7 +10,7 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.adapters.frameworks import adapter_help
 from prunecheck.sim.cli.commands import SUMMARIES
 
-__all__ = ["describe", "register", "run"]
+__all__ = ["describe", "execute", "register"]
 
 EXAMPLE = """\
 examples:
@@ -42,10 +42,10 @@ def register(sub: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     width = max(len(name) for name in BUILTINS)
     print("built-in policies (give the name as POLICY):")
     for name, factory in BUILTINS.items():

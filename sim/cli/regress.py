@@ -36,7 +36,7 @@ from prunecheck.sim.verdicts.regress import (
     write_baseline,
 )
 
-__all__ = ["register", "run"]
+__all__ = ["execute", "register"]
 
 EXAMPLE = """\
 examples:
@@ -93,10 +93,10 @@ def register(sub: Any) -> None:
         help="also write the current results (the baseline format), updated after every run",
     )
     add_policy_timeout(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 1:
         raise ConfigError(
             "--alpha", f"must be between 0 and 1, got {args.alpha}.", "for example --alpha 0.01."

@@ -25,7 +25,7 @@ from prunecheck.sim.reproductions.narrative import narrate_stream
 from prunecheck.sim.reproductions.trace_file import read_trace
 from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runtime's
 
-__all__ = ["load_trace", "register", "run"]
+__all__ = ["execute", "load_trace", "register"]
 
 EXAMPLE = """\
 example:
@@ -60,7 +60,7 @@ def register(sub: Any) -> None:
     p.add_argument("--markdown", action="store_true", help="print the narrative as markdown")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     add_policy_timeout(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
 def load_trace(path_text: str) -> Trace:
@@ -105,7 +105,7 @@ def _what(spec: str) -> str:
     return f"file {path}, sha256 {digest}…"
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from prunecheck.model.gates import Gate

@@ -34,7 +34,7 @@ from prunecheck.sim.support.ledger import locked_folder
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
 from prunecheck.sim.sweeps.sweep import RunSpec, configs, plan, policy_failure, run_sweep
 
-__all__ = ["Parts", "default_parts", "register", "run"]
+__all__ = ["Parts", "default_parts", "execute", "register"]
 
 EXAMPLE = """\
 examples:
@@ -111,7 +111,7 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_policy_timeout(p)
     add_run_time_limit(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
 def _sessions_per_run(level: float, horizon: float) -> float:
@@ -177,7 +177,7 @@ def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) ->
     return main, tight, knobs
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ConfigError(
             "--seeds",

@@ -35,11 +35,11 @@ __all__ = [
     "add_runtime_arguments",
     "add_shape_arguments",
     "config_from_args",
+    "execute",
     "parse_target",
     "policy_from_args",
     "register",
     "report_counterexample",
-    "run",
     "shape_from_args",
     "spec_from_args",
 ]
@@ -92,10 +92,10 @@ def register(sub: Any) -> None:
         help="runs to generate (default 200; shrinking comes on top)",
     )
     add_shape_arguments(p, Shape.for_budget(BASE.budget))
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     from prunecheck.sim.drivers.search import search
 
     config = config_from_args(args)

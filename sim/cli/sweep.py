@@ -37,7 +37,7 @@ from prunecheck.sim.stats.survival import kaplan_meier
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
 from prunecheck.sim.sweeps.sweep import Row, configs, plan, policy_failure, run_sweep
 
-__all__ = ["add_grid_options", "rate_table", "register", "run"]
+__all__ = ["add_grid_options", "execute", "rate_table", "register"]
 
 EXAMPLE = f"""\
 examples:
@@ -83,7 +83,7 @@ def register(sub: Any) -> None:
         help="results file (JSON lines); an existing one is resumed",
     )
     add_grid_options(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=execute)
 
 
 def add_grid_options(
@@ -252,7 +252,7 @@ def grid(
     return policies, runtime, levels, tight, seeds
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     policies, runtime, levels, tight, seeds = grid(args)
     limit = run_time_limit(args)
     specs = plan(policies, runtime, levels, seeds, tightness=tight, horizon=args.horizon)

@@ -16,7 +16,7 @@ from prunecheck.model.provider import Provider, validate
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.verdicts.strict import UNVERIFIED, other_format, shape_errors
 
-__all__ = ["register", "run"]
+__all__ = ["execute", "register"]
 
 _EPILOG = """\
 examples:
@@ -52,10 +52,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=[p.value for p in Provider],
         help="the provider whose rules and error texts apply",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=execute)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     """Validate ``args.file`` for ``args.format``; return the exit status."""
     provider = Provider(args.format)
     name = "<stdin>" if args.file == "-" else str(args.file)
