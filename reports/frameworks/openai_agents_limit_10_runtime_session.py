@@ -30,8 +30,10 @@ def _corpus() -> str:
     parts: list[str] = []
     size = 0
     while size < _CORPUS_CHARS:
-        sentence = " ".join(rng.choice(_CODE) if rng.random() < _CODE_SHARE
-                            else rng.choice(_WORDS) for _ in range(rng.randint(6, 16)))
+        sentence = " ".join(
+            rng.choice(_CODE) if rng.random() < _CODE_SHARE else rng.choice(_WORDS)
+            for _ in range(rng.randint(6, 16))
+        )
         sentence = sentence[0].upper() + sentence[1:] + ". "
         parts.append(sentence)
         size += len(sentence)
@@ -45,7 +47,7 @@ def filler(key: str, chars: int) -> str:
         return ""
     start = zlib.crc32(key.encode()) % (len(corpus) // 2)
     start = corpus.find(" ", start) + 1  # begin on a word
-    out = corpus[start:start + chars]
+    out = corpus[start : start + chars]
     while len(out) < chars:  # larger than the corpus: wrap around
         out += corpus[: chars - len(out)]
     return out
@@ -69,8 +71,9 @@ messages: list[dict[str, Any]] = [
 ]
 
 
-def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
-                     open_at: Any) -> list[str]:
+def pairing_problems(
+    given: list[dict[str, Any]], output: list[dict[str, Any]], open_at: Any
+) -> list[str]:
     """What ``output`` (a trimmer's result) broke of ``given`` (its input),
     both OpenAI Chat Completions dicts: orphaned tool messages, calls kept
     without their result, a parallel batch kept in part, calls dropped while
@@ -89,8 +92,9 @@ def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
             cid = str(m.get("tool_call_id"))
             results_out.add(cid)
             if cid not in seen_calls:
-                problems.append(f"orphaned tool message: the result of {cid} is kept, "
-                                "its call is gone")
+                problems.append(
+                    f"orphaned tool message: the result of {cid} is kept, its call is gone"
+                )
     for cid in calls_out:
         if cid not in results_out and cid in answered_in:
             problems.append(f"call without its result: {cid} is kept, its result was dropped")
@@ -98,19 +102,24 @@ def pairing_problems(given: list[dict[str, Any]], output: list[dict[str, Any]],
         batch = [c["id"] for c in m.get("tool_calls") or []]
         kept = [c for c in batch if c in seen_calls]
         if kept and len(kept) < len(batch):
-            problems.append(f"parallel batch split: calls {', '.join(kept)} are kept, "
-                            f"{', '.join(c for c in batch if c not in kept)} of the same "
-                            "assistant message are gone")
+            problems.append(
+                f"parallel batch split: calls {', '.join(kept)} are kept, "
+                f"{', '.join(c for c in batch if c not in kept)} of the same "
+                "assistant message are gone"
+            )
     given_calls = [c["id"] for m in given for c in m.get("tool_calls") or []]
     for cid in given_calls:
         if cid not in answered_in and cid not in seen_calls:
-            problems.append(f"call {cid} was dropped while its result is still pending: "
-                            "the result will arrive orphaned")
+            problems.append(
+                f"call {cid} was dropped while its result is still pending: "
+                "the result will arrive orphaned"
+            )
     kept_text = {m.get("content") or "" for m in output}
     for i in open_at:
         if (given[i].get("content") or "") not in kept_text:
-            problems.append(f"message {i} ({given[i].get('role')}) was dropped while still "
-                            "streaming")
+            problems.append(
+                f"message {i} ({given[i].get('role')}) was dropped while still streaming"
+            )
     return problems
 
 
