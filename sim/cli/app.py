@@ -2,10 +2,10 @@
 
 Each subcommand lives in ``prunecheck.sim.cli.<name>`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to its
-``execute(args) -> int`` (a command *executes*; a *run* is one simulation).  :func:`main` imports only the module of the
-command given (``prunecheck --help`` lists every command from the table in
-:mod:`.commands` and imports none), so one command's heavy imports cost
-nothing elsewhere.
+``execute(args) -> int`` (a command *executes*; a *run* is one simulation).
+:func:`main` imports only the module of the command given (``prunecheck
+--help`` lists every command from the table in :mod:`.commands` and imports
+none), so one command's heavy imports cost nothing elsewhere.
 
 Exit status: 0 success / no violation, 1 a violation or regression found,
 2 bad input (printed as one paragraph, never a traceback).
