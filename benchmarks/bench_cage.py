@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.policies import ContextView, Policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.adapters.cage import close_all
 from prunecheck.sim.adapters.loader import load_local, load_policy
 from prunecheck.sim.drivers.simulator import simulate

@@ -23,9 +23,9 @@ from concurrent.futures import as_completed as pool_completed
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.sweeps.sweep import configs, plan, run_sweep
 
 __all__ = ["TITLE", "run"]

@@ -31,7 +31,7 @@ MAX_PEAK_MB = 512
 _CHILD = """
 import json, sys
 from prunecheck.model.gates import Gate
-from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.sim.drivers.explore import explore
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.drivers.shape import Shape

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.drivers.explore import explore
 from prunecheck.sim.drivers.search import random_walk, search

@@ -22,10 +22,13 @@ import statistics
 import time
 from dataclasses import replace
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.gates import Gate
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import RuntimeState, initial_state
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import Load, load_at
 

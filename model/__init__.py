@@ -1,23 +1,46 @@
-"""prunecheck.model: the functional core.
+"""prunecheck.model: the functional core, and what a policy author imports.
 
 Plain data and free functions: contexts and their unit index, policies,
 gates, the runtime step, provider rules, incidents and traces.  No SimPy,
 no files, no clock; randomness only through a ``random.Random`` passed in.
 
-Submodules load on first use (PEP 562), so that ``import prunecheck.model.gates``
-(what the runtime-side guard needs) does not pull in the runtime, traces and
-provider rules.
+The package exports what a policy author needs; everything else is imported
+from the module that defines it.
+
+=========================  ==============================================
+what                       names
+=========================  ==============================================
+the view a policy reads    ``ContextView``, ``Message``, ``Role``
+what it may return         ``Evict``, ``Clear``, ``Summarize`` (or plain ids)
+the policy protocol        ``Policy``, ``as_policy``
+the built-in policies      ``BUILTINS``, ``builtin_policy``
+the errors                 ``PrunecheckError``, ``PolicyError``,
+                           ``PolicyTimeout``, ``ConfigError``,
+                           ``TraceError``, ``TranscriptError``
+=========================  ==============================================
+
+The runtime (:mod:`.config`, :mod:`.state`, :mod:`.runtime`), its events
+(:mod:`.events`), traces (:mod:`.trace`), incidents (:mod:`.incidents`),
+gates (:mod:`.gates`), providers (:mod:`.provider`) and the invariant's
+checks (:mod:`.boundary`) are imported from their modules; the names of
+them this package exported in 0.2.0 still resolve here, with a
+:class:`~prunecheck._deprecated.RemovedIn040Warning`.
+
+Submodules load on first use (:mod:`prunecheck._lazy`), so that
+``import prunecheck.model.gates`` (what the runtime-side guard needs) does
+not pull in the runtime, traces and provider rules.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from prunecheck._deprecated import model_deprecations
+from prunecheck._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .actions import Clear, Evict, Proposal, Summarize
-    from .boundary import Violation, ViolationReason, check_prune, is_commit_boundary
-    from .context import Context, Message, Role
+    from .actions import Clear, Evict, Summarize
+    from .context import Message, Role
     from .errors import (
         ConfigError,
         PolicyError,
@@ -26,162 +49,46 @@ if TYPE_CHECKING:
         TraceError,
         TranscriptError,
     )
-    from .events import (
-        AssistantChunk,
-        BudgetCheck,
-        CallSpec,
-        Effect,
-        Event,
-        ExternalWrite,
-        FailureReason,
-        Invoke,
-        IssueBatch,
-        NewSession,
-        ResultChunk,
-        Retry,
-        SystemPrompt,
-        ToolFailure,
-        UserMessage,
-    )
-    from .gates import Gate
-    from .incidents import Incident, IncidentKind
     from .policies import BUILTINS, ContextView, Policy, as_policy, builtin_policy
-    from .provider import Provider
-    from .runtime import (
-        CheckAt,
-        Repair,
-        RetryMode,
-        RuntimeConfig,
-        RuntimeState,
-        StepResult,
-        StreamLoss,
-        apply,
-        initial_state,
-        step,
-    )
-    from .trace import Trace, replay
 
 __all__ = [
     "BUILTINS",
-    "AssistantChunk",
-    "BudgetCheck",
-    "CallSpec",
-    "CheckAt",
     "Clear",
     "ConfigError",
-    "Context",
     "ContextView",
-    "Effect",
-    "Event",
     "Evict",
-    "ExternalWrite",
-    "FailureReason",
-    "Gate",
-    "Incident",
-    "IncidentKind",
-    "Invoke",
-    "IssueBatch",
     "Message",
-    "NewSession",
     "Policy",
     "PolicyError",
     "PolicyTimeout",
-    "Proposal",
-    "Provider",
     "PrunecheckError",
-    "Repair",
-    "ResultChunk",
-    "Retry",
-    "RetryMode",
     "Role",
-    "RuntimeConfig",
-    "RuntimeState",
-    "StepResult",
-    "StreamLoss",
     "Summarize",
-    "SystemPrompt",
-    "ToolFailure",
-    "Trace",
     "TraceError",
     "TranscriptError",
-    "UserMessage",
-    "Violation",
-    "ViolationReason",
-    "apply",
     "as_policy",
     "builtin_policy",
-    "check_prune",
-    "initial_state",
-    "is_commit_boundary",
-    "replay",
-    "step",
 ]
 
-_LAZY: dict[str, str] = {
-    "AssistantChunk": "events",
-    "BUILTINS": "policies",
-    "BudgetCheck": "events",
-    "CallSpec": "events",
-    "CheckAt": "runtime",
-    "Clear": "actions",
-    "ConfigError": "errors",
-    "Context": "context",
-    "ContextView": "policies",
-    "Effect": "events",
-    "Event": "events",
-    "Evict": "actions",
-    "ExternalWrite": "events",
-    "FailureReason": "events",
-    "Gate": "gates",
-    "Incident": "incidents",
-    "IncidentKind": "incidents",
-    "Invoke": "events",
-    "IssueBatch": "events",
-    "Message": "context",
-    "NewSession": "events",
-    "Policy": "policies",
-    "PolicyError": "errors",
-    "PolicyTimeout": "errors",
-    "Proposal": "actions",
-    "Provider": "provider",
-    "PrunecheckError": "errors",
-    "Repair": "runtime",
-    "ResultChunk": "events",
-    "Retry": "events",
-    "RetryMode": "runtime",
-    "Role": "context",
-    "RuntimeConfig": "runtime",
-    "RuntimeState": "runtime",
-    "StepResult": "runtime",
-    "StreamLoss": "runtime",
-    "Summarize": "actions",
-    "SystemPrompt": "events",
-    "ToolFailure": "events",
-    "Trace": "trace",
-    "TraceError": "errors",
-    "TranscriptError": "errors",
-    "UserMessage": "events",
-    "Violation": "boundary",
-    "ViolationReason": "boundary",
-    "apply": "runtime",
-    "as_policy": "policies",
-    "builtin_policy": "policies",
-    "check_prune": "boundary",
-    "initial_state": "runtime",
-    "is_commit_boundary": "boundary",
-    "replay": "trace",
-    "step": "runtime",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'prunecheck.model' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "BUILTINS": ".policies",
+        "Clear": ".actions",
+        "ConfigError": ".errors",
+        "ContextView": ".policies",
+        "Evict": ".actions",
+        "Message": ".context",
+        "Policy": ".policies",
+        "PolicyError": ".errors",
+        "PolicyTimeout": ".errors",
+        "PrunecheckError": ".errors",
+        "Role": ".context",
+        "Summarize": ".actions",
+        "TraceError": ".errors",
+        "TranscriptError": ".errors",
+        "as_policy": ".policies",
+        "builtin_policy": ".policies",
+    },
+    deprecated=model_deprecations(),
+)

@@ -3,7 +3,6 @@ notes, and the budget check with its gate, spill and re-injection.
 
 :class:`EventWork` is created by :func:`prunecheck.model.runtime.apply` for
 each event and handed to the event's handler; it is internal to the model.
-(It was called ``Run``, with the state as ``s``; ``Run`` stays an alias.)
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from .notes import Note, NoteKind
 from .policies import ContextView
 from .state import CallRecord, CallStatus, CounterName, RuntimeState, evolve
 
-__all__ = ["PLACEHOLDER_TOKENS", "EventWork", "Run", "call_tools", "calls_text"]
+__all__ = ["PLACEHOLDER_TOKENS", "EventWork", "call_tools", "calls_text"]
 
 #: Tokens a cleared message keeps (its placeholder).
 PLACEHOLDER_TOKENS = 8
@@ -379,10 +378,6 @@ class EventWork:
         state.pending.pop(record.id, None)
         self.ctx.resolve(record.batch, record.id)
         return record
-
-
-#: The pre-0.2 name of :class:`EventWork`.
-Run = EventWork
 
 
 class _CallTools(Mapping[str, tuple[str, str]]):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from .config import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss, parse_knob
+from .config import StreamLoss
 from .context import Context, Message, Role
 from .engine import EventWork, calls_text
 from .errors import TraceError
@@ -45,25 +45,9 @@ from .state import (
     RuntimeState,
     StepResult,
     evolve,
-    initial_state,
 )
 
-__all__ = [
-    "CallRecord",
-    "CallStatus",
-    "CheckAt",
-    "CounterName",
-    "Repair",
-    "RetryMode",
-    "RuntimeConfig",
-    "RuntimeState",
-    "StepResult",
-    "StreamLoss",
-    "apply",
-    "initial_state",
-    "parse_knob",
-    "step",
-]
+__all__ = ["apply", "step"]
 
 
 def step(

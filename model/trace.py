@@ -23,11 +23,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .config import RuntimeConfig
 from .errors import ConfigError, TraceError
 from .events import Event, event_from_json, event_to_json
 from .incidents import Incident
 from .policies import Policy
-from .runtime import RuntimeConfig, RuntimeState, StepResult, apply, initial_state
+from .runtime import apply
+from .state import RuntimeState, StepResult, initial_state
 
 __all__ = [
     "FORMAT",

@@ -2,7 +2,7 @@
 *valid* event sequences.
 
 Event sequences are drawn while a shadow runtime (a real
-:class:`~prunecheck.model.runtime.RuntimeState`, run with ``record=False``)
+:class:`~prunecheck.model.state.RuntimeState`, run with ``record=False``)
 applies each event, so that every choice consults the runtime's own
 preconditions: results only for calls still pending, the model speaks (text
 or a batch) only when no call is pending, a batch only when no assistant
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from prunecheck.model.config import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
 from prunecheck.model.events import (
     AssistantChunk,
     BudgetCheck,
@@ -41,16 +42,8 @@ from prunecheck.model.events import (
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS, Policy, builtin_policy
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import (
-    CheckAt,
-    Repair,
-    RetryMode,
-    RuntimeConfig,
-    RuntimeState,
-    StreamLoss,
-    apply,
-    initial_state,
-)
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import RuntimeState, initial_state
 
 __all__ = [
     "POLICY_NAMES",

@@ -75,9 +75,11 @@ def test_a_partial_clear_carries_the_tokens_left() -> None:
 
 
 def test_the_runtime_shortens_a_partially_cleared_message() -> None:
+    from prunecheck.model.config import RuntimeConfig
     from prunecheck.model.events import CallSpec, IssueBatch, ResultChunk, UserMessage
     from prunecheck.model.policies import ContextView, FunctionPolicy
-    from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
+    from prunecheck.model.runtime import apply
+    from prunecheck.model.state import initial_state
 
     def shorten_results(view: ContextView, need: int) -> list[Clear]:
         return [Clear(m.id, 100) for m in view.messages if m.call_id]

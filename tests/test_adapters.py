@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import (
     AssistantChunk,
@@ -24,10 +25,12 @@ from prunecheck.model.events import (
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS, ContextView
 from prunecheck.model.provider import Provider, render
-from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import initial_state
 from prunecheck.model.trace import Trace, incidents_of
 from prunecheck.sim.adapters.cage import CagedPolicy
-from prunecheck.sim.adapters.lists import ListPolicy, list_policy, render_list
+from prunecheck.sim.adapters.list_render import render_list
+from prunecheck.sim.adapters.lists import ListPolicy, list_policy
 from prunecheck.sim.adapters.loader import load_local, load_policy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

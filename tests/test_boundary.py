@@ -18,7 +18,8 @@ from prunecheck.model.boundary import (
 )
 from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.gates import Gate
-from prunecheck.model.runtime import RuntimeState, apply
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import RuntimeState
 from prunecheck.model.units import check_prune_spec
 
 NONE_HEAVY = (Gate.NONE, Gate.NONE, Gate.NONE, Gate.REFERENCE, Gate.COMMIT, Gate.SPILL)

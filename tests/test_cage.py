@@ -13,12 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Message, Role
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import SystemPrompt, UserMessage
-from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import initial_state
 from prunecheck.sim.adapters.cage import CagedPolicy
-from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.cli.app import main, plain, version
 from prunecheck.sim.support.ledger import is_intact, seal
 

@@ -7,7 +7,8 @@ import argparse
 import pytest
 
 from prunecheck.model.policies import BUILTINS
-from prunecheck.sim.cli.app import COMMANDS, build_parser, main
+from prunecheck.sim.cli.app import build_parser, main
+from prunecheck.sim.cli.commands import COMMANDS
 
 
 def test_policies_lists_every_builtin_with_its_description(

@@ -11,7 +11,8 @@ from hypothesis import given
 from strategies import Scenario, scenarios
 
 from prunecheck.model.context import Context, Message, Role
-from prunecheck.model.runtime import RuntimeState, apply
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import RuntimeState
 
 
 def msg(

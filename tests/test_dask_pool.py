@@ -17,12 +17,13 @@ pytest.importorskip("distributed")
 
 from distributed import Client
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.gates import Gate
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.sweeps import dask_pool
 from prunecheck.sim.sweeps.dask_pool import ShippedPolicy, _task, parse_scheduler
-from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, read_rows, run_sweep
+from prunecheck.sim.sweeps.runs import Row, RunSpec
+from prunecheck.sim.sweeps.sweep import configs, plan, read_rows, run_sweep
 
 HORIZON = 60.0
 POLICY = """

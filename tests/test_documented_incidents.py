@@ -15,7 +15,7 @@ from prunecheck.model.incidents import VIOLATION_KINDS, Incident, IncidentKind
 from prunecheck.model.notes import NoteKind
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import RuntimeState
+from prunecheck.model.state import RuntimeState
 from prunecheck.model.trace import Trace, TraceStep, dumps, loads, replay
 
 CORPUS = Path(__file__).parent / "corpus"

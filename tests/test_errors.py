@@ -9,6 +9,7 @@ import pickle
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import (
     ConfigError,
     PolicyError,
@@ -18,7 +19,8 @@ from prunecheck.model.errors import (
 )
 from prunecheck.model.events import UserMessage
 from prunecheck.model.policies import ContextView, FunctionPolicy
-from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import initial_state
 
 
 def test_a_policy_error_carries_its_step_and_the_user_reads_it_in_the_subject() -> None:

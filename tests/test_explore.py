@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import (
     AssistantChunk,
     BudgetCheck,
@@ -20,7 +21,8 @@ from prunecheck.model.events import (
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS, builtin_policy
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import RuntimeState, initial_state
 from prunecheck.model.trace import incidents_of, loads
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.app import main

@@ -8,6 +8,7 @@ from functools import cache
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.exposure import (
     ANY_VIOLATION,
     EXPOSURE_KEYS,
@@ -19,15 +20,14 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import REJECTION_KINDS
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.state import CounterName
 from prunecheck.sim.cli import sweep as sweep_command
 from prunecheck.sim.drivers import shape
 from prunecheck.sim.drivers.simulator import RunResult, simulate
 from prunecheck.sim.drivers.workload import load_at
-from prunecheck.sim.reports import figure_parts, summary, tables, writer
+from prunecheck.sim.reports import data, figure_parts, tables
 from prunecheck.sim.stats import sessions
-from prunecheck.sim.verdicts import regress
+from prunecheck.sim.verdicts import compare
 
 
 def test_the_keys_spelled_out() -> None:
@@ -79,12 +79,12 @@ def test_every_key_the_simulator_emits_is_a_named_key() -> None:
 
 
 _LOOKED_UP = {
-    "writer.CLASSES (plots)": tuple(writer.CLASSES),
+    "figure_parts.CLASSES (plots)": tuple(figure_parts.CLASSES),
     "figure_parts.TIGHT_CLASSES (plots)": figure_parts.TIGHT_CLASSES,
     "tables._CLASSES": tables._CLASSES,
     "sweep._COLUMNS": tuple(key for _, key in sweep_command._COLUMNS),
-    "summary.CLASS_LABELS": tuple(summary.CLASS_LABELS),
-    "regress.ANY": (regress.ANY,),
+    "data.CLASS_LABELS": tuple(data.CLASS_LABELS),
+    "compare.ANY": (compare.ANY,),
     "sessions.PER_INVOCATION": tuple(sessions.PER_INVOCATION),
 }
 
@@ -97,11 +97,11 @@ def test_every_key_a_report_looks_up_is_one_the_simulator_emits(where: str) -> N
 
 
 def test_every_key_the_summary_explains_or_times_is_a_named_key() -> None:
-    for keys in (summary.MEANINGS, sessions.NOT_TIMED, (shape.SESSION_END,)):
+    for keys in (data.MEANINGS, sessions.NOT_TIMED, (shape.SESSION_END,)):
         assert set(keys) <= EXPOSURE_KEYS, set(keys) - EXPOSURE_KEYS
     # the summary explains every violation class a simulation met
     violations = {k for k in _emitted() if k in {v.value for v in IncidentKind if v.is_violation}}
-    assert violations - {IncidentKind.PROVIDER_REJECTION.value} <= set(summary.MEANINGS)
+    assert violations - {IncidentKind.PROVIDER_REJECTION.value} <= set(data.MEANINGS)
 
 
 def test_every_counter_a_runtime_keeps_is_named() -> None:

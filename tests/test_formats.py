@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.model.runtime import RuntimeConfig
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.trace import loads
+from prunecheck.sim.adapters.policy_spec import list_format, with_format
 from prunecheck.sim.cli.app import build_parser, main
-from prunecheck.sim.cli.formats import list_format, with_format
 from prunecheck.sim.cli.sweep import grid
 from prunecheck.sim.drivers.shape import Shape
 
@@ -190,11 +190,11 @@ def test_search_explore_and_check_share_the_default_runtime(
         ["explore", "--policy", "recency", "--depth", "3"],
     ):
         args = parser.parse_args(argv)
-        from prunecheck.sim.cli.search import config_from_args
+        from prunecheck.sim.cli.driver_options import config_from_args
 
         assert config_from_args(args) == RuntimeConfig()  # check's default runtime
     # search's default shape is the one check's search uses: Shape.for_budget(budget).
-    from prunecheck.sim.cli.search import shape_from_args
+    from prunecheck.sim.cli.driver_options import shape_from_args
 
     args = parser.parse_args(["search", "--policy", "recency"])
     assert shape_from_args(args, Shape.for_budget) == Shape.for_budget(RuntimeConfig().budget)

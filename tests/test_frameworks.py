@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from prunecheck.model.actions import Clear, Summarize
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import (
     CallSpec,
@@ -24,14 +25,11 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.policies import BUILTINS, ContextView
-from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
-from prunecheck.sim.adapters.frameworks import (
-    ADAPTERS,
-    adapter_help,
-    framework_policy,
-    framework_spec,
-)
-from prunecheck.sim.adapters.lists import render_list
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import initial_state
+from prunecheck.sim.adapters.catalog import ADAPTERS
+from prunecheck.sim.adapters.frameworks import adapter_help, framework_policy, framework_spec
+from prunecheck.sim.adapters.list_render import render_list
 from prunecheck.sim.adapters.loader import load_local, load_policy
 
 DATA = Path(__file__).resolve().parent / "data" / "frameworks"
@@ -352,7 +350,8 @@ def _swallow_half_a_unit(ms: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
-    from prunecheck.sim.verdicts.check import Verdict, check_policy
+    from prunecheck.sim.verdicts.check import check_policy
+    from prunecheck.sim.verdicts.verdict import Verdict
 
     (group,) = (
         __import__("prunecheck.sim.adapters.lists", fromlist=["list_policy"])
@@ -368,7 +367,8 @@ def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
 
 
 def test_a_summary_that_swallows_half_a_unit_is_a_violation() -> None:
-    from prunecheck.sim.verdicts.check import Verdict, check_policy
+    from prunecheck.sim.verdicts.check import check_policy
+    from prunecheck.sim.verdicts.verdict import Verdict
 
     result = check_policy(
         _swallow_half_a_unit, format="openai", levels=(0.6,), seeds=(1,), max_examples=30

@@ -18,6 +18,7 @@ from strategies import Scenario, scenarios
 
 from prunecheck.model.actions import Clear, Proposal, Summarize
 from prunecheck.model.boundary import ViolationReason
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.events import (
     BudgetCheck,
@@ -32,14 +33,8 @@ from prunecheck.model.gates import Gate, decide, spill_plan
 from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
 from prunecheck.model.notes import Note, NoteKind
 from prunecheck.model.policies import builtin_policy
-from prunecheck.model.runtime import (
-    CallStatus,
-    CheckAt,
-    RuntimeConfig,
-    RuntimeState,
-    apply,
-    initial_state,
-)
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import CallStatus, RuntimeState, initial_state
 from prunecheck.model.units import check_prune_spec
 
 SAFE = (Gate.REFERENCE, Gate.COMMIT, Gate.SPILL)

@@ -15,6 +15,7 @@ import random
 import pytest
 
 from prunecheck.guard import CommitGuard, HardCeilingExceeded, Plan, SpillStore
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import (
     AssistantChunk,
     BudgetCheck,
@@ -27,8 +28,8 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import builtin_policy
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
-from prunecheck.model.state import CallStatus
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import CallStatus, RuntimeState, initial_state
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
 
 POLICIES = (

@@ -39,6 +39,7 @@ def test_the_guard_imports_in_under_100_ms() -> None:
 
 def test_the_package_still_exposes_the_harness_lazily() -> None:
     from prunecheck import check_policy
-    from prunecheck.model import Gate, step
+    from prunecheck.model.gates import Gate
+    from prunecheck.model.runtime import step
 
     assert callable(check_policy) and callable(step) and Gate.SPILL.defers

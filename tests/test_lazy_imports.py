@@ -143,7 +143,7 @@ POLICY_COMMANDS = {
 
 @pytest.mark.parametrize("command", sorted(POLICY_COMMANDS))
 def test_policy_timeout_is_the_one_option_everywhere(command: str) -> None:
-    from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT
+    from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 
     parser = build_parser([command])
     argv = POLICY_COMMANDS[command]

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import ResultChunk
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.drivers.agents import SESSION_TURNS
 from prunecheck.sim.drivers.simulator import simulate
-from prunecheck.sim.drivers.workload import GIANT_RESULT, Load, load_at
+from prunecheck.sim.drivers.workload import GIANT_RESULT, SESSION_TURNS, Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
-from prunecheck.sim.sweeps.sweep import RunSpec
+from prunecheck.sim.sweeps.runs import RunSpec
 
 HORIZON = 400.0
 

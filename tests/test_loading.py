@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.events import UserMessage
 from prunecheck.model.policies import ContextView, FunctionPolicy
-from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
-from prunecheck.sim.adapters.loader import GuardedPolicy, guarded, load_policy
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import initial_state
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.time_limit import GuardedPolicy, guarded
 
 POLICY_FILE = """
 class Oldest:

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from prunecheck import Verdict, check_policy
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.events import BudgetCheck
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import CheckAt, RuntimeConfig, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import initial_state
 from prunecheck.model.trace import loads
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.app import main

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import (
     CallSpec,
@@ -23,19 +24,12 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.stats.sessions import SessionEnd, SessionRecord
-from prunecheck.sim.verdicts.regress import (
-    Baseline,
-    Change,
-    Suite,
-    SuiteRun,
-    compare,
-    fisher_greater,
-    read_baseline,
-)
+from prunecheck.sim.verdicts.baseline_file import Baseline, SuiteRun, read_baseline
+from prunecheck.sim.verdicts.compare import Change, compare, fisher_greater
+from prunecheck.sim.verdicts.suite import Suite
 
 SUITE = ["--levels", "0.6", "--seeds", "1-3", "--horizon", "200"]
 

@@ -7,19 +7,21 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.report import LEVELS, TIGHTNESS, default_parts, seeds_at
 from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.reports.claims import INVARIANT, QUOTES
-from prunecheck.sim.reports.summary import ReportData, summary_text
+from prunecheck.sim.reports.data import ReportData
+from prunecheck.sim.reports.summary import summary_text
 from prunecheck.sim.reports.writer import write_report
 from prunecheck.sim.stats.sessions import SessionEnd, SessionRecord
-from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, run_sweep
+from prunecheck.sim.sweeps.runs import Row, RunSpec
+from prunecheck.sim.sweeps.sweep import configs, plan, run_sweep
 
 ORPHAN_400 = ORPHAN_REJECTION
 DUP = IncidentKind.DUPLICATED_SIDE_EFFECT

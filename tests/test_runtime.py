@@ -13,6 +13,7 @@ from hypothesis import given
 from strategies import Scenario, scenarios
 
 from prunecheck.model.actions import Action, Clear, Summarize
+from prunecheck.model.config import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
 from prunecheck.model.context import Role
 from prunecheck.model.errors import ConfigError, PolicyError, TraceError
 from prunecheck.model.events import (
@@ -41,18 +42,8 @@ from prunecheck.model.policies import (
     builtin_policy,
 )
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import (
-    CallStatus,
-    CheckAt,
-    Repair,
-    RetryMode,
-    RuntimeConfig,
-    RuntimeState,
-    StreamLoss,
-    apply,
-    initial_state,
-    step,
-)
+from prunecheck.model.runtime import apply, step
+from prunecheck.model.state import CallStatus, RuntimeState, initial_state
 
 Row = tuple[int, str, tuple[str, ...], str]
 

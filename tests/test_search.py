@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import (
     AssistantChunk,
@@ -25,13 +26,13 @@ from prunecheck.model.events import (
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS, builtin_policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, incidents_of, loads
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.explore import explore
-from prunecheck.sim.drivers.search import SearchResult, minimize, random_walk, search
+from prunecheck.sim.drivers.search import SearchResult, random_walk, search
 from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.drivers.shrink import minimize
 
 CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
 ORPHAN = frozenset({IncidentKind.ORPHANED_RESULT})

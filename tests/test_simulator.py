@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from prunecheck.model.actions import Action
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import ConfigError, PolicyError
 from prunecheck.model.events import (
     BudgetCheck,
@@ -24,12 +25,11 @@ from prunecheck.model.events import (
 from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import ContextView, FunctionPolicy
-from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, loads, replay
-from prunecheck.sim.adapters.loader import guarded, load_policy
-from prunecheck.sim.drivers.agents import SESSION_TURNS
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.drivers.simulator import RunResult, simulate, tally_trace
-from prunecheck.sim.drivers.workload import Load, load_at
+from prunecheck.sim.drivers.workload import SESSION_TURNS, Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
 
 HORIZON = 240.0

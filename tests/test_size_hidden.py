@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import Event, IssueBatch, ResultChunk, UserMessage
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.search import search

@@ -3,27 +3,27 @@ the same scenarios, in the same order, giving the same runs."""
 
 from __future__ import annotations
 
-from prunecheck.model.runtime import CheckAt, RuntimeConfig
+import inspect
+
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.verdicts import check, regress
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.regress import run_suite
 from prunecheck.sim.verdicts.suite import (
     DEFAULT_HORIZON,
     DEFAULT_LEVELS,
     DEFAULT_SEEDS,
-    Scenario,
     Suite,
 )
 
 
 def test_the_defaults_are_defined_once() -> None:
-    assert (check.DEFAULT_LEVELS, check.DEFAULT_SEEDS, check.DEFAULT_HORIZON) == (
+    defaults = inspect.signature(check_policy).parameters
+    assert (defaults["levels"].default, defaults["seeds"].default) == (
         DEFAULT_LEVELS,
         DEFAULT_SEEDS,
-        DEFAULT_HORIZON,
     )
-    assert regress.Suite is Suite and check.Scenario is Scenario
+    assert defaults["horizon"].default == DEFAULT_HORIZON
     assert Suite() == Suite(DEFAULT_LEVELS, DEFAULT_SEEDS, DEFAULT_HORIZON)
 
 

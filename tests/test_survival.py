@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from prunecheck.sim.drivers.agents import ANY_VIOLATION
+from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.sim.stats import sessions as sessions_module
 from prunecheck.sim.stats import survival as survival_module
 from prunecheck.sim.stats.sessions import (

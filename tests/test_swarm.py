@@ -8,9 +8,11 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Role
 from prunecheck.model.policies import BUILTINS, ContextView, FunctionPolicy, Policy
-from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import initial_state
 from prunecheck.sim.drivers.search import SearchResult, random_walk, search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.swarm import narrow, persisted_history, random_draw

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.gates import Gate
-from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.sim.drivers.workload import load_at
-from prunecheck.sim.sweeps.sweep import Row, RunSpec, configs, plan, read_rows, run_sweep
+from prunecheck.sim.sweeps.runs import Row, RunSpec
+from prunecheck.sim.sweeps.sweep import configs, plan, read_rows, run_sweep
 
 HORIZON = 60.0
 

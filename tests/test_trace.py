@@ -9,10 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import Scenario, scenarios
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import TraceError
 from prunecheck.model.events import BudgetCheck, CallSpec, IssueBatch, ResultChunk, UserMessage
 from prunecheck.model.policies import BUILTINS, builtin_policy
-from prunecheck.model.runtime import RuntimeConfig, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import initial_state
 from prunecheck.model.trace import (
     FORMAT,
     VERSION,

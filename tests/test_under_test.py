@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.model.config import CheckAt, Repair, RetryMode, StreamLoss
+from prunecheck.model.config import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import VIOLATION_KINDS
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, incidents_of, loads
-from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
 from prunecheck.sim.drivers.explore import explore
@@ -25,7 +25,8 @@ from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.runtimes import under_test as ut
-from prunecheck.sim.sweeps.sweep import Row, plan, run_sweep
+from prunecheck.sim.sweeps.runs import Row
+from prunecheck.sim.sweeps.sweep import plan, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "tests" / "corpus").glob("*.json"))

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import POLICY_NAMES, Scenario, scenarios
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Message, Role
 from prunecheck.model.events import (
     CallSpec,
@@ -26,7 +27,8 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import FunctionPolicy
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState, apply, initial_state
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import RuntimeState, initial_state
 from prunecheck.model.units import unit_graph, units_spec
 
 NONE_HEAVY = (Gate.NONE, Gate.NONE, Gate.NONE, Gate.REFERENCE, Gate.COMMIT, Gate.SPILL)

@@ -19,10 +19,9 @@ from typing import Any
 from prunecheck.model.context import Message, Role
 from prunecheck.model.engine import PLACEHOLDER_TOKENS
 from prunecheck.model.provider import Provider, render
-from prunecheck.sim.adapters.policy_spec import FORMATS
 from prunecheck.sim.adapters.sized_content import CHARS_PER_TOKEN, sized_text
 
-__all__ = ["FORMATS", "RenderedList", "TokenCounter", "message_blocks", "render_list"]
+__all__ = ["RenderedList", "TokenCounter", "message_blocks", "render_list"]
 
 _Block = dict[str, Any]
 

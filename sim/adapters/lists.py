@@ -71,17 +71,10 @@ from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import ContextView
 from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.list_readback import check_not_mutated, read_result
-from prunecheck.sim.adapters.list_render import FORMATS, RenderedList, TokenCounter, render_list
+from prunecheck.sim.adapters.list_render import TokenCounter, render_list
+from prunecheck.sim.adapters.policy_spec import FORMATS
 
-__all__ = [
-    "FORMATS",
-    "ListFunction",
-    "ListPolicy",
-    "RenderedList",
-    "list_policy",
-    "list_spec",
-    "render_list",
-]
+__all__ = ["ListFunction", "ListPolicy", "list_policy", "list_spec"]
 
 ListFunction = Callable[..., Any]
 

@@ -27,18 +27,15 @@ from prunecheck.sim.adapters.cage import cage_enabled, caged
 from prunecheck.sim.adapters.frameworks import framework_policy
 from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.policy_spec import PolicySpec, SpecKind, parse_spec
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, GuardedPolicy, guarded
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.adapters.user_code import find_object
 from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
 from prunecheck.sim.runtimes.model_runtime import ModelRuntime
 from prunecheck.sim.runtimes.under_test import RuntimePolicy, factory_from
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "FORMAT_HINT",
-    "GuardedPolicy",
     "adapter_policy",
-    "guarded",
     "load_local",
     "load_policy",
     "load_runtime",

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.cli.commands import COMMANDS, SUMMARIES, module_of
 
-__all__ = ["COMMANDS", "build_parser", "chosen_command", "main", "plain", "version"]
+__all__ = ["build_parser", "chosen_command", "main", "plain", "version"]
 
 
 def version() -> str:
@@ -139,7 +139,7 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 
 def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     """Every command's --help names the framework trimmer spec syntax."""
-    from prunecheck.sim.adapters.frameworks import ADAPTERS
+    from prunecheck.sim.adapters.catalog import ADAPTERS
 
     words = (
         "framework trimmers are POLICY specs too: ADAPTER:key=value,... with ADAPTER "

@@ -13,25 +13,20 @@ import argparse
 import sys
 from typing import Any
 
-from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.model.config import RuntimeConfig
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.policy_spec import with_format
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.cli.commands import SUMMARIES
-from prunecheck.sim.cli.formats import add_format_argument, provider_default, with_format
+from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
-from prunecheck.sim.verdicts.regress import (
-    Baseline,
-    Recorder,
-    Suite,
-    corpus_paths,
-    error_of,
-    run_corpus,
-    run_suite,
-    write_baseline,
-)
+from prunecheck.sim.verdicts.baseline_file import Baseline, write_baseline
+from prunecheck.sim.verdicts.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
+from prunecheck.sim.verdicts.suite import Suite
 
-__all__ = ["DEFAULT_CORPUS", "default_corpus", "execute", "register"]
+__all__ = ["execute", "register"]
 
 EXAMPLE = """\
 examples:

@@ -12,35 +12,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import CheckAt, RuntimeConfig
+from prunecheck.sim.adapters.policy_spec import list_format
 from prunecheck.sim.cli.argtypes import integer, natural
 from prunecheck.sim.cli.commands import SUMMARIES
-from prunecheck.sim.cli.formats import FORMAT_HELP, list_format
+from prunecheck.sim.cli.formats import FORMAT_HELP
 from prunecheck.sim.cli.limits import add_time_limit, exit_status
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
-from prunecheck.sim.cli.suite_options import add_suite_arguments, parse_levels, parse_seeds
+from prunecheck.sim.cli.suite_options import add_suite_arguments
 from prunecheck.sim.support.progress import progress_for
-from prunecheck.sim.verdicts.check import (
-    DEFAULT_HORIZON,
-    DEFAULT_LEVELS,
-    DEFAULT_SEEDS,
-    CheckResult,
-    Verdict,
-    check_policy,
-)
+from prunecheck.sim.verdicts.check import check_policy
+from prunecheck.sim.verdicts.suite import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
+from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
 
-__all__ = [
-    "add_runtime_arguments",
-    "add_suite_arguments",
-    "execute",
-    "parse_levels",
-    "parse_seeds",
-    "register",
-    "runtime_config",
-]
+__all__ = ["execute", "register"]
 
 EXAMPLE = """\
 examples:

@@ -10,13 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.policy_spec import with_format
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.cli.argtypes import natural
-from prunecheck.sim.cli.formats import add_format_argument, provider_default, with_format
+from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.limits import add_time_limit
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments as add_knobs

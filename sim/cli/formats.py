@@ -9,10 +9,8 @@ runtime would see.
 
 Examples
 --------
->>> with_format("my_trim.py:trim", "openai")
-'my_trim.py:trim@openai'
->>> list_format("my_trim.py:trim@anthropic"), list_format("lowest_salience")
-('anthropic', None)
+>>> provider_default(RuntimeConfig(), "my_trim.py:trim@openai").provider
+<Provider.OPENAI: 'openai'>
 """
 
 from __future__ import annotations
@@ -20,11 +18,11 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.adapters.policy_spec import list_format, with_format
+from prunecheck.sim.adapters.policy_spec import list_format
 
-__all__ = ["FORMAT_HELP", "add_format_argument", "list_format", "provider_default", "with_format"]
+__all__ = ["FORMAT_HELP", "add_format_argument", "provider_default"]
 
 FORMAT_HELP = (
     "the policy is a list function trim(messages) over this provider's message "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.cli.argtypes import seconds
 
 __all__ = ["add_policy_timeout"]

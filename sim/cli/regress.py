@@ -15,26 +15,20 @@ import argparse
 import sys
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
-from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.policy_spec import with_format
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
-from prunecheck.sim.cli.formats import add_format_argument, with_format
+from prunecheck.sim.cli.formats import add_format_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import default_corpus
-from prunecheck.sim.verdicts.regress import (
-    Baseline,
-    Recorder,
-    compare,
-    corpus_paths,
-    error_of,
-    read_baseline,
-    run_corpus,
-    run_suite,
-    write_baseline,
-)
+from prunecheck.sim.verdicts.baseline_file import Baseline, read_baseline, write_baseline
+from prunecheck.sim.verdicts.compare import compare
+from prunecheck.sim.verdicts.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
 
 __all__ = ["execute", "register"]
 

@@ -16,8 +16,9 @@ from typing import Any
 from prunecheck.model.errors import ConfigError, TraceError
 from prunecheck.model.incidents import Incident
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import policy_file, replay_command

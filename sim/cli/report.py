@@ -16,23 +16,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.config import CheckAt, RetryMode, RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
-from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.cli.argtypes import count, integer
 from prunecheck.sim.cli.commands import SUMMARIES
-from prunecheck.sim.cli.formats import add_format_argument, with_format
+from prunecheck.sim.cli.formats import add_format_argument
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.drivers.agents import SESSION_TURNS
-from prunecheck.sim.drivers.workload import load_at
-from prunecheck.sim.reports.summary import ReportData
+from prunecheck.sim.drivers.workload import SESSION_TURNS, load_at
+from prunecheck.sim.reports.data import ReportData
 from prunecheck.sim.reports.writer import write_report
 from prunecheck.sim.support.ledger import locked_folder
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
-from prunecheck.sim.sweeps.sweep import RunSpec, configs, plan, policy_failure, run_sweep
+from prunecheck.sim.sweeps.runs import RunSpec
+from prunecheck.sim.sweeps.sweep import configs, plan, policy_failure, run_sweep
 
 __all__ = ["Parts", "default_parts", "execute", "register"]
 

@@ -8,10 +8,10 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
+from prunecheck.model.config import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
 from prunecheck.model.errors import ConfigError, PrunecheckError
 from prunecheck.model.gates import Gate
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import CheckAt, Repair, RetryMode, RuntimeConfig, StreamLoss
 from prunecheck.sim.cli.argtypes import count, natural
 
 __all__ = ["KNOBS", "add_runtime_arguments", "runtime_config"]

@@ -30,19 +30,7 @@ from prunecheck.sim.support.progress import progress_for
 
 # The options shared with explore live in driver_options; they stay importable
 # from here, where they lived before.
-__all__ = [
-    "BASE",
-    "add_runtime_arguments",
-    "add_shape_arguments",
-    "config_from_args",
-    "execute",
-    "parse_target",
-    "policy_from_args",
-    "register",
-    "report_counterexample",
-    "shape_from_args",
-    "spec_from_args",
-]
+__all__ = ["execute", "register"]
 
 EXAMPLE = """\
 example:

@@ -17,25 +17,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from prunecheck.model.config import CheckAt, RetryMode, RuntimeConfig, parse_knob
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig, parse_knob
 from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.cli.argtypes import count, integer, natural, seconds
 from prunecheck.sim.cli.commands import SUMMARIES
-from prunecheck.sim.cli.formats import add_format_argument, with_format
+from prunecheck.sim.cli.formats import add_format_argument
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.drivers.agents import SESSION_TURNS
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
+from prunecheck.sim.drivers.workload import SESSION_TURNS
 from prunecheck.sim.stats.sessions import SessionRecord, observations, rate_of
 from prunecheck.sim.stats.survival import kaplan_meier
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
-from prunecheck.sim.sweeps.sweep import Row, configs, plan, policy_failure, run_sweep
+from prunecheck.sim.sweeps.runs import Row
+from prunecheck.sim.sweeps.sweep import configs, plan, policy_failure, run_sweep
 
 __all__ = ["add_grid_options", "execute", "rate_table", "register"]
 

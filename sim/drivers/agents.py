@@ -19,6 +19,7 @@ from typing import Any
 
 import simpy
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import (
     AssistantChunk,
@@ -39,14 +40,13 @@ from prunecheck.model.events import (
 from prunecheck.model.exposure import ANY_VIOLATION, rejection_key
 from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
-from prunecheck.model.state import CounterName
-from prunecheck.sim.drivers.workload import SESSION_TURNS, Load, Workload
+from prunecheck.model.state import CounterName, RuntimeState, StepResult
+from prunecheck.sim.drivers.workload import Load, Workload
 from prunecheck.sim.drivers.world import FILES, World, draw_call
 from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 from prunecheck.sim.stats.sessions import NOT_TIMED, PER_INVOCATION, SessionEnd, SessionRecord
 
-__all__ = ["ANY_VIOLATION", "SESSION_TURNS", "Agent", "Control", "Halt", "Tally"]
+__all__ = ["Agent", "Control", "Halt", "Tally"]
 
 #: Seconds after which a tool call fails as timed out.
 TOOL_TIMEOUT = 120.0

@@ -49,17 +49,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Message, Role
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import BUILTINS, Policy
-from prunecheck.model.runtime import (
-    CallRecord,
-    CallStatus,
-    RuntimeConfig,
-    RuntimeState,
-)
+from prunecheck.model.state import CallRecord, CallStatus, RuntimeState
 from prunecheck.model.trace import Trace
 from prunecheck.sim.drivers.fingerprints import FingerprintSet, collision_probability, fingerprint
 from prunecheck.sim.drivers.found import found_trace

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace
 from prunecheck.sim.runtimes.under_test import incidents_of
 

@@ -1,7 +1,7 @@
 """Adversarial search: a Hypothesis state machine whose rules are runtime
 events and whose invariant is the model's incident check.
 
-The machine owns a :class:`~prunecheck.model.runtime.RuntimeState` and
+The machine owns a :class:`~prunecheck.model.state.RuntimeState` and
 applies each event with :func:`~prunecheck.model.runtime.apply`
 (``record=False``: no notes are built in the hot loop).  Rules are the
 events of :mod:`.shape` — user messages (also mid-batch), streamed assistant
@@ -40,11 +40,11 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace
 from prunecheck.sim.drivers.found import found_trace
 from prunecheck.sim.drivers.search_machine import (
@@ -72,15 +72,7 @@ from prunecheck.sim.drivers.swarm import (
 )
 from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 
-__all__ = [
-    "SHRINK_RUNS",
-    "Progress",
-    "SearchResult",
-    "found_trace",
-    "minimize",
-    "random_walk",
-    "search",
-]
+__all__ = ["SHRINK_RUNS", "SearchResult", "random_walk", "search"]
 
 #: Runs Hypothesis may spend shrinking one counterexample.
 SHRINK_RUNS = 300

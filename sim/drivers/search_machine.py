@@ -19,6 +19,7 @@ from hypothesis.stateful import (
     rule,
 )
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import (
     AssistantChunk,
@@ -34,7 +35,7 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState
+from prunecheck.model.state import RuntimeState
 from prunecheck.sim.drivers.shape import (
     Shape,
     Usage,

@@ -16,7 +16,8 @@ reaches.  A run opens with the system prompt and a user message (see
 
 Examples
 --------
->>> from prunecheck.model.runtime import RuntimeConfig, initial_state
+>>> from prunecheck.model.config import RuntimeConfig
+>>> from prunecheck.model.state import initial_state
 >>> from prunecheck.model.policies import builtin_policy
 >>> shape = Shape.for_budget(1000, max_batches=1, max_calls=1, calls=(CallSpec("grep", "src"),))
 >>> state = initial_state(RuntimeConfig(budget=1000, hard_ceiling=1500),
@@ -31,6 +32,7 @@ from dataclasses import dataclass, fields, replace
 from itertools import combinations_with_replacement
 from typing import Any
 
+from prunecheck.model.config import CheckAt
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import (
     AssistantChunk,
@@ -47,7 +49,7 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.runtime import CallRecord, CheckAt, RuntimeState
+from prunecheck.model.state import CallRecord, RuntimeState
 
 __all__ = [
     "DEFAULT_CALLS",

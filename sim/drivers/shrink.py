@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.events import (
     AssistantChunk,
@@ -29,7 +30,6 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.drivers.shape import Shape, hits
 from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 

@@ -10,7 +10,7 @@ counted here (:func:`tally_trace` does that replay).
 Examples
 --------
 >>> from prunecheck.model.policies import builtin_policy
->>> from prunecheck.model.runtime import RuntimeConfig
+>>> from prunecheck.model.config import RuntimeConfig
 >>> from prunecheck.sim.drivers.workload import load_at
 >>> result = simulate("unit_safe", RuntimeConfig(), load_at(0.2), seed=1, horizon=60.0,
 ...                   policy=builtin_policy("unit_safe"))
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import simpy
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError, PolicyError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace
 from prunecheck.sim.drivers.agents import Agent, Control, Halt, Tally
 from prunecheck.sim.drivers.workload import Load, Workload

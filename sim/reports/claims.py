@@ -40,7 +40,7 @@ from prunecheck.sim.reports.data import (
 )
 from prunecheck.sim.stats.intervals import Pooled
 from prunecheck.sim.stats.sessions import rate_of
-from prunecheck.sim.sweeps.sweep import Row
+from prunecheck.sim.sweeps.runs import Row
 
 __all__ = ["CONTEXT", "INVARIANT", "QUOTES", "Claim", "claims_section"]
 

@@ -16,7 +16,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.stats.intervals import Pooled
 from prunecheck.sim.stats.sessions import SessionRecord, rate_of
-from prunecheck.sim.sweeps.sweep import Row
+from prunecheck.sim.sweeps.runs import Row
 
 __all__ = [
     "ABORT",

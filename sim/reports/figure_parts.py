@@ -17,9 +17,9 @@ from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
-from prunecheck.sim.drivers.agents import SESSION_TURNS
+from prunecheck.sim.drivers.workload import SESSION_TURNS
 from prunecheck.sim.stats.sessions import bootstrap_per_invocation, rate_of
-from prunecheck.sim.sweeps.sweep import Row
+from prunecheck.sim.sweeps.runs import Row
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

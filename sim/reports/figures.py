@@ -36,7 +36,7 @@ from prunecheck.sim.reports.figure_parts import (
 from prunecheck.sim.reports.plotting import legend_line, pyplot, save
 from prunecheck.sim.stats.sessions import observations
 from prunecheck.sim.stats.survival import kaplan_meier
-from prunecheck.sim.sweeps.sweep import Row
+from prunecheck.sim.sweeps.runs import Row
 
 __all__ = ["costs", "knobs", "rate_grid", "survival"]
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.frameworks import ADAPTERS, framework_policy, library_version
+from prunecheck.sim.adapters.catalog import ADAPTERS
+from prunecheck.sim.adapters.frameworks import framework_policy, library_version
 from prunecheck.sim.adapters.frameworks.repro import Capture, capture, script
 from prunecheck.sim.reports.claims import INVARIANT
 

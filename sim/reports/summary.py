@@ -12,30 +12,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prunecheck.model.policies import BUILTINS
-from prunecheck.sim.drivers.agents import SESSION_TURNS
+from prunecheck.sim.drivers.workload import SESSION_TURNS
 from prunecheck.sim.reports.claims import claims_section
 from prunecheck.sim.reports.data import (
     BLIND,
     CLASS_LABELS,
     MEANINGS,
     ReportData,
-    group,
-    pool,
-    sessions_of,
     table,
 )
 from prunecheck.sim.reports.tables import tables
 
-__all__ = [
-    "CLASS_LABELS",
-    "MEANINGS",
-    "ReportData",
-    "group",
-    "pool",
-    "sessions_of",
-    "summary_text",
-    "write_summary",
-]
+__all__ = ["summary_text", "write_summary"]
 
 
 # ------------------------------------------------------------------ header

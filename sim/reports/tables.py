@@ -34,7 +34,7 @@ from prunecheck.sim.stats.sessions import (
     rate_of,
 )
 from prunecheck.sim.stats.survival import kaplan_meier
-from prunecheck.sim.sweeps.sweep import Row
+from prunecheck.sim.sweeps.runs import Row
 
 __all__ = ["median_text", "tables"]
 

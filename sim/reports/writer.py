@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from prunecheck.sim.reports.data import ReportData
 from prunecheck.sim.reports.figure_parts import CLASSES, LOAD_AXIS, SESSION_NOTE, TIGHT_CLASSES
 from prunecheck.sim.reports.figures import costs, knobs, rate_grid, survival
 from prunecheck.sim.reports.plotting import report_style
-from prunecheck.sim.reports.summary import ReportData, write_summary
+from prunecheck.sim.reports.summary import write_summary
 
-__all__ = ["CLASSES", "ReportData", "write_report"]
+__all__ = ["write_report"]
 
 
 def _plots(data: ReportData, files: Sequence[Path]) -> list[Path]:

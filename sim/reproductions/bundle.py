@@ -35,8 +35,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider, ProviderError, render, validate
-from prunecheck.model.runtime import RuntimeState
-from prunecheck.model.state import CounterName
+from prunecheck.model.state import CounterName, RuntimeState
 from prunecheck.model.trace import Trace, TraceStep, dumps
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none, user_code_of

@@ -22,7 +22,7 @@ from prunecheck.model.context import Message, Role
 from prunecheck.model.events import Event, IssueBatch, ResultChunk, ToolFailure
 from prunecheck.model.notes import NoteKind
 from prunecheck.model.policies import ContextView, Policy
-from prunecheck.model.runtime import RuntimeState
+from prunecheck.model.state import RuntimeState
 from prunecheck.model.trace import Trace, replay
 
 __all__ = ["Cell", "Lanes", "draw_timeline", "lanes_of"]

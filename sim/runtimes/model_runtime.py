@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from prunecheck.model.config import RetryMode, RuntimeConfig
 from prunecheck.model.context import Message, Role
 from prunecheck.model.events import (
     AssistantChunk,
@@ -33,8 +34,8 @@ from prunecheck.model.events import (
 from prunecheck.model.events import BudgetCheck as ModelCheck
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RetryMode, RuntimeConfig, apply, initial_state
-from prunecheck.model.state import CounterName
+from prunecheck.model.runtime import apply
+from prunecheck.model.state import CounterName, initial_state
 from prunecheck.sim.runtimes import stimuli as s
 from prunecheck.sim.runtimes.stimuli import Execution, count_tokens
 

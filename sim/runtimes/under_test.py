@@ -1,7 +1,7 @@
 """Driving a :class:`~.stimuli.RuntimeUnderTest` with the drivers' events.
 
 Every driver (``search``, ``explore``, the simulator, ``replay``) works on a
-:class:`~prunecheck.model.runtime.RuntimeState` through ``initial_state`` and
+:class:`~prunecheck.model.state.RuntimeState` through ``initial_state`` and
 ``apply``.  This module provides both under the same names: for a policy
 that names a runtime under test (:class:`RuntimePolicy`, spec
 ``runtime:FILE.py:CLASS`` or ``runtime:guard:POLICY``) the state is an
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prunecheck.model.actions import Action
-from prunecheck.model.config import Repair, RetryMode, StreamLoss
+from prunecheck.model.config import Repair, RetryMode, RuntimeConfig, StreamLoss
 from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.events import (
     AssistantChunk,
@@ -43,10 +43,9 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.notes import Note, NoteKind
 from prunecheck.model.policies import ContextView, Policy
-from prunecheck.model.runtime import RuntimeConfig, RuntimeState, StepResult
 from prunecheck.model.runtime import apply as model_apply
-from prunecheck.model.runtime import initial_state as model_initial_state
-from prunecheck.model.state import CallStatus
+from prunecheck.model.state import CallStatus, RuntimeState, StepResult
+from prunecheck.model.state import initial_state as model_initial_state
 from prunecheck.model.trace import Trace, TraceStep
 from prunecheck.sim.runtimes import stimuli as s
 from prunecheck.sim.runtimes.judge import Judge, request_digest

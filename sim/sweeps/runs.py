@@ -17,11 +17,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import user_code_of
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 from prunecheck.sim.drivers.workload import Load
 from prunecheck.sim.stats.sessions import SessionRecord, sessions_from_json, sessions_to_json

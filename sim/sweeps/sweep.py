@@ -30,27 +30,17 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from prunecheck.model.config import CheckAt, RetryMode, RuntimeConfig
 from prunecheck.model.errors import ConfigError, PolicyError
 from prunecheck.model.gates import Gate
-from prunecheck.model.runtime import CheckAt, RetryMode, RuntimeConfig
 from prunecheck.sim.adapters.cage_worker import die_with_parent
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.support.ledger import is_intact, locked, seal
-from prunecheck.sim.sweeps.runs import Row, RunSpec, policy_fingerprint, work
+from prunecheck.sim.sweeps.runs import Row, RunSpec, work
 
-__all__ = [
-    "Row",
-    "RunSpec",
-    "SweepOutcome",
-    "configs",
-    "plan",
-    "policy_failure",
-    "policy_fingerprint",
-    "read_rows",
-    "run_sweep",
-]
+__all__ = ["SweepOutcome", "configs", "plan", "policy_failure", "read_rows", "run_sweep"]
 
 
 @dataclass(frozen=True, slots=True)

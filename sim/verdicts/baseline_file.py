@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.sim.stats.sessions import (
     SessionRecord,
     sessions_from_json,

@@ -39,12 +39,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider
-from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, replay
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
@@ -56,28 +56,13 @@ from prunecheck.sim.verdicts.suite import (
     DEFAULT_LEVELS,
     DEFAULT_MAX_EVENTS,
     DEFAULT_SEEDS,
-    Scenario,
     Suite,
     class_exposure,
     run_scenario,
 )
 from prunecheck.sim.verdicts.verdict import CheckResult, ScenarioResult, Verdict, combine
 
-__all__ = [
-    "DEFAULT_HORIZON",
-    "DEFAULT_LEVELS",
-    "DEFAULT_MAX_EVENTS",
-    "DEFAULT_SEEDS",
-    "CheckResult",
-    "Scenario",
-    "ScenarioResult",
-    "UnsafePolicy",
-    "Verdict",
-    "assert_policy_safe",
-    "check_policy",
-    "failure_report",
-    "resolve_policy",
-]
+__all__ = ["UnsafePolicy", "assert_policy_safe", "check_policy", "failure_report"]
 
 
 def check_policy(

@@ -27,51 +27,20 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError, PrunecheckError
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import incidents_of, loads
-from prunecheck.sim.adapters.loader import DEFAULT_TIMEOUT, guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
 from prunecheck.sim.verdicts.baseline_file import (
-    FORMAT,
-    VERSION,
     Baseline,
     CorpusResult,
     SuiteRun,
-    read_baseline,
-    write_baseline,
-)
-from prunecheck.sim.verdicts.compare import (
-    ANY,
-    Change,
-    ClassChange,
-    Comparison,
-    compare,
-    fisher_greater,
 )
 from prunecheck.sim.verdicts.suite import Suite, class_exposure, run_scenario
 
-__all__ = [
-    "ANY",
-    "FORMAT",
-    "VERSION",
-    "Baseline",
-    "Change",
-    "ClassChange",
-    "Comparison",
-    "CorpusResult",
-    "Recorder",
-    "Suite",
-    "SuiteRun",
-    "compare",
-    "corpus_paths",
-    "error_of",
-    "fisher_greater",
-    "read_baseline",
-    "run_corpus",
-    "run_suite",
-    "write_baseline",
-]
+__all__ = ["Recorder", "corpus_paths", "error_of", "run_corpus", "run_suite"]
 
 
 def run_suite(spec: str, policy: Policy, config: RuntimeConfig, suite: Suite) -> Iterator[SuiteRun]:

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import CheckAt, RuntimeConfig
 
 if TYPE_CHECKING:
     from prunecheck.sim.drivers.simulator import RunResult

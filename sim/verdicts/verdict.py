@@ -27,10 +27,10 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps
 from prunecheck.sim.verdicts.suite import Scenario
 

@@ -7,45 +7,74 @@ The public Python API (imported lazily, so ``import prunecheck`` stays cheap)::
     result = check_policy("my_trim.py:trim", format="openai")
     result.safe, result.reproduction, print(result.narrative)
 
-``__version__`` is the installed distribution's version (``pyproject.toml``
-is its one source), read on first use.
+==========================  ===================================================
+what                        names
+==========================  ===================================================
+check a policy              ``check_policy``, ``assert_policy_safe``
+                            → ``CheckResult`` (``Verdict``; ``UnsafePolicy``
+                            is what ``assert_policy_safe`` raises)
+the commands from Python    ``search_policy`` → ``SearchResult``,
+                            ``explore_policy`` → ``ExploreResult``,
+                            ``replay_trace`` → ``ReplayResult``,
+                            ``validate_request`` → ``ProviderError`` tuple
+make a policy               ``list_policy`` (a ``trim(messages)`` function),
+                            ``framework_policy`` (a framework's trimmer)
+what they take and give     ``RuntimeConfig`` (the runtime), ``Trace``
+the version                 ``__version__``
+==========================  ===================================================
+
+What a policy author imports is in :mod:`prunecheck.model`; the runtime-side
+commit gate is :mod:`prunecheck.guard`; the pytest plugin is
+:mod:`prunecheck.pytest_plugin`.  ``__version__`` is the installed
+distribution's version (``pyproject.toml`` is its one source), read on use.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from prunecheck._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    __version__: str
+
+    from prunecheck.model.config import RuntimeConfig
+    from prunecheck.model.provider import ProviderError
+    from prunecheck.model.trace import Trace
+    from prunecheck.sim.adapters.frameworks import framework_policy
+    from prunecheck.sim.adapters.lists import list_policy
+    from prunecheck.sim.drivers.explore import ExploreResult
+    from prunecheck.sim.drivers.search import SearchResult
+    from prunecheck.sim.verdicts.check import UnsafePolicy, assert_policy_safe, check_policy
+    from prunecheck.sim.verdicts.python_api import (
+        ReplayResult,
+        explore_policy,
+        replay_trace,
+        search_policy,
+        validate_request,
+    )
+    from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
 
 __all__ = [
     "CheckResult",
+    "ExploreResult",
+    "ProviderError",
+    "ReplayResult",
+    "RuntimeConfig",
+    "SearchResult",
+    "Trace",
     "UnsafePolicy",
     "Verdict",
     "__version__",
     "assert_policy_safe",
     "check_policy",
+    "explore_policy",
+    "framework_policy",
     "list_policy",
+    "replay_trace",
+    "search_policy",
+    "validate_request",
 ]
-
-if TYPE_CHECKING:
-    __version__: str
-
-    from prunecheck.sim.adapters.lists import list_policy
-    from prunecheck.sim.verdicts.check import (
-        CheckResult,
-        UnsafePolicy,
-        Verdict,
-        assert_policy_safe,
-        check_policy,
-    )
-
-_LAZY = {
-    "CheckResult": "prunecheck.sim.verdicts.check",
-    "UnsafePolicy": "prunecheck.sim.verdicts.check",
-    "Verdict": "prunecheck.sim.verdicts.check",
-    "assert_policy_safe": "prunecheck.sim.verdicts.check",
-    "check_policy": "prunecheck.sim.verdicts.check",
-    "list_policy": "prunecheck.sim.adapters.lists",
-}
 
 
 def _installed_version() -> str:
@@ -57,14 +86,28 @@ def _installed_version() -> str:
         return "unknown (not installed)"
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        return _installed_version()
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'prunecheck' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+_API = "prunecheck.sim.verdicts.python_api"
 
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "CheckResult": "prunecheck.sim.verdicts.verdict",
+        "ExploreResult": "prunecheck.sim.drivers.explore",
+        "ProviderError": "prunecheck.model.provider",
+        "ReplayResult": _API,
+        "RuntimeConfig": "prunecheck.model.config",
+        "SearchResult": "prunecheck.sim.drivers.search",
+        "Trace": "prunecheck.model.trace",
+        "UnsafePolicy": "prunecheck.sim.verdicts.check",
+        "Verdict": "prunecheck.sim.verdicts.verdict",
+        "assert_policy_safe": "prunecheck.sim.verdicts.check",
+        "check_policy": "prunecheck.sim.verdicts.check",
+        "explore_policy": _API,
+        "framework_policy": "prunecheck.sim.adapters.frameworks",
+        "list_policy": "prunecheck.sim.adapters.lists",
+        "replay_trace": _API,
+        "search_policy": _API,
+        "validate_request": _API,
+    },
+    extra={"__version__": _installed_version},
+)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from prunecheck.sim.verdicts.check import CheckResult
+    from prunecheck.sim.verdicts.verdict import CheckResult
 
 __all__ = ["PrunecheckFixture", "prunecheck", "pytest_addoption"]
 

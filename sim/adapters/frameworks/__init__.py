@@ -27,8 +27,6 @@ from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec, split_fram
 from .spec import parse_settings, setting_help, spec_of
 
 __all__ = [
-    "ADAPTERS",
-    "Adapter",
     "adapter_help",
     "framework_policy",
     "framework_spec",

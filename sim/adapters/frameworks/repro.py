@@ -77,7 +77,7 @@ class Recorder:
         return str(self.inner.name)
 
     def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
-        from prunecheck.sim.adapters.lists import render_list
+        from prunecheck.sim.adapters.list_render import render_list
 
         rendered = render_list(view.messages, "openai")
         given = rendered.messages

@@ -1,0 +1,295 @@
+"""The commands as Python functions, beside :func:`~.check.check_policy`.
+
+``prunecheck search``, ``explore``, ``replay`` and ``validate`` are thin
+layers over drivers and checks that Python code can call directly; these
+functions are those layers without the printing, and return the drivers'
+own result types.  A policy is given as :func:`~.check.check_policy` takes
+it: a spec, a policy object, a ``select(view, need)`` function, or a list
+function with ``format``.  The runtime is ``config`` (the raw runtime of the
+domain document's incidents if None: gate none, checks after every append,
+the list function's provider or else Anthropic), with ``gate`` on top.
+
+Examples
+--------
+>>> found = search_policy("lowest_salience", max_examples=30)
+>>> found.found, len(replay_trace(found.trace).violations) > 0
+(True, True)
+>>> validate_request([{"role": "tool", "tool_call_id": "c1", "content": "x"}], "openai")[0].kind
+'result_without_call'
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from prunecheck.model.config import RuntimeConfig
+from prunecheck.model.gates import Gate
+from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.model.policies import Policy
+from prunecheck.model.provider import Provider, ProviderError, validate
+from prunecheck.model.trace import Trace
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
+from prunecheck.sim.drivers.explore import MAX_STATES, ExploreResult, explore
+from prunecheck.sim.drivers.search import SearchResult, search
+from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.reproductions.narrative import narrate
+from prunecheck.sim.reproductions.trace_file import read_trace
+from prunecheck.sim.runtimes.under_test import replay
+from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
+from prunecheck.sim.verdicts.strict import shape_errors
+
+__all__ = [
+    "ReplayResult",
+    "explore_policy",
+    "replay_trace",
+    "search_policy",
+    "validate_request",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """What replaying a trace showed.
+
+    Attributes
+    ----------
+    trace : Trace
+        The trace replayed (with the policy and gate it ran under).
+    incidents : tuple[Incident, ...]
+        Every incident of the replay, in order.
+    narrative : str
+        The replay told step by step, as ``prunecheck replay`` prints it.
+    """
+
+    trace: Trace
+    incidents: tuple[Incident, ...]
+    narrative: str
+
+    @property
+    def violations(self) -> tuple[Incident, ...]:
+        """The incidents that break the invariant (costs left out)."""
+        return tuple(i for i in self.incidents if i.is_violation)
+
+    @property
+    def safe(self) -> bool:
+        """No violation was met (what ``prunecheck replay``'s exit 0 says)."""
+        return not self.violations
+
+
+def _runtime(
+    policy: PolicyLike,
+    format: str | None,
+    name: str | None,
+    gate: Gate | str | None,
+    config: RuntimeConfig | None,
+    timeout: float,
+) -> tuple[str, Policy, RuntimeConfig]:
+    """The spec, the time-limited policy and the runtime a driver is given."""
+    spec, loaded = resolve_policy(policy, format=format, name=name)
+    fmt = format or format_of(loaded)
+    base = config or RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
+    if gate is not None:
+        base = replace(base, gate=Gate(gate))
+    return spec, guarded(loaded, timeout), base
+
+
+def _deadline(time_limit: float | None) -> float | None:
+    return None if time_limit is None else time.monotonic() + time_limit
+
+
+def search_policy(
+    policy: PolicyLike,
+    *,
+    format: str | None = None,
+    gate: Gate | str | None = None,
+    config: RuntimeConfig | None = None,
+    seed: int = 0,
+    max_examples: int = 200,
+    shape: Shape | None = None,
+    target: frozenset[IncidentKind] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    name: str | None = None,
+    time_limit: float | None = None,
+) -> SearchResult:
+    """Search adversarially for a run on which the policy breaks (``prunecheck search``).
+
+    Parameters
+    ----------
+    policy : PolicyLike
+        A spec, a policy object, a ``select(view, need)`` function, or a
+        list function ``trim(messages)`` (give ``format``).
+    format : str, optional
+        ``"openai"`` or ``"anthropic"`` for a list function.
+    gate : Gate or str, optional
+        The gate between policy and context (``config.gate`` if None).
+    config : RuntimeConfig, optional
+        The runtime (see the module docs for the default).
+    seed : int
+        The same seed gives the same result.
+    max_examples : int
+        Runs the search generates (shrinking comes on top).
+    shape : Shape, optional
+        Bounds of the events; ``Shape.for_budget(config.budget)`` if None.
+    target : frozenset[IncidentKind], optional
+        Stop only on these incident kinds (violations if None).
+    timeout : float
+        Seconds one policy call may take before it counts as hung.
+    name : str, optional
+        How to name a policy given as an object.
+    time_limit : float, optional
+        Seconds the search may take (``timed_out`` is then True).
+
+    Returns
+    -------
+    SearchResult
+        ``trace`` is the shrunk counterexample, or None if none was found.
+
+    Raises
+    ------
+    PolicyError
+        if the policy cannot be loaded, raised, hung or returned garbage.
+    """
+    spec, loaded, base = _runtime(policy, format, name, gate, config, timeout)
+    return search(
+        spec,
+        base,
+        policy=loaded,
+        seed=seed,
+        max_examples=max_examples,
+        shape=shape,
+        target=target,
+        deadline=_deadline(time_limit),
+    )
+
+
+def explore_policy(
+    policy: PolicyLike,
+    *,
+    depth: int = 6,
+    format: str | None = None,
+    gate: Gate | str | None = None,
+    config: RuntimeConfig | None = None,
+    shape: Shape | None = None,
+    target: frozenset[IncidentKind] | None = None,
+    max_states: int = MAX_STATES,
+    timeout: float = DEFAULT_TIMEOUT,
+    name: str | None = None,
+    time_limit: float | None = None,
+) -> ExploreResult:
+    """Explore every interleaving up to ``depth`` events (``prunecheck explore``).
+
+    Parameters
+    ----------
+    policy : PolicyLike
+        As :func:`search_policy` takes it.
+    depth : int
+        Events after the opening (system prompt, user message) considered.
+    format, gate, config, target, timeout, name, time_limit
+        As for :func:`search_policy`.
+    shape : Shape, optional
+        Bounds of the events; ``Shape.small(config.budget)`` if None (keep
+        it small: every interleaving is enumerated).
+    max_states : int
+        Stop after this many distinct states (``capped`` is then True).
+
+    Returns
+    -------
+    ExploreResult
+        ``counterexample`` is a shortest trace to a hit, or None.
+
+    Raises
+    ------
+    PolicyError
+        if the policy cannot be loaded, raised, hung or returned garbage.
+    """
+    spec, loaded, base = _runtime(policy, format, name, gate, config, timeout)
+    return explore(
+        spec,
+        base,
+        policy=loaded,
+        depth=depth,
+        shape=shape or Shape.small(base.budget),
+        target=target,
+        max_states=max_states,
+        deadline=_deadline(time_limit),
+    )
+
+
+def replay_trace(
+    trace: Trace | str | os.PathLike[str],
+    policy: PolicyLike | None = None,
+    *,
+    format: str | None = None,
+    gate: Gate | str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> ReplayResult:
+    """Re-run a trace and tell it step by step (``prunecheck replay``).
+
+    Parameters
+    ----------
+    trace : Trace, str or os.PathLike
+        A trace, or the path of a trace file (or of a bundle's folder).
+    policy : PolicyLike, optional
+        The policy to replay the events under; the trace's own if None.
+        A trace's policy that is code is imported: pass a trace you trust,
+        or a policy.
+    format : str, optional
+        ``"openai"`` or ``"anthropic"`` for a list function.
+    gate : Gate or str, optional
+        Replay under this gate instead of the trace's.
+    timeout : float
+        Seconds one policy call may take before it counts as hung.
+
+    Returns
+    -------
+    ReplayResult
+        The incidents met and the narrative.
+
+    Raises
+    ------
+    TraceError
+        if the file is not a trace or an event is impossible.
+    """
+    if not isinstance(trace, Trace):
+        path = Path(trace)
+        trace = read_trace(path / "trace.json" if path.is_dir() else path)
+    if policy is None:
+        loaded = load_policy(trace.policy)
+    else:
+        spec, loaded = resolve_policy(policy, format=format)
+        trace = replace(trace, policy=spec)
+    if gate is not None:
+        trace = replace(trace, config=replace(trace.config, gate=Gate(gate)))
+    told = narrate(trace, (step for step, _ in replay(trace, guarded(loaded, timeout))))
+    return ReplayResult(trace, tuple(told.incidents), told.text())
+
+
+def validate_request(request: object, format: str) -> tuple[ProviderError, ...]:
+    """The errors a provider would answer for a request (``prunecheck validate``).
+
+    Parameters
+    ----------
+    request : object
+        A request body (``{"messages": [...]}``, for Anthropic with an
+        optional ``"system"``) or a bare message list, as decoded JSON.
+    format : str
+        ``"openai"`` or ``"anthropic"``: whose rules and error texts apply.
+
+    Returns
+    -------
+    tuple[ProviderError, ...]
+        The request-shape errors, then the tool pairing errors, in message
+        order; empty if the provider would accept the request.  The provider
+        answers only the first.
+
+    Raises
+    ------
+    ValueError
+        if ``format`` names no provider.
+    """
+    provider = Provider(format)
+    return (*shape_errors(request, provider), *validate(request, provider, source="request"))
