@@ -1,1 +1,3 @@
 """Report writers: failure-rate plots, summary.md, its tables, the frameworks table."""
+
+__all__: list[str] = []

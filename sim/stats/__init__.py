@@ -1,1 +1,3 @@
 """Statistics over sessions: session records, rate intervals, survival curves."""
+
+__all__: list[str] = []
