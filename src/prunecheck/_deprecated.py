@@ -20,8 +20,9 @@ What a user of 0.2.0 imported, and how 0.3 keeps it:
   knobs and state, traces, incidents, gates, the invariant's checks):
   :data:`MODEL_MOVED` says where each lives; it still resolves, with
   :data:`MODEL_NAME`.  Removed in 0.4.0;
-* the spec syntax: old spellings of a policy spec keep working with a
-  warning of :class:`RemovedIn040Warning` (given where specs are parsed).
+* the spec syntax: every 0.2.0 spelling of a policy spec is read as before;
+  a spelling superseded in 0.3 warns with a :class:`RemovedIn040Warning`
+  where specs are parsed (its message belongs in this module).
 
 The modules 0.2.0 still answered under their 0.1 names (``prunecheck.sim.stimuli``
 and 54 others, with a warning) and the names modules re-exported without
