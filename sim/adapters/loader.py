@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 
 from prunecheck.model.errors import PolicyError
+from prunecheck.model.observed import parse_observed
 from prunecheck.model.policies import Policy, as_policy, builtin_policy
 from prunecheck.sim.adapters.cage import cage_enabled, caged
 from prunecheck.sim.adapters.frameworks import framework_policy
@@ -62,7 +63,7 @@ def load_policy(spec: str) -> Policy:
     parsed = parse_spec(spec)
     if parsed.kind.is_runtime:  # a runtime under test, in the place of a policy
         return load_runtime(parsed)
-    if parsed.kind is SpecKind.BUILTIN or not cage_enabled():
+    if parsed.kind in (SpecKind.BUILTIN, SpecKind.OBSERVED) or not cage_enabled():
         return load_local(spec)
     return caged(spec, DEFAULT_TIMEOUT)
 
@@ -80,6 +81,8 @@ def load_local(spec: str) -> Policy:
         builtin = builtin_policy(spec)
         assert builtin is not None  # parse_spec said it is one
         return builtin
+    if parsed.kind is SpecKind.OBSERVED:  # data: the removals a log showed
+        return parse_observed(spec)
     if parsed.kind.is_runtime:
         return load_runtime(parsed)
     adapted = _adapted(parsed)

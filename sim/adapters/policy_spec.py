@@ -9,6 +9,9 @@ A spec is one of
   ``trim(messages)`` over that provider's message dicts;
 * ``ADAPTER:key=value,...`` — a framework trimmer (``langchain:strategy=last``;
   the adapters are :data:`~prunecheck.sim.adapters.catalog.ADAPTERS`);
+* ``observed:@#T evict #L ...`` — the removals a production log showed,
+  replayed (written by ``prunecheck import``; data, not code; see
+  :mod:`prunecheck.model.observed`);
 * ``runtime:FILE.py:CLASS`` or ``runtime:module:CLASS`` — a runtime under
   test; ``runtime:guard:POLICY`` and ``runtime:model:POLICY`` wrap any other
   spec in prunecheck's reference runtime or the model runtime.
@@ -35,6 +38,7 @@ from enum import Enum
 from pathlib import Path
 
 from prunecheck.model.errors import PolicyError
+from prunecheck.model.observed import OBSERVED_PREFIX
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.catalog import ADAPTERS
@@ -75,6 +79,7 @@ class SpecKind(Enum):
     RUNTIME = "runtime"  # runtime:FILE.py:CLASS, runtime:module:CLASS
     GUARD_RUNTIME = "guard_runtime"  # runtime:guard:POLICY
     MODEL_RUNTIME = "model_runtime"  # runtime:model:POLICY
+    OBSERVED = "observed"  # observed:@#T evict #L ... (an imported log's removals)
 
     @property
     def is_runtime(self) -> bool:
@@ -165,6 +170,8 @@ def parse_spec(text: str) -> PolicySpec:
         return _runtime(text)
     if text in BUILTINS:
         return PolicySpec(text, SpecKind.BUILTIN)
+    if text.startswith(OBSERVED_PREFIX):
+        return PolicySpec(text, SpecKind.OBSERVED)
     adapter, settings = split_framework(text)
     if ":" in text and adapter in ADAPTERS:
         return PolicySpec(text, SpecKind.FRAMEWORK, adapter=adapter, settings=settings)

@@ -27,12 +27,21 @@ SUMMARIES: dict[str, str] = {
     "regress": "compare incident rates with a baseline",
     "baseline": "record a runtime's incident rates for regress",
     "policies": "list the built-in policies",
+    "import": "turn a production log of model requests into a trace and a reproduction",
 }
 
 #: Subcommands in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = tuple(SUMMARIES)
 
 
+#: Commands whose module is not named after them (``import`` is a keyword).
+_MODULES = {"import": "importing"}
+
+
 def module_of(command: str) -> str:
-    """The module that registers and runs ``command``."""
-    return f"prunecheck.sim.cli.{command}"
+    """The module that registers and runs ``command``.
+
+    >>> module_of("import")
+    'prunecheck.sim.cli.importing'
+    """
+    return f"prunecheck.sim.cli.{_MODULES.get(command, command)}"

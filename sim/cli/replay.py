@@ -74,10 +74,11 @@ def load_trace(path_text: str) -> Trace:
 
 
 def _is_data(spec: str) -> bool:
-    """Whether a policy spec runs no user code (a built-in, or LangChain's trimmer)."""
+    """Whether a policy spec runs no user code (a built-in, an imported log's
+    observed removals, or LangChain's trimmer)."""
     parsed = parse_spec_or_none(spec)
     return parsed is not None and (
-        parsed.kind is SpecKind.BUILTIN
+        parsed.kind in (SpecKind.BUILTIN, SpecKind.OBSERVED)
         or (parsed.kind is SpecKind.FRAMEWORK and parsed.adapter == "langchain")
     )
 

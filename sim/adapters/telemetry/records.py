@@ -1,0 +1,251 @@
+"""What a production log holds, once read: requests of conversations.
+
+Every reader (raw request bodies, OpenTelemetry GenAI spans, OpenInference
+spans, LangSmith runs) turns its input into :class:`LoggedRequest` records,
+each with its messages in one provider-neutral form (:class:`LoggedMessage`):
+one record per system, user or assistant message and one per tool result, an
+assistant message carrying the calls it issued.  The differ
+(:mod:`.differ`) and the trace writer (:mod:`.incident`) read only these.
+
+:func:`provider_body` renders messages back into the provider's request
+body, with the logged call ids, so that the provider's rules
+(:func:`prunecheck.model.provider.validate`) name the ids the log names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from prunecheck.model.context import Role
+from prunecheck.model.provider import Provider
+
+__all__ = [
+    "LogFormat",
+    "LoggedCall",
+    "LoggedMessage",
+    "LoggedRequest",
+    "Source",
+    "estimate_tokens",
+    "provider_body",
+]
+
+
+class LogFormat(StrEnum):
+    """The shape a request's messages were logged in."""
+
+    OPENAI_CHAT = "openai-chat"
+    OPENAI_RESPONSES = "openai-responses"
+    ANTHROPIC = "anthropic"
+    OTEL_GENAI = "otel-genai"
+    OPENINFERENCE = "openinference"
+    LANGSMITH = "langsmith"
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` as prunecheck counts them for an imported log: a
+    token per 4 characters, at least 1 (the log carries no tokenizer).
+
+    >>> estimate_tokens(""), estimate_tokens("twelve chars"), estimate_tokens("x" * 4001)
+    (1, 3, 1001)
+    """
+    return max(1, math.ceil(len(text) / 4))
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedCall:
+    """One tool call an assistant message issued, as logged."""
+
+    id: str
+    name: str
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedMessage:
+    """One message of a logged request, provider-neutral.
+
+    Attributes
+    ----------
+    role : Role
+        system, user, assistant or tool.
+    text : str
+        The content as plain text (what the digest and the size read).
+    calls : tuple[LoggedCall, ...]
+        The calls an assistant message issued (its parallel batch).
+    answers : str or None
+        The call id a tool result answers.
+    """
+
+    role: Role
+    text: str
+    calls: tuple[LoggedCall, ...] = ()
+    answers: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """A short digest of the content (role, text, calls)."""
+        raw = json.dumps(
+            [self.role.value, self.text, [[c.id, c.name, c.arguments] for c in self.calls]],
+            ensure_ascii=True,
+        )
+        return hashlib.sha256(raw.encode()).hexdigest()[:8]
+
+    @property
+    def tokens(self) -> int:
+        extra = sum(len(c.name) + len(c.arguments) + 8 for c in self.calls)
+        return estimate_tokens(self.text + " " * extra) if extra else estimate_tokens(self.text)
+
+    def describe(self) -> str:
+        """A few words naming the message, for findings."""
+        if self.answers is not None:
+            return f"the result of {self.answers}"
+        if self.calls:
+            return f"the assistant message holding {_span(tuple(c.id for c in self.calls))}"
+        snippet = " ".join(self.text.split())
+        snippet = snippet if len(snippet) <= 40 else snippet[:39] + "…"
+        return f"the {self.role.value} message “{snippet}”"
+
+
+def _span(ids: tuple[str, ...]) -> str:
+    if len(ids) == 1:
+        return f"call {ids[0]}"
+    if len(ids) <= 3:
+        return "calls " + ", ".join(ids)
+    return f"calls {ids[0]}–{ids[-1]} ({len(ids)} calls)"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a record was read: a file and a line, span or run within it."""
+
+    file: str
+    where: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file} ({self.where})" if self.where else self.file
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRequest:
+    """One model request of a conversation, as the log shows it.
+
+    Attributes
+    ----------
+    conversation : str
+        The conversation it belongs to (conversation, session, thread or
+        trace id, or the user's key).
+    at : float or None
+        When it was sent (seconds since the epoch), if the log says.
+    source : Source
+        Where it was read.
+    provider : Provider
+        Whose rules apply.
+    format : LogFormat
+        The shape it was logged in.
+    messages : tuple[LoggedMessage, ...]
+        The messages sent.
+    reply : tuple[LoggedMessage, ...] or None
+        The model's answer, when the response was logged.
+    rejection : str or None
+        The provider's error text, when the request was rejected.
+    status : int or None
+        The HTTP status of a rejection, if logged.
+    body : dict or None
+        The request body in the provider's format, when logged as such.
+    blind : tuple[str, ...]
+        What this record cannot tell (server-side state, truncation …).
+    ended : float or None
+        When the response arrived, if the log says.
+    """
+
+    conversation: str
+    at: float | None
+    source: Source
+    provider: Provider
+    format: LogFormat
+    messages: tuple[LoggedMessage, ...]
+    reply: tuple[LoggedMessage, ...] | None = None
+    rejection: str | None = None
+    status: int | None = None
+    body: dict[str, Any] | None = field(default=None, compare=False)
+    blind: tuple[str, ...] = ()
+    ended: float | None = None
+
+    @property
+    def tokens(self) -> int:
+        return sum(m.tokens for m in self.messages)
+
+    def request_body(self) -> dict[str, Any]:
+        """The body in the provider's format: as logged, else rendered."""
+        return self.body if self.body is not None else provider_body(self.messages, self.provider)
+
+
+def provider_body(messages: tuple[LoggedMessage, ...], provider: Provider) -> dict[str, Any]:
+    """The request body ``messages`` make for ``provider`` (logged call ids kept).
+
+    >>> from prunecheck.model.context import Role
+    >>> body = provider_body((LoggedMessage(Role.USER, "hi"),
+    ...                       LoggedMessage(Role.TOOL, "42", answers="toolu_1")), Provider.ANTHROPIC)
+    >>> body["messages"][1]["content"][0]["tool_use_id"]
+    'toolu_1'
+    """
+    if provider is Provider.OPENAI:
+        out: list[dict[str, Any]] = []
+        for m in messages:
+            if m.role is Role.TOOL:
+                out.append({"role": "tool", "tool_call_id": m.answers, "content": m.text})
+            elif m.calls:
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": m.text or None,
+                        "tool_calls": [
+                            {
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments},
+                            }
+                            for c in m.calls
+                        ],
+                    }
+                )
+            else:
+                out.append({"role": m.role.value, "content": m.text})
+        return {"messages": out}
+    system = [m.text for m in messages if m.role is Role.SYSTEM]
+    rendered: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role is Role.SYSTEM:
+            continue
+        if m.role is Role.TOOL:
+            block = {"type": "tool_result", "tool_use_id": m.answers, "content": m.text}
+            last = rendered[-1] if rendered else None
+            if last is not None and last["role"] == "user" and last.get("_results"):
+                last["content"].append(block)
+            else:
+                rendered.append({"role": "user", "content": [block], "_results": True})
+            continue
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text else []
+        blocks += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": _arguments(c.arguments)}
+            for c in m.calls
+        ]
+        rendered.append({"role": m.role.value, "content": blocks or m.text})
+    for entry in rendered:
+        entry.pop("_results", None)
+    body: dict[str, Any] = {"messages": rendered}
+    if system:
+        body["system"] = "\n\n".join(system)
+    return body
+
+
+def _arguments(text: str) -> object:
+    try:
+        return json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return {"arguments": text}

@@ -1,0 +1,174 @@
+"""prunecheck import LOG...: from a production log to a reproduction.
+
+Reads the model requests your agent sent — raw request bodies (OpenAI Chat
+Completions, OpenAI Responses, Anthropic Messages) as JSON lines or a folder
+of files, OpenTelemetry GenAI spans, OpenInference spans or a LangSmith run
+export — groups them by conversation, diffs consecutive requests into
+events and says, for each removal, whether the runtime took whole closed
+units or cut one, between which two requests, and what the provider
+answered next.  Each conversation becomes a trace whose replay reproduces
+the incident (its removals replayed by the observed policy), written with
+the usual bundle (narrative.md, request.json, test_reproduction.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.model.provider import validate
+from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.telemetry.incident import Imported, import_conversation
+from prunecheck.sim.adapters.telemetry.reading import read_log
+from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
+from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.policy_options import add_policy_timeout
+from prunecheck.sim.reproductions.bundle import check_out, write_bundle
+from prunecheck.sim.runtimes.under_test import incidents_of
+
+__all__ = ["execute", "register"]
+
+EXAMPLE = """\
+the on-call workflow, on the committed example:
+  prunecheck import examples/incident/spans.jsonl --out incident/
+  prunecheck replay incident/trace.json               # the incident, step by step
+  prunecheck replay incident/trace.json --gate commit # the same events, gated
+  prunecheck import examples/incident/spans.jsonl --policy examples/incident/fixed_trim.py:select
+                                                      # the same events under your fix
+
+formats (--format, else told apart by their fields): openai-chat, openai-responses,
+anthropic (raw bodies, bare or {"request": ..., "response": ..., "time": ...}); OTLP JSON
+(the Collector's file exporter) or the OpenTelemetry SDK's span JSON, with
+gen_ai.input.messages or OpenInference llm.input_messages.N.message.*; LangSmith runs.
+Conversations: gen_ai.conversation.id, session.id, thread metadata, else the trace; or
+--key FIELD (a dotted field of each record, or a span attribute).
+
+exit status: 0 every conversation replays clean, 1 a violation (the incident reproduced;
+with --policy: your policy still violates on the same events), 2 bad input.
+"""
+
+_FORMATS = [f.value for f in (LogFormat.OPENAI_CHAT, LogFormat.OPENAI_RESPONSES,
+                              LogFormat.ANTHROPIC)]  # fmt: skip
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "import",
+        help=SUMMARIES["import"],
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("log", nargs="+", help="log files or folders (every file in a folder)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="write the bundle here (one conversation), or one folder per conversation in it",
+    )
+    p.add_argument("--force", action="store_true", help="overwrite a bundle folder that has files")
+    p.add_argument("--key", help="group requests by this field instead of the conversation id")
+    p.add_argument("--conversation", help="import only this conversation")
+    p.add_argument(
+        "--format", choices=_FORMATS, help="the raw bodies' format, when their fields do not say"
+    )
+    p.add_argument(
+        "--policy",
+        help="also replay the same events under this policy (your fix) and exit with its verdict",
+    )
+    add_policy_timeout(p)
+    p.set_defaults(func=execute)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", name).strip("._")[:60] or "conversation"
+
+
+def _expected_kind(request: LoggedRequest) -> str | None:
+    errors = validate(request.request_body(), request.provider, source="request")
+    return errors[0].kind if errors else None
+
+
+def _replayed(imported: Imported, rejected: LoggedRequest | None) -> tuple[list[Incident], str]:
+    trace = imported.trace
+    incidents = incidents_of(trace, load_policy(trace.policy))
+    violations = [i for i in incidents if i.is_violation]
+    rejections = [i for i in incidents if i.kind is IncidentKind.PROVIDER_REJECTION]
+    if not violations:
+        line = "replay: no violation"
+    else:
+        kinds = ", ".join(dict.fromkeys(i.kind.label for i in violations))
+        line = f"replay: {len(violations)} violation(s) ({kinds})"
+    if rejected is not None:
+        expected = _expected_kind(rejected)
+        if rejections and expected == rejections[0].reason:
+            line += "; the replayed request is rejected as the logged one was: " + (
+                rejections[0].text
+            )
+        elif rejections:
+            line += f"; the replay is rejected ({rejections[0].reason}), the log for {expected}"
+        else:
+            line += "; the logged rejection is not reproduced (its cause is not tool pairing)"
+    return incidents, line
+
+
+def execute(args: argparse.Namespace) -> int:
+    hint = LogFormat(args.format) if args.format else None
+    log = read_log([Path(p) for p in args.log], key=args.key, hint=hint)
+    names = list(log.conversations)
+    if args.conversation is not None:
+        if args.conversation not in log.conversations:
+            raise ConfigError(
+                f"--conversation {args.conversation}",
+                "is not a conversation of the log.",
+                f"the log holds: {', '.join(names[:8])}{' …' if len(names) > 8 else ''}.",
+            )
+        names = [args.conversation]
+    if args.out is not None:
+        check_out(args.out, force=args.force)
+    fix = guarded(load_policy(args.policy), args.policy_timeout) if args.policy else None
+    source = ", ".join(args.log)
+    status, fix_bad = 0, False
+    for name in names:
+        requests = log.conversations[name]
+        imported = import_conversation(name, requests, source=source)
+        imported.gaps[:0] = log.gaps.get(name, [])
+        trace = imported.trace
+        meta = dict(trace.meta)
+        meta["imported"] = {**meta["imported"], "gaps": list(imported.gaps)}
+        trace = replace(trace, meta=meta)
+        imported.trace = trace
+        rejected = next((r for r in requests if r.rejection is not None), None)
+        incidents, verdict = _replayed(imported, rejected)
+        print(
+            f"conversation {name}: {imported.imported} of {imported.requests} request(s), "
+            f"{len(trace.events)} events ({requests[0].format}, provider {trace.config.provider})"
+        )
+        for finding in imported.findings:
+            print(f"  {'!!' if finding.bad else '- '} {finding.text}")
+        for gap in imported.gaps:
+            print(f"  ?? the log cannot tell: {gap}")
+        print(f"  {verdict}")
+        if any(i.is_violation for i in incidents):
+            status = 1
+        if args.out is not None:
+            folder = args.out if len(names) == 1 else args.out / _slug(name)
+            write_bundle(trace, folder, force=True)
+            print(f"  bundle: {folder}/ (trace.json, narrative.md, request.json, …)")
+            print(f"  next: prunecheck replay {folder / 'trace.json'}")
+        if fix is not None:
+            fixed = replace(trace, policy=args.policy)
+            bad = [i for i in incidents_of(fixed, fix) if i.is_violation]
+            fix_bad = fix_bad or bool(bad)
+            if bad:
+                print(
+                    f"  with {args.policy}: still {len(bad)} violation(s) on the same events, "
+                    f"the first {bad[0].kind.label} at step {bad[0].step + 1}: {bad[0].detail}"
+                )
+            else:
+                print(f"  with {args.policy}: no violation on the same events (the fix holds)")
+    return int(fix_bad) if fix is not None else status
