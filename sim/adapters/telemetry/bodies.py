@@ -21,7 +21,9 @@ reasoning and compaction items, Anthropic's server-side
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,7 +32,21 @@ from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedCall, LoggedMessage
 
-__all__ = ["body_format", "error_text", "read_body", "read_reply"]
+__all__ = [
+    "RESPONSES_TEXT",
+    "body_format",
+    "error_text",
+    "provider_message",
+    "read_body",
+    "read_reply",
+]
+
+#: The OpenAI Responses API's words for the two tool pairing errors, as seen in
+#: public reports (the Chat Completions texts are in prunecheck.model.provider).
+RESPONSES_TEXT = {
+    "result_without_call": "No tool call found for function call output with call_id {id}.",
+    "call_without_result": "No tool output found for function call {id}.",
+}
 
 _PROVIDER = {
     LogFormat.OPENAI_CHAT: Provider.OPENAI,
@@ -314,3 +330,41 @@ def error_text(response: object) -> str | None:
     if isinstance(error, str):
         return error
     return None
+
+
+_SDK_ERROR = re.compile(r"Error code: (\d{3}) - (.*)")
+_QUOTED = re.compile(r"""['"]message['"]: (['"])(.*?)\1[,}]""")
+
+
+def provider_message(text: str) -> tuple[str, int | None]:
+    """The provider's own words in an SDK's error string (``Error code: 400 -
+    {...}`` as the openai and anthropic clients print it), and the status.
+
+    >>> provider_message("Error code: 400 - {'error': {'message': 'bad', 'type': 'x'}}")
+    ('bad', 400)
+    >>> provider_message('BadRequestError("Error code: 400 - Invalid parameter: x.")')
+    ('Invalid parameter: x.', 400)
+    """
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    found = _SDK_ERROR.search(first)
+    status = int(found.group(1)) if found else None
+    rest = found.group(2) if found else first
+    if rest.startswith("{"):
+        for end in range(len(rest), 0, -1):
+            if rest[end - 1] != "}":
+                continue
+            try:
+                value = ast.literal_eval(rest[:end])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+            message = error_text(value)
+            if message:
+                return message, status
+            break
+    quoted = _QUOTED.search(rest)
+    if quoted:
+        return quoted.group(2), status
+    for tail in ('")', "')"):
+        if rest.endswith(tail):
+            rest = rest[: -len(tail)]
+    return rest, status

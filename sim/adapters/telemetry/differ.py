@@ -49,6 +49,7 @@ class Item:
     inferred: str = ""
     removed_at: int | None = None
     cleared: bool = False
+    replied: bool = False  # read from the logged response to the request before
 
 
 @dataclass(slots=True)
@@ -142,6 +143,7 @@ class _Differ:
             key = _key(m)
             if key not in self.by_key:
                 new.append(self.item(m, key, number))
+                new[-1].replied = True
         present: list[Item] = []
         seen: dict[tuple[str, ...], int] = {}
         pending_orphans: list[LoggedMessage] = []
@@ -172,6 +174,15 @@ class _Differ:
                 pending_orphans.append(m)
                 continue
             flush_orphans()
+            whole = self._whole_of(m) if known is None else None
+            if whole is not None:
+                kept = ", ".join(c.id for c in m.calls)
+                step.gaps.append(
+                    f"request {number} keeps only {kept} of {whole.message.describe()}: "
+                    "prunecheck cannot keep part of an assistant message, so the trace "
+                    "removes it whole"
+                )
+                continue
             if known is None:
                 known = self.item(m, key, number)
                 new.append(known)
@@ -197,6 +208,14 @@ class _Differ:
         step.appended = new
         self._removals(step, present)
         return step
+
+    def _whole_of(self, m: LoggedMessage) -> Item | None:
+        """The known assistant message of which ``m`` holds only some calls."""
+        owners = {id(self.batches[c.id]): self.batches[c.id] for c in m.calls if c.id in self.batches}
+        if len(owners) != 1 or any(c.id not in self.batches for c in m.calls):
+            return None
+        (owner,) = owners.values()
+        return owner if len(owner.message.calls) > len(m.calls) else None
 
     def _answer_calls(self, new: list[Item], number: int) -> list[Item]:
         """Deliver (inferred) results a batch never got in the log, before

@@ -42,7 +42,8 @@ from prunecheck.model.observed import ObservedEntry, ObservedPolicy, Verb
 from prunecheck.model.provider import ProviderError, validate
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.telemetry.differ import Item, Step, diff_requests, unit_of
-from prunecheck.sim.adapters.telemetry.records import LoggedRequest
+from prunecheck.sim.adapters.telemetry.bodies import RESPONSES_TEXT
+from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
 
 __all__ = ["Finding", "Imported", "import_conversation", "stamp"]
 
@@ -171,14 +172,12 @@ def _removal_findings(
         members = [i for i in live if unit_of(i, batches) is head]
         kept = [i for i in members if i not in taken]
         verb = "summarized" if any(i in g for _, g in step.summaries for i in taken) else "removed"
-        what = " and ".join(i.message.describe() for i in taken[:3])
-        what += f" and {len(taken) - 3} more" if len(taken) > 3 else ""
+        what = _describe(taken)
         if not kept:
             whole = "a whole closed unit" if head.message.calls else "a message of its own"
             out.append(Finding(f"{pair} the runtime {verb} {what}: {whole}.", request=n))
         else:
-            keeping = ", ".join(i.message.describe() for i in kept[:3])
-            keeping += f" and {len(kept) - 3} more" if len(kept) > 3 else ""
+            keeping = _describe(kept)
             out.append(
                 Finding(
                     f"{pair} the runtime {verb} {what} while keeping {keeping}: it cut "
@@ -198,6 +197,19 @@ def _removal_findings(
     return out
 
 
+def _describe(items: list[Item]) -> str:
+    """Messages in a few words: results are named together by their calls."""
+    results = [i.message.answers or "" for i in items if i.message.answers is not None]
+    parts = [i.message.describe() for i in items if i.message.answers is None]
+    if len(results) == 1:
+        parts.append(f"the result of {results[0]}")
+    elif len(results) <= 3 and results:
+        parts.append("the results of " + ", ".join(results))
+    elif results:
+        parts.append(f"the results of {results[0]}–{results[-1]} ({len(results)})")
+    return " and ".join(parts)
+
+
 def _rejection(request: LoggedRequest, n: int) -> tuple[Finding | None, list[ProviderError]]:
     errors = validate(request.request_body(), request.provider, source=f"request {n}")
     if request.rejection is None:
@@ -215,7 +227,10 @@ def _rejection(request: LoggedRequest, n: int) -> tuple[Finding | None, list[Pro
         return None, errors
     status = f"HTTP {request.status}" if request.status else "an error"
     text = f"request {n} ({stamp(request.at)}) was rejected with {status}: {request.rejection}"
-    if errors and errors[0].text in request.rejection:
+    words = errors[0].text if errors else ""
+    if errors and request.format is LogFormat.OPENAI_RESPONSES:
+        words = RESPONSES_TEXT[errors[0].kind].format(id=", ".join(errors[0].ids) or "")
+    if errors and (words in request.rejection or errors[0].text in request.rejection):
         text += " — the provider's tool pairing rule, in its own words."
     elif errors:
         text += f" — prunecheck's rules expected: {errors[0].text}"
@@ -243,10 +258,12 @@ def import_conversation(
     after: list[int] = []
     pruned: list[int] = []  # indexes (into before) of checks that removed something
     imported = 0
+    invokes: list[int] = []  # the step (1-based) of each request's invocation
     for step, request in zip(steps, requests, strict=True):
-        at = 0.0 if request.at is None or origin is None else request.at - origin
+        at = _since(request.at, origin)
+        answered = _since(requests[step.number - 2].ended, origin) if step.number > 1 else at
         for item in step.appended:
-            writer.append(item, at)
+            writer.append(item, min(at, answered) if item.replied else at)
             live.append(item)
         gaps.extend(step.gaps)
         gaps.extend(
@@ -270,6 +287,7 @@ def import_conversation(
         live = [i for i in live if i not in removed]
         after.append(request.tokens)
         writer.add(Invoke(), at)
+        invokes.append(len(writer.events))
         imported += 1
         rejected, _ = _rejection(request, step.number)
         if rejected is not None:
@@ -296,6 +314,9 @@ def import_conversation(
     policy = ObservedPolicy(tuple(entries))
     first = next((f for f in findings if f.bad), None)
     story = _story(conversation, requests, findings, imported)
+    story += " In the steps below, " + ", ".join(
+        f"request {n + 1} is step {at}" for n, at in enumerate(invokes)
+    ) + "."
     meta: dict[str, Any] = {
         "title": f"conversation {conversation} imported from {source or 'a log'}",
         "story": story,
@@ -303,7 +324,7 @@ def import_conversation(
             "conversation": conversation,
             "format": requests[0].format.value,
             "requests": [
-                {"request": n + 1, "at": stamp(r.at), "source": str(r.source)}
+                {"request": n + 1, "at": stamp(r.at), "source": str(r.source), "step": invokes[n]}
                 for n, r in enumerate(requests[:imported])
             ],
             "config": notes
@@ -323,6 +344,10 @@ def import_conversation(
             "not imported: what a runtime does after an error is not a prune"
         )
     return Imported(conversation, trace, findings, gaps, len(requests), imported)
+
+
+def _since(at: float | None, origin: float | None) -> float:
+    return 0.0 if at is None or origin is None else max(0.0, at - origin)
 
 
 def _tokens(item: Item) -> int:

@@ -28,6 +28,7 @@ from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.telemetry.bodies import (
     body_format,
     error_text,
+    provider_message,
     read_body,
     read_reply,
     text_of,
@@ -151,9 +152,7 @@ def request_of_run(
         run.get("trace_id") or run.get("id") or "run"
     )
     error = run.get("error")
-    rejection = error_text(error) if error else None
-    if rejection is not None and "'message': '" in rejection:
-        rejection = rejection.split("'message': '", 1)[1].split("'", 1)[0]
+    rejection, status = provider_message(str(error)) if error else (None, None)
     langchain = _langchain(inputs["messages"])
     fmt = body_format(inputs)
     if langchain is not None and fmt is None and _is_langchain(inputs["messages"]):
@@ -174,7 +173,7 @@ def request_of_run(
         messages,
         reply,
         rejection,
-        400 if rejection else None,
+        status if rejection else None,
         body=dict(inputs) if reply_fmt is not None else None,
         blind=blind,
         ended=when(run, ("end_time",)),

@@ -35,7 +35,7 @@ from typing import Any
 
 from prunecheck.model.context import Role
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.telemetry.bodies import error_text, text_of
+from prunecheck.sim.adapters.telemetry.bodies import provider_message, text_of
 from prunecheck.sim.adapters.telemetry.records import (
     LogFormat,
     LoggedCall,
@@ -175,23 +175,12 @@ def _provider(attributes: Mapping[str, Any]) -> Provider | None:
 
 def rejection_of(span: Span) -> tuple[str | None, int | None]:
     """The provider's error text of a failed span, and the HTTP status."""
-    texts = [span.error or ""]
-    texts += [str(a.get("exception.message", "")) for n, a in span.events if n == "exception"]
+    texts = [str(a.get("exception.message", "")) for n, a in span.events if n == "exception"]
+    texts.append(span.error or "")
     for text in texts:
-        if not text:
-            continue
-        status = re.search(r"Error code: (\d{3})", text)
-        message = re.search(r"'message': (['\"])(.*?)\1[,}]", text)
-        found = message.group(2) if message else error_text(_json_or(text[text.find("{") :]))
-        return found or text, int(status.group(1)) if status else None
-    return None, None
-
-
-def _json_or(text: str) -> object:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+        if text and text != "error":
+            return provider_message(text)
+    return span.error, None
 
 
 class Unreadable(Exception):  # noqa: N818 - internal signal, not a user error
