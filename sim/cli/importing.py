@@ -34,12 +34,12 @@ from prunecheck.sim.runtimes.under_test import incidents_of
 __all__ = ["execute", "register"]
 
 EXAMPLE = """\
-the on-call workflow, on the committed example:
-  prunecheck import examples/incident/spans.jsonl --out incident/
-  prunecheck replay incident/trace.json               # the incident, step by step
-  prunecheck replay incident/trace.json --gate commit # the same events, gated
-  prunecheck import examples/incident/spans.jsonl --policy examples/incident/fixed_trim.py:select
-                                                      # the same events under your fix
+the on-call workflow, on the committed example (docs/on-call.md):
+  prunecheck import examples/incident/spans.otlp.jsonl --out incident/
+  prunecheck replay incident/trace.json                # the incident, step by step
+  prunecheck replay incident/trace.json --gate commit  # the same events, gated: clean
+  prunecheck import examples/incident/spans.otlp.jsonl \\
+      --policy examples/incident/trim.py:keep_last_units@openai   # your fix, same events
 
 formats (--format, else told apart by their fields): openai-chat, openai-responses,
 anthropic (raw bodies, bare or {"request": ..., "response": ..., "time": ...}); OTLP JSON

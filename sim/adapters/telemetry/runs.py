@@ -155,9 +155,10 @@ def request_of_run(
     rejection, status = provider_message(str(error)) if error else (None, None)
     langchain = _langchain(inputs["messages"])
     fmt = body_format(inputs)
+    blind: tuple[str, ...] = ()
+    reply_fmt: LogFormat | None = None
     if langchain is not None and fmt is None and _is_langchain(inputs["messages"]):
-        messages, blind = langchain, ()
-        provider, reply_fmt = Provider.OPENAI, None
+        messages, provider = langchain, Provider.OPENAI
         fmt = LogFormat.LANGSMITH
     else:
         fmt, provider, messages, blind = read_body(inputs, str(source), hint)

@@ -33,6 +33,7 @@ does not (``tests/test_telemetry_generated.py`` checks it).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -44,15 +45,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.provider import Provider, validate
+from prunecheck.sim.adapters.telemetry.bodies import RESPONSES_TEXT, read_body
+from prunecheck.sim.adapters.telemetry.records import provider_body
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-sys.path.insert(0, str(ROOT / "examples" / "incident"))
 
-from trim import keep_last, keep_last_units  # noqa: E402
 
-from prunecheck.model.provider import Provider, validate  # noqa: E402
-from prunecheck.sim.adapters.telemetry.bodies import RESPONSES_TEXT, read_body  # noqa: E402
-from prunecheck.sim.adapters.telemetry.records import provider_body  # noqa: E402
+def _trimmers() -> Any:
+    """examples/incident/trim.py, the trimmers the example documents."""
+    spec = importlib.util.spec_from_file_location("incident_trim", ROOT / "examples/incident/trim.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TRIM = _trimmers()
+keep_last, keep_last_units = TRIM.keep_last, TRIM.keep_last_units
 
 __all__ = ["generate"]
 
@@ -376,7 +387,7 @@ class _Ids:
 
 def _otlp_json(spans: Any) -> str:
     """OTLP JSON, one export request a line, as the Collector's file exporter."""
-    from google.protobuf.json_format import MessageToDict
+    from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     data = MessageToDict(encode_spans(spans))
@@ -408,7 +419,7 @@ def record_genai(stub: Stub, trim: Trim, conversation: str, seed: int) -> tuple[
     os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_only"
     provider, memory = _provider(seed)
-    instrumentor = OpenAIInstrumentor()
+    instrumentor = OpenAIInstrumentor()  # type: ignore[no-untyped-call]
     instrumentor.instrument(tracer_provider=provider)
     try:
         client = openai.OpenAI(base_url=f"{stub.url}/v1", api_key="test", max_retries=0)
