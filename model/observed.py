@@ -132,9 +132,7 @@ class ObservedPolicy:
             else:
                 *labels, summary = entry.targets
                 label, size = _sized(summary)
-                ids = tuple(
-                    present[x] for x in labels if x in present and present[x] not in taken
-                )
+                ids = tuple(present[x] for x in labels if x in present and present[x] not in taken)
                 if ids and label not in present:
                     taken.update(ids)
                     out.append(Summarize(ids, size, f"{label} summary of {len(ids)} messages"))

@@ -284,6 +284,40 @@ FILE_CASES = [
         needle="not_json.json",
     ),
     _c("replay-evil-without-consent", "replay {tmp}/evil_trace.json", needle="--trust-policy"),
+    *(
+        _c(f"import-{name}", f"import {{tmp}}/{file}", needle=needle)
+        for name, file, needle in (
+            ("not-json", "not_json.json", "not JSON"),
+            ("cut-line", "imp_cut_line.jsonl", "line 3"),
+            ("lone-surrogate", "imp_surrogate.jsonl", "lone surrogate"),
+            ("binary", "binary.json", "not UTF-8"),
+            ("empty", "empty.json", "no model request"),
+            ("scalar", "scalar.json", "not an object"),
+            ("numbers", "imp_numbers.json", "not an object"),
+            ("missing", "missing.jsonl", "does not exist"),
+            ("empty-dir", "empty_dir", "empty folder"),
+            ("deep", "deep.json", "deeper than"),
+            ("no-messages", "no_messages.json", "neither a model request body"),
+            ("bad-role", "imp_bad_role.jsonl", "role 'robot'"),
+            ("unrelated-spans", "imp_unrelated.otlp.jsonl", "no model request"),
+            ("all-truncated", "imp_all_truncated.otlp.jsonl", "cut off"),
+            ("no-content", "imp_no_content.otlp.jsonl", "not captured"),
+            ("mixed-providers", "imp_mixed.jsonl", "mixes openai"),
+            ("llm-run-without-inputs", "imp_run_no_inputs.jsonl", "inputs.messages"),
+        )
+    ),
+    _c(
+        "import-other-format",
+        "import {tmp}/imp_chat.jsonl --format anthropic",
+        needle="--format openai-chat",
+    ),
+    _c(
+        "import-unknown-conversation",
+        "import {tmp}/imp_chat.jsonl --conversation nope",
+        needle="conv-cut-batch",
+    ),
+    _c("import-bundle-exists", "import {tmp}/imp_chat.jsonl --out {tmp}/bundle", needle="--force"),
+    _c("import-bad-format-flag", "import {tmp}/imp_chat.jsonl --format xml", needle="--format"),
     _c(
         "sweep-locked",
         "sweep --out {tmp}/locked.jsonl --policy recency --gate none "
@@ -479,12 +513,67 @@ def _files(tmp: Path) -> None:
         ),
         "file.txt": "a file, not a folder",
     }
+    files.update(_import_files())
     for name, text in files.items():
         (tmp / name).write_text(text, encoding="utf-8")
     (tmp / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
     (tmp / "empty_dir").mkdir()
     (tmp / "bundle").mkdir()
     (tmp / "bundle" / "trace.json").write_text("an earlier bundle", encoding="utf-8")
+
+
+TELEMETRY = Path(__file__).resolve().parent / "data" / "telemetry"
+
+
+def _import_files() -> dict[str, str]:
+    """Bad and partial logs for ``prunecheck import``, cut from the generated ones."""
+    chat = (TELEMETRY / "raw_chat_cut.jsonl").read_text(encoding="utf-8")
+    lines = chat.splitlines()
+    spans = json.loads((TELEMETRY / "otel_genai_cut.otlp.jsonl").read_text(encoding="utf-8"))
+
+    def otlp(edit: object) -> str:
+        data = json.loads(json.dumps(spans))
+        for scope in data["resourceSpans"][0]["scopeSpans"]:
+            scope["spans"] = [s for s in (edit(s) for s in scope["spans"]) if s]  # type: ignore[operator]
+        return json.dumps(data)
+
+    def attribute(span: dict[str, object], key: str) -> dict[str, object] | None:
+        attrs = span["attributes"]
+        assert isinstance(attrs, list)
+        return next((a for a in attrs if a["key"] == key), None)
+
+    def truncated(span: dict[str, object]) -> dict[str, object]:
+        found = attribute(span, "gen_ai.input.messages")
+        if found is not None:
+            found["value"]["stringValue"] = found["value"]["stringValue"][:120]  # type: ignore[index]
+        return span
+
+    def unrelated(span: dict[str, object]) -> dict[str, object] | None:
+        return None if attribute(span, "gen_ai.input.messages") else span
+
+    def no_content(span: dict[str, object]) -> dict[str, object]:
+        attrs = span["attributes"]
+        assert isinstance(attrs, list)
+        span["attributes"] = [a for a in attrs if not a["key"].startswith("gen_ai.input")]
+        return span
+
+    anthropic = (TELEMETRY / "raw_anthropic_dropped_result.jsonl").read_text(encoding="utf-8")
+    mixed = anthropic.splitlines()[0].replace('"conversation_id": "conv"', '"conversation_id": '
+                                              '"conv-cut-batch"')  # fmt: skip
+    bad_role = json.loads(lines[0])
+    bad_role["request"]["messages"][1]["role"] = "robot"
+    return {
+        "imp_chat.jsonl": chat,
+        "imp_cut_line.jsonl": "\n".join([*lines[:2], lines[2][:200]]) + "\n",
+        "imp_surrogate.jsonl": lines[0].replace("What do", "What \\ud83d do") + "\n",
+        "imp_numbers.json": "[1, 2]",
+        "imp_bad_role.jsonl": json.dumps(bad_role) + "\n",
+        "imp_unrelated.otlp.jsonl": otlp(unrelated),
+        "imp_all_truncated.otlp.jsonl": otlp(truncated),
+        "imp_no_content.otlp.jsonl": otlp(no_content),
+        "imp_mixed.jsonl": chat + mixed + "\n",
+        "imp_run_no_inputs.jsonl": json.dumps({"id": "r1", "run_type": "llm", "inputs": {}}),
+    }
 
 
 @pytest.fixture

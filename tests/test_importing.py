@@ -188,7 +188,7 @@ def test_the_on_call_page_shows_commands_that_work(
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     statuses = []
     for argv in commands:
-        status, out, err = _run(argv[1:], capsys)
+        status, _out, err = _run(argv[1:], capsys)
         assert status in (0, 1), (argv, err)
         statuses.append((" ".join(argv), status))
     # the import reproduces the incident, the fix holds, the gated replay is clean

@@ -131,6 +131,12 @@ def execute(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_out(args.out, force=args.force)
     fix = guarded(load_policy(args.policy), args.policy_timeout) if args.policy else None
+    for name, gaps in log.gaps.items():
+        if name not in log.conversations:
+            print(f"conversation {name}: no request could be read")
+            for gap in gaps:
+                print(f"  ?? the log cannot tell: {gap}")
+
     source = ", ".join(args.log)
     status, fix_bad = 0, False
     for name in names:
@@ -171,4 +177,6 @@ def execute(args: argparse.Namespace) -> int:
                 )
             else:
                 print(f"  with {args.policy}: no violation on the same events (the fix holds)")
+    if log.unrelated:
+        print(f"({log.unrelated} span(s) or run(s) record no model call: left out)")
     return int(fix_bad) if fix is not None else status

@@ -186,6 +186,12 @@ class _Differ:
             if known is None:
                 known = self.item(m, key, number)
                 new.append(known)
+                if m.role is Role.ASSISTANT and reply:
+                    step.gaps.append(
+                        f"request {number} holds {m.describe()}, which no logged response "
+                        f"produced: a model call between request {number - 1} and {number} is "
+                        "missing from the log (a lost span or line?)"
+                    )
             elif known.removed_at is not None:
                 step.gaps.append(
                     f"request {number} sends {known.message.describe()} again, removed "
@@ -211,7 +217,9 @@ class _Differ:
 
     def _whole_of(self, m: LoggedMessage) -> Item | None:
         """The known assistant message of which ``m`` holds only some calls."""
-        owners = {id(self.batches[c.id]): self.batches[c.id] for c in m.calls if c.id in self.batches}
+        owners = {
+            id(self.batches[c.id]): self.batches[c.id] for c in m.calls if c.id in self.batches
+        }
         if len(owners) != 1 or any(c.id not in self.batches for c in m.calls):
             return None
         (owner,) = owners.values()

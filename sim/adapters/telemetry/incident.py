@@ -41,8 +41,8 @@ from prunecheck.model.events import (
 from prunecheck.model.observed import ObservedEntry, ObservedPolicy, Verb
 from prunecheck.model.provider import ProviderError, validate
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.telemetry.differ import Item, Step, diff_requests, unit_of
 from prunecheck.sim.adapters.telemetry.bodies import RESPONSES_TEXT
+from prunecheck.sim.adapters.telemetry.differ import Item, Step, diff_requests, unit_of
 from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
 
 __all__ = ["Finding", "Imported", "import_conversation", "stamp"]
@@ -266,9 +266,7 @@ def import_conversation(
             writer.append(item, min(at, answered) if item.replied else at)
             live.append(item)
         gaps.extend(step.gaps)
-        gaps.extend(
-            f"request {step.number}: {i.inferred}" for i in step.appended if i.inferred
-        )
+        gaps.extend(f"request {step.number}: {i.inferred}" for i in step.appended if i.inferred)
         gaps.extend(f"request {step.number}: {b}" for b in request.blind)
         size = sum(_tokens(i) for i in live)
         step_entries = _entries(step)
@@ -314,9 +312,11 @@ def import_conversation(
     policy = ObservedPolicy(tuple(entries))
     first = next((f for f in findings if f.bad), None)
     story = _story(conversation, requests, findings, imported)
-    story += " In the steps below, " + ", ".join(
-        f"request {n + 1} is step {at}" for n, at in enumerate(invokes)
-    ) + "."
+    story += (
+        " In the steps below, "
+        + ", ".join(f"request {n + 1} is step {at}" for n, at in enumerate(invokes))
+        + "."
+    )
     meta: dict[str, Any] = {
         "title": f"conversation {conversation} imported from {source or 'a log'}",
         "story": story,
@@ -327,11 +327,7 @@ def import_conversation(
                 {"request": n + 1, "at": stamp(r.at), "source": str(r.source), "step": invokes[n]}
                 for n, r in enumerate(requests[:imported])
             ],
-            "config": notes
-            + [
-                "checks before_invoke: a request log shows the context only at model "
-                "calls, so every removal is seen just before one"
-            ],
+            "config": [*notes, _PLACEMENT],
             "findings": [f.text for f in findings],
             "gaps": gaps,
             **({"first_bad": first.text} if first else {}),
@@ -344,6 +340,12 @@ def import_conversation(
             "not imported: what a runtime does after an error is not a prune"
         )
     return Imported(conversation, trace, findings, gaps, len(requests), imported)
+
+
+_PLACEMENT = (
+    "checks before_invoke: a request log shows the context only at model calls, so every "
+    "removal is seen just before one"
+)
 
 
 def _since(at: float | None, origin: float | None) -> float:

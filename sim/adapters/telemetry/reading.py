@@ -52,7 +52,9 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise TranscriptError(name, f"cannot be read: {exc.strerror}.", "pass a log file.") from None
+        raise TranscriptError(
+            name, f"cannot be read: {exc.strerror}.", "pass a log file."
+        ) from None
     if len(data) > MAX_CHARS:
         raise TranscriptError(name, f"is over {MAX_CHARS} bytes.", "split the log by day.")
     try:
@@ -69,7 +71,9 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
         before = text[max(0, lone.start() - 6) : lone.start()]
         after = text[lone.end() : lone.end() + 6]
         pair = re.match(r"\\u[dD][c-fC-F]", after) if lone.group()[3] in "89abAB" else None
-        paired = re.search(r"\\u[dD][89abAB][0-9a-fA-F]{2}$", before) and lone.group()[3] in "cdefCDEF"
+        paired = (
+            re.search(r"\\u[dD][89abAB][0-9a-fA-F]{2}$", before) and lone.group()[3] in "cdefCDEF"
+        )
         if pair is None and not paired:
             line = text.count("\n", 0, lone.start()) + 1
             raise TranscriptError(
@@ -162,10 +166,10 @@ def read_log(
                 requests.append(request_of_record(record, key, source, hint))
     requests.extend(_span_requests(spans, key, log))
     if not requests and not log.gaps:
-        what = "spans" if spans else "records"
+        what = "span" if spans else "record"
         raise TranscriptError(
             ", ".join(str(p) for p in paths),
-            f"holds {len(spans) or log.unrelated} {what} but no model request "
+            f"holds {len(spans) or log.unrelated} {what}(s) but no model request "
             "(no gen_ai.input.messages, llm.input_messages, llm run or request body).",
             "pass the spans of the model calls (their content captured), a LangSmith run "
             "export or the logged request bodies.",
@@ -176,6 +180,25 @@ def read_log(
     )
     for _, request in indexed:
         log.conversations.setdefault(request.conversation, []).append(request)
+    for name, held in log.conversations.items():
+        other = next((r for r in held if r.provider is not held[0].provider), None)
+        if other is not None:
+            raise TranscriptError(
+                f"conversation {name}",
+                f"mixes {held[0].provider} requests ({held[0].source}) with "
+                f"{other.provider} requests ({other.source}); one conversation talks to "
+                "one provider.",
+                "pass each provider's log separately, or group with --key.",
+            )
+    if not log.conversations:
+        first = next(iter(log.gaps.values()))[0]
+        raise TranscriptError(
+            ", ".join(str(p) for p in paths),
+            f"holds no model request that can be read: {first}.",
+            "capture the message content in full (for OpenTelemetry GenAI: "
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, and an attribute length "
+            "limit above the longest request).",
+        )
     return log
 
 

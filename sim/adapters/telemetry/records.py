@@ -189,10 +189,10 @@ def provider_body(messages: tuple[LoggedMessage, ...], provider: Provider) -> di
     """The request body ``messages`` make for ``provider`` (logged call ids kept).
 
     >>> from prunecheck.model.context import Role
-    >>> body = provider_body((LoggedMessage(Role.USER, "hi"),
-    ...                       LoggedMessage(Role.TOOL, "42", answers="toolu_1")), Provider.ANTHROPIC)
+    >>> messages = (LoggedMessage(Role.USER, "hi"), LoggedMessage(Role.TOOL, "42", answers="t1"))
+    >>> body = provider_body(messages, Provider.ANTHROPIC)
     >>> body["messages"][1]["content"][0]["tool_use_id"]
-    'toolu_1'
+    't1'
     """
     if provider is Provider.OPENAI:
         out: list[dict[str, Any]] = []

@@ -200,7 +200,7 @@ def request_of_record(
         raise TranscriptError(
             str(source),
             "is neither a model request body (with 'messages' or 'input'), a wrapped "
-            "request ({\"request\": ..., \"response\": ...}), an OpenTelemetry span nor a "
+            'request ({"request": ..., "response": ...}), an OpenTelemetry span nor a '
             "LangSmith run.",
             "log the body your runtime sends to the model, one JSON object per line.",
         )

@@ -183,7 +183,7 @@ def rejection_of(span: Span) -> tuple[str | None, int | None]:
     return span.error, None
 
 
-class Unreadable(Exception):  # noqa: N818 - internal signal, not a user error
+class Unreadable(Exception):
     """A span's messages cannot be read; the message says why."""
 
 
@@ -279,7 +279,9 @@ def _openinference_messages(raw: list[dict[str, Any]]) -> list[LoggedMessage]:
             function = call.get("function", {})
             calls.append(
                 LoggedCall(
-                    str(call.get("id")), str(function.get("name", "")), str(function.get("arguments", ""))
+                    str(call.get("id")),
+                    str(function.get("name", "")),
+                    str(function.get("arguments", "")),
                 )
             )
         known = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
@@ -289,9 +291,7 @@ def _openinference_messages(raw: list[dict[str, Any]]) -> list[LoggedMessage]:
     return out
 
 
-def request_of_span(
-    span: Span, conversation: str, source: str
-) -> LoggedRequest | str | None:
+def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest | str | None:
     """The model request a span records; a sentence if it is one whose
     messages cannot be read; None if it records no model call."""
     a = span.attributes

@@ -55,7 +55,9 @@ ROOT = HERE.parents[2]
 
 def _trimmers() -> Any:
     """examples/incident/trim.py, the trimmers the example documents."""
-    spec = importlib.util.spec_from_file_location("incident_trim", ROOT / "examples/incident/trim.py")
+    spec = importlib.util.spec_from_file_location(
+        "incident_trim", ROOT / "examples/incident/trim.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -82,7 +84,10 @@ FILES = {
 }
 TURNS = (
     ("What do app.py, db.py and auth.py do?", ("app.py", "db.py", "auth.py")),
-    ("Now read their tests: which cases are missing?", ("test_app.py", "test_db.py", "test_auth.py")),
+    (
+        "Now read their tests: which cases are missing?",
+        ("test_app.py", "test_db.py", "test_auth.py"),
+    ),
 )
 
 
@@ -211,10 +216,21 @@ class Stub:
                                    "param": "input", "code": None}}  # fmt: skip
         last = body["input"][-1]
         if last.get("type") == "function_call_output":
-            output = [{"type": "message", "id": f"msg_{self.clock:04d}", "role": "assistant",
-                       "status": "completed",
-                       "content": [{"type": "output_text", "annotations": [],
-                                    "text": "They define the app, its database and its check."}]}]
+            output = [
+                {
+                    "type": "message",
+                    "id": f"msg_{self.clock:04d}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [
+                        {
+                            "type": "output_text",
+                            "annotations": [],
+                            "text": "They define the app, its database and its check.",
+                        }
+                    ],
+                }
+            ]
         else:
             output = [{"type": "function_call", "id": f"fc_{self.calls + 1}",
                        "call_id": self.call_id(Provider.OPENAI), "name": "read_file",
@@ -270,8 +286,12 @@ def chat_agent(client: Any, trim: Trim, conversation: str, **extra: Any) -> None
                 reply = client.chat.completions.create(
                     model="gpt-4.1",
                     messages=trim(history),
-                    tools=[{"type": "function", "function": {"name": "read_file",
-                            "parameters": {"type": "object"}}}],  # fmt: skip
+                    tools=[
+                        {
+                            "type": "function",
+                            "function": {"name": "read_file", "parameters": {"type": "object"}},
+                        }
+                    ],
                     metadata={"conversation_id": conversation},
                     **extra,
                 )
@@ -316,9 +336,15 @@ def anthropic_agent(client: Any, trim_results: bool, conversation: str) -> None:
             uses = [b for b in blocks if b["type"] == "tool_use"]
             if not uses:
                 break
-            history.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": b["id"], "content": _tool(b["input"]["path"])}
-                for b in uses]})  # fmt: skip
+            results = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": b["id"],
+                    "content": _tool(b["input"]["path"]),
+                }
+                for b in uses
+            ]
+            history.append({"role": "user", "content": results})
 
 
 def _drop_largest_result(history: list[Message], limit: int = 200) -> list[Message]:
