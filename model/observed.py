@@ -23,7 +23,7 @@ Spec syntax (the text after ``observed:``), entries separated by ``;``::
     @TRIGGER summarize L4 L5 as S=120  # L4, L5 replaced by one 120-token message
 
 >>> policy = parse_observed("@#u2 evict #calls.c_1 ; @#u3 clear #c_2=8")
->>> [(e.trigger, e.verb, e.targets) for e in policy.entries]
+>>> [(e.trigger, e.verb.value, e.targets) for e in policy.entries]
 [('#u2', 'evict', ('#calls.c_1',)), ('#u3', 'clear', ('#c_2=8',))]
 >>> policy.spec() == "observed:@#u2 evict #calls.c_1; @#u3 clear #c_2=8"
 True

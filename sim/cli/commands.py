@@ -27,7 +27,7 @@ SUMMARIES: dict[str, str] = {
     "regress": "compare incident rates with a baseline",
     "baseline": "record a runtime's incident rates for regress",
     "policies": "list the built-in policies",
-    "import": "turn a production log of model requests into a trace and a reproduction",
+    "import": "turn a production log of model requests into a reproduction",
 }
 
 #: Subcommands in the order ``--help`` lists them.
