@@ -29,6 +29,7 @@ CUT = {
     "otel_genai_cut.otlp.jsonl": "result_without_call",
     "otel_genai_cut.sdk.json": "result_without_call",
     "openinference_anthropic_dropped_result.otlp.jsonl": "call_without_result",
+    "openinference_openai_cut.sdk.json": "result_without_call",
     "langsmith_cut.jsonl": "result_without_call",
     "raw_chat_cut.jsonl": "result_without_call",
     "raw_responses_cut.jsonl": "result_without_call",
@@ -110,6 +111,11 @@ def test_the_formats_are_told_apart_and_grouped_by_their_conversation_ids(
             "openinference",
             Provider.ANTHROPIC,
         ),
+        "openinference_openai_cut.sdk.json": (
+            "conv-openinference",
+            "openinference",
+            Provider.OPENAI,
+        ),
         "langsmith_cut.jsonl": ("conv-langsmith", "langsmith", Provider.OPENAI),
         "raw_chat_cut.jsonl": ("conv-cut-batch", "openai-chat", Provider.OPENAI),
         "raw_responses_cut.jsonl": ("conv-responses", "openai-responses", Provider.OPENAI),
@@ -146,6 +152,24 @@ def test_a_folder_of_request_files_and_a_user_key(
         (folder / f"{i:03d}.json").write_text(json.dumps(record, indent=2))
     status, out, _ = _run(["import", str(folder), "--key", "tenant.chat"], capsys)
     assert status == 1 and out.startswith("conversation t-42: 3 of 3 request(s)")
+
+
+def test_each_conversation_of_a_log_gets_its_own_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    both = tmp_path / "both.jsonl"
+    both.write_text(
+        (DATA / "raw_chat_cut.jsonl").read_text() + (DATA / "raw_chat_clean.jsonl").read_text()
+    )
+    status, out, _ = _run(["import", str(both), "--out", str(tmp_path / "out")], capsys)
+    assert status == 1  # one of them reproduces a violation
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["conv-clean", "conv-cut-batch"]
+    for name, expected in (("conv-clean", 0), ("conv-cut-batch", 1)):
+        trace = read_trace(tmp_path / "out" / name / "trace.json")
+        violations = [i for i in incidents_of(trace, load_policy(trace.policy)) if i.is_violation]
+        assert bool(violations) == bool(expected)
+    status, out, _ = _run(["import", str(both), "--conversation", "conv-clean"], capsys)
+    assert status == 0 and out.startswith("conversation conv-clean:")
 
 
 def test_fix_policy_replays_the_same_events_and_exits_with_its_verdict(

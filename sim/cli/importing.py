@@ -106,7 +106,12 @@ def _replayed(imported: Imported, rejected: LoggedRequest | None) -> tuple[list[
     if rejected is not None:
         expected = _expected_kind(rejected)
         if rejections and expected == rejections[0].reason:
-            line += "; the replayed request is rejected as the logged one was: " + (
+            words = (
+                " (in Chat Completions' words)"
+                if rejected.format is LogFormat.OPENAI_RESPONSES
+                else ""
+            )
+            line += f"; the replayed request is rejected as the logged one was{words}: " + (
                 rejections[0].text
             )
         elif rejections:

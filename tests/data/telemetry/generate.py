@@ -20,7 +20,8 @@ What records the calls is the real instrumentation:
   OpenTelemetry SDK: OTLP JSON as the Collector's file exporter writes it
   (the SDK's OTLP protobuf encoder, then protobuf's JSON mapping, ids in
   hex as the OTLP/JSON spec says) and the SDK's console exporter's JSON;
-* ``openinference-instrumentation-anthropic`` (``llm.input_messages.N``);
+* ``openinference-instrumentation-anthropic`` and ``-openai``
+  (``llm.input_messages.N.message.*``, ``session.id``);
 * ``langsmith``'s ``wrap_openai`` with a ``langsmith.Client`` whose API is
   the loopback stub: the runs as the client serialized them (POST, then
   PATCH), merged by run id as a LangSmith export holds them;
@@ -481,6 +482,24 @@ def record_openinference(stub: Stub, conversation: str, seed: int) -> str:
     return _otlp_json(memory.get_finished_spans())
 
 
+def record_openinference_openai(stub: Stub, trim: Trim, conversation: str, seed: int) -> str:
+    """The chat agent under openinference-instrumentation-openai: the SDK's span JSON."""
+    import openai
+    from openinference.instrumentation import using_session
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+
+    provider, memory = _provider(seed)
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        client = openai.OpenAI(base_url=f"{stub.url}/v1", api_key="test", max_retries=0)
+        with using_session(conversation):
+            chat_agent(client, trim, conversation)
+    finally:
+        instrumentor.uninstrument()
+    return "".join(s.to_json() + "\n" for s in memory.get_finished_spans())
+
+
 def record_langsmith(stub: Stub, trim: Trim, conversation: str) -> str:
     """The chat agent wrapped by langsmith's wrap_openai, its runs posted to the stub."""
     import langsmith
@@ -522,6 +541,10 @@ def generate(out: Path) -> list[Path]:
             stub, "conv-anthropic", 3
         )
         written["raw_anthropic_dropped_result.jsonl"] = _lines(stub.log)
+        stub.log.clear()
+        written["openinference_openai_cut.sdk.json"] = record_openinference_openai(
+            stub, keep_last, "conv-openinference", 4
+        )
         stub.log.clear()
         import openai
 
