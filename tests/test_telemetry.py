@@ -247,3 +247,15 @@ def test_the_observed_policy_removes_by_label_so_a_shorter_trace_removes_the_sam
     assert IncidentKind.ORPHANED_RESULT in kinds
     users = [e for e in done.trace.events if isinstance(e, UserMessage)]
     assert users[0].text.startswith("#")
+
+
+def test_odd_orders_import_to_possible_events() -> None:
+    """Found by mutating logged requests: a result logged after the model's next
+    message, and results sent twice before their call, still give a trace the
+    runtime can replay (every call answered before the model speaks)."""
+    text = LoggedMessage(Role.ASSISTANT, "done")
+    late = _import(_request(1, SYS, USER, BATCH, RESULTS[0], text, *RESULTS[1:]))
+    twice = _import(_request(1, SYS, USER, RESULTS[2], RESULTS[2], RESULTS[0], BATCH))
+    for done in (late, twice):
+        _replayed(done.trace)  # raises TraceError on an impossible event
+    assert any("second assistant message" in g for g in twice.gaps)

@@ -171,7 +171,8 @@ class _Differ:
                 key = (*key, str(seen[key])) if seen[key] > 1 else key
             known = self.by_key.get(key)
             if known is None and m.answers is not None and m.answers not in self.batches:
-                pending_orphans.append(m)
+                if all(o.answers != m.answers for o in pending_orphans):
+                    pending_orphans.append(m)
                 continue
             flush_orphans()
             whole = self._whole_of(m) if known is None else None
@@ -183,6 +184,17 @@ class _Differ:
                     "removes it whole"
                 )
                 continue
+            if known is None and any(c.id in self.batches for c in m.calls):
+                twice = [c for c in m.calls if c.id in self.batches]
+                step.gaps.append(
+                    f"request {number} holds {_calls(tuple(twice))} in a second assistant "
+                    "message: the trace keeps the first"
+                )
+                m = LoggedMessage(m.role, m.text, tuple(c for c in m.calls if c not in twice))
+                key = _key(m)
+                known = self.by_key.get(key)
+                if known is None and not m.calls and not m.text:
+                    continue
             if known is None:
                 known = self.item(m, key, number)
                 new.append(known)
@@ -229,12 +241,18 @@ class _Differ:
         """Deliver (inferred) results a batch never got in the log, before
         the model speaks again: the model is invoked only once all are in."""
         out: list[Item] = []
-        open_batches = [i for i in self.context if i.message.calls] + []
+        open_batches = [i for i in self.context if i.message.calls]
+        waiting = {i.message.answers: i for i in new if i.message.answers is not None}
+        done: set[int] = set()
 
         def flush() -> None:
             for batch in open_batches:
                 for call in batch.message.calls:
-                    if call.id not in self.results:
+                    result = waiting.get(call.id)
+                    if result is not None and id(result) not in done:
+                        out.append(result)  # before the model speaks again
+                        done.add(id(result))
+                    elif call.id not in self.results:
                         m = LoggedMessage(Role.TOOL, "", answers=call.id)
                         why = (
                             f"the result of {call.id} is in no logged request: it never "
@@ -245,9 +263,12 @@ class _Differ:
             open_batches.clear()
 
         for item in new:
+            if id(item) in done:
+                continue
             if item.message.role is Role.ASSISTANT:
                 flush()
             out.append(item)
+            done.add(id(item))
             if item.message.calls:
                 open_batches.append(item)
         flush()
