@@ -304,6 +304,7 @@ FILE_CASES = [
             ("no-content", "imp_no_content.otlp.jsonl", "not captured"),
             ("mixed-providers", "imp_mixed.jsonl", "mixes openai"),
             ("llm-run-without-inputs", "imp_run_no_inputs.jsonl", "inputs.messages"),
+            ("mistyped-span", "imp_mistyped.otlp.jsonl", "wrong type"),
         )
     ),
     _c(
@@ -551,6 +552,10 @@ def _import_files() -> dict[str, str]:
     def unrelated(span: dict[str, object]) -> dict[str, object] | None:
         return None if attribute(span, "gen_ai.input.messages") else span
 
+    def mistyped(span: dict[str, object]) -> dict[str, object]:
+        span["status"] = "error"  # an object in OTLP JSON
+        return span
+
     def no_content(span: dict[str, object]) -> dict[str, object]:
         attrs = span["attributes"]
         assert isinstance(attrs, list)
@@ -571,6 +576,7 @@ def _import_files() -> dict[str, str]:
         "imp_unrelated.otlp.jsonl": otlp(unrelated),
         "imp_all_truncated.otlp.jsonl": otlp(truncated),
         "imp_no_content.otlp.jsonl": otlp(no_content),
+        "imp_mistyped.otlp.jsonl": otlp(mistyped),
         "imp_mixed.jsonl": chat + mixed + "\n",
         "imp_run_no_inputs.jsonl": json.dumps({"id": "r1", "run_type": "llm", "inputs": {}}),
     }

@@ -259,3 +259,48 @@ def test_odd_orders_import_to_possible_events() -> None:
     for done in (late, twice):
         _replayed(done.trace)  # raises TraceError on an impossible event
     assert any("second assistant message" in g for g in twice.gaps)
+
+
+def _objects(text: str) -> list[Any]:
+    """JSON values one after another (JSON lines, or the SDK's pretty objects)."""
+    decoder, at = json.JSONDecoder(), 0
+    out: list[Any] = []
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return out
+        value, at = decoder.raw_decode(text, at)
+        out.append(value)
+
+
+def test_mutated_logs_give_an_import_or_one_paragraph_never_a_crash(tmp_path: Path) -> None:
+    """Seeded mutations of the generated logs (a field set to another JSON type)
+    import, or raise prunecheck's own error; nothing else escapes."""
+    import random
+
+    from prunecheck.model.errors import PrunecheckError
+
+    rng = random.Random(7)
+    files = sorted(p for p in DATA.iterdir() if p.suffix in (".json", ".jsonl"))
+    values: list[object] = [None, 1, "x", [], {}, [1], {"a": 1}, True, '[{"role": 1}]']
+    for trial in range(60):
+        source = files[trial % len(files)]
+        records = _objects(source.read_text())
+        for _ in range(2):
+            node: Any = rng.choice(records)
+            while isinstance(node, dict | list) and node and rng.random() < 0.8:
+                keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+                key = rng.choice(keys)
+                if not isinstance(node[key], dict | list) or rng.random() < 0.3:
+                    node[key] = rng.choice(values)
+                    break
+                node = node[key]
+        path = tmp_path / f"m{trial}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        try:
+            for name, requests in read_log([path]).conversations.items():
+                done = import_conversation(name, requests)
+                _replayed(done.trace)
+        except PrunecheckError as exc:
+            assert "events[" not in exc.subject, (source.name, exc.paragraph())

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,23 @@ def _whole(name: str, text: str, decoder: json.JSONDecoder) -> Iterator[tuple[st
         yield f"{name}: [{i}]", item
 
 
+@contextmanager
+def _shaped(where: str, kind: str) -> Iterator[None]:
+    """A record whose fields do not have the types its kind gives them is
+    bad input: one paragraph naming it, never a traceback."""
+    try:
+        yield
+    except (TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:
+        what = {"span": "an OpenTelemetry span", "run": "a LangSmith run",
+                "request": "a logged request"}[kind]  # fmt: skip
+        raise TranscriptError(
+            where,
+            f"looks like {what} but a field has the wrong type or is missing "
+            f"({type(exc).__name__}: {exc}).",
+            "pass the log as the exporter wrote it; a hand-edited record must keep its types.",
+        ) from None
+
+
 def _files(paths: Sequence[Path]) -> list[Path]:
     out: list[Path] = []
     for path in paths:
@@ -154,16 +172,18 @@ def read_log(
                     "a log holds one JSON object per request, span or run.",
                 )
             source = Source(str(path), where.rpartition(": ")[2])
-            if is_span(record):
-                spans.extend((s, str(path)) for s in spans_of(record, source.where))
-            elif is_run(record):
-                found = request_of_run(record, key, source, hint)
-                if found is None:
-                    log.unrelated += 1
+            kind = "span" if is_span(record) else "run" if is_run(record) else "request"
+            with _shaped(where, kind):
+                if kind == "span":
+                    spans.extend((s, str(path)) for s in spans_of(record, source.where))
+                elif kind == "run":
+                    found = request_of_run(record, key, source, hint)
+                    if found is None:
+                        log.unrelated += 1
+                    else:
+                        requests.append(found)
                 else:
-                    requests.append(found)
-            else:
-                requests.append(request_of_record(record, key, source, hint))
+                    requests.append(request_of_record(record, key, source, hint))
     requests.extend(_span_requests(spans, key, log))
     if not requests and not log.gaps:
         what = "span" if spans else "record"
@@ -207,7 +227,8 @@ def _span_requests(spans: list[tuple[Span, str]], key: str | None, log: Log) -> 
     out = []
     for span, file in spans:
         conversation = _conversation(span, by_id, key)
-        found = request_of_span(span, conversation, file)
+        with _shaped(f"{file} ({span.where})", "span"):
+            found = request_of_span(span, conversation, file)
         if found is None:
             log.unrelated += 1
         elif isinstance(found, str):
