@@ -6,3 +6,5 @@ diffs consecutive requests; :mod:`.incident` writes a conversation as a
 trace whose replay reproduces what the log shows.  ``prunecheck import``
 (:mod:`prunecheck.sim.cli.importing`) is the command line.
 """
+
+__all__: list[str] = []
