@@ -23,10 +23,10 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.provider import validate
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.adapters.telemetry.incident import Imported, import_conversation
 from prunecheck.sim.adapters.telemetry.reading import read_log
 from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import check_out, write_bundle
