@@ -16,7 +16,7 @@ from typing import Any
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import with_format
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.policy_options import add_policy_timeout
@@ -71,7 +71,7 @@ def execute(args: argparse.Namespace) -> int:
     suite = Suite.of(args.levels, args.seeds, args.horizon)
     folder = default_corpus(args.corpus)
     paths = corpus_paths(folder)
-    policy = guarded(load_policy(args.policy), args.policy_timeout)
+    policy = time_limited(load_policy(args.policy), args.policy_timeout)
     out = args.out
     recorder = Recorder(
         Baseline(args.policy, config, suite, corpus_dir=folder), lambda b: write_baseline(b, out)

@@ -16,7 +16,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import with_format
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import natural
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.limits import add_time_limit
@@ -109,7 +109,7 @@ def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
 def policy_from_args(args: argparse.Namespace) -> Policy:
     spec = spec_from_args(args)
     args.policy = spec  # what traces and bundles record
-    return guarded(load_policy(spec), args.policy_timeout)
+    return time_limited(load_policy(spec), args.policy_timeout)
 
 
 def parse_target(text: str | None) -> frozenset[IncidentKind] | None:

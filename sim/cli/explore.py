@@ -94,8 +94,6 @@ def execute(args: argparse.Namespace) -> int:
     shape = shape_from_args(args, Shape.small)
     if args.depth < 1:
         raise ConfigError("--depth", f"must be at least 1, got {args.depth}.")
-    if args.max_states < 1:
-        raise ConfigError("--max-states", f"must be at least 1, got {args.max_states}.")
     policy = policy_from_args(args)
     spec = spec_from_args(args)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit

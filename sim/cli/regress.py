@@ -19,7 +19,7 @@ from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import with_format
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -91,10 +91,6 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    if not 0 < args.alpha < 1:
-        raise ConfigError(
-            "--alpha", f"must be between 0 and 1, got {args.alpha}.", "for example --alpha 0.01."
-        )
     base = read_baseline(args.baseline)
     if not base.complete:
         raise ConfigError(
@@ -107,7 +103,7 @@ def execute(args: argparse.Namespace) -> int:
     config = runtime_config(args, base.config)
     folder = args.corpus or base.corpus_dir or default_corpus(None)
     paths = corpus_paths(folder)
-    policy = guarded(load_policy(spec), args.policy_timeout)
+    policy = time_limited(load_policy(spec), args.policy_timeout)
     out = args.out
     save = (lambda b: write_baseline(b, out)) if out else None
     recorder = Recorder(Baseline(spec, config, base.suite, corpus_dir=folder), save)

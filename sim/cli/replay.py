@@ -18,7 +18,7 @@ from prunecheck.model.incidents import Incident
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import policy_file, replay_command
@@ -129,7 +129,7 @@ def execute(args: argparse.Namespace) -> int:
         trace = replace(trace, policy=spec)
     if args.gate:
         trace = replace(trace, config=replace(trace.config, gate=Gate(args.gate)))
-    policy = guarded(load_policy(trace.policy), args.policy_timeout)
+    policy = time_limited(load_policy(trace.policy), args.policy_timeout)
     try:
         from tqdm import tqdm
 

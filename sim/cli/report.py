@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.config import CheckAt, RetryMode, RuntimeConfig
-from prunecheck.model.errors import ConfigError
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.adapters.loader import load_policy
@@ -179,16 +178,6 @@ def default_parts(seeds: list[int], extra: list[str], *, quick: bool = False) ->
 
 
 def execute(args: argparse.Namespace) -> int:
-    if args.seeds < 1:
-        raise ConfigError(
-            "--seeds",
-            f"must be at least 1, got {args.seeds}.",
-            "it counts seeds per configuration, e.g. --seeds 3.",
-        )
-    if args.jobs is not None and args.jobs < 1:
-        raise ConfigError(
-            "--jobs", f"must be at least 1, got {args.jobs}.", "leave it out to use every core."
-        )
     limit = run_time_limit(args)
     extra = list(dict.fromkeys(with_format(p, args.format) for p in args.policy or []))
     for spec in extra:

@@ -9,7 +9,6 @@ import argparse
 import time
 from typing import Any
 
-from prunecheck.model.errors import ConfigError
 from prunecheck.sim.cli.argtypes import count, integer
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.counterexample import report_counterexample
@@ -90,8 +89,6 @@ def execute(args: argparse.Namespace) -> int:
     target = parse_target(args.target)
     check_out_arg(args)
     shape = shape_from_args(args, Shape.for_budget)
-    if args.max_examples < 1:
-        raise ConfigError("--max-examples", f"must be at least 1, got {args.max_examples}.")
     spec = spec_from_args(args)
     policy = policy_from_args(args)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit

@@ -203,22 +203,6 @@ def grid(
     policies = list(dict.fromkeys(with_format(p, fmt) for p in args.policy or list(BUILTINS)))
     for spec in policies:
         load_policy(spec)  # fail early, naming the spec
-    if args.seeds < 1:
-        raise ConfigError(
-            "--seeds",
-            f"must be at least 1, got {args.seeds}.",
-            "it counts seeds per configuration, e.g. --seeds 3.",
-        )
-    if args.horizon <= 0:
-        raise ConfigError(
-            "--horizon",
-            f"must be positive, got {args.horizon:g}.",
-            "simulated seconds per run, e.g. --horizon 600.",
-        )
-    if args.jobs is not None and args.jobs < 1:
-        raise ConfigError(
-            "--jobs", f"must be at least 1, got {args.jobs}.", "leave it out to use every core."
-        )
     retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
     base = RuntimeConfig(
         budget=args.budget,
