@@ -28,7 +28,7 @@ from prunecheck.model.runtime import apply
 from prunecheck.model.state import RuntimeState, initial_state
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import Load, load_at
 
@@ -43,8 +43,8 @@ _SPLITS: list[tuple[float, float]] = []
 
 def _apply_alone(traces: tuple[Trace, ...], policy: str) -> float:
     """Seconds to apply every event of ``traces`` to fresh runtimes (the
-    policy guarded as in the simulator), nothing else."""
-    loaded = guarded(load_policy(policy))
+    policy time-limited as in the simulator), nothing else."""
+    loaded = time_limited(load_policy(policy))
     took = 0.0
     for trace in traces:
         state = initial_state(trace.config, loaded, record=False)
@@ -63,7 +63,12 @@ def _throughput(policy: str, gate: Gate, level: float, horizon: float) -> list[s
     for _ in range(_REPEATS):
         started = time.perf_counter()
         result = simulate(
-            policy, config, load_at(level), 1, horizon=horizon, policy=guarded(load_policy(policy))
+            policy,
+            config,
+            load_at(level),
+            1,
+            horizon=horizon,
+            policy=time_limited(load_policy(policy)),
         )
         sim = min(sim, (time.perf_counter() - started) / result.events)
         events = result.events
@@ -106,7 +111,7 @@ def _long_trace(messages: int, extra: int) -> Trace:
         1,
         horizon=1e9,
         max_events=int(messages * 1.3) + extra + 2_000,
-        policy=guarded(load_policy("unit_safe")),
+        policy=time_limited(load_policy("unit_safe")),
     )
     return result.traces[0]
 

@@ -230,7 +230,7 @@ class EventWork:
             now=state.now,
             turn=state.turn,
         )
-        name = getattr(state.policy, "name", type(state.policy).__name__)
+        name = state.policy.name
         self.bump(CounterName.POLICY_CALLS)
         try:
             result = state.policy.select(view, need)

@@ -31,6 +31,7 @@ __all__ = [
     "SelectFn",
     "as_policy",
     "builtin_policy",
+    "policy_name",
     "salience",
 ]
 
@@ -39,7 +40,15 @@ SelectFn = Callable[["ContextView", int], Iterable[str | Action]]
 
 @runtime_checkable
 class Policy(Protocol):
-    """What the runtime calls.  ``name`` appears in reports."""
+    """What the runtime calls.
+
+    Attributes
+    ----------
+    name : str
+        How reports, narratives and errors name the policy.  It is set once,
+        where the policy is made (:func:`as_policy`, a built-in, an adapter,
+        the loader), so everything downstream reads ``policy.name``.
+    """
 
     @property
     def name(self) -> str: ...
@@ -309,9 +318,55 @@ class FunctionPolicy:
         return self.fn(view, need)
 
 
+def policy_name(obj: object, default: str) -> str:
+    """The name ``obj`` gives itself: its ``name`` if that is a string, else
+    its ``__name__`` (a function's), else ``default``.  The one rule by which
+    a policy is named where it is made.
+
+    Parameters
+    ----------
+    obj : object
+        A policy object, a ``select`` function, or a list function.
+    default : str
+        The name when ``obj`` has none (typically the spec's attribute).
+
+    Returns
+    -------
+    str
+        The name.
+
+    Examples
+    --------
+    >>> policy_name(FunctionPolicy(print, "mine"), "x"), policy_name(len, "x")
+    ('mine', 'len')
+    >>> policy_name(object(), "fallback")
+    'fallback'
+    """
+    for attr in ("name", "__name__"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, str):
+            return value
+    return default
+
+
 def as_policy(obj: object, name: str) -> Policy:
-    """``obj`` as a :class:`Policy`: an object with ``select`` is used as it
-    is (``name`` filled in if it has none), a callable is wrapped.
+    """``obj`` as a :class:`Policy`: an object with ``select`` and a string
+    ``name`` is used as it is, an object with ``select`` but no name is
+    wrapped under ``name``, a callable is wrapped under its own
+    :func:`policy_name`.
+
+    Parameters
+    ----------
+    obj : object
+        A policy object (or its class, instantiated with no arguments), or a
+        ``select(view, need)`` function.
+    name : str
+        The name when ``obj`` has none of its own.
+
+    Returns
+    -------
+    Policy
+        A policy whose ``name`` is set.
 
     Raises
     ------
@@ -326,7 +381,7 @@ def as_policy(obj: object, name: str) -> Policy:
             return obj  # type: ignore[return-value]
         return FunctionPolicy(select, name)
     if callable(obj):
-        return FunctionPolicy(obj, getattr(obj, "__name__", name))
+        return FunctionPolicy(obj, policy_name(obj, name))
     raise TypeError(f"{obj!r} is neither callable nor has a select(view, need) method")
 
 

@@ -21,7 +21,7 @@ from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
 from prunecheck.sim.adapters.cage import CagedPolicy
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.app import main, plain, version
 from prunecheck.sim.support.ledger import is_intact, seal
 
@@ -41,8 +41,8 @@ def test_user_policies_are_caged_and_built_ins_are_not() -> None:
     caged = load_policy(f"{BAD}/cheats.py:raises")
     assert isinstance(caged, CagedPolicy) and caged.name == "raises"
     assert not isinstance(load_policy("recency"), CagedPolicy)
-    assert guarded(load_policy("recency"), 5) == load_policy("recency")  # the fast path
-    limited = guarded(caged, 3)
+    assert time_limited(load_policy("recency"), 5) == load_policy("recency")  # the fast path
+    limited = time_limited(caged, 3)
     assert isinstance(limited, CagedPolicy) and limited.timeout == 3
 
 
@@ -430,7 +430,7 @@ def test_a_caged_hang_is_a_policy_timeout_and_later_calls_fail_at_once() -> None
     from prunecheck.sim.adapters.cage import close_all
 
     close_all()
-    caged = guarded(load_policy(f"{BAD}/hangs.py:sleeps"), 0.5)
+    caged = time_limited(load_policy(f"{BAD}/hangs.py:sleeps"), 0.5)
     assert isinstance(caged, CagedPolicy)
     ctx = Context()
     ctx.append(Message("m1", Role.USER, 5, 1, 0.0, unit_id="m1"))

@@ -17,7 +17,7 @@ from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import GuardedPolicy, guarded
+from prunecheck.sim.adapters.time_limit import TimeLimitedPolicy, time_limited
 
 POLICY_FILE = """
 class Oldest:
@@ -125,7 +125,7 @@ def _sleepy(view: ContextView, need: int) -> list[str]:
 
 
 def test_guarded_turns_a_hang_into_a_policy_error() -> None:
-    policy = guarded(FunctionPolicy(_sleepy, "sleepy"), 0.2)
+    policy = time_limited(FunctionPolicy(_sleepy, "sleepy"), 0.2)
     with pytest.raises(PolicyTimeout) as info:
         policy.select(view(), 3)
     assert info.value.subject == "policy 'sleepy'"
@@ -136,7 +136,8 @@ def test_guarded_turns_a_hang_into_a_policy_error() -> None:
 
 def test_a_hang_inside_the_runtime_names_the_step() -> None:
     state = initial_state(
-        RuntimeConfig(budget=10, hard_ceiling=100), guarded(FunctionPolicy(_sleepy, "sleepy"), 0.2)
+        RuntimeConfig(budget=10, hard_ceiling=100),
+        time_limited(FunctionPolicy(_sleepy, "sleepy"), 0.2),
     )
     with pytest.raises(PolicyTimeout) as info:
         apply(state, UserMessage(50))
@@ -147,19 +148,19 @@ def test_guarded_materializes_lazy_results_and_passes_garbage_through() -> None:
     def lazy(view: ContextView, need: int) -> Iterator[str]:
         yield "m1"
 
-    assert guarded(FunctionPolicy(lazy, "lazy"), 5).select(view(), 1) == ["m1"]
+    assert time_limited(FunctionPolicy(lazy, "lazy"), 5).select(view(), 1) == ["m1"]
     # A policy that breaks its contract on purpose: the guard passes its answer through.
-    garbage = guarded(FunctionPolicy(lambda v, n: 7, "g"), 5)  # type: ignore[arg-type,return-value]
+    garbage = time_limited(FunctionPolicy(lambda v, n: 7, "g"), 5)  # type: ignore[arg-type,return-value]
     answer: object = garbage.select(view(), 1)
     assert answer == 7
     plain = FunctionPolicy(lambda v, n: [], "p")
-    assert guarded(plain, 0) is plain
-    assert isinstance(guarded(plain, 1), GuardedPolicy)
+    assert time_limited(plain, 0) is plain
+    assert isinstance(time_limited(plain, 1), TimeLimitedPolicy)
 
 
 def test_guard_is_inert_outside_the_main_thread() -> None:
     out: list[object] = []
-    policy = guarded(FunctionPolicy(lambda v, n: ["m2"], "quick"), 0.5)
+    policy = time_limited(FunctionPolicy(lambda v, n: ["m2"], "quick"), 0.5)
     worker = threading.Thread(target=lambda: out.append(policy.select(view(), 1)))
     worker.start()
     worker.join()

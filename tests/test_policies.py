@@ -160,3 +160,26 @@ def test_unit_safe_never_makes_an_invalid_prune_even_without_a_gate(scenario: Sc
         kinds = {i.kind for i in apply(state, event).incidents}
         assert IncidentKind.INVALID_PRUNE not in kinds
         assert IncidentKind.ORPHANED_RESULT not in kinds
+
+
+def test_a_policy_is_named_once_where_it_is_made() -> None:
+    from prunecheck.model.policies import FunctionPolicy, as_policy, policy_name
+
+    class Named:
+        name = "mine"
+
+        def select(self, view: object, need: int) -> list[str]:
+            return []
+
+    class Unnamed:
+        def select(self, view: object, need: int) -> list[str]:
+            return []
+
+    def keep_all(view: object, need: int) -> list[str]:
+        return []
+
+    assert as_policy(Named(), "attr").name == "mine"
+    assert as_policy(Unnamed, "attr").name == "attr"  # a class is instantiated, then named
+    assert as_policy(keep_all, "attr").name == "keep_all"
+    assert policy_name(FunctionPolicy(keep_all, "x"), "d") == "x"
+    assert policy_name(object(), "d") == "d"

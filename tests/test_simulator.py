@@ -27,7 +27,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.trace import Trace, dumps, loads, replay
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.drivers.simulator import RunResult, simulate, tally_trace
 from prunecheck.sim.drivers.workload import SESSION_TURNS, Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
@@ -52,7 +52,12 @@ def _run(
 ) -> RunResult:
     config = RuntimeConfig(gate=gate, **knobs)
     return simulate(
-        policy, config, load_at(level), seed, horizon=HORIZON, policy=guarded(load_policy(policy))
+        policy,
+        config,
+        load_at(level),
+        seed,
+        horizon=HORIZON,
+        policy=time_limited(load_policy(policy)),
     )
 
 
@@ -124,7 +129,7 @@ def test_agents_have_their_own_traces_and_see_each_others_writes() -> None:
         load,
         3,
         horizon=HORIZON,
-        policy=guarded(load_policy("unit_safe")),
+        policy=time_limited(load_policy("unit_safe")),
     )
     assert len(result.traces) == load.agents == 4
     assert [t.meta["agent"] for t in result.traces] == [0, 1, 2, 3]
@@ -159,7 +164,7 @@ def test_users_write_while_batches_are_in_flight_and_background_calls_span_turns
         load_at(1.0, background=0.3),
         5,
         horizon=HORIZON,
-        policy=guarded(load_policy("unit_safe")),
+        policy=time_limited(load_policy("unit_safe")),
     )
     mid_batch = spanning = 0
     for trace in result.traces:
@@ -302,7 +307,7 @@ def test_max_events_stops_the_run() -> None:
         1,
         horizon=HORIZON,
         max_events=50,
-        policy=guarded(load_policy("recency")),
+        policy=time_limited(load_policy("recency")),
     )
     assert result.events == 50 == sum(len(t.events) for t in result.traces)
     assert result.error is None
@@ -311,7 +316,12 @@ def test_max_events_stops_the_run() -> None:
 def test_a_bad_horizon_or_spec_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="horizon"):
         simulate(
-            "recency", RuntimeConfig(), Load(), 1, horizon=0, policy=guarded(load_policy("recency"))
+            "recency",
+            RuntimeConfig(),
+            Load(),
+            1,
+            horizon=0,
+            policy=time_limited(load_policy("recency")),
         )
     with pytest.raises(PolicyError, match="no_such_policy"):
         simulate(
@@ -319,7 +329,7 @@ def test_a_bad_horizon_or_spec_is_a_clear_error() -> None:
             RuntimeConfig(),
             Load(),
             1,
-            policy=guarded(load_policy("no_such_policy")),
+            policy=time_limited(load_policy("no_such_policy")),
         )
 
 

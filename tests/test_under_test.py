@@ -16,7 +16,7 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.model.trace import Trace, incidents_of, loads
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
 from prunecheck.sim.drivers.explore import explore
@@ -243,7 +243,7 @@ def test_simulated_traces_give_the_same_verdicts_through_the_protocol(name: str)
         load_at(1.0),
         1,
         horizon=150.0,
-        policy=guarded(load_policy(name)),
+        policy=time_limited(load_policy(name)),
     )
     kinds = set()
     for trace in run.traces:

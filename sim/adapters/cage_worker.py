@@ -131,7 +131,7 @@ def _serve(req: int, resp: int) -> int:
         _write(resp, _raised(exc, f"importing the policy of {spec!r}"))
         return 0
     fmt = getattr(policy, "format", None)
-    name = str(getattr(policy, "name", spec))
+    name = policy.name
     _write(resp, {"name": name, "format": getattr(fmt, "value", None)})
     _limit_memory(memory)
     anything = _Anything()

@@ -13,7 +13,7 @@ object with a ``select`` method (and optional ``name``), or a class with one
 (instantiated with no arguments); with ``@openai``/``@anthropic``, a list
 function ``trim(messages)``.
 
-:func:`guarded` (from :mod:`.time_limit`) gives a loaded policy its
+:func:`time_limited` (from :mod:`.time_limit`) gives a loaded policy its
 per-call time limit.
 """
 

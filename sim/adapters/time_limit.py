@@ -2,7 +2,7 @@
 :class:`~prunecheck.model.errors.PolicyTimeout` (a ``PolicyError``) naming
 the policy and the step, not a hung run.
 
-:func:`guarded` gives a policy a per-call limit (a caged policy's watchdog
+:func:`time_limited` gives a policy a per-call limit (a caged policy's watchdog
 gets it; built-ins, trusted and fast, are returned as they are).
 """
 
@@ -20,7 +20,7 @@ from prunecheck.model.errors import PolicyTimeout
 from prunecheck.model.policies import BUILTINS, ContextView, Policy
 from prunecheck.sim.adapters.cage import CagedPolicy
 
-__all__ = ["DEFAULT_TIMEOUT", "GuardedPolicy", "guarded"]
+__all__ = ["DEFAULT_TIMEOUT", "TimeLimitedPolicy", "time_limited"]
 
 #: Seconds one ``select`` call may take before it counts as hung.
 DEFAULT_TIMEOUT = 10.0
@@ -53,7 +53,7 @@ def _limit(seconds: float) -> Iterator[None]:
 
 
 @dataclass(frozen=True, slots=True)
-class GuardedPolicy:
+class TimeLimitedPolicy:
     """A policy whose every ``select`` call has a time limit; the result is
     materialized inside the limit (a lazy generator cannot hang later)."""
 
@@ -77,7 +77,7 @@ class GuardedPolicy:
             ) from None
 
 
-def guarded(policy: Policy, timeout: float = DEFAULT_TIMEOUT) -> Policy:
+def time_limited(policy: Policy, timeout: float = DEFAULT_TIMEOUT) -> Policy:
     """``policy`` with a per-call time limit of ``timeout`` seconds (a caged
     policy's watchdog gets the limit; built-ins are returned as they are)."""
     if timeout <= 0:
@@ -86,4 +86,4 @@ def guarded(policy: Policy, timeout: float = DEFAULT_TIMEOUT) -> Policy:
         return policy.with_timeout(timeout)
     if type(policy) in _BUILTIN_TYPES:  # trusted and fast: no guard
         return policy
-    return GuardedPolicy(policy, timeout, getattr(policy, "name", "policy"))
+    return TimeLimitedPolicy(policy, timeout, policy.name)

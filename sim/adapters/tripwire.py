@@ -1,4 +1,4 @@
-"""A guarded policy for the adversarial search whose time limit drops once
+"""A time-limited policy for the adversarial search whose time limit drops once
 one call has hung, and the error that names the hang.
 
 The search shrinks a failing run by re-running many variants; without this,
@@ -13,13 +13,13 @@ from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.sim.adapters.cage import failed_for_good
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 
 __all__ = ["AFTER_HANG", "Tripwire", "search_error"]
 
 
 class Tripwire:
-    """A guarded policy whose time limit drops to ``AFTER_HANG`` seconds
+    """A time-limited policy whose time limit drops to ``AFTER_HANG`` seconds
     once a call has hung.
 
     The search shrinks a failing run by re-running many variants; without
@@ -32,14 +32,14 @@ class Tripwire:
     def __init__(self, inner: Policy, timeout: float) -> None:
         self.inner = inner
         self.timeout = timeout
-        self.name: str = getattr(inner, "name", "policy")
+        self.name: str = inner.name
         self.first: PolicyError | None = None
 
     def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
         hung = isinstance(self.first, PolicyTimeout)
         limit = min(self.timeout, AFTER_HANG) if hung else self.timeout
         try:
-            return guarded(self.inner, limit).select(view, need)
+            return time_limited(self.inner, limit).select(view, need)
         except PolicyError as exc:
             self.first = self.first or exc
             raise

@@ -135,7 +135,7 @@ _STATUS = {status: status.value for status in CallStatus}
 def _timeless(policy: Policy) -> bool:
     """Whether the policy reads creation times only to order messages (every
     built-in but lowest_salience, which decays with age)."""
-    inner = getattr(policy, "inner", policy)  # a guarded policy
+    inner = getattr(policy, "inner", policy)  # a time-limited policy
     return type(inner) in _TIMELESS
 
 

@@ -131,7 +131,7 @@ def search(
         The policy's spec (built-in name, ``module:attr``, ``file.py:attr``);
         it is what the trace records.
     policy:
-        The policy, loaded from ``policy_spec`` by the caller (and guarded,
+        The policy, loaded from ``policy_spec`` by the caller (and time-limited,
         if its calls need a time limit).
     config:
         The runtime: budget, gate and knobs.

@@ -121,7 +121,7 @@ def simulate(
     config: the runtime's rules; its ``check_at`` decides when checks fire.
     load: the load knobs.
     seed: the run's seed; each agent's stream derives from it.
-    policy: the policy, loaded from the spec (and guarded) by the caller.
+    policy: the policy, loaded from the spec (and time-limited) by the caller.
     horizon: simulated seconds.
     max_events: stop after this many events (all agents together).
 

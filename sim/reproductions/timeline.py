@@ -131,7 +131,7 @@ class _Watch:
 def lanes_of(trace: Trace, policy: Policy) -> Lanes:
     """Replay ``trace`` (with notes) and collect what the picture shows."""
     lanes = Lanes()
-    watch = _Watch(policy, getattr(policy, "name", "policy"))
+    watch = _Watch(policy, policy.name)
     present: set[str] = set()
     for item, state in replay(trace, watch, record=True):
         step = item.index

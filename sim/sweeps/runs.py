@@ -2,7 +2,7 @@
 every input that changes a result — the simulator's source and the user's
 policy file included), and what it gave (:class:`Row`, one JSON line).
 
-:func:`run_one` loads the policy (once per process, guarded) and simulates
+:func:`run_one` loads the policy (once per process, time-limited) and simulates
 the spec; a worker process — the pool's or Dask's — gets the spec, never a
 policy object, and loads it there.
 """
@@ -22,7 +22,7 @@ from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import Policy
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import user_code_of
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 from prunecheck.sim.drivers.workload import Load
 from prunecheck.sim.stats.sessions import SessionRecord, sessions_from_json, sessions_to_json
@@ -137,10 +137,10 @@ _POLICIES: dict[tuple[str, float], Policy] = {}
 
 
 def _policy(spec: str, timeout: float) -> Policy:
-    """The guarded policy for ``spec``, loaded once per process."""
+    """The time-limited policy for ``spec``, loaded once per process."""
     cached = _POLICIES.get((spec, timeout))
     if cached is None:
-        cached = _POLICIES[(spec, timeout)] = guarded(load_policy(spec), timeout)
+        cached = _POLICIES[(spec, timeout)] = time_limited(load_policy(spec), timeout)
     return cached
 
 

@@ -46,7 +46,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.trace import Trace, replay
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.progress import Progress
@@ -172,7 +172,7 @@ class _Check:
     ) -> None:
         self.spec, self.loaded, self.config, self.timeout = spec, loaded, config, timeout
         self.deadline, self.progress = deadline, progress
-        self.policy = guarded(loaded, timeout)
+        self.policy = time_limited(loaded, timeout)
         self.runs: list[ScenarioResult] = []
         self.totals: Counter[str] = Counter()
         self.failing: list[Trace] = []

@@ -32,7 +32,7 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider, ProviderError, validate
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.drivers.explore import MAX_STATES, ExploreResult, explore
 from prunecheck.sim.drivers.search import SearchResult, search
 from prunecheck.sim.drivers.shape import Shape
@@ -94,7 +94,7 @@ def _runtime(
     base = config or RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     if gate is not None:
         base = replace(base, gate=Gate(gate))
-    return spec, guarded(loaded, timeout), base
+    return spec, time_limited(loaded, timeout), base
 
 
 def _deadline(time_limit: float | None) -> float | None:
@@ -264,7 +264,7 @@ def replay_trace(
         trace = replace(trace, policy=spec)
     if gate is not None:
         trace = replace(trace, config=replace(trace.config, gate=Gate(gate)))
-    told = narrate(trace, (step for step, _ in replay(trace, guarded(loaded, timeout))))
+    told = narrate(trace, (step for step, _ in replay(trace, time_limited(loaded, timeout))))
     return ReplayResult(trace, tuple(told.incidents), told.text())
 
 

@@ -32,7 +32,7 @@ from prunecheck.model.errors import ConfigError, PrunecheckError
 from prunecheck.model.policies import Policy
 from prunecheck.model.trace import incidents_of, loads
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, guarded
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.verdicts.baseline_file import (
     Baseline,
     CorpusResult,
@@ -94,7 +94,7 @@ def run_corpus(
             knobs = replace(
                 config, budget=trace.config.budget, hard_ceiling=trace.config.hard_ceiling
             )
-            policy = guarded(load_policy(trace.policy), timeout)
+            policy = time_limited(load_policy(trace.policy), timeout)
             rerun = replace(trace, config=knobs, meta={})
             kinds = Counter(i.kind.value for i in incidents_of(rerun, policy) if i.is_violation)
             out.append(CorpusResult(path.name, dict(kinds)))

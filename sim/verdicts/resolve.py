@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from prunecheck.model.errors import PolicyError
-from prunecheck.model.policies import FunctionPolicy, Policy, as_policy
+from prunecheck.model.policies import FunctionPolicy, Policy, as_policy, policy_name
 from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.loader import load_policy
@@ -35,7 +35,7 @@ def resolve_policy(
     if format is not None:
         adapted = list_policy(policy, format, name=name)
         return adapted.name, adapted
-    label = name or getattr(policy, "name", None) or getattr(policy, "__name__", "policy")
+    label = name or policy_name(policy, "policy")
     if name is not None and callable(policy) and not hasattr(policy, "select"):
         return name, FunctionPolicy(policy, name)
     try:
@@ -48,7 +48,7 @@ def resolve_policy(
             "a trim(messages) list function needs format='openai' or "
             "'anthropic'.",
         ) from None
-    return str(getattr(obj, "name", label)), obj
+    return obj.name, obj
 
 
 def format_of(policy: Policy) -> str | None:
