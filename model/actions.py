@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from .errors import PolicyError
 
 __all__ = [
+    "PLACEHOLDER_TOKENS",
     "Action",
     "Clear",
     "Evict",
@@ -25,6 +26,9 @@ __all__ = [
     "Summarize",
     "proposal_from",
 ]
+
+#: Tokens a cleared message keeps (its placeholder), in the model and the guard.
+PLACEHOLDER_TOKENS = 8
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,37 +1,43 @@
-"""The work of one event: mutations of the context, incident checks,
-notes, and the budget check with its gate, spill and re-injection.
+"""The bookkeeping and structure of one event: mutations of the context,
+incident checks, notes, counters, and the unit structure a removal changes.
 
 :class:`EventWork` is created by :func:`prunecheck.model.runtime.apply` for
 each event and handed to the event's handler; it is internal to the model.
+The budget check, the gate, spill and re-injection work *on* it and live in
+:mod:`.budget`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 
-from .actions import Proposal, proposal_from
-from .config import CheckAt
 from .context import Message, Role
-from .errors import PolicyError
 from .events import CallSpec, Effect
-from .gates import Gate, decide, spill_plan
 from .incidents import Incident, IncidentKind
 from .notes import Note, NoteKind
-from .policies import ContextView
 from .state import CallRecord, CallStatus, CounterName, RuntimeState, evolve
 
-__all__ = ["PLACEHOLDER_TOKENS", "EventWork", "call_tools", "calls_text"]
-
-#: Tokens a cleared message keeps (its placeholder).
-PLACEHOLDER_TOKENS = 8
+__all__ = ["EventWork", "call_tools", "calls_text"]
 
 
 class EventWork:
     """The work of one event: mutations, incident checks, notes.
 
-    ``state`` is the runtime state the event changes (in place), ``ctx`` its
-    context; ``incidents`` and ``notes`` collect what the event did.
+    Parameters
+    ----------
+    state : RuntimeState
+        The runtime state the event changes (in place).
+
+    Attributes
+    ----------
+    state : RuntimeState
+        As given.
+    ctx : Context
+        Its context.
+    incidents : list of Incident
+        What the event did that is an incident (a violation or a cost).
+    notes : list of Note
+        What the event did, for narratives (kept only when ``state.record``).
     """
 
     __slots__ = ("ctx", "incidents", "notes", "state")
@@ -140,12 +146,6 @@ class EventWork:
         if self.state.record:
             self.note(NoteKind.APPEND, _describe(message), (message.id,))
 
-    def after_append(self, unit_done: bool) -> None:
-        """The runtime's own budget check, per the ``check_at`` knob."""
-        when = self.state.config.check_at
-        if when is CheckAt.AFTER_APPEND or (when is CheckAt.AFTER_BATCH and unit_done):
-            self.budget_check()
-
     def plain(self, role: Role, tokens: int, text: str) -> Message:
         mid = self.new_message_id()
         message = Message(
@@ -153,216 +153,6 @@ class EventWork:
         )
         self.append(message)
         return message
-
-    # -- budget
-    def protected(self, message: Message) -> bool:
-        return message.role is Role.SYSTEM or message.id == self.state.last_user
-
-    def budget_check(self) -> None:
-        state, ctx, cfg = self.state, self.ctx, self.state.config
-        self.bump(CounterName.CHECKS)
-        need = ctx.used - cfg.budget
-        state.deferred = False
-        if need > 0:
-            if cfg.gate.defers and state.pending:
-                state.deferred = True
-                self.bump(CounterName.DEFERRED_CHECKS)
-                calls = tuple(state.pending)
-                self.incident(
-                    IncidentKind.DEFERRAL,
-                    calls,
-                    f"over budget by {need} tokens; deferred while {len(calls)} call(s) pending",
-                    reason="pending_call",
-                )
-                if state.record:
-                    self.note(
-                        NoteKind.DEFER,
-                        f"deferred: {len(calls)} call(s) pending "
-                        f"({', '.join(calls)}); over budget by {need}",
-                        calls,
-                    )
-            else:
-                self.prune(need)
-                need = ctx.used - cfg.budget
-                if need > 0 and cfg.gate.defers and ctx.has_open():
-                    state.deferred = True
-                    self.bump(CounterName.DEFERRED_CHECKS)
-                    opened = ctx.open_ids()
-                    self.incident(
-                        IncidentKind.DEFERRAL,
-                        opened,
-                        f"over budget by {need} tokens; the rest would touch open message(s)",
-                        reason="open_message",
-                    )
-                    self.note(
-                        NoteKind.DEFER,
-                        f"deferred: budget cannot be met without touching open {', '.join(opened)}",
-                        opened,
-                    )
-            if cfg.gate is Gate.SPILL and ctx.used > cfg.hard_ceiling:
-                self.spill(ctx.used - cfg.budget)
-        self.ceiling("budget check")
-
-    def ceiling(self, at: str) -> None:
-        state, used, limit = self.state, self.ctx.used, self.state.config.hard_ceiling
-        if used > limit:
-            if not state.over_ceiling:
-                state.over_ceiling = True
-                self.incident(
-                    IncidentKind.HARD_CEILING_OVERRUN,
-                    (),
-                    f"{used} tokens in context at {at}, over the hard ceiling {limit}",
-                )
-                self.note(
-                    NoteKind.OVERRUN,
-                    f"hard ceiling overrun: {used} > {limit} — fail "
-                    "loudly (recoverable), context left intact",
-                )
-        else:
-            state.over_ceiling = False
-
-    def ask_policy(self, need: int) -> Proposal:
-        state = self.state
-        view = ContextView(
-            self.ctx,
-            pending_calls=frozenset(state.pending),
-            budget=state.config.budget,
-            now=state.now,
-            turn=state.turn,
-        )
-        name = state.policy.name
-        self.bump(CounterName.POLICY_CALLS)
-        try:
-            result = state.policy.select(view, need)
-            return proposal_from(result, self.ctx, name, state.step_index + 1)
-        except PolicyError as exc:
-            if exc.step is not None:  # placed already (by proposal_from)
-                raise
-            raise exc.at_step(state.step_index + 1) from None
-        except Exception as exc:
-            raise PolicyError(
-                f"policy {name!r}",
-                f"select(view, need={need}) raised {type(exc).__name__}: {exc}.",
-                "fix the policy; prunecheck records this as a policy error for the run.",
-                step=state.step_index + 1,
-            ) from exc
-
-    def prune(self, need: int) -> None:
-        state = self.state
-        proposal = self.ask_policy(need)
-        decision = decide(state.config.gate, self.ctx, proposal, self.protected)
-        for v in decision.violations:
-            self.incident(
-                IncidentKind.INVALID_PRUNE,
-                (v.unit_id, *v.ids),
-                f"prune applied that {v.describe()}",
-                reason=v.reason.value,
-            )
-        if decision.refused:
-            self.bump(CounterName.REFUSED_PRUNES)
-            self.note(
-                NoteKind.REFUSE,
-                "refused prune: " + "; ".join(v.describe() for v in decision.refused),
-                proposal.removed(),
-            )
-        if state.record:  # the notes below cost string work on every prune
-            if decision.grown or decision.shrunk:
-                self.note(
-                    NoteKind.CHECK,
-                    f"gate {state.config.gate}: grew "
-                    f"{list(decision.grown)}, shrank {list(decision.shrunk)}",
-                )
-            self.note(
-                NoteKind.CHECK,
-                f"budget check: {self.ctx.used} used > budget "
-                f"{state.config.budget}; policy {getattr(state.policy, 'name', '?')} "
-                f"proposed {_proposal_text(proposal)}",
-            )
-        self.execute(decision.apply)
-
-    def execute(self, proposal: Proposal) -> None:
-        ctx = self.ctx
-        if proposal.is_empty():
-            return
-        self.bump(CounterName.PRUNES)
-        touched: list[Message] = []
-        partial = dict(proposal.clear_to)
-        for mid in proposal.clear:
-            message = ctx.get(mid)
-            if message is None or message.cleared:
-                continue
-            if message.closed:
-                left = partial.get(mid, PLACEHOLDER_TOKENS)
-                new = replace(
-                    message, tokens=min(message.tokens, left), cleared=True, text="[cleared]"
-                )
-            else:  # a streaming message loses what it had so far
-                new = replace(
-                    message, tokens=0, first_chunk=message.first_chunk + message.chunks, chunks=0
-                )
-            ctx.update(new)
-            self.note(
-                NoteKind.CLEAR, f"cleared {mid} ({message.tokens} → {new.tokens} tokens)", (mid,)
-            )
-        if proposal.evict:
-            removed = ctx.remove(proposal.evict)
-            self.bump(CounterName.EVICTED, len(removed))
-            touched.extend(removed)
-            self.note(NoteKind.EVICT, "evicted " + ", ".join(proposal.evict), proposal.evict)
-        for group in proposal.summarize:
-            ids = tuple(m for m in group.message_ids if m in ctx)
-            if not ids:
-                continue
-            total = sum(ctx[m].tokens for m in ids)
-            sid = self.new_message_id()
-            summary = Message(
-                sid,
-                Role.USER,
-                group.tokens or max(1, total // 10),
-                self.state.turn,
-                self.state.now,
-                unit_id=sid,
-                summary_of=ids,
-                text=group.text or f"summary of {len(ids)} messages",
-            )
-            removed = ctx.summarize(ids, summary)
-            touched.extend(removed)
-            self.note(
-                NoteKind.SUMMARIZE,
-                f"summarized {', '.join(ids)} into {sid} ({total} → {summary.tokens} tokens)",
-                (*ids, sid),
-            )
-        self.forget_removed(touched)
-
-    def spill(self, excess: int) -> None:
-        state = self.state
-        for ids in spill_plan(self.ctx, excess, self.protected):
-            unit = self.ctx[ids[0]].unit_id
-            removed = self.ctx.remove(ids)
-            state.spilled[unit] = tuple(removed)
-            self.forget_removed(removed)
-            self.bump(CounterName.SPILLS)
-            self.incident(
-                IncidentKind.SPILL,
-                ids,
-                f"spilled unit {unit} ({sum(m.tokens for m in removed)} tokens) to the side store",
-            )
-            self.note(NoteKind.SPILL, f"spilled unit {unit} ({', '.join(ids)})", ids)
-
-    def reinject(self, paths: set[str]) -> None:
-        state = self.state
-        for unit, messages in list(state.spilled.items()):
-            batch = state.batches.get(unit)
-            if batch is None or not any(state.calls[c].spec.path in paths for c in batch.calls):
-                continue
-            del state.spilled[unit]
-            for message in messages:
-                self.ctx.append(message)
-            self.recheck(unit)
-            ids = tuple(m.id for m in messages)
-            self.bump(CounterName.REINJECTIONS)
-            self.incident(IncidentKind.REINJECTION, ids, f"re-injected spilled unit {unit}")
-            self.note(NoteKind.REINJECT, f"re-injected unit {unit} ({', '.join(ids)})", ids)
 
     # -- tool execution
     def execute_call(self, spec: CallSpec) -> int:
@@ -419,14 +209,3 @@ def _describe(m: Message) -> str:
     if m.first_chunk:
         parts.append(f"from chunk {m.first_chunk + 1}")
     return " · ".join(parts)
-
-
-def _proposal_text(p: Proposal) -> str:
-    parts = []
-    if p.evict:
-        parts.append("evict " + ", ".join(p.evict))
-    if p.clear:
-        parts.append("clear " + ", ".join(p.clear))
-    for g in p.summarize:
-        parts.append("summarize " + ", ".join(g.message_ids))
-    return "; ".join(parts) or "nothing"

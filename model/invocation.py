@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .actions import PLACEHOLDER_TOKENS
+from .budget import after_append, budget_check, ceiling
 from .config import CheckAt, Repair, RetryMode
 from .context import Message, Role
-from .engine import PLACEHOLDER_TOKENS, EventWork, call_tools, calls_text
+from .engine import EventWork, call_tools, calls_text
 from .events import Effect, Invoke, Retry
 from .incidents import IncidentKind
 from .notes import NoteKind
@@ -28,7 +30,7 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
         work.note(NoteKind.BLOCK, f"invocation waits: {len(state.pending)} call(s) pending")
         return
     if state.config.check_at is CheckAt.BEFORE_INVOKE:
-        work.budget_check()
+        budget_check(work)
     if state.config.repair is not Repair.NONE and (state.orphans or state.unanswered):
         _repair(work)
     work.bump(CounterName.INVOCATIONS)
@@ -60,7 +62,7 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
         state.retry_streak = 0
         if state.record:
             work.note(NoteKind.INVOKE, f"model invoked with {len(ctx)} messages, {ctx.used} tokens")
-    work.ceiling("invocation")
+    ceiling(work, "invocation")
 
 
 def _abort(work: EventWork, status: int) -> None:
@@ -198,4 +200,4 @@ def on_retry(work: EventWork, event: Retry) -> None:
                 )
             )
             state.calls[cid] = replace(state.calls[cid], target=rid)
-        work.after_append(True)
+        after_append(work, True)

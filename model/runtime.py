@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from .budget import after_append, budget_check, reinject
 from .config import StreamLoss
 from .context import Context, Message, Role
 from .engine import EventWork, calls_text
@@ -82,14 +83,14 @@ def apply(state: RuntimeState, event: Event, at: float | None = None) -> StepRes
 # -------------------------------------------------------------------- handlers
 def _on_system(work: EventWork, event: SystemPrompt) -> None:
     work.plain(Role.SYSTEM, event.tokens, event.text or "system prompt")
-    work.after_append(True)
+    after_append(work, True)
 
 
 def _on_user(work: EventWork, event: UserMessage) -> None:
     work.state.turn += 1
     message = work.plain(Role.USER, event.tokens, event.text)
     work.state.last_user = message.id
-    work.after_append(True)
+    after_append(work, True)
 
 
 def _model_may_speak(work: EventWork, what: str) -> None:
@@ -123,7 +124,7 @@ def _on_assistant(work: EventWork, event: AssistantChunk) -> None:
             state.assistant_stream = CallRecord(
                 "", mid, CallSpec("assistant"), chunks=1, tokens=event.tokens, target=mid
             )
-        work.after_append(event.last)
+        after_append(work, event.last)
         return
     stream = evolve(
         stream,
@@ -136,7 +137,7 @@ def _on_assistant(work: EventWork, event: AssistantChunk) -> None:
     state.assistant_stream = None if event.last else stream
     if event.last:
         _check_truncation(work, stream, target, "assistant text")
-    work.after_append(event.last)
+    after_append(work, event.last)
 
 
 def _stream_target(
@@ -226,7 +227,7 @@ def _on_batch(work: EventWork, event: IssueBatch) -> None:
             "close the assistant stream (last=true) first.",
         )
     if state.spilled:
-        work.reinject({c.path for c in event.calls if c.path})
+        reinject(work, {c.path for c in event.calls if c.path})
     mid = work.new_message_id()
     ids = []
     for spec in event.calls:
@@ -249,7 +250,7 @@ def _on_batch(work: EventWork, event: IssueBatch) -> None:
             text=event.text or calls_text(event.calls),
         )
     )
-    work.after_append(False)
+    after_append(work, False)
 
 
 def _pending_call(work: EventWork, call: str, what: str) -> CallRecord | None:
@@ -312,7 +313,7 @@ def _on_result(work: EventWork, event: ResultChunk) -> None:
         )
         state.calls[record.id] = record
         _fail(work, record, "stream error: result message removed mid-stream", 20)
-        work.after_append(True)
+        after_append(work, True)
         return
     else:
         target = _stream_target(work, record, Role.TOOL, event.tokens, event.last, record.id)
@@ -322,7 +323,7 @@ def _on_result(work: EventWork, event: ResultChunk) -> None:
         record = work.close_call(record, CallStatus.DONE)
         _check_truncation(work, record, target, "result")
     work.recheck(record.batch)
-    work.after_append(event.last and not ctx.pending_in(record.batch))
+    after_append(work, event.last and not ctx.pending_in(record.batch))
 
 
 def _fail(work: EventWork, record: CallRecord, reason: str, tokens: int) -> None:
@@ -354,11 +355,11 @@ def _on_failure(work: EventWork, event: ToolFailure) -> None:
     if record is None:
         return
     _fail(work, record, f"tool {event.reason}", event.tokens)
-    work.after_append(not work.ctx.pending_in(record.batch))
+    after_append(work, not work.ctx.pending_in(record.batch))
 
 
 def _on_check(work: EventWork, event: BudgetCheck) -> None:
-    work.budget_check()
+    budget_check(work)
 
 
 def _on_write(work: EventWork, event: ExternalWrite) -> None:

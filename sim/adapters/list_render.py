@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from prunecheck.model.actions import PLACEHOLDER_TOKENS
 from prunecheck.model.context import Message, Role
-from prunecheck.model.engine import PLACEHOLDER_TOKENS
 from prunecheck.model.provider import Provider, render
 from prunecheck.sim.adapters.sized_content import CHARS_PER_TOKEN, sized_text
 

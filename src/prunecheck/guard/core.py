@@ -34,7 +34,7 @@ from copy import deepcopy
 from dataclasses import dataclass, replace
 from os import PathLike
 
-from prunecheck.model.actions import Proposal
+from prunecheck.model.actions import PLACEHOLDER_TOKENS, Proposal
 from prunecheck.model.context import Message, Role
 from prunecheck.model.gates import Gate, decide, spill_plan
 
@@ -45,9 +45,6 @@ from .tracker import Tracker
 from .trimmers import Trimmer, TrimView, as_trimmer
 
 __all__ = ["PLACEHOLDER_TOKENS", "CommitGuard", "GuardStats"]
-
-#: Tokens a cleared message keeps (its placeholder), as in the model.
-PLACEHOLDER_TOKENS = 8
 
 
 @dataclass(slots=True)
