@@ -12,8 +12,8 @@ loop's events (calls issued, result chunks, results complete, streams).
 Both implement prunecheck's ``RuntimeUnderTest`` protocol (``feed``,
 ``request``, ``executions``), so prunecheck drives the loop itself::
 
-    prunecheck search --runtime examples/agent_loop.py:NaiveLoop     # exit 1, a reproduction
-    prunecheck search --runtime examples/agent_loop.py:GuardedLoop   # exit 0
+    prunecheck search runtime:examples/agent_loop.py:NaiveLoop      # exit 1, a reproduction
+    prunecheck search runtime:examples/agent_loop.py:GuardedLoop    # exit 0
     python examples/agent_loop.py        # replays the domain document's incident on both
 
 Offline: the "tools" and the "model" are prunecheck's stimuli.

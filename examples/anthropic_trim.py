@@ -8,8 +8,8 @@ message whose ``tool_result`` blocks answer a ``tool_use`` it dropped.
 may be in flight or whose text may be streaming) and everything after it
 are never touched.
 
-    prunecheck check --format anthropic examples/anthropic_trim.py:keep_last
-    prunecheck check --format anthropic examples/anthropic_trim.py:trim
+    prunecheck check examples/anthropic_trim.py:keep_last@anthropic
+    prunecheck check examples/anthropic_trim.py:trim@anthropic
 """
 
 from __future__ import annotations

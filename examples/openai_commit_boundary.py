@@ -15,7 +15,7 @@ So: keep the system prompt, never touch the last assistant message or
 anything after it, and drop whole units from the front until the rest fits
 ``max_tokens`` (counted with the runtime's ``token_counter``).
 
-    prunecheck check --format openai examples/openai_commit_boundary.py:trim
+    prunecheck check examples/openai_commit_boundary.py:trim@openai
 """
 
 from __future__ import annotations

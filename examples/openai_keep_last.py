@@ -2,7 +2,7 @@
 OpenAI Chat Completions messages.  It cuts by count, blind to structure, so
 it can keep a tool result whose assistant ``tool_calls`` message it dropped.
 
-    prunecheck check --format openai examples/openai_keep_last.py:trim
+    prunecheck check examples/openai_keep_last.py:trim@openai
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ lets only whole, closed units go.  The same works for Anthropic lists
 (``format="anthropic"``).
 
     python examples/openai_list_guard.py
-    prunecheck check --format openai examples/openai_list_guard.py:trim
+    prunecheck check examples/openai_list_guard.py:trim@openai
 
 A list cannot show a result that is still streaming: ``prunecheck check``
 finds exactly that (a partial result looks complete and is pruned

@@ -2,7 +2,8 @@
 
 Events are plain frozen records with a JSON form.  Drivers (the SimPy
 simulator, the Hypothesis machine, the explorer) choose *which* events happen
-*when*; :func:`prunecheck.model.runtime.step` decides what each one does.
+*when*; :func:`prunecheck.model.runtime.apply` (which the drivers call; ``step`` is
+its pure form) decides what each one does.
 Ids of messages and calls are assigned by the runtime in order (``m1``,
 ``c1`` …), so a trace names calls by the ids the runtime gave them.
 """

@@ -11,7 +11,10 @@
   external store when deferral would pass the hard ceiling, re-injecting
   them when a later step needs them.
 
-This module decides; :mod:`.runtime` applies.  Every function here is pure
+This module decides; :mod:`.budget` applies what it decided
+(:func:`~.budget.apply_proposal`, :func:`~.budget.spill`), both in the
+model runtime and, through the same :func:`decide`, in
+:class:`prunecheck.guard.CommitGuard`.  Every function here is pure
 and costs O(size of the proposal + units it touches), except
 :func:`spill_plan`, which reads the context from the front only as far as it
 must.

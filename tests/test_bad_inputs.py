@@ -48,13 +48,12 @@ def _c(name: str, argv: str, status: int = 2, needle: str = "", sub: bool = Fals
 # ------------------------------------------------------------- arguments
 BAD_SECONDS = ("0", "-1", "nan", "inf", "abc")
 SEARCHY = (
-    "search --policy recency --max-examples 2",
-    "explore --policy recency --depth 2",
+    "search recency --max-examples 2",
+    "explore recency --depth 2",
     "check recency --levels 0.5 --seeds 1 --max-examples 2 --horizon 5",
     "replay " + DOCUMENTED_TRACE,
     "baseline --out {tmp}/b.json --levels 0.5 --seeds 1 --horizon 5",
-    "sweep --out {tmp}/r.jsonl --policy recency --gate none --levels 0.5 --seeds 1 "
-    "--horizon 5 --jobs 1",
+    "sweep --out {tmp}/r.jsonl recency --gate none --levels 0.5 --seeds 1 --horizon 5 --jobs 1",
     "report --out {tmp}/rep --seeds 1 --quick --jobs 1",
 )
 ARG_CASES = [
@@ -68,7 +67,7 @@ ARG_CASES = [
         for v in BAD_SECONDS
     ),
     *(
-        _c(f"search-{flag}-{v}", f"search --policy recency --{flag} {v}", needle=f"--{flag}")
+        _c(f"search-{flag}-{v}", f"search recency --{flag} {v}", needle=f"--{flag}")
         for flag, values in (
             ("max-examples", ("0", "-1", "x")),
             ("budget", ("0", "-5", "1e3")),
@@ -80,12 +79,36 @@ ARG_CASES = [
         )
         for v in values
     ),
-    _c("search-target", "search --policy recency --target nonsense", needle="--target"),
-    _c("search-sizes", "search --policy recency --sizes a,b", needle="--sizes"),
-    _c("search-gate", "search --policy recency --gate sometimes", needle="--gate"),
-    _c("search-no-policy", "search", needle="--policy"),
+    _c("search-target", "search recency --target nonsense", needle="--target"),
+    _c("search-sizes", "search recency --sizes a,b", needle="--sizes"),
+    _c("search-gate", "search recency --gate sometimes", needle="--gate"),
+    _c("search-no-policy", "search", needle="POLICY: is missing"),
+    _c("explore-no-policy", "explore --depth 2", needle="POLICY: is missing"),
     *(
-        _c(f"explore-{flag}-{v}", f"explore --policy recency --{flag} {v}", needle=f"--{flag}")
+        _c(f"{cmd.split()[0]}-policy-twice", cmd, needle="given twice")
+        for cmd in (
+            "search recency --policy unit_safe",
+            "explore recency --policy unit_safe --depth 2",
+            "check recency --policy unit_safe",
+            f"replay {DOCUMENTED_TRACE} recency --policy unit_safe",
+            "baseline --out {tmp}/b.json recency --policy unit_safe",
+            "regress --baseline {tmp}/b.json recency --policy unit_safe",
+        )
+    ),
+    _c(
+        "search-policy-and-runtime",
+        "search recency --runtime examples/agent_loop.py:NaiveLoop",
+        needle="given twice",
+    ),
+    *(
+        _c(f"{cmd.split()[0]}-policy-in-two-forms", cmd, needle="two forms")
+        for cmd in (
+            "sweep --out {tmp}/r.jsonl recency --policy unit_safe",
+            "report --out {tmp}/rep recency --policy unit_safe",
+        )
+    ),
+    *(
+        _c(f"explore-{flag}-{v}", f"explore recency --{flag} {v}", needle=f"--{flag}")
         for flag, values in (("depth", ("-1", "x")), ("max-states", ("0", "-3")))
         for v in values
     ),
@@ -132,7 +155,7 @@ ARG_CASES = [
     *(
         _c(
             f"sweep-{flag}-{v}",
-            f"sweep --out {{tmp}}/r.jsonl --policy recency --{flag} {v}",
+            f"sweep --out {{tmp}}/r.jsonl recency --{flag} {v}",
             needle=f"--{flag}",
         )
         for flag, values in (
@@ -150,7 +173,7 @@ ARG_CASES = [
     *(
         _c(f"{cmd.split()[0]}-time-limit-{v}", f"{cmd} --time-limit {v}", needle="--time-limit")
         for cmd in (
-            "sweep --out {tmp}/r.jsonl --policy recency --levels 0.5 --seeds 1",
+            "sweep --out {tmp}/r.jsonl recency --levels 0.5 --seeds 1",
             "report --out {tmp}/rep --quick --seeds 1",
         )
         for v in ("0", "-1", "nan", "inf", "x")
@@ -158,25 +181,25 @@ ARG_CASES = [
     *(
         _c(f"{cmd.split()[0]}-max-retries-{v}", f"{cmd} --max-retries {v}", needle="--max-retries")
         for cmd in (
-            "sweep --out {tmp}/r.jsonl --policy recency",
-            "search --policy recency",
+            "sweep --out {tmp}/r.jsonl recency",
+            "search recency",
             "check recency",
         )
         for v in ("-1", "x")
     ),
     _c(
         "sweep-ceiling-below-budget",
-        "sweep --out {tmp}/r.jsonl --policy recency --hard-ceiling 10",
+        "sweep --out {tmp}/r.jsonl recency --hard-ceiling 10",
         needle="hard_ceiling",
     ),
     _c(
         "sweep-out-is-folder",
-        "sweep --out {tmp} --policy recency --levels 0.5 --seeds 1",
+        "sweep --out {tmp} recency --levels 0.5 --seeds 1",
         needle="is a folder",
     ),
     _c(
         "sweep-out-unwritable",
-        "sweep --out /proc/prunecheck/r.jsonl --policy recency --levels 0.5 --seeds 1",
+        "sweep --out /proc/prunecheck/r.jsonl recency --levels 0.5 --seeds 1",
         needle="cannot be",
     ),
     *(
@@ -200,22 +223,22 @@ ARG_CASES = [
     *(
         _c(f"{cmd}-out-is-file", f"{cmd} --out {{tmp}}/file.txt", needle="not a folder")
         for cmd in (
-            "search --policy lowest_salience --max-examples 50",
-            "explore --policy lowest_salience --depth 3",
+            "search lowest_salience --max-examples 50",
+            "explore lowest_salience --depth 3",
             "check lowest_salience --levels 0.5 --seeds 1 --max-examples 5 --horizon 5",
         )
     ),
     *(
         _c(f"{cmd.split()[0]}-out-holds-a-bundle", f"{cmd} --out {{tmp}}/bundle", needle="--force")
         for cmd in (
-            "search --policy lowest_salience --max-examples 50",
-            "explore --policy lowest_salience --depth 3",
+            "search lowest_salience --max-examples 50",
+            "explore lowest_salience --depth 3",
             "check lowest_salience --levels 0.5 --seeds 1 --max-examples 5 --horizon 5",
         )
     ),
     _c(
         "search-out-unwritable",
-        "search --policy lowest_salience --max-examples 50 --out /proc/prunecheck/repro",
+        "search lowest_salience --max-examples 50 --out /proc/prunecheck/repro",
         status=2,
         needle="/proc/prunecheck/repro",
     ),
@@ -321,7 +344,7 @@ FILE_CASES = [
     _c("import-bad-format-flag", "import {tmp}/imp_chat.jsonl --format xml", needle="--format"),
     _c(
         "sweep-locked",
-        "sweep --out {tmp}/locked.jsonl --policy recency --gate none "
+        "sweep --out {tmp}/locked.jsonl recency --gate none "
         "--levels 0.5 --seeds 1 --horizon 5 --jobs 1",
         needle="being written",
     ),
@@ -344,20 +367,20 @@ CHEATS = ("returns_int", "returns_junk", "unknown_id", "raises")
 def _policy_cases() -> Iterator[Case]:
     for name in (*EXITS, *CHEATS):
         spec = f"{BAD}/{'exits' if name in EXITS else 'cheats'}.py:{name}"
-        yield _c(f"search-{name}", f"search --policy {spec} --max-examples 5", needle=name)
+        yield _c(f"search-{name}", f"search {spec} --max-examples 5", needle=name)
         yield _c(
             f"check-{name}",
             f"check {spec} --levels 1 --seeds 1 --max-examples 5 --horizon 60",
             needle=name,
         )
-        yield _c(f"explore-{name}", f"explore --policy {spec} --depth 4", needle=name)
-        yield _c(f"replay-{name}", f"replay {DOCUMENTED_TRACE} --policy {spec}", needle=name)
+        yield _c(f"explore-{name}", f"explore {spec} --depth 4", needle=name)
+        yield _c(f"replay-{name}", f"replay {DOCUMENTED_TRACE} {spec}", needle=name)
     for name in ("sleeps", "busy", "endless"):
         spec = f"{BAD}/hangs.py:{name}"
         for cmd in (
-            f"search --policy {spec} --max-examples 5",
-            f"replay {DOCUMENTED_TRACE} --policy {spec}",
-            f"explore --policy {spec} --depth 4",
+            f"search {spec} --max-examples 5",
+            f"replay {DOCUMENTED_TRACE} {spec}",
+            f"explore {spec} --depth 4",
         ):
             yield _c(
                 f"{cmd.split()[0]}-{name}",
@@ -366,40 +389,36 @@ def _policy_cases() -> Iterator[Case]:
             )
     yield _c(
         "search-exit-on-import",
-        f"search --policy {BAD}/exit_on_import.py:select",
+        f"search {BAD}/exit_on_import.py:select",
         needle="sys.exit(0)",
     )
     yield _c("check-exit-on-import", f"check {BAD}/exit_on_import.py:select", needle="sys.exit(0)")
-    for cmd in ("search --policy {spec}", "check {spec}", "explore --policy {spec} --depth 2"):
+    for cmd in ("search {spec}", "check {spec}", "explore {spec} --depth 2"):
         yield _c(
             f"{cmd.split()[0]}-list-fn-without-format",
             cmd.format(spec=f"{BAD}/list_fn.py:trim"),
-            needle="--format",
+            needle="@openai",
         )
-    yield _c(
-        "search-missing-file", "search --policy nope/missing.py:select", needle="does not exist"
-    )
+    yield _c("search-missing-file", "search nope/missing.py:select", needle="does not exist")
     yield _c(
         "search-missing-attr",
-        f"search --policy {BAD}/cheats.py:nothing_here",
+        f"search {BAD}/cheats.py:nothing_here",
         needle="no attribute",
     )
-    yield _c("search-unknown-builtin", "search --policy no_such_policy", needle="built-in")
-    yield _c(
-        "search-bad-format-suffix", f"search --policy {BAD}/list_fn.py:trim@gemini", needle="gemini"
-    )
+    yield _c("search-unknown-builtin", "search no_such_policy", needle="built-in")
+    yield _c("search-bad-format-suffix", f"search {BAD}/list_fn.py:trim@gemini", needle="gemini")
     # The acceptance points: a policy that ends its process, through every command,
     # run as a user runs it (a subprocess).
     for name in ("sys_exit", "os_exit"):
         spec = f"{BAD}/exits.py:{name}"
         for cmd in (
             f"check {spec} --levels 1 --seeds 1 --max-examples 5 --horizon 60",
-            f"search --policy {spec} --max-examples 5",
-            f"explore --policy {spec} --depth 4",
-            f"replay {DOCUMENTED_TRACE} --policy {spec}",
-            f"sweep --out {{tmp}}/r.jsonl --policy {spec} --gate none --levels 1 "
+            f"search {spec} --max-examples 5",
+            f"explore {spec} --depth 4",
+            f"replay {DOCUMENTED_TRACE} {spec}",
+            f"sweep --out {{tmp}}/r.jsonl {spec} --gate none --levels 1 "
             "--seeds 1 --horizon 60 --jobs 1",
-            f"report --out {{tmp}}/rep --policy {spec} --quick --seeds 1 --jobs 2",
+            f"report --out {{tmp}}/rep {spec} --quick --seeds 1 --jobs 2",
         ):
             yield _c(f"process-{cmd.split()[0]}-{name}", cmd, needle=name, sub=True)
 

@@ -59,7 +59,7 @@ def test_exit_0_under_the_commit_gate(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_policy_override_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", PARALLEL, "--policy", "unit_safe", "--markdown"]) == 0
+    assert main(["replay", PARALLEL, "unit_safe", "--markdown"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("**policy unit_safe · gate none")
     assert "7. result for c1 (3240 tokens)" in out

@@ -272,4 +272,4 @@ def test_cli_search_help_has_an_example() -> None:
         check=False,
     )
     assert done.returncode == 0
-    assert "example:" in done.stdout and "prunecheck search --policy" in done.stdout
+    assert "example:" in done.stdout and "prunecheck search lowest_salience" in done.stdout

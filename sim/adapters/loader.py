@@ -45,8 +45,8 @@ __all__ = [
 
 #: How to say a list function's format, on every command that takes a policy.
 FORMAT_HINT = (
-    "say which provider format its messages use: add --format openai or "
-    "--format anthropic to the command (or end the spec with @openai or @anthropic)."
+    "say which provider format its messages use: end the spec with @openai or "
+    "@anthropic (file.py:trim@openai)."
 )
 
 
@@ -201,7 +201,7 @@ def load_runtime(spec: str | PolicySpec) -> RuntimePolicy:
             f"runtime spec {text!r}",
             "must be runtime:FILE.py:CLASS, "
             "runtime:module:CLASS, runtime:guard:POLICY or runtime:model:POLICY.",
-            "for example --runtime examples/agent_loop.py:NaiveLoop.",
+            "for example runtime:examples/agent_loop.py:NaiveLoop.",
         )
     obj = find_object(
         parsed.where, parsed.attr, f"runtime spec {text!r}", import_subject=f"policy spec {text!r}"

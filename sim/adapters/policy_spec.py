@@ -1,6 +1,9 @@
 """Policy specs: the one parser of the text that names a policy or a runtime.
 
-A spec is one of
+Each kind of spec has one spelling, given to every command as its ``POLICY``
+argument (:mod:`prunecheck.sim.cli.policy_argument` lists them and reads the
+deprecated spellings, ``--runtime X``, ``--langchain S``, ``--format F``, into
+these).  A spec is one of
 
 * a built-in name: ``lowest_salience``;
 * ``module:attr`` or ``path/to/file.py:attr`` — a ``select(view, need)``
@@ -93,14 +96,22 @@ class PolicySpec:
 
     Attributes
     ----------
-    text: the spec as written.
-    kind: what it names.
-    where: the module or file of user code (ATTRIBUTE, LIST, RUNTIME).
-    attr: the attribute (dotted) in ``where``.
-    format: a list function's provider format (LIST).
-    adapter: a framework adapter's name (FRAMEWORK).
-    settings: a framework adapter's ``key=value,...`` text (FRAMEWORK).
-    inner: the policy a ``runtime:guard:`` or ``runtime:model:`` spec wraps.
+    text : str
+        The spec as written.
+    kind : SpecKind
+        What it names.
+    where : str
+        The module or file of user code (ATTRIBUTE, LIST, RUNTIME).
+    attr : str
+        The attribute (dotted) in ``where``.
+    format : str or None
+        A list function's provider format (LIST).
+    adapter : str
+        A framework adapter's name (FRAMEWORK).
+    settings : str
+        A framework adapter's ``key=value,...`` text (FRAMEWORK).
+    inner : PolicySpec or None
+        The policy a ``runtime:guard:`` or ``runtime:model:`` spec wraps.
     """
 
     text: str
@@ -212,7 +223,7 @@ def _runtime(text: str) -> PolicySpec:
         raise PolicyError(
             f"runtime spec {text!r}",
             _RUNTIME_USAGE,
-            "for example --runtime examples/agent_loop.py:NaiveLoop.",
+            "for example runtime:examples/agent_loop.py:NaiveLoop.",
         )
     return PolicySpec(text, SpecKind.RUNTIME, where=where, attr=attr)
 

@@ -55,7 +55,17 @@ def _limit(seconds: float) -> Iterator[None]:
 @dataclass(frozen=True, slots=True)
 class TimeLimitedPolicy:
     """A policy whose every ``select`` call has a time limit; the result is
-    materialized inside the limit (a lazy generator cannot hang later)."""
+    materialized inside the limit (a lazy generator cannot hang later).
+
+    Attributes
+    ----------
+    inner : Policy
+        The policy limited.
+    timeout : float
+        Seconds one call may take.
+    name : str
+        The inner policy's name (errors and reports use it).
+    """
 
     inner: Policy
     timeout: float
@@ -78,8 +88,22 @@ class TimeLimitedPolicy:
 
 
 def time_limited(policy: Policy, timeout: float = DEFAULT_TIMEOUT) -> Policy:
-    """``policy`` with a per-call time limit of ``timeout`` seconds (a caged
-    policy's watchdog gets the limit; built-ins are returned as they are)."""
+    """``policy`` with a per-call time limit (formerly ``guarded``, a name
+    that read as the guard package's).
+
+    Parameters
+    ----------
+    policy : Policy
+        The policy to limit.
+    timeout : float
+        Seconds one ``select`` call may take; 0 or less: no limit.
+
+    Returns
+    -------
+    Policy
+        A caged policy with its watchdog set to ``timeout``, a built-in as it
+        is (trusted and fast), anything else as a :class:`TimeLimitedPolicy`.
+    """
     if timeout <= 0:
         return policy
     if isinstance(policy, CagedPolicy):

@@ -22,20 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.cli.commands import COMMANDS, SUMMARIES, module_of
+from prunecheck.sim.cli.policy_argument import REMOVED_IN, resolve_policy
 
-__all__ = ["build_parser", "chosen_command", "main", "plain", "version"]
-
-
-def version() -> str:
-    """prunecheck's version: the installed distribution's (pyproject.toml is
-    its one source)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("prunecheck")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
+__all__ = ["build_parser", "chosen_command", "main", "plain"]
 
 
 _ROLE = re.compile(r":[a-z]+:`~?\.?([^`]+)`")
@@ -95,7 +84,9 @@ class _Version(argparse.Action):
         values: object,
         option_string: str | None = None,
     ) -> None:
-        print(f"prunecheck {version()}")
+        import prunecheck  # its __version__ is the one reading of the installed version
+
+        print(f"prunecheck {prunecheck.__version__}")
         parser.exit()
 
 
@@ -138,15 +129,26 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 
 
 def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
-    """Every command's --help names the framework trimmer spec syntax."""
+    """Every command's --help names the framework trimmer spec syntax; one
+    that takes a policy, the spelling of every kind of POLICY."""
     from prunecheck.sim.adapters.catalog import ADAPTERS
 
     words = (
         "framework trimmers are POLICY specs too: ADAPTER:key=value,... with ADAPTER "
         f"one of {', '.join(ADAPTERS)}; 'prunecheck policies' lists every setting."
     )
+    kinds = (
+        "POLICY, the same in every command: NAME, module:attr or file.py:attr, "
+        "file.py:attr@openai (or @anthropic), ADAPTER:key=value,..., runtime:FILE.py:CLASS, "
+        "runtime:guard:POLICY, runtime:model:POLICY. Deprecated, going in "
+        f"{REMOVED_IN}: --policy SPEC, --runtime X, check --langchain S, and --format "
+        "beside one policy."
+    )
     for parser in parsers.values():
-        parser.epilog = (parser.epilog or "").rstrip("\n") + "\n\n" + textwrap.fill(words, 79)
+        text = textwrap.fill(words, 79)
+        if parser.get_default("_policy_resolved") is False:  # it takes a POLICY
+            text = textwrap.fill(kinds, 79) + "\n\n" + text
+        parser.epilog = (parser.epilog or "").rstrip("\n") + "\n\n" + text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
+        resolve_policy(args)  # the policy argument, in whichever spelling it came
         status: int = args.func(args)
     except PrunecheckError as exc:
         print(f"prunecheck {args.command}: {exc.paragraph()}", file=sys.stderr)

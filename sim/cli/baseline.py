@@ -19,6 +19,7 @@ from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
+from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
@@ -26,12 +27,15 @@ from prunecheck.sim.verdicts.baseline_file import Baseline, write_baseline
 from prunecheck.sim.verdicts.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
 from prunecheck.sim.verdicts.suite import Suite
 
-__all__ = ["execute", "register"]
+__all__ = ["DEFAULT_POLICY", "execute", "register"]
+
+#: The policy a baseline records when none is given.
+DEFAULT_POLICY = "lowest_salience"
 
 EXAMPLE = """\
 examples:
-  prunecheck baseline --out baseline.json --policy lowest_salience --gate commit
-  prunecheck baseline --out b.json --policy mypkg.trim:select --check-at after_batch \\
+  prunecheck baseline --out baseline.json lowest_salience --gate commit
+  prunecheck baseline --out b.json mypkg.trim:select --check-at after_batch \\
       --levels 0.2,0.6,1 --seeds 1-5 --corpus tests/corpus
 
 then, after changing the runtime:
@@ -50,9 +54,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--out", required=True, metavar="FILE", help="baseline JSON to write")
-    p.add_argument(
-        "--policy", default="lowest_salience", help="policy spec (default lowest_salience)"
-    )
+    add_policy_argument(p, help=f"the policy spec (default {DEFAULT_POLICY})")
     add_format_argument(p)
     add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
@@ -66,7 +68,8 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    args.policy = with_format(args.policy, args.format)
+    resolve_policy(args)
+    args.policy = with_format(args.policy or DEFAULT_POLICY, args.format)
     config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))
     suite = Suite.of(args.levels, args.seeds, args.horizon)
     folder = default_corpus(args.corpus)

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
-from prunecheck.model.errors import ConfigError
 from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.policy_spec import list_format
 from prunecheck.sim.cli.argtypes import integer, natural
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import FORMAT_HELP
 from prunecheck.sim.cli.limits import add_time_limit, exit_status
+from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import add_suite_arguments
@@ -33,15 +33,16 @@ __all__ = ["execute", "register"]
 EXAMPLE = """\
 examples:
   prunecheck check lowest_salience
-  prunecheck check --format openai examples/openai_keep_last.py:trim --out repro/
-  prunecheck check --format openai examples/openai_commit_boundary.py:trim
-  prunecheck check --langchain "strategy=last,start_on=human,include_system=true"
+  prunecheck check examples/openai_keep_last.py:trim@openai --out repro/
+  prunecheck check examples/openai_commit_boundary.py:trim@openai
+  prunecheck check "langchain:strategy=last,start_on=human,include_system=true"
   prunecheck check mypkg.trim:select --gate commit --check-at after_batch
 
-A list function trim(messages) -> messages is checked with --format: it gets the
-context as OpenAI Chat Completions or Anthropic Messages dicts (and max_tokens /
-token_counter if its signature names them); what it drops is evicted.  Its
-provider's request rules and error texts apply unless --provider says otherwise.
+A list function trim(messages) -> messages is checked as FILE.py:trim@openai (or
+@anthropic): it gets the context as OpenAI Chat Completions or Anthropic Messages
+dicts (and max_tokens / token_counter if its signature names them); what it
+drops is evicted.  Its provider's request rules and error texts apply unless
+--provider says otherwise.
 
 Where the runtime fires its budget check decides what a policy ever sees.
 Without --check-at, every placement is checked (after every append, after a
@@ -80,19 +81,8 @@ def register(sub: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "policy",
-        nargs="?",
-        help="policy spec: built-in name, module:attr or "
-        "file.py:attr (with --format: a trim(messages) function)",
-    )
+    add_policy_argument(p, required=True, langchain_option=True)
     p.add_argument("--format", choices=[m.value for m in Provider], help=FORMAT_HELP)
-    p.add_argument(
-        "--langchain",
-        metavar="SETTINGS",
-        help="check LangChain's trim_messages with these settings, e.g. "
-        "'strategy=last,start_on=human' (needs prunecheck[langchain])",
-    )
     add_runtime_arguments(p, RuntimeConfig())
     add_suite_arguments(p)
     p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")
@@ -116,22 +106,8 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    if args.langchain is not None:
-        if args.policy:
-            raise ConfigError(
-                "--langchain",
-                "checks LangChain's trimmer; it takes no POLICY.",
-                "drop POLICY or drop --langchain.",
-            )
-        spec = f"langchain:{args.langchain}"
-    elif args.policy:
-        spec = args.policy
-    else:
-        raise ConfigError(
-            "POLICY",
-            "is missing.",
-            "give a policy spec, e.g. 'prunecheck check lowest_salience', or --langchain SETTINGS.",
-        )
+    resolve_policy(args)
+    spec: str = args.policy
     if args.out:  # refuse a bad --out before any work (exit 2)
         from prunecheck.sim.reproductions.bundle import check_out
 

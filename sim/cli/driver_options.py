@@ -1,5 +1,5 @@
-"""The options ``search`` and ``explore`` share: who is tested (``--policy``
-or ``--runtime``, ``--format``), the runtime knobs with check's default
+"""The options ``search`` and ``explore`` share: who is tested (``POLICY``,
+a policy or ``runtime:`` spec), the runtime knobs with check's default
 runtime, ``--target``, ``--out``, ``--policy-timeout``, the time limit and
 the shape bounds; and how each becomes what the drivers take."""
 
@@ -20,6 +20,7 @@ from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import natural
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.limits import add_time_limit
+from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments as add_knobs
 from prunecheck.sim.cli.runtime_options import runtime_config
@@ -43,24 +44,18 @@ BASE = RuntimeConfig()
 
 
 def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
-    """``--policy`` (or ``--runtime``), ``--format``, the runtime knobs
+    """``POLICY`` (a policy or ``runtime:`` spec), ``--format``, the runtime knobs
     (defaults: the raw runtime of the incidents — gate none, checks after
     each append — as in ``check``), targets, output and the time limit."""
-    who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument(
-        "--policy",
-        metavar="SPEC",
-        help="built-in name, module:attr or file.py:attr (with --format: a "
-        "trim(messages) list function)",
-    )
-    who.add_argument(
-        "--runtime",
-        metavar="FILE.py:CLASS",
-        help="test your runtime's real code instead of a policy in the model "
-        "runtime: a RuntimeUnderTest class (see "
-        "prunecheck.sim.runtimes.stimuli); "
-        "guard:POLICY is prunecheck's reference runtime with CommitGuard "
-        "wrapping POLICY",
+    add_policy_argument(
+        p,
+        required=True,
+        runtime_option=True,
+        help="the policy spec (NAME, module:attr, file.py:attr, file.py:attr@openai, "
+        "ADAPTER:key=value,...), or a runtime under test instead of a policy in the "
+        "model runtime: runtime:FILE.py:CLASS (a RuntimeUnderTest class, see "
+        "prunecheck.sim.runtimes.stimuli) or runtime:guard:POLICY (prunecheck's "
+        "reference runtime with CommitGuard wrapping POLICY)",
     )
     add_format_argument(p)
     add_knobs(p, BASE)
@@ -85,10 +80,9 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def spec_from_args(args: argparse.Namespace) -> str:
-    """The policy spec, with ``@format`` when ``--format`` is given
-    (``runtime:FILE.py:CLASS`` for ``--runtime``)."""
-    if getattr(args, "runtime", None):
-        return "runtime:" + str(args.runtime)
+    """The policy spec (POLICY, in whichever spelling it came), with
+    ``@format`` when the deprecated ``--format`` is given."""
+    resolve_policy(args)
     return with_format(args.policy, getattr(args, "format", None))
 
 

@@ -31,9 +31,9 @@ __all__ = ["execute", "register"]
 
 EXAMPLE = f"""\
 example:
-  prunecheck explore --policy lowest_salience --depth 6 --out repro/
-  prunecheck explore --policy unit_safe --gate none --depth 8
-  prunecheck explore --policy recency --gate commit --depth 9 --max-states 500000
+  prunecheck explore lowest_salience --depth 6 --out repro/
+  prunecheck explore unit_safe --gate none --depth 8
+  prunecheck explore recency --gate commit --depth 9 --max-states 500000
 
 Every history opens as a real session does (system prompt, then the user's
 first message); --depth counts the events after that opening.  Budget checks
@@ -50,7 +50,7 @@ interchangeable calls sorted) and remembered as 64-bit fingerprints (about
 path.  The probability that two states explored share a fingerprint,
 n(n-1)/2^65, is printed.  Capped at --max-states (default {MAX_STATES}); a
 capped run says how deep it got and proves nothing beyond.  A list function is
-explored with --format.  On a terminal, progress is shown on stderr.
+explored as FILE.py:trim@openai (or @anthropic).  On a terminal, progress is shown on stderr.
 
 exit status: 0 no violation up to the depth, 1 a counterexample, 2 bad input,
 3 out of time: --time-limit came before the depth and before any violation; no

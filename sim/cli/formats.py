@@ -2,7 +2,9 @@
 ``trim(messages)`` in OpenAI or Anthropic format, and its provider's rules.
 
 A spec ``file.py:trim`` with ``--format openai`` is the same as the spec
-``file.py:trim@openai``; a list function's own provider (its format;
+``file.py:trim@openai``, the one spelling (``--format`` beside one policy is
+deprecated; in ``sweep`` and ``report`` it applies to every policy given);
+a list function's own provider (its format;
 OpenAI's for a framework adapter such as ``langchain:…``) applies unless
 ``--provider`` says otherwise, so a reproduction shows the error texts its
 runtime would see.
@@ -21,13 +23,14 @@ from dataclasses import replace
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.policy_spec import list_format
+from prunecheck.sim.cli.policy_argument import REMOVED_IN
 
 __all__ = ["FORMAT_HELP", "add_format_argument", "provider_default"]
 
 FORMAT_HELP = (
-    "the policy is a list function trim(messages) over this provider's message "
-    "dicts (same as a spec ending in @openai or @anthropic); its provider's rules "
-    "and error texts apply unless --provider is given"
+    f"deprecated (goes in {REMOVED_IN}): end the spec with @openai or @anthropic "
+    "instead. The policy is a list function trim(messages) over this provider's "
+    "message dicts; its provider's rules and error texts apply unless --provider is given"
 )
 
 

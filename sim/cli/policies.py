@@ -9,8 +9,9 @@ from typing import Any
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.adapters.frameworks import adapter_help
 from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.policy_argument import REMOVED_IN, spelling_table
 
-__all__ = ["describe", "execute", "register"]
+__all__ = ["describe", "execute", "register", "spellings"]
 
 EXAMPLE = """\
 examples:
@@ -24,8 +25,22 @@ your own policy, wherever a POLICY is asked for:
   module:attr  or  path/to/file.py:attr     a select(view, need) function or policy object
   file.py:trim@openai  /  file.py:trim@anthropic
                                             a trim(messages) -> messages list function
-                                            (or: prunecheck check --format openai file.py:trim)
 """
+
+
+def spellings() -> str:
+    """Every kind of POLICY spec with its one spelling, and the deprecated
+    spellings that still work until they go."""
+    return (
+        "every kind of POLICY, one spelling each (every command takes it as POLICY):\n"
+        + spelling_table()
+        + f"\n\ndeprecated spellings (they still work, print a notice, and go in {REMOVED_IN}):\n"
+        "  --policy SPEC                  ->  SPEC, the POLICY argument\n"
+        "  --format openai file.py:trim   ->  file.py:trim@openai\n"
+        "  check --langchain SETTINGS     ->  langchain:SETTINGS\n"
+        "  --runtime FILE.py:CLASS        ->  runtime:FILE.py:CLASS\n"
+        "  --runtime guard:POLICY         ->  runtime:guard:POLICY (and model:POLICY likewise)\n"
+    )
 
 
 def describe(factory: Any) -> str:
@@ -52,5 +67,6 @@ def execute(args: argparse.Namespace) -> int:
         print(f"  {name:<{width}}  {describe(factory)}")
     print()
     print(_YOURS)
+    print(spellings())
     print(adapter_help(), end="")
     return 0

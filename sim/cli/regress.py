@@ -23,6 +23,7 @@ from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
+from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import default_corpus
@@ -34,10 +35,10 @@ __all__ = ["execute", "register"]
 
 EXAMPLE = """\
 examples:
-  prunecheck baseline --out baseline.json --policy lowest_salience --gate commit
+  prunecheck baseline --out baseline.json lowest_salience --gate commit
   prunecheck regress --baseline baseline.json                 # unchanged: exit 0
   prunecheck regress --baseline baseline.json --gate none     # weakened: exit 1
-  prunecheck regress --baseline b.json --policy mypkg.trim:select_v2 --out current.json
+  prunecheck regress --baseline b.json mypkg.trim:select_v2 --out current.json
 
 The unit is the session (a simulated agent's conversation; see 'prunecheck report').
 Baselines written before sessions (version 1) are refused: re-create them.
@@ -58,7 +59,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--baseline", required=True, metavar="FILE", help="the file 'prunecheck baseline' wrote"
     )
-    p.add_argument("--policy", help="policy spec (default: the baseline's)")
+    add_policy_argument(p, help="the policy spec (default: the baseline's)")
     add_format_argument(p)
     add_runtime_arguments(p, RuntimeConfig(), inherited="the baseline's values")
     p.add_argument(

@@ -2,7 +2,7 @@
 
 A trace is data: it may come from a bug report.  When it names a policy
 that is code (a user's file or module), replay does not import it unless
-you name a policy yourself (--policy) or say so (--trust-policy); it prints
+you name a policy yourself (POLICY) or say so (--trust-policy); it prints
 what it would run and exits 2.  Built-in policies replay as they are."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none
 from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import policy_file, replay_command
 from prunecheck.sim.reproductions.narrative import narrate_stream
@@ -32,6 +33,7 @@ EXAMPLE = """\
 example:
   prunecheck replay tests/corpus/seed_parallel_batch.json
   prunecheck replay bundle/trace.json --gate commit     # the same events, under the commit gate
+  prunecheck replay bundle/trace.json unit_safe         # the same events, another policy
 
 exit status: 0 no violation, 1 a violation (invalid prune, orphaned result, provider
 rejection, ...), 2 bad input.  Costs (deferrals, overruns, spills) never fail a replay.
@@ -47,7 +49,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
-    p.add_argument("--policy", help="replay with this policy spec instead of the trace's")
+    add_policy_argument(p, help="replay with this policy spec instead of the trace's")
     p.add_argument(
         "--trust-policy",
         action="store_true",
@@ -123,8 +125,8 @@ def execute(args: argparse.Namespace) -> int:
                 f"names the policy {trace.policy!r}, which is code "
                 f"({_what(spec)}); replay does not run a trace's code without your consent.",
                 f"to run it: {replay_command(spec, args.trace)} (or add "
-                "--trust-policy); to replay the events under a built-in instead: --policy "
-                "unit_safe.",
+                "--trust-policy); to replay the events under a built-in instead: "
+                f"prunecheck replay {args.trace} unit_safe.",
             )
         trace = replace(trace, policy=spec)
     if args.gate:

@@ -3,7 +3,7 @@ report (plots and ``summary.md``) into a folder.
 
 The sweep's rows go to ``OUT/results.jsonl`` as they finish; rerunning the
 command reuses every finished run, so an interrupted report resumes and a
-finished one only redraws.  Extra ``--policy`` specs run through the same
+finished one only redraws.  Extra ``POLICY`` specs run through the same
 sweep and appear next to the built-ins.
 """
 
@@ -25,6 +25,7 @@ from prunecheck.sim.cli.argtypes import count, integer
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
+from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.drivers.workload import SESSION_TURNS, load_at
 from prunecheck.sim.reports.data import ReportData
@@ -39,7 +40,7 @@ __all__ = ["Parts", "default_parts", "execute", "register"]
 EXAMPLE = """\
 examples:
   prunecheck report --out reports --seed 1              # what `make report` runs
-  prunecheck report --out /tmp/r --policy my_policy.py:select --seeds 2
+  prunecheck report --out /tmp/r my_policy.py:select --seeds 2
 
 writes OUT/survival.png, failure-vs-load.png, failure-vs-tightness.png,
 cost-of-safety.png, runtime-knobs.png, summary.md and results.jsonl (one JSON line
@@ -83,15 +84,10 @@ def register(sub: Any) -> None:
         metavar="N",
         help=f"seeds per configuration (default {SEEDS})",
     )
-    p.add_argument(
-        "--policy",
-        action="append",
-        metavar="SPEC",
-        help="an extra policy to run next to the built-ins (repeatable)",
-    )
+    add_policy_argument(p, many=True, help="extra policies to run next to the built-ins")
     add_format_argument(
         p,
-        "every extra --policy is a list function trim(messages) over "
+        "every extra POLICY is a list function trim(messages) over "
         "this provider's message dicts (the report's runtimes keep "
         "Anthropic's rules, as for the built-ins)",
     )
@@ -224,7 +220,7 @@ def _report(
     command = f"prunecheck report --out {args.out} --seed {args.seed}"
     if args.seeds != SEEDS:
         command += f" --seeds {args.seeds}"
-    command += "".join(f" --policy {p}" for p in extra) + (" --quick" if args.quick else "")
+    command += "".join(f" {p}" for p in extra) + (" --quick" if args.quick else "")
     data = ReportData(
         main=tuple(by_key[s.key] for s in main if s.key in by_key),
         tightness=tuple(by_key[s.key] for s in tight if s.key in by_key),

@@ -33,11 +33,11 @@ __all__ = ["execute", "register"]
 
 EXAMPLE = """\
 example:
-  prunecheck search --policy lowest_salience --out repro/
-  prunecheck search --policy lowest_salience --target truncated_payload --seed 3 --out repro/
-  prunecheck search --policy my_trim.py:select --gate commit --max-examples 500
-  prunecheck search --runtime examples/agent_loop.py:NaiveLoop --out repro/
-  prunecheck search --policy my_trim.py:trim --format openai --check-at before_invoke
+  prunecheck search lowest_salience --out repro/
+  prunecheck search lowest_salience --target truncated_payload --seed 3 --out repro/
+  prunecheck search my_trim.py:select --gate commit --max-examples 500
+  prunecheck search runtime:examples/agent_loop.py:NaiveLoop --out repro/
+  prunecheck search my_trim.py:trim@openai --check-at before_invoke
 
 Each run opens as a real session does (system prompt, then a user message, or a
 persisted history it resumes, possibly cut off by a crash), then is a sequence of
@@ -50,7 +50,7 @@ A violation is shrunk to a short trace and written as a bundle (trace.json,
 test_reproduction.py, narrative.md, timeline.png, request.json) to --out.  Sizes
 scale with --budget.  search, explore and check share the default runtime
 (budget 32000); search and check share the default shape (explore enumerates a
-smaller one).  A list function trim(messages) is searched with --format (its
+smaller one).  A list function trim(messages) is searched as FILE.py:trim@openai (its
 provider's rules and error texts apply unless --provider says otherwise).  On a
 terminal, progress is shown on stderr.
 

@@ -30,6 +30,7 @@ from prunecheck.sim.cli.argtypes import count, integer, natural, seconds
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
+from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.drivers.workload import SESSION_TURNS
@@ -44,7 +45,7 @@ __all__ = ["add_grid_options", "execute", "rate_table", "register"]
 EXAMPLE = f"""\
 examples:
   prunecheck sweep --out sweep.jsonl --seeds 3
-  prunecheck sweep --out mine.jsonl --policy my_policy.py:select --policy lowest_salience \\
+  prunecheck sweep --out mine.jsonl my_policy.py:select lowest_salience \\
       --gate none,commit --check-at after_append,after_batch --levels 0.25,0.5,1 --jobs 2
   prunecheck sweep --out sweep.jsonl --scheduler tcp://10.0.0.5:8786   # a Dask cluster
 
@@ -96,16 +97,15 @@ def add_grid_options(
     horizon: float = DEFAULT_HORIZON,
 ) -> None:
     """The options that say which runs to make (shared with ``report``)."""
-    p.add_argument(
-        "--policy",
-        action="append",
-        metavar="SPEC",
-        help="a policy: built-in name, module:attr or file.py:attr (repeatable; "
-        "default: every built-in)",
+    add_policy_argument(
+        p,
+        many=True,
+        help="the policies, as specs: NAME, module:attr, file.py:attr, file.py:attr@openai, "
+        "ADAPTER:key=value,... (default: every built-in)",
     )
     add_format_argument(
         p,
-        "every --policy that is a file.py:attr or module:attr is a list "
+        "every POLICY that is a file.py:attr or module:attr is a list "
         "function trim(messages) over this provider's message dicts; the "
         "sweep's runtimes then use its provider's rules and error texts",
     )
@@ -199,6 +199,7 @@ def grid(
     args: argparse.Namespace,
 ) -> tuple[list[str], list[RuntimeConfig], list[float], list[float | None], list[int]]:
     """The sweep's axes from parsed options; ConfigError/PolicyError if bad."""
+    resolve_policy(args)
     fmt = getattr(args, "format", None)
     policies = list(dict.fromkeys(with_format(p, fmt) for p in args.policy or list(BUILTINS)))
     for spec in policies:

@@ -262,12 +262,12 @@ def replay_command(spec: str, trace: str = "trace.json", *, folder: Path | None 
     if found is None:
         parsed = parse_spec_or_none(spec)
         if parsed is not None and parsed.kind is SpecKind.RUNTIME and parsed.is_file:
-            return f"prunecheck replay {trace} --policy {spec}"  # a runtime's own code
+            return f"prunecheck replay {trace} {spec}"  # a runtime's own code
         return f"prunecheck replay {trace}"
     file, rest = found
     if folder is not None and not file.is_absolute():
         spec = f"{folder / file}:{rest}"
-    return f"prunecheck replay {trace} --policy {spec}"
+    return f"prunecheck replay {trace} {spec}"
 
 
 def check_out(out_dir: Path, *, force: bool = False) -> None:
