@@ -45,6 +45,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 
+from prunecheck._deprecated import SPELLING, RemovedIn040Warning
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.adapters.policy_spec import RUNTIME_PREFIX, with_format
 
@@ -59,7 +60,7 @@ __all__ = [
 ]
 
 #: The release in which the deprecated spellings go.
-REMOVED_IN = "0.4.0"
+REMOVED_IN: str = RemovedIn040Warning.release
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,8 @@ def spelling_table(indent: str = "  ") -> str:
 
 
 def deprecated(command: str, old: str, new: str) -> None:
-    """Print the one-line notice of a deprecated spelling on stderr.
+    """Print the one-line notice of a deprecated spelling on stderr (its
+    text is :data:`prunecheck._deprecated.SPELLING`).
 
     Parameters
     ----------
@@ -130,11 +132,8 @@ def deprecated(command: str, old: str, new: str) -> None:
     DeprecationWarning: prunecheck search: --policy recency is deprecated and goes in
     0.4.0; write recency (the POLICY argument) instead.
     """
-    print(
-        f"DeprecationWarning: prunecheck {command}: {old} is deprecated and goes in "
-        f"{REMOVED_IN}; write {new} instead.",
-        file=sys.stderr,
-    )
+    warning = SPELLING.format(command=command, old=old, new=new)
+    print(f"DeprecationWarning: {warning}", file=sys.stderr)
 
 
 def add_policy_argument(

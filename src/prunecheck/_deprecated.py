@@ -20,9 +20,11 @@ What a user of 0.2.0 imported, and how 0.3 keeps it:
   knobs and state, traces, incidents, gates, the invariant's checks):
   :data:`MODEL_MOVED` says where each lives; it still resolves, with
   :data:`MODEL_NAME`.  Removed in 0.4.0;
-* the spec syntax: every 0.2.0 spelling of a policy spec is read as before;
-  a spelling superseded in 0.3 warns with a :class:`RemovedIn040Warning`
-  where specs are parsed (its message belongs in this module).
+* the spec syntax and the command line: every 0.2.0 spelling of a policy
+  (``--policy SPEC``, ``--runtime X``, ``check --langchain S``, ``--format F``
+  beside one policy) is read as before; the command line prints
+  :data:`SPELLING`, naming the 0.3 spelling, as one ``DeprecationWarning:``
+  line on stderr (:mod:`prunecheck.sim.cli.policy_argument`).  Removed in 0.4.0.
 
 The modules 0.2.0 still answered under their 0.1 names (``prunecheck.sim.stimuli``
 and 54 others, with a warning) and the names modules re-exported without
@@ -38,6 +40,7 @@ from typing import Any
 __all__ = [
     "MODEL_MOVED",
     "MODEL_NAME",
+    "SPELLING",
     "PrunecheckDeprecationWarning",
     "RemovedIn040Warning",
     "UnformattedWarning",
@@ -77,6 +80,11 @@ MODEL_NAME = UnformattedWarning(
     RemovedIn040Warning,
     "prunecheck.model.{name} is deprecated and goes in 0.4.0: "
     "import it from {home} (prunecheck.model keeps what a policy author needs).",
+)
+#: A command-line spelling superseded in 0.3 (``old``) and what to write (``new``).
+SPELLING = UnformattedWarning(
+    RemovedIn040Warning,
+    "prunecheck {command}: {old} is deprecated and goes in 0.4.0; write {new} instead.",
 )
 
 #: Names ``prunecheck.model`` exported in 0.2.0 and no longer does → their home.

@@ -25,7 +25,9 @@ Example::
     plan = guard.check()          # apply plan.remove / plan.clear to your list
 """
 
-from .core import PLACEHOLDER_TOKENS, CommitGuard, GuardStats
+from prunecheck.model.actions import PLACEHOLDER_TOKENS
+
+from .core import CommitGuard, GuardStats
 from .errors import GuardError, HardCeilingExceeded
 from .listmode import ListGuard
 from .plan import Deferral, Plan, Restored, SummaryGroup

@@ -44,7 +44,7 @@ from .store import SpilledMessage, SpilledUnit, SpillStore
 from .tracker import Tracker
 from .trimmers import Trimmer, TrimView, as_trimmer
 
-__all__ = ["PLACEHOLDER_TOKENS", "CommitGuard", "GuardStats"]
+__all__ = ["CommitGuard", "GuardStats"]
 
 
 @dataclass(slots=True)
