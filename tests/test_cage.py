@@ -161,12 +161,12 @@ def test_a_policy_file_imports_the_module_beside_it(tmp_path: Path) -> None:
     assert done.returncode in (0, 1) and done.stdout.startswith("verdict:")
 
 
-def test_a_list_function_without_its_format_gets_a_hint_naming_the_flag(
+def test_a_list_function_without_its_format_gets_a_hint_naming_the_suffix(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["search", "--policy", f"{BAD}/list_fn.py:trim", "--max-examples", "5"]) == 2
+    assert main(["search", f"{BAD}/list_fn.py:trim", "--max-examples", "5"]) == 2
     err = capsys.readouterr().err
-    assert "like a list function trim(messages)" in err and "--format openai" in err
+    assert "like a list function trim(messages)" in err and "file.py:trim@openai" in err
     assert "fix the policy" not in err
 
 

@@ -203,7 +203,7 @@ def test_policy_errors_are_listed_and_the_sweep_exits_2(
         (["--levels", "0.5,2"], "--levels: load levels must be in [0, 1]"),
         (["--levels", "half"], "--levels: 'half' is not a valid value."),
         (["--gate", "none,strict"], "--gate.gate: must be one of none, reference, commit, spill"),
-        (["--policy", "no_such_policy"], "policy spec 'no_such_policy'"),
+        (["no_such_policy"], "policy spec 'no_such_policy'"),
         (["--seeds", "0"], "--seeds: must be a whole number of at least 1"),
         (["--time-limit", "0"], "--time-limit: must be a positive number of seconds"),
         (["--hard-ceiling", "10"], "hard_ceiling: (10) must be at least the budget"),
