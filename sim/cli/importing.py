@@ -26,7 +26,7 @@ from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.telemetry.incident import Imported, import_conversation
 from prunecheck.sim.adapters.telemetry.reading import read_log
 from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import check_out, write_bundle
@@ -136,7 +136,7 @@ def execute(args: argparse.Namespace) -> int:
         names = [args.conversation]
     if args.out is not None:
         check_out(args.out, force=args.force)
-    fix = guarded(load_policy(args.policy), args.policy_timeout) if args.policy else None
+    fix = time_limited(load_policy(args.policy), args.policy_timeout) if args.policy else None
     for name, gaps in log.gaps.items():
         if name not in log.conversations:
             print(f"conversation {name}: no request could be read")
