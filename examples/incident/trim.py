@@ -11,7 +11,7 @@ starts on a whole unit (an assistant message with ``tool_calls`` goes with
 the tool messages that answer it).  Both take OpenAI Chat Completions
 message dicts; check them with::
 
-    prunecheck check --format openai examples/incident/trim.py:keep_last_units \\
+    prunecheck check examples/incident/trim.py:keep_last_units@openai \\
         --check-at before_invoke
 """
 
