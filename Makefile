@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "prunecheck needs Python 3.11+; set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,frameworks,dask]'
+	$(PY) -m pip install --quiet -e '.[dev,all]'
 	@touch $(STAMP)
 
 report: $(STAMP)

@@ -13,8 +13,8 @@ HERE = Path(__file__).parent
 
 
 def test_keep_last_trim_is_safe(prunecheck):
-    prunecheck.assert_safe(f"{HERE}/openai_keep_last.py:trim", format="openai")
+    prunecheck.assert_policy_safe(f"{HERE}/openai_keep_last.py:trim", format="openai")
 
 
 def test_commit_boundary_trim_is_safe(prunecheck):
-    prunecheck.assert_safe(f"{HERE}/openai_commit_boundary.py:trim", format="openai")
+    prunecheck.assert_policy_safe(f"{HERE}/openai_commit_boundary.py:trim", format="openai")

@@ -1,5 +1,6 @@
-"""The pytest plugin: a failing check prints the minimal reproduction;
---prunecheck-out writes the bundle."""
+"""The pytest plugin: a failing check reads as a pytest assertion (first line
+the violation, then the reproduction); --prunecheck-out writes the bundle and
+a rerun replaces it; the marker and an indirect parameter give the runtime."""
 
 from __future__ import annotations
 
@@ -11,18 +12,51 @@ pytest_plugins = ("pytester",)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
+# One placement and a small suite keep each inner check short; the module's
+# marker is what gives them (the plugin's marker under test).
 TEST_FILE = f"""
 import pytest
 
-SMALL = dict(levels=(0.6,), seeds=(1,), max_examples=30)
+pytestmark = pytest.mark.prunecheck(
+    levels=(0.6,), seeds=(1,), max_examples=30, placements=["after_append"]
+)
 
 def test_keep_last_trim(prunecheck):
-    prunecheck.assert_safe("{EXAMPLES}/openai_keep_last.py:trim", format="openai", **SMALL)
+    prunecheck.assert_policy_safe("{EXAMPLES}/openai_keep_last.py:trim", format="openai")
 
 def test_boundary_trim(prunecheck):
-    result = prunecheck.assert_safe("{EXAMPLES}/openai_commit_boundary.py:trim",
-                                    format="openai", **SMALL)
-    assert result.safe
+    result = prunecheck.assert_policy_safe("{EXAMPLES}/openai_commit_boundary.py:trim",
+                                           format="openai")
+    assert [p.config.check_at.value for p in result.placements] == ["after_append"]
+"""
+
+RUNTIMES = f"""
+import pytest
+
+SMALL = dict(levels=(0.6,), seeds=(1,), max_examples=0)
+TRIM = "{EXAMPLES}/openai_commit_boundary.py:trim"
+
+@pytest.mark.prunecheck(gate="commit", placements=["before_invoke"], **SMALL)
+def test_marker_gives_the_runtime(prunecheck):
+    result = prunecheck.assert_policy_safe(TRIM, format="openai")
+    assert str(result.config.gate) == "commit"
+    assert [p.config.check_at.value for p in result.placements] == ["before_invoke"]
+
+@pytest.mark.prunecheck(placements=["before_invoke"], **SMALL)
+@pytest.mark.parametrize("prunecheck", [{{"placements": ["after_batch"]}}], indirect=True)
+def test_indirect_parameter_overrides_the_marker(prunecheck):
+    result = prunecheck.check(TRIM, format="openai")
+    assert [p.config.check_at.value for p in result.placements] == ["after_batch"]
+
+@pytest.mark.prunecheck(placements=["before_invoke"], **SMALL)
+def test_the_calls_keywords_win(prunecheck):
+    result = prunecheck.check(TRIM, format="openai", placements=["after_append"])
+    assert [p.config.check_at.value for p in result.placements] == ["after_append"]
+
+@pytest.mark.prunecheck(placements=["before_invoke"], **SMALL)
+def test_assert_safe_is_a_deprecated_alias(prunecheck):
+    with pytest.deprecated_call(match="assert_policy_safe"):
+        assert prunecheck.assert_safe(TRIM, format="openai").safe
 """
 
 
@@ -34,25 +68,110 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Py
     return pytester
 
 
-def test_unsafe_policy_fails_with_the_minimal_reproduction(run: pytest.Pytester) -> None:
-    result = run.runpytest_inprocess("-p", "prunecheck.pytest_plugin")
+def test_unsafe_policy_fails_as_an_assertion_naming_the_violation(
+    run: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the short summary is cut at the terminal's width
+    result = run.runpytest_inprocess("-p", "prunecheck.pytest_plugin", "-rf")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*prunecheck: policy *openai_keep_last.py:trim@openai is UNSAFE*",
+            # the test's own line, as assertion rewriting shows it
+            ">*prunecheck.assert_policy_safe(*openai_keep_last.py:trim*",
+            "E*prunecheck.UnsafePolicy: prunecheck: policy *openai_keep_last.py:trim@openai "
+            "is UNSAFE: * at step * of *: *(gate none, checks after_append)",
+            "E*reproduction: * events, narrated below*",
             "*minimal reproduction (* events):*",
             "*VIOLATION: orphaned result*",
         ]
     )
-    assert "sim/check.py" not in result.stdout.str()  # no traceback into prunecheck
-
-
-def test_prunecheck_out_writes_the_bundle(run: pytest.Pytester, tmp_path: Path) -> None:
-    out = tmp_path / "repro"
-    result = run.runpytest_inprocess(
-        "-p", "prunecheck.pytest_plugin", "--prunecheck-out", str(out), "-k", "keep_last"
+    # the short summary's line is the readable first line too
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED test_trim.py::test_keep_last_trim - prunecheck.UnsafePolicy: prunecheck: "
+            "policy *openai_keep_last.py:trim@openai is UNSAFE: * at step *"
+        ]
     )
-    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "sim/verdicts/check.py" not in text and "pytest_plugin.py" not in text
+
+
+def test_prunecheck_out_writes_the_bundle_and_a_rerun_replaces_it(
+    run: pytest.Pytester, tmp_path: Path
+) -> None:
+    out = tmp_path / "repro"
     bundle = out / "test_keep_last_trim"
-    assert (bundle / "trace.json").is_file()
-    result.stdout.fnmatch_lines([f"*reproduction bundle: {bundle}*"])
+    args = ("-p", "prunecheck.pytest_plugin", "--prunecheck-out", str(out), "-k", "keep_last")
+    first = run.runpytest_inprocess(*args)
+    first.assert_outcomes(failed=1)
+    first.stdout.fnmatch_lines([f"E*reproduction bundle: {bundle}"])
+    assert (bundle / "trace.json").is_file() and (bundle / ".prunecheck-pytest").is_file()
+    (bundle / "stale.txt").write_text("from the run before", encoding="utf-8")
+
+    again = run.runpytest_inprocess(*args)  # pytest has no --force: a rerun just works
+    again.assert_outcomes(failed=1)
+    assert "already holds files" not in again.stdout.str()
+    assert (bundle / "trace.json").is_file() and not (bundle / "stale.txt").exists()
+
+
+def test_a_rerun_removes_the_bundle_of_a_test_now_safe(
+    run: pytest.Pytester, tmp_path: Path
+) -> None:
+    out = tmp_path / "repro"
+    old = out / "test_boundary_trim"
+    old.mkdir(parents=True)
+    (old / ".prunecheck-pytest").write_text("test_boundary_trim\n", encoding="utf-8")
+    (old / "trace.json").write_text("{}", encoding="utf-8")
+    result = run.runpytest_inprocess(
+        "-p", "prunecheck.pytest_plugin", "--prunecheck-out", str(out), "-k", "boundary"
+    )
+    result.assert_outcomes(passed=1)
+    assert not old.exists()
+
+
+def test_a_folder_the_plugin_did_not_write_needs_prunecheck_force(
+    run: pytest.Pytester, tmp_path: Path
+) -> None:
+    out = tmp_path / "repro"
+    mine = out / "test_keep_last_trim"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("my own notes", encoding="utf-8")
+    args = ("-p", "prunecheck.pytest_plugin", "--prunecheck-out", str(out), "-k", "keep_last")
+
+    refused = run.runpytest_inprocess(*args)
+    refused.assert_outcomes(failed=1)
+    refused.stdout.fnmatch_lines(
+        [f"*--prunecheck-out folder {mine} already holds files*--prunecheck-force*"]
+    )
+    assert "Traceback" not in refused.stdout.str() and not (mine / "trace.json").exists()
+
+    forced = run.runpytest_inprocess(*args, "--prunecheck-force")
+    forced.assert_outcomes(failed=1)
+    assert (mine / "trace.json").is_file() and (mine / "notes.txt").is_file()
+
+
+def test_the_marker_and_an_indirect_parameter_give_the_runtime(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_runtimes=RUNTIMES)
+    result = pytester.runpytest_inprocess("-p", "prunecheck.pytest_plugin")
+    result.assert_outcomes(passed=4)
+
+
+def test_the_marker_takes_keywords_only(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(
+        test_bad="""
+import pytest
+
+@pytest.mark.prunecheck("commit")
+def test_x(prunecheck):
+    pass
+"""
+    )
+    result = pytester.runpytest_inprocess("-p", "prunecheck.pytest_plugin")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*the marker takes keyword options only*"])

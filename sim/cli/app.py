@@ -8,7 +8,8 @@ Each subcommand lives in ``prunecheck.sim.cli.<name>`` and exposes
 none), so one command's heavy imports cost nothing elsewhere.
 
 Exit status: 0 success / no violation, 1 a violation or regression found,
-2 bad input (printed as one paragraph, never a traceback).
+2 bad input (printed as one paragraph, never a traceback) or a package the
+install left out (the paragraph names it and the extra that brings it).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.cli.commands import COMMANDS, SUMMARIES, module_of
 from prunecheck.sim.cli.policy_argument import REMOVED_IN, resolve_policy
+from prunecheck.sim.support.extras import extra_of, missing_paragraph
 
 __all__ = ["build_parser", "chosen_command", "main", "plain"]
 
@@ -155,6 +157,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
     command = chosen_command(words)
+    try:
+        return _main(words, command)
+    except ModuleNotFoundError as exc:  # an extra left out of the install (README, "Install")
+        if extra_of(exc.name) is None:
+            raise
+        print(
+            missing_paragraph(f"prunecheck {command or ''}".rstrip(), exc.name or ""),
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _main(words: list[str], command: str | None) -> int:
     parser = build_parser(() if command is None else (command,))
     try:
         args = parser.parse_args(words)

@@ -7,7 +7,9 @@ written to one folder.
   test_reproduction.py`` replays it under the commit gate, where it passes;
 * ``narrative.md`` — the verdict, how to replay, what the provider answers,
   then every step (the prune, the unit it split, the incidents);
-* ``timeline.png`` — messages as lanes over steps (:mod:`.timeline`);
+* ``timeline.png`` — messages as lanes over steps (:mod:`.timeline`), when
+  matplotlib is installed (``prunecheck[report]``; the narrative says so
+  when it is not);
 * ``request.json`` — the exact request body the provider rejects: the
   context at the rejected invocation (or, if none was rejected, at the last
   invocation, or the body the next invocation would send — the narrative
@@ -23,6 +25,7 @@ lock while writing.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import tempfile
@@ -42,6 +45,7 @@ from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none, us
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.reproductions.timeline import draw_timeline
 from prunecheck.sim.runtimes.under_test import UnderTest, incidents_of, replay, runtime_of
+from prunecheck.sim.support.extras import missing_paragraph
 from prunecheck.sim.support.ledger import locked_folder
 
 __all__ = ["BUNDLE_FILES", "Request", "check_out", "policy_file", "replay_command", "write_bundle"]
@@ -347,6 +351,10 @@ def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
     )
     story = narrate(trace, steps, markdown=True)
     lines = _header(trace, story.incidents, request, _under_commit(trace, policy)) + story.lines
+    plots = importlib.util.find_spec("matplotlib") is not None
+    if not plots:  # the base or harness install: the plots are the report extra
+        lines += ["", missing_paragraph("timeline.png (not drawn)", "matplotlib")]
     (out_dir / "narrative.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    draw_timeline(trace, policy, out_dir / "timeline.png")
+    if plots:
+        draw_timeline(trace, policy, out_dir / "timeline.png")
     return out_dir

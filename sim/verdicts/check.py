@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
-from prunecheck.model.errors import PolicyError
+from prunecheck.model.errors import PolicyError, PrunecheckError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
@@ -62,7 +62,13 @@ from prunecheck.sim.verdicts.suite import (
 )
 from prunecheck.sim.verdicts.verdict import CheckResult, ScenarioResult, Verdict, combine
 
-__all__ = ["UnsafePolicy", "assert_policy_safe", "check_policy", "failure_report"]
+__all__ = [
+    "UnsafePolicy",
+    "assert_policy_safe",
+    "check_policy",
+    "failure_report",
+    "first_violation",
+]
 
 
 def check_policy(
@@ -305,35 +311,90 @@ class UnsafePolicy(AssertionError):
         self.bundle = bundle
 
 
+# pytest and tracebacks name it as it is imported: ``prunecheck.UnsafePolicy``.
+UnsafePolicy.__module__ = "prunecheck"
+
+
+def first_violation(result: CheckResult) -> str | None:
+    """The reproduction's first violation in words — ``"orphaned result at
+    step 7 of 7: result m4 for call c1 is …"`` — or None (safe, an error, or
+    a policy that no longer replays)."""
+    trace, policy = result.reproduction, result.policy_object
+    if trace is None or policy is None:
+        return None
+    try:
+        for step, _ in replay(trace, policy, record=False):
+            bad = next((i for i in step.result.incidents if i.is_violation), None)
+            if bad is not None:
+                return (
+                    f"{bad.kind.label} at step {step.index + 1} of {len(trace.events)}: "
+                    f"{bad.detail}"
+                )
+    except PrunecheckError:
+        return None
+    return None
+
+
 def failure_report(result: CheckResult, bundle: Path | None = None) -> str:
-    """What a failed check says: the scenario table, the verdict, and the
-    minimal reproduction step by step (or the policy error)."""
+    """What a failed check says: a first line naming the policy and its first
+    violation, a second naming the reproduction (its bundle's folder when
+    written), then the scenario table, the verdict, and the minimal
+    reproduction step by step (or the policy error)."""
     state = {Verdict.UNSAFE: "UNSAFE", Verdict.OUT_OF_TIME: "OUT OF TIME (no verdict)"}
-    head = (
-        f"prunecheck: policy {result.policy} is "
-        f"{state.get(result.verdict, 'in ERROR')} "
-        f"(gate {result.config.gate}, checks {result.config.check_at})"
-    )
-    parts = [head, "", result.summary()]
+    where = f"(gate {result.config.gate}, checks {result.config.check_at})"
+    violation = first_violation(result)
+    head = f"prunecheck: policy {result.policy} is {state.get(result.verdict, 'in ERROR')}"
+    head += f": {violation} {where}" if violation else f" {where}"
+    parts = [head]
+    if bundle is not None:
+        parts.append(f"reproduction bundle: {bundle}")
+    elif result.reproduction is not None:
+        parts.append(
+            f"reproduction: {len(result.reproduction.events)} events, narrated below "
+            "(pytest --prunecheck-out DIR, or result.bundle(DIR), writes its bundle)"
+        )
+    parts += ["", result.summary()]
     if result.reproduction is not None:
         parts += [
             f"minimal reproduction ({len(result.reproduction.events)} events):",
             result.narrative,
         ]
-    if bundle is not None:
-        parts.append(f"reproduction bundle: {bundle}")
     return "\n".join(parts).rstrip() + "\n"
 
 
 def assert_policy_safe(
-    policy: PolicyLike, *, bundle_dir: str | Path | None = None, **options: Any
+    policy: PolicyLike,
+    *,
+    bundle_dir: str | Path | None = None,
+    force: bool = False,
+    **options: Any,
 ) -> CheckResult:
     """Check ``policy`` (same options as :func:`check_policy`) and raise
-    :class:`UnsafePolicy` — an ``AssertionError`` whose message is the
-    minimal reproduction — unless it is safe.  With ``bundle_dir``, the
-    reproduction bundle is written there first."""
+    :class:`UnsafePolicy` — an ``AssertionError`` whose message is
+    :func:`failure_report` — unless it is safe.
+
+    The one assertion helper: the pytest fixture's
+    ``prunecheck.assert_policy_safe`` is this function with ``bundle_dir``
+    taken from ``--prunecheck-out`` and the options of the test's
+    ``@pytest.mark.prunecheck(...)``.
+
+    Parameters
+    ----------
+    policy : PolicyLike
+        What :func:`check_policy` takes.
+    bundle_dir : str or Path, optional
+        Write the reproduction bundle there first (its path is the
+        message's second line).
+    force : bool
+        Let the bundle replace a folder that already holds files.
+    **options
+        :func:`check_policy`'s options: ``format``, ``gate``, ``config``,
+        ``placements``, ``levels``, ``seeds``, ``horizon``, ``seed``,
+        ``max_examples``, ``timeout``, ``time_limit``, ``max_events``.
+    """
+    __tracebackhide__ = True  # pytest shows the test's line, not ours
     result = check_policy(policy, **options)
     if result.safe:
         return result
-    bundle = result.bundle(bundle_dir) if bundle_dir and result.reproduction else None
+    bundle = result.bundle(bundle_dir, force=force) if bundle_dir and result.reproduction else None
     raise UnsafePolicy(result, bundle)

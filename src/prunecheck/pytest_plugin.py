@@ -1,20 +1,40 @@
-"""pytest integration: the ``prunecheck`` fixture and ``--prunecheck-out``.
+"""pytest integration: the ``prunecheck`` fixture, its marker and ``--prunecheck-out``.
 
 Installed as a pytest plugin (entry point ``pytest11``), so a user's suite
 only writes::
 
     def test_trim_is_safe(prunecheck):
-        prunecheck.assert_safe("myapp/history.py:trim", format="openai")
+        prunecheck.assert_policy_safe("myapp/history.py:trim", format="openai")
 
-An unsafe policy fails the test with the scenario table and the minimal
-reproduction narrated step by step (no traceback into prunecheck);
-``pytest --prunecheck-out DIR`` also writes each reproduction bundle to
-``DIR/<test name>/``.  The heavy machinery is imported on first use only.
+``prunecheck.assert_policy_safe`` is :func:`prunecheck.assert_policy_safe`
+(the one assertion helper) with two defaults filled in by pytest:
+
+* the runtime: ``@pytest.mark.prunecheck(gate="commit", placements=["before_invoke"])``
+  on a test, class or module gives default options for its checks (any of
+  :func:`prunecheck.check_policy`'s: ``format``, ``gate``, ``config``,
+  ``placements``, ``levels``, ``seeds``, ``max_examples``, …), and so does an
+  indirect parameter, ``@pytest.mark.parametrize("prunecheck", [{...}],
+  indirect=True``; the call's own keywords win;
+* the bundle: ``pytest --prunecheck-out DIR`` writes each reproduction
+  bundle to ``DIR/<test name>/``.  A rerun replaces the bundles this plugin
+  wrote before (each carries a ``.prunecheck-pytest`` mark), and removes
+  that of a test now safe; a folder holding anything else is refused unless
+  ``--prunecheck-force``.
+
+An unsafe policy fails the test as an ``AssertionError`` shown at the
+test's own line: first the policy and its first violation, then where the
+reproduction is, then the scenario table and the reproduction step by step
+(no traceback into prunecheck).  The fixture's old ``assert_safe`` is a
+deprecated alias.  The heavy machinery is imported on first use only; a
+harness the install left out fails the test with the one command that
+installs it.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +43,10 @@ import pytest
 if TYPE_CHECKING:
     from prunecheck.sim.verdicts.verdict import CheckResult
 
-__all__ = ["PrunecheckFixture", "prunecheck", "pytest_addoption"]
+__all__ = ["MARK", "PrunecheckFixture", "prunecheck", "pytest_addoption", "pytest_configure"]
+
+#: The file that marks a bundle folder as this plugin's own (a rerun may replace it).
+MARK = ".prunecheck-pytest"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,43 +55,155 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--prunecheck-out",
         metavar="DIR",
         default=None,
-        help="write the reproduction bundle of every unsafe policy to DIR/<test name>/",
+        help="write the reproduction bundle of every unsafe policy to DIR/<test name>/ "
+        "(a rerun replaces the bundles it wrote before)",
+    )
+    group.addoption(
+        "--prunecheck-force",
+        action="store_true",
+        default=False,
+        help="let --prunecheck-out replace a DIR/<test name>/ folder that holds other files",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "prunecheck(**options): default check_policy options (format, gate, config, "
+        "placements, levels, seeds, ...) for the prunecheck fixture's checks in this test",
     )
 
 
 class PrunecheckFixture:
-    """What the ``prunecheck`` fixture gives a test."""
+    """What the ``prunecheck`` fixture gives a test.
 
-    def __init__(self, out: Path | None, test_name: str) -> None:
+    Parameters
+    ----------
+    out : Path or None
+        Where bundles go (``--prunecheck-out``), or None.
+    test_name : str
+        The test's name, as a folder name.
+    options : dict
+        Default options of every check (the marker's, then the indirect
+        parameter's).
+    force : bool
+        ``--prunecheck-force``: replace a folder holding other files.
+    """
+
+    def __init__(
+        self,
+        out: Path | None,
+        test_name: str,
+        options: dict[str, Any] | None = None,
+        *,
+        force: bool = False,
+    ) -> None:
         self.out = out
         self.test_name = test_name
+        self.options = dict(options or {})
+        self.force = force
         self._count = 0
 
     def check(self, policy: Any, **options: Any) -> CheckResult:
-        """:func:`prunecheck.check_policy` with the same arguments."""
-        from prunecheck.sim.verdicts.check import check_policy
+        """:func:`prunecheck.check_policy` with this test's default options."""
+        __tracebackhide__ = True
+        check_policy = _harness("check_policy")
+        return check_policy(policy, **{**self.options, **options})  # type: ignore[no-any-return]
 
-        return check_policy(policy, **options)
+    def assert_policy_safe(self, policy: Any, **options: Any) -> CheckResult:
+        """:func:`prunecheck.assert_policy_safe` with this test's default
+        options and, under ``--prunecheck-out``, its bundle folder."""
+        __tracebackhide__ = True
+        assert_policy_safe = _harness("assert_policy_safe")
+        unsafe = _harness("UnsafePolicy")
+        folder = self._bundle_dir()
+        try:
+            return assert_policy_safe(  # type: ignore[no-any-return]
+                policy, bundle_dir=folder, force=self.force, **{**self.options, **options}
+            )
+        except unsafe as exc:
+            if exc.bundle is not None:
+                (exc.bundle / MARK).write_text(f"{self.test_name}\n", encoding="utf-8")
+            raise
 
     def assert_safe(self, policy: Any, **options: Any) -> CheckResult:
-        """Check ``policy``; fail the test with the minimal reproduction
-        unless it is safe."""
-        from prunecheck.sim.verdicts.check import failure_report
+        """Deprecated alias of :meth:`assert_policy_safe` (one helper, one name)."""
+        __tracebackhide__ = True
+        warnings.warn(
+            "prunecheck.assert_safe(...) is deprecated: call prunecheck.assert_policy_safe(...), "
+            "the same helper as prunecheck.assert_policy_safe outside pytest.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.assert_policy_safe(policy, **options)
 
-        result = self.check(policy, **options)
-        if result.safe:
-            return result
-        bundle = None
-        if self.out is not None and result.reproduction is not None:
-            self._count += 1
-            name = self.test_name + (f"-{self._count}" if self._count > 1 else "")
-            bundle = result.bundle(self.out / name)
-        pytest.fail(failure_report(result, bundle), pytrace=False)
+    def _bundle_dir(self) -> Path | None:
+        """The next bundle folder of this test: a previous bundle of this
+        plugin there is removed (it no longer holds); a folder holding
+        other files is refused unless ``--prunecheck-force``."""
+        __tracebackhide__ = True
+        if self.out is None:
+            return None
+        self._count += 1
+        folder = self.out / (self.test_name + (f"-{self._count}" if self._count > 1 else ""))
+        if _ours(folder):
+            shutil.rmtree(folder)
+        elif folder.is_dir() and any(folder.iterdir()) and not self.force:
+            pytest.fail(
+                f"prunecheck: --prunecheck-out folder {folder} already holds files that this "
+                "plugin did not write; a bundle never silently replaces them. Hint: give "
+                "--prunecheck-out another folder, remove that one, or add --prunecheck-force.",
+                pytrace=False,
+            )
+        return folder
+
+
+def _ours(folder: Path) -> bool:
+    """Is ``folder`` a bundle this plugin wrote (or began to write)?"""
+    return (folder / MARK).is_file()
+
+
+def _harness(name: str) -> Any:
+    """``prunecheck.<name>``, or fail the test saying which extra to install."""
+    __tracebackhide__ = True
+    import prunecheck
+
+    try:
+        return getattr(prunecheck, name)
+    except ModuleNotFoundError as exc:
+        from prunecheck.sim.support.extras import extra_of, missing_paragraph
+
+        if extra_of(exc.name) is None:
+            raise
+        pytest.fail(missing_paragraph("the prunecheck fixture", exc.name or ""), pytrace=False)
 
 
 @pytest.fixture
 def prunecheck(request: pytest.FixtureRequest) -> PrunecheckFixture:
-    """Check policies from a test: ``prunecheck.assert_safe(policy, ...)``."""
+    """Check policies from a test: ``prunecheck.assert_policy_safe(policy, ...)``.
+
+    Default options come from ``@pytest.mark.prunecheck(...)`` (the closest
+    wins) and from an indirect parameter (a dict).
+    """
+    options: dict[str, Any] = {}
+    for mark in reversed(list(request.node.iter_markers("prunecheck"))):
+        if mark.args:
+            raise pytest.UsageError(
+                f"@pytest.mark.prunecheck{mark.args!r} on {request.node.nodeid}: the marker "
+                "takes keyword options only. Hint: "
+                "@pytest.mark.prunecheck(gate='commit', placements=['before_invoke'])."
+            )
+        options.update(mark.kwargs)
+    param = getattr(request, "param", None)
+    if param is not None:
+        if not isinstance(param, dict):
+            raise pytest.UsageError(
+                f"the prunecheck fixture of {request.node.nodeid} was parametrized with "
+                f"{param!r}: an indirect parameter is a dict of check_policy options. "
+                "Hint: parametrize('prunecheck', [{'gate': 'commit'}], indirect=True)."
+            )
+        options.update(param)
     out = request.config.getoption("prunecheck_out")
+    force = bool(request.config.getoption("prunecheck_force"))
     name = re.sub(r"[^\w.-]+", "_", request.node.name).strip("_") or "test"
-    return PrunecheckFixture(Path(out) if out else None, name)
+    return PrunecheckFixture(Path(out) if out else None, name, options, force=force)
