@@ -1,4 +1,25 @@
-"""Hypothesis profiles for the whole suite.
+"""Hypothesis profiles and the rules that keep the suite parallel-safe.
+
+``make test`` runs the fast suite on every core (pytest-xdist, ``-n``): each
+worker is its own process, and tests run in any order, on any worker.  So a
+test, and any test you add:
+
+* writes only under ``tmp_path`` / ``tmp_path_factory`` (never into the
+  repository, ``/tmp/<fixed name>``, ``reports/`` or ``examples/``);
+* opens no fixed port (Dask's ``LocalCluster`` and servers take port 0 or
+  their own random one);
+* assumes no current directory: paths come from ``Path(__file__)``;
+  ``monkeypatch.chdir(tmp_path)`` when a command must run somewhere;
+* shares only immutable setup, through session- or module-scoped fixtures
+  (each worker builds its own copy);
+* never asserts on wall-clock time (the machine is shared).
+
+Tests that start real clusters, build virtual environments or spawn many
+processes carry ``@pytest.mark.integration``; thorough runs carry
+``@pytest.mark.slow``.  Both are left out of ``make test`` and run in
+``make test-all``.
+
+Hypothesis profiles:
 
 * ``default`` — fast, for ``make test``: few examples, no deadline (the
   machine is shared and noisy; tests never assert on wall-clock time).
@@ -6,26 +27,29 @@
   ``@settings(settings.get_profile("thorough"))``.
 
 ``HYPOTHESIS_PROFILE=thorough pytest`` runs every property test thoroughly.
+Each xdist worker keeps its own example database
+(``.hypothesis/examples/<worker>``), so no two processes write one.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
-settings.register_profile(
-    "default",
-    max_examples=100,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
-settings.register_profile(
-    "thorough",
-    max_examples=1500,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    print_blob=True,
-)
+_COMMON: dict[str, Any] = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+    "print_blob": True,
+}
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _WORKER:  # one database per worker process, in the repository's .hypothesis/
+    _HOME = Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
+    _COMMON["database"] = DirectoryBasedExampleDatabase(_HOME / _WORKER)
+
+settings.register_profile("default", max_examples=100, **_COMMON)
+settings.register_profile("thorough", max_examples=1500, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -1,10 +1,24 @@
-"""Installing prunecheck into a fresh virtual environment: the packages are
-``prunecheck.model`` and ``prunecheck.sim``; no top-level ``model`` or
-``sim`` is installed.  Slow (it builds a wheel and installs dependencies)."""
+"""Installs for each audience (README, "Install").
+
+* ``pip install prunecheck`` is the commit guard alone: no dependency.
+  Fast: the metadata built from the source names none for the base install,
+  and a fresh virtual environment holding prunecheck and nothing else (no
+  pip, no site packages) imports and runs ``prunecheck.guard`` with none of
+  the harness's packages present, while ``prunecheck check`` there names the
+  extra to install (exit 2).
+* ``prunecheck[harness]`` gives the harness, ``prunecheck[report]`` the plots
+  too, ``prunecheck[all]`` everything: the metadata says which packages each
+  brings.
+* Integration (``make test-all``): real ``pip install`` of the base and of
+  the harness into a fresh venv; no top-level ``model`` or ``sim`` is
+  installed.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +28,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("hypothesis", "simpy", "networkx", "matplotlib", "tqdm", "numpy")
+HARNESS = {"hypothesis", "networkx", "simpy", "tqdm"}
+FRAMEWORKS = {
+    "langchain-core",
+    "langchain",
+    "autogen-core",
+    "llama-index-core",
+    "semantic-kernel",
+    "pydantic-ai-slim",
+    "openai-agents",
+}
 _SKIP_ANYWHERE = shutil.ignore_patterns(
     ".git",
     ".venv",
@@ -27,6 +52,30 @@ _SKIP_ANYWHERE = shutil.ignore_patterns(
     ".ruff_cache",
     ".import_linter_cache",
 )
+
+# Runs in an environment that has prunecheck and nothing else.
+GUARD_PROBE = """
+import importlib.util, json, sys
+from prunecheck.guard import CommitGuard
+
+def oldest_first(view, need):
+    return [m.id for m in view.messages if m.role != "system"][:2]
+
+guard = CommitGuard(oldest_first, budget=1_000, hard_ceiling=2_000, store=":memory:")
+guard.message("m1", "system", 100)
+guard.message("m2", "user", 600)
+guard.calls("m3", ["c1"], 50)
+guard.result_chunk("c1", 400, mid="m4")
+deferred = guard.check()
+guard.result_complete("c1", mid="m4")
+plan = guard.check()
+print(json.dumps({
+    "deferred": deferred.deferred is not None,
+    "evict": list(plan.evict),
+    "loaded": [m for m in HEAVY if m in sys.modules],
+    "installed": [m for m in HEAVY if importlib.util.find_spec(m) is not None],
+}))
+""".replace("HEAVY", repr(HEAVY))
 
 
 def _skip(folder: str, names: list[str]) -> set[str]:
@@ -47,7 +96,107 @@ def _run(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.Complet
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def _requires(tmp_path: Path) -> list[str]:
+    """The Requires-Dist lines of the metadata setuptools builds from
+    pyproject.toml (as pip would, from a copy: the working tree is left alone)."""
+    source = tmp_path / "meta-src"
+    (source / "src" / "prunecheck").mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copyfile(ROOT / name, source / name)
+    (source / "src" / "prunecheck" / "__init__.py").write_text("", encoding="utf-8")
+    out = tmp_path / "meta-out"
+    out.mkdir()
+    build = (
+        "import sys; from setuptools import build_meta; "
+        "print(build_meta.prepare_metadata_for_build_wheel(sys.argv[1]))"
+    )
+    done = _run([sys.executable, "-c", build, str(out)], source)
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = out / done.stdout.strip().splitlines()[-1]
+    text = (folder / "METADATA").read_text(encoding="utf-8")
+    return [
+        line.split(":", 1)[1].strip()
+        for line in text.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
+
+
+def _needs(requires: list[str], extra: str | None) -> set[str]:
+    """The distributions an install of ``prunecheck[extra]`` (None: the base)
+    brings, self-references (``prunecheck[harness]``) followed."""
+    found: set[str] = set()
+    for line in requires:
+        spec, _, marker = line.partition(";")
+        wanted = re.search(r"extra\s*==\s*[\"']([^\"']+)[\"']", marker)
+        if (wanted.group(1) if wanted else None) != extra:
+            continue
+        name = re.match(r"\s*([A-Za-z0-9._-]+)\s*(?:\[([^\]]*)\])?", spec)
+        assert name is not None, line
+        if name.group(1).lower() == "prunecheck":
+            for inner in (name.group(2) or "").split(","):
+                found |= _needs(requires, inner.strip())
+        else:
+            found.add(name.group(1).lower())
+    return found
+
+
+def test_each_install_brings_what_its_audience_needs_and_no_more(tmp_path: Path) -> None:
+    requires = _requires(tmp_path)
+    assert _needs(requires, None) == set()  # the guard: the standard library only
+    assert _needs(requires, "harness") == HARNESS
+    assert _needs(requires, "report") == HARNESS | {"matplotlib"}
+    assert _needs(requires, "dask") == HARNESS | {"dask"}
+    assert _needs(requires, "frameworks") == FRAMEWORKS
+    assert _needs(requires, "all") == HARNESS | {"matplotlib", "dask"} | FRAMEWORKS
+    assert {"pytest", "pytest-xdist", "pytest-cov"} <= _needs(requires, "dev")
+
+
+def _bare_venv(tmp_path: Path) -> Path:
+    """A fresh venv with no pip and no site packages, prunecheck's source on
+    its path and nothing else: what ``pip install prunecheck`` leaves."""
+    env_dir = tmp_path / "bare"
+    venv.create(env_dir, with_pip=False, clear=True)
+    python = env_dir / "bin" / "python"
+    site = _run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path
+    )
+    assert site.returncode == 0, site.stderr
+    Path(site.stdout.strip(), "prunecheck-src.pth").write_text(f"{ROOT / 'src'}\n")
+    return python
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX venv layout")
+def test_a_venv_with_only_the_guard_runs_it_without_the_harness(tmp_path: Path) -> None:
+    python = _bare_venv(tmp_path)
+    done = _run([str(python), "-c", GUARD_PROBE], tmp_path)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["installed"] == [] and seen["loaded"] == []  # not there, and not needed
+    assert seen["deferred"]  # a pending call defers the check
+    evicted = set(seen["evict"])
+    assert evicted and ({"m3", "m4"} <= evicted or not {"m3", "m4"} & evicted)  # whole units
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX venv layout")
+def test_the_command_without_the_harness_names_the_extra_to_install(tmp_path: Path) -> None:
+    python = _bare_venv(tmp_path)
+    done = _run([str(python), "-m", "prunecheck", "check", "unit_safe"], tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1  # one paragraph
+    assert re.fullmatch(
+        r"prunecheck check: needs the package '(hypothesis|networkx|simpy|tqdm)', which is not "
+        r"installed \(the base install, 'pip install prunecheck', is the commit guard alone\)\. "
+        r"Hint: install the harness with: pip install 'prunecheck\[harness\]'\n",
+        done.stderr,
+    ), done.stderr
+    # what needs nothing still works: the list of commands
+    helped = _run([str(python), "-m", "prunecheck", "--help"], tmp_path)
+    assert helped.returncode == 0 and "check" in helped.stdout
+
+
 @pytest.mark.slow
+@pytest.mark.integration
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX venv layout")
 def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
     # Build from a copy, so that the shared working tree gets no build/ or egg-info.
@@ -56,13 +205,31 @@ def test_pip_install_into_a_fresh_venv(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, clear=True)
     python = env_dir / "bin" / "python"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    # The guard's install: prunecheck and nothing else.
     done = _run(
         [str(python), "-m", "pip", "install", "--quiet", str(source)], tmp_path, timeout=1200
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    listed = _run([str(python), "-m", "pip", "list", "--format=json"], elsewhere)
+    names = {p["name"].lower() for p in json.loads(listed.stdout)}
+    assert names - {"pip", "setuptools"} == {"prunecheck"}
+    done = _run([str(python), "-c", GUARD_PROBE], elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["installed"] == []
+    done = _run([str(env_dir / "bin" / "prunecheck"), "check", "unit_safe"], elsewhere)
+    assert done.returncode == 2 and "pip install 'prunecheck[harness]'" in done.stderr
+    assert "Traceback" not in done.stderr
 
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+    # The harness's install: one command.
+    done = _run(
+        [str(python), "-m", "pip", "install", "--quiet", f"{source}[harness]"],
+        tmp_path,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
     probe = (
         "import prunecheck.model, prunecheck.sim, prunecheck.model.runtime, "
         "prunecheck.guard; "
