@@ -19,12 +19,19 @@ $(STAMP): pyproject.toml Makefile
 report: $(STAMP)
 	$(VENV)/bin/prunecheck report --out reports --seed $(SEED)
 
+# The fast suite on every core (pytest-xdist; JOBS=1 runs it serially), naming
+# the 20 slowest tests. Tests marked slow or integration are left out (make
+# test-all runs them). COVERAGE=1 (CI: .ci/run) adds line coverage of the
+# package and fails below the floor ([tool.coverage.report] in pyproject.toml).
+JOBS     ?= auto
+COVERAGE ?=
+TEST_COV := $(if $(COVERAGE),--cov --cov-report=term)
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow and not integration" -n $(JOBS) --dist worksteal --durations=20 $(TEST_COV)
 
-# Every test, with line coverage of the package (floor: [tool.coverage.report] in pyproject.toml).
+# Every test, slow and integration ones too, with line coverage of the package.
 test-all: $(STAMP)
-	$(PY) -m pytest -q --cov
+	$(PY) -m pytest -q -n $(JOBS) --dist worksteal --durations=20 --cov
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check model sim src tests benchmarks examples

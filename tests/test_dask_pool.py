@@ -46,6 +46,7 @@ def _user_rows_ran(path: Path, policy: str) -> None:
     assert rows and all(r.error is None and r.invocations > 0 for r in rows)
 
 
+@pytest.mark.integration
 def test_local_cluster_writes_the_process_pools_file_with_a_policy_it_cannot_see(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,6 +120,7 @@ def test_bad_scheduler_values_exit_2(
     assert "tcp://HOST:PORT" in err
 
 
+@pytest.mark.integration
 def test_cli_sweep_on_a_local_cluster_matches_jobs_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -202,6 +204,7 @@ def _wait_for(path: Path, seconds: float = 60.0) -> None:
         time.sleep(0.2)
 
 
+@pytest.mark.integration
 def test_a_scheduler_and_two_workers_lose_nothing_when_one_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -280,6 +283,7 @@ def test_a_scheduler_and_two_workers_lose_nothing_when_one_is_killed(
     assert os.getcwd() == str(client_dir)
 
 
+@pytest.mark.integration
 def test_a_time_limit_on_dask_keeps_what_finished(tmp_path: Path) -> None:
     specs = plan(
         ["lowest_salience"],

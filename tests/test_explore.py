@@ -205,6 +205,7 @@ def test_fingerprints_count_what_full_states_count(
     assert states > 100
 
 
+@pytest.mark.slow
 def test_a_state_costs_under_100_bytes() -> None:
     result = explore(
         "lowest_salience",

@@ -360,7 +360,12 @@ def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
     )
     assert isinstance(group, Summarize) and group.message_ids[0] == "m2"
     result = check_policy(
-        _summarize_before_last_user, format="openai", levels=(0.6,), seeds=(1,), max_examples=20
+        _summarize_before_last_user,
+        format="openai",
+        levels=(0.6,),
+        seeds=(1,),
+        max_examples=20,
+        placements=["after_append"],  # one placement: checking is what is tested, not where
     )
     assert result.verdict is not Verdict.ERROR and result.error is None
     assert sum(run.invocations for run in result.scenarios) > 0

@@ -162,6 +162,7 @@ def test_the_summary_states_the_unit_of_every_rate(small: ReportData) -> None:
     assert row.split(" | ")[-2].isdigit()  # it breaks: a median number of turns
 
 
+@pytest.mark.slow
 def test_plots_and_summary_are_byte_identical_for_the_same_rows(
     small: ReportData, tmp_path: Path
 ) -> None:

@@ -42,6 +42,7 @@ NEEDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_default_search_finds_a_bug_that_needs_a_real_size(name: str) -> None:
     result = search(f"{FILE}:{name}", RuntimeConfig(), seed=0, policy=load_policy(f"{FILE}:{name}"))

@@ -8,6 +8,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Role
 from prunecheck.model.policies import BUILTINS, ContextView, FunctionPolicy, Policy
@@ -67,6 +69,7 @@ def _recorder() -> tuple[dict[str, float], FunctionPolicy]:
     return seen, FunctionPolicy(select, "recorder")
 
 
+@pytest.mark.slow
 def test_search_and_random_walk_reach_real_runtimes_sizes() -> None:
     """What the policy is shown over one default search (and one walk):
     wide batches, long contexts, outputs over the budget, several streams

@@ -124,6 +124,15 @@ def test_search_runtime_exits_1_on_the_naive_loop(
 
 
 def test_search_runtime_exits_0_on_the_guarded_loop(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["search", "--runtime", f"{LOOP}:GuardedLoop", "--max-examples", "25"])
+    out = capsys.readouterr().out
+    assert status == 0 and "no violation" in out
+
+
+@pytest.mark.slow
+def test_the_default_search_of_the_guarded_loop_exits_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     status = main(["search", "--runtime", f"{LOOP}:GuardedLoop"])
     out = capsys.readouterr().out
     assert status == 0 and "no violation" in out
@@ -144,11 +153,21 @@ GUARDED = [f"runtime:guard:{name}" for name in BUILTINS] + [
 ]
 
 
-@pytest.mark.parametrize("spec", GUARDED)
-def test_the_guard_wrapping_each_trimmer_survives_search(spec: str) -> None:
-    result = search(spec, CONFIG, seed=1, max_examples=60, policy=load_policy(spec))
+def _survives_search(spec: str, max_examples: int) -> None:
+    result = search(spec, CONFIG, seed=1, max_examples=max_examples, policy=load_policy(spec))
     assert not result.found, result.trace
     assert result.costs.get("deferral", 0) > 0 and result.costs.get("spill", 0) > 0
+
+
+@pytest.mark.parametrize("spec", GUARDED)
+def test_the_guard_wrapping_each_trimmer_survives_search(spec: str) -> None:
+    _survives_search(spec, max_examples=20)  # still met deferrals and spills: the gate worked
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", GUARDED)
+def test_the_guard_wrapping_each_trimmer_survives_a_longer_search(spec: str) -> None:
+    _survives_search(spec, max_examples=60)
 
 
 def test_the_same_trimmers_without_the_guard_are_caught() -> None:
