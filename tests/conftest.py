@@ -12,7 +12,10 @@ test, and any test you add:
   ``monkeypatch.chdir(tmp_path)`` when a command must run somewhere;
 * shares only immutable setup, through session- or module-scoped fixtures
   (each worker builds its own copy);
-* never asserts on wall-clock time (the machine is shared).
+* never asserts on wall-clock time (the machine is shared);
+* runs pytester in process only after importing the C extensions the inner
+  run may load (numpy, through matplotlib): the inner run drops the modules
+  it imported, and numpy cannot load twice in one worker.
 
 Tests that start real clusters, build virtual environments or spawn many
 processes carry ``@pytest.mark.integration``; thorough runs carry

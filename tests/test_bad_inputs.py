@@ -12,6 +12,7 @@ keep the suite fast.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -644,3 +645,36 @@ def test_bad_input(case: Case, case_dir: Path, capsys: pytest.CaptureFixture[str
         assert len(paragraph) == 1, err[-2000:]
         assert case.needle in paragraph[0], paragraph[0]
     assert not (case_dir / "evil-ran.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("missing", "extra"),
+    [("simpy", "harness"), ("matplotlib.pyplot", "report"), ("distributed", "dask")],
+)
+def test_a_package_the_install_left_out_is_one_paragraph_naming_its_extra(
+    missing: str, extra: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As the base install (the guard alone) meets a command: the command's
+    # module cannot import a harness package (tests/test_install.py runs the
+    # real thing in a venv without them).
+    def import_module(name: str) -> object:
+        raise ModuleNotFoundError(f"No module named {missing!r}", name=missing)
+
+    monkeypatch.setattr(importlib, "import_module", import_module)  # what app calls
+    assert main(["sweep", "--out", "r.jsonl"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    top = missing.partition(".")[0]
+    assert err.startswith(f"prunecheck sweep: needs the package {top!r}, which is not installed")
+    assert err.rstrip().endswith(f"pip install 'prunecheck[{extra}]'")
+
+
+def test_a_missing_package_that_no_extra_brings_is_not_disguised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def import_module(name: str) -> object:
+        raise ModuleNotFoundError("No module named 'mylib'", name="mylib")
+
+    monkeypatch.setattr(importlib, "import_module", import_module)  # what app calls
+    with pytest.raises(ModuleNotFoundError, match="mylib"):
+        main(["sweep", "--out", "r.jsonl"])

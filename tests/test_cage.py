@@ -322,6 +322,7 @@ def test_sweep_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------- bundles
+@pytest.mark.integration  # five prunecheck processes, one after another
 def test_a_bundle_replays_where_it_lives_and_is_never_overwritten(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

@@ -1,6 +1,7 @@
 """The project's habits are configured where the tools read them: mypy (strict,
 the whole package, tests and benchmarks, from the root) and coverage (measured
-by ``make test-all`` with a floor, omitting only modules that exist)."""
+by CI's ``make test COVERAGE=1`` and ``make test-all`` with a floor, omitting
+only modules that exist); ``make test`` parallel, naming its slowest tests."""
 
 from __future__ import annotations
 
@@ -32,12 +33,25 @@ def test_plain_mypy_checks_the_package_the_tests_and_the_benchmarks() -> None:
     assert re.search(r"^\t\$\(VENV\)/bin/mypy$", _recipe("lint"), re.MULTILINE)
 
 
-def test_test_all_measures_coverage_against_a_floor() -> None:
-    assert "pytest -q --cov" in _recipe("test-all")
-    assert "--cov" not in _recipe("test")  # the fast suite stays unmeasured
+def test_ci_and_test_all_measure_coverage_against_a_floor() -> None:
+    assert re.search(r"pytest .*--cov\b", _recipe("test-all"))
+    # make test is measured only when asked (COVERAGE=1), and CI asks.
+    assert "$(TEST_COV)" in _recipe("test") and "--cov" not in _recipe("test")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^TEST_COV := \$\(if \$\(COVERAGE\),--cov\b", makefile, re.MULTILINE)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "set -euo pipefail" in ci and re.search(r"^make test COVERAGE=1$", ci, re.MULTILINE)
     coverage = _pyproject()["tool"]["coverage"]
     assert coverage["run"]["source"] == ["prunecheck"]
     assert coverage["report"]["fail_under"] >= 90
+
+
+def test_make_test_runs_the_fast_suite_in_parallel_and_names_the_slowest() -> None:
+    recipe = _recipe("test")
+    assert '-m "not slow and not integration"' in recipe
+    assert "-n $(JOBS)" in recipe and "--durations=20" in recipe
+    markers = "\n".join(_pyproject()["tool"]["pytest"]["ini_options"]["markers"])
+    assert "slow:" in markers and "integration:" in markers
 
 
 def test_every_omitted_file_exists() -> None:

@@ -80,7 +80,7 @@ def test_check_at_given_checks_that_runtime_only(capsys: pytest.CaptureFixture[s
 
 def test_python_api_carries_a_result_per_placement() -> None:
     result = check_policy(
-        TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,), max_examples=60
+        TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,), max_examples=20
     )
     assert [str(p.config.check_at) for p in result.placements] == [
         "after_append",
@@ -100,7 +100,7 @@ def test_python_api_carries_a_result_per_placement() -> None:
         format="openai",
         levels=(0.6,),
         seeds=(1,),
-        max_examples=60,
+        max_examples=20,
         config=RuntimeConfig(check_at=CheckAt.BEFORE_INVOKE, provider=Provider.OPENAI),
     )
     assert one.safe and len(one.placements) == 1

@@ -4,6 +4,8 @@ a rerun replaces it; the marker and an indirect parameter give the runtime."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ TEST_FILE = f"""
 import pytest
 
 pytestmark = pytest.mark.prunecheck(
-    levels=(0.6,), seeds=(1,), max_examples=30, placements=["after_append"]
+    levels=(0.6,), seeds=(1,), max_examples=10, placements=["after_append"]
 )
 
 def test_keep_last_trim(prunecheck):
@@ -58,6 +60,17 @@ def test_assert_safe_is_a_deprecated_alias(prunecheck):
     with pytest.deprecated_call(match="assert_policy_safe"):
         assert prunecheck.assert_safe(TRIM, format="openai").safe
 """
+
+
+@pytest.fixture(autouse=True)
+def _drawing_loaded_before_the_inner_run() -> None:
+    """An in-process pytester run drops the modules first imported inside it,
+    and numpy (under matplotlib, which a bundle's timeline imports) cannot be
+    imported twice in one process: load them here, before any inner run, so
+    the test after this one in the same worker still can."""
+    for name in ("matplotlib.backends.backend_agg", "matplotlib.figure", "matplotlib.patches"):
+        with contextlib.suppress(ImportError):  # without matplotlib, bundles draw no timeline
+            importlib.import_module(name)
 
 
 @pytest.fixture

@@ -111,6 +111,7 @@ def test_the_naive_asyncio_loop_shows_the_domain_documents_incidents() -> None:
     assert not [i for i in ut.incidents_of(seed, guarded) if i.is_violation]
 
 
+@pytest.mark.slow  # a full CLI search and shrink; explore finds the same loop unsafe in make test
 def test_search_runtime_exits_1_on_the_naive_loop(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -170,6 +171,21 @@ def test_the_guard_wrapping_each_trimmer_survives_a_longer_search(spec: str) -> 
     _survives_search(spec, max_examples=60)
 
 
+def _caught_without_the_guard(name: str) -> bool:
+    return search(
+        f"runtime:model:{name}",
+        CONFIG,
+        seed=1,
+        max_examples=60,
+        policy=load_policy(f"runtime:model:{name}"),
+    ).found
+
+
+def test_a_trimmer_without_the_guard_is_caught() -> None:
+    assert _caught_without_the_guard("lowest_salience")
+
+
+@pytest.mark.slow
 def test_the_same_trimmers_without_the_guard_are_caught() -> None:
     for name in ("lowest_salience", "token_span"):
         assert search(
