@@ -129,10 +129,13 @@ class PrunecheckFixture:
     def assert_safe(self, policy: Any, **options: Any) -> CheckResult:
         """Deprecated alias of :meth:`assert_policy_safe` (one helper, one name)."""
         __tracebackhide__ = True
+        from prunecheck._deprecated import RemovedIn040Warning
+
         warnings.warn(
-            "prunecheck.assert_safe(...) is deprecated: call prunecheck.assert_policy_safe(...), "
-            "the same helper as prunecheck.assert_policy_safe outside pytest.",
-            DeprecationWarning,
+            "prunecheck.assert_safe(...) is deprecated (removed in 0.4.0): call "
+            "prunecheck.assert_policy_safe(...), the same helper as prunecheck.assert_policy_safe "
+            "outside pytest.",
+            RemovedIn040Warning,
             stacklevel=2,
         )
         return self.assert_policy_safe(policy, **options)
