@@ -18,8 +18,10 @@ import os
 import random
 import sys
 import time
+from collections.abc import Iterable
 
-from prunecheck.guard import CommitGuard, HardCeilingExceeded, SpilledUnit, SpillStore
+from prunecheck.guard import CommitGuard, HardCeilingExceeded, SpillStore
+from prunecheck.guard.store import SpilledUnit
 
 RESOURCES = ("a.txt", "b.txt", "c.txt", "d.txt")
 
@@ -32,12 +34,18 @@ class _LateStore(SpillStore):
         super().__init__(path, session=session)
         self.late: list[SpilledUnit] = []
 
-    def put(self, unit: SpilledUnit) -> None:
-        self.late.append(unit)
+    def put_many(
+        self,
+        units: Iterable[SpilledUnit],
+        conversation: str | None = None,
+        *,
+        delete: Iterable[str] = (),
+    ) -> None:
+        self.late.extend(units)
+        super().put_many((), conversation, delete=delete)
 
     def commit_late(self) -> None:
-        for unit in self.late:
-            super().put(unit)
+        super().put_many(self.late)
         self.late.clear()
 
 

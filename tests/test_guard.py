@@ -93,21 +93,24 @@ def test_spills_the_oldest_closed_unit_first_and_reinjects_it_on_the_same_resour
     assert plan.deferred is Deferral.PENDING_CALL
     # the oldest closed units, until the excess over budget (70) is freed
     assert plan.spill == ("m1", "m2", "result:c1") and guard.spilled == ("m1", "m2")
-    assert [u.unit for u in store.units()] == ["m1", "m2"]  # committed before they left
+    assert [u.unit for u in store.units(guard.conversation)] == ["m1", "m2"]  # committed first
     assert guard.used == 90
     guard.result_complete("c2")
     restored = guard.calls("m5", ["c3"], 10, resources=["a.txt"])
     assert [(r.unit, r.ids) for r in restored] == [("m2", ("m2", "result:c1"))]
     assert restored[0].payloads[1] == {"role": "tool", "tool_call_id": "c1"}
-    assert len(store) == 2  # deleted only at the next call
+    assert store.count(guard.conversation) == 2  # deleted only at the next call
     plan = guard.check()  # 170 > 150 again with c3 pending: the next oldest goes
     assert plan.spill == ("m4", "result:c2") and guard.stats.reinjections == 1
-    assert [u.unit for u in store.units()] == ["m1", "m4"] and guard.used == 90
+    assert [u.unit for u in store.units(guard.conversation)] == ["m1", "m4"]
+    assert guard.used == 90
 
 
 def test_a_new_guard_on_the_same_file_knows_what_was_spilled(tmp_path: object) -> None:
     path = f"{tmp_path}/spill.db"
-    guard = _guard("unit_safe", budget=10, ceiling=20, store=SpillStore(path))
+    guard = CommitGuard(
+        builtin_policy("unit_safe"), budget=10, hard_ceiling=20, store=path, conversation="a"
+    )
     guard.calls("m1", ["c1"], 5, payload=[1, 2], resources=["a.txt"])
     guard.result_complete("c1", 10)
     guard.message("m2", "user", 5)
@@ -115,7 +118,9 @@ def test_a_new_guard_on_the_same_file_knows_what_was_spilled(tmp_path: object) -
     with pytest.raises(HardCeilingExceeded):
         guard.result_chunk("c2", 20) and guard.check()
         guard.check()
-    again = _guard("unit_safe", budget=10, ceiling=20, store=SpillStore(path))
+    again = CommitGuard(
+        builtin_policy("unit_safe"), budget=10, hard_ceiling=20, store=path, conversation="a"
+    )
     assert again.spilled == ("m1",)
     assert again.calls("m9", ["c9"], 1, resources=["a.txt"])[0].payloads[0] == [1, 2]
 
@@ -140,7 +145,21 @@ def test_impossible_events_are_guard_errors() -> None:
     guard.message("m1", "user", 1)
     with pytest.raises(GuardError, match="already in the context"):
         guard.message("m1", "user", 1)
-    with pytest.raises(GuardError, match="not pending"):
+    with pytest.raises(GuardError, match="never issued"):
         guard.result_complete("c1")
     with pytest.raises(ValueError, match="at least the budget"):
         CommitGuard(builtin_policy("recency"), budget=10, hard_ceiling=5)
+
+
+def test_the_package_exports_ten_names_and_the_old_ones_still_answer_with_a_warning() -> None:
+    import prunecheck.guard as guard
+    from prunecheck._deprecated import RemovedIn040Warning
+    from prunecheck.guard import readers, store, trimmers
+
+    assert len(guard.__all__) == 10
+    for name, module in (("READERS", readers), ("SpilledUnit", store), ("as_trimmer", trimmers)):
+        assert name not in guard.__all__
+        with pytest.warns(RemovedIn040Warning, match=f"prunecheck.guard.{module.__name__[17:]}"):
+            assert getattr(guard, name) is getattr(module, name)
+    with pytest.raises(AttributeError):
+        guard.NoSuchName  # noqa: B018

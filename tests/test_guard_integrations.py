@@ -116,3 +116,33 @@ def test_the_asyncio_loop_example(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "NaiveLoop: 7 violation(s)" in out and "GuardedLoop: 0 violation(s)" in out
     assert json.dumps("duplicated side effect")[1:-1] in out
+
+
+def test_langchain_threads_of_one_agent_keep_their_own_conversations() -> None:
+    """One middleware serves every LangGraph thread of an agent: each
+    thread id gets its own guard and conversation in the shared store."""
+    pytest.importorskip("langchain.agents")
+    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+    from langchain_core.runnables import RunnableLambda
+    from langgraph.runtime import Runtime
+
+    from prunecheck.guard.langchain import CommitGuardMiddleware
+
+    middleware = CommitGuardMiddleware(lambda m: m, budget=50, store=":memory:")
+
+    def before_model(state: Any) -> dict[str, Any] | None:
+        return middleware.before_model(state, Runtime())
+
+    step: RunnableLambda[Any, dict[str, Any] | None] = RunnableLambda(before_model)
+
+    def call(cid: str) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": "read", "args": {"path": "a.txt"}, "id": cid}])
+
+    one: list[AnyMessage] = [HumanMessage("x " * 400), HumanMessage("go on"), call("t1")]
+    step.invoke({"messages": one}, config={"configurable": {"thread_id": "one"}})
+    first, second = middleware.guard_for("one"), middleware.guard_for("two")
+    assert first is not second and first.conversation != second.conversation
+    assert first.spilled and first.conversation.endswith(":one")  # the long message went
+    two: list[AnyMessage] = [HumanMessage("hi"), call("t9")]
+    step.invoke({"messages": two}, config={"configurable": {"thread_id": "two"}})
+    assert second.spilled == () and middleware.guard.spilled == ()

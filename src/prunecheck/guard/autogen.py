@@ -40,7 +40,8 @@ def decode_message(text: str) -> object:
 class GuardedChatCompletionContext(ChatCompletionContext):
     """A chat completion context that prunes only at commit boundaries.
 
-    Parameters are those of :class:`~prunecheck.guard.langchain.CommitGuardMiddleware`;
+    Parameters are those of :class:`~prunecheck.guard.langchain.CommitGuardMiddleware`
+    (one context is one conversation: give each agent its own context);
     past the hard ceiling ``get_messages`` raises
     :class:`~prunecheck.guard.HardCeilingExceeded` (its ``messages`` is the
     safe list).
@@ -53,8 +54,9 @@ class GuardedChatCompletionContext(ChatCompletionContext):
         budget: int,
         hard_ceiling: int | None = None,
         store: SpillStore | str | PathLike[str] | None = None,
-        token_counter: Callable[[Any], int] | None = None,
+        token_counter: Callable[[Any], float] | None = None,
         initial_messages: list[LLMMessage] | None = None,
+        conversation: str | None = None,
     ) -> None:
         super().__init__(initial_messages)
         if isinstance(store, str | PathLike):
@@ -66,6 +68,7 @@ class GuardedChatCompletionContext(ChatCompletionContext):
             hard_ceiling=hard_ceiling,
             store=store,
             token_counter=token_counter,
+            conversation=conversation,
         )
 
     async def get_messages(self) -> list[LLMMessage]:

@@ -14,12 +14,18 @@ gate when no store is given):
    message); if the budget still cannot be met without touching a message
    that is streaming: **defer**;
 4. over the hard ceiling: **spill** the oldest closed units to the store
-   (committed before the plan is returned);
+   (committed before anything changes; see :mod:`.preview`);
 5. still over the hard ceiling: **fail loudly** —
    :class:`~.errors.HardCeilingExceeded`, carrying the plan.
 
 A new call that names a resource of a spilled unit brings the unit back
 (:meth:`CommitGuard.calls` returns it, to put before the call message).
+
+Ids: message ids are yours (any non-empty strings, unique while in the
+context).  A result is tracked under the ``mid`` you give its first
+``result_chunk`` / ``result_complete`` — default ``"result:" + call_id`` —
+and plans name it by that id.  A summary the trimmer writes is tracked as
+``"summary:" + the first id it replaces`` (``Plan.summarize``).
 
 Cost per check: O(size of the proposal + units it touches) for the guard's
 own work — the index answers pending / open / unit questions in O(1) — plus
@@ -29,6 +35,8 @@ as it must.
 
 from __future__ import annotations
 
+import math
+import uuid
 from collections.abc import Callable, Iterable
 from copy import deepcopy
 from dataclasses import dataclass, replace
@@ -36,12 +44,13 @@ from os import PathLike
 
 from prunecheck.model.actions import PLACEHOLDER_TOKENS, Proposal
 from prunecheck.model.context import Message, Role
-from prunecheck.model.gates import Gate, decide, spill_plan
+from prunecheck.model.gates import Gate, decide
 
-from .errors import GuardError, HardCeilingExceeded
+from .errors import GuardConfigError, GuardError, HardCeilingExceeded, StoreError
 from .plan import Deferral, Plan, Restored, SummaryGroup
+from .preview import Effect, effect_of, spill_units
 from .store import SpilledMessage, SpilledUnit, SpillStore
-from .tracker import Tracker
+from .tracker import Tracker, check_id
 from .trimmers import Trimmer, TrimView, as_trimmer
 
 __all__ = ["CommitGuard", "GuardStats"]
@@ -49,7 +58,9 @@ __all__ = ["CommitGuard", "GuardStats"]
 
 @dataclass(slots=True)
 class GuardStats:
-    """Counters: what the guard did so far."""
+    """Counters: what the guard did so far (``lost``: units the store no
+    longer held when a call named them; ``store_retries``: deletes of
+    restored units retried after a store fault)."""
 
     checks: int = 0
     deferred: int = 0
@@ -60,6 +71,16 @@ class GuardStats:
     spills: int = 0
     reinjections: int = 0
     overruns: int = 0
+    lost: int = 0
+    store_retries: int = 0
+
+
+def _positive(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise GuardConfigError(f"{what} ({value!r}) must be a positive token count")
+    if not math.isfinite(value) or value <= 0:
+        raise GuardConfigError(f"{what} ({value!r}) must be a positive, finite token count")
+    return int(value)
 
 
 class CommitGuard:
@@ -67,19 +88,24 @@ class CommitGuard:
 
     Parameters
     ----------
-    trimmer:
+    trimmer : object
         A native policy (``select(view, need)``), a list function (give
         ``format``), or any :class:`~.trimmers.Trimmer`.
-    budget:
+    budget : int
         The working budget in tokens: a check above it prunes.
-    hard_ceiling:
+    hard_ceiling : int, optional
         Where deferral must fail loudly (default: 1.25 × budget).
-    store:
+    store : SpillStore or str or PathLike, optional
         A :class:`~.store.SpillStore`, a path to an SQLite file, or
         ``":memory:"``; None: no spilling (the ``commit`` gate).
-    format:
+    format : str, optional
         For a list function: what its messages are (``"openai"``,
         ``"anthropic"``, ``"langchain"``, ``"autogen"``).
+    conversation : str, optional
+        The conversation this guard's units belong to in the store.  Default:
+        the store's ``session`` if you gave one, else a fresh unique id.
+        Give the same id again (one guard at a time) to resume a
+        conversation after a restart; never share one between live guards.
 
     Examples
     --------
@@ -102,25 +128,37 @@ class CommitGuard:
         hard_ceiling: int | None = None,
         store: SpillStore | str | PathLike[str] | None = None,
         format: str | None = None,
+        conversation: str | None = None,
     ) -> None:
-        if budget <= 0:
-            raise ValueError(f"budget ({budget}) must be a positive token count")
-        ceiling = hard_ceiling if hard_ceiling is not None else budget * 5 // 4
+        budget = _positive(budget, "budget")
+        ceiling = (
+            _positive(hard_ceiling, "hard_ceiling") if hard_ceiling is not None else budget * 5 // 4
+        )
         if ceiling < budget:
-            raise ValueError(f"hard_ceiling ({ceiling}) must be at least the budget ({budget})")
+            raise GuardConfigError(
+                f"hard_ceiling ({ceiling}) must be at least the budget ({budget})"
+            )
         self.trimmer: Trimmer = as_trimmer(trimmer, format)
         self.budget = budget
         self.hard_ceiling = ceiling
         self.store = SpillStore(store) if isinstance(store, str | PathLike) else store
+        if conversation is not None:
+            self.conversation = check_id(conversation, "conversation")
+        elif self.store is not None and self.store.named:
+            self.conversation = self.store.session
+        else:
+            self.conversation = uuid.uuid4().hex
         self.stats = GuardStats()
         self.tracker = Tracker()
         self._spilled: dict[str, frozenset[str]] = (
-            {u.unit: u.resources for u in self.store.units()} if self.store is not None else {}
+            {u.unit: u.resources for u in self.store.units(self.conversation)}
+            if self.store is not None
+            else {}
         )
         self._restored: list[str] = []
 
     # ------------------------------------------------------------------ events
-    def message(self, mid: str, role: str, tokens: int, payload: object = None) -> None:
+    def message(self, mid: str, role: str, tokens: float, payload: object = None) -> None:
         """A whole message was appended (system, user, assistant text, or a tool
         result you do not stream)."""
         self._confirm()
@@ -130,55 +168,60 @@ class CommitGuard:
         self,
         mid: str,
         call_ids: Iterable[str],
-        tokens: int,
+        tokens: float,
         payload: object = None,
         *,
         resources: Iterable[str] = (),
+        reinject: bool = True,
     ) -> tuple[Restored, ...]:
         """The model issued calls (a parallel batch) in message ``mid``.
 
-        Returns the spilled units that name one of ``resources`` (file paths,
-        URLs …): put their payloads back, in order, *before* this message.
-        They leave the store at the guard's next call, once back in your list.
+        ``call_ids`` and ``resources`` are lists of strings (file paths,
+        URLs …).  Returns the spilled units that name one of ``resources``:
+        put their payloads back, in order, *before* this message.  They leave
+        the store at the guard's next call, once back in your list.
+        ``reinject=False`` records the resources without bringing units back.
         """
-        self._confirm()
-        wanted = frozenset(resources)
-        restored = self._reinject(wanted) if wanted and self._spilled else ()
-        self.tracker.calls(mid, call_ids, tokens, payload, wanted)
-        return restored
+        return self._calls(mid, call_ids, tokens, payload, resources, reinject, frozenset())
 
     def result_chunk(
-        self, call_id: str, tokens: int, mid: str | None = None, payload: object = None
+        self, call_id: str, tokens: float, mid: str | None = None, payload: object = None
     ) -> str:
         """A chunk of a call's result arrived (the result stays open).
-        Returns the id the guard tracks the result message under."""
+        Returns the id the guard tracks the result message under: ``mid`` if
+        you gave one with the first chunk, else ``"result:" + call_id``."""
         self._confirm()
         return self.tracker.result_chunk(call_id, tokens, mid, payload)
 
     def result_complete(
-        self, call_id: str, tokens: int = 0, mid: str | None = None, payload: object = None
+        self, call_id: str, tokens: float = 0, mid: str | None = None, payload: object = None
     ) -> None:
-        """A call's result is complete (a whole result: one call, with its tokens)."""
+        """A call's result is complete (a whole result: one call, with its
+        tokens; ``mid`` as for :meth:`result_chunk`)."""
         self._confirm()
         self.tracker.result_complete(call_id, tokens, mid, payload)
 
-    def stream_opened(self, mid: str, role: str, tokens: int = 0, payload: object = None) -> None:
+    def stream_opened(self, mid: str, role: str, tokens: float = 0, payload: object = None) -> None:
         """A streamed message (assistant text) was opened."""
         self._confirm()
         self.tracker.message(mid, role, tokens, payload, closed=False)
 
-    def stream_chunk(self, mid: str, tokens: int) -> None:
+    def stream_chunk(self, mid: str, tokens: float) -> None:
         self._confirm()
         self.tracker.stream_chunk(mid, tokens)
 
-    def stream_closed(self, mid: str, tokens: int = 0) -> None:
+    def stream_closed(self, mid: str, tokens: float = 0) -> None:
         self._confirm()
         self.tracker.stream_chunk(mid, tokens, last=True)
 
     def removed(self, ids: Iterable[str]) -> None:
-        """Messages your runtime removed on its own (not by a plan)."""
+        """Messages your runtime removed on its own (not by a plan); unknown
+        ids are ignored.  Calls of a removed batch stop being pending."""
+        if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+            raise GuardError(f"removed() takes a list of message ids, got {ids!r}")
+        wanted = [check_id(m, "a removed message id") for m in ids]
         self._confirm()
-        self.tracker.removed(ids)
+        self.tracker.removed(wanted)
 
     def attach(self, mid: str, payload: object) -> None:
         """The runtime's message object for a tracked id (e.g. a summary you wrote)."""
@@ -207,6 +250,7 @@ class CommitGuard:
         twin = object.__new__(CommitGuard)
         twin.trimmer, twin.budget, twin.hard_ceiling = self.trimmer, self.budget, self.hard_ceiling
         twin.store = deepcopy(self.store) if self.store is not None else None
+        twin.conversation = self.conversation
         twin.stats = replace(self.stats)
         twin.tracker = self.tracker.copy(remap)
         twin._spilled, twin._restored = dict(self._spilled), list(self._restored)
@@ -215,33 +259,57 @@ class CommitGuard:
     # ------------------------------------------------------------------- check
     def check(self) -> Plan:
         """One budget check: the decision procedure.  Apply the plan returned
-        (or carried by :class:`HardCeilingExceeded`) to your message list."""
+        (or carried by :class:`HardCeilingExceeded`) to your message list.
+
+        Atomic: if it raises anything but :class:`HardCeilingExceeded` (a
+        :class:`~.errors.StoreError`, the trimmer's error), nothing changed.
+        """
         self._confirm()
         t, ctx, stats = self.tracker, self.tracker.ctx, self.stats
-        stats.checks += 1
         if ctx.used <= self.budget:
+            stats.checks += 1
             return Plan(used=ctx.used)
         deferred: Deferral | None = None
         applied = Proposal()
         grown: tuple[str, ...] = ()
         shrunk: tuple[str, ...] = ()
-        summaries: tuple[SummaryGroup, ...] = ()
         if t.pending:
             deferred = Deferral.PENDING_CALL
         else:
             proposal = self.trimmer.propose(TrimView(t, self.budget), ctx.used - self.budget)
             decision = decide(Gate.COMMIT, ctx, proposal, t.is_protected)
             applied, grown, shrunk = decision.apply, decision.grown, decision.shrunk
-            summaries = self._execute(applied)
-            if ctx.used > self.budget and ctx.has_open():
-                deferred = Deferral.OPEN_MESSAGE
+        spill: list[tuple[str, tuple[Message, ...]]] = []
+        if self.store is not None:  # what the plan will leave, before anything changes
+            effect = effect_of(ctx, applied, PLACEHOLDER_TOKENS) if not applied.is_empty() else None
+            used = effect.used if effect is not None else ctx.used
+            if used > self.hard_ceiling:
+                spill = self._commit_spill(effect, used)  # may raise: nothing changed yet
+        # ---- from here on nothing can fail: apply the plan
+        stats.checks += 1
+        summaries = self._execute(applied) if not applied.is_empty() else ()
+        if deferred is None and ctx.used > self.budget and ctx.has_open():
+            deferred = Deferral.OPEN_MESSAGE
         if deferred is not None:
             stats.deferred += 1
-        spilled: tuple[str, ...] = ()
-        if self.store is not None and ctx.used > self.hard_ceiling:
-            spilled = self._spill(ctx.used - self.budget)
+        spilled: list[str] = []
+        for unit, members in spill:
+            ids = [m.id for m in members]
+            t.removed(ids)
+            self._spilled[unit] = t.resources.get(unit, frozenset())
+            stats.spills += 1
+            spilled.extend(ids)
+        if spill:  # its transaction deleted the restored units owed (or re-spilled them)
+            self._restored = []
         plan = Plan(
-            applied.evict, applied.clear, summaries, spilled, deferred, grown, shrunk, ctx.used
+            applied.evict,
+            applied.clear,
+            summaries,
+            tuple(spilled),
+            deferred,
+            grown,
+            shrunk,
+            ctx.used,
         )
         if ctx.used > self.hard_ceiling:
             stats.overruns += 1
@@ -251,17 +319,52 @@ class CommitGuard:
         return plan
 
     # ----------------------------------------------------------------- helpers
+    def _commit_spill(
+        self, effect: Effect | None, used: int
+    ) -> list[tuple[str, tuple[Message, ...]]]:
+        """Choose the units to spill from the context as the plan will leave
+        it, and commit them (one transaction, with the deletes of restored
+        units still owed).  Nothing in the guard changes here."""
+        assert self.store is not None
+        t, ctx = self.tracker, self.tracker.ctx
+        view = effect if effect is not None else Effect(ctx.used, frozenset(), {}, ())
+        chosen = spill_units(ctx, view, used - self.budget, t.is_protected, t.turn, t.clock)
+        if not chosen:
+            return chosen
+        units = [
+            SpilledUnit(
+                unit,
+                t.resources.get(unit, frozenset()),
+                tuple(
+                    SpilledMessage(
+                        m.id,
+                        m.role.value,
+                        m.tokens,
+                        t.payloads.get(m.id),
+                        m.call_id,
+                        m.tool_calls,
+                        m.turn,
+                        m.created_at,
+                    )
+                    for m in members
+                ),
+            )
+            for unit, members in chosen
+        ]
+        going = {unit for unit, _ in chosen}
+        owed = [u for u in self._restored if u not in going]
+        self.store.put_many(units, self.conversation, delete=owed)  # committed first …
+        return chosen  # … then, in check(), they leave
+
     def _execute(self, proposal: Proposal) -> tuple[SummaryGroup, ...]:
         t, ctx, stats = self.tracker, self.tracker.ctx, self.stats
-        if proposal.is_empty():
-            return ()
         stats.prunes += 1
         for mid in proposal.clear:
             message = ctx[mid]
             ctx.update(
                 replace(message, tokens=min(message.tokens, PLACEHOLDER_TOKENS), cleared=True)
             )
-        stats.evicted += len(t.removed(proposal.evict))
+        stats.evicted += len(t.removed(list(proposal.evict)))
         groups = []
         for group in proposal.summarize:
             ids = tuple(m for m in group.message_ids if m in ctx)
@@ -285,73 +388,104 @@ class CommitGuard:
             groups.append(SummaryGroup(ids, sid, tokens, group.text))
         return tuple(groups)
 
-    def _spill(self, excess: int) -> tuple[str, ...]:
-        assert self.store is not None
-        t, ctx = self.tracker, self.tracker.ctx
-        out: list[str] = []
-        for ids in spill_plan(ctx, excess, t.is_protected):
-            unit = ctx[ids[0]].unit_id
-            resources = t.resources.get(unit, frozenset())
-            messages = tuple(
-                SpilledMessage(
-                    m.id,
-                    m.role.value,
-                    m.tokens,
-                    t.payloads.get(m.id),
-                    m.call_id,
-                    m.tool_calls,
-                    m.turn,
-                    m.created_at,
-                )
-                for m in (ctx[i] for i in ids)
-            )
-            self.store.put(SpilledUnit(unit, resources, messages))  # committed first …
-            t.removed(ids)  # … then it leaves
-            self._spilled[unit] = resources
-            self.stats.spills += 1
-            out.extend(ids)
-        return tuple(out)
+    def _calls(
+        self,
+        mid: str,
+        call_ids: Iterable[str],
+        tokens: float,
+        payload: object,
+        resources: Iterable[str],
+        reinject: bool,
+        exclude: frozenset[str],
+    ) -> tuple[Restored, ...]:
+        t = self.tracker
+        mid, ids, count, wanted = t.check_calls(mid, call_ids, tokens, resources)
+        self._confirm()
+        matched = (
+            [
+                u
+                for u, res in self._spilled.items()
+                if u not in exclude and not res.isdisjoint(wanted)
+            ]
+            if reinject and wanted and self._spilled
+            else []
+        )
+        restored: tuple[Restored, ...] = ()
+        if matched:
+            restored = self._reinject(matched, mid, ids)  # may raise: nothing changed
+        t.add_calls(mid, ids, count, payload, wanted)
+        return restored
 
-    def _reinject(self, wanted: frozenset[str]) -> tuple[Restored, ...]:
+    def _reinject(self, matched: list[str], mid: str, ids: tuple[str, ...]) -> tuple[Restored, ...]:
+        """Read the matched units, check they fit, then put them back."""
         assert self.store is not None
         t = self.tracker
-        out = []
-        for unit, resources in list(self._spilled.items()):
-            if not resources & wanted:
+        stored = {u.unit: u for u in self.store.take_many(matched, self.conversation)}
+        taken: set[str] = {mid}
+        calls: set[str] = set(ids)
+        for unit in matched:
+            if unit not in stored:
                 continue
-            stored = self.store.take(unit)
-            back = []
-            for m in stored.messages:  # as they were: a trimmer sees their age and turn
-                back.append(
-                    (
-                        Message(
-                            m.id,
-                            Role(m.role),
-                            m.tokens,
-                            m.turn,
-                            m.created_at,
-                            m.tool_calls,
-                            m.call_id,
-                            unit_id=unit,
-                        ),
-                        m.payload,
+            for m in stored[unit].messages:
+                if m.id in t.ctx or m.id in taken:
+                    raise GuardError(
+                        f"spilled unit {unit!r} cannot come back: its message id {m.id!r} is "
+                        "in the context again. Hint: message ids must stay unique within a "
+                        "conversation while their unit is spilled."
                     )
-                )
+                taken.add(m.id)
                 for cid in m.tool_calls:
-                    t.batch_of[cid] = unit
-                if m.call_id is not None:
-                    t.result_of[m.call_id] = m.id
-            t.restore(back)
-            t.resources[unit] = stored.resources
+                    batch = t.batch_of.get(cid)
+                    if cid in calls or (batch is not None and batch in t.ctx):
+                        raise GuardError(
+                            f"spilled unit {unit!r} cannot come back: its call id {cid!r} "
+                            "was issued again."
+                        )
+                    calls.add(cid)
+        out = []
+        for unit in matched:
+            found = stored.get(unit)
             del self._spilled[unit]
+            if found is None:  # the store lost it (replaced, or deleted by hand)
+                self.stats.lost += 1
+                continue
+            back = [
+                (
+                    Message(
+                        s.id,
+                        Role(s.role),
+                        s.tokens,
+                        s.turn,
+                        s.created_at,
+                        s.tool_calls,
+                        s.call_id,
+                        unit_id=unit,
+                    ),
+                    s.payload,
+                )
+                for s in found.messages  # as they were: a trimmer sees their age and turn
+            ]
+            for message, _ in back:
+                for cid in message.tool_calls:
+                    t.batch_of[cid] = unit
+                if message.call_id is not None:
+                    t.result_of[message.call_id] = message.id
+            t.restore(back)
+            t.resources[unit] = found.resources
             self._restored.append(unit)
             self.stats.reinjections += 1
-            out.append(Restored(unit, tuple(m.id for m, _ in back), tuple(p for _, p in back)))
+            out.append(Restored(unit, tuple(x.id for x, _ in back), tuple(p for _, p in back)))
         return tuple(out)
 
     def _confirm(self) -> None:
         """Units restored at the previous call are back in the runtime's list
-        by now: only now do they leave the store."""
+        by now: only now do they leave the store.  A store fault here is not
+        the event's: the delete is retried at the next call (meanwhile the
+        unit is in both the store and the context, which loses nothing)."""
         if self._restored and self.store is not None:
-            self.store.delete(self._restored)
+            try:
+                self.store.delete(self._restored, self.conversation)
+            except StoreError:
+                self.stats.store_retries += 1
+                return
             self._restored = []

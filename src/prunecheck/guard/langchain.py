@@ -27,6 +27,7 @@ from langchain_core.messages import (
     messages_from_dict,
     messages_to_dict,
 )
+from langgraph.config import get_config
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
@@ -55,8 +56,14 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ----------
     trimmer: a list function over LangChain messages, or a native policy.
     budget, hard_ceiling: tokens (``token_counter`` counts them; default:
-        words of the text).
-    store: an SQLite path, ``":memory:"`` or a :class:`~.store.SpillStore`.
+        4 characters per token of the text).
+    store: an SQLite path or ``":memory:"`` (stored with LangChain's own
+        serializers), or a :class:`~.store.SpillStore` built with
+        ``encode=encode_message, decode=decode_message``.
+    conversation: the store's conversation id (default: a fresh one).  Each
+        LangGraph thread (``configurable.thread_id``) gets its own guard and
+        conversation, ``"<conversation>:<thread_id>"``, so threads of one
+        agent never see each other's spilled units.
     raise_on_ceiling: past the hard ceiling, raise
         :class:`~.errors.HardCeilingExceeded` (default) — else keep the safe
         list and let the call go over budget.
@@ -69,26 +76,49 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
         budget: int,
         hard_ceiling: int | None = None,
         store: SpillStore | str | PathLike[str] | None = None,
-        token_counter: Callable[[Any], int] | None = None,
+        token_counter: Callable[[Any], float] | None = None,
         raise_on_ceiling: bool = True,
+        conversation: str | None = None,
     ) -> None:
         super().__init__()
         if isinstance(store, str | PathLike):
             store = SpillStore(store, encode=encode_message, decode=decode_message)
-        self.guard = ListGuard(
-            trimmer,
-            format="langchain",
-            budget=budget,
-            hard_ceiling=hard_ceiling,
-            store=store,
-            token_counter=token_counter,
-        )
+
+        def guard(conversation: str | None) -> ListGuard:
+            return ListGuard(
+                trimmer,
+                format="langchain",
+                budget=budget,
+                hard_ceiling=hard_ceiling,
+                store=store,
+                token_counter=token_counter,
+                conversation=conversation,
+            )
+
+        self._new_guard = guard
+        #: The guard of runs without a LangGraph thread id.
+        self.guard = guard(conversation)
+        self._threads: dict[str, ListGuard] = {}
         self.raise_on_ceiling = raise_on_ceiling
+
+    def guard_for(self, thread_id: object) -> ListGuard:
+        """The guard of one LangGraph thread (None: :attr:`guard`)."""
+        if thread_id is None:
+            return self.guard
+        key = str(thread_id)
+        found = self._threads.get(key)
+        if found is None:
+            found = self._threads[key] = self._new_guard(f"{self.guard.conversation}:{key}")
+        return found
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         messages: list[AnyMessage] = list(state["messages"])
         try:
-            kept = self.guard(messages)
+            thread = (get_config().get("configurable") or {}).get("thread_id")
+        except RuntimeError:  # called outside a graph run
+            thread = None
+        try:
+            kept = self.guard_for(thread)(messages)
         except HardCeilingExceeded as exc:
             if self.raise_on_ceiling:
                 raise

@@ -6,9 +6,12 @@ A :class:`Trimmer` turns the guard's view and a token need into a
 * a native policy, ``select(view, need)`` (function or object), as
   prunecheck checks them (:class:`PolicyTrimmer`);
 * a message-list function ``trim(messages) -> messages`` over the runtime's
-  own message objects — OpenAI or Anthropic dicts, LangChain or AutoGen
+  message objects — OpenAI or Anthropic dicts, LangChain or AutoGen
   messages (:class:`ListTrimmer`); what it drops is the proposal.  This is
-  the common denominator: a framework adapter plugs in as a list function;
+  the common denominator: a framework adapter plugs in as a list function.
+  It is handed *copies*, so a function that edits the messages it is given
+  (shortens a dict's content, say) cannot change the runtime's own objects;
+  an edited copy matches no message and counts as dropped;
 * anything with ``propose(view, need) -> Proposal``.
 
 The guard then decides what of the proposal is safe; a trimmer never
@@ -108,7 +111,8 @@ class ListTrimmer:
     name: str = "trim"
 
     def propose(self, view: TrimView, need: int) -> Proposal:
-        objects, ids = view.payloads()
+        originals, ids = view.payloads()
+        objects = [_copy(o) for o in originals]  # the runtime's own objects stay untouched
         kwargs: dict[str, Any] = {}
         names = _parameters(self.fn)
         if "max_tokens" in names:
@@ -129,6 +133,24 @@ class ListTrimmer:
                 f"returned {type(kept).__name__}, not a list of messages.",
             )
         return Proposal(evict=_dropped(kept, objects, ids))
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _copy(value: object) -> object:
+    """An independent copy: JSON-shaped trees copied directly (fast), anything
+    else by :func:`copy.deepcopy`."""
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _ATOMS else _copy(v) for k, v in value.items()}  # type: ignore[attr-defined]
+    if kind is list:
+        return [v if type(v) in _ATOMS else _copy(v) for v in value]  # type: ignore[attr-defined]
+    if kind in _ATOMS:
+        return value
+    from copy import deepcopy
+
+    return deepcopy(value)
 
 
 def _parameters(fn: Callable[..., object]) -> frozenset[str]:
