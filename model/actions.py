@@ -128,16 +128,29 @@ def proposal_from(result: object, known: Container[str], policy: str, step: int)
             )
         return mid
 
+    def size(item: Clear | Summarize) -> int:
+        tokens = item.tokens
+        kind = type(item).__name__
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise PolicyError(
+                subject,
+                f"select() returned {kind}(..., tokens={tokens!r}); tokens must be a whole "
+                "number, 0 or more.",
+                f"give {kind} the size of what it leaves, in tokens (0 for a placeholder).",
+                step=step,
+            )
+        return tokens
+
     for item in result:
         if isinstance(item, Evict):
             evict[known_id(item.message_id)] = None
         elif isinstance(item, Clear):
-            clear[known_id(item.message_id)] = max(0, int(item.tokens))
+            clear[known_id(item.message_id)] = size(item)
         elif isinstance(item, Summarize):
             if not item.message_ids:
                 raise PolicyError(subject, "Summarize() needs at least one message id.", step=step)
             ids = tuple(dict.fromkeys(known_id(m) for m in item.message_ids))
-            groups.append(Summarize(ids, max(0, int(item.tokens)), item.text))
+            groups.append(Summarize(ids, size(item), item.text))
         else:
             evict[known_id(item)] = None
     taken = set(evict)

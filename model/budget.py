@@ -200,10 +200,13 @@ def ask_policy(work: EventWork, need: int) -> Proposal:
         if exc.step is not None:  # placed already (by proposal_from)
             raise
         raise exc.at_step(state.step_index + 1) from None
-    except Exception as exc:
+    except (Exception, SystemExit, GeneratorExit) as exc:  # sys.exit in-process too
+        said = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else ""
         raise PolicyError(
             f"policy {name!r}",
-            f"select(view, need={need}) raised {type(exc).__name__}: {exc}.",
+            f"select(view, need={need}) "
+            + (said or f"raised {type(exc).__name__}: {exc}")
+            + ".",
             "fix the policy; prunecheck records this as a policy error for the run.",
             step=state.step_index + 1,
         ) from exc

@@ -26,6 +26,7 @@ import pytest
 from prunecheck.sim.cli.app import main
 
 BAD = Path(__file__).resolve().parent / "bad_policies"
+RUNTIMES = Path(__file__).resolve().parent / "bad_runtimes" / "runtimes.py"
 CORPUS = Path(__file__).resolve().parent / "corpus"
 DOCUMENTED_TRACE = str(CORPUS / "seed_parallel_batch.json")
 
@@ -425,7 +426,65 @@ def _policy_cases() -> Iterator[Case]:
 
 
 POLICY_CASES = list(_policy_cases())
-CASES = [*ARG_CASES, *FILE_CASES, *POLICY_CASES]
+
+
+# -------------------------------------------------------------- runtimes
+#: A runtime under test that ends its process, raises, answers garbage or
+#: hangs (issue 19): exit 2, one paragraph naming the runtime and the step.
+RUNTIME_FAULTS = {
+    "SysExit": "called sys.exit(0)",
+    "OsExit": "its process exited with status 0",
+    "Raises": "raised ValueError: the runtime broke",
+    "Keyboard": "raised KeyboardInterrupt",
+    "Base": "raised BaseException",
+    "Garbage": "request() returned an int (42), not a list",
+    "NoRole": "whose role is null",
+    "BadExecutions": "executions() returned a str",
+    "Hangs": "request() did not return within 0.5 s",
+}
+
+
+def _runtime_cases() -> Iterator[Case]:
+    for name, words in RUNTIME_FAULTS.items():
+        spec = f"{RUNTIMES}:{name}"
+        limit = " --policy-timeout 0.5" if name == "Hangs" else ""
+        yield _c(
+            f"search-runtime-{name}",
+            f"search --runtime {spec} --max-examples 5{limit}",
+            needle=words,
+        )
+        if name in ("SysExit", "OsExit", "Raises", "Garbage", "Hangs"):
+            yield _c(
+                f"explore-runtime-{name}",
+                f"explore --runtime {spec} --depth 4{limit}",
+                needle=words,
+            )
+            yield _c(
+                f"check-runtime-{name}",
+                f"check runtime:{spec} --levels 1 --seeds 1 --max-examples 5 --horizon 60{limit}",
+                needle=words,
+            )
+    yield _c(
+        "search-runtime-init-exits",
+        f"search --runtime {RUNTIMES}:InitExits --max-examples 5",
+        needle="building it called sys.exit(3)",
+    )
+    yield _c(
+        "search-runtime-hangs-past-time-limit",
+        f"search --runtime {RUNTIMES}:Hangs --time-limit 1",
+        needle="before --time-limit ran out",
+    )
+    for name in ("SysExit", "OsExit", "Keyboard"):  # as a user runs it: a subprocess
+        yield _c(
+            f"process-search-runtime-{name}",
+            f"search --runtime {RUNTIMES}:{name} --max-examples 5",
+            needle=RUNTIME_FAULTS[name],
+            sub=True,
+        )
+
+
+RUNTIME_CASES = list(_runtime_cases())
+CASES = [*ARG_CASES, *FILE_CASES, *POLICY_CASES, *RUNTIME_CASES]
 
 
 def test_the_suite_is_large() -> None:

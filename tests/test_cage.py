@@ -47,19 +47,20 @@ def test_user_policies_are_caged_and_built_ins_are_not() -> None:
 
 
 @pytest.mark.parametrize("name", ["setattr_frozen", "evict_then_lie", "mutate_view"])
-def test_a_policy_cannot_corrupt_the_runtimes_accounting(name: str) -> None:
-    """The policy zeroes tokens on frozen messages (object.__setattr__) and
-    rewrites the view; it holds copies, so the runtime's counts stay true."""
+def test_a_policy_that_rewrites_its_view_is_that_policys_error(name: str) -> None:
+    """The policy zeroes tokens on frozen messages (object.__setattr__) or
+    rewrites the view: the worker sees it (issue 19) and says so, naming the
+    policy and the step; the runtime's counts were never touched."""
     policy = load_policy(f"{BAD}/cheats.py:{name}")
     state = initial_state(RuntimeConfig(budget=300, hard_ceiling=10_000), policy)
     apply(state, SystemPrompt(100))
-    for _ in range(4):
-        apply(state, UserMessage(90))
+    with pytest.raises(PolicyError, match="rewrote") as caught:
+        for _ in range(4):
+            apply(state, UserMessage(90))
+    assert caught.value.step is not None and name in caught.value.subject
     ctx = state.context
-    assert ctx.used == sum(m.tokens for m in ctx)  # what is left is counted at its size
+    assert ctx.used == sum(m.tokens for m in ctx)  # what is there is counted at its size
     assert all(m.tokens > 0 for m in ctx)
-    if name == "evict_then_lie":  # the eviction freed the message's real 90 tokens
-        assert len(ctx) < 5 and ctx.used == 100 + 90 * (len(ctx) - 1)
     assert state.config.budget == 300
 
 

@@ -49,17 +49,23 @@ from typing import Any
 
 from prunecheck.model.actions import Action, Clear, Summarize
 from prunecheck.model.context import Message
-from prunecheck.model.errors import PolicyError, PolicyTimeout
+from prunecheck.model.errors import ConfigError, PolicyError, PolicyTimeout
 from prunecheck.model.policies import ContextView
 from prunecheck.model.provider import Provider
 
 __all__ = [
     "LOAD_TIMEOUT",
     "CagedPolicy",
+    "Dead",
+    "Worker",
     "cage_enabled",
     "caged",
+    "call_limit",
     "close_all",
     "failed_for_good",
+    "memory_limit_mb",
+    "set_deadline",
+    "worker_for",
 ]
 
 #: Seconds a policy's module may take to import in its worker.
@@ -70,25 +76,89 @@ _HEADER = struct.Struct(">I")
 
 
 def cage_enabled() -> bool:
-    """Whether user policies run in a worker (``PRUNECHECK_CAGE`` is not ``0``)."""
-    return os.environ.get("PRUNECHECK_CAGE", "1") != "0"
+    """Whether user policies run in a worker (``PRUNECHECK_CAGE`` is not ``0``).
+
+    Raises
+    ------
+    ConfigError
+        if ``PRUNECHECK_CAGE`` is set to anything but ``0`` or ``1``.
+    """
+    text = os.environ.get("PRUNECHECK_CAGE", "1").strip()
+    if text not in ("0", "1"):
+        raise ConfigError(
+            f"environment variable PRUNECHECK_CAGE={text!r}",
+            "must be 1 (run user policies and runtimes in a worker process) or 0 "
+            "(in prunecheck's own process, for a debugger).",
+            "unset it, or set it to 0 or 1.",
+        )
+    return text != "0"
+
+
+def memory_limit_mb() -> int:
+    """``PRUNECHECK_POLICY_MEMORY_MB``: the worker's memory limit in MiB
+    (default 4096; 0 for none).
+
+    Raises
+    ------
+    ConfigError
+        if it is not a whole number of MiB, 0 or more.
+    """
+    text = os.environ.get("PRUNECHECK_POLICY_MEMORY_MB", "4096").strip()
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0 or value > 2**40:
+        raise ConfigError(
+            f"environment variable PRUNECHECK_POLICY_MEMORY_MB={text!r}",
+            "must be a whole number of MiB, 0 or more (0: no limit).",
+            "for example PRUNECHECK_POLICY_MEMORY_MB=2048, or unset it for the default 4096.",
+        )
+    return value
 
 
 def _memory_limit() -> int:
-    text = os.environ.get("PRUNECHECK_POLICY_MEMORY_MB", "4096")
-    try:
-        return max(0, int(text)) * 2**20
-    except ValueError:
-        return 4096 * 2**20
+    return memory_limit_mb() * 2**20
 
 
-class _Dead(Exception):
+#: A :func:`time.monotonic` instant no call into a worker may wait past
+#: (``--time-limit``); None: no limit.
+_DEADLINE: list[float | None] = [None]
+
+
+def set_deadline(deadline: float | None) -> None:
+    """Make every later call into a worker (policy or runtime) stop waiting
+    at ``deadline`` (a :func:`time.monotonic` instant, from ``--time-limit``),
+    however long its own time limit; None lifts it."""
+    _DEADLINE[0] = deadline
+
+
+def call_limit(timeout: float) -> tuple[float | None, bool]:
+    """Seconds one call may wait — its ``timeout`` (0: none) or what is left
+    of the ``--time-limit``, whichever is less — and whether the time limit
+    is what bounds it."""
+    own = timeout if timeout > 0 else None
+    deadline = _DEADLINE[0]
+    if deadline is None:
+        return own, False
+    left = max(0.05, deadline - time.monotonic())
+    if own is None or left < own:
+        return left, True
+    return own, False
+
+
+class Dead(Exception):
     """The worker is gone (exited, crashed, stopped by the watchdog)."""
 
 
+_Dead = Dead
+
+
 @dataclass(slots=True)
-class _Worker:
-    """One policy's worker process and its pipes; owned by one process."""
+class Worker:
+    """One policy's (or runtime's) worker process and its pipes; owned by
+    one process.  The worker leads its own process group: stopping it stops
+    whatever it started."""
 
     spec: str
     proc: subprocess.Popen[bytes]
@@ -168,8 +238,7 @@ class _Worker:
         return f"its process exited with status {code} (os._exit, or a crash)"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
+        self._kill_group()
         self.close()
 
     def close(self) -> None:
@@ -182,13 +251,24 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self._kill_group()  # what the policy forked must not outlive its worker
+
+    def _kill_group(self) -> None:
+        """SIGKILL the worker's process group (the worker and every process
+        it started that did not leave the group)."""
+        with contextlib.suppress(OSError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
 
 
-_WORKERS: dict[tuple[int, str], _Worker] = {}
+_WORKERS: dict[tuple[int, str], Worker] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
-def _start(spec: str) -> _Worker:
+def _start(spec: str, kind: str = "policy") -> Worker:
+    memory = _memory_limit()  # a bad setting is refused before anything starts
     req_r, req_w = os.pipe()
     resp_r, resp_w = os.pipe()
     env = dict(os.environ)
@@ -208,23 +288,23 @@ def _start(spec: str) -> _Worker:
     )
     os.close(req_r)
     os.close(resp_w)
-    worker = _Worker(spec, proc, req_w, resp_r)
-    subject = f"policy spec {spec!r}"
+    worker = Worker(spec, proc, req_w, resp_r)
+    subject = f"{kind} spec {spec!r}"
     try:
-        worker.send(pickle.dumps((spec, list(sys.path), _memory_limit())))
+        worker.send(pickle.dumps((spec, list(sys.path), memory, kind)))
         hello = worker.receive(LOAD_TIMEOUT)
     except TimeoutError:
         worker.stop()
         raise PolicyError(
             subject,
             f"importing it did not finish within {LOAD_TIMEOUT:g} s.",
-            "a policy module must not block or loop at import time.",
+            f"a {kind} module must not block or loop at import time.",
         ) from None
     except _Dead:
         raise PolicyError(
             subject,
             f"importing it ended the process: {worker.how_it_ended()}.",
-            "a policy module must not exit at import time.",
+            f"a {kind} module must not exit at import time.",
         ) from None
     for key in ("error", "raised"):
         if key in hello:
@@ -239,13 +319,26 @@ def _start(spec: str) -> _Worker:
     return worker
 
 
-def _worker(spec: str) -> _Worker:
-    key = (os.getpid(), spec)
+def worker_for(spec: str, kind: str = "policy", *, fresh: bool = False) -> Worker:
+    """This process's worker for ``spec`` (started on first use; with
+    ``fresh``, started again if it failed for good: a new command loads anew)."""
+    key = (os.getpid(), f"{kind}\0{spec}")
     with _REGISTRY_LOCK:
         found = _WORKERS.get(key)
+        if found is not None and fresh and found.failure is not None:
+            _WORKERS.pop(key).stop()
+            found = None
         if found is None:
-            found = _WORKERS[key] = _start(spec)
+            found = _WORKERS[key] = _start(spec, kind)
         return found
+
+
+def _worker(spec: str) -> Worker:
+    return worker_for(spec)
+
+
+def _found(spec: str, kind: str = "policy") -> Worker | None:
+    return _WORKERS.get((os.getpid(), f"{kind}\0{spec}"))
 
 
 def close_all() -> None:
@@ -301,6 +394,7 @@ class CagedPolicy:
             raise copy.copy(failure)  # same type and fields, a fresh traceback
         subject = f"policy {self.name!r}"
         if "raised" in answer:
+            worker.sent = {}  # it may have spoilt its copies: send whole messages next time
             raised = answer["raised"]
             raise PolicyError(
                 subject, str(raised.get("rule", "failed.")), str(raised.get("hint", ""))
@@ -310,7 +404,7 @@ class CagedPolicy:
         except (TypeError, ValueError):
             raise PolicyError(subject, "its worker sent a malformed answer.") from None
 
-    def _ask(self, worker: _Worker, view: ContextView, need: int) -> dict[str, Any] | None:
+    def _ask(self, worker: Worker, view: ContextView, need: int) -> dict[str, Any] | None:
         """The worker's answer, or None when it has failed for good (then
         ``worker.failure`` says how; later calls fail at once)."""
         if worker.failure is not None:
@@ -333,14 +427,20 @@ class CagedPolicy:
             protocol=pickle.HIGHEST_PROTOCOL,
         )
         what = f"select(view, need={need})"
+        wait, by_time_limit = call_limit(self.timeout)
         try:
             worker.send(payload)
-            return worker.receive(self.timeout if self.timeout > 0 else None)
+            return worker.receive(wait)
         except TimeoutError:
             worker.stop()
+            within = (
+                f"before --time-limit ran out ({wait:.2g} s left)"
+                if by_time_limit
+                else f"within {self.timeout:g} s"
+            )
             worker.failure = PolicyTimeout(
                 subject,
-                f"{what} did not return within {self.timeout:g} s (context of "
+                f"{what} did not return {within} (context of "
                 f"{len(messages)} messages); its process was stopped, so later calls fail at "
                 "once.",
                 "make select() faster or raise --policy-timeout.",
@@ -363,10 +463,13 @@ def failed_for_good(policy: object) -> bool:
     for _ in range(4):  # look through wrappers (a guard, check's tripwire)
         if isinstance(policy, CagedPolicy):
             break
+        probe = getattr(policy, "runtime_failed_for_good", None)  # a caged runtime
+        if callable(probe):
+            return bool(probe())
         policy = getattr(policy, "inner", None)
     if not isinstance(policy, CagedPolicy):
         return False
-    found = _WORKERS.get((os.getpid(), policy.spec))
+    found = _found(policy.spec)
     return found is not None and found.failure is not None
 
 

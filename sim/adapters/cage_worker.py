@@ -24,17 +24,17 @@ alive.  ``os._exit``, a crash or a hang end it; the parent tells those apart.
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
-import struct
 import sys
 from collections.abc import Container
 from typing import Any
 
-__all__ = ["die_with_parent", "main"]
+from prunecheck.sim.adapters.cage_wire import raised as _raised
+from prunecheck.sim.adapters.cage_wire import read_frame as _read
+from prunecheck.sim.adapters.cage_wire import write_frame as _write
 
-_HEADER = struct.Struct(">I")
+__all__ = ["die_with_parent", "main"]
 
 
 def die_with_parent() -> None:
@@ -51,30 +51,6 @@ def die_with_parent() -> None:
         pass
 
 
-def _read(fd: int) -> bytes | None:
-    def exactly(n: int) -> bytes | None:
-        chunks, left = [], n
-        while left:
-            chunk = os.read(fd, left)
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-
-    head = exactly(_HEADER.size)
-    if head is None:
-        return None
-    return exactly(_HEADER.unpack(head)[0])
-
-
-def _write(fd: int, payload: dict[str, Any]) -> None:
-    data = json.dumps(payload).encode()
-    data = _HEADER.pack(len(data)) + data
-    while data:
-        data = data[os.write(fd, data) :]
-
-
 class _Anything(Container[str]):
     """Every id is known here; the parent checks ids against its context."""
 
@@ -86,16 +62,22 @@ def _error(subject: str, rule: str, hint: str = "") -> dict[str, Any]:
     return {"error": {"subject": subject, "rule": rule, "hint": hint}}
 
 
-def _raised(exc: BaseException, what: str) -> dict[str, Any]:
-    kind = type(exc).__name__
-    if isinstance(exc, SystemExit):
-        rule = f"{what} called sys.exit({exc.code!r})."
-        hint = "a policy must return its proposal, never exit the process."
-    else:
-        text = str(exc)
-        rule = f"{what} raised {kind}" + (f": {text[:500]}." if text else ".")
-        hint = "fix the policy; prunecheck records this as a policy error, not a verdict."
-    return {"raised": {"rule": rule, "hint": hint}}
+def _rewritten(messages: tuple[Any, ...], before: list[Any], look: Any) -> str:
+    """Which message a policy changed in place (its fields differ), or ''."""
+    for m, was in zip(messages, before, strict=True):
+        if look(m) != was:
+            return f"message {m.id!r}" if isinstance(getattr(m, "id", None), str) else "a message"
+    return ""
+
+
+def _view_rewritten(view: Any, seen: tuple[Any, ...]) -> str:
+    """Which attribute of its view a policy replaced, or ''."""
+    now = (view.messages, view.pending_calls, view.budget, view.used, view.now, view.turn)
+    names = ("messages", "pending_calls", "budget", "used", "now", "turn")
+    for attr, a, b in zip(names, now, seen, strict=True):
+        if a is not b and a != b:
+            return f"the view's {attr}"
+    return ""
 
 
 def _limit_memory(limit: int) -> None:
@@ -115,8 +97,12 @@ def _serve(req: int, resp: int) -> int:
     hello = _read(req)
     if hello is None:
         return 0
-    spec, path, memory = pickle.loads(hello)
+    spec, path, memory, *rest = pickle.loads(hello)
     sys.path[:] = list(path)
+    if rest and rest[0] == "runtime":
+        from prunecheck.sim.adapters.runtime_worker import serve_runtime
+
+        return serve_runtime(req, resp, spec, memory, _limit_memory)
     from prunecheck.model.actions import proposal_from
     from prunecheck.model.errors import PolicyError
     from prunecheck.model.policies import ContextView
@@ -130,11 +116,22 @@ def _serve(req: int, resp: int) -> int:
     except BaseException as exc:
         _write(resp, _raised(exc, f"importing the policy of {spec!r}"))
         return 0
-    fmt = getattr(policy, "format", None)
-    name = policy.name
-    _write(resp, {"name": name, "format": getattr(fmt, "value", None)})
+    try:  # a name or format property is user code too
+        fmt = getattr(policy, "format", None)
+        name = str(policy.name)
+        value = getattr(fmt, "value", None)
+    except BaseException as exc:
+        _write(resp, _raised(exc, f"reading the name of the policy of {spec!r}"))
+        return 0
+    _write(resp, {"name": name, "format": value if isinstance(value, str) else None})
     _limit_memory(memory)
     anything = _Anything()
+    from dataclasses import fields
+    from operator import attrgetter
+
+    from prunecheck.model.context import Message
+
+    look = attrgetter(*(f.name for f in fields(Message)))
     held: dict[str, Any] = {}  # the messages of the last call, by id
     while True:
         request = _read(req)
@@ -146,8 +143,20 @@ def _serve(req: int, resp: int) -> int:
         view = ContextView.__new__(ContextView)
         view.messages, view.pending_calls, view.budget = messages, pending, budget
         view.used, view.now, view.turn = used, now, turn
+        before = [look(m) for m in messages]
+        seen = (messages, pending, budget, used, now, turn)
         try:
             proposal = proposal_from(policy.select(view, need), anything, name, 0)
+            changed = _rewritten(messages, before, look) or _view_rewritten(view, seen)
+            if changed:
+                held = {}  # its copies are spoilt: the parent sends whole messages again
+                raise PolicyError(
+                    name,
+                    f"select(view, need={need}) rewrote {changed} it was given; a policy "
+                    "proposes, it never changes the context it is shown.",
+                    "return the ids (or actions) to free; build new objects instead of "
+                    "changing the ones in the view (object.__setattr__ included).",
+                )
             answer: dict[str, Any] = {
                 "evict": list(proposal.evict),
                 "clear": list(proposal.clear),
@@ -175,11 +184,19 @@ def _serve(req: int, resp: int) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Serve one policy until the parent closes the request pipe."""
+    """Serve one policy (or runtime) until the parent closes the request pipe.
+
+    Nothing of the worker's own reaches the user's terminal as a traceback:
+    a failure outside the user's code ends the worker with status 70, which
+    the parent reports as that policy's error.
+    """
     die_with_parent()
     req, resp = int(argv[0]), int(argv[1])
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the policy's stdin
-    return _serve(req, resp)
+    try:
+        return _serve(req, resp)
+    except BaseException:
+        return 70
 
 
 if __name__ == "__main__":

@@ -91,6 +91,12 @@ def read_result(
                 f"returned a {type(item).__name__} at position {i} "
                 f"({_short(item)}), not a message dict.",
             )
+        if not isinstance(item.get("role"), str):  # no role: no message of any provider
+            raise _fail(
+                policy,
+                f"returned a dict without a role at position {i} ({_short(item)}), not a "
+                "message: every message names its role (user, assistant, tool ...).",
+            )
     given = rendered.messages
     if policy.format is Provider.OPENAI:
         pool: list[object] = list(given)

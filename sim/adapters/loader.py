@@ -6,7 +6,8 @@ framework adapters) runs in its own worker process (see
 :mod:`prunecheck.sim.adapters.cage`), so that nothing it does can stop,
 fool or hang prunecheck.  :func:`load_local` loads a spec in the calling
 process (the worker uses it).  A ``runtime:`` spec loads as a
-:class:`~prunecheck.sim.runtimes.under_test.RuntimePolicy` (:func:`load_runtime`).
+:class:`~prunecheck.sim.runtimes.under_test.RuntimePolicy` (:func:`load_runtime`); a
+user's runtime class runs in a worker too (:mod:`.runtime_cage`).
 
 What a spec's attribute must be: a callable ``select(view, need)``, an
 object with a ``select`` method (and optional ``name``), or a class with one
@@ -28,6 +29,7 @@ from prunecheck.sim.adapters.cage import cage_enabled, caged
 from prunecheck.sim.adapters.frameworks import framework_policy
 from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.policy_spec import PolicySpec, SpecKind, parse_spec
+from prunecheck.sim.adapters.runtime_cage import caged_runtime
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.adapters.user_code import find_object
 from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
@@ -203,6 +205,8 @@ def load_runtime(spec: str | PolicySpec) -> RuntimePolicy:
             "runtime:module:CLASS, runtime:guard:POLICY or runtime:model:POLICY.",
             "for example runtime:examples/agent_loop.py:NaiveLoop.",
         )
+    if cage_enabled():  # the user's runtime runs in its own worker, like a policy
+        return caged_runtime(text, DEFAULT_TIMEOUT)
     obj = find_object(
         parsed.where, parsed.attr, f"runtime spec {text!r}", import_subject=f"policy spec {text!r}"
     )

@@ -15,10 +15,14 @@ install left out (the paragraph names it and the extra that brings it).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import importlib
+import os
 import re
 import sys
 import textwrap
+import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from prunecheck.model.errors import PrunecheckError
@@ -153,8 +157,41 @@ def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
         parser.epilog = (parser.epilog or "").rstrip("\n") + "\n\n" + text
 
 
+def _sturdy_streams() -> None:
+    """Standard output and error that never fail on a character their
+    encoding lacks (``PYTHONIOENCODING=ascii``, a lone surrogate from a
+    truncated log): it is written as an escape instead."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+
+
+def _drop_stdout() -> None:
+    """Point standard output at /dev/null (it failed: a full disk, a closed
+    pipe), so that the interpreter's last flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _say(command: str, text: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        print(f"prunecheck {command}: {text}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    _sturdy_streams()
+    try:
+        os.getcwd()
+    except OSError:
+        _say(
+            chosen_command(sys.argv[1:] if argv is None else list(argv)) or "",
+            "the current folder no longer exists (it was deleted or moved away). "
+            "Hint: cd into an existing folder and run the command again.",
+        )
+        return 2
     words = sys.argv[1:] if argv is None else list(argv)
     command = chosen_command(words)
     try:
@@ -182,19 +219,50 @@ def _main(words: list[str], command: str | None) -> int:
             file=sys.stderr,
         )
         return 2
+    bounded = getattr(args, "bounds_calls", False) and getattr(args, "time_limit", None)
+    if bounded:  # a hung policy or runtime cannot outlast --time-limit
+        from prunecheck.sim.adapters.cage import set_deadline
+
+        set_deadline(time.monotonic() + float(args.time_limit))
     try:
         resolve_policy(args)  # the policy argument, in whichever spelling it came
         status: int = args.func(args)
+        sys.stdout.flush()
     except PrunecheckError as exc:
-        print(f"prunecheck {args.command}: {exc.paragraph()}", file=sys.stderr)
+        _say(args.command, exc.paragraph())
         return 2
     except BrokenPipeError:  # stdout closed early (e.g. piped into head): not an error
+        _drop_stdout()
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
-        print(f"prunecheck {args.command}: interrupted.", file=sys.stderr)
+        _say(args.command, "interrupted.")
         return 130
+    except OSError as exc:  # the machine's fault, not the input's: one paragraph still
+        _say(args.command, _os_paragraph(exc))
+        if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
+            _drop_stdout()
+        return 2
+    finally:
+        if bounded:
+            set_deadline(None)
     return status
+
+
+def _os_paragraph(exc: OSError) -> str:
+    """An operating-system failure as one paragraph (what, why, what to do)."""
+    what = f"{exc.filename}" if exc.filename else "standard output"
+    why = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = (
+            "free some space (or write elsewhere) and run the command again; finished "
+            "results were kept."
+            if exc.filename
+            else "send the output where there is room (or to a terminal)."
+        )
+    else:
+        hint = "check the path, its permissions and the device, then run the command again."
+    return f"{what} cannot be written: {why}. Hint: {hint}"
 
 
 if __name__ == "__main__":

@@ -81,6 +81,8 @@ def add_time_limit(parser: argparse.ArgumentParser) -> None:
         f"found (exit 1), else out of time, no verdict (exit {EXIT_OUT_OF_TIME}); "
         "default: no limit",
     )
+    # every call into a caged policy or runtime stops waiting when it runs out
+    parser.set_defaults(bounds_calls=True)
 
 
 def add_run_time_limit(p: argparse.ArgumentParser) -> None:

@@ -31,6 +31,7 @@ from prunecheck.sim.drivers.workload import SESSION_TURNS, load_at
 from prunecheck.sim.reports.data import ReportData
 from prunecheck.sim.reports.writer import write_report
 from prunecheck.sim.support.ledger import locked_folder
+from prunecheck.sim.support.outputs import output_folder
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
 from prunecheck.sim.sweeps.runs import RunSpec
 from prunecheck.sim.sweeps.sweep import configs, plan, policy_failure, run_sweep
@@ -180,7 +181,7 @@ def execute(args: argparse.Namespace) -> int:
         load_policy(spec)  # fail early, naming the spec
     seeds = list(range(args.seed, args.seed + args.seeds))
     main, tight, knobs = default_parts(seeds, extra, quick=args.quick)
-    out = Path(args.out)
+    out = output_folder(Path(args.out))  # absolute, symlinks followed; a device refused
     with locked_folder(out, "report"):  # a second report into the folder refuses (exit 2)
         return _report(args, out, main, tight, knobs, extra, seeds, limit)
 

@@ -240,13 +240,16 @@ def grid(
 
 
 def execute(args: argparse.Namespace) -> int:
+    from prunecheck.sim.support.outputs import output_file
+
+    target = output_file(Path(args.out))  # resolved before any user code runs
     policies, runtime, levels, tight, seeds = grid(args)
     limit = run_time_limit(args)
     specs = plan(policies, runtime, levels, seeds, tightness=tight, horizon=args.horizon)
     out = Path(args.out)
     outcome = run_sweep(
         specs,
-        out,
+        target,
         jobs=args.jobs,
         quiet=args.quiet,
         timeout=args.policy_timeout,

@@ -89,8 +89,9 @@ def _tick(event: Event) -> str:
         "invoke": "invoke",
         "retry": "retry",
         "write": "write",
+        "session": "new session",
     }
-    name = names[event.kind]
+    name = names.get(event.kind, event.kind)  # an event kind added later still draws
     if event.kind == "assistant" and not getattr(event, "last", True):
         name = "text chunk"
     return name

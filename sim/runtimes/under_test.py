@@ -184,28 +184,31 @@ class UnderTest(RuntimeState):
             judge.external_write(event.path)
         if isinstance(event, ModelNewSession):
             judge.new_session()
-        if stimulus is not None:
-            tick = getattr(runtime, "advance", None)
-            if at is not None and callable(tick):
-                tick(at)
-            runtime.feed(stimulus)
-        if isinstance(event, Retry):
-            judge.rejected = None
-        costs = runtime.costs() if callable(getattr(runtime, "costs", None)) else None
-        incidents = judge.judge(
-            self.step_index - 1,
-            self,
-            list(runtime.request()),
-            list(runtime.executions()),
-            completed=completed,
-            failed=failed,
-            invoked=isinstance(event, Invoke) and not blocked,
-            costs=costs,
-            appended=appended,
-        )
-        if judge.rejected is not None and isinstance(event, Invoke):
-            first = next(i for i in incidents if i.kind is IncidentKind.PROVIDER_REJECTION)
-            runtime.feed(s.Rejected(400, first.text, first.ids))
+        try:  # a runtime's failure names the step it failed at
+            if stimulus is not None:
+                tick = getattr(runtime, "advance", None)
+                if at is not None and callable(tick):
+                    tick(at)
+                runtime.feed(stimulus)
+            if isinstance(event, Retry):
+                judge.rejected = None
+            costs = runtime.costs() if callable(getattr(runtime, "costs", None)) else None
+            incidents = judge.judge(
+                self.step_index - 1,
+                self,
+                list(runtime.request()),
+                list(runtime.executions()),
+                completed=completed,
+                failed=failed,
+                invoked=isinstance(event, Invoke) and not blocked,
+                costs=costs,
+                appended=appended,
+            )
+            if judge.rejected is not None and isinstance(event, Invoke):
+                first = next(i for i in incidents if i.kind is IncidentKind.PROVIDER_REJECTION)
+                runtime.feed(s.Rejected(400, first.text, first.ids))
+        except PolicyError as exc:
+            raise (exc if exc.step is not None else exc.at_step(self.step_index)) from None
         self.rejected_units = judge.rejected
         # What the drivers read to know the history is broken, in shadow ids.
         known = self.calls

@@ -95,8 +95,11 @@ def _flock(lock_path: Path, target: str, what: str, *, folder: bool) -> Iterator
                 "reused), or give --out another place.",
             ) from None
         if not folder:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            try:  # who holds it, for the next writer's message (a full disk: unsaid)
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+            except OSError:
+                pass
         _HELD[key] = 1
         try:
             yield

@@ -37,7 +37,8 @@ from prunecheck.sim.adapters.cage_worker import die_with_parent
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.drivers.workload import load_at
-from prunecheck.sim.support.ledger import is_intact, locked, seal
+from prunecheck.sim.support.ledger import CHECKSUM, is_intact, locked, seal
+from prunecheck.sim.support.outputs import output_file, refusing_full_disk, write_atomically
 from prunecheck.sim.sweeps.runs import Row, RunSpec, work
 
 __all__ = ["SweepOutcome", "configs", "plan", "policy_failure", "read_rows", "run_sweep"]
@@ -134,6 +135,7 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
         ) from None
     rows: dict[str, Row] = {}
     lines = text.split("\n")
+    _refuse_foreign(path, lines)
     discarded = 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -170,13 +172,36 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
     return rows
 
 
+def _is_ours(line: str) -> bool:
+    """Whether a line is (or was, before damage) a prunecheck result row: a
+    JSON object carrying a row checksum."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and CHECKSUM in data
+
+
+def _refuse_foreign(path: Path, lines: Sequence[str]) -> None:
+    """Refuse a file of another tool's data: complete lines, none of them a
+    prunecheck row (a torn line alone is a sweep interrupted mid-write)."""
+    complete = [line for line in lines[:-1] if line.strip()]
+    if not complete or any(_is_ours(line) for line in complete[:1000]):
+        return
+    raise ConfigError(
+        str(path),
+        f"holds {len(complete)} line(s) of other data, none of them a prunecheck result "
+        "row; prunecheck never discards a file it did not write.",
+        "give --out a new file (or a results file an earlier sweep wrote).",
+    )
+
+
 def _write_sorted(path: Path, rows: Iterable[Row]) -> None:
-    """Rewrite ``path`` atomically with ``rows`` sorted by key."""
+    """Rewrite ``path`` atomically with ``rows`` sorted by key (on failure,
+    a full disk, ``path`` is left as it was and no temporary file stays)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        out.writelines(_line(r) for r in sorted(rows, key=lambda r: r.key))
-    os.replace(tmp, path)
+    ordered = sorted(rows, key=lambda r: r.key)
+    write_atomically(path, lambda out: out.writelines(_line(r) for r in ordered))
 
 
 #: Discarded lines of a results file warned about one by one; the rest are counted.
@@ -216,6 +241,7 @@ def run_sweep(
         flight finish and are kept.  The outcome then says how many runs were
         ``skipped``; rerunning resumes with them.
     """
+    out = output_file(out)  # a device, FIFO or folder refused; a symlink's target written
     with locked(out, "sweep"):  # a second writer refuses (exit 2): no lost rows
         return _run_sweep(
             specs,
@@ -247,12 +273,53 @@ def _run_sweep(
     deadline = None if time_limit is None else time.monotonic() + time_limit
     wanted = {s.key: s for s in specs}
     stored = read_rows(out, warn)
+    new: dict[str, Row] = {}
+
+    def kept() -> str:
+        return (
+            f"the {len(stored) + len(new)} finished runs are kept in it "
+            f"({len(new)} of them run now)."
+        )
+
+    with refusing_full_disk(out, kept):
+        return _sweep_into(
+            specs,
+            out,
+            stored,
+            new,
+            wanted,
+            jobs=jobs,
+            quiet=quiet,
+            timeout=timeout,
+            on_row=on_row,
+            exclusive=exclusive,
+            scheduler=scheduler,
+            deadline=deadline,
+        )
+
+
+def _sweep_into(
+    specs: Sequence[RunSpec],
+    out: Path,
+    stored: dict[str, Row],
+    new: dict[str, Row],
+    wanted: dict[str, RunSpec],
+    *,
+    jobs: int | None,
+    quiet: bool,
+    timeout: float,
+    on_row: Callable[[Row], None] | None,
+    exclusive: bool,
+    scheduler: str | None,
+    deadline: float | None,
+) -> SweepOutcome:
     _write_sorted(out, stored.values())  # drop any torn line before appending
     # A run that ended in a policy error is run again (the policy may be fixed).
     todo = [s for k, s in sorted(wanted.items()) if k not in stored or stored[k].error]
     # Heaviest runs first, so the last worker is not left with a long one.
     todo.sort(key=lambda s: (-s.level * s.load.agents, s.key))
-    jobs = max(1, jobs or os.cpu_count() or 1)
+    # never more workers than runs to do (--jobs 10000 for 8 runs starts 8)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
     bar = tqdm(
         total=len(todo),
         desc=f"simulating {len(todo)} runs ({len(wanted) - len(todo)} reused)",
@@ -261,7 +328,6 @@ def _run_sweep(
         file=sys.stderr,
         dynamic_ncols=True,
     )
-    new: dict[str, Row] = {}
     with out.open("a", encoding="utf-8") as sink, bar:
 
         def keep(row: Row) -> None:
