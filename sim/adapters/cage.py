@@ -49,9 +49,10 @@ from typing import Any
 
 from prunecheck.model.actions import Action, Clear, Summarize
 from prunecheck.model.context import Message
-from prunecheck.model.errors import ConfigError, PolicyError, PolicyTimeout
+from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.policies import ContextView
 from prunecheck.model.provider import Provider
+from prunecheck.sim.support.environment import cage_enabled, memory_limit_mb
 
 __all__ = [
     "LOAD_TIMEOUT",
@@ -73,48 +74,6 @@ LOAD_TIMEOUT = 60.0
 #: Largest answer (bytes) a worker may send; a bigger one is the policy's error.
 _MAX_ANSWER = 64 * 2**20
 _HEADER = struct.Struct(">I")
-
-
-def cage_enabled() -> bool:
-    """Whether user policies run in a worker (``PRUNECHECK_CAGE`` is not ``0``).
-
-    Raises
-    ------
-    ConfigError
-        if ``PRUNECHECK_CAGE`` is set to anything but ``0`` or ``1``.
-    """
-    text = os.environ.get("PRUNECHECK_CAGE", "1").strip()
-    if text not in ("0", "1"):
-        raise ConfigError(
-            f"environment variable PRUNECHECK_CAGE={text!r}",
-            "must be 1 (run user policies and runtimes in a worker process) or 0 "
-            "(in prunecheck's own process, for a debugger).",
-            "unset it, or set it to 0 or 1.",
-        )
-    return text != "0"
-
-
-def memory_limit_mb() -> int:
-    """``PRUNECHECK_POLICY_MEMORY_MB``: the worker's memory limit in MiB
-    (default 4096; 0 for none).
-
-    Raises
-    ------
-    ConfigError
-        if it is not a whole number of MiB, 0 or more.
-    """
-    text = os.environ.get("PRUNECHECK_POLICY_MEMORY_MB", "4096").strip()
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0 or value > 2**40:
-        raise ConfigError(
-            f"environment variable PRUNECHECK_POLICY_MEMORY_MB={text!r}",
-            "must be a whole number of MiB, 0 or more (0: no limit).",
-            "for example PRUNECHECK_POLICY_MEMORY_MB=2048, or unset it for the default 4096.",
-        )
-    return value
 
 
 def _memory_limit() -> int:

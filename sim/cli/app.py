@@ -219,6 +219,13 @@ def _main(words: list[str], command: str | None) -> int:
             file=sys.stderr,
         )
         return 2
+    from prunecheck.sim.support.environment import check_environment
+
+    try:  # every documented environment variable is validated like a flag
+        check_environment()
+    except PrunecheckError as exc:
+        _say(args.command, exc.paragraph())
+        return 2
     bounded = getattr(args, "bounds_calls", False) and getattr(args, "time_limit", None)
     if bounded:  # a hung policy or runtime cannot outlast --time-limit
         from prunecheck.sim.adapters.cage import set_deadline

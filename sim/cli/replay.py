@@ -17,12 +17,17 @@ from prunecheck.model.errors import ConfigError, TraceError
 from prunecheck.model.incidents import Incident
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none
+from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
 from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.reproductions.bundle import policy_file, replay_command
+from prunecheck.sim.reproductions.bundle import (
+    policy_file,
+    replay_command,
+    runtime_file,
+    spec_is_data,
+)
 from prunecheck.sim.reproductions.narrative import narrate_stream
 from prunecheck.sim.reproductions.trace_file import read_trace
 from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runtime's
@@ -77,23 +82,22 @@ def load_trace(path_text: str) -> Trace:
 
 def _is_data(spec: str) -> bool:
     """Whether a policy spec runs no user code (a built-in, an imported log's
-    observed removals, or LangChain's trimmer)."""
-    parsed = parse_spec_or_none(spec)
-    return parsed is not None and (
-        parsed.kind in (SpecKind.BUILTIN, SpecKind.OBSERVED)
-        or (parsed.kind is SpecKind.FRAMEWORK and parsed.adapter == "langchain")
-    )
+    observed removals, or a framework's trimmer whose settings name no code of
+    the user's)."""
+    return spec_is_data(spec)
 
 
 def _beside(spec: str, trace_path: str) -> str:
-    """A relative policy file found beside the trace (a bundle's copy) wins."""
-    found = policy_file(spec)
+    """A relative policy (or runtime) file found beside the trace (a bundle's copy) wins."""
+    found, prefix = policy_file(spec), ""
+    if found is None:
+        found, prefix = runtime_file(spec), "runtime:"
     if found is None or found[0].is_absolute():
         return spec
     folder = Path(trace_path)
     folder = folder if folder.is_dir() else folder.parent
     here = folder / found[0]
-    return f"{here}:{found[1]}" if here.is_file() else spec
+    return f"{prefix}{here}:{found[1]}" if here.is_file() else spec
 
 
 def _what(spec: str) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass, replace
@@ -48,7 +49,16 @@ from prunecheck.sim.runtimes.under_test import UnderTest, incidents_of, replay, 
 from prunecheck.sim.support.extras import missing_paragraph
 from prunecheck.sim.support.ledger import locked_folder
 
-__all__ = ["BUNDLE_FILES", "Request", "check_out", "policy_file", "replay_command", "write_bundle"]
+__all__ = [
+    "BUNDLE_FILES",
+    "Request",
+    "check_out",
+    "policy_file",
+    "replay_command",
+    "runtime_file",
+    "spec_is_data",
+    "write_bundle",
+]
 
 BUNDLE_FILES = (
     "trace.json",
@@ -137,9 +147,10 @@ def _origin(request: Request) -> str:
 
 
 def _under_commit(trace: Trace, policy: Policy) -> str:
-    """What the same events do under the commit gate, checked now."""
+    """What the same events do under the commit gate, checked now ('' for a
+    runtime under test: its gate is its own code)."""
     if runtime_of(policy) is not None:
-        return "not applicable: the gate of a runtime under test is its own code"
+        return ""
     safe = replace(trace, config=replace(trace.config, gate=Gate.COMMIT))
     try:
         bad = [i for i in incidents_of(safe, policy) if i.is_violation]
@@ -151,6 +162,15 @@ def _under_commit(trace: Trace, policy: Policy) -> str:
             f"{bad[0].kind.label}"
         )
     return "passes (checked when this bundle was written: no violation under the commit gate)"
+
+
+def _commands(rows: list[tuple[str, str]]) -> list[str]:
+    """Commands, indented, their comments in one column."""
+    width = max(len(command) for command, _ in rows)
+    return [
+        f"    {command.ljust(width)}   # {note}" if note else f"    {command}"
+        for command, note in rows
+    ]
 
 
 def _header(trace: Trace, incidents: list[Incident], request: Request, commit: str) -> list[str]:
@@ -174,14 +194,32 @@ def _header(trace: Trace, incidents: list[Incident], request: Request, commit: s
         "",
         "## Replay",
         "",
-        f"    {replay_command(trace.policy)}                 # this narrative, step by step",
-        f"    {replay_command(trace.policy)} --gate commit   # the same events under the commit "
-        "gate",
-        "    pytest test_reproduction.py                  # fails while the configuration is "
-        "unsafe",
-        "    PRUNECHECK_GATE=commit pytest test_reproduction.py",
+        "From this folder:",
         "",
-        f"Under the commit gate the test {commit}.",
+        *_commands(
+            [
+                (replay_command(trace.policy), "this narrative, step by step"),
+                *(
+                    [
+                        (
+                            f"{replay_command(trace.policy)} --gate commit",
+                            "the same events under the commit gate",
+                        )
+                    ]
+                    if commit
+                    else []
+                ),
+                ("pytest test_reproduction.py", "fails while the configuration is unsafe"),
+                *([("PRUNECHECK_GATE=commit pytest test_reproduction.py", "")] if commit else []),
+            ]
+        ),
+        "",
+        (
+            f"Under the commit gate the test {commit}."
+            if commit
+            else "The runtime under test is its own gate: --gate and PRUNECHECK_GATE do "
+            "not change what it does; fix the runtime and the test passes."
+        ),
         "",
         "## What the provider answers",
         "",
@@ -228,15 +266,23 @@ def _trace() -> Trace:
     trace = loads(TRACE, "test_reproduction.py: TRACE")
     gate = os.environ.get("PRUNECHECK_GATE") or GATE
     if gate:
-        trace = replace(trace, config=replace(trace.config, gate=Gate(gate)))
+        try:
+            chosen = Gate(gate)
+        except ValueError:
+            names = ", ".join(g.value for g in Gate)
+            text = f"PRUNECHECK_GATE={{gate!r}} names no gate; use one of {{names}}."
+            raise ValueError(text) from None
+        trace = replace(trace, config=replace(trace.config, gate=chosen))
     return trace
 
 
 def _spec(spec: str) -> str:
-    """A policy file beside this test is found from any working directory."""
-    head, colon, tail = spec.rpartition(":")
+    """A policy (or runtime) file beside this test is found from any working directory."""
+    prefix = "runtime:" if spec.startswith("runtime:") else ""
+    head, colon, tail = spec[len(prefix):].rpartition(":")
     here = Path(__file__).resolve().parent / head
-    return f"{{here}}:{{tail}}" if colon and head.endswith(".py") and here.is_file() else spec
+    found = colon and head.endswith(".py") and here.is_file()
+    return f"{{prefix}}{{here}}:{{tail}}" if found else spec
 
 
 def test_reproduction() -> None:
@@ -257,21 +303,42 @@ def policy_file(spec: str) -> tuple[Path, str] | None:
     return Path(parsed.where), parsed.tail[1:]
 
 
+def runtime_file(spec: str) -> tuple[Path, str] | None:
+    """``(file, CLASS)`` when ``spec`` is ``runtime:FILE.py:CLASS``, else None."""
+    parsed = parse_spec_or_none(spec)
+    if parsed is None or parsed.kind is not SpecKind.RUNTIME or not parsed.is_file:
+        return None
+    return Path(parsed.where), parsed.attr
+
+
+def spec_is_data(spec: str) -> bool:
+    """Whether a policy spec runs no user code: a built-in, or a framework
+    adapter whose settings name no module or file (a framework spec names a
+    library, not the user's code)."""
+    parsed = parse_spec_or_none(spec)
+    if parsed is None:
+        return False
+    if parsed.kind in (SpecKind.BUILTIN, SpecKind.OBSERVED):
+        return True
+    return parsed.kind is SpecKind.FRAMEWORK and ":" not in parsed.settings
+
+
 def replay_command(spec: str, trace: str = "trace.json", *, folder: Path | None = None) -> str:
-    """The command that replays a bundle's trace: a user's policy file is
-    named on the command line (replay never imports a trace's code unasked).
-    A relative policy file lives in the bundle: run from elsewhere, pass the
-    bundle's ``folder`` so that the command names it from there."""
+    """The command that replays a bundle's trace, as it runs from where it is
+    printed: a policy that is code (a user's file or module, a runtime) is
+    named on the command line (replay never imports a trace's code unasked);
+    a built-in or a framework spec replays as the trace names it.  A
+    relative file lives in the bundle: run from elsewhere, pass the bundle's
+    ``folder`` so that the command names it from there."""
+    if spec_is_data(spec):
+        return f"prunecheck replay {shlex.quote(trace)}"
     found = policy_file(spec)
-    if found is None:
-        parsed = parse_spec_or_none(spec)
-        if parsed is not None and parsed.kind is SpecKind.RUNTIME and parsed.is_file:
-            return f"prunecheck replay {trace} {spec}"  # a runtime's own code
-        return f"prunecheck replay {trace}"
-    file, rest = found
-    if folder is not None and not file.is_absolute():
-        spec = f"{folder / file}:{rest}"
-    return f"prunecheck replay {trace} {spec}"
+    ran = runtime_file(spec)
+    if found is not None and folder is not None and not found[0].is_absolute():
+        spec = f"{folder / found[0]}:{found[1]}"
+    elif ran is not None and folder is not None and not ran[0].is_absolute():
+        spec = f"runtime:{folder / ran[0]}:{ran[1]}"
+    return f"prunecheck replay {shlex.quote(trace)} {shlex.quote(spec)}"
 
 
 def check_out(out_dir: Path, *, force: bool = False) -> None:
@@ -301,15 +368,19 @@ def check_out(out_dir: Path, *, force: bool = False) -> None:
 
 
 def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:
-    """Copy a user's policy file into the bundle; the trace then names the copy."""
+    """Copy a user's policy (or runtime) file into the bundle; the trace then
+    names the copy, so the bundle's commands run wherever it is."""
     found = policy_file(trace.policy)
+    prefix = ""
+    if found is None:
+        found, prefix = runtime_file(trace.policy), "runtime:"
     if found is None or not found[0].is_file():
         return trace
     source, rest = found
     shutil.copyfile(source, out_dir / source.name)
     return replace(
         trace,
-        policy=f"{source.name}:{rest}",
+        policy=f"{prefix}{source.name}:{rest}",
         meta={**trace.meta, "policy_origin": str(source.resolve())},
     )
 

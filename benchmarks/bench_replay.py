@@ -1,0 +1,115 @@
+"""Replaying a large trace: a valid 50 MB trace of 700,001 events, replayed by
+``prunecheck replay`` as a user runs it (a subprocess, its narrative sent to
+/dev/null), with the peak memory of that process.
+
+The trace is generated here (:func:`write_big_trace`): a system prompt, then
+turns of a user message, an invocation, a parallel batch of two reads with
+their results, and the assistant's answer, under ``recency`` with a budget
+the turns overflow, so the policy prunes all along.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TITLE = "Replaying a 700,001-event trace"
+
+__all__ = ["TITLE", "run", "write_big_trace"]
+
+_HEADER = {
+    "format": "prunecheck-trace",
+    "version": 1,
+    "seed": 0,
+    "policy": "recency",
+    "config": {"budget": 4000, "hard_ceiling": 8000},
+}
+
+
+def _turn(k: int) -> list[dict[str, object]]:
+    first, second = 2 * k + 1, 2 * k + 2
+    return [
+        {"kind": "user", "tokens": 120, "text": f"turn {k}: why does test_{k % 97} fail on CI since the last merge?"},
+        {"kind": "invoke"},
+        {
+            "kind": "batch",
+            "tokens": 40,
+            "calls": [
+                {"tool": "read_file", "path": f"src/m{k % 31}.py"},
+                {"tool": "grep", "path": "src"},
+            ],
+        },
+        {"kind": "result", "call": f"c{first}", "tokens": 300},
+        {"kind": "result", "call": f"c{second}", "tokens": 200},
+        {"kind": "invoke"},
+        {"kind": "assistant", "tokens": 150, "text": f"the failure in m{k % 31} is a typo"},
+    ]
+
+
+def write_big_trace(path: Path, events: int = 700_001) -> int:
+    """Write a valid trace of ``events`` events (in the layout prunecheck
+    writes: one event a line) to ``path``; return its size in bytes."""
+    with path.open("w", encoding="utf-8") as out:
+        head = json.dumps(_HEADER, indent=2)[:-2]
+        out.write(head + ',\n  "events": [\n')
+        out.write('    {"kind": "system", "tokens": 500, "text": "You are a coding agent."}')
+        written, k = 1, 0
+        while written < events:
+            for event in _turn(k):
+                if written == events:
+                    break
+                out.write(",\n    " + json.dumps(event))
+                written += 1
+            k += 1
+        out.write("\n  ]\n}\n")
+    return path.stat().st_size
+
+
+def _replay(path: Path) -> tuple[float, int, int]:
+    """Seconds, exit status and the child's peak memory (MiB) of one replay."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "prunecheck", "replay", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, done.returncode, max(peak, before) // 1024
+
+
+def run(quick: bool) -> str:
+    sizes = (20_001,) if quick else (70_001, 700_001)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            path = Path(tmp) / f"trace_{n}.json"
+            size = write_big_trace(path, n)
+            seconds, status, peak = _replay(path)
+            rows.append(
+                f"| {n:,} | {size / 2**20:.1f} MB | {seconds:.1f} s | "
+                f"{n / seconds:,.0f} | {peak} MiB | {status} |"
+            )
+    return "\n".join(
+        [
+            f"## {TITLE}\n",
+            "`prunecheck replay TRACE` as a user runs it (narrative to /dev/null), one run "
+            "each; peak memory is the largest child's maximum resident set so far.\n",
+            "| events | file | replay | events/s | peak memory | exit |",
+            "|---:|---:|---:|---:|---:|---:|",
+            *rows,
+            "",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    print(run("--quick" in sys.argv))

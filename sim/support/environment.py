@@ -1,0 +1,68 @@
+"""prunecheck's environment variables, each read and validated like a flag.
+
+A bad value is one paragraph and exit 2 before any work starts — never
+silently ignored (``PRUNECHECK_POLICY_MEMORY_MB=-5`` once meant "no limit").
+
+- ``PRUNECHECK_CAGE``: ``1`` (default) runs user policies and runtimes in a
+  worker process; ``0`` runs them in prunecheck's own (for a debugger).
+- ``PRUNECHECK_POLICY_MEMORY_MB``: a worker's memory limit in MiB (default
+  4096; ``0`` for none).
+- ``PRUNECHECK_GATE``: read by a bundle's ``test_reproduction.py`` only (the
+  gate to replay under); validated there.
+"""
+
+from __future__ import annotations
+
+import os
+
+from prunecheck.model.errors import ConfigError
+
+__all__ = ["cage_enabled", "check_environment", "memory_limit_mb"]
+
+
+def cage_enabled() -> bool:
+    """Whether user policies run in a worker (``PRUNECHECK_CAGE`` is not ``0``).
+
+    Raises
+    ------
+    ConfigError
+        if ``PRUNECHECK_CAGE`` is set to anything but ``0`` or ``1``.
+    """
+    text = os.environ.get("PRUNECHECK_CAGE", "1").strip()
+    if text not in ("0", "1"):
+        raise ConfigError(
+            f"environment variable PRUNECHECK_CAGE={text!r}",
+            "must be 1 (run user policies and runtimes in a worker process) or 0 "
+            "(in prunecheck's own process, for a debugger).",
+            "unset it, or set it to 0 or 1.",
+        )
+    return text != "0"
+
+
+def memory_limit_mb() -> int:
+    """``PRUNECHECK_POLICY_MEMORY_MB``: a worker's memory limit in MiB
+    (default 4096; 0 for none).
+
+    Raises
+    ------
+    ConfigError
+        if it is not a whole number of MiB, 0 or more.
+    """
+    text = os.environ.get("PRUNECHECK_POLICY_MEMORY_MB", "4096").strip()
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0 or value > 2**40:
+        raise ConfigError(
+            f"environment variable PRUNECHECK_POLICY_MEMORY_MB={text!r}",
+            "must be a whole number of MiB, 0 or more (0: no limit).",
+            "for example PRUNECHECK_POLICY_MEMORY_MB=2048, or unset it for the default 4096.",
+        )
+    return value
+
+
+def check_environment() -> None:
+    """Validate every variable the command line reads (ConfigError if bad)."""
+    cage_enabled()
+    memory_limit_mb()
