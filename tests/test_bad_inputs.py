@@ -41,10 +41,18 @@ class Case:
     status: int = 2
     needle: str = ""  # a phrase the paragraph must hold
     subprocess: bool = False
+    env: tuple[tuple[str, str], ...] = ()  # environment variables set for the case
 
 
-def _c(name: str, argv: str, status: int = 2, needle: str = "", sub: bool = False) -> Case:
-    return Case(name, tuple(argv.split()), status, needle, sub)
+def _c(
+    name: str,
+    argv: str,
+    status: int = 2,
+    needle: str = "",
+    sub: bool = False,
+    env: dict[str, str] | None = None,
+) -> Case:
+    return Case(name, tuple(argv.split()), status, needle, sub, tuple((env or {}).items()))
 
 
 # ------------------------------------------------------------- arguments
@@ -484,7 +492,78 @@ def _runtime_cases() -> Iterator[Case]:
 
 
 RUNTIME_CASES = list(_runtime_cases())
-CASES = [*ARG_CASES, *FILE_CASES, *POLICY_CASES, *RUNTIME_CASES]
+
+# ------------------------------------------------- files, the machine, small holes
+SWEEP = "--policy recency --gate none --levels 0.5 --seeds 1 --horizon 5 --jobs 1"
+ODD = f"{BAD}/odd.py"
+MACHINE_CASES = [
+    _c("sweep-out-device", f"sweep --out /dev/null {SWEEP}", needle="character device"),
+    _c("sweep-out-fifo", f"sweep --out {{tmp}}/pipe.fifo {SWEEP}", needle="FIFO"),
+    _c("sweep-out-foreign", f"sweep --out {{tmp}}/foreign.jsonl {SWEEP}", needle="other data"),
+    _c("report-out-device", "report --out /dev/null --quick --seeds 1", needle="character device"),
+    *(
+        _c(f"{cmd.split()[0]}-env-{var}-{value}", cmd, needle=var, env={var: value})
+        for cmd in (
+            "search --policy recency --max-examples 2",
+            f"replay {DOCUMENTED_TRACE}",
+        )
+        for var, value in (
+            ("PRUNECHECK_POLICY_MEMORY_MB", "-5"),
+            ("PRUNECHECK_POLICY_MEMORY_MB", "lots"),
+            ("PRUNECHECK_CAGE", "yes"),
+        )
+    ),
+    _c(
+        "search-cage-off-sys-exit",
+        f"search --policy {BAD}/exits.py:sys_exit --max-examples 5",
+        needle="called sys.exit(0)",
+        env={"PRUNECHECK_CAGE": "0"},
+    ),
+    _c(
+        "replay-cage-off-sys-exit",
+        f"replay {DOCUMENTED_TRACE} --policy {BAD}/exits.py:sys_exit",
+        needle="called sys.exit(0)",
+        env={"PRUNECHECK_CAGE": "0"},
+    ),
+    *(
+        _c(
+            f"{cmd.split()[0]}-rewrites-{name}",
+            cmd.format(spec=f"{BAD}/cheats.py:{name}"),
+            needle="rewrote",
+        )
+        for name in ("setattr_frozen", "mutate_view")
+        for cmd in (
+            "search --policy {spec} --max-examples 5",
+            f"replay {DOCUMENTED_TRACE} --policy {{spec}}",
+        )
+    ),
+    _c(
+        "search-name-raises", f"search --policy {ODD}:BadName", needle="RuntimeError: no name today"
+    ),
+    *(
+        _c(f"replay-{name}", f"replay {DOCUMENTED_TRACE} --policy {ODD}:{name}", needle="tokens=-")
+        for name in ("negative_summary", "negative_clear")
+    ),
+    _c(
+        "search-list-fn-no-role",
+        f"search --policy {BAD}/list_fn.py:no_role --format openai --max-examples 5",
+        needle="without a role",
+    ),
+    _c("replay-lone-surrogate", "replay {tmp}/surrogate.json", status=1),
+    _c(
+        "validate-lone-surrogate",
+        "validate {tmp}/surrogate_transcript.json --format openai",
+        status=0,
+    ),
+    _c(
+        "replay-ascii-only-output",
+        f"replay {DOCUMENTED_TRACE}",
+        status=1,
+        sub=True,
+        env={"PYTHONIOENCODING": "ascii"},
+    ),
+]
+CASES = [*ARG_CASES, *FILE_CASES, *POLICY_CASES, *RUNTIME_CASES, *MACHINE_CASES]
 
 
 def test_the_suite_is_large() -> None:
@@ -597,6 +676,14 @@ def _files(tmp: Path) -> None:
     for name, text in files.items():
         (tmp / name).write_text(text, encoding="utf-8")
     (tmp / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    os.mkfifo(tmp / "pipe.fifo")
+    (tmp / "foreign.jsonl").write_text('{"level": "info", "msg": "another tool"}\n' * 3)
+    seed = json.loads(Path(DOCUMENTED_TRACE).read_text(encoding="utf-8"))
+    seed["events"][1]["text"] = "half an emoji \ud83d, as a truncated log has"
+    (tmp / "surrogate.json").write_text(json.dumps(seed), encoding="utf-8")
+    (tmp / "surrogate_transcript.json").write_text(
+        json.dumps([{"role": "user", "content": "cut \ud83d"}]), encoding="utf-8"
+    )
     (tmp / "empty_dir").mkdir()
     (tmp / "bundle").mkdir()
     (tmp / "bundle" / "trace.json").write_text("an earlier bundle", encoding="utf-8")
@@ -677,8 +764,9 @@ def _run(case: Case, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int
             [sys.executable, "-m", "prunecheck", *argv],
             capture_output=True,
             text=True,
+            errors="replace",
             timeout=120,
-            env={**os.environ, "COLUMNS": "200"},
+            env={**os.environ, "COLUMNS": "200", **dict(case.env)},
         )
         return done.returncode, done.stdout, done.stderr
     if case.name == "sweep-locked":  # another writer holds the results file's lock
@@ -694,7 +782,11 @@ def _run(case: Case, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_bad_input(case: Case, case_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input(
+    case: Case, case_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var, value in case.env if not case.subprocess else ():
+        monkeypatch.setenv(var, value)
     status, out, err = _run(case, case_dir, capsys)
     assert status == case.status, (status, out[-2000:], err[-2000:])
     assert "Traceback" not in out and "Traceback" not in err

@@ -165,3 +165,22 @@ def test_bundle_pytest_gate_constant(
     safe = tmp_path / "test_reproduction.py"
     safe.write_text(source.replace("\nGATE = None\n", '\nGATE = "commit"\n'))
     _load(safe, "repro_commit").test_reproduction()
+
+
+def test_a_bundle_of_a_trace_that_crosses_a_new_session_is_written_whole(tmp_path: Path) -> None:
+    """The timeline draws a new session (issue 19: KeyError: 'session' once
+    stopped check --out with a half-written bundle)."""
+    data = json.loads((CORPUS / "seed_parallel_batch.json").read_text(encoding="utf-8"))
+    data["events"] = [
+        *data["events"][:2],
+        {"kind": "session"},
+        {"kind": "system", "tokens": 500},
+        *data["events"][1:],
+    ]
+    data.pop("times", None)
+    folder = write_bundle(loads(json.dumps(data)), tmp_path / "b")
+    for name in BUNDLE_FILES:
+        assert (folder / name).is_file(), name
+    assert "new session" in " ".join(
+        lanes_of(loads(json.dumps(data)), builtin_policy("recency")).ticks
+    )

@@ -231,3 +231,39 @@ def test_a_policy_that_hangs_only_in_the_search_costs_its_time_limit_once() -> N
     assert result.error.startswith("adversarial search: policy 'hangs_on_three' at step ")
     assert "did not return within 0.5 s" in result.error
     assert sum(1 for c in calls if c >= 0.4) == 1  # later hangs were cut short
+
+
+@pytest.mark.slow
+def test_check_out_writes_every_bundle_of_a_reproduction_that_spans_sessions(
+    tmp_path: Path,
+) -> None:
+    """The policy is safe in an agent's first session and unsafe later: the
+    suite's reproduction crosses a new session, which the timeline once could
+    not draw (KeyError: 'session', a half-written bundle); issue 19."""
+    from prunecheck.model.trace import loads
+    from prunecheck.sim.cli.app import main
+
+    spec = f"{Path(__file__).resolve().parent}/policies/late_session.py:select"
+    out = tmp_path / "bundle"
+    argv = [
+        "check",
+        spec,
+        "--levels",
+        "1",
+        "--seeds",
+        "1",
+        "--max-examples",
+        "0",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 1
+    folders = [out, *(p for p in out.iterdir() if p.is_dir())]
+    assert len(folders) >= 2  # every unsafe placement's bundle
+    spans = False
+    for folder in folders:
+        for name in ("trace.json", "narrative.md", "timeline.png", "test_reproduction.py"):
+            assert (folder / name).is_file(), (folder, name)
+        kinds = [e.kind for e in loads((folder / "trace.json").read_text()).events]
+        spans = spans or "session" in kinds
+    assert spans

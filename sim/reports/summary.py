@@ -119,4 +119,4 @@ def summary_text(data: ReportData, plots: Sequence[str]) -> str:
 
 
 def write_summary(data: ReportData, path: Path, plots: Sequence[str]) -> None:
-    path.write_text(summary_text(data, plots), encoding="utf-8")
+    path.write_text(summary_text(data, plots), encoding="utf-8", errors="backslashreplace")

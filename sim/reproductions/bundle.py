@@ -411,21 +411,26 @@ def write_bundle(
 def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
     trace = _with_policy_copy(trace, out_dir)
     text = dumps(trace)
-    (out_dir / "trace.json").write_text(text, encoding="utf-8")
+    (out_dir / "trace.json").write_text(text, encoding="utf-8", errors="backslashreplace")
     if "'''" in text:
         raise ValueError("a trace with ''' in it cannot be embedded")  # pragma: no cover
-    (out_dir / "test_reproduction.py").write_text(_TEST.format(trace=text), encoding="utf-8")
+    (out_dir / "test_reproduction.py").write_text(
+        _TEST.format(trace=text), encoding="utf-8", errors="backslashreplace"
+    )
     request, steps = _request(trace, policy)
     (out_dir / "request.json").write_text(
         json.dumps(request.body, indent=2, sort_keys=False, ensure_ascii=False) + "\n",
         encoding="utf-8",
+        errors="backslashreplace",  # a lone surrogate (half an emoji) as its JSON escape
     )
     story = narrate(trace, steps, markdown=True)
     lines = _header(trace, story.incidents, request, _under_commit(trace, policy)) + story.lines
     plots = importlib.util.find_spec("matplotlib") is not None
     if not plots:  # the base or harness install: the plots are the report extra
         lines += ["", missing_paragraph("timeline.png (not drawn)", "matplotlib")]
-    (out_dir / "narrative.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out_dir / "narrative.md").write_text(
+        "\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace"
+    )
     if plots:
         draw_timeline(trace, policy, out_dir / "timeline.png")
     return out_dir

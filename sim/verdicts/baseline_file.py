@@ -126,7 +126,7 @@ def write_baseline(baseline: Baseline, path: str | Path) -> None:
     text = json.dumps(baseline.to_json(), indent=1, sort_keys=True) + "\n"
     tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
         os.replace(tmp, target)
     except OSError as exc:
         raise ConfigError(
@@ -140,7 +140,7 @@ def read_baseline(path: str | Path) -> Baseline:
     """Read a baseline file; :class:`ConfigError` naming it if malformed."""
     where = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8", errors="backslashreplace"))
     except FileNotFoundError:
         raise ConfigError(
             where, "does not exist.", "write one with 'prunecheck baseline --out FILE'."

@@ -149,8 +149,12 @@ class CheckResult:
             bundles = importlib.import_module("prunecheck.sim.reproductions.bundle")
         except ImportError:  # the bundle writer of the search issue is not installed
             out.mkdir(parents=True, exist_ok=True)
-            (out / "trace.json").write_text(dumps(self.reproduction), encoding="utf-8")
-            (out / "narrative.md").write_text(self.narrative, encoding="utf-8")
+            (out / "trace.json").write_text(
+                dumps(self.reproduction), encoding="utf-8", errors="backslashreplace"
+            )
+            (out / "narrative.md").write_text(
+                self.narrative, encoding="utf-8", errors="backslashreplace"
+            )
             return out
         return Path(
             bundles.write_bundle(self.reproduction, out, policy=self.policy_object, force=force)
