@@ -229,6 +229,18 @@ def _call_to_json(call: CallSpec) -> dict[str, Any]:
     return data
 
 
+_FIELDS: dict[type, tuple[dict[str, Any], frozenset[str]]] = {}
+
+
+def _fields_of(cls: type) -> tuple[dict[str, Any], frozenset[str]]:
+    """An event class's fields by name, and the keys its JSON may hold (cached)."""
+    found = _FIELDS.get(cls)
+    if found is None:
+        names = {f.name: f for f in fields(cls)}
+        found = _FIELDS[cls] = (names, frozenset(names) | {"kind"})
+    return found
+
+
 def event_from_json(data: object, where: str = "event") -> Event:
     """Parse one event; raise :class:`TraceError` naming ``where`` if malformed.
 
@@ -245,9 +257,9 @@ def event_from_json(data: object, where: str = "event") -> Event:
             f"unknown event kind {kind!r}.",
             f"use one of: {', '.join(sorted(EVENT_TYPES))}.",
         )
-    names = {f.name: f for f in fields(cls)}
-    extra = set(data) - set(names) - {"kind"}
-    if extra:
+    names, allowed = _fields_of(cls)
+    if not allowed.issuperset(data):
+        extra = set(data) - allowed
         raise TraceError(
             where,
             f"event {kind!r} has unknown field(s) {sorted(extra)}.",

@@ -37,3 +37,75 @@ def test_a_bad_line_in_a_streamed_trace_is_one_paragraph(
     assert main(["replay", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "events[2]" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def _long_trace(path: Path, turns: int) -> None:
+    """A valid trace of ``7 * turns + 1`` events in the layout prunecheck writes."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write('{\n  "format": "prunecheck-trace",\n  "version": 1,\n  "policy": "recency",\n')
+        out.write('  "config": {"budget": 4000, "hard_ceiling": 8000},\n  "events": [\n')
+        out.write('    {"kind": "system", "tokens": 500}')
+        for k in range(turns):
+            a, b = 2 * k + 1, 2 * k + 2
+            for event in (
+                '{"kind": "user", "tokens": 120}',
+                '{"kind": "invoke"}',
+                '{"kind": "batch", "tokens": 40, "calls": [{"tool": "read_file", "path": "a"}, '
+                '{"tool": "grep", "path": "b"}]}',
+                f'{{"kind": "result", "call": "c{a}", "tokens": 300}}',
+                f'{{"kind": "result", "call": "c{b}", "tokens": 200}}',
+                '{"kind": "invoke"}',
+                '{"kind": "assistant", "tokens": 150}',
+            ):
+                out.write(",\n    " + event)
+        out.write("\n  ]\n}\n")
+
+
+def test_a_streamed_replay_prints_before_the_file_is_read_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The last event line is broken: a replay that parsed the whole file
+    first would print nothing but the error; a streamed one has told the
+    story up to there (issue 19)."""
+    path = tmp_path / "long.json"
+    _long_trace(path, 300)
+    text = path.read_text(encoding="utf-8").replace(
+        '{"kind": "assistant", "tokens": 150}\n  ]', '{"kind": "teleport"}\n  ]'
+    )
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(trace_file, "STREAM_BYTES", 0)
+    assert main(["replay", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert "events[2100]" in err and "Traceback" not in err
+    assert "[2100] " in out  # the step before the broken line was already told
+
+
+def test_a_streamed_replay_does_not_hold_the_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a replay's peak memory gains per event: streamed, only the model's
+    record of each call (its ground truth); parsed whole, every event too —
+    at least twice as much (issue 19).  Measured on 1,401 and 14,001 events."""
+    import tracemalloc
+
+    from prunecheck.model.policies import builtin_policy
+    from prunecheck.sim.runtimes.under_test import replay
+
+    policy = builtin_policy("recency")
+    assert policy is not None
+    growth = {}
+    for streamed in (True, False):
+        monkeypatch.setattr(trace_file, "STREAM_BYTES", 0 if streamed else 2**40)
+        peaks = []
+        for turns in (200, 2000):
+            path = tmp_path / f"t{turns}.json"
+            _long_trace(path, turns)
+            tracemalloc.start()
+            trace = trace_file.read_trace(path)
+            assert isinstance(trace.events, tuple) is not streamed
+            steps = sum(1 for _ in replay(trace, policy, record=False))
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+            assert steps == 7 * turns + 1
+        growth[streamed] = (peaks[1] - peaks[0]) / (7 * 1800)
+    assert growth[True] * 2 < growth[False], growth

@@ -39,15 +39,19 @@ class _FileEvents(Sequence[Event]):
         return self._count
 
     def __iter__(self) -> Iterator[Event]:
-        with self._path.open(encoding="utf-8") as handle:
+        decode = json.JSONDecoder().decode
+        prefix = f"{self._path}: events["
+        with self._path.open(encoding="utf-8", buffering=1 << 20) as handle:
             handle.seek(self._start)
             for i in range(self._count):
                 line = handle.readline().strip().rstrip(",")
-                where = f"{self._path}: events[{i}]"
-                if not depth_ok(line, MAX_DEPTH):
+                where = prefix + str(i) + "]"
+                # a line with fewer brackets than the limit cannot nest deeper (cheap)
+                shallow = line.count("[") + line.count("{") <= MAX_DEPTH
+                if not shallow and not depth_ok(line, MAX_DEPTH):
                     raise TraceError(where, f"nests JSON deeper than {MAX_DEPTH} levels.")
                 try:
-                    data = json.loads(line)
+                    data = decode(line)
                 except json.JSONDecodeError as exc:
                     raise TraceError(
                         where,
