@@ -181,6 +181,6 @@ def test_a_bundle_of_a_trace_that_crosses_a_new_session_is_written_whole(tmp_pat
     folder = write_bundle(loads(json.dumps(data)), tmp_path / "b")
     for name in BUNDLE_FILES:
         assert (folder / name).is_file(), name
-    assert "new session" in " ".join(
-        lanes_of(loads(json.dumps(data)), builtin_policy("recency")).ticks
-    )
+    policy = builtin_policy("recency")
+    assert policy is not None
+    assert "new session" in " ".join(lanes_of(loads(json.dumps(data)), policy).ticks)

@@ -10,7 +10,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,16 +33,13 @@ SWEEP = [
 ]
 
 
-def _prunecheck(
-    *argv: str, cwd: Path | None = None, **kw: object
-) -> subprocess.CompletedProcess[str]:
+def _prunecheck(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "prunecheck", *argv],
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=cwd,
-        **kw,  # type: ignore[arg-type]
+        env=env,
     )
 
 
@@ -75,7 +74,7 @@ def test_a_foreign_json_lines_file_is_refused_and_kept(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def small_fs(tmp_path: Path) -> Path:
+def small_fs(tmp_path: Path) -> Iterator[Path]:
     """A 64 KiB tmpfs (skipped where mounting is not permitted)."""
     where = tmp_path / "small"
     where.mkdir()
@@ -141,14 +140,15 @@ def test_a_deleted_current_folder_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_jobs_is_capped_at_the_runs_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
     from prunecheck.sim.sweeps import sweep
 
     started: list[int] = []
-    real = sweep.ProcessPoolExecutor
 
-    def pool(max_workers: int, **kw: object) -> object:
+    def pool(max_workers: int, **kw: Any) -> ProcessPoolExecutor:
         started.append(max_workers)
-        return real(max_workers=max_workers, **kw)  # type: ignore[arg-type]
+        return ProcessPoolExecutor(max_workers=max_workers, **kw)
 
     monkeypatch.setattr(sweep, "ProcessPoolExecutor", pool)
     argv = ["sweep", "--out", str(tmp_path / "r.jsonl"), "--policy", "recency", "--gate", "none"]

@@ -52,19 +52,17 @@ from prunecheck.model.context import Message
 from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.policies import ContextView
 from prunecheck.model.provider import Provider
-from prunecheck.sim.support.environment import cage_enabled, memory_limit_mb
+from prunecheck.sim.support.environment import memory_limit_mb
 
 __all__ = [
     "LOAD_TIMEOUT",
     "CagedPolicy",
     "Dead",
     "Worker",
-    "cage_enabled",
     "caged",
     "call_limit",
     "close_all",
     "failed_for_good",
-    "memory_limit_mb",
     "set_deadline",
     "worker_for",
 ]

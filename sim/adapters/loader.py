@@ -25,7 +25,7 @@ import inspect
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.observed import parse_observed
 from prunecheck.model.policies import Policy, as_policy, builtin_policy
-from prunecheck.sim.adapters.cage import cage_enabled, caged
+from prunecheck.sim.adapters.cage import caged
 from prunecheck.sim.adapters.frameworks import framework_policy
 from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.policy_spec import PolicySpec, SpecKind, parse_spec
@@ -35,6 +35,7 @@ from prunecheck.sim.adapters.user_code import find_object
 from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
 from prunecheck.sim.runtimes.model_runtime import ModelRuntime
 from prunecheck.sim.runtimes.under_test import RuntimePolicy, factory_from
+from prunecheck.sim.support.environment import cage_enabled
 
 __all__ = [
     "FORMAT_HINT",
