@@ -39,7 +39,14 @@ def test_empty_results() -> None:
     assert proposal_from([], KNOWN, "x", 0).is_empty()
     assert proposal_from(iter(()), KNOWN, "x", 0) == Proposal()
     assert proposal_from([Summarize(("m1",))], KNOWN, "x", 0).removed() == ("m1",)
-    assert proposal_from([Summarize(("m1",), tokens=-5)], KNOWN, "x", 0).summarize[0].tokens == 0
+
+
+
+@pytest.mark.parametrize("action", [Summarize(("m1",), tokens=-5), Clear("m1", -1)])
+def test_a_negative_size_is_refused_not_replaced(action: Summarize | Clear) -> None:
+    """Issue 19: a negative size was silently replaced by 0."""
+    with pytest.raises(PolicyError, match=r"tokens=-\d\); tokens must be a whole number"):
+        proposal_from([action], KNOWN, "x", 3)
 
 
 @pytest.mark.parametrize(
