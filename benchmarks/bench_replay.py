@@ -76,13 +76,24 @@ def write_big_trace(path: Path, events: int = 700_001, policy: str = "recency") 
     return path.stat().st_size
 
 
+#: Runs ``prunecheck replay`` and prints its own peak resident set (KiB) last on stderr.
+_PROBE = (
+    "import resource, runpy, sys\n"
+    "sys.argv = ['prunecheck', 'replay', sys.argv[1]]\n"
+    "try:\n"
+    "    runpy.run_module('prunecheck', run_name='__main__')\n"
+    "finally:\n"
+    "    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+)
+
+
 def _replay(path: Path) -> tuple[float, float, int, int]:
-    """Seconds (wall clock, CPU), exit status and the child's peak memory
-    (MiB) of one replay."""
+    """Seconds (wall clock, CPU), exit status and peak memory (MiB) of one
+    replay, in its own process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "prunecheck", "replay", str(path)],
+        [sys.executable, "-c", _PROBE, str(path)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -91,7 +102,8 @@ def _replay(path: Path) -> tuple[float, float, int, int]:
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return seconds, cpu, done.returncode, after.ru_maxrss // 1024
+    peak = int(done.stderr.strip().splitlines()[-1]) // 1024
+    return seconds, cpu, done.returncode, peak
 
 
 def run(quick: bool) -> str:
@@ -114,8 +126,8 @@ def run(quick: bool) -> str:
             "each. `recency` breaks a unit every turn (an invalid prune, an orphan and a "
             "provider rejection, each rendered and narrated); `unit_safe` never does. CPU is "
             "the replay process's user + system time (the wall clock on a shared machine "
-            "mostly measures the others); peak memory is the largest child's maximum "
-            "resident set so far.\n",
+            "mostly measures the others); peak memory is the replay process's maximum "
+            "resident set.\n",
             "| policy | events | file | wall | CPU | events/CPU s | peak memory | exit |",
             "|---|---:|---:|---:|---:|---:|---:|---:|",
             *rows,
