@@ -204,9 +204,7 @@ def ask_policy(work: EventWork, need: int) -> Proposal:
         said = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else ""
         raise PolicyError(
             f"policy {name!r}",
-            f"select(view, need={need}) "
-            + (said or f"raised {type(exc).__name__}: {exc}")
-            + ".",
+            f"select(view, need={need}) " + (said or f"raised {type(exc).__name__}: {exc}") + ".",
             "fix the policy; prunecheck records this as a policy error for the run.",
             step=state.step_index + 1,
         ) from exc

@@ -41,7 +41,6 @@ def test_empty_results() -> None:
     assert proposal_from([Summarize(("m1",))], KNOWN, "x", 0).removed() == ("m1",)
 
 
-
 @pytest.mark.parametrize("action", [Summarize(("m1",), tokens=-5), Clear("m1", -1)])
 def test_a_negative_size_is_refused_not_replaced(action: Summarize | Clear) -> None:
     """Issue 19: a negative size was silently replaced by 0."""

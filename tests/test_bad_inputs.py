@@ -458,13 +458,13 @@ def _runtime_cases() -> Iterator[Case]:
         limit = " --policy-timeout 0.5" if name == "Hangs" else ""
         yield _c(
             f"search-runtime-{name}",
-            f"search --runtime {spec} --max-examples 5{limit}",
+            f"search runtime:{spec} --max-examples 5{limit}",
             needle=words,
         )
         if name in ("SysExit", "OsExit", "Raises", "Garbage", "Hangs"):
             yield _c(
                 f"explore-runtime-{name}",
-                f"explore --runtime {spec} --depth 4{limit}",
+                f"explore runtime:{spec} --depth 4{limit}",
                 needle=words,
             )
             yield _c(
@@ -474,18 +474,18 @@ def _runtime_cases() -> Iterator[Case]:
             )
     yield _c(
         "search-runtime-init-exits",
-        f"search --runtime {RUNTIMES}:InitExits --max-examples 5",
+        f"search runtime:{RUNTIMES}:InitExits --max-examples 5",
         needle="building it called sys.exit(3)",
     )
     yield _c(
         "search-runtime-hangs-past-time-limit",
-        f"search --runtime {RUNTIMES}:Hangs --time-limit 1",
+        f"search runtime:{RUNTIMES}:Hangs --time-limit 1",
         needle="before --time-limit ran out",
     )
     for name in ("SysExit", "OsExit", "Keyboard"):  # as a user runs it: a subprocess
         yield _c(
             f"process-search-runtime-{name}",
-            f"search --runtime {RUNTIMES}:{name} --max-examples 5",
+            f"search runtime:{RUNTIMES}:{name} --max-examples 5",
             needle=RUNTIME_FAULTS[name],
             sub=True,
         )
@@ -494,7 +494,7 @@ def _runtime_cases() -> Iterator[Case]:
 RUNTIME_CASES = list(_runtime_cases())
 
 # ------------------------------------------------- files, the machine, small holes
-SWEEP = "--policy recency --gate none --levels 0.5 --seeds 1 --horizon 5 --jobs 1"
+SWEEP = "recency --gate none --levels 0.5 --seeds 1 --horizon 5 --jobs 1"
 ODD = f"{BAD}/odd.py"
 MACHINE_CASES = [
     _c("sweep-out-device", f"sweep --out /dev/null {SWEEP}", needle="character device"),
@@ -504,7 +504,7 @@ MACHINE_CASES = [
     *(
         _c(f"{cmd.split()[0]}-env-{var}-{value}", cmd, needle=var, env={var: value})
         for cmd in (
-            "search --policy recency --max-examples 2",
+            "search recency --max-examples 2",
             f"replay {DOCUMENTED_TRACE}",
         )
         for var, value in (
@@ -515,13 +515,13 @@ MACHINE_CASES = [
     ),
     _c(
         "search-cage-off-sys-exit",
-        f"search --policy {BAD}/exits.py:sys_exit --max-examples 5",
+        f"search {BAD}/exits.py:sys_exit --max-examples 5",
         needle="called sys.exit(0)",
         env={"PRUNECHECK_CAGE": "0"},
     ),
     _c(
         "replay-cage-off-sys-exit",
-        f"replay {DOCUMENTED_TRACE} --policy {BAD}/exits.py:sys_exit",
+        f"replay {DOCUMENTED_TRACE} {BAD}/exits.py:sys_exit",
         needle="called sys.exit(0)",
         env={"PRUNECHECK_CAGE": "0"},
     ),
@@ -533,20 +533,18 @@ MACHINE_CASES = [
         )
         for name in ("setattr_frozen", "mutate_view")
         for cmd in (
-            "search --policy {spec} --max-examples 5",
-            f"replay {DOCUMENTED_TRACE} --policy {{spec}}",
+            "search {spec} --max-examples 5",
+            f"replay {DOCUMENTED_TRACE} {{spec}}",
         )
     ),
-    _c(
-        "search-name-raises", f"search --policy {ODD}:BadName", needle="RuntimeError: no name today"
-    ),
+    _c("search-name-raises", f"search {ODD}:BadName", needle="RuntimeError: no name today"),
     *(
-        _c(f"replay-{name}", f"replay {DOCUMENTED_TRACE} --policy {ODD}:{name}", needle="tokens=-")
+        _c(f"replay-{name}", f"replay {DOCUMENTED_TRACE} {ODD}:{name}", needle="tokens=-")
         for name in ("negative_summary", "negative_clear")
     ),
     _c(
         "search-list-fn-no-role",
-        f"search --policy {BAD}/list_fn.py:no_role --format openai --max-examples 5",
+        f"search {BAD}/list_fn.py:no_role@openai --max-examples 5",
         needle="without a role",
     ),
     _c("replay-lone-surrogate", "replay {tmp}/surrogate.json", status=1),

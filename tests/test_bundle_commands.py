@@ -113,7 +113,7 @@ def test_search_prints_a_replay_command_that_runs_from_where_it_ran(
 ) -> None:
     (tmp_path / "mine.py").write_text(POLICY, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    assert main(["search", "--policy", "mine.py:select", "--out", "bundle"]) == 1
+    assert main(["search", "mine.py:select", "--out", "bundle"]) == 1
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("replay it: "))
     done = _run(line.removeprefix("replay it: "), tmp_path)

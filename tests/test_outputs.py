@@ -20,7 +20,6 @@ from prunecheck.sim.cli.app import main
 
 BAD = Path(__file__).resolve().parent / "bad_policies"
 SWEEP = [
-    "--policy",
     "recency",
     "--gate",
     "none",
@@ -151,7 +150,7 @@ def test_jobs_is_capped_at_the_runs_to_do(tmp_path: Path, monkeypatch: pytest.Mo
         return ProcessPoolExecutor(max_workers=max_workers, **kw)
 
     monkeypatch.setattr(sweep, "ProcessPoolExecutor", pool)
-    argv = ["sweep", "--out", str(tmp_path / "r.jsonl"), "--policy", "recency", "--gate", "none"]
+    argv = ["sweep", "--out", str(tmp_path / "r.jsonl"), "recency", "--gate", "none"]
     argv += ["--levels", "0.5,1", "--seeds", "2", "--horizon", "5", "--jobs", "10000"]
     assert main(argv) == 0
     assert started == [4]  # 2 levels x 2 seeds: four runs, four workers
@@ -165,7 +164,7 @@ def test_a_relative_out_stays_where_it_was_given(
     monkeypatch.setenv("PRUNECHECK_CAGE", "0")
     monkeypatch.chdir(tmp_path)
     try:
-        status = main(["search", "--policy", f"{BAD}/odd.py:changes_directory", "--out", "here"])
+        status = main(["search", f"{BAD}/odd.py:changes_directory", "--out", "here"])
     finally:
         os.chdir(tmp_path)
     assert status == 1
@@ -184,11 +183,10 @@ def _alive(pid: int) -> bool:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["search", "--policy", f"{BAD}/odd.py:forks", "--max-examples", "3"],
+        ["search", f"{BAD}/odd.py:forks", "--max-examples", "3"],
         [
             "search",
-            "--runtime",
-            f"{BAD.parent}/bad_runtimes/runtimes.py:Forks",
+            f"runtime:{BAD.parent}/bad_runtimes/runtimes.py:Forks",
             "--max-examples",
             "3",
             "--policy-timeout",

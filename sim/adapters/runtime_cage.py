@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.config import RuntimeConfig
+from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.sim.adapters.cage import Dead, Worker, call_limit, worker_for
 from prunecheck.sim.runtimes.stimuli import Execution, RuntimeUnderTest, Stimulus
 from prunecheck.sim.runtimes.under_test import RuntimePolicy
