@@ -120,8 +120,11 @@ def test_search_runtime_exits_1_on_the_naive_loop(
     assert status == 1 and "VIOLATION" in out and "runtime under test" in out
     assert (tmp_path / "trace.json").is_file() and (tmp_path / "request.json").is_file()
     trace = loads((tmp_path / "trace.json").read_text())
-    assert trace.policy == f"runtime:{LOOP}:NaiveLoop"
-    assert [i for i in ut.incidents_of(trace, load_policy(trace.policy)) if i.is_violation]
+    # the bundle carries the runtime's file and its trace names the copy (issue 19)
+    assert trace.policy == "runtime:agent_loop.py:NaiveLoop"
+    assert (tmp_path / "agent_loop.py").read_text() == Path(LOOP).read_text()
+    copy = load_policy(f"runtime:{tmp_path / 'agent_loop.py'}:NaiveLoop")
+    assert [i for i in ut.incidents_of(trace, copy) if i.is_violation]
 
 
 def test_search_runtime_exits_0_on_the_guarded_loop(capsys: pytest.CaptureFixture[str]) -> None:
