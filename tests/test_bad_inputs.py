@@ -561,7 +561,36 @@ MACHINE_CASES = [
         env={"PYTHONIOENCODING": "ascii"},
     ),
 ]
-CASES = [*ARG_CASES, *FILE_CASES, *POLICY_CASES, *RUNTIME_CASES, *MACHINE_CASES]
+
+# --json and --junit (issue 23): bad input still exits 2 with one paragraph on
+# stderr and prints no document (test_bad_input_with_json_prints_no_document).
+JSON_CASES = [
+    _c("json-check-missing-file", "check nope/missing.py:select --json", needle="does not exist"),
+    _c("json-search-unknown-builtin", "search no_such_policy --json", needle="built-in"),
+    _c("json-explore-bad-depth", "explore recency --depth 0 --json", needle="--depth"),
+    _c("json-replay-not-json", "replay {tmp}/not_json.json --json", needle="not_json.json"),
+    _c("json-validate-not-json", "validate {tmp}/not_json.json --format openai --json"),
+    _c("json-regress-missing", "regress --baseline {tmp}/none.json --json", needle="none.json"),
+    _c("json-import-not-json", "import {tmp}/not_json.json --json", needle="not_json.json"),
+    _c(
+        "json-sweep-unknown-policy",
+        "sweep --out {tmp}/r.jsonl no_such_policy --levels 0.5 --seeds 1 --horizon 5 --json",
+        needle="no_such_policy",
+    ),
+    _c(
+        "junit-check-no-folder",
+        "check recency --levels 0.5 --seeds 1 --max-examples 2 --horizon 5 "
+        "--junit {tmp}/no/such/dir/r.xml",
+        needle="--junit",
+    ),
+    _c("junit-check-is-folder", "check recency --junit {tmp} --json", needle="is a folder"),
+    _c(
+        "junit-regress-no-folder",
+        "regress --baseline {tmp}/b.json --junit {tmp}/no/such/dir/r.xml",
+        needle="--junit",
+    ),
+]
+CASES = [*ARG_CASES, *FILE_CASES, *POLICY_CASES, *RUNTIME_CASES, *MACHINE_CASES, *JSON_CASES]
 
 
 def test_the_suite_is_large() -> None:
@@ -827,3 +856,15 @@ def test_a_missing_package_that_no_extra_brings_is_not_disguised(
     monkeypatch.setattr(importlib, "import_module", import_module)  # what app calls
     with pytest.raises(ModuleNotFoundError, match="mylib"):
         main(["sweep", "--out", "r.jsonl"])
+
+
+@pytest.mark.parametrize("case", JSON_CASES, ids=[c.name for c in JSON_CASES])
+def test_bad_input_with_json_prints_no_document(
+    case: Case, case_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad input is not a verdict: stdout stays empty (a CI job reading it
+    sees no document and the exit status 2), the paragraph is on stderr."""
+    status, out, err = _run(case, case_dir, capsys)
+    assert status == 2, err[-2000:]
+    assert out == ""
+    assert err.startswith("prunecheck "), err[-2000:]

@@ -233,7 +233,12 @@ def _main(words: list[str], command: str | None) -> int:
         set_deadline(time.monotonic() + float(args.time_limit))
     try:
         resolve_policy(args)  # the policy argument, in whichever spelling it came
-        status: int = args.func(args)
+        if getattr(args, "json", False):  # the verdict as JSON on stdout, text on stderr
+            from prunecheck.sim.cli.json_output import run_as_json
+
+            status: int = run_as_json(args)
+        else:
+            status = args.func(args)
         sys.stdout.flush()
     except PrunecheckError as exc:
         _say(args.command, exc.paragraph())

@@ -18,6 +18,13 @@ from prunecheck.sim.adapters.policy_spec import list_format
 from prunecheck.sim.cli.argtypes import integer, natural
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import FORMAT_HELP
+from prunecheck.sim.cli.json_output import add_json_argument, check_document, record
+from prunecheck.sim.cli.junit_output import (
+    add_junit_argument,
+    check_cases,
+    check_junit,
+    write_junit,
+)
 from prunecheck.sim.cli.limits import add_time_limit, exit_status
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
@@ -102,6 +109,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     add_time_limit(p)
+    add_json_argument(p)
+    add_junit_argument(p)
     p.set_defaults(func=execute)
 
 
@@ -115,6 +124,7 @@ def execute(args: argparse.Namespace) -> int:
         # resolved now: user code that changes directory later cannot move it
         args.out = str(output_folder(Path(args.out)))
         check_out(Path(args.out), force=args.force)
+    check_junit(args.junit)
     fmt = args.format or list_format(spec)
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     config = runtime_config(args, base)
@@ -151,7 +161,13 @@ def execute(args: argparse.Namespace) -> int:
         print(f"prunecheck check: {result.error}", file=sys.stderr)
     for placement, folder in bundles.items():
         print(f"reproduction bundle ({placement}) written to {folder}")
-    return exit_status(result.verdict)
+    status = exit_status(result.verdict)
+    if args.json or args.junit:
+        doc = check_document(result, bundles, status)
+        record(args, doc)
+        if args.junit:
+            write_junit(args.junit, check_cases(doc), name="check")
+    return status
 
 
 def _bundles(result: CheckResult, out: str, force: bool) -> dict[str, Path]:

@@ -24,8 +24,9 @@ def report_counterexample(
     lead: str,
     *,
     force: bool = False,
-) -> None:
-    """Print the counterexample's narrative and write its bundle to ``out``."""
+) -> Path | None:
+    """Print the counterexample's narrative and write its bundle to ``out``;
+    return the bundle's folder (None without ``out``)."""
     steps = [item for item, _ in replay(trace, policy, record=True)]
     at_end = [i for i in incidents if i.step == len(trace.events) - 1] or list(incidents)
     if at_end:
@@ -40,3 +41,5 @@ def report_counterexample(
         print(f"\nbundle written to {folder}/ ({', '.join(BUNDLE_FILES)})")
         spec = loads((folder / "trace.json").read_text(encoding="utf-8")).policy
         print(f"replay it: {replay_command(spec, str(folder / 'trace.json'), folder=folder)}")
+        return Path(folder)
+    return None

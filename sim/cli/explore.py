@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
@@ -22,6 +23,7 @@ from prunecheck.sim.cli.driver_options import (
     shape_from_args,
     spec_from_args,
 )
+from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
 from prunecheck.sim.drivers.explore import MAX_STATES
 from prunecheck.sim.drivers.shape import Shape
@@ -82,6 +84,7 @@ def register(sub: Any) -> None:
         help=f"stop after this many distinct states (default {MAX_STATES})",
     )
     add_shape_arguments(p, Shape.small())
+    add_json_argument(p)
     p.set_defaults(func=execute)
 
 
@@ -117,6 +120,32 @@ def execute(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
+
+    def verdict(status: int, bundle: Path | None = None) -> int:
+        driver_document(
+            "explore",
+            args,
+            status=status,
+            spec=spec,
+            config=config,
+            exercised={
+                "states": result.states,
+                "transitions": result.transitions,
+                "depth_reached": result.depth_reached,
+            },
+            incidents=result.incidents if result.counterexample is not None else (),
+            reproduction=bundle,
+            details={
+                "depth": args.depth,
+                "capped": result.capped,
+                "timed_out": result.timed_out,
+                "reproduction_events": (
+                    None if result.counterexample is None else len(result.counterexample.events)
+                ),
+            },
+        )
+        return status
+
     print(
         f"prunecheck explore: {result.states} states, {result.transitions} transitions, "
         f"depth {result.depth_reached} reached ({result.seconds:.1f} s; checks "
@@ -136,10 +165,10 @@ def execute(args: argparse.Namespace) -> int:
     )
     if result.counterexample is not None:
         lead = f"shortest counterexample ({len(result.counterexample.events)} events)"
-        report_counterexample(
+        bundle = report_counterexample(
             result.counterexample, result.incidents, policy, args.out, lead, force=args.force
         )
-        return 1
+        return verdict(1, bundle)
     what = "/".join(sorted(target)) if target else "violation"
     if result.timed_out:
         print(
@@ -147,13 +176,13 @@ def execute(args: argparse.Namespace) -> int:
             f"{result.states} states seen, but only depth {result.depth_reached} of "
             f"{args.depth} was explored completely; no verdict."
         )
-        return EXIT_OUT_OF_TIME
+        return verdict(EXIT_OUT_OF_TIME)
     if result.capped:
         print(
             f"stopped at --max-states {args.max_states}: no {what} in the {result.states} "
             f"states seen, but only depth {result.depth_reached} of {args.depth} was "
             "explored completely. Raise --max-states or shrink the shape for a proof."
         )
-        return 0
+        return verdict(0)
     print(f"no {what} in {result.states} states up to depth {args.depth}.")
-    return 0
+    return verdict(0)

@@ -28,6 +28,13 @@ from prunecheck.sim.adapters.telemetry.reading import read_log
 from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
 from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.json_output import (
+    add_json_argument,
+    document,
+    first_violation,
+    record,
+    violation_json,
+)
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import check_out, write_bundle
 from prunecheck.sim.runtimes.under_test import incidents_of
@@ -82,6 +89,7 @@ def register(sub: Any) -> None:
         help="also replay the same events under this policy (your fix) and exit with its verdict",
     )
     add_policy_timeout(p)
+    add_json_argument(p)
     p.set_defaults(func=execute)
 
 
@@ -145,6 +153,8 @@ def execute(args: argparse.Namespace) -> int:
 
     source = ", ".join(args.log)
     status, fix_bad = 0, False
+    found: list[dict[str, Any]] = []  # one entry per conversation, for --json
+    firsts: list[Incident] = []
     for name in names:
         requests = log.conversations[name]
         imported = import_conversation(name, requests, source=source)
@@ -167,8 +177,23 @@ def execute(args: argparse.Namespace) -> int:
         print(f"  {verdict}")
         if any(i.is_violation for i in incidents):
             status = 1
+        first = first_violation(incidents)
+        firsts.extend([first] if first is not None else [])
+        entry: dict[str, Any] = {
+            "conversation": name,
+            "requests": imported.requests,
+            "imported": imported.imported,
+            "events": len(trace.events),
+            "violations": sum(1 for i in incidents if i.is_violation),
+            "first_violation": None if first is None else violation_json(first),
+            "gaps": list(imported.gaps),
+            "bundle": None,
+            "fix_holds": None,
+        }
+        found.append(entry)
         if args.out is not None:
             folder = args.out if len(names) == 1 else args.out / _slug(name)
+            entry["bundle"] = str(folder)
             write_bundle(trace, folder, force=True)
             print(f"  bundle: {folder}/ (trace.json, narrative.md, request.json, …)")
             print(f"  next: prunecheck replay {folder / 'trace.json'}")
@@ -176,6 +201,7 @@ def execute(args: argparse.Namespace) -> int:
             fixed = replace(trace, policy=args.policy)
             bad = [i for i in incidents_of(fixed, fix) if i.is_violation]
             fix_bad = fix_bad or bool(bad)
+            entry["fix_holds"] = not bad
             if bad:
                 print(
                     f"  with {args.policy}: still {len(bad)} violation(s) on the same events, "
@@ -185,4 +211,23 @@ def execute(args: argparse.Namespace) -> int:
                 print(f"  with {args.policy}: no violation on the same events (the fix holds)")
     if log.unrelated:
         print(f"({log.unrelated} span(s) or run(s) record no model call: left out)")
-    return int(fix_bad) if fix is not None else status
+    result = int(fix_bad) if fix is not None else status
+    lead = next((e for e in found if e["first_violation"] is not None), None)
+    record(
+        args,
+        document(
+            "import",
+            policy=args.policy,
+            verdict="unsafe" if result else "safe",
+            exit_status=result,
+            exercised={
+                "conversations": len(found),
+                "requests": sum(e["requests"] for e in found),
+                "events": sum(e["events"] for e in found),
+            },
+            first=firsts[0] if firsts else None,
+            reproduction=None if lead is None else lead["bundle"],
+            details={"log": list(args.log), "conversations": found},
+        ),
+    )
+    return result

@@ -23,6 +23,13 @@ from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
+from prunecheck.sim.cli.json_output import add_json_argument, record, regress_document
+from prunecheck.sim.cli.junit_output import (
+    add_junit_argument,
+    check_junit,
+    regress_cases,
+    write_junit,
+)
 from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
@@ -88,10 +95,13 @@ def register(sub: Any) -> None:
         help="also write the current results (the baseline format), updated after every run",
     )
     add_policy_timeout(p)
+    add_json_argument(p)
+    add_junit_argument(p)
     p.set_defaults(func=execute)
 
 
 def execute(args: argparse.Namespace) -> int:
+    check_junit(args.junit)  # before any work (exit 2)
     base = read_baseline(args.baseline)
     if not base.complete:
         raise ConfigError(
@@ -128,6 +138,11 @@ def execute(args: argparse.Namespace) -> int:
         f"significant' means the test cannot tell the difference from chance\n"
     )
     sys.stdout.write(result.table())
+    status = 2 if error is not None else 1 if result.regressed else 0
+    doc = regress_document(result, current, baseline=args.baseline, status=status, error=error)
+    record(args, doc)
+    if args.junit:
+        write_junit(args.junit, regress_cases(doc), name="regress")
     if error is not None:
         print(
             f"prunecheck regress: {error}" + (f" (finished runs written to {out})" if out else ""),

@@ -20,6 +20,7 @@ from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
 from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import (
@@ -68,6 +69,7 @@ def register(sub: Any) -> None:
     p.add_argument("--markdown", action="store_true", help="print the narrative as markdown")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     add_policy_timeout(p)
+    add_json_argument(p)
     p.set_defaults(func=execute)
 
 
@@ -140,10 +142,13 @@ def execute(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         violations = 0
+        met_first: list[Incident] = []  # the first violation, for --json
 
         def met(incident: Incident) -> None:
             nonlocal violations
             violations += incident.is_violation
+            if incident.is_violation and not met_first:
+                met_first.append(incident)
 
         # One step at a time: memory holds the context, not the whole story.
         with tqdm(
@@ -173,4 +178,15 @@ def execute(args: argparse.Namespace) -> int:
     except TraceError as exc:  # an impossible event: name the file as well as the event
         raise TraceError(f"{args.trace}: {exc.subject}", exc.rule, exc.hint) from None
     sys.stdout.write(last + "\n" if args.quiet else "".join(f"{line}\n" for line in held))
-    return 1 if violations else 0
+    status = 1 if violations else 0
+    driver_document(
+        "replay",
+        args,
+        status=status,
+        spec=trace.policy,
+        config=trace.config,
+        exercised={"events": len(trace.events), "violations": violations},
+        incidents=met_first,
+        reproduction=args.trace,
+    )
+    return status

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 from prunecheck.sim.cli.argtypes import count, integer
@@ -23,6 +24,7 @@ from prunecheck.sim.cli.driver_options import (
     shape_from_args,
     spec_from_args,
 )
+from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.support.progress import progress_for
@@ -79,6 +81,7 @@ def register(sub: Any) -> None:
         help="runs to generate (default 200; shrinking comes on top)",
     )
     add_shape_arguments(p, Shape.for_budget(BASE.budget))
+    add_json_argument(p)
     p.set_defaults(func=execute)
 
 
@@ -110,6 +113,26 @@ def execute(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     costs = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(result.costs.items()))
+
+    def verdict(status: int, bundle: Path | None = None) -> int:
+        driver_document(
+            "search",
+            args,
+            status=status,
+            spec=spec,
+            config=config,
+            exercised={"examples": result.examples},
+            incidents=result.incidents if result.found else (),
+            reproduction=bundle,
+            details={
+                "seed": args.seed,
+                "costs": dict(sorted(result.costs.items())),
+                "timed_out": result.timed_out,
+                "reproduction_events": None if result.trace is None else len(result.trace.events),
+            },
+        )
+        return status
+
     where = (
         f"policy {spec}, gate {config.gate}, checks {config.check_at}, provider "
         f"{config.provider}, retries {config.max_retries} ({config.retry}), "
@@ -124,18 +147,20 @@ def execute(args: argparse.Namespace) -> int:
                 "what was covered; no verdict."
             )
             print(f"costs met (reported, not failed on): {costs or 'none'}.")
-            return EXIT_OUT_OF_TIME
+            return verdict(EXIT_OUT_OF_TIME)
         print(
             f"prunecheck search: {what} in {result.examples} runs ({where}, "
             f"{result.seconds:.1f} s)."
         )
         print(f"costs met (reported, not failed on): {costs or 'none'}.")
-        return 0
+        return verdict(0)
     stopped = " — stopped at --time-limit, shrinking cut short" if result.timed_out else ""
     lead = (
         f"prunecheck search: found after {result.examples} runs "
         f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
         f"{len(result.trace.events)}; {where}{stopped})"
     )
-    report_counterexample(result.trace, result.incidents, policy, args.out, lead, force=args.force)
-    return 1
+    bundle = report_counterexample(
+        result.trace, result.incidents, policy, args.out, lead, force=args.force
+    )
+    return verdict(1, bundle)

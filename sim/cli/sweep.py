@@ -29,6 +29,7 @@ from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.cli.argtypes import count, integer, natural, seconds
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
+from prunecheck.sim.cli.json_output import add_json_argument, document, record
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
@@ -86,6 +87,7 @@ def register(sub: Any) -> None:
         help="results file (JSON lines); an existing one is resumed",
     )
     add_grid_options(p)
+    add_json_argument(p)
     p.set_defaults(func=execute)
 
 
@@ -264,6 +266,8 @@ def execute(args: argparse.Namespace) -> int:
     failure = policy_failure(outcome.rows, out)
     if failure is not None:
         raise failure
+    status = 0 if outcome.complete else EXIT_OUT_OF_TIME
+    record(args, _summary_document(outcome.rows, out, status, ran=outcome.ran))
     if not outcome.complete:
         print(
             f"prunecheck sweep: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "
@@ -290,9 +294,8 @@ def _median(sessions: Sequence[SessionRecord]) -> str:
     return "not reached" if median is None else f"{median:g}"
 
 
-def rate_table(rows: Sequence[Row]) -> str:
-    """Session rates per policy × gate × check time × retry, pooled over
-    levels and seeds, then one line per run that ended with a policy error."""
+def _groups(rows: Sequence[Row]) -> dict[tuple[str, str, str, str], _Group]:
+    """The rows pooled per policy × gate × check time × retry."""
     groups: dict[tuple[str, str, str, str], _Group] = {}
     for row in rows:
         c = row.spec.config
@@ -302,6 +305,52 @@ def rate_table(rows: Sequence[Row]) -> str:
         group.errors += row.error is not None
         group.invocations += row.invocations
         group.sessions.extend(row.sessions)
+    return groups
+
+
+def _summary_document(rows: Sequence[Row], out: Path, status: int, *, ran: int) -> dict[str, Any]:
+    """sweep's --json summary: the rate table's groups, sessions that met
+    each class out of all.  A sweep measures: it exits 0 whether or not a
+    session met a violation; its verdict says whether one did."""
+    groups: list[dict[str, Any]] = [
+        {
+            "policy": key[0],
+            "gate": key[1],
+            "check_at": key[2],
+            "retry": key[3],
+            "runs": g.runs,
+            "sessions": len(g.sessions),
+            "invocations": g.invocations,
+            "errors": g.errors,
+            "sessions_met": {
+                str(k): sum(1 for x in g.sessions if k in x.first) for _, k in _COLUMNS
+            },
+            "median_turns_to_violation": _median(g.sessions),
+        }
+        for key, g in sorted(_groups(rows).items())
+    ]
+    return document(
+        "sweep",
+        verdict="out_of_time"
+        if status
+        else "unsafe"
+        if any(g["sessions_met"][str(ANY_VIOLATION)] for g in groups)
+        else "safe",
+        exit_status=status,
+        exercised={
+            "runs": len(rows),
+            "ran_now": ran,
+            "sessions": sum(g["sessions"] for g in groups),
+            "invocations": sum(g["invocations"] for g in groups),
+        },
+        details={"results": str(out), "groups": groups},
+    )
+
+
+def rate_table(rows: Sequence[Row]) -> str:
+    """Session rates per policy × gate × check time × retry, pooled over
+    levels and seeds, then one line per run that ended with a policy error."""
+    groups = _groups(rows)
     head = [
         "policy",
         "gate",

@@ -12,8 +12,9 @@ import json
 import sys
 
 from prunecheck.model.errors import TranscriptError
-from prunecheck.model.provider import Provider, validate
+from prunecheck.model.provider import Provider, ProviderError, validate
 from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.json_output import add_json_argument, document, record
 from prunecheck.sim.verdicts.strict import UNVERIFIED, other_format, shape_errors
 
 __all__ = ["execute", "register"]
@@ -52,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=[p.value for p in Provider],
         help="the provider whose rules and error texts apply",
     )
+    add_json_argument(parser)
     parser.set_defaults(func=execute)
 
 
@@ -70,6 +72,7 @@ def execute(args: argparse.Namespace) -> int:
     pairing = validate(payload, provider, source=name)
     shape = shape_errors(payload, provider)
     errors = shape + pairing  # a provider checks the request's shape before pairing
+    _record(args, payload, provider, name, errors)
     if not errors:
         messages = payload.get("messages") if isinstance(payload, dict) else payload
         count = len(messages) if isinstance(messages, list) else 0
@@ -123,3 +126,43 @@ def _load(path: str, name: str) -> object:
             "Pass a request body or a message list saved as JSON "
             "(trailing commas and comments are not JSON).",
         ) from None
+
+
+def _record(
+    args: argparse.Namespace,
+    payload: object,
+    provider: Provider,
+    name: str,
+    errors: list[ProviderError],
+) -> None:
+    """The --json document: the errors a provider would answer, first first."""
+    messages = payload.get("messages") if isinstance(payload, dict) else payload
+    status = 1 if errors else 0
+    record(
+        args,
+        document(
+            "validate",
+            verdict="unsafe" if errors else "safe",
+            exit_status=status,
+            exercised={
+                "messages": len(messages) if isinstance(messages, list) else 0,
+                "errors": len(errors),
+            },
+            reproduction=None if args.file == "-" else name,
+            details={
+                "provider": str(provider),
+                "file": name,
+                "errors": [
+                    {
+                        "kind": e.kind,
+                        "path": e.path,
+                        "ids": list(e.ids),
+                        "status": e.status,
+                        "provider_text": e.text,
+                        "unverified": e.kind in UNVERIFIED,
+                    }
+                    for e in errors
+                ],
+            },
+        ),
+    )

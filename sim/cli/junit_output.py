@@ -1,0 +1,201 @@
+"""``--junit FILE``: a verdict as JUnit XML, the report every CI viewer reads.
+
+``check`` writes one ``<testsuite>`` per budget-check placement, with one
+``<testcase>`` per scenario of the suite and one for the adversarial search
+(``classname`` ``prunecheck.check.<placement>``); ``regress`` writes one
+``<testcase>`` per incident class compared and per corpus trace that changed.
+A case fails (``<failure>``) when it met a violation (a regression); its
+message names the first violation and its text the reproduction's path, so a
+CI viewer shows both beside the failing case.  It is built from the JSON
+document of :mod:`.json_output`, so the two never disagree.
+
+Examples
+--------
+>>> from xml.etree import ElementTree
+>>> xml = junit_xml([("prunecheck.regress", [("spill", None, 0.0)])], name="regress")
+>>> ElementTree.fromstring(xml).get("tests")
+'1'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+from prunecheck.model.errors import ConfigError
+
+__all__ = [
+    "Case",
+    "add_junit_argument",
+    "check_cases",
+    "check_junit",
+    "junit_xml",
+    "regress_cases",
+    "write_junit",
+]
+
+#: One test case: its name, its failure (message, text) or None, its seconds.
+Case = tuple[str, tuple[str, str] | None, float]
+
+
+def _violation_text(first: Mapping[str, Any] | None) -> str:
+    if not first:
+        return "a violation"
+    text = f"{str(first['class']).replace('_', ' ')} at step {first['step']}"
+    if first.get("ids"):
+        text += f" ({', '.join(first['ids'])})"
+    text += f": {first['detail']}"
+    if first.get("provider_text"):
+        text += f" — provider: {first['provider_text']}"
+    return text
+
+
+def _reproduction_text(path: str | None) -> str:
+    return (
+        f"reproduction: {path}"
+        if path
+        else "reproduction: not written (rerun with --out DIR to write the bundle)"
+    )
+
+
+def check_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
+    """The suites of a ``check`` document: one per placement, a case per
+    scenario (failing if it met a violation) and one for the search (failing
+    if the placement is unsafe and no scenario of it failed)."""
+    suites: list[tuple[str, list[Case]]] = []
+    for placement in doc["placements"]:
+        first = placement["first_violation"]
+        repro = _reproduction_text(placement["reproduction"])
+        cases: list[Case] = []
+        for run in placement["scenarios"]:
+            failure = None
+            if run["violations"]:
+                counts = ", ".join(
+                    f"{n} {k.replace('_', ' ')}" for k, n in sorted(run["incidents"].items())
+                )
+                failure = (
+                    f"{run['violations']} violation(s) in {run['name']}; first of the "
+                    f"placement: {_violation_text(first)}",
+                    f"{counts}\n{repro}",
+                )
+            elif run["error"]:
+                failure = (f"policy error in {run['name']}", str(run["error"]))
+            cases.append((run["name"], failure, 0.0))
+        scenario_failed = any(c[1] is not None for c in cases)
+        search = None
+        if placement["verdict"] == "unsafe" and not scenario_failed:
+            search = (
+                f"the adversarial search found: {_violation_text(first)}",
+                repro,
+            )
+        cases.append((f"adversarial search, {placement['search_examples']} runs", search, 0.0))
+        suites.append((f"prunecheck.check.{placement['check_at']}", cases))
+    return suites
+
+
+def add_junit_argument(parser: Any) -> None:
+    """``--junit FILE``: also write the verdict as JUnit XML."""
+    parser.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write the verdict as JUnit XML to FILE (a test case per placement x "
+        "scenario; failures name the first violation and the reproduction's path)",
+    )
+
+
+def check_junit(path: str | None) -> None:
+    """Refuse a ``--junit`` path that cannot be written, before any work (exit 2)."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(
+            f"--junit {path}", "is a folder.", "pass a file name, e.g. --junit report.xml."
+        )
+    if not target.parent.is_dir():
+        raise ConfigError(
+            f"--junit {path}",
+            f"names a file in {str(target.parent)!r}, which is not an existing folder.",
+            "create the folder first, or pass a file in an existing one.",
+        )
+
+
+def regress_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
+    """The suites of a ``regress`` document: a case per incident class compared
+    (failing on a regression) and a case per corpus trace (failing when it now
+    shows a violation its baseline did not)."""
+    details = doc["details"]
+    classes: list[Case] = []
+    for c in details["classes"]:
+        failure = None
+        if c["change"] == "REGRESSION":
+            base, now = c["baseline"], c["current"]
+            failure = (
+                f"{c['class'].replace('_', ' ')} regressed: {base['sessions_met']} of "
+                f"{base['sessions']} sessions in the baseline, {now['sessions_met']} of "
+                f"{now['sessions']} now (p = {c['p_value']:.3g})",
+                f"baseline: {details['baseline']}",
+            )
+        classes.append((c["class"], failure, 0.0))
+    corpus: list[Case] = []
+    for c in details["corpus"]:
+        failure = None
+        if c["regressed"]:
+            failure = (f"corpus trace regressed: {c['change']}", _reproduction_text(c["path"]))
+        elif c["error"]:
+            failure = (f"corpus trace not replayed: {c['error']}", _reproduction_text(c["path"]))
+        corpus.append((c["path"], failure, 0.0))
+    suites = [("prunecheck.regress.classes", classes)]
+    if corpus:
+        suites.append(("prunecheck.regress.corpus", corpus))
+    return suites
+
+
+def junit_xml(suites: Sequence[tuple[str, Sequence[Case]]], *, name: str) -> str:
+    """The JUnit XML text of ``suites`` (``<testsuites>`` of ``<testsuite>``)."""
+    root = ElementTree.Element("testsuites", name=f"prunecheck {name}")
+    total = failed = 0
+    for suite_name, cases in suites:
+        suite = ElementTree.SubElement(
+            root,
+            "testsuite",
+            name=suite_name,
+            tests=str(len(cases)),
+            failures=str(sum(1 for c in cases if c[1] is not None)),
+            errors="0",
+            skipped="0",
+        )
+        for case_name, failure, seconds in cases:
+            case = ElementTree.SubElement(
+                suite, "testcase", name=case_name, classname=suite_name, time=f"{seconds:.3f}"
+            )
+            if failure is not None:
+                node = ElementTree.SubElement(case, "failure", message=failure[0], type="violation")
+                node.text = failure[1]
+        total += len(cases)
+        failed += sum(1 for c in cases if c[1] is not None)
+    root.set("tests", str(total))
+    root.set("failures", str(failed))
+    root.set("errors", "0")
+    ElementTree.indent(root)
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        + ElementTree.tostring(root, encoding="unicode")
+        + "\n"
+    )
+
+
+def write_junit(path: str, suites: Sequence[tuple[str, Sequence[Case]]], *, name: str) -> Path:
+    """Write the JUnit XML to ``path``; an unwritable path is bad input."""
+    target = Path(path)
+    try:
+        target.write_text(junit_xml(suites, name=name), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"--junit {path}",
+            f"cannot be written: {exc.strerror}.",
+            "pass a file in an existing, writable folder.",
+        ) from None
+    return target

@@ -1,0 +1,101 @@
+"""``--junit FILE`` on ``check`` and ``regress`` (issue 23): JUnit XML that CI
+viewers read, a test case per placement × scenario, failures carrying the
+first violation and the reproduction's path."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from prunecheck.sim.cli.app import main
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIM = f"{ROOT}/tests/policies/complete_history_trim.py:trim_openai@openai"
+SMALL_SUITE = ["--levels", "0.6", "--seeds", "1", "--max-examples", "60"]
+
+
+def failing(root: ElementTree.Element) -> list[ElementTree.Element]:
+    return [case for case in root.iter("testcase") if case.find("failure") is not None]
+
+
+def test_check_junit_fails_one_case_per_unsafe_placement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report, out = tmp_path / "check.xml", tmp_path / "repro"
+    status = main(
+        ["check", TRIM, "--out", str(out), "--junit", str(report), "--json", *SMALL_SUITE]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert status == 1
+    root = ElementTree.parse(report).getroot()
+    assert root.tag == "testsuites"
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == {f"prunecheck.check.{p['check_at']}" for p in doc["placements"]}
+    for suite in suites.values():  # the counts CI viewers show agree with the cases
+        cases = suite.findall("testcase")
+        assert suite.get("tests") == str(len(cases))
+        assert suite.get("failures") == str(sum(c.find("failure") is not None for c in cases))
+    unsafe = {p["check_at"]: p for p in doc["placements"] if p["verdict"] == "unsafe"}
+    assert unsafe and "before_invoke" not in unsafe
+    per_placement = Counter(c.get("classname") for c in failing(root))
+    assert per_placement == Counter({f"prunecheck.check.{at}": 1 for at in unsafe})
+    assert root.get("failures") == str(len(unsafe))
+    for case in failing(root):
+        placement = unsafe[str(case.get("classname")).rsplit(".", 1)[1]]
+        failure = case.find("failure")
+        assert failure is not None and failure.text is not None
+        assert f"reproduction: {placement['reproduction']}" in failure.text
+        assert Path(placement["reproduction"], "trace.json").is_file()
+        first = placement["first_violation"]
+        message = str(failure.get("message"))
+        assert f"{first['class'].replace('_', ' ')} at step {first['step']}" in message
+    # A case per placement × scenario, and the search of each placement.
+    names = [c.get("name") for c in suites["prunecheck.check.before_invoke"].findall("testcase")]
+    assert names[:-1] == [s["name"] for s in doc["placements"][2]["scenarios"]]
+    assert str(names[-1]).startswith("adversarial search")
+
+
+def test_check_junit_of_a_safe_policy_has_no_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "safe.xml"
+    assert main(["check", "unit_safe", "--junit", str(report), *SMALL_SUITE]) == 0
+    root = ElementTree.parse(report).getroot()
+    assert failing(root) == [] and int(str(root.get("tests"))) == 3 * 2
+    assert "verdict:" in capsys.readouterr().out  # without --json, the text stays on stdout
+
+
+def test_regress_junit_fails_the_classes_that_regressed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "base.json"
+    suite = ["--levels", "0.6", "--seeds", "1-2", "--horizon", "200"]
+    assert (
+        main(["baseline", "--out", str(base), "lowest_salience", "--gate", "commit", *suite]) == 0
+    )
+    same, worse = tmp_path / "same.xml", tmp_path / "worse.xml"
+    assert main(["regress", "--baseline", str(base), "--junit", str(same)]) == 0
+    assert failing(ElementTree.parse(same).getroot()) == []
+    assert main(["regress", "--baseline", str(base), "--gate", "none", "--junit", str(worse)]) == 1
+    text = capsys.readouterr().out
+    root = ElementTree.parse(worse).getroot()
+    failed = failing(root)
+    assert failed  # each regression the table names is a failing case, and only those
+    lines = text.splitlines()
+    for case in failed:
+        name, failure = str(case.get("name")), case.find("failure")
+        assert failure is not None
+        if case.get("classname") == "prunecheck.regress.corpus":
+            assert f"corpus {name}: REGRESSION" in text
+            assert f"reproduction: {name}" in str(failure.text)
+        else:
+            row = next(x for x in lines if x.startswith(name.replace("_", " ") + " "))
+            assert row.endswith("REGRESSION")
+            assert f"baseline: {base}" in str(failure.text)
+    regressed_rows = [x for x in lines if x.endswith("  REGRESSION")]
+    classes = [c for c in failed if c.get("classname") == "prunecheck.regress.classes"]
+    assert len(classes) == len(regressed_rows)
