@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from prunecheck.sim.cli.app import build_parser, main
-from prunecheck.sim.cli.replay import load_trace
+from prunecheck.sim.cli.trusted import load_trace
 
 CORPUS = Path(__file__).parent / "corpus"
 PARALLEL = str(CORPUS / "seed_parallel_batch.json")

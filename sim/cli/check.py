@@ -34,6 +34,7 @@ from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.suite import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
 from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
+from prunecheck.sim.verdicts.minimal import shrink_note
 
 __all__ = ["execute", "register"]
 
@@ -155,8 +156,10 @@ def execute(args: argparse.Namespace) -> int:
             print(result.verdict_line(bundles))
         for p in result.placements or (result,):
             if p.reproduction is not None and not failed:
-                where = f" (checks {p.config.check_at})" if len(result.placements) > 1 else ""
-                sys.stdout.write(f"\nminimal reproduction{where}:\n" + p.narrative)
+                where = f"checks {p.config.check_at}" if len(result.placements) > 1 else ""
+                note = "; ".join(x for x in (where, shrink_note(p.reproduction)) if x)
+                shown = f" ({note})" if note else ""
+                sys.stdout.write(f"\nminimal reproduction{shown}:\n" + p.narrative)
     if failed:
         print(f"prunecheck check: {result.error}", file=sys.stderr)
     for placement, folder in bundles.items():

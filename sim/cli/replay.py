@@ -8,32 +8,22 @@ what it would run and exits 2.  Built-in policies replay as they are."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
-from pathlib import Path
 from typing import Any
 
-from prunecheck.model.errors import ConfigError, TraceError
+from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import Incident
-from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
 from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.reproductions.bundle import (
-    policy_file,
-    replay_command,
-    runtime_file,
-    spec_is_data,
-)
+from prunecheck.sim.cli.trusted import trusted_trace
 from prunecheck.sim.reproductions.narrative import narrate_stream
-from prunecheck.sim.reproductions.trace_file import read_trace
 from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runtime's
 
-__all__ = ["execute", "load_trace", "register"]
+__all__ = ["execute", "register"]
 
 EXAMPLE = """\
 example:
@@ -73,68 +63,12 @@ def register(sub: Any) -> None:
     p.set_defaults(func=execute)
 
 
-def load_trace(path_text: str) -> Trace:
-    """Read a trace file (or ``DIR/trace.json`` of a bundle); TraceError if
-    bad.  A large file prunecheck wrote is streamed (see :mod:`.trace_file`)."""
-    path = Path(path_text)
-    if path.is_dir():
-        path = path / "trace.json"
-    return read_trace(path)
-
-
-def _is_data(spec: str) -> bool:
-    """Whether a policy spec runs no user code (a built-in, an imported log's
-    observed removals, or a framework's trimmer whose settings name no code of
-    the user's)."""
-    return spec_is_data(spec)
-
-
-def _beside(spec: str, trace_path: str) -> str:
-    """A relative policy (or runtime) file found beside the trace (a bundle's copy) wins."""
-    found, prefix = policy_file(spec), ""
-    if found is None:
-        found, prefix = runtime_file(spec), "runtime:"
-    if found is None or found[0].is_absolute():
-        return spec
-    folder = Path(trace_path)
-    folder = folder if folder.is_dir() else folder.parent
-    here = folder / found[0]
-    return f"{prefix}{here}:{found[1]}" if here.is_file() else spec
-
-
-def _what(spec: str) -> str:
-    found = policy_file(spec)
-    if found is None:
-        parsed = parse_spec_or_none(spec)
-        where = spec if parsed is None else parsed.where or parsed.adapter or spec
-        return f"importing module {where!r}"
-    path = found[0].resolve()
-    if not path.is_file():
-        return f"file {path}, which does not exist here"
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    return f"file {path}, sha256 {digest}…"
-
-
 def execute(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from prunecheck.model.gates import Gate
 
-    trace = load_trace(args.trace)
-    if args.policy:
-        trace = replace(trace, policy=args.policy)
-    else:
-        spec = _beside(trace.policy, args.trace)
-        if not args.trust_policy and not _is_data(spec):
-            raise ConfigError(
-                f"{args.trace}",
-                f"names the policy {trace.policy!r}, which is code "
-                f"({_what(spec)}); replay does not run a trace's code without your consent.",
-                f"to run it: {replay_command(spec, args.trace)} (or add "
-                "--trust-policy); to replay the events under a built-in instead: "
-                f"prunecheck replay {args.trace} unit_safe.",
-            )
-        trace = replace(trace, policy=spec)
+    trace = trusted_trace(args.trace, args.policy, args.trust_policy, "replay")
     if args.gate:
         trace = replace(trace, config=replace(trace.config, gate=Gate(args.gate)))
     policy = time_limited(load_policy(trace.policy), args.policy_timeout)

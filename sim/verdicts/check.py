@@ -12,7 +12,9 @@ check runs once per placement and reports each (:mod:`.verdict`): a
 trimmer that runs only on complete histories may be safe before model
 calls and unsafe after every append.  The verdict is *unsafe* when any
 violation was seen; the reproduction is the search's shrunk counterexample,
-or else the shortest failing prefix of a simulated run.  A policy that
+or else the shortest failing prefix of a simulated run, shrunk to a minimal
+trace of the same incident class and run on to the harm it causes
+(:mod:`.minimal`).  A policy that
 raises, returns garbage, mutates its input or hangs gives the verdict
 *error* with one paragraph naming the policy, the scenario and the step;
 the scenarios finished before it stay in the result.
@@ -50,6 +52,7 @@ from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.progress import Progress
+from prunecheck.sim.verdicts.minimal import minimal_reproduction, shrink_note
 from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
 from prunecheck.sim.verdicts.suite import (
     DEFAULT_HORIZON,
@@ -247,6 +250,7 @@ class _Check:
     def result(self, repro: Trace | None) -> CheckResult:
         narrative = ""
         if repro is not None:
+            repro = minimal_reproduction(repro, self.policy, deadline=self.deadline)
             steps = [step for step, _ in replay(repro, self.policy, record=True)]
             story = narrate(repro, steps)
             narrative = story.text()
@@ -355,8 +359,11 @@ def failure_report(result: CheckResult, bundle: Path | None = None) -> str:
         )
     parts += ["", result.summary()]
     if result.reproduction is not None:
+        note = shrink_note(result.reproduction)
         parts += [
-            f"minimal reproduction ({len(result.reproduction.events)} events):",
+            f"minimal reproduction ({len(result.reproduction.events)} events"
+            + (f"; {note}" if note else "")
+            + "):",
             result.narrative,
         ]
     return "\n".join(parts).rstrip() + "\n"

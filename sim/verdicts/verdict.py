@@ -184,7 +184,16 @@ def _repro_text(result: CheckResult) -> str:
     expect = repro.meta.get("expect")
     named = expect.get("violations") if isinstance(expect, dict) else None
     kinds = ", ".join(k.replace("_", " ") for k in (named or result.violations))
-    return f"{len(repro.events)} events: {kinds}"
+    return f"{_length(repro)}: {kinds}"
+
+
+def _length(repro: Trace) -> str:
+    """'8 events', or '8 events (+4 to the harm)' when it runs past the violation."""
+    harm = repro.meta.get("harm")
+    added = harm.get("added") if isinstance(harm, dict) else None
+    if isinstance(added, int) and 0 < added < len(repro.events):
+        return f"{len(repro.events) - added} events (+{added} to the harm)"
+    return f"{len(repro.events)} events"
 
 
 def _covered(result: CheckResult) -> str:
@@ -339,6 +348,6 @@ def _where(result: CheckResult, bundles: Mapping[str, Path] | None) -> str:
 
 def _unsafe(result: CheckResult, where: str) -> str:
     kinds = ", ".join(k.replace("_", " ") for k in result.violations)
-    length = len(result.reproduction.events) if result.reproduction else 0
+    length = _length(result.reproduction) if result.reproduction else "0 events"
     partial = f" (stopped at the time limit: {_covered(result)})" if result.timed_out else ""
-    return f"verdict: UNSAFE — {kinds}; minimal reproduction: {length} events{partial}"
+    return f"verdict: UNSAFE — {kinds}; minimal reproduction: {length}{partial}"
