@@ -284,6 +284,14 @@ FILE_CASES = [
     ),
     _c("replay-impossible-event", "replay {tmp}/impossible.json", needle="impossible.json"),
     *(
+        _c(f"shrink-{name}", f"shrink {{tmp}}/{name}", needle=name)
+        for name in ("deep.json", "not_json.json", "no_config.json", "missing.json", "empty_dir")
+    ),
+    _c("shrink-evil-without-consent", "shrink {tmp}/evil_trace.json", needle="--trust-policy"),
+    _c("shrink-no-violation", "shrink {tmp}/ok_trace.json", needle="nothing to shrink"),
+    _c("shrink-bad-target", f"shrink {DOCUMENTED_TRACE} --target nonsense", needle="--target"),
+    _c("shrink-bad-replays", f"shrink {DOCUMENTED_TRACE} --max-replays 0", needle="--max-replays"),
+    *(
         _c(f"validate-{name}", f"validate {{tmp}}/{name} --format openai", needle=name)
         for name in (
             "deep.json",
@@ -636,6 +644,7 @@ def _files(tmp: Path) -> None:
             events=[{"kind": "result", "call": "c9", "tokens": 5}], times=None
         ),
         "evil_trace.json": _trace(policy=f"{BAD}/evil.py:select"),
+        "ok_trace.json": _trace(),
         "ok.json": '[{"role": "user", "content": "hi"}]',
         "no_messages.json": '{"model": "x"}',
         "scalar.json": "42",

@@ -22,7 +22,7 @@ SUMMARIES: dict[str, str] = {
     "search": "adversarial search for a breaking event sequence",
     "explore": "exhaustive bounded exploration of event interleavings",
     "replay": "re-run a trace and narrate it step by step",
-    "shrink": "shrink a failing trace to a minimal one with the same incident class",
+    "shrink": "shrink a failing trace to a minimal one of the same class",
     "validate": "print the tool pairing errors a provider would answer (HTTP 400)",
     "check": "is this policy (or trim function) safe as it is?",
     "regress": "compare incident rates with a baseline",

@@ -21,7 +21,7 @@ from typing import Any
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.sim.adapters.loader import guarded, load_policy
-from prunecheck.sim.cli.argtypes import natural
+from prunecheck.sim.cli.argtypes import count
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.limits import parse_time_limit
 from prunecheck.sim.cli.policy_options import add_policy_timeout
@@ -70,7 +70,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--max-replays",
-        type=natural,
+        type=count,
         default=DEFAULT_REPLAYS,
         metavar="N",
         help=f"replays shrinking may spend (default {DEFAULT_REPLAYS})",
