@@ -311,3 +311,76 @@ def test_a_difference_too_uncertain_to_call_is_not_significant_not_unchanged() -
     assert 0.01 < changes["orphaned_result"].p_value < 0.05
     assert changes["orphaned_result"].change is Change.NOT_SIGNIFICANT
     assert "not significant" in result.table() and not result.regressed
+
+
+POLICIES = Path(__file__).resolve().parent / "policies"
+
+
+def test_a_buggy_version_of_the_same_file_is_a_regression_with_the_default_seeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 20's scenario: a baseline of a correct policy, then the buggy
+    version of the same file (about one session in ten breaks)."""
+    policy = tmp_path / "policy.py"
+    policy.write_text((POLICIES / "regress_correct.py").read_text(), encoding="utf-8")
+    baseline = tmp_path / "baseline.json"
+    assert main(["baseline", "--out", str(baseline), "--policy", f"{policy}:select"]) == 0
+    capsys.readouterr()
+    saved = read_baseline(baseline)
+    assert saved.suite.seeds == tuple(range(1, 9))  # the default: 8 seeds
+    assert saved.policy_digest is not None and saved.policy_digest.startswith("sha256:")
+    assert saved.runtime_digest is not None
+    # unchanged: exit 0, and says so with the digest
+    assert main(["regress", "--baseline", str(baseline)]) == 0
+    same = capsys.readouterr().out
+    assert f"changed: nothing (same policy source {saved.policy_digest}" in same
+    # the buggy version of the same file
+    policy.write_text((POLICIES / "regress_buggy.py").read_text(), encoding="utf-8")
+    assert main(["regress", "--baseline", str(baseline)]) == 1
+    out = capsys.readouterr().out
+    assert f"policy source changed ({saved.policy_digest} → sha256:" in out
+    assert "verdict: REGRESSION — any violation" in out
+    assert "sooner: significant, REGRESSION" in out
+    assert "power: with 151 sessions" in out  # the detectable effect, stated
+
+
+def test_a_significantly_sooner_first_violation_alone_is_a_regression() -> None:
+    """0/59 → 6/57 sessions: Fisher's p ≈ 0.012 is not below 0.01, but the
+    log-rank test (p ≈ 0.005) is, and its verdict is the regression."""
+
+    def session(first_turn: int | None) -> SessionRecord:
+        first = (
+            {}
+            if first_turn is None
+            else {
+                ANY_VIOLATION: (10.0 * first_turn, first_turn),
+                "invalid_prune": (10.0 * first_turn, first_turn),
+            }
+        )
+        return SessionRecord(100.0, 10, SessionEnd.NATURAL, 10, {}, first)
+
+    suite = Suite((0.5,), (1,), 100.0)
+    config = RuntimeConfig()
+    base = (session(None),) * 59
+    cur = (session(3),) * 6 + (session(None),) * 51
+    old = Baseline("p", config, suite, (SuiteRun(0.5, 1, 59, 590, {}, {}, None, base),))
+    new = Baseline("p", config, suite, (SuiteRun(0.5, 1, 57, 570, {}, {}, None, cur),))
+    result = compare(old, new)
+    assert all(c.change is not Change.REGRESSION for c in result.classes)
+    assert result.survival is not None and result.survival[1] < 0.01
+    assert result.sooner and result.regressed
+    assert "sooner: significant, REGRESSION" in result.table()
+    assert not compare(old, old).regressed
+    # the same shift on too small an effect is reported, not a regression
+    tiny = compare(old, new, min_effect=200.0)
+    assert not tiny.sooner and "below the 200 that count" in tiny.table()
+
+
+def test_detectable_rate_is_the_smallest_significant_share_against_a_clean_baseline() -> None:
+    from prunecheck.sim.verdicts.regress import detectable_rate
+
+    rate = detectable_rate(151, 0.01)
+    assert rate is not None
+    k = round(rate * 151 / 1000)
+    assert fisher_greater(0, 151, k, 151) < 0.01 <= fisher_greater(0, 151, k - 1, 151)
+    assert detectable_rate(3, 0.01) is None

@@ -279,7 +279,10 @@ def _start(spec: str, kind: str = "policy") -> Worker:
 def worker_for(spec: str, kind: str = "policy", *, fresh: bool = False) -> Worker:
     """This process's worker for ``spec`` (started on first use; with
     ``fresh``, started again if it failed for good: a new command loads anew)."""
-    key = (os.getpid(), f"{kind}\0{spec}")
+    from prunecheck.sim.adapters.digest import policy_digest
+
+    # a file changed since it was loaded gets a new worker
+    key = (os.getpid(), f"{kind}\0{spec}\0{policy_digest(spec)}")
     with _REGISTRY_LOCK:
         found = _WORKERS.get(key)
         if found is not None and fresh and found.failure is not None:

@@ -10,6 +10,7 @@ once per process; a module is imported by name.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import sys
@@ -54,7 +55,12 @@ def _import_file(where: str, subject: str) -> object:
             f"file {where} does not exist.",
             "give a path relative to the current directory.",
         )
-    name = f"prunecheck_user_{abs(hash(str(path.resolve())))}"
+    # keyed by path and content: a file changed since it was imported is imported anew
+    try:
+        content = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    except OSError:
+        content = "unread"
+    name = f"prunecheck_user_{abs(hash(str(path.resolve())))}_{content}"
     if name in sys.modules:
         return sys.modules[name]
     loader_spec = importlib.util.spec_from_file_location(name, path)

@@ -1,7 +1,10 @@
 """``prunecheck baseline --out FILE``: record a runtime's incident rates.
 
 Runs the fixed, seeded scenario suite (simulated runs at a few load levels ×
-seeds) for one policy in one runtime, replays the reproduction corpus under
+seeds; seeds 1-8 unless --seeds says otherwise, more than check's 1-3, so
+that regress has the sessions to tell a regression of about one session in
+ten from chance) for one policy in one runtime, records the policy's source
+digest and the runtime's, replays the reproduction corpus under
 the runtime's knobs, and writes both to FILE for ``prunecheck regress``.
 The file is rewritten after every run, so an interrupted or failed baseline
 keeps what finished (marked incomplete; ``regress`` refuses it).
@@ -17,15 +20,16 @@ from prunecheck.model.config import RuntimeConfig
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.adapters.time_limit import time_limited
+from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
-from prunecheck.sim.verdicts.baseline_file import Baseline, write_baseline
+from prunecheck.sim.verdicts.baseline_file import Baseline, runtime_digest, write_baseline
 from prunecheck.sim.verdicts.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
-from prunecheck.sim.verdicts.suite import Suite
+from prunecheck.sim.verdicts.suite import BASELINE_SEEDS, Suite
 
 __all__ = ["DEFAULT_POLICY", "execute", "register"]
 
@@ -57,7 +61,7 @@ def register(sub: Any) -> None:
     add_policy_argument(p, help=f"the policy spec (default {DEFAULT_POLICY})")
     add_format_argument(p)
     add_runtime_arguments(p, RuntimeConfig())
-    add_suite_arguments(p)
+    add_suite_arguments(p, seeds=BASELINE_SEEDS)
     p.add_argument(
         "--corpus",
         metavar="DIR",
@@ -71,13 +75,21 @@ def execute(args: argparse.Namespace) -> int:
     resolve_policy(args)
     args.policy = with_format(args.policy or DEFAULT_POLICY, args.format)
     config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))
-    suite = Suite.of(args.levels, args.seeds, args.horizon)
+    suite = Suite.of(args.levels, args.seeds, args.horizon, default_seeds=BASELINE_SEEDS)
     folder = default_corpus(args.corpus)
     paths = corpus_paths(folder)
     policy = time_limited(load_policy(args.policy), args.policy_timeout)
     out = args.out
     recorder = Recorder(
-        Baseline(args.policy, config, suite, corpus_dir=folder), lambda b: write_baseline(b, out)
+        Baseline(
+            args.policy,
+            config,
+            suite,
+            corpus_dir=folder,
+            policy_digest=policy_digest(args.policy),
+            runtime_digest=runtime_digest(config),
+        ),
+        lambda b: write_baseline(b, out),
     )
     for item in run_suite(args.policy, policy, config, suite):
         recorder.add(item)

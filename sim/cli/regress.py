@@ -5,8 +5,11 @@ left out keep the baseline's values) and replays the reproduction corpus,
 then compares, class by class, the share of *sessions* that met the class
 with a one-sided Fisher exact test and a minimum-effect guard, and the time
 to the first violation with a log-rank test (see :mod:`.regress`), and
-prints a table of what changed.  Exit 1 on a significant regression, or
-when a corpus trace now shows violations it did not show before.
+prints a table of what changed, whether the policy's source or the runtime
+changed since the baseline, and the smallest effect the suite can see.
+Exit 1 on a significant regression — a violation class that grew, or a
+first violation that comes significantly sooner — or when a corpus trace
+now shows violations it did not show before.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
+from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.adapters.time_limit import time_limited
+from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -34,8 +39,13 @@ from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import default_corpus
-from prunecheck.sim.verdicts.baseline_file import Baseline, read_baseline, write_baseline
-from prunecheck.sim.verdicts.compare import compare
+from prunecheck.sim.verdicts.baseline_file import (
+    Baseline,
+    read_baseline,
+    runtime_digest,
+    write_baseline,
+)
+from prunecheck.sim.verdicts.compare import compare, detectable_rate
 from prunecheck.sim.verdicts.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
 
 __all__ = ["execute", "register"]
@@ -50,7 +60,8 @@ examples:
 The unit is the session (a simulated agent's conversation; see 'prunecheck report').
 Baselines written before sessions (version 1) are refused: re-create them.
 exit status: 0 no significant regression, 1 a regression (a violation class grew
-significantly over sessions, or a corpus trace now shows violations), 2 bad input or
+significantly over sessions, the first violation comes significantly sooner
+(log-rank), or a corpus trace now shows violations), 2 bad input or
 a policy error (the runs that finished are compared and, with --out, written).
 """
 
@@ -117,7 +128,17 @@ def execute(args: argparse.Namespace) -> int:
     policy = time_limited(load_policy(spec), args.policy_timeout)
     out = args.out
     save = (lambda b: write_baseline(b, out)) if out else None
-    recorder = Recorder(Baseline(spec, config, base.suite, corpus_dir=folder), save)
+    recorder = Recorder(
+        Baseline(
+            spec,
+            config,
+            base.suite,
+            corpus_dir=folder,
+            policy_digest=policy_digest(spec),
+            runtime_digest=runtime_digest(config),
+        ),
+        save,
+    )
     for item in run_suite(spec, policy, config, base.suite):
         recorder.add(item)
     error = error_of(recorder.runs)
@@ -138,6 +159,7 @@ def execute(args: argparse.Namespace) -> int:
         f"significant' means the test cannot tell the difference from chance\n"
     )
     sys.stdout.write(result.table())
+    print(_power(base, args.alpha))
     status = 2 if error is not None else 1 if result.regressed else 0
     doc = regress_document(result, current, baseline=args.baseline, status=status, error=error)
     record(args, doc)
@@ -152,8 +174,9 @@ def execute(args: argparse.Namespace) -> int:
     regressions = [c.kind for c in result.classes if c.change == "REGRESSION"]
     if result.regressed:
         what = ", ".join(k.replace("_", " ") for k in regressions)
+        sooner = "the first violation comes significantly sooner" if result.sooner else ""
         corpus = f"{len(result.corpus)} corpus trace(s)" if result.corpus else ""
-        print("\nverdict: REGRESSION — " + "; ".join(x for x in (what, corpus) if x))
+        print("\nverdict: REGRESSION — " + "; ".join(x for x in (what, sooner, corpus) if x))
         return 1
     print("\nverdict: no significant regression")
     return 0
@@ -169,4 +192,35 @@ def _diff(base: Baseline, current: Baseline) -> str:
     changes = [f"{k} {old[k]} → {new[k]}" for k in old if old[k] != new[k]]
     if base.policy != current.policy:
         changes.insert(0, f"policy {base.policy} → {current.policy}")
-    return ", ".join(changes) or "nothing (same policy and runtime)"
+    if base.policy_digest is None:
+        changes.append("policy source not recorded in the baseline (re-create it to compare)")
+    elif base.policy_digest != current.policy_digest:
+        changes.append(f"policy source changed ({base.policy_digest} → {current.policy_digest})")
+    if old == new and base.runtime_digest not in (None, current.runtime_digest):
+        changes.append(
+            f"prunecheck's simulator or model changed ({base.runtime_digest} → "
+            f"{current.runtime_digest})"
+        )
+    return ", ".join(changes) or (
+        f"nothing (same policy source {current.policy_digest} and runtime)"
+    )
+
+
+def _power(base: Baseline, alpha: float) -> str:
+    """What this suite can see: the smallest share of sessions with a
+    violation the test calls significant when the baseline saw none."""
+    sessions = [s for r in base.runs if r.error is None for s in r.sessions]
+    clean = sum(1 for s in sessions if ANY_VIOLATION not in s.first)
+    rate = detectable_rate(len(sessions), alpha)
+    seeds = len(base.suite.seeds)
+    if rate is None:
+        return (
+            f"power: {len(sessions)} baseline sessions ({seeds} seeds) are too few for any "
+            f"difference to be significant at alpha {alpha:g}; add --seeds to the baseline."
+        )
+    return (
+        f"power: with {len(sessions)} sessions a run ({seeds} seeds × "
+        f"{len(base.suite.levels)} levels; {clean} without a violation in the baseline), "
+        f"the smallest share of sessions with a violation the Fisher test calls significant "
+        f"at alpha {alpha:g} against a clean baseline is {rate:g} per 1,000 sessions."
+    )

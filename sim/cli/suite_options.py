@@ -66,7 +66,11 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(seeds))
 
 
-def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
+def add_suite_arguments(
+    parser: argparse.ArgumentParser, *, seeds: tuple[int, ...] = DEFAULT_SEEDS
+) -> None:
+    """``--levels``, ``--seeds`` (whose help names ``seeds`` as the default),
+    ``--horizon``, ``--max-events``."""
     group = parser.add_argument_group("scenario suite")
     group.add_argument(
         "--levels",
@@ -78,7 +82,7 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
         "--seeds",
         type=parse_seeds,
         metavar="S,S|A-B",
-        help="seeds (default " + ",".join(map(str, DEFAULT_SEEDS)) + ")",
+        help="seeds (default " + _seeds_text(seeds) + ")",
     )
     group.add_argument(
         "--horizon",
@@ -93,6 +97,12 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"events one scenario may apply before it is capped (default {DEFAULT_MAX_EVENTS})",
     )
+
+
+def _seeds_text(seeds: tuple[int, ...]) -> str:
+    if len(seeds) > 2 and seeds == tuple(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(map(str, seeds))
 
 
 def default_corpus(given: str | None) -> str | None:

@@ -6,13 +6,16 @@ byte-identical file)::
 
     {"format": "prunecheck-baseline", "version": 2, "complete": true,
      "policy": "lowest_salience", "config": {...RuntimeConfig...},
-     "suite": {"levels": [0.2, 0.6, 1.0], "seeds": [1, 2, 3], "horizon": 300.0},
+     "suite": {"levels": [0.2, 0.6, 1.0], "seeds": [1, ..., 8], "horizon": 300.0},
+     "policy_digest": "sha256:…", "runtime_digest": "sha256:…",
      "runs": [{"level": 0.2, "seed": 1, "invocations": 29, "events": 135,
                "incidents": {...}, "exposed": {...}, "error": null,
                "sessions": [{...SessionRecord...}, ...]}, ...],
      "corpus": {"dir": "tests/corpus", "traces": [{"path": "x.json",
                 "violations": {...}, "error": null}, ...]}}
 
+The digests (added within version 2; absent in older files) say whether the
+policy's source or the runtime changed between a baseline and a regress.
 Version 1 files (counts per invocation, no sessions) are refused with a
 hint to re-create them: their numbers cannot be compared over sessions.
 """
@@ -42,6 +45,7 @@ __all__ = [
     "CorpusResult",
     "SuiteRun",
     "read_baseline",
+    "runtime_digest",
     "write_baseline",
 ]
 
@@ -88,6 +92,10 @@ class Baseline:
     corpus: tuple[CorpusResult, ...] = ()
     corpus_dir: str | None = None
     complete: bool = False
+    #: The policy's source digest (:func:`~prunecheck.sim.adapters.digest.policy_digest`)
+    #: and the runtime's (its knobs and prunecheck's simulator), None in older files.
+    policy_digest: str | None = None
+    runtime_digest: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +105,8 @@ class Baseline:
             "policy": self.policy,
             "config": self.config.to_json(),
             "suite": self.suite.to_json(),
+            "policy_digest": self.policy_digest,
+            "runtime_digest": self.runtime_digest,
             "runs": [
                 {
                     "level": r.level,
@@ -118,6 +128,17 @@ class Baseline:
                 ],
             },
         }
+
+
+def runtime_digest(config: RuntimeConfig) -> str:
+    """``sha256:<16 hex>`` of the runtime's knobs and of prunecheck's
+    simulator and model code (what else decides a suite's runs)."""
+    import hashlib
+
+    from prunecheck.sim.drivers.simulator import SIMULATOR_VERSION
+
+    text = json.dumps(config.to_json(), sort_keys=True) + SIMULATOR_VERSION
+    return f"sha256:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
 def write_baseline(baseline: Baseline, path: str | Path) -> None:
@@ -207,6 +228,8 @@ def read_baseline(path: str | Path) -> Baseline:
             traces,
             corpus.get("dir"),
             bool(data.get("complete")),
+            _text(data.get("policy_digest")),
+            _text(data.get("runtime_digest")),
         )
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise ConfigError(
@@ -214,6 +237,10 @@ def read_baseline(path: str | Path) -> Baseline:
             f"is malformed ({type(exc).__name__}: {exc}).",
             "re-create it with 'prunecheck baseline'.",
         ) from None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _counts(data: object) -> dict[str, int]:

@@ -1,8 +1,13 @@
 """Comparing a current run with a baseline, class by class, over sessions:
 a one-sided Fisher exact test on the share of sessions that met each class,
-a minimum-effect guard, a log-rank test on the time to the first violation
-(reported; the rates decide), and corpus traces that newly show violations
-(see :mod:`.regress`)."""
+a minimum-effect guard, a log-rank test on the time to the first violation,
+and corpus traces that newly show violations (see :mod:`.regress`).  The
+verdict follows the tests it prints: a significant increase in a violation
+class, or a significantly sooner first violation, is a regression.
+
+>>> detectable_rate(150, 0.01)  # sessions with a violation per 1,000, none in the baseline
+46.7
+"""
 
 from __future__ import annotations
 
@@ -15,10 +20,18 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.sim.stats.sessions import (
     observations,
 )
-from prunecheck.sim.stats.survival import logrank_greater
+from prunecheck.sim.stats.survival import kaplan_meier, logrank_greater
 from prunecheck.sim.verdicts.baseline_file import Baseline
 
-__all__ = ["ANY", "Change", "ClassChange", "Comparison", "compare", "fisher_greater"]
+__all__ = [
+    "ANY",
+    "Change",
+    "ClassChange",
+    "Comparison",
+    "compare",
+    "detectable_rate",
+    "fisher_greater",
+]
 
 #: The extra class the simulator counts: sessions that met any violation.
 ANY = ANY_VIOLATION
@@ -53,6 +66,17 @@ def fisher_greater(k1: int, n1: int, k2: int, n2: int) -> float:
     ]
     peak = max(terms)
     return min(1.0, math.exp(peak) * sum(math.exp(t - peak) for t in terms))
+
+
+def detectable_rate(sessions: int, alpha: float) -> float | None:
+    """The smallest share of sessions with a violation (per 1,000) that the
+    one-sided Fisher test calls significant at ``alpha`` against a baseline
+    that saw none, both runs having ``sessions`` sessions; None if no share
+    is (too few sessions)."""
+    for k in range(1, sessions + 1):
+        if fisher_greater(0, sessions, k, sessions) < alpha:
+            return round(1000.0 * k / sessions, 1)
+    return None
 
 
 class Change(StrEnum):
@@ -90,10 +114,29 @@ class Comparison:
     runs: int = 0
     alpha: float = 0.01
     survival: tuple[float, float] | None = None  # log-rank (z, p): current fails sooner
+    #: The largest drop of the share still intact, per 1,000 sessions, at any
+    #: user turn (Kaplan–Meier, baseline minus current), and the smallest that counts.
+    survival_gap: float = 0.0
+    min_effect: float = 10.0
+
+    @property
+    def sooner(self) -> bool:
+        """The log-rank test says the current runtime fails significantly
+        sooner, by at least ``min_effect`` per 1,000 sessions at some turn
+        (so that a tiny shift over many sessions is not a regression)."""
+        return (
+            self.survival is not None
+            and self.survival[1] < self.alpha
+            and self.survival_gap >= self.min_effect
+        )
 
     @property
     def regressed(self) -> bool:
-        return bool(self.corpus) or any(c.change is Change.REGRESSION for c in self.classes)
+        return (
+            bool(self.corpus)
+            or self.sooner
+            or any(c.change is Change.REGRESSION for c in self.classes)
+        )
 
     def table(self) -> str:
         """The table of what changed (plain text)."""
@@ -111,7 +154,18 @@ class Comparison:
             lines.append("(no incident in either run)")
         if self.survival is not None:
             z, p = self.survival
-            word = "sooner: significant" if p < self.alpha else "not significant"
+            if p >= self.alpha:
+                word = "not significant"
+            elif self.sooner:
+                word = (
+                    f"sooner: significant, REGRESSION (up to {self.survival_gap:.0f} per "
+                    "1,000 more sessions broken by the same turn)"
+                )
+            else:
+                word = (
+                    f"sooner: significant, but at most {self.survival_gap:.1f} per 1,000 "
+                    f"sessions (below the {self.min_effect:g} that count)"
+                )
             lines.append(
                 f"time to first violation (user turns), log-rank test that the current "
                 f"runtime fails sooner: z = {z:.2f}, p = {_p(p)} — {word}"
@@ -171,17 +225,29 @@ def compare(
             p = min(up, down)
         classes.append(ClassChange(kind, base, cur, p, change))
     survival = None
+    gap = 0.0
     if any(ANY in s.first for s in (*base_sessions, *cur_sessions)):
-        survival = logrank_greater(
-            observations(base_sessions, ANY), observations(cur_sessions, ANY)
-        )
+        before, after = observations(base_sessions, ANY), observations(cur_sessions, ANY)
+        survival = logrank_greater(before, after)
+        gap = _gap(before, after)
     corpus, notes = _corpus_changes(baseline, current)
     if len(pairs) < baseline.suite.size():
         notes.append(
             f"note: {len(pairs)} of {baseline.suite.size()} suite runs compared "
             "(the others are missing or ended by a policy error)."
         )
-    return Comparison(tuple(classes), tuple(corpus), tuple(notes), len(pairs), alpha, survival)
+    return Comparison(
+        tuple(classes), tuple(corpus), tuple(notes), len(pairs), alpha, survival, gap, min_effect
+    )
+
+
+def _gap(before: list[tuple[float, bool]], after: list[tuple[float, bool]]) -> float:
+    """max over failure times t of S_before(t) − S_after(t), per 1,000."""
+    if not before or not after:
+        return 0.0
+    old, new = kaplan_meier(before), kaplan_meier(after)
+    times = sorted({*old.times, *new.times})
+    return round(max((1000.0 * (old.at(t) - new.at(t)) for t in times), default=0.0), 1)
 
 
 def _effect(a: tuple[int, int], b: tuple[int, int], min_effect: float, min_ratio: float) -> bool:

@@ -12,9 +12,10 @@ independent trials; invocations inside one are not), with a minimum-effect
 guard so that a tiny, significant change on many sessions is not called a
 regression.  A change the test cannot tell from chance is reported as
 "not significant", never as "unchanged".  The time to the first violation
-is compared too, by a one-sided log-rank test over user turns (reported;
-the rates decide).  A corpus trace that now shows violations it did not
-show before is a regression whatever the tests say.
+is compared too, by a one-sided log-rank test over user turns: a
+significantly sooner first violation is a regression too.  A corpus trace
+that now shows violations it did not show before is a regression whatever
+the tests say.
 
 The file format is :mod:`.baseline_file`'s; the suite is :mod:`.suite`'s;
 the comparison is :mod:`.compare`'s.  This module runs them.

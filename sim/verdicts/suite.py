@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from prunecheck.sim.drivers.simulator import RunResult
 
 __all__ = [
+    "BASELINE_SEEDS",
     "DEFAULT_HORIZON",
     "DEFAULT_LEVELS",
     "DEFAULT_MAX_EVENTS",
@@ -35,6 +36,10 @@ __all__ = [
 DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.6, 1.0)
 #: Seeds of the fixed suite.
 DEFAULT_SEEDS: tuple[int, ...] = (1, 2, 3)
+#: Seeds of a baseline (and so of ``regress``): more sessions than a check
+#: needs, so that a regression of about one session in ten is significant
+#: (see :func:`prunecheck.sim.verdicts.compare.detectable_rate`).
+BASELINE_SEEDS: tuple[int, ...] = tuple(range(1, 9))
 #: Simulated seconds per scenario.
 DEFAULT_HORIZON = 300.0
 #: Events one scenario may apply (all agents together) before it is capped.
@@ -68,12 +73,14 @@ class Suite:
         levels: Sequence[float] | None = None,
         seeds: Sequence[int] | None = None,
         horizon: float | None = None,
+        *,
+        default_seeds: Sequence[int] = DEFAULT_SEEDS,
     ) -> Suite:
         """The suite with these settings; the defaults for any not given
         (None or empty, as from a command line)."""
         return cls(
             tuple(levels) if levels else DEFAULT_LEVELS,
-            tuple(seeds) if seeds else DEFAULT_SEEDS,
+            tuple(seeds) if seeds else tuple(default_seeds),
             horizon or DEFAULT_HORIZON,
         )
 
