@@ -17,6 +17,11 @@ from prunecheck.model.provider import Provider
 from prunecheck.sim.adapters.policy_spec import list_format
 from prunecheck.sim.cli.argtypes import integer, natural
 from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.failure_options import (
+    add_failure_arguments,
+    failure_database,
+    report_problems,
+)
 from prunecheck.sim.cli.formats import FORMAT_HELP
 from prunecheck.sim.cli.json_output import add_json_argument, check_document, record
 from prunecheck.sim.cli.junit_output import (
@@ -60,6 +65,12 @@ only before model calls; UNSAFE if it trims after every append: reproduction
 below".  With --check-at, only that runtime is checked.  --out DIR gets the first
 unsafe placement's reproduction bundle; each other unsafe placement's goes to
 DIR/<placement>/.
+
+Every counterexample found is saved in the failure database (--failures DIR,
+default $PRUNECHECK_FAILURES or .prunecheck/failures; --no-failures: none) and
+replayed first the next time this policy is checked in this runtime: a fixed
+bug that comes back is caught in the first second.  A bad saved entry is
+reported and discarded.
 
 Each generated run draws its own shape (batches up to 8 calls, sessions up to
 12 turns, resumed histories of up to 16 turns, outputs larger than the budget,
@@ -112,6 +123,7 @@ def register(sub: Any) -> None:
     add_time_limit(p)
     add_json_argument(p)
     add_junit_argument(p)
+    add_failure_arguments(p)
     p.set_defaults(func=execute)
 
 
@@ -130,6 +142,7 @@ def execute(args: argparse.Namespace) -> int:
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     config = runtime_config(args, base)
     placements = (config.check_at,) if args.check_at is not None else None
+    db = failure_database(args)
     result = check_policy(
         spec,
         format=args.format,
@@ -144,7 +157,9 @@ def execute(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         max_events=args.max_events,
         progress=progress_for(args.time_limit),
+        failures=db if db is not None else False,
     )
+    report_problems(db, "check")
     failed = result.error is not None
     bundles = _bundles(result, args.out, args.force) if not failed and args.out else {}
     if args.quiet:
@@ -159,6 +174,13 @@ def execute(args: argparse.Namespace) -> int:
                 where = f"checks {p.config.check_at}" if len(result.placements) > 1 else ""
                 note = "; ".join(x for x in (where, shrink_note(p.reproduction)) if x)
                 shown = f" ({note})" if note else ""
+                found = p.reproduction.meta.get("found_by", {})
+                if found.get("driver") == "failure database":
+                    sys.stdout.write(
+                        f"\nreplayed first: the saved failure {found.get('path')} (found with "
+                        f"policy source {found.get('policy_digest') or 'unknown'}) still fails; "
+                        "the suite and the search were not run for this placement.\n"
+                    )
                 sys.stdout.write(f"\nminimal reproduction{shown}:\n" + p.narrative)
     if failed:
         print(f"prunecheck check: {result.error}", file=sys.stderr)

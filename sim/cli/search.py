@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.cli.argtypes import count, integer
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.counterexample import report_counterexample
@@ -25,8 +26,15 @@ from prunecheck.sim.cli.driver_options import (
     spec_from_args,
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
+from prunecheck.sim.cli.failure_options import (
+    add_failure_arguments,
+    failure_database,
+    report_problems,
+)
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
 from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.reproductions.harm import extend_to_harm
+from prunecheck.sim.runtimes.under_test import incidents_of
 from prunecheck.sim.support.progress import progress_for
 
 # The options shared with explore live in driver_options; they stay importable
@@ -82,6 +90,7 @@ def register(sub: Any) -> None:
     )
     add_shape_arguments(p, Shape.for_budget(BASE.budget))
     add_json_argument(p)
+    add_failure_arguments(p)
     p.set_defaults(func=execute)
 
 
@@ -95,6 +104,19 @@ def execute(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     policy = policy_from_args(args)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    db = failure_database(args)
+    saved = db.replay(spec, policy, config) if db is not None else None
+    report_problems(db, "search")
+    if saved is not None:
+        lead = (
+            f"prunecheck search: a saved failure still fails ({saved.path}; found with policy "
+            f"source {saved.digest or 'unknown'}, now {policy_digest(spec)}); not searched again"
+        )
+        trace = extend_to_harm(saved.trace, policy)
+        report_counterexample(
+            trace, tuple(incidents_of(trace, policy)), policy, args.out, lead, force=args.force
+        )
+        return 1
     bar = progress_for(args.time_limit)
     bar.start(args.max_examples, "runs")
     bar.step(f"search {spec} (checks {config.check_at})")
@@ -160,7 +182,10 @@ def execute(args: argparse.Namespace) -> int:
         f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
         f"{len(result.trace.events)}; {where}{stopped})"
     )
-    bundle = report_counterexample(
-        result.trace, result.incidents, policy, args.out, lead, force=args.force
-    )
+    if db is not None:
+        db.save(result.trace, spec)
+        report_problems(db, "search")
+    trace = extend_to_harm(result.trace, policy)
+    incidents = result.incidents if trace is result.trace else tuple(incidents_of(trace, policy))
+    bundle = report_counterexample(trace, incidents, policy, args.out, lead, force=args.force)
     return verdict(1, bundle)

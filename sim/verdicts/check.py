@@ -52,6 +52,7 @@ from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.progress import Progress
+from prunecheck.sim.verdicts.failures import FailureDatabase, database
 from prunecheck.sim.verdicts.minimal import minimal_reproduction, shrink_note
 from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
 from prunecheck.sim.verdicts.suite import (
@@ -91,6 +92,7 @@ def check_policy(
     time_limit: float | None = None,
     max_events: int = DEFAULT_MAX_EVENTS,
     progress: Progress | None = None,
+    failures: FailureDatabase | str | Path | bool | None = None,
 ) -> CheckResult:
     """Check a policy against the commit-boundary invariant.
 
@@ -131,6 +133,14 @@ def check_policy(
         Events one scenario may apply before it is capped.
     progress:
         Told what runs and how far it got (see :mod:`.progress`).
+    failures:
+        The failure database (:mod:`.failures`): a folder, a
+        :class:`FailureDatabase`, True (``$PRUNECHECK_FAILURES`` or
+        ``.prunecheck/failures``), False (none); None: ``$PRUNECHECK_FAILURES``
+        if set, else none.  Saved failures of this policy in this runtime
+        are replayed first: one that still fails decides its placement at
+        once (unsafe, its reproduction), without the suite or the search;
+        every new counterexample is saved.
 
     Returns
     -------
@@ -152,6 +162,7 @@ def check_policy(
         placements = tuple(CheckAt) if config is None else (base.check_at,)
     wanted = tuple(dict.fromkeys(CheckAt(p) for p in placements))
     deadline = None if time_limit is None else time.monotonic() + time_limit
+    db = failures if isinstance(failures, FailureDatabase) else database(failures)
     bar = progress or Progress()
     suite = Suite(tuple(levels), tuple(seeds), horizon)
     bar.start(len(wanted) * (suite.size() + (1 if max_examples > 0 else 0)))
@@ -159,7 +170,19 @@ def check_policy(
     try:
         for check_at in wanted:
             run = _Check(spec, loaded, replace(base, check_at=check_at), timeout, deadline, bar)
+            try:
+                saved = db.replay(spec, run.policy, run.config) if db is not None else None
+            except PolicyError as exc:
+                run.error = f"replaying a saved failure: {exc.paragraph()}"
+                done.append(run.result(None))
+                break
+            if saved is not None:
+                done.append(run.from_saved(saved.trace, saved.violations))
+                continue
             done.append(run.run(suite, seed, max_examples, max_events))
+            repro = done[-1].reproduction
+            if db is not None and done[-1].verdict is Verdict.UNSAFE and repro is not None:
+                db.save(repro, spec)
             if done[-1].verdict is Verdict.ERROR:
                 break
     finally:
@@ -193,6 +216,11 @@ class _Check:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             self.timed_out = True
         return self.timed_out
+
+    def from_saved(self, trace: Trace, violations: Sequence[str]) -> CheckResult:
+        """The verdict of a saved failure that still fails: unsafe, at once."""
+        self.totals.update(violations)
+        return self.result(trace)
 
     def run(self, suite: Suite, seed: int, max_examples: int, max_events: int) -> CheckResult:
         where = f"checks {self.config.check_at}"
