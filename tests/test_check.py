@@ -79,7 +79,11 @@ def test_unsafe_without_search_falls_back_to_the_shortest_failing_prefix() -> No
     repro = result.reproduction
     assert repro is not None and repro.meta["found_by"] == {"driver": "simulate"}
     replayed = incidents_of(repro, load_policy("lowest_salience"))
-    assert next(i.step for i in replayed if i.is_violation) == len(repro.events) - 1
+    first = next(i.step for i in replayed if i.is_violation)
+    # shrunk to the first violation, then (when it shows harm) run on to it
+    assert first == repro.meta["shrunk"]["to"] - 1
+    harm = repro.meta.get("harm")
+    assert len(repro.events) == first + 1 + (harm["added"] if harm else 0)
 
 
 def _after(calls: int, failure: Any) -> Any:
@@ -267,3 +271,35 @@ def test_check_out_writes_every_bundle_of_a_reproduction_that_spans_sessions(
         kinds = [e.kind for e in loads((folder / "trace.json").read_text()).events]
         spans = spans or "session" in kinds
     assert spans
+
+
+def test_placements_checked_side_by_side_give_the_same_result_as_one_by_one() -> None:
+    options: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 40}
+    spec = f"{Path(__file__).resolve().parent}/policies/complete_history_trim.py:trim_openai"
+    serial = check_policy(spec, format="openai", jobs=1, **options)
+    forked = check_policy(spec, format="openai", jobs=3, **options)
+    assert forked.summary() == serial.summary() and forked.narrative == serial.narrative
+    assert [p.verdict for p in forked.placements] == [p.verdict for p in serial.placements]
+    for one, two in zip(serial.placements, forked.placements, strict=True):
+        assert (one.reproduction is None) is (two.reproduction is None)
+        if one.reproduction is not None and two.reproduction is not None:
+            assert dumps(one.reproduction) == dumps(two.reproduction)
+    assert forked.policy_object is not None  # bundles can be written from it
+
+
+def test_suite_reproductions_are_shrunk_and_run_on_to_the_harm() -> None:
+    spec = f"{Path(__file__).resolve().parent}/policies/size_hidden.py:giant_output"
+    result = check_policy(spec, max_examples=0, placements=("before_invoke",))
+    repro = result.reproduction
+    assert repro is not None and repro.meta["found_by"] == {"driver": "simulate"}
+    shrunk = repro.meta["shrunk"]
+    assert shrunk["from"] >= 200 and shrunk["to"] <= 15 and shrunk["fixpoint"]
+    harm = repro.meta.get("harm")
+    assert harm is None or harm["violation_at"] == shrunk["to"]
+    assert "shrunk from" in failure_report_text(result)
+
+
+def failure_report_text(result: Any) -> str:
+    from prunecheck.sim.verdicts.check import failure_report
+
+    return failure_report(result)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ from prunecheck.model.trace import Trace, replay
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
+from prunecheck.sim.support.forked import fork_map
 from prunecheck.sim.support.progress import Progress
 from prunecheck.sim.verdicts.failures import FailureDatabase, database
 from prunecheck.sim.verdicts.minimal import minimal_reproduction, shrink_note
@@ -93,6 +94,7 @@ def check_policy(
     max_events: int = DEFAULT_MAX_EVENTS,
     progress: Progress | None = None,
     failures: FailureDatabase | str | Path | bool | None = None,
+    jobs: int | None = None,
 ) -> CheckResult:
     """Check a policy against the commit-boundary invariant.
 
@@ -141,6 +143,13 @@ def check_policy(
         are replayed first: one that still fails decides its placement at
         once (unsafe, its reproduction), without the suite or the search;
         every new counterexample is saved.
+    jobs:
+        Processes to check placements in, side by side (forked; each starts
+        its own policy worker).  None: one a placement when the machine has
+        two cores or more (``$PRUNECHECK_JOBS`` caps it); 1: one after the
+        other in this process.  Only a policy given as a spec is checked
+        side by side (one given as an object may keep state here).  The
+        results are the same either way.
 
     Returns
     -------
@@ -166,28 +175,69 @@ def check_policy(
     bar = progress or Progress()
     suite = Suite(tuple(levels), tuple(seeds), horizon)
     bar.start(len(wanted) * (suite.size() + (1 if max_examples > 0 else 0)))
-    done: list[CheckResult] = []
+    done: dict[CheckAt, CheckResult] = {}
+    todo: list[CheckAt] = []
     try:
-        for check_at in wanted:
+        for check_at in wanted:  # saved failures first: a bug that came back, at once
             run = _Check(spec, loaded, replace(base, check_at=check_at), timeout, deadline, bar)
             try:
                 saved = db.replay(spec, run.policy, run.config) if db is not None else None
             except PolicyError as exc:
                 run.error = f"replaying a saved failure: {exc.paragraph()}"
-                done.append(run.result(None))
+                done[check_at] = run.result(None)
                 break
             if saved is not None:
-                done.append(run.from_saved(saved.trace, saved.violations))
-                continue
-            done.append(run.run(suite, seed, max_examples, max_events))
-            repro = done[-1].reproduction
-            if db is not None and done[-1].verdict is Verdict.UNSAFE and repro is not None:
-                db.save(repro, spec)
-            if done[-1].verdict is Verdict.ERROR:
-                break
+                done[check_at] = run.from_saved(saved.trace, saved.violations)
+            else:
+                todo.append(check_at)
+        if not any(r.verdict is Verdict.ERROR for r in done.values()):
+            one = _placement(
+                spec, loaded, base, timeout, deadline, suite, seed, max_examples, max_events
+            )
+            # a policy given as an object may keep state in this process: one by one
+            many = len(todo) > 1 and isinstance(policy, str) and (jobs is None or jobs > 1)
+            if many:  # side by side, one process a placement (see :mod:`.forked`)
+                bar.step(f"checks {', '.join(todo)} side by side")
+                results = fork_map(one, todo, jobs=jobs)
+                results = [replace(r, policy_object=loaded) for r in results]
+            else:
+                results = []
+                for check_at in todo:
+                    results.append(one(check_at, bar))
+                    if results[-1].verdict is Verdict.ERROR:
+                        break
+            for check_at, result in zip(todo, results, strict=False):
+                done[check_at] = result
+                repro = result.reproduction
+                if db is not None and result.verdict is Verdict.UNSAFE and repro is not None:
+                    db.save(repro, spec)
     finally:
         bar.close()
-    return combine(done)
+    ordered = [done[c] for c in wanted if c in done]
+    first_error = next((i for i, r in enumerate(ordered) if r.verdict is Verdict.ERROR), None)
+    return combine(ordered if first_error is None else ordered[: first_error + 1])
+
+
+def _placement(
+    spec: str,
+    loaded: Policy,
+    base: RuntimeConfig,
+    timeout: float,
+    deadline: float | None,
+    suite: Suite,
+    seed: int,
+    max_examples: int,
+    max_events: int,
+) -> Callable[..., CheckResult]:
+    """The check of one placement, as a task (in this process, or a forked one)."""
+
+    def one(check_at: CheckAt, progress: Progress | None = None) -> CheckResult:
+        config = replace(base, check_at=check_at)
+        run = _Check(spec, loaded, config, timeout, deadline, progress or Progress())
+        result = run.run(suite, seed, max_examples, max_events)
+        return result if progress is not None else replace(result, policy_object=None)
+
+    return one
 
 
 class _Check:
