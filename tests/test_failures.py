@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from prunecheck import Verdict, check_policy
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import SystemPrompt, UserMessage
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.verdicts.failures import FailureDatabase, database

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import (
     CallSpec,
     Effect,
@@ -13,7 +14,6 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.policies import builtin_policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace
 from prunecheck.sim.reproductions.bundle import _request
 from prunecheck.sim.reproductions.harm import extend_to_harm

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import TraceError
 from prunecheck.model.events import ExternalWrite, SystemPrompt, UserMessage
 from prunecheck.model.policies import builtin_policy
-from prunecheck.model.runtime import CheckAt, RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, loads
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.app import main

@@ -377,7 +377,7 @@ def test_a_significantly_sooner_first_violation_alone_is_a_regression() -> None:
 
 
 def test_detectable_rate_is_the_smallest_significant_share_against_a_clean_baseline() -> None:
-    from prunecheck.sim.verdicts.regress import detectable_rate
+    from prunecheck.sim.verdicts.compare import detectable_rate
 
     rate = detectable_rate(151, 0.01)
     assert rate is not None

@@ -17,10 +17,10 @@ import sys
 from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
+from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.adapters.time_limit import time_limited
-from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy

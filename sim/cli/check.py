@@ -37,9 +37,9 @@ from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_co
 from prunecheck.sim.cli.suite_options import add_suite_arguments
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.check import check_policy
+from prunecheck.sim.verdicts.minimal import shrink_note
 from prunecheck.sim.verdicts.suite import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
 from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
-from prunecheck.sim.verdicts.minimal import shrink_note
 
 __all__ = ["execute", "register"]
 

@@ -21,10 +21,10 @@ from typing import Any
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.exposure import ANY_VIOLATION
+from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.adapters.time_limit import time_limited
-from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument

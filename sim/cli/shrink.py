@@ -20,7 +20,8 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.sim.adapters.loader import guarded, load_policy
+from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.time_limit import guarded
 from prunecheck.sim.cli.argtypes import count
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.limits import parse_time_limit

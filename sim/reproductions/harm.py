@@ -22,7 +22,7 @@ Examples
 >>> from prunecheck.model.events import SystemPrompt, UserMessage, IssueBatch, CallSpec
 >>> from prunecheck.model.events import ResultChunk
 >>> from prunecheck.model.policies import builtin_policy
->>> from prunecheck.model.runtime import RuntimeConfig
+>>> from prunecheck.model.config import RuntimeConfig
 >>> from prunecheck.model.trace import Trace
 >>> events = (SystemPrompt(100), UserMessage(100),
 ...           IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 100),
@@ -41,7 +41,7 @@ from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.events import AssistantChunk, Event, Invoke, ResultChunk, Retry
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeState
+from prunecheck.model.state import RuntimeState
 from prunecheck.model.trace import Trace
 from prunecheck.sim.runtimes.under_test import apply, initial_state
 

@@ -24,7 +24,7 @@ Examples
 --------
 >>> import tempfile
 >>> from prunecheck.model.events import SystemPrompt, UserMessage
->>> from prunecheck.model.runtime import RuntimeConfig
+>>> from prunecheck.model.config import RuntimeConfig
 >>> db = FailureDatabase(Path(tempfile.mkdtemp()))
 >>> trace = Trace("recency", RuntimeConfig(), (SystemPrompt(10), UserMessage(10)))
 >>> db.save(trace).name.endswith(".json"), len(db.entries("recency", RuntimeConfig()))
@@ -40,9 +40,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError, PrunecheckError
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace, dumps, loads
 from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.adapters.policy_spec import user_code_of

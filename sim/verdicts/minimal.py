@@ -32,7 +32,7 @@ Examples
 >>> from prunecheck.model.events import SystemPrompt, UserMessage, IssueBatch, CallSpec
 >>> from prunecheck.model.events import ResultChunk, ExternalWrite
 >>> from prunecheck.model.policies import builtin_policy
->>> from prunecheck.model.runtime import RuntimeConfig
+>>> from prunecheck.model.config import RuntimeConfig
 >>> events = (SystemPrompt(100), UserMessage(100), ExternalWrite("a"),
 ...           IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 100),
 ...           ExternalWrite("b"), ResultChunk("c1", 900), ResultChunk("c2", 10))
@@ -50,6 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.events import (
     AssistantChunk,
@@ -63,7 +64,6 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.model.runtime import RuntimeConfig
 from prunecheck.model.trace import Trace
 from prunecheck.sim.reproductions.harm import extend_to_harm
 from prunecheck.sim.runtimes.under_test import apply, initial_state, replay
