@@ -26,10 +26,12 @@ from pathlib import Path
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.model.provider import Provider
+from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.catalog import ADAPTERS
 from prunecheck.sim.adapters.frameworks import framework_policy, library_version
 from prunecheck.sim.adapters.frameworks.repro import Capture, capture, script
 from prunecheck.sim.reports.claims import INVARIANT
+from prunecheck.sim.verdicts.minimal import AIM
 
 __all__ = ["ROWS", "Cell", "Row", "main", "markdown", "run_row"]
 
@@ -66,6 +68,8 @@ class Cell:
     error: str = ""
     suite: int = 0
     scenarios: int = 0
+    harm: int = 0  # events after the violation, up to the harm it causes
+    bound: str = ""  # why a reproduction above the aim is not shorter
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +119,13 @@ def run_row(
         cells[placement.value] = Cell(
             result.verdict.value,
             seconds,
-            len(repro.events) if repro else 0,
+            _shrunk_length(repro),
             tuple(result.violations),
             result.error or "",
             sum(1 for run in result.scenarios if run.violations),
             len(result.scenarios),
+            _harm_length(repro),
+            _bound(repro),
         )
         if repro is not None:
             got = capture(repro, framework_policy(spec))
@@ -139,6 +145,26 @@ def run_row(
             if _better(got, found):
                 found, where = got, f"{placement.value}, simulated suite"
     return Row(spec, adapter.library, library_version(name), cells, found, where)
+
+
+def _harm_length(repro: Trace | None) -> int:
+    harm = repro.meta.get("harm") if repro is not None else None
+    added = harm.get("added") if isinstance(harm, dict) else None
+    return added if isinstance(added, int) else 0
+
+
+def _shrunk_length(repro: Trace | None) -> int:
+    """Events up to the violation (the harm after it is counted apart)."""
+    return 0 if repro is None else len(repro.events) - _harm_length(repro)
+
+
+def _bound(repro: Trace | None) -> str:
+    """The shrinker's words when a reproduction stays above the aim."""
+    if repro is None or _shrunk_length(repro) <= AIM:
+        return ""
+    shrunk = repro.meta.get("shrunk")
+    bound = shrunk.get("bound") if isinstance(shrunk, dict) else None
+    return str(bound) if bound else "not shrunk (no shrink record)"
 
 
 def _better(got: Capture | None, found: Capture | None) -> bool:
@@ -191,7 +217,8 @@ def write_script(row: Row, folder: Path) -> Row:
 def _cell(cell: Cell) -> str:
     if cell.verdict == "unsafe":
         mark = "" if cell.suite else " †"
-        return f"**UNSAFE** ({cell.events} ev; suite {cell.suite}/{cell.scenarios}){mark}"
+        harm = f" +{cell.harm} to the harm" if cell.harm else ""
+        return f"**UNSAFE** ({cell.events} ev{harm}; suite {cell.suite}/{cell.scenarios}){mark}"
     return f"{cell.verdict} (suite 0/{cell.scenarios})" if cell.verdict == "safe" else cell.verdict
 
 
@@ -230,7 +257,9 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path, base: Path | None = 
         "run saw.",
         "",
         "Messages carry text of their declared size (4 characters per token). In a "
-        "cell, 'N ev' is the length of the shrunk reproduction and 'suite k/n' the "
+        "cell, 'N ev' is the length of the shrunk reproduction up to its violation "
+        f"(aim: {AIM} or fewer), '+k to the harm' the events after it that reach the "
+        "harm it causes (the rejected invocation, the retry), and 'suite k/n' the "
         "simulated scenarios that saw a violation; "
         "† marks an *unsafe* found by the search alone (0 suite scenarios). "
         "Times are wall-clock seconds of each check on a shared "
@@ -262,6 +291,8 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path, base: Path | None = 
         for placement, cell in bad.items():
             what = ", ".join(v.replace("_", " ") for v in cell.violations) or cell.error
             out.append(f"* {placement}: {cell.verdict} — {what}")
+            if cell.bound:
+                out.append(f"  * reproduction above {AIM} events: {cell.bound}")
         if row.found is not None:
             kind = (
                 "**the trimmer itself breaks a complete, valid history** (nothing "
