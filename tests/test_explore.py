@@ -284,7 +284,9 @@ def test_cli_explore_counterexample_and_bundle(
     text = capsys.readouterr().out
     assert status == 1
     assert "shortest counterexample (6 events)" in text
-    assert len(loads((out / "trace.json").read_text(), "t").events) == 6
+    trace = loads((out / "trace.json").read_text(), "t")
+    harm = trace.meta.get("harm", {"added": 0})  # on past the violation to its harm
+    assert len(trace.events) == 6 + harm["added"]
 
 
 def test_cli_explore_no_violation(capsys: pytest.CaptureFixture[str]) -> None:

@@ -137,7 +137,7 @@ def test_baseline_and_regress_take_format(
         )
         == 0
     )
-    assert "nothing (same policy and runtime)" in capsys.readouterr().out
+    assert "changed: nothing (same policy source sha256:" in capsys.readouterr().out
 
 
 def test_sweep_and_report_take_format() -> None:

@@ -94,7 +94,7 @@ def test_unsafe_policy_fails_as_an_assertion_naming_the_violation(
             "E*prunecheck.UnsafePolicy: prunecheck: policy *openai_keep_last.py:trim@openai "
             "is UNSAFE: * at step * of *: *(gate none, checks after_append)",
             "E*reproduction: * events, narrated below*",
-            "*minimal reproduction (* events):*",
+            "*minimal reproduction (* events*):*",
             "*VIOLATION: orphaned result*",
         ]
     )

@@ -1,5 +1,6 @@
 """How ``search`` and ``explore`` show a counterexample: the incident, the
-narrative step by step, and the reproduction bundle written to ``--out``."""
+narrative step by step (on past the violation to the harm it causes), and
+the reproduction bundle written to ``--out``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 from prunecheck.model.incidents import Incident
 from prunecheck.model.policies import Policy
 from prunecheck.model.trace import Trace, loads
+from prunecheck.sim.reproductions.harm import extend_to_harm
 from prunecheck.sim.reproductions.narrative import narrate
-from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runtime's
+from prunecheck.sim.runtimes.under_test import incidents_of, replay  # the model's, or a runtime's
 
 __all__ = ["report_counterexample"]
 
@@ -26,9 +28,15 @@ def report_counterexample(
     force: bool = False,
 ) -> Path | None:
     """Print the counterexample's narrative and write its bundle to ``out``;
-    return the bundle's folder (None without ``out``)."""
+    both run past the violation to the harm it causes (see
+    :mod:`~prunecheck.sim.reproductions.harm`).  Return the bundle's folder
+    (None without ``out``)."""
+    hit = len(trace.events) - 1
+    longer = extend_to_harm(trace, policy)
+    if longer is not trace:
+        trace, incidents = longer, incidents_of(longer, policy)
     steps = [item for item, _ in replay(trace, policy, record=True)]
-    at_end = [i for i in incidents if i.step == len(trace.events) - 1] or list(incidents)
+    at_end = [i for i in incidents if i.step == hit] or list(incidents)
     if at_end:
         first = next((i for i in at_end if i.is_violation), at_end[0])
         print(f"{lead}: {first.kind.label} at step {first.step + 1}: {first.detail}")

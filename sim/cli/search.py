@@ -33,7 +33,6 @@ from prunecheck.sim.cli.failure_options import (
 )
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
 from prunecheck.sim.drivers.shape import Shape
-from prunecheck.sim.reproductions.harm import extend_to_harm
 from prunecheck.sim.runtimes.under_test import incidents_of
 from prunecheck.sim.support.progress import progress_for
 
@@ -112,9 +111,13 @@ def execute(args: argparse.Namespace) -> int:
             f"prunecheck search: a saved failure still fails ({saved.path}; found with policy "
             f"source {saved.digest or 'unknown'}, now {policy_digest(spec)}); not searched again"
         )
-        trace = extend_to_harm(saved.trace, policy)
         report_counterexample(
-            trace, tuple(incidents_of(trace, policy)), policy, args.out, lead, force=args.force
+            saved.trace,
+            tuple(incidents_of(saved.trace, policy)),
+            policy,
+            args.out,
+            lead,
+            force=args.force,
         )
         return 1
     bar = progress_for(args.time_limit)
@@ -185,7 +188,7 @@ def execute(args: argparse.Namespace) -> int:
     if db is not None:
         db.save(result.trace, spec)
         report_problems(db, "search")
-    trace = extend_to_harm(result.trace, policy)
-    incidents = result.incidents if trace is result.trace else tuple(incidents_of(trace, policy))
-    bundle = report_counterexample(trace, incidents, policy, args.out, lead, force=args.force)
+    bundle = report_counterexample(
+        result.trace, result.incidents, policy, args.out, lead, force=args.force
+    )
     return verdict(1, bundle)
