@@ -21,10 +21,11 @@ from typing import Any
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import guarded
+from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import count
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.limits import parse_time_limit
+from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.trusted import trusted_trace
 from prunecheck.sim.reproductions.harm import extend_to_harm
@@ -37,7 +38,7 @@ __all__ = ["execute", "register"]
 EXAMPLE = f"""\
 examples:
   prunecheck shrink suite_trace.json --trust-policy --out repro/
-  prunecheck shrink incident.json --policy my_policy.py:select
+  prunecheck shrink incident.json my_policy.py:select
   prunecheck shrink trace.json --target provider_rejection      # keep the 400, not the prune
 
 The shrunk trace opens as the original does (system prompt, then a user message),
@@ -58,7 +59,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
-    p.add_argument("--policy", help="replay with this policy spec instead of the trace's")
+    add_policy_argument(p, help="replay with this policy spec instead of the trace's")
     p.add_argument(
         "--trust-policy",
         action="store_true",
@@ -118,7 +119,7 @@ def execute(args: argparse.Namespace) -> int:
 
         check_out(Path(args.out), force=args.force)
     trace = trusted_trace(args.trace, args.policy, args.trust_policy, "shrink")
-    policy = guarded(load_policy(trace.policy), args.policy_timeout)
+    policy = time_limited(load_policy(trace.policy), args.policy_timeout)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     shrunk = shrink_trace(
         trace, policy, target=target, max_replays=args.max_replays, deadline=deadline

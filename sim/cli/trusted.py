@@ -89,7 +89,7 @@ def trusted_trace(path: str, policy: str | None, trust: bool, command: str) -> T
             f"names the policy {trace.policy!r}, which is code "
             f"({_what(spec)}); {command} does not run a trace's code without your consent.",
             f"to run it: {replay_command(spec, path).replace('replay', command, 1)} (or add "
-            "--trust-policy); to replay the events under a built-in instead: --policy "
-            "unit_safe.",
+            "--trust-policy); to replay the events under a built-in instead: "
+            f"prunecheck {command} {path} unit_safe.",
         )
     return replace(trace, policy=spec)
