@@ -279,10 +279,7 @@ def _start(spec: str, kind: str = "policy") -> Worker:
 def worker_for(spec: str, kind: str = "policy", *, fresh: bool = False) -> Worker:
     """This process's worker for ``spec`` (started on first use; with
     ``fresh``, started again if it failed for good: a new command loads anew)."""
-    from prunecheck.sim.adapters.digest import policy_digest
-
-    # a file changed since it was loaded gets a new worker
-    key = (os.getpid(), f"{kind}\0{spec}\0{policy_digest(spec)}")
+    key = _key(spec, kind)
     with _REGISTRY_LOCK:
         found = _WORKERS.get(key)
         if found is not None and fresh and found.failure is not None:
@@ -297,8 +294,16 @@ def _worker(spec: str) -> Worker:
     return worker_for(spec)
 
 
+def _key(spec: str, kind: str) -> tuple[int, str]:
+    """A worker's registry key: this process, the spec and its source's digest
+    (a policy file changed since it was loaded gets a new worker)."""
+    from prunecheck.sim.adapters.digest import policy_digest
+
+    return (os.getpid(), f"{kind}\0{spec}\0{policy_digest(spec)}")
+
+
 def _found(spec: str, kind: str = "policy") -> Worker | None:
-    return _WORKERS.get((os.getpid(), f"{kind}\0{spec}"))
+    return _WORKERS.get(_key(spec, kind))
 
 
 def close_all() -> None:
