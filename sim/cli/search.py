@@ -25,12 +25,12 @@ from prunecheck.sim.cli.driver_options import (
     shape_from_args,
     spec_from_args,
 )
-from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.failure_options import (
     add_failure_arguments,
     failure_database,
     report_problems,
 )
+from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.runtimes.under_test import incidents_of
