@@ -173,13 +173,13 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
 
 
 def _is_ours(line: str) -> bool:
-    """Whether a line is (or was, before damage) a prunecheck result row: a
-    JSON object carrying a row checksum."""
+    """Whether a line is (or was: damaged, or stale from an older prunecheck)
+    a prunecheck result row: a JSON object with a row checksum or a run key."""
     try:
         data = json.loads(line)
     except (ValueError, RecursionError):
         return False
-    return isinstance(data, dict) and CHECKSUM in data
+    return isinstance(data, dict) and (CHECKSUM in data or "key" in data)
 
 
 def _refuse_foreign(path: Path, lines: Sequence[str]) -> None:
