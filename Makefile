@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report test test-all lint format bench frameworks clean
+.PHONY: all report report-fresh test test-all lint format bench frameworks clean
 
 all: test
 
@@ -16,7 +16,13 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet -e '.[dev,all]'
 	@touch $(STAMP)
 
+# Reuses every run already in reports/results.jsonl for this code (it says so);
+# report-fresh deletes that file first and simulates every run again.
 report: $(STAMP)
+	$(VENV)/bin/prunecheck report --out reports --seed $(SEED)
+
+report-fresh: $(STAMP)
+	rm -f reports/results.jsonl
 	$(VENV)/bin/prunecheck report --out reports --seed $(SEED)
 
 # The fast suite on every core (pytest-xdist; JOBS=1 runs it serially), naming

@@ -75,9 +75,11 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> ReportData:
 
 
 PLOTS = [
+    "verdicts.png",
     "survival.png",
     "failure-vs-load.png",
     "failure-vs-tightness.png",
+    "failures-by-gate.png",
     "cost-of-safety.png",
     "runtime-knobs.png",
 ]
@@ -103,10 +105,11 @@ def test_the_report_writes_plots_and_a_summary_from_the_rows(
     assert [f.name for f in files] == [
         *(p for p in PLOTS if p != "runtime-knobs.png"),
         "summary.md",
+        "index.html",
     ]
-    for png in files[:-1]:
+    for png in files[:-2]:
         assert png.read_bytes().startswith(PNG) and png.stat().st_size > 20_000
-    summary = files[-1].read_text()
+    summary = files[-2].read_text()
     commit = [s for r in small.main if r.spec.config.gate is Gate.COMMIT for s in r.sessions]
     n = len(commit)
     bound = 1000 * (1 - 0.025 ** (1 / n))  # the exact 95% bound when none is seen
@@ -396,10 +399,15 @@ def test_report_command_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path:
     assert main(["report", "--out", str(tmp_path), "--quick", "--seeds", "1", "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "run now, 0 reused" in err
+    assert "prunecheck report: simulating all " in err
     names = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("."))
-    assert names == sorted([*PLOTS, "results.jsonl", "summary.md"])
+    assert names == sorted([*PLOTS, "results.jsonl", "summary.md", "index.html"])
     assert main(["report", "--out", str(tmp_path), "--quick", "--seeds", "1", "--quiet"]) == 0
-    assert "(0 run now," in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "(0 run now," in err
+    assert "reusing all " in err and "nothing to simulate, only redrawing" in err
+    assert f"delete {tmp_path / 'results.jsonl'} (make report-fresh)" in err
+    assert "prunecheck report: nothing was simulated" in err
 
 
 def test_report_with_a_time_limit_writes_a_partial_report_and_exits_3(
@@ -426,3 +434,20 @@ def test_report_with_a_time_limit_writes_a_partial_report_and_exits_3(
     assert "**Partial report.**" in summary
     kept = len((tmp_path / "results.jsonl").read_text().splitlines())
     assert f"after {kept} of " in summary
+
+
+def test_the_report_says_whether_it_reuses_or_simulates(tmp_path: Path) -> None:
+    from prunecheck.sim.cli.report import _plan_message
+
+    results = tmp_path / "results.jsonl"
+    assert _plan_message(results, 5, set(), 0) == (
+        f"prunecheck report: simulating all 5 runs (none stored in {results})."
+    )
+    assert "holds 7 rows of other code or settings: not reused" in _plan_message(
+        results, 5, set(), 7
+    )
+    every = _plan_message(results, 2, {"a", "b"}, 2)
+    assert every.startswith(f"prunecheck report: reusing all 2 runs stored in {results}")
+    assert f"To re-simulate from nothing, delete {results} (make report-fresh)." in every
+    assert "reusing 1 runs stored" in _plan_message(results, 2, {"a"}, 1)
+    assert "simulating the other 1" in _plan_message(results, 2, {"a"}, 1)

@@ -2,9 +2,12 @@
 report (plots and ``summary.md``) into a folder.
 
 The sweep's rows go to ``OUT/results.jsonl`` as they finish; rerunning the
-command reuses every finished run, so an interrupted report resumes and a
-finished one only redraws.  Extra ``POLICY`` specs run through the same
-sweep and appear next to the built-ins.
+command reuses every finished run whose code digest matches this code, so an
+interrupted report resumes and a finished one only redraws.  The command
+says which it does, before and after: how many runs it reuses from
+``results.jsonl`` and how many it simulates; delete ``results.jsonl`` (or
+run ``make report-fresh``) to simulate every run again.  Extra ``POLICY``
+specs run through the same sweep and appear next to the built-ins.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from prunecheck.sim.support.ledger import locked_folder
 from prunecheck.sim.support.outputs import output_folder
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
 from prunecheck.sim.sweeps.runs import RunSpec
-from prunecheck.sim.sweeps.sweep import configs, plan, policy_failure, run_sweep
+from prunecheck.sim.sweeps.sweep import configs, plan, policy_failure, read_rows, run_sweep
 
 __all__ = ["Parts", "default_parts", "execute", "register"]
 
@@ -43,9 +46,12 @@ examples:
   prunecheck report --out reports --seed 1              # what `make report` runs
   prunecheck report --out /tmp/r my_policy.py:select --seeds 2
 
-writes OUT/survival.png, failure-vs-load.png, failure-vs-tightness.png,
-cost-of-safety.png, runtime-knobs.png, summary.md and results.jsonl (one JSON line
-per run).  The unit of the rates is the session (see summary.md).
+writes OUT/verdicts.png, survival.png, failure-vs-load.png, failure-vs-tightness.png,
+failures-by-gate.png, cost-of-safety.png, runtime-knobs.png, summary.md, index.html
+(the plots, the tables and a link to every reproduction bundle under OUT) and
+results.jsonl (one JSON line per run).  Runs already in OUT/results.jsonl (same
+code, same settings) are reused, not simulated again: delete that file to
+re-simulate from nothing.  The unit of the rates is the session (see summary.md).
 exit status: 0 written, 2 bad input, 3 out of time (--time-limit reached: the report
 is written from the runs that finished and its summary says what was covered; the
 same command resumes).
@@ -186,6 +192,31 @@ def execute(args: argparse.Namespace) -> int:
         return _report(args, out, main, tight, knobs, extra, seeds, limit)
 
 
+def _plan_message(results: Path, planned: int, reusable: set[str], stored: int) -> str:
+    """What the report is about to do: reuse stored runs, simulate, or both.
+
+    >>> _plan_message(Path("r.jsonl"), 10, set(), 4).endswith("settings: not reused).")
+    True
+    """
+    if not reusable:
+        held = (
+            f"{results} holds {stored:,} rows of other code or settings: not reused"
+            if stored
+            else f"none stored in {results}"
+        )
+        return f"prunecheck report: simulating all {planned:,} runs ({held})."
+    if len(reusable) == planned:
+        return (
+            f"prunecheck report: reusing all {planned:,} runs stored in {results} (same code, "
+            "same settings): nothing to simulate, only redrawing. To re-simulate from "
+            f"nothing, delete {results} (make report-fresh)."
+        )
+    return (
+        f"prunecheck report: reusing {len(reusable):,} runs stored in {results} and "
+        f"simulating the other {planned - len(reusable):,} (delete it to re-simulate all)."
+    )
+
+
 def _report(
     args: argparse.Namespace,
     out: Path,
@@ -197,6 +228,11 @@ def _report(
     limit: float | None,
 ) -> int:
     started = time.perf_counter()
+    results = out / "results.jsonl"
+    planned = {s.key for s in (*main, *tight, *knobs)}
+    stored = read_rows(results, lambda _: None)  # run_sweep warns about bad lines
+    reusable = {k for k in planned & stored.keys() if stored[k].error is None}
+    print(_plan_message(results, len(planned), reusable, len(stored)), file=sys.stderr)
     outcome = run_sweep(
         [*main, *tight, *knobs],
         out / "results.jsonl",
@@ -247,6 +283,13 @@ def _report(
         + ", ".join(str(f) for f in [*files, out / "results.jsonl"]),
         file=sys.stderr,
     )
+    if outcome.reused and not outcome.ran:
+        print(
+            f"prunecheck report: nothing was simulated: every run came from {results}, "
+            f"so only the plots, summary.md and index.html were redrawn. To re-simulate "
+            f"from nothing, delete {results} (make report-fresh) and run it again.",
+            file=sys.stderr,
+        )
     if not outcome.complete:
         print(
             f"prunecheck report: out of time (--time-limit {limit:g} s): {len(outcome.rows)} "

@@ -42,6 +42,7 @@ __all__ = [
     "series",
     "session_point",
     "symlog",
+    "upper_bound",
     "zero_bounds",
 ]
 
@@ -88,7 +89,8 @@ LOAD_AXIS = (
     "1: 4 agents, every 8 s, wide slow streamed batches)"
 )
 SESSION_NOTE = (
-    f"a session ends after {SESSION_TURNS} user messages, on a session abort, or at the horizon"
+    f"a session ends when the agent finishes the turn during which its {SESSION_TURNS}th user "
+    "message arrived (under load more arrive meanwhile), on a session abort, or at the horizon"
 )
 
 
@@ -180,6 +182,15 @@ def zero_bounds(ax: Axes, bounds: dict[float, float]) -> None:
         ax.vlines(
             xs, 0, [bounds[x] for x in xs], colors="#9a9a9a", linewidth=5, alpha=0.35, zorder=0
         )
+
+
+def upper_bound(total: int) -> float:
+    """The exact 95% upper bound per 1,000 when none of ``total`` sessions had it.
+
+    >>> round(upper_bound(2800), 2)
+    1.32
+    """
+    return 1000.0 * (1.0 - 0.025 ** (1.0 / total)) if total else float("nan")
 
 
 def dodge(i: int, n: int, span: float) -> float:

@@ -9,12 +9,13 @@ timeline of a bundle) keep matplotlib's defaults.
 
 from __future__ import annotations
 
+import textwrap
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["STYLE", "legend_line", "pyplot", "report_style", "save"]
+__all__ = ["STYLE", "legend_line", "pyplot", "report_style", "save", "title"]
 
 #: The report's rcParams, in force only inside :func:`report_style`.
 STYLE: dict[str, Any] = {"svg.hashsalt": "prunecheck", "font.size": 9, "axes.titlesize": 9}
@@ -47,3 +48,10 @@ def save(fig: Any, path: Path) -> None:
     """Write ``fig`` as a PNG with no software version or date, and close it."""
     fig.savefig(path, dpi=90, metadata={"Software": None})
     pyplot().close(fig)
+
+
+def title(fig: Any, text: str, fontsize: float = 10) -> None:
+    """``fig``'s title, each line wrapped to the figure's width (no line runs off it)."""
+    width = max(40, int(fig.get_figwidth() * 72 / (fontsize * 0.56)))
+    lines = [textwrap.fill(line, width) for line in text.split("\n")]
+    fig.suptitle("\n".join(lines), fontsize=fontsize)

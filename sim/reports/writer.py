@@ -1,4 +1,5 @@
-"""The failure-rate report: plots and ``summary.md`` from a sweep's rows.
+"""The failure-rate report: plots, ``summary.md`` and ``index.html`` from a
+sweep's rows.
 
 matplotlib is imported and styled only while plots are drawn
 (:mod:`.plotting`: Agg backend, no display).  Every figure and every number in the summary is
@@ -9,78 +10,94 @@ The unit is the session (:mod:`.sessions`): rate plots show sessions per
 1,000 with at least one incident of a class, with exact 95% intervals; the
 y axis is linear up to 10 and logarithmic above, so "none seen" is drawn
 as a point at 0 with its interval reaching up to the 95% bound, not as a
-marker that looks like data.  ``survival.png`` shows Kaplan–Meier curves of
-the share of sessions still intact.  Per-invocation rates appear only for
-costs, with bootstrap intervals over sessions.
+marker that looks like data.  ``verdicts.png`` is the one-glance chart
+(policy × gate × check placement), ``survival.png`` shows Kaplan–Meier
+curves of the share of sessions still intact.  Per-invocation rates appear
+only for costs (``cost-of-safety.png``), with bootstrap intervals over
+sessions; what no gate costs is per session (``failures-by-gate.png``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
+from prunecheck.sim.reports.cost_figures import costs, failures, knobs
 from prunecheck.sim.reports.data import ReportData
 from prunecheck.sim.reports.figure_parts import CLASSES, LOAD_AXIS, SESSION_NOTE, TIGHT_CLASSES
-from prunecheck.sim.reports.figures import costs, knobs, rate_grid, survival
+from prunecheck.sim.reports.figures import rate_grid, survival
+from prunecheck.sim.reports.html_report import write_index
 from prunecheck.sim.reports.plotting import report_style
 from prunecheck.sim.reports.summary import write_summary
+from prunecheck.sim.reports.verdict_chart import draw_verdicts
 
-__all__ = ["write_report"]
+__all__ = ["PLOTS", "write_report"]
+
+#: Every plot a full report draws, in the order the summary and the page list them.
+PLOTS = (
+    "verdicts.png",
+    "survival.png",
+    "failure-vs-load.png",
+    "failure-vs-tightness.png",
+    "failures-by-gate.png",
+    "cost-of-safety.png",
+    "runtime-knobs.png",
+)
 
 
-def _plots(data: ReportData, files: Sequence[Path]) -> list[Path]:
-    """Draw every plot ``data`` has rows for into its file of ``files``."""
+def _plots(data: ReportData, out: Path) -> list[Path]:
+    """Draw every plot ``data`` has rows for into ``out``; return the files."""
     seed = data.seeds[0] if data.seeds else 0
+    files = {name: out / name for name in PLOTS}
     written: list[Path] = []
+    if data.main or data.knobs:
+        draw_verdicts(data, files["verdicts.png"])
+        written.append(files["verdicts.png"])
     if data.main:
-        survival(data.main, files[0])
+        survival(data.main, files["survival.png"])
         rate_grid(
             data.main,
             tuple(CLASSES),
             lambda r: r.spec.level,
             "load level",
             "Failure rate against load: sessions per 1,000 with at least one incident of "
-            "the class\n(exact 95% intervals; checks after every append; y linear to 10, "
+            "the class (exact 95% intervals; checks after every append; y linear to 10, "
             f"log above);\n{SESSION_NOTE}",
-            files[1],
+            files["failure-vs-load.png"],
             explain=LOAD_AXIS,
         )
-        costs(data.main, files[3], seed)
-        written += [files[0], files[1], files[3]]
+        failures(data.main, files["failures-by-gate.png"])
+        costs(data.main, files["cost-of-safety.png"], seed)
+        written += [
+            files[n] for n in ("survival.png", "failure-vs-load.png", "failures-by-gate.png")
+        ]
+        written.append(files["cost-of-safety.png"])
     if data.tightness:
         rate_grid(
             data.tightness,
             TIGHT_CLASSES,
             lambda r: r.spec.load.tightness,
             "tightness (turn tokens / budget)",
-            f"Failure rate against budget tightness at load level {data.tight_level:g}:\n"
-            "sessions per 1,000 with at least one incident (exact 95% intervals; checks "
-            f"after every append);\n{SESSION_NOTE}",
-            files[2],
+            f"Failure rate against budget tightness at load level {data.tight_level:g}: "
+            "sessions per 1,000 with at least one incident\n(exact 95% intervals; checks "
+            f"after every append); {SESSION_NOTE}",
+            files["failure-vs-tightness.png"],
             logx=True,
             explain="tightness: a typical turn's tokens against the working budget",
         )
-        written.append(files[2])
+        written.append(files["failure-vs-tightness.png"])
     if data.knobs:
-        knobs(data.knobs, files[4], seed)
-        written.append(files[4])
-    return written
+        knobs(data.knobs, files["runtime-knobs.png"], seed)
+        written.append(files["runtime-knobs.png"])
+    return sorted(written, key=lambda f: PLOTS.index(f.name))
 
 
 def write_report(data: ReportData, out: Path) -> list[Path]:
-    """Write the plots and ``summary.md`` into ``out``; return the files written."""
+    """Write the plots, ``summary.md`` and ``index.html`` into ``out``;
+    return the files written (the plots, then the summary, then the page)."""
     out.mkdir(parents=True, exist_ok=True)
-    names = [
-        "survival.png",
-        "failure-vs-load.png",
-        "failure-vs-tightness.png",
-        "cost-of-safety.png",
-        "runtime-knobs.png",
-    ]
-    files = [out / n for n in names]
     with report_style():
-        written = _plots(data, files)
-    written.sort(key=files.index)
+        written = _plots(data, out)
     summary = out / "summary.md"
     write_summary(data, summary, [f.name for f in written])
-    return [*written, summary]
+    index = write_index(data, out, [f.name for f in written])
+    return [*written, summary, index]

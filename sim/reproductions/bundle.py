@@ -10,6 +10,9 @@ written to one folder.
 * ``timeline.png`` — messages as lanes over steps (:mod:`.timeline`), when
   matplotlib is installed (``prunecheck[report]``; the narrative says so
   when it is not);
+* ``index.html`` — the same as a self-contained page: the steps, the
+  context after each, the prune, the request and the provider's answer
+  (:mod:`.page`);
 * ``request.json`` — the exact request body the provider rejects: the
   context at the rejected invocation (or, if none was rejected, at the last
   invocation, or the body the next invocation would send — the narrative
@@ -44,6 +47,7 @@ from prunecheck.model.trace import Trace, TraceStep, dumps
 from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none, user_code_of
 from prunecheck.sim.reproductions.narrative import narrate
+from prunecheck.sim.reproductions.page import bundle_page
 from prunecheck.sim.reproductions.timeline import draw_timeline
 from prunecheck.sim.runtimes.under_test import UnderTest, incidents_of, replay, runtime_of
 from prunecheck.sim.support.extras import missing_paragraph
@@ -66,6 +70,7 @@ BUNDLE_FILES = (
     "narrative.md",
     "timeline.png",
     "request.json",
+    "index.html",
 )
 
 
@@ -424,7 +429,8 @@ def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
         errors="backslashreplace",  # a lone surrogate (half an emoji) as its JSON escape
     )
     story = narrate(trace, steps, markdown=True)
-    lines = _header(trace, story.incidents, request, _under_commit(trace, policy)) + story.lines
+    head = _header(trace, story.incidents, request, _under_commit(trace, policy))
+    lines = head + story.lines
     plots = importlib.util.find_spec("matplotlib") is not None
     if not plots:  # the base or harness install: the plots are the report extra
         lines += ["", missing_paragraph("timeline.png (not drawn)", "matplotlib")]
@@ -433,4 +439,15 @@ def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
     )
     if plots:
         draw_timeline(trace, policy, out_dir / "timeline.png")
+    page = bundle_page(
+        trace,
+        policy,
+        steps,
+        header=head,
+        body=request.body,
+        errors=request.errors,
+        origin=_origin(request),
+        timeline=plots,
+    )
+    (out_dir / "index.html").write_text(page, encoding="utf-8")
     return out_dir
