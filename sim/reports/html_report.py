@@ -70,6 +70,22 @@ def _bundles(out: Path) -> str:  # the folder's name is not written: same rows, 
     return "<ul>" + "".join(items) + "</ul>"
 
 
+def _other_files(out: Path) -> str:
+    """Links to the other reports that live beside this one (framework
+    verdicts and their reproduction scripts, benchmarks), when present."""
+    found = [p for p in ("frameworks.md", "bench.md") if (out / p).is_file()]
+    scripts = sorted(p.name for p in (out / "frameworks").glob("*.py"))
+    if not found and not scripts:
+        return ""
+    items = [f'<li><a href="{escape(p)}">{escape(p)}</a></li>' for p in found]
+    items += [
+        f'<li><a href="frameworks/{escape(s)}">frameworks/{escape(s)}</a> (a standalone '
+        "reproduction script of a framework trimmer)</li>"
+        for s in scripts
+    ]
+    return '<h2 id="other">Other reports in this folder</h2><ul>' + "".join(items) + "</ul>"
+
+
 def index_html(data: ReportData, out: Path, plots: Sequence[str]) -> str:
     """The report page for the folder ``out`` holding ``plots``."""
     figures = "\n".join(
@@ -100,6 +116,7 @@ def index_html(data: ReportData, out: Path, plots: Sequence[str]) -> str:
         figures,
         '<h2 id="bundles">Reproduction bundles</h2>',
         _bundles(out),
+        _other_files(out),
         '<h2 id="summary">Tables (summary.md)</h2>',
         markdown(summary),
     ]
