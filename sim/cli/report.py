@@ -232,7 +232,8 @@ def _report(
     planned = {s.key for s in (*main, *tight, *knobs)}
     stored = read_rows(results, lambda _: None)  # run_sweep warns about bad lines
     reusable = {k for k in planned & stored.keys() if stored[k].error is None}
-    print(_plan_message(results, len(planned), reusable, len(stored)), file=sys.stderr)
+    if not args.quiet and sys.stderr.isatty():  # the closing line says it in any case
+        print(_plan_message(results, len(planned), reusable, len(stored)), file=sys.stderr)
     outcome = run_sweep(
         [*main, *tight, *knobs],
         out / "results.jsonl",

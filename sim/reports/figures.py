@@ -57,7 +57,7 @@ def _hits(sessions: Sequence[SessionRecord], kind: str) -> int:
 def quiet_note(gates: Sequence[Gate], kinds: Sequence[str], total: int) -> str:
     """One line for gates whose classes ``kinds`` saw nothing in ``total`` sessions each.
 
-    >>> quiet_note([Gate.COMMIT], ["any_violation"], 2800)[:54]
+    >>> quiet_note([Gate.COMMIT], ["any_violation"], 2800)[:53]
     'gate commit: no session with any violation in 2,800 ('
     """
     what = ", ".join(_label(k) for k in kinds)
