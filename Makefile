@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report report-fresh test test-all lint format bench frameworks clean
+.PHONY: all report report-fresh test test-all lint format bench frameworks docs clean
 
 all: test
 
@@ -40,15 +40,21 @@ test-all: $(STAMP)
 	$(PY) -m pytest -q -n $(JOBS) --dist worksteal --durations=20 --cov
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check model sim src tests benchmarks examples
-	$(VENV)/bin/ruff check model sim src tests benchmarks examples
+	$(VENV)/bin/ruff format --check model sim src tests benchmarks examples docs
+	$(VENV)/bin/ruff check model sim src tests benchmarks examples docs
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-logo
 
 # Apply the formatter and the fixable lint rules (make lint checks both).
 format: $(STAMP)
-	$(VENV)/bin/ruff format model sim src tests benchmarks examples
-	$(VENV)/bin/ruff check --fix model sim src tests benchmarks examples
+	$(VENV)/bin/ruff format model sim src tests benchmarks examples docs
+	$(VENV)/bin/ruff check --fix model sim src tests benchmarks examples docs
+
+# The documentation site (mkdocs.yml, docs/) into site/, warnings as errors; the
+# command-line and incident-class reference pages are generated first (docs/gen_cli.py).
+docs: $(STAMP)
+	$(PY) docs/gen_cli.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # The verdict table of framework trimmers (reports/frameworks.md) and a standalone
 # reproduction script per unsafe row (reports/frameworks/*.py), each run to confirm.
@@ -59,4 +65,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache .coverage
+	rm -rf $(VENV) build site *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache .coverage

@@ -148,10 +148,12 @@ def test_each_install_brings_what_its_audience_needs_and_no_more(tmp_path: Path)
     assert _needs(requires, "dask") == HARNESS | {"dask"}
     assert _needs(requires, "frameworks") == FRAMEWORKS
     extras = {line.split("extra ==")[1].strip(" \"'") for line in requires if "extra ==" in line}
-    everything = set().union(*(_needs(requires, e) for e in extras - {"all", "dev"}))
-    assert _needs(requires, "all") == everything  # every extra but the developers'
+    everything = set().union(*(_needs(requires, e) for e in extras - {"all", "dev", "docs"}))
+    assert _needs(requires, "all") == everything  # every extra but the developers' (dev, docs)
     assert HARNESS | {"matplotlib", "dask"} | FRAMEWORKS <= everything
     assert {"pytest", "pytest-xdist", "pytest-cov"} <= _needs(requires, "dev")
+    assert _needs(requires, "docs") == {"mkdocs", "mkdocs-material", "mkdocstrings-python"}
+    assert _needs(requires, "docs") <= _needs(requires, "dev")  # make's venv builds the site
 
 
 def _bare_venv(tmp_path: Path) -> Path:
