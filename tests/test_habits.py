@@ -29,7 +29,7 @@ def _recipe(target: str) -> str:
 def test_plain_mypy_checks_the_package_the_tests_and_the_benchmarks() -> None:
     mypy = _pyproject()["tool"]["mypy"]
     assert mypy["strict"] is True
-    assert set(mypy["files"]) == {"src/prunecheck", "tests", "benchmarks"}
+    assert set(mypy["files"]) == {"src/prunecheck", "tests", "benchmarks", "docs/gen_cli.py"}
     assert re.search(r"^\t\$\(VENV\)/bin/mypy$", _recipe("lint"), re.MULTILINE)
 
 
@@ -44,6 +44,14 @@ def test_ci_and_test_all_measure_coverage_against_a_floor() -> None:
     coverage = _pyproject()["tool"]["coverage"]
     assert coverage["run"]["source"] == ["prunecheck"]
     assert coverage["report"]["fail_under"] >= 90
+
+
+def test_ci_builds_the_docs_site_strictly_after_lint() -> None:
+    recipe = _recipe("docs")
+    assert re.search(r"^\t\$\(PY\) docs/gen_cli.py$", recipe, re.MULTILINE)  # generated pages first
+    assert re.search(r"mkdocs build --strict\b", recipe)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^make lint\nmake docs$", ci, re.MULTILINE)
 
 
 def test_make_test_runs_the_fast_suite_in_parallel_and_names_the_slowest() -> None:
