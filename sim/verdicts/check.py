@@ -51,6 +51,7 @@ from prunecheck.model.trace import Trace, replay
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
+from prunecheck.sim.runtimes.under_test import runtime_of
 from prunecheck.sim.support.forked import fork_map
 from prunecheck.sim.support.progress import Progress
 from prunecheck.sim.verdicts.failures import FailureDatabase, database
@@ -195,7 +196,14 @@ def check_policy(
                 spec, loaded, base, timeout, deadline, suite, seed, max_examples, max_events
             )
             # a policy given as an object may keep state in this process: one by one
-            many = len(todo) > 1 and isinstance(policy, str) and (jobs is None or jobs > 1)
+            # (a runtime under test is checked one placement after the other: its
+            # worker's failures are reported by the process that started it)
+            many = (
+                len(todo) > 1
+                and isinstance(policy, str)
+                and runtime_of(loaded) is None
+                and (jobs is None or jobs > 1)
+            )
             if many:  # side by side, one process a placement (see :mod:`.forked`)
                 bar.step(f"checks {', '.join(todo)} side by side")
                 results = fork_map(one, todo, jobs=jobs)
