@@ -17,9 +17,8 @@ from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.policy_spec import with_format
-from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -104,11 +103,11 @@ def execute(args: argparse.Namespace) -> int:
     config = runtime_config(args, base.config)
     folder = args.corpus or base.corpus_dir or default_corpus(None)
     paths = corpus_paths(folder)
-    policy = time_limited(load_policy(spec), args.policy_timeout)
+    system = load_system(spec, args.policy_timeout)
     out = args.out
     save = (lambda b: write_baseline(b, out)) if out else None
     recorder = Recorder(Baseline(spec, config, base.suite, corpus_dir=folder), save)
-    for item in run_suite(spec, policy, config, base.suite):
+    for item in run_suite(system, config, base.suite):
         recorder.add(item)
     error = error_of(recorder.runs)
     current = recorder.finish(

@@ -15,17 +15,16 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError, TraceError
 from prunecheck.model.incidents import Incident
+from prunecheck.model.system import replay
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none
-from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import policy_file, replay_command
 from prunecheck.sim.reproductions.narrative import narrate_stream
 from prunecheck.sim.reproductions.trace_file import read_trace
-from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runtime's
 
 __all__ = ["execute", "load_trace", "register"]
 
@@ -131,7 +130,7 @@ def execute(args: argparse.Namespace) -> int:
         trace = replace(trace, policy=spec)
     if args.gate:
         trace = replace(trace, config=replace(trace.config, gate=Gate(args.gate)))
-    policy = time_limited(load_policy(trace.policy), args.policy_timeout)
+    system = load_system(trace.policy, args.policy_timeout)
     try:
         from tqdm import tqdm
 
@@ -143,7 +142,7 @@ def execute(args: argparse.Namespace) -> int:
 
         # One step at a time: memory holds the context, not the whole story.
         with tqdm(
-            replay(trace, policy, record=True),
+            replay(trace, system, record=True),
             total=len(trace.events),
             unit="event",
             desc="replay",

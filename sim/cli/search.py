@@ -19,9 +19,9 @@ from prunecheck.sim.cli.driver_options import (
     check_out_arg,
     config_from_args,
     parse_target,
-    policy_from_args,
     shape_from_args,
     spec_from_args,
+    system_from_args,
 )
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
 from prunecheck.sim.drivers.shape import Shape
@@ -90,20 +90,19 @@ def execute(args: argparse.Namespace) -> int:
     check_out_arg(args)
     shape = shape_from_args(args, Shape.for_budget)
     spec = spec_from_args(args)
-    policy = policy_from_args(args)
+    system = system_from_args(args)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     bar = progress_for(args.time_limit)
     bar.start(args.max_examples, "runs")
     bar.step(f"search {spec} (checks {config.check_at})")
     try:
         result = search(
-            spec,
+            system,
             config,
             seed=args.seed,
             max_examples=args.max_examples,
             shape=shape,
             target=target,
-            policy=policy,
             deadline=deadline,
             progress=bar.runs(args.max_examples),
         )
@@ -137,5 +136,5 @@ def execute(args: argparse.Namespace) -> int:
         f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
         f"{len(result.trace.events)}; {where}{stopped})"
     )
-    report_counterexample(result.trace, result.incidents, policy, args.out, lead, force=args.force)
+    report_counterexample(result.trace, result.incidents, system, args.out, lead, force=args.force)
     return 1

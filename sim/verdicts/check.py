@@ -43,10 +43,14 @@ from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import PolicyError, PrunecheckError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem, reads_times
 from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider
-from prunecheck.model.trace import Trace, replay
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
+from prunecheck.model.system import System, replay
+from prunecheck.model.trace import Trace
+from prunecheck.sim.adapters.loader import load_runtime, model_system
+from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.progress import Progress
@@ -139,9 +143,14 @@ def check_policy(
     PolicyError
         if the policy cannot be loaded at all.
     """
-    spec, loaded = resolve_policy(policy, format=format, name=name)
-    if format is None and (found := format_of(loaded)) is not None:
-        format = found
+    runtime = _runtime(policy, format)
+    loaded: Policy | None = None
+    if runtime is not None:  # a runtime under test: its own code is checked
+        spec = runtime.name
+    else:
+        spec, loaded = resolve_policy(policy, format=format, name=name)
+        if format is None and (found := format_of(loaded)) is not None:
+            format = found
     base = config or RuntimeConfig(provider=Provider(format) if format else Provider.ANTHROPIC)
     if config is None or Gate(gate) is not Gate.NONE:
         base = replace(base, gate=Gate(gate))
@@ -155,7 +164,8 @@ def check_policy(
     done: list[CheckResult] = []
     try:
         for check_at in wanted:
-            run = _Check(spec, loaded, replace(base, check_at=check_at), timeout, deadline, bar)
+            subject = _Subject(spec, loaded, runtime, timeout)
+            run = _Check(subject, replace(base, check_at=check_at), deadline, bar)
             done.append(run.run(suite, seed, max_examples, max_events))
             if done[-1].verdict is Verdict.ERROR:
                 break
@@ -164,21 +174,45 @@ def check_policy(
     return combine(done)
 
 
+def _runtime(policy: PolicyLike, format: str | None) -> System[Any] | None:
+    """The runtime under test a ``runtime:`` spec names (None for a policy)."""
+    if not isinstance(policy, str) or format is not None:
+        return None
+    parsed = parse_spec_or_none(policy)
+    return load_runtime(parsed) if parsed is not None and parsed.kind.is_runtime else None
+
+
+class _Subject:
+    """What a check drives: the systems of its scenarios and of its search
+    (a policy's search runs it behind a :class:`Tripwire`), wrapped once."""
+
+    def __init__(
+        self, spec: str, loaded: Policy | None, runtime: System[Any] | None, timeout: float
+    ) -> None:
+        self.spec, self.loaded = spec, loaded
+        self.tripwire: Tripwire | None = None
+        if loaded is None:
+            assert runtime is not None
+            self.system = self.searched = runtime
+            return
+        self.system = model_system(spec, loaded, timeout)
+        self.tripwire = Tripwire(loaded, timeout)
+        self.searched = ModelSystem(self.tripwire, spec, timed=reads_times(loaded))
+
+
 class _Check:
     """One check's accumulating state (one placement): what finished stays."""
 
     def __init__(
         self,
-        spec: str,
-        loaded: Policy,
+        subject: _Subject,
         config: RuntimeConfig,
-        timeout: float,
         deadline: float | None,
         progress: Progress,
     ) -> None:
-        self.spec, self.loaded, self.config, self.timeout = spec, loaded, config, timeout
+        self.spec, self.loaded, self.config = subject.spec, subject.loaded, config
+        self.subject, self.system = subject, subject.system
         self.deadline, self.progress = deadline, progress
-        self.policy = time_limited(loaded, timeout)
         self.runs: list[ScenarioResult] = []
         self.totals: Counter[str] = Counter()
         self.failing: list[Trace] = []
@@ -198,7 +232,7 @@ class _Check:
                 return self.result(self.repro_from_suite())
             self.progress.step(f"{where}: {scenario.name}")
             result = run_scenario(
-                self.spec, self.policy, self.config, scenario, suite.horizon, max_events=max_events
+                self.system, self.config, scenario, suite.horizon, max_events=max_events
             )
             counts = {k: n for k, n in result.incidents.items() if n}
             error = f"scenario '{scenario.name}': {result.error}" if result.error else None
@@ -220,19 +254,19 @@ class _Check:
             from prunecheck.sim.drivers.search import search
 
             self.progress.step(f"{where}: adversarial search")
-            tripwire = Tripwire(self.loaded, self.timeout)
+            tripwire = self.subject.tripwire
             try:
                 found = search(
-                    self.spec,
+                    self.subject.searched,
                     self.config,
                     seed=seed,
                     max_examples=max_examples,
-                    policy=tripwire,
                     deadline=self.deadline,
                     progress=self.progress.runs(max_examples),
                 )
             except PolicyError as exc:
-                self.error = f"adversarial search: {search_error(exc, tripwire).paragraph()}"
+                named = search_error(exc, tripwire) if tripwire is not None else exc
+                self.error = f"adversarial search: {named.paragraph()}"
                 return self.result(None)
             self.examples = found.examples
             self.timed_out = self.timed_out or found.timed_out
@@ -242,12 +276,12 @@ class _Check:
         return self.result(repro or self.repro_from_suite())
 
     def repro_from_suite(self) -> Trace | None:
-        return _shortest_prefix(self.failing, self.policy) if self.failing else None
+        return _shortest_prefix(self.failing, self.system) if self.failing else None
 
     def result(self, repro: Trace | None) -> CheckResult:
         narrative = ""
         if repro is not None:
-            steps = [step for step, _ in replay(repro, self.policy, record=True)]
+            steps = [step for step, _ in replay(repro, self.system, record=True)]
             story = narrate(repro, steps)
             narrative = story.text()
         if self.error is not None:
@@ -275,19 +309,19 @@ class _Check:
         )
 
 
-def _first_violation(trace: Trace, policy: Policy) -> int | None:
-    for step, _ in replay(trace, policy, record=False):
+def _first_violation(trace: Trace, system: System[Any]) -> int | None:
+    for step, _ in replay(trace, system, record=False):
         if any(i.is_violation for i in step.result.incidents):
             return step.index
     return None
 
 
-def _shortest_prefix(traces: Sequence[Trace], policy: Policy) -> Trace | None:
+def _shortest_prefix(traces: Sequence[Trace], system: System[Any]) -> Trace | None:
     """The shortest prefix, over ``traces``, that ends at a first violation."""
     best: Trace | None = None
     for trace in traces:
         try:
-            at = _first_violation(trace, policy)
+            at = _first_violation(trace, system)
         except PolicyError:
             continue
         if at is not None and (best is None or at + 1 < len(best.events)):

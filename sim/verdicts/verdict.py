@@ -30,6 +30,7 @@ from pathlib import Path
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import Policy
 from prunecheck.model.trace import Trace, dumps
 from prunecheck.sim.verdicts.suite import Scenario
@@ -152,9 +153,9 @@ class CheckResult:
             (out / "trace.json").write_text(dumps(self.reproduction), encoding="utf-8")
             (out / "narrative.md").write_text(self.narrative, encoding="utf-8")
             return out
-        return Path(
-            bundles.write_bundle(self.reproduction, out, policy=self.policy_object, force=force)
-        )
+        loaded = self.policy_object
+        system = None if loaded is None else ModelSystem(loaded, self.policy)
+        return Path(bundles.write_bundle(self.reproduction, out, system=system, force=force))
 
 
 _WORDS = {
