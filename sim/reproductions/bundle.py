@@ -344,5 +344,11 @@ def _write(trace: Trace, out_dir: Path, system: System[Any]) -> Path:
         encoding="utf-8",
     )
     story = narrate(trace, steps, markdown=True)
-from prunecheck.sim.support.extras import missing_paragraph
+    lines = _header(trace, story.incidents, request, _under_commit(trace, system)) + story.lines
+    plots = importlib.util.find_spec("matplotlib") is not None
+    if not plots:  # the base or harness install: the plots are the report extra
+        lines += ["", missing_paragraph("timeline.png (not drawn)", "matplotlib")]
+    (out_dir / "narrative.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if plots:
+        draw_timeline(trace, system, out_dir / "timeline.png")
     return out_dir

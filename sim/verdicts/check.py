@@ -357,7 +357,7 @@ def first_violation(result: CheckResult) -> str | None:
     if trace is None or policy is None:
         return None
     try:
-        for step, _ in replay(trace, policy, record=False):
+        for step, _ in replay(trace, ModelSystem(policy, result.policy), record=False):
             bad = next((i for i in step.result.incidents if i.is_violation), None)
             if bad is not None:
                 return (
