@@ -251,3 +251,24 @@ def test_regenerated_logs_import_the_same_way(tmp_path: Path) -> None:
             imported = import_conversation(conversation, requests)
             imports.append((conversation, imported.trace.events, imported.trace.policy))
         assert imports[0] == imports[1], path.name
+
+
+def test_import_then_shrink_on_the_command_line_gives_at_most_15_events(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The on-call workflow end to end: ``prunecheck import LOG --out B``
+    then ``prunecheck shrink B/trace.json --out S``: the shrunk bundle's
+    trace holds at most 15 events and still shows the logged rejection."""
+    log = EXAMPLE / "spans.otlp.jsonl"
+    status, _out, err = _run(["import", str(log), "--out", str(tmp_path / "b")], capsys)
+    assert status == 1, err
+    imported = read_trace(tmp_path / "b" / "trace.json")
+    status, _out, err = _run(
+        ["shrink", str(tmp_path / "b" / "trace.json"), "--out", str(tmp_path / "s")], capsys
+    )
+    assert status == 1, err
+    shrunk = read_trace(tmp_path / "s" / "trace.json")
+    assert len(shrunk.events) <= 15
+    assert len(shrunk.events) <= len(imported.events) + 4  # shrunk, then run on to the harm
+    kinds = {i.kind for i in incidents_of(shrunk, load_policy(shrunk.policy))}
+    assert IncidentKind.PROVIDER_REJECTION in kinds
