@@ -17,9 +17,8 @@ from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
-from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.cli.trusted import trusted_trace
+from prunecheck.sim.cli.trusted import add_trace_arguments, trusted_trace
 from prunecheck.sim.reproductions.narrative import narrate_stream
 from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runtime's
 
@@ -44,13 +43,7 @@ def register(sub: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
-    add_policy_argument(p, help="replay with this policy spec instead of the trace's")
-    p.add_argument(
-        "--trust-policy",
-        action="store_true",
-        help="import the policy file or module the trace names (it runs its code)",
-    )
+    add_trace_arguments(p)
     p.add_argument(
         "--gate",
         choices=["none", "reference", "commit", "spill"],

@@ -25,9 +25,8 @@ from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import count
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.limits import parse_time_limit
-from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.cli.trusted import trusted_trace
+from prunecheck.sim.cli.trusted import add_trace_arguments, trusted_trace
 from prunecheck.sim.reproductions.harm import extend_to_harm
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.runtimes.under_test import replay
@@ -58,13 +57,7 @@ def register(sub: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
-    add_policy_argument(p, help="replay with this policy spec instead of the trace's")
-    p.add_argument(
-        "--trust-policy",
-        action="store_true",
-        help="import the policy file or module the trace names (it runs its code)",
-    )
+    add_trace_arguments(p)
     p.add_argument(
         "--target",
         metavar="KINDS",

@@ -12,10 +12,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
+from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.reproductions.bundle import (
     policy_file,
     replay_command,
@@ -24,7 +26,19 @@ from prunecheck.sim.reproductions.bundle import (
 )
 from prunecheck.sim.reproductions.trace_file import read_trace
 
-__all__ = ["load_trace", "trusted_trace"]
+__all__ = ["add_trace_arguments", "load_trace", "trusted_trace"]
+
+
+def add_trace_arguments(p: Any) -> None:
+    """The arguments of a command that reads a trace and replays its policy
+    (``replay``, ``shrink``): ``TRACE``, ``[POLICY]`` and ``--trust-policy``."""
+    p.add_argument("trace", help="trace JSON file (a bundle's trace.json), or a bundle folder")
+    add_policy_argument(p, help="replay with this policy spec instead of the trace's")
+    p.add_argument(
+        "--trust-policy",
+        action="store_true",
+        help="import the policy file or module the trace names (it runs its code)",
+    )
 
 
 def load_trace(path_text: str) -> Trace:
