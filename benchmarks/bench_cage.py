@@ -24,7 +24,7 @@ from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.sim.adapters.cage import close_all
-from prunecheck.sim.adapters.loader import load_local, load_policy
+from prunecheck.sim.adapters.loader import load_local, load_policy, model_system
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import load_at
 
@@ -114,7 +114,7 @@ def run(quick: bool) -> str:
         sims = {}
         for label, policy in (("in-process", local), ("caged", caged)):
             started = time.perf_counter()
-            result = simulate(spec, config, load_at(0.5), 1, policy=policy, horizon=horizon)
+            result = simulate(model_system(spec, policy), config, load_at(0.5), 1, horizon=horizon)
             sims[label] = (time.perf_counter() - started, result.counters.get("policy_calls", 0))
         close_all()
     (t_local, n_local), (t_caged, n_caged) = sims["in-process"], sims["caged"]

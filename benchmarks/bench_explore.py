@@ -30,6 +30,7 @@ MAX_PEAK_MB = 512
 
 _CHILD = """
 import json, sys
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.model.gates import Gate
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.sim.drivers.explore import explore
@@ -46,11 +47,9 @@ def rss_kb():
 depth = int(sys.argv[1])
 config = RuntimeConfig(budget=1000, hard_ceiling=1500, gate=Gate.COMMIT)
 shape = Shape.small(max_calls=3, max_chunks=3)
-explore("lowest_salience", config, depth=2, shape=shape,
-        policy=load_policy("lowest_salience"))  # everything imported and warm
+explore(load_system("lowest_salience"), config, depth=2, shape=shape)  # imported and warm
 base = rss_kb()
-r = explore("lowest_salience", config, depth=depth, shape=shape, max_states=50_000_000,
-            policy=load_policy("lowest_salience"))
+r = explore(load_system("lowest_salience"), config, depth=depth, shape=shape, max_states=50_000_000)
 # VmHWM, not getrusage's ru_maxrss: Linux keeps ru_maxrss across exec, so a child
 # of a big parent (make bench, after the Dask sweeps) reported the parent's size.
 peak = status_kb("VmHWM")

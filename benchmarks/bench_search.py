@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.drivers.explore import explore
 from prunecheck.sim.drivers.search import random_walk, search
 from prunecheck.sim.drivers.shape import Shape
@@ -51,22 +51,19 @@ class _Run:
 
 
 def _search(target: frozenset[IncidentKind], seed: int) -> _Run:
-    r = search(
-        POLICY, CONFIG, seed=seed, shape=Shape.small(), target=target, policy=load_policy(POLICY)
-    )
+    r = search(load_system(POLICY), CONFIG, seed=seed, shape=Shape.small(), target=target)
     assert r.trace is not None and r.first_seconds is not None and r.first_length is not None
     return _Run(r.first_seconds, r.seconds, r.events, r.first_length, len(r.trace.events))
 
 
 def _random(target: frozenset[IncidentKind], seed: int) -> _Run:
     r = random_walk(
-        POLICY,
+        load_system(POLICY),
         CONFIG,
         seed=seed,
         shape=Shape.small(),
         target=target,
         max_runs=100_000,
-        policy=load_policy(POLICY),
     )
     assert r.trace is not None
     return _Run(r.seconds, r.seconds, r.events, len(r.trace.events), len(r.trace.events))
@@ -74,9 +71,7 @@ def _random(target: frozenset[IncidentKind], seed: int) -> _Run:
 
 def _explore(target: frozenset[IncidentKind], seed: int) -> _Run:
     started = time.perf_counter()
-    r = explore(
-        POLICY, CONFIG, depth=12, shape=Shape.small(), target=target, policy=load_policy(POLICY)
-    )
+    r = explore(load_system(POLICY), CONFIG, depth=12, shape=Shape.small(), target=target)
     took = time.perf_counter() - started
     assert r.counterexample is not None
     n = len(r.counterexample.events)

@@ -27,8 +27,8 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import RuntimeState, initial_state
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import time_limited
+from prunecheck.sim.adapters.loader import load_policy, load_system
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import Load, load_at
 
@@ -63,12 +63,7 @@ def _throughput(policy: str, gate: Gate, level: float, horizon: float) -> list[s
     for _ in range(_REPEATS):
         started = time.perf_counter()
         result = simulate(
-            policy,
-            config,
-            load_at(level),
-            1,
-            horizon=horizon,
-            policy=time_limited(load_policy(policy)),
+            load_system(policy, DEFAULT_TIMEOUT), config, load_at(level), 1, horizon=horizon
         )
         sim = min(sim, (time.perf_counter() - started) / result.events)
         events = result.events
@@ -105,13 +100,12 @@ def _long_trace(messages: int, extra: int) -> Trace:
         giant_share=0.0,
     )
     result = simulate(
-        "unit_safe",
+        load_system("unit_safe", DEFAULT_TIMEOUT),
         config,
         load,
         1,
         horizon=1e9,
         max_events=int(messages * 1.3) + extra + 2_000,
-        policy=time_limited(load_policy("unit_safe")),
     )
     return result.traces[0]
 

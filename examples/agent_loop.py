@@ -9,14 +9,16 @@ message was evicted keeps appending into a new one, and after a provider
 with its trimmer wrapped in :class:`prunecheck.guard.CommitGuard`, fed the
 loop's events (calls issued, result chunks, results complete, streams).
 
-Both implement prunecheck's ``RuntimeUnderTest`` protocol (``feed``,
-``request``, ``executions``), so prunecheck drives the loop itself::
+Both implement prunecheck's ``RuntimeUnderTest`` protocol
+(:mod:`prunecheck.runtime`: ``feed``, ``request``, ``executions``), so
+prunecheck drives the loop itself::
 
     prunecheck search runtime:examples/agent_loop.py:NaiveLoop      # exit 1, a reproduction
     prunecheck search runtime:examples/agent_loop.py:GuardedLoop    # exit 0
     python examples/agent_loop.py        # replays the domain document's incident on both
 
-Offline: the "tools" and the "model" are prunecheck's stimuli.
+Offline: the "tools" and the "model" are prunecheck's stimuli — the model's
+events, each rendered with the harness's ids and text.
 """
 
 from __future__ import annotations
@@ -24,12 +26,11 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from prunecheck.guard import CommitGuard, HardCeilingExceeded, SpillStore
-from prunecheck.sim.runtimes import stimuli as s
-from prunecheck.sim.runtimes.stimuli import Execution, count_tokens
+from prunecheck.runtime import Call, Execution, JudgedSystem, Rejected, Stimulus, count_tokens
 
 Message = dict[str, Any]
 
@@ -68,12 +69,15 @@ class AgentLoop:
         self.messages: list[Message] = []
         self.ids: dict[int, str] = {}  # id(message) -> its id
         self.open: dict[str, Message] = {}  # stream (call or message id) -> message
-        self.batches: dict[str, tuple[s.Call, ...]] = {}
+        self.batches: dict[str, tuple[Call, ...]] = {}
         self.executed: list[Execution] = []
         self.rejected: tuple[str, ...] = ()
 
     # ------------------------------------------------------------ protocol
-    def feed(self, stimulus: s.Stimulus) -> None:
+    def feed(self, stimulus: Stimulus | Rejected) -> None:
+        if isinstance(stimulus, Rejected):  # the provider's 400 to the last request
+            self.rejected = stimulus.calls
+            return
         asyncio.run(self.handle(stimulus))
 
     def request(self) -> Sequence[Mapping[str, Any]]:
@@ -95,28 +99,26 @@ class AgentLoop:
         )
 
     # ---------------------------------------------------------------- loop
-    async def handle(self, st: s.Stimulus) -> None:
-        if isinstance(st, s.System | s.User):
-            role = "system" if isinstance(st, s.System) else "user"
-            message = self.append(st.id, {"role": role, "content": st.text})
+    async def handle(self, st: Stimulus) -> None:
+        kind = st.kind  # the model event's kind
+        if kind in ("system", "user"):
+            message = self.append(st.id, {"role": kind, "content": st.text})
             if self.guard is not None:
-                self.guard.message(st.id, role, count_tokens(st.text), message)
+                self.guard.message(st.id, kind, count_tokens(st.text), message)
             self.budget_check()
-        elif isinstance(st, s.AssistantText):
+        elif kind == "assistant":
             self.stream_text(st)
-        elif isinstance(st, s.ToolCalls):
+        elif kind == "batch":
             await self.tool_calls(st)
-        elif isinstance(st, s.ResultChunk):
+        elif kind == "result":
             await self.result_chunk(st)
-        elif isinstance(st, s.ToolFailed):
+        elif kind == "failure":
             await self.tool_failed(st)
-        elif isinstance(st, s.Rejected):
-            self.rejected = st.calls
-        elif isinstance(st, s.Retry):
+        elif kind == "retry":
             await self.retry()
-        elif isinstance(st, s.BudgetCheck):
+        elif kind == "check":
             self.budget_check()
-        elif isinstance(st, s.NewSession):  # a fresh session: an empty context
+        elif kind == "session":  # a fresh session: an empty context
             self.messages, self.open, self.rejected = [], {}, ()
             if self.guard is not None:
                 self.guard = CommitGuard(
@@ -126,7 +128,7 @@ class AgentLoop:
                     store=SpillStore(":memory:"),
                 )
 
-    async def tool_calls(self, st: s.ToolCalls) -> None:
+    async def tool_calls(self, st: Stimulus) -> None:
         message = {
             "role": "assistant",
             "content": st.text,
@@ -151,16 +153,16 @@ class AgentLoop:
         await asyncio.gather(*(self.run_tool(c) for c in st.calls))  # parallel tool calls
         self.budget_check()
 
-    async def run_tool(self, call: s.Call) -> None:
+    async def run_tool(self, call: Call) -> None:
         """Start a tool (its output arrives later, chunk by chunk)."""
         await asyncio.sleep(0)
         self.executed.append(
             Execution(call.id, call.tool, call.arguments.get("path", ""), call.effect)
         )
 
-    async def result_chunk(self, chunk: s.ResultChunk) -> None:
+    async def result_chunk(self, chunk: Stimulus) -> None:
         """Stream a result into its message, checking the budget after each append."""
-        call = chunk.call
+        call = chunk.id
         message = self.open.get(call)
         tokens = count_tokens(chunk.text)
         if message is None or not self.present(message):
@@ -181,20 +183,19 @@ class AgentLoop:
                 self.guard.result_complete(call)
         self.budget_check()
 
-    async def tool_failed(self, st: s.ToolFailed) -> None:
-        partial = self.open.pop(st.call, None)
+    async def tool_failed(self, st: Stimulus) -> None:
+        call = st.id
+        partial = self.open.pop(call, None)
         if partial is not None and self.present(partial):
-            self.remove([f"result:{st.call}"])
+            self.remove([f"result:{call}"])
             if self.guard is not None:
-                self.guard.removed([f"result:{st.call}"])
-        message = self.answer(
-            st.call, {"role": "tool", "tool_call_id": st.call, "content": st.text}
-        )
+                self.guard.removed([f"result:{call}"])
+        message = self.answer(call, {"role": "tool", "tool_call_id": call, "content": st.text})
         if self.guard is not None:
-            self.guard.result_complete(st.call, count_tokens(st.text), f"result:{st.call}", message)
+            self.guard.result_complete(call, count_tokens(st.text), f"result:{call}", message)
         self.budget_check()
 
-    def stream_text(self, st: s.AssistantText) -> None:
+    def stream_text(self, st: Stimulus) -> None:
         message = self.open.get(st.id)
         tokens = count_tokens(st.text)
         if message is None or not self.present(message):
@@ -297,18 +298,23 @@ class GuardedLoop(AgentLoop):
         super().__init__(budget, hard_ceiling, guard)
 
 
+def judged(name: str, loop: Callable[[int, int], AgentLoop]) -> JudgedSystem:
+    """The loop as a System the drivers drive (``runtime:FILE.py:CLASS`` does the same)."""
+    return JudgedSystem(
+        f"runtime:{__file__}:{name}", lambda config: loop(config.budget, config.hard_ceiling)
+    )
+
+
 def main() -> None:
     from pathlib import Path
 
+    from prunecheck.model.system import incidents_of
     from prunecheck.model.trace import loads
-    from prunecheck.sim.adapters.loader import load_policy
-    from prunecheck.sim.runtimes.under_test import incidents_of
 
     corpus = Path(__file__).resolve().parent.parent / "tests" / "corpus"
     trace = loads((corpus / "seed_parallel_batch.json").read_text())
-    for name in ("NaiveLoop", "GuardedLoop"):
-        runtime = load_policy(f"runtime:{__file__}:{name}")
-        found = [i for i in incidents_of(trace, runtime) if i.is_violation]
+    for name, loop in (("NaiveLoop", NaiveLoop), ("GuardedLoop", GuardedLoop)):
+        found = [i for i in incidents_of(trace, judged(name, loop)) if i.is_violation]
         kinds = sorted({i.kind.label for i in found})
         print(
             f"{name}: {len(found)} violation(s) on the domain document's parallel batch"

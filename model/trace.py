@@ -3,7 +3,8 @@ engine-independent, versioned JSON.
 
 A trace names its policy by spec (``lowest_salience``, ``pkg.mod:attr``,
 ``path/to/file.py:attr``); resolving the spec to code is the shell's job
-(:mod:`prunecheck.sim.loading`), so this module stays pure.
+(:mod:`prunecheck.sim.adapters.loader`), so this module stays pure.  A trace
+replays with :func:`prunecheck.model.system.replay`, by any subject.
 
 JSON form (version 1)::
 
@@ -19,17 +20,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .config import RuntimeConfig
 from .errors import ConfigError, TraceError
 from .events import Event, event_from_json, event_to_json
-from .incidents import Incident
-from .policies import Policy
-from .runtime import apply
-from .state import RuntimeState, StepResult, initial_state
+from .state import StepResult
 
 __all__ = [
     "FORMAT",
@@ -40,9 +38,7 @@ __all__ = [
     "TraceStep",
     "depth_ok",
     "dumps",
-    "incidents_of",
     "loads",
-    "replay",
     "trace_from_json",
     "trace_to_json",
 ]
@@ -236,26 +232,3 @@ def trace_from_json(data: object, source: str = "trace") -> Trace:
     if not isinstance(meta, dict):
         raise TraceError(source, "'meta' must be a JSON object.")
     return Trace(policy, config, events, seed, times, meta)
-
-
-def replay(
-    trace: Trace, policy: Policy, *, record: bool = True
-) -> Iterator[tuple[TraceStep, RuntimeState]]:
-    """Run a trace from an empty runtime; yield each step with the state after it.
-
-    The state object is the same one throughout (updated in place); copy it
-    if you keep it.  Raises :class:`TraceError` at the first impossible event.
-    """
-    state = initial_state(trace.config, policy, record=record)
-    for i, event in enumerate(trace.events):
-        at = trace.times[i] if trace.times is not None else float(i)
-        try:
-            result = apply(state, event, at)
-        except TraceError as exc:
-            raise TraceError(f"events[{i}] ({event.kind})", exc.rule, exc.hint) from None
-        yield TraceStep(i, event, at, result), state
-
-
-def incidents_of(trace: Trace, policy: Policy) -> list[Incident]:
-    """Every incident of a replay, in order."""
-    return [i for step, _ in replay(trace, policy, record=False) for i in step.result.incidents]

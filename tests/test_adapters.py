@@ -23,11 +23,13 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import BUILTINS, ContextView
 from prunecheck.model.provider import Provider, render
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
-from prunecheck.model.trace import Trace, incidents_of
+from prunecheck.model.system import incidents_of
+from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.cage import CagedPolicy
 from prunecheck.sim.adapters.list_render import render_list
 from prunecheck.sim.adapters.lists import ListPolicy, list_policy
@@ -296,9 +298,9 @@ def test_keep_last_orphans_a_result_and_the_boundary_trimmer_does_not() -> None:
     trace = Trace("x", config, events)
     unsafe = load_policy(f"{EXAMPLES}/openai_keep_last.py:trim@openai")
     safe = load_policy(f"{EXAMPLES}/openai_commit_boundary.py:trim@openai")
-    kinds = {i.kind for i in incidents_of(trace, unsafe)}
+    kinds = {i.kind for i in incidents_of(trace, ModelSystem(unsafe))}
     assert {IncidentKind.ORPHANED_RESULT, IncidentKind.PROVIDER_REJECTION} <= kinds
-    assert not [i for i in incidents_of(trace, safe) if i.is_violation]
+    assert not [i for i in incidents_of(trace, ModelSystem(safe)) if i.is_violation]
 
 
 def test_a_shortened_tool_result_reads_as_a_partial_clear() -> None:

@@ -16,9 +16,11 @@ import pytest
 
 from prunecheck.model.events import Invoke
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import validate
-from prunecheck.model.trace import Trace, dumps, incidents_of, loads
+from prunecheck.model.system import incidents_of
+from prunecheck.model.trace import Trace, dumps, loads
 from prunecheck.sim.reproductions.bundle import BUNDLE_FILES, write_bundle
 from prunecheck.sim.reproductions.timeline import Cell, lanes_of
 
@@ -56,7 +58,9 @@ def test_request_is_the_rejected_invocation(bundles: dict[str, Path]) -> None:
     policy = builtin_policy(trace.policy)
     assert policy is not None
     rejection = next(
-        i for i in incidents_of(trace, policy) if i.kind is IncidentKind.PROVIDER_REJECTION
+        i
+        for i in incidents_of(trace, ModelSystem(policy))
+        if i.kind is IncidentKind.PROVIDER_REJECTION
     )
     assert isinstance(trace.events[rejection.step], Invoke)
     assert errors and errors[0].text == rejection.text
@@ -92,7 +96,7 @@ def test_timeline_marks_open_pending_and_evicted() -> None:
     trace = _corpus("stream_evicted_mid_append.json")
     policy = builtin_policy(trace.policy)
     assert policy is not None
-    lanes = lanes_of(trace, policy)
+    lanes = lanes_of(trace, ModelSystem(policy))
     assert len(lanes.ticks) == len(trace.events)
     assert lanes.cells["m2"][1] is Cell.PENDING  # the batch, calls pending
     assert lanes.cells["m3"][2] is Cell.OPEN  # the first result streaming

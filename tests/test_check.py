@@ -12,9 +12,11 @@ import pytest
 
 from prunecheck import UnsafePolicy, Verdict, assert_policy_safe, check_policy
 from prunecheck.model.errors import PolicyError
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import ContextView, builtin_policy
-from prunecheck.model.trace import dumps, incidents_of, loads
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import incidents_of
+from prunecheck.model.trace import dumps, loads
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -42,7 +44,7 @@ def test_openai_keep_last_is_unsafe_with_a_replayable_reproduction() -> None:
     assert repro is not None and 1 <= len(repro.events) <= 12
     assert repro.config.gate == "none" and repro.config.provider == "openai"
     assert result.policy_object is not None
-    replayed = incidents_of(loads(dumps(repro)), result.policy_object)
+    replayed = incidents_of(loads(dumps(repro)), ModelSystem(result.policy_object))
     assert any(i.is_violation for i in replayed)
     assert "VIOLATION" in result.narrative
 
@@ -78,7 +80,7 @@ def test_unsafe_without_search_falls_back_to_the_shortest_failing_prefix() -> No
     result = check_policy("lowest_salience", levels=(0.6,), seeds=(1,), max_examples=0)
     repro = result.reproduction
     assert repro is not None and repro.meta["found_by"] == {"driver": "simulate"}
-    replayed = incidents_of(repro, load_policy("lowest_salience"))
+    replayed = incidents_of(repro, load_system("lowest_salience"))
     first = next(i.step for i in replayed if i.is_violation)
     # shrunk to the first violation, then (when it shows harm) run on to it
     assert first == repro.meta["shrunk"]["to"] - 1

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.model.trace import incidents_of, loads
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import incidents_of
+from prunecheck.model.trace import loads
+from prunecheck.sim.adapters.loader import load_system
 
 CORPUS = Path(__file__).parent / "corpus"
 TRACES = sorted(CORPUS.glob("*.json"))
@@ -26,7 +27,7 @@ def test_corpus_trace_replays_to_its_expected_violations(path: Path) -> None:
     expect = trace.meta.get("expect", {}).get("violations")
     assert isinstance(expect, list), f"{path.name}: meta.expect.violations is missing"
     assert trace.meta.get("title") and trace.meta.get("story"), f"{path.name}: title/story"
-    incidents = incidents_of(trace, load_policy(trace.policy))
+    incidents = incidents_of(trace, load_system(trace.policy))
     found = sorted({i.kind.value for i in incidents if i.is_violation})
     assert found == sorted(expect), "\n".join(
         [f"{path.name}: expected {sorted(expect)}, replay gives {found}:"]

@@ -106,7 +106,7 @@ KEPT_020 = {
         "salience",
     ],
     "prunecheck.pytest_plugin": ["PrunecheckFixture", "prunecheck", "pytest_addoption"],
-    "prunecheck.model.trace": ["FORMAT", "VERSION", "Trace", "dumps", "loads", "replay"],
+    "prunecheck.model.trace": ["FORMAT", "VERSION", "Trace", "dumps", "loads"],
 }
 
 

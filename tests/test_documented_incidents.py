@@ -12,11 +12,13 @@ import pytest
 
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import VIOLATION_KINDS, Incident, IncidentKind
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.notes import NoteKind
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.state import RuntimeState
-from prunecheck.model.trace import Trace, TraceStep, dumps, loads, replay
+from prunecheck.model.system import replay
+from prunecheck.model.trace import Trace, TraceStep, dumps, loads
 
 CORPUS = Path(__file__).parent / "corpus"
 PARALLEL = CORPUS / "seed_parallel_batch.json"
@@ -42,7 +44,7 @@ def run(trace: Trace) -> tuple[list[TraceStep], RuntimeState]:
     assert policy is not None
     steps: list[TraceStep] = []
     final: RuntimeState | None = None
-    for item, final in replay(trace, policy):  # noqa: B007 (the last state is kept)
+    for item, final in replay(trace, ModelSystem(policy)):  # noqa: B007 (the last state is kept)
         steps.append(item)
     assert final is not None
     return steps, final

@@ -20,11 +20,13 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import BUILTINS, builtin_policy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import RuntimeState, initial_state
-from prunecheck.model.trace import incidents_of, loads
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import incidents_of
+from prunecheck.model.trace import loads
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.explore import canonical_key, explore
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
@@ -100,12 +102,11 @@ def test_explore_finds_a_shortest_counterexample(
     target: frozenset[IncidentKind], length: int
 ) -> None:
     result = explore(
-        "lowest_salience",
+        load_system("lowest_salience"),
         CONFIG,
         depth=8,
         shape=Shape.small(),
         target=target,
-        policy=load_policy("lowest_salience"),
     )
     trace = result.counterexample
     assert trace is not None and len(trace.events) == length
@@ -114,16 +115,17 @@ def test_explore_finds_a_shortest_counterexample(
     assert result.depth_reached == length - 2
     policy = builtin_policy("lowest_salience")
     assert policy is not None
-    kinds_at_end = {i.kind for i in incidents_of(trace, policy) if i.step == length - 1}
+    kinds_at_end = {
+        i.kind for i in incidents_of(trace, ModelSystem(policy)) if i.step == length - 1
+    }
     assert target <= kinds_at_end
     # Breadth first: one event less finds nothing.
     shorter = explore(
-        "lowest_salience",
+        load_system("lowest_salience"),
         CONFIG,
         depth=length - 3,
         shape=Shape.small(),
         target=target,
-        policy=load_policy("lowest_salience"),
     )
     assert shorter.counterexample is None and shorter.depth_reached == length - 3
     assert shorter.states > 1 and shorter.transitions >= shorter.states - 1
@@ -131,12 +133,11 @@ def test_explore_finds_a_shortest_counterexample(
 
 def test_max_states_caps_memory() -> None:
     result = explore(
-        "recency",
+        load_system("recency"),
         replace(CONFIG, gate=Gate.COMMIT),
         depth=9,
         shape=Shape.small(),
         max_states=500,
-        policy=load_policy("recency"),
     )
     assert result.capped and result.states == 500 and result.depth_reached < 9
     assert result.counterexample is None
@@ -194,7 +195,7 @@ def test_fingerprints_count_what_full_states_count(
     shape = Shape.small(**bounds)
     config = replace(CONFIG, gate=gate)
     states, transitions, reached, hit = _reference_bfs(policy, config, depth, shape)
-    result = explore(policy, config, depth=depth, shape=shape, policy=load_policy(policy))
+    result = explore(load_system(policy), config, depth=depth, shape=shape)
     assert (result.states, result.transitions, result.depth_reached) == (
         states,
         transitions,
@@ -208,11 +209,10 @@ def test_fingerprints_count_what_full_states_count(
 @pytest.mark.slow
 def test_a_state_costs_under_100_bytes() -> None:
     result = explore(
-        "lowest_salience",
+        load_system("lowest_salience"),
         replace(CONFIG, gate=Gate.COMMIT),
         depth=9,
         shape=Shape.small(),
-        policy=load_policy("lowest_salience"),
     )
     assert result.states > 30_000 and not result.capped
     assert 0 < result.bytes_per_state <= 100
@@ -238,13 +238,11 @@ def _shape_for(policy: str, **bounds: int) -> Shape:
 )
 def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
     shape = _shape_for(policy, max_batches=1, max_texts=0 if policy == "turn_window" else 1)
-    result = explore(
-        policy, replace(CONFIG, gate=gate), depth=8, shape=shape, policy=load_policy(policy)
-    )
+    result = explore(load_system(policy), replace(CONFIG, gate=gate), depth=8, shape=shape)
     assert result.counterexample is None and not result.capped
     assert result.depth_reached == 8 and result.states > 1000
     # Not vacuous: the same shape without the gate breaks.
-    raw = explore(policy, CONFIG, depth=8, shape=shape, policy=load_policy(policy))
+    raw = explore(load_system(policy), CONFIG, depth=8, shape=shape)
     assert raw.counterexample is not None
 
 
@@ -253,11 +251,10 @@ def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
 @pytest.mark.parametrize("policy", list(BUILTINS))
 def test_safe_gates_full_matrix(policy: str, gate: Gate) -> None:
     result = explore(
-        policy,
+        load_system(policy),
         replace(CONFIG, gate=gate),
         depth=8,
         shape=_shape_for(policy),
-        policy=load_policy(policy),
     )
     assert result.counterexample is None, result.incidents
     assert not result.capped and result.depth_reached == 8

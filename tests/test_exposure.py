@@ -21,6 +21,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import REJECTION_KINDS
 from prunecheck.model.state import CounterName
+from prunecheck.sim.adapters.loader import model_system
 from prunecheck.sim.cli import sweep as sweep_command
 from prunecheck.sim.drivers import shape
 from prunecheck.sim.drivers.simulator import RunResult, simulate
@@ -47,11 +48,10 @@ def _results() -> tuple[RunResult, ...]:
     assert policy is not None
     return tuple(
         simulate(
-            "lowest_salience",
+            model_system("lowest_salience", policy),
             RuntimeConfig(gate=gate),
             load_at(1.0),
             seed=1,
-            policy=policy,
             horizon=300.0,
         )
         for gate in (Gate.NONE, Gate.REFERENCE, Gate.COMMIT, Gate.SPILL)

@@ -12,12 +12,12 @@ import pytest
 
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import incidents_of
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.shrink import minimize
 from prunecheck.sim.reproductions.trace_file import read_trace
-from prunecheck.sim.runtimes.under_test import incidents_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "telemetry"
@@ -74,7 +74,7 @@ def test_a_cut_batch_log_imports_to_a_trace_that_replays_to_the_logged_rejection
     assert logged in out
     # The bundle: its trace replays (with prunecheck replay) to the same rule's rejection.
     trace = read_trace(out_dir / "trace.json")
-    incidents = incidents_of(trace, load_policy(trace.policy))
+    incidents = incidents_of(trace, load_system(trace.policy))
     rejections = [i for i in incidents if i.kind is IncidentKind.PROVIDER_REJECTION]
     assert rejections and rejections[0].reason == CUT[name]
     assert any(i.kind is IncidentKind.INVALID_PRUNE for i in incidents)
@@ -166,7 +166,7 @@ def test_each_conversation_of_a_log_gets_its_own_bundle(
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["conv-clean", "conv-cut-batch"]
     for name, expected in (("conv-clean", 0), ("conv-cut-batch", 1)):
         trace = read_trace(tmp_path / "out" / name / "trace.json")
-        violations = [i for i in incidents_of(trace, load_policy(trace.policy)) if i.is_violation]
+        violations = [i for i in incidents_of(trace, load_system(trace.policy)) if i.is_violation]
         assert bool(violations) == bool(expected)
     status, out, _ = _run(["import", str(both), "--conversation", "conv-clean"], capsys)
     assert status == 0 and out.startswith("conversation conv-clean:")
@@ -190,11 +190,11 @@ def test_an_imported_cut_batch_trace_shrinks_to_at_most_15_events(
 ) -> None:
     _run(["import", str(DATA / name), "--out", str(tmp_path / "b")], capsys)
     trace = read_trace(tmp_path / "b" / "trace.json")
-    policy = load_policy(trace.policy)
+    system = load_system(trace.policy)
     target = frozenset({IncidentKind.PROVIDER_REJECTION})
-    shrunk = minimize(trace.events, trace.config, policy, Shape(), target)
+    shrunk = minimize(trace.events, trace.config, system, Shape(), target)
     assert len(trace.events) <= 15 and len(shrunk) <= len(trace.events)
-    rejected = [i for i in incidents_of(trace.with_events(shrunk), policy) if i.kind in target]
+    rejected = [i for i in incidents_of(trace.with_events(shrunk), system) if i.kind in target]
     assert rejected and rejected[0].reason == CUT[name]
 
 

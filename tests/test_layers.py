@@ -76,7 +76,7 @@ def lint(capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
 def test_the_contract_holds_on_the_real_tree(lint: Any) -> None:
     passed, report = lint()
     assert passed, report
-    assert "Contracts: 6 kept, 0 broken." in report
+    assert "Contracts: 7 kept, 0 broken." in report
 
 
 @pytest.mark.parametrize(
@@ -105,6 +105,18 @@ def test_the_contract_holds_on_the_real_tree(lint: Any) -> None:
             [("prunecheck.model.context", "simpy")],
             "model-pure",
             "prunecheck.model.context -> simpy",
+        ),
+        # a driver imports an implementation of the System it drives
+        (
+            [("prunecheck.sim.drivers.explore", "prunecheck.sim.runtimes.judged")],
+            "drivers-take-a-system",
+            "prunecheck.sim.drivers.explore -> prunecheck.sim.runtimes.judged",
+        ),
+        # a driver calls the model's step function instead of the System's apply
+        (
+            [("prunecheck.sim.drivers.search_machine", "prunecheck.model.runtime")],
+            "drivers-take-a-system",
+            "prunecheck.sim.drivers.search_machine -> prunecheck.model.runtime",
         ),
         # one command module imports another
         (

@@ -9,7 +9,7 @@ import pytest
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import ResultChunk
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import GIANT_RESULT, SESSION_TURNS, Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
@@ -20,9 +20,7 @@ HORIZON = 400.0
 
 def _run(load: Load, budget: int = 8000) -> list[SessionEnd]:
     config = RuntimeConfig(budget=budget, hard_ceiling=budget * 2)
-    result = simulate(
-        "unit_safe", config, load, 3, horizon=HORIZON, policy=load_policy("unit_safe")
-    )
+    result = simulate(load_system("unit_safe"), config, load, 3, horizon=HORIZON)
     assert result.error is None
     return [s.end for s in result.sessions]
 
@@ -47,9 +45,7 @@ def test_giant_share_decides_how_many_results_are_giant() -> None:
     for share in (0.0, 0.3):
         load = load_at(1.0, giant_share=share)
         config = RuntimeConfig(budget=budget, hard_ceiling=budget * 2)
-        result = simulate(
-            "unit_safe", config, load, 3, horizon=HORIZON, policy=load_policy("unit_safe")
-        )
+        result = simulate(load_system("unit_safe"), config, load, 3, horizon=HORIZON)
         sizes[share] = [
             e.tokens for t in result.traces for e in t.events if isinstance(e, ResultChunk)
         ]

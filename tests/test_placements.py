@@ -15,7 +15,7 @@ from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
 from prunecheck.model.trace import loads
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_policy, load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.search import random_walk, search
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
@@ -116,18 +116,16 @@ def test_no_driver_fires_a_budget_check_of_its_own() -> None:
     assert not any(isinstance(e, BudgetCheck) for e in enabled_events(state, Usage(), shape))
     for found in (
         search(
-            "lowest_salience",
+            load_system("lowest_salience"),
             RuntimeConfig(budget=1000, hard_ceiling=1500),
             seed=1,
             max_examples=50,
-            policy=load_policy("lowest_salience"),
         ),
         random_walk(
-            "lowest_salience",
+            load_system("lowest_salience"),
             RuntimeConfig(budget=1000, hard_ceiling=1500),
             seed=1,
             max_runs=500,
-            policy=load_policy("lowest_salience"),
         ),
     ):
         assert found.trace is not None
@@ -139,22 +137,16 @@ def test_unit_safe_stays_safe_and_lowest_salience_unsafe_at_every_placement(
     check_at: CheckAt,
 ) -> None:
     config = RuntimeConfig(budget=1000, hard_ceiling=1500, check_at=check_at)
-    assert not search(
-        "unit_safe", config, seed=2, max_examples=80, policy=load_policy("unit_safe")
-    ).found
-    assert search(
-        "lowest_salience", config, seed=2, max_examples=200, policy=load_policy("lowest_salience")
-    ).found
+    assert not search(load_system("unit_safe"), config, seed=2, max_examples=80).found
+    assert search(load_system("lowest_salience"), config, seed=2, max_examples=200).found
 
 
 def test_generated_histories_open_with_system_prompt_then_user() -> None:
     shape = Shape.for_budget(1000)
     assert [e.kind for e in opening(shape)] == ["system", "user"]
     config = RuntimeConfig(budget=1000, hard_ceiling=1500)
-    found = search(
-        "lowest_salience", config, seed=3, max_examples=60, policy=load_policy("lowest_salience")
-    )
-    walked = random_walk("lowest_salience", config, seed=3, policy=load_policy("lowest_salience"))
+    found = search(load_system("lowest_salience"), config, seed=3, max_examples=60)
+    walked = random_walk(load_system("lowest_salience"), config, seed=3)
     for result in (found, walked):
         assert result.trace is not None
         assert [e.kind for e in result.trace.events[:2]] == ["system", "user"]
@@ -182,8 +174,8 @@ def test_retries_stop_at_the_runtime_retry_budget() -> None:
     config = RuntimeConfig(max_retries=1)
     target = frozenset({IncidentKind.SESSION_ABORT})
     for result in (
-        search(grows, config, seed=0, max_examples=100, target=target, policy=load_policy(grows)),
-        random_walk(grows, config, seed=0, max_runs=500, target=target, policy=load_policy(grows)),
+        search(load_system(grows), config, seed=0, max_examples=100, target=target),
+        random_walk(load_system(grows), config, seed=0, max_runs=500, target=target),
     ):
         assert result.trace is not None
         events = result.trace.events

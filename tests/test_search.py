@@ -25,9 +25,11 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import BUILTINS, builtin_policy
-from prunecheck.model.trace import Trace, dumps, incidents_of, loads
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import incidents_of
+from prunecheck.model.trace import Trace, dumps, loads
+from prunecheck.sim.adapters.loader import load_system, model_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.explore import explore
 from prunecheck.sim.drivers.search import SearchResult, random_walk, search
@@ -45,12 +47,11 @@ def found() -> dict[str, SearchResult]:
     shape = Shape.small()
     return {
         name: search(
-            "lowest_salience",
+            load_system("lowest_salience"),
             CONFIG,
             seed=0,
             shape=shape,
             target=target,
-            policy=load_policy("lowest_salience"),
         )
         for name, target in (("orphan", ORPHAN), ("truncated", TRUNCATED))
     }
@@ -66,7 +67,7 @@ def test_search_finds_both_incident_classes(
     result = found[name]
     assert result.found and result.trace is not None
     # The trace replays on its own, and ends at the step that produced the target kind.
-    replayed = incidents_of(result.trace, BUILTINS["lowest_salience"]())
+    replayed = incidents_of(result.trace, ModelSystem(BUILTINS["lowest_salience"]()))
     assert replayed == list(result.incidents)
     last = len(result.trace.events) - 1
     assert kind in {i.kind for i in replayed if i.step == last}
@@ -82,12 +83,11 @@ def test_shrunk_trace_is_at_most_two_longer_than_the_shortest(
     found: dict[str, SearchResult], name: str, target: frozenset[IncidentKind]
 ) -> None:
     shortest = explore(
-        "lowest_salience",
+        load_system("lowest_salience"),
         CONFIG,
         depth=8,
         shape=Shape.small(),
         target=target,
-        policy=load_policy("lowest_salience"),
     )
     assert shortest.counterexample is not None
     trace = found[name].trace
@@ -110,20 +110,18 @@ def test_the_stream_case_is_a_stream_evicted_mid_append(found: dict[str, SearchR
 def test_same_seed_same_trace_other_seed_may_differ() -> None:
     shape = Shape.small()
     one = search(
-        "lowest_salience",
+        load_system("lowest_salience"),
         CONFIG,
         seed=7,
         shape=shape,
         max_examples=60,
-        policy=load_policy("lowest_salience"),
     )
     two = search(
-        "lowest_salience",
+        load_system("lowest_salience"),
         CONFIG,
         seed=7,
         shape=shape,
         max_examples=60,
-        policy=load_policy("lowest_salience"),
     )
     assert one.trace is not None and two.trace is not None
     assert dumps(one.trace) == dumps(two.trace)
@@ -141,7 +139,7 @@ def test_same_seed_same_trace_other_seed_may_differ() -> None:
 )
 def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
     config = replace(CONFIG, gate=gate)
-    result = search(policy, config, seed=1, max_examples=40, policy=load_policy(policy))
+    result = search(load_system(policy), config, seed=1, max_examples=40)
     assert not result.found and result.trace is None
     assert result.examples >= 40
     # The search did push the runtime over budget: the gate paid for it.
@@ -152,15 +150,13 @@ def test_safe_gates_reduced(policy: str, gate: Gate) -> None:
 @pytest.mark.parametrize("gate", [Gate.COMMIT, Gate.SPILL])
 @pytest.mark.parametrize("policy", list(BUILTINS))
 def test_safe_gates_full_matrix(policy: str, gate: Gate) -> None:
-    result = search(policy, replace(CONFIG, gate=gate), seed=0, policy=load_policy(policy))
+    result = search(load_system(policy), replace(CONFIG, gate=gate), seed=0)
     assert not result.found, result.trace and dumps(result.trace)
 
 
 def test_unsafe_gate_is_not_vacuous_for_every_raw_policy() -> None:
     for policy in ("recency", "token_span", "similarity", "summarize_prefix"):
-        assert search(policy, CONFIG, seed=0, max_examples=50, policy=load_policy(policy)).found, (
-            policy
-        )
+        assert search(load_system(policy), CONFIG, seed=0, max_examples=50).found, policy
 
 
 def test_minimize_deletes_noise_and_renumbers_calls() -> None:
@@ -179,24 +175,25 @@ def test_minimize_deletes_noise_and_renumbers_calls() -> None:
         ResultChunk("c3", 400),
     ]
     trace = Trace("lowest_salience", CONFIG, tuple(events))
-    assert any(i.kind is IncidentKind.ORPHANED_RESULT for i in incidents_of(trace, policy))
-    short = minimize(events, CONFIG, policy, Shape.small(), ORPHAN)
+    assert any(
+        i.kind is IncidentKind.ORPHANED_RESULT for i in incidents_of(trace, ModelSystem(policy))
+    )
+    short = minimize(events, CONFIG, ModelSystem(policy), Shape.small(), ORPHAN)
     assert len(short) < len(events)
     # The first batch went with its result; the kept calls were renumbered from c1.
     calls = {e.call for e in short if isinstance(e, ResultChunk)}
     assert calls and all(int(c[1:]) <= 2 for c in calls)
-    kinds = {i.kind for i in incidents_of(trace.with_events(short), policy)}
+    kinds = {i.kind for i in incidents_of(trace.with_events(short), ModelSystem(policy))}
     assert IncidentKind.ORPHANED_RESULT in kinds
 
 
 def test_random_walk_is_the_unguided_baseline() -> None:
     result = random_walk(
-        "lowest_salience",
+        load_system("lowest_salience"),
         CONFIG,
         seed=3,
         shape=Shape.small(),
         target=ORPHAN,
-        policy=load_policy("lowest_salience"),
     )
     assert result.found and result.trace is not None
     assert result.trace.meta["found_by"]["driver"] == "random"
@@ -210,7 +207,7 @@ def test_a_raising_policy_is_a_policy_error(tmp_path: Path) -> None:
     from prunecheck.model.policies import as_policy
 
     with pytest.raises(PolicyError, match="boom"):
-        search("broken", CONFIG, seed=0, max_examples=20, policy=as_policy(broken, "broken"))
+        search(model_system("broken", as_policy(broken, "broken")), CONFIG, seed=0, max_examples=20)
 
 
 # ------------------------------------------------------------------ command line

@@ -24,10 +24,12 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import ContextView, FunctionPolicy
-from prunecheck.model.trace import Trace, dumps, loads, replay
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import time_limited
+from prunecheck.model.system import replay
+from prunecheck.model.trace import Trace, dumps, loads
+from prunecheck.sim.adapters.loader import load_system, model_system
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.simulator import RunResult, simulate, tally_trace
 from prunecheck.sim.drivers.workload import SESSION_TURNS, Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
@@ -52,12 +54,7 @@ def _run(
 ) -> RunResult:
     config = RuntimeConfig(gate=gate, **knobs)
     return simulate(
-        policy,
-        config,
-        load_at(level),
-        seed,
-        horizon=HORIZON,
-        policy=time_limited(load_policy(policy)),
+        load_system(policy, DEFAULT_TIMEOUT), config, load_at(level), seed, horizon=HORIZON
     )
 
 
@@ -69,7 +66,7 @@ def _replayed(result: RunResult, policy: str) -> dict[str, object]:
     deferred = 0.0
     errors = []
     for trace in result.traces:
-        tally, error = tally_trace(loads(dumps(trace)), load_policy(policy))
+        tally, error = tally_trace(loads(dumps(trace)), load_system(policy))
         for k, v in tally.incidents.items():
             incidents[k] = incidents.get(k, 0) + v
         for k, v in tally.exposed.items():
@@ -124,12 +121,11 @@ def test_the_same_seed_gives_byte_identical_traces_and_results() -> None:
 def test_agents_have_their_own_traces_and_see_each_others_writes() -> None:
     load = load_at(1.0, write_share=0.5)
     result = simulate(
-        "unit_safe",
+        load_system("unit_safe", DEFAULT_TIMEOUT),
         RuntimeConfig(),
         load,
         3,
         horizon=HORIZON,
-        policy=time_limited(load_policy("unit_safe")),
     )
     assert len(result.traces) == load.agents == 4
     assert [t.meta["agent"] for t in result.traces] == [0, 1, 2, 3]
@@ -159,17 +155,16 @@ def test_the_simulator_never_prunes_or_checks_itself() -> None:
 
 def test_users_write_while_batches_are_in_flight_and_background_calls_span_turns() -> None:
     result = simulate(
-        "unit_safe",
+        load_system("unit_safe", DEFAULT_TIMEOUT),
         RuntimeConfig(),
         load_at(1.0, background=0.3),
         5,
         horizon=HORIZON,
-        policy=time_limited(load_policy("unit_safe")),
     )
     mid_batch = spanning = 0
     for trace in result.traces:
         started: dict[str, int] = {}
-        for step, state in replay(trace, load_policy("unit_safe"), record=False):
+        for step, state in replay(trace, load_system("unit_safe"), record=False):
             event = step.event
             if isinstance(event, UserMessage) and len(state.pending) > 0:
                 mid_batch += 1
@@ -222,7 +217,7 @@ def test_a_multi_session_trace_replays_to_the_same_sessions() -> None:
     replayed = []
     for trace in result.traces:
         assert sum(isinstance(e, NewSession) for e in trace.events) >= 1
-        tally, error = tally_trace(loads(dumps(trace)), load_policy("recency"))
+        tally, error = tally_trace(loads(dumps(trace)), load_system("recency"))
         assert error is None
         replayed.extend(tally.sessions)
     assert tuple(replayed) == result.sessions
@@ -238,8 +233,8 @@ def test_a_policy_that_breaks_everything_cannot_livelock_a_run() -> None:
 
     policy = FunctionPolicy(select, "evict_all")
     config = RuntimeConfig(budget=2000, hard_ceiling=3000, max_retries=0)
-    short = simulate("evict_all", config, load_at(1.0), 1, policy=policy, horizon=100.0)
-    long = simulate("evict_all", config, load_at(1.0), 1, policy=policy, horizon=400.0)
+    short = simulate(model_system("evict_all", policy), config, load_at(1.0), 1, horizon=100.0)
+    long = simulate(model_system("evict_all", policy), config, load_at(1.0), 1, horizon=400.0)
     assert short.error is None and long.error is None
     assert long.incidents["session_abort"] > short.incidents["session_abort"] > 0
     assert long.events < 10 * short.events
@@ -278,11 +273,10 @@ def test_a_failing_policy_stops_the_run_cleanly_with_its_message(
 ) -> None:
     policy = _bad(returned)
     result = simulate(
-        "bad.py:select",
+        model_system("bad.py:select", policy),
         RuntimeConfig(budget=2000, hard_ceiling=3000),
         load_at(0.5),
         2,
-        policy=policy,
         horizon=HORIZON,
     )
     assert result.error is not None and message in result.error
@@ -291,23 +285,22 @@ def test_a_failing_policy_stops_the_run_cleanly_with_its_message(
     agent = int(result.error.split()[1].rstrip(":"))
     trace = result.traces[agent]
     with pytest.raises(PolicyError, match=message):
-        for _ in replay(trace, policy, record=False):
+        for _ in replay(trace, ModelSystem(policy), record=False):
             pass
     # The trace ends with the failing event; everything before it replays.
-    tally, error = tally_trace(trace, policy)
+    tally, error = tally_trace(trace, ModelSystem(policy))
     assert error is not None and message in error
     assert tally.events == len(trace.events) - 1
 
 
 def test_max_events_stops_the_run() -> None:
     result = simulate(
-        "recency",
+        load_system("recency", DEFAULT_TIMEOUT),
         RuntimeConfig(),
         load_at(1.0),
         1,
         horizon=HORIZON,
         max_events=50,
-        policy=time_limited(load_policy("recency")),
     )
     assert result.events == 50 == sum(len(t.events) for t in result.traces)
     assert result.error is None
@@ -315,27 +308,19 @@ def test_max_events_stops_the_run() -> None:
 
 def test_a_bad_horizon_or_spec_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="horizon"):
-        simulate(
-            "recency",
-            RuntimeConfig(),
-            Load(),
-            1,
-            horizon=0,
-            policy=time_limited(load_policy("recency")),
-        )
+        simulate(load_system("recency", DEFAULT_TIMEOUT), RuntimeConfig(), Load(), 1, horizon=0)
     with pytest.raises(PolicyError, match="no_such_policy"):
         simulate(
-            "no_such_policy",
+            load_system("no_such_policy", DEFAULT_TIMEOUT),
             RuntimeConfig(),
             Load(),
             1,
-            policy=time_limited(load_policy("no_such_policy")),
         )
 
 
 def test_tally_counts_exposure_per_invocation() -> None:
     trace = loads(_DOCUMENTED_TRACE)
-    tally, error = tally_trace(trace, load_policy(trace.policy))
+    tally, error = tally_trace(trace, load_system(trace.policy))
     assert error is None
     assert tally.invocations == 3
     # Orphans and the cut appear before the 2nd invocation, which is rejected;

@@ -13,7 +13,7 @@ import pytest
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import Event, IssueBatch, ResultChunk, UserMessage
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.search import search
 
@@ -45,7 +45,7 @@ NEEDS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_default_search_finds_a_bug_that_needs_a_real_size(name: str) -> None:
-    result = search(f"{FILE}:{name}", RuntimeConfig(), seed=0, policy=load_policy(f"{FILE}:{name}"))
+    result = search(load_system(f"{FILE}:{name}"), RuntimeConfig(), seed=0)
     assert result.found and result.trace is not None
     assert [e.kind for e in result.trace.events[:2]] == ["system", "user"]
     assert "invalid_prune" in result.trace.meta["expect"]["violations"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.regress import run_suite
 from prunecheck.sim.verdicts.suite import (
@@ -56,7 +56,7 @@ def test_check_and_regress_run_the_same_runs() -> None:
         horizon=suite.horizon,
         max_examples=0,
     )
-    baseline = list(run_suite("lowest_salience", load_policy("lowest_salience"), config, suite))
+    baseline = list(run_suite(load_system("lowest_salience"), config, suite))
     assert [s.scenario.name for s in checked.scenarios] == [s.name for s in suite.scenarios()]
     assert [(r.level, r.seed) for r in baseline] == [(s.level, s.seed) for s in suite.scenarios()]
     assert [

@@ -15,6 +15,7 @@ from prunecheck.model.context import Role
 from prunecheck.model.policies import BUILTINS, ContextView, FunctionPolicy, Policy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
+from prunecheck.sim.adapters.loader import model_system
 from prunecheck.sim.drivers.search import SearchResult, random_walk, search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.swarm import narrow, persisted_history, random_draw
@@ -75,8 +76,8 @@ def test_search_and_random_walk_reach_real_runtimes_sizes() -> None:
     wide batches, long contexts, outputs over the budget, several streams
     at once, late turns."""
     runs: tuple[Callable[[Policy], SearchResult], ...] = (
-        lambda p: search("recorder", RuntimeConfig(), seed=0, policy=p),
-        lambda p: random_walk("recorder", RuntimeConfig(), seed=0, max_runs=300, policy=p),
+        lambda p: search(model_system("recorder", p), RuntimeConfig(), seed=0),
+        lambda p: random_walk(model_system("recorder", p), RuntimeConfig(), seed=0, max_runs=300),
     )
     for run in runs:
         seen, policy = _recorder()

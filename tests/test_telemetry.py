@@ -17,8 +17,8 @@ from prunecheck.model.events import IssueBatch, ResultChunk, SystemPrompt, UserM
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.observed import ObservedPolicy, parse_observed
 from prunecheck.model.provider import Provider
-from prunecheck.model.trace import incidents_of
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import incidents_of
+from prunecheck.sim.adapters.loader import load_policy, load_system
 from prunecheck.sim.adapters.telemetry.bodies import provider_message, read_body
 from prunecheck.sim.adapters.telemetry.differ import diff_requests
 from prunecheck.sim.adapters.telemetry.incident import import_conversation
@@ -55,7 +55,7 @@ def _import(*requests: LoggedRequest) -> Any:
 
 
 def _replayed(trace: Any) -> list[Any]:
-    return incidents_of(trace, load_policy(trace.policy))
+    return incidents_of(trace, load_system(trace.policy))
 
 
 # ------------------------------------------------------------------ differ
@@ -231,7 +231,7 @@ def test_a_request_that_adds_nothing_has_its_removals_named_not_replayed() -> No
 
 def test_the_observed_policy_removes_by_label_so_a_shorter_trace_removes_the_same() -> None:
     done = _import(_request(1, SYS, USER, BATCH, *RESULTS), _request(2, SYS, USER, *RESULTS, MORE))
-    policy = load_policy(done.trace.policy)
+    policy = load_system(done.trace.policy)
     assert isinstance(policy, ObservedPolicy)
     # Without the system prompt (its tokens moved to the user message, so the check
     # is as far over budget) every message id shifts by one; the same message goes.

@@ -12,17 +12,17 @@ from strategies import Scenario, scenarios
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import TraceError
 from prunecheck.model.events import BudgetCheck, CallSpec, IssueBatch, ResultChunk, UserMessage
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import BUILTINS, builtin_policy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
+from prunecheck.model.system import incidents_of, replay
 from prunecheck.model.trace import (
     FORMAT,
     VERSION,
     Trace,
     dumps,
-    incidents_of,
     loads,
-    replay,
     trace_from_json,
     trace_to_json,
 )
@@ -62,18 +62,21 @@ def test_replay_equals_applying_the_events(scenario: Scenario) -> None:
     assert policy is not None
     state = scenario.run_state(record=True)
     expected = [apply(state, e) for e in scenario.events]
-    got = [(item.index, item.event, item.at, item.result) for item, _ in replay(trace, policy)]
+    got = [
+        (item.index, item.event, item.at, item.result)
+        for item, _ in replay(trace, ModelSystem(policy))
+    ]
     assert got == [
         (i, e, float(i), r) for i, (e, r) in enumerate(zip(scenario.events, expected, strict=True))
     ]
-    assert incidents_of(trace, policy) == [i for r in expected for i in r.incidents]
+    assert incidents_of(trace, ModelSystem(policy)) == [i for r in expected for i in r.incidents]
 
 
 def test_times_set_the_clock() -> None:
     trace = Trace("recency", RuntimeConfig(), (UserMessage(5), BudgetCheck()), times=(3.0, 7.5))
     policy = builtin_policy("recency")
     assert policy is not None
-    steps = [(item.at, state.now) for item, state in replay(trace, policy)]
+    steps = [(item.at, state.now) for item, state in replay(trace, ModelSystem(policy))]
     assert steps == [(3.0, 3.0), (7.5, 7.5)]
     assert trace.with_events([UserMessage(1)]).times is None
 
@@ -87,7 +90,7 @@ def test_replay_names_the_impossible_event() -> None:
     policy = builtin_policy("recency")
     assert policy is not None
     with pytest.raises(TraceError) as info:
-        list(replay(trace, policy))
+        list(replay(trace, ModelSystem(policy)))
     assert info.value.subject == "events[2] (result)"
     assert "whose result is already complete" in info.value.rule
 

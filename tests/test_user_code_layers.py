@@ -141,10 +141,13 @@ def test_user_files_are_imported_in_one_module() -> None:
 
 
 def test_runtime_loading_lives_in_adapters() -> None:
-    from prunecheck.sim.adapters.loader import load_policy, load_runtime
-    from prunecheck.sim.runtimes import under_test
+    from prunecheck.model.errors import PolicyError
+    from prunecheck.sim.adapters.loader import load_policy, load_runtime, load_system
+    from prunecheck.sim.runtimes import judged
 
-    assert not hasattr(under_test, "load_runtime")
+    assert not hasattr(judged, "load_runtime")
     runtime = load_runtime("runtime:guard:recency")
     assert runtime.name == "runtime:guard:recency"
-    assert load_policy("runtime:model:unit_safe").name == "runtime:model:unit_safe"
+    assert load_system("runtime:model:unit_safe").name == "runtime:model:unit_safe"
+    with pytest.raises(PolicyError, match="names a runtime under test, not a policy"):
+        load_policy("runtime:model:unit_safe")

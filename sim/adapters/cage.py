@@ -428,9 +428,6 @@ def failed_for_good(policy: object) -> bool:
     for _ in range(4):  # look through wrappers (a guard, check's tripwire)
         if isinstance(policy, CagedPolicy):
             break
-        probe = getattr(policy, "runtime_failed_for_good", None)  # a caged runtime
-        if callable(probe):
-            return bool(probe())
         policy = getattr(policy, "inner", None)
     if not isinstance(policy, CagedPolicy):
         return False

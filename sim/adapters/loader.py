@@ -5,9 +5,15 @@ in-process; everything else (a user's module or file, list functions,
 framework adapters) runs in its own worker process (see
 :mod:`prunecheck.sim.adapters.cage`), so that nothing it does can stop,
 fool or hang prunecheck.  :func:`load_local` loads a spec in the calling
-process (the worker uses it).  A ``runtime:`` spec loads as a
-:class:`~prunecheck.sim.runtimes.under_test.RuntimePolicy` (:func:`load_runtime`); a
-user's runtime class runs in a worker too (:mod:`.runtime_cage`).
+process (the worker uses it).
+
+:func:`load_system` is where a spec becomes what the drivers drive, a
+:class:`~prunecheck.model.system.System`: a policy spec the model runtime
+running that policy (:class:`~prunecheck.model.model_system.ModelSystem`,
+wrapped once, here), a ``runtime:`` spec a runtime under test judged against
+ground truth (:class:`~prunecheck.sim.runtimes.judged.JudgedSystem`,
+:func:`load_runtime`; a user's runtime class runs in a worker too,
+:mod:`.runtime_cage`).
 
 What a spec's attribute must be: a callable ``select(view, need)``, an
 object with a ``select`` method (and optional ``name``), or a class with one
@@ -21,20 +27,23 @@ per-call time limit.
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 from prunecheck.model.errors import PolicyError
+from prunecheck.model.model_system import ModelSystem, reads_times
 from prunecheck.model.observed import parse_observed
 from prunecheck.model.policies import Policy, as_policy, builtin_policy
+from prunecheck.model.system import System
 from prunecheck.sim.adapters.cage import caged
 from prunecheck.sim.adapters.frameworks import framework_policy
 from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.policy_spec import PolicySpec, SpecKind, parse_spec
 from prunecheck.sim.adapters.runtime_cage import caged_runtime
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.adapters.user_code import find_object
 from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
+from prunecheck.sim.runtimes.judged import JudgedSystem, factory_from
 from prunecheck.sim.runtimes.model_runtime import ModelRuntime
-from prunecheck.sim.runtimes.under_test import RuntimePolicy, factory_from
 from prunecheck.sim.support.environment import cage_enabled
 
 __all__ = [
@@ -43,6 +52,8 @@ __all__ = [
     "load_local",
     "load_policy",
     "load_runtime",
+    "load_system",
+    "model_system",
     "resolve_attribute",
 ]
 
@@ -53,6 +64,44 @@ FORMAT_HINT = (
 )
 
 
+def load_system(spec: str, timeout: float | None = None) -> System[Any]:
+    """What the drivers drive for a spec: the model runtime running the
+    policy it names, or the runtime under test a ``runtime:`` spec names.
+
+    Parameters
+    ----------
+    spec : str
+        A policy spec or a ``runtime:`` spec.
+    timeout : float or None
+        The per-call time limit of the policy (:func:`time_limited`) or of
+        a user's runtime; None: none (a caged runtime keeps the default).
+
+    Raises
+    ------
+    PolicyError
+        as :func:`load_policy` and :func:`load_runtime`.
+    """
+    parsed = parse_spec(spec)
+    if parsed.kind.is_runtime:
+        return load_runtime(parsed, timeout)
+    return model_system(spec, load_policy(spec), timeout)
+
+
+def model_system(spec: str, policy: Policy, timeout: float | None = None) -> ModelSystem:
+    """The model runtime running a loaded ``policy`` (time-limited if
+    ``timeout`` is given), recorded in traces as ``spec``."""
+    limited = policy if timeout is None else time_limited(policy, timeout)
+    return ModelSystem(limited, spec, timed=reads_times(policy))
+
+
+def _runtime_spec(spec: str) -> PolicyError:
+    return PolicyError(
+        f"policy spec {spec!r}",
+        "names a runtime under test, not a policy.",
+        "load it with load_system (the command line does), which drives the runtime itself.",
+    )
+
+
 def load_policy(spec: str) -> Policy:
     """The policy a spec names: a built-in in-process, anything else caged
     in its own worker process.
@@ -60,12 +109,13 @@ def load_policy(spec: str) -> Policy:
     Raises
     ------
     PolicyError
-        if the spec is malformed, the module or file cannot be imported, or
-        the attribute is missing or not a policy.
+        if the spec is malformed, names a runtime (see :func:`load_system`),
+        the module or file cannot be imported, or the attribute is missing
+        or not a policy.
     """
     parsed = parse_spec(spec)
-    if parsed.kind.is_runtime:  # a runtime under test, in the place of a policy
-        return load_runtime(parsed)
+    if parsed.kind.is_runtime:
+        raise _runtime_spec(spec)
     if parsed.kind in (SpecKind.BUILTIN, SpecKind.OBSERVED) or not cage_enabled():
         return load_local(spec)
     return caged(spec, DEFAULT_TIMEOUT)
@@ -87,7 +137,7 @@ def load_local(spec: str) -> Policy:
     if parsed.kind is SpecKind.OBSERVED:  # data: the removals a log showed
         return parse_observed(spec)
     if parsed.kind.is_runtime:
-        return load_runtime(parsed)
+        raise _runtime_spec(spec)
     adapted = _adapted(parsed)
     if adapted is not None:
         return adapted
@@ -175,8 +225,8 @@ def resolve_attribute(spec: str) -> tuple[object, str]:
     return _find(parsed), parsed.attr
 
 
-def load_runtime(spec: str | PolicySpec) -> RuntimePolicy:
-    """The runtime a ``runtime:`` spec names.
+def load_runtime(spec: str | PolicySpec, timeout: float | None = None) -> JudgedSystem:
+    """The runtime a ``runtime:`` spec names, judged against ground truth.
 
     * ``runtime:FILE.py:CLASS`` or ``runtime:module:CLASS`` — your runtime,
       built with ``budget=`` and ``hard_ceiling=``;
@@ -184,6 +234,9 @@ def load_runtime(spec: str | PolicySpec) -> RuntimePolicy:
       :class:`prunecheck.guard.CommitGuard` wrapping ``POLICY`` (any policy
       spec, list functions included: ``runtime:guard:trim.py:trim@openai``);
     * ``runtime:model:POLICY`` — the model runtime itself, through the protocol.
+
+    ``timeout`` (seconds, None or 0 or less: the default) limits each call
+    into a user's runtime, which runs in its own worker (:mod:`.runtime_cage`).
 
     Raises
     ------
@@ -195,8 +248,8 @@ def load_runtime(spec: str | PolicySpec) -> RuntimePolicy:
     if parsed.inner is not None:
         policy = load_policy(parsed.inner.text)
         if parsed.kind is SpecKind.MODEL_RUNTIME:
-            return RuntimePolicy(text, lambda config: ModelRuntime(config, policy))
-        return RuntimePolicy(
+            return JudgedSystem(text, lambda config: ModelRuntime(config, policy))
+        return JudgedSystem(
             text, lambda config: GuardedRuntime(policy, config.budget, config.hard_ceiling)
         )
     if parsed.kind is not SpecKind.RUNTIME:
@@ -207,8 +260,9 @@ def load_runtime(spec: str | PolicySpec) -> RuntimePolicy:
             "for example runtime:examples/agent_loop.py:NaiveLoop.",
         )
     if cage_enabled():  # the user's runtime runs in its own worker, like a policy
-        return caged_runtime(text, DEFAULT_TIMEOUT)
+        caged_one = caged_runtime(text, DEFAULT_TIMEOUT)
+        return caged_one if timeout is None or timeout <= 0 else caged_one.with_timeout(timeout)
     obj = find_object(
         parsed.where, parsed.attr, f"runtime spec {text!r}", import_subject=f"policy spec {text!r}"
     )
-    return RuntimePolicy(text, factory_from(obj, text))
+    return JudgedSystem(text, factory_from(obj, text))

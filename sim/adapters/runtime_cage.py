@@ -2,9 +2,10 @@
 
 A ``runtime:FILE.py:CLASS`` (or ``runtime:module:CLASS``) spec never runs
 the user's runtime inside prunecheck's process: :func:`caged_runtime` gives
-a :class:`CagedRuntimePolicy` whose factory builds a :class:`CagedRuntime`,
-a stand-in that implements the
-:class:`~prunecheck.sim.runtimes.stimuli.RuntimeUnderTest` protocol
+a :class:`CagedRuntimeSystem` (a
+:class:`~prunecheck.sim.runtimes.judged.JudgedSystem`, what the drivers
+drive) whose factory builds a :class:`CagedRuntime`, a stand-in that
+implements the :class:`~prunecheck.runtime.RuntimeUnderTest` protocol
 (``feed``, ``request``, ``executions``, and ``costs``, ``advance``,
 ``copy``, ``state_key`` when the runtime has them) by forwarding every call
 to one worker process (:mod:`.runtime_worker`) that holds the real
@@ -36,12 +37,12 @@ from typing import Any
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.sim.adapters.cage import Dead, Worker, call_limit, worker_for
-from prunecheck.sim.runtimes.stimuli import Execution, RuntimeUnderTest, Stimulus
-from prunecheck.sim.runtimes.under_test import RuntimePolicy
+from prunecheck.sim.runtimes.judged import JudgedSystem
+from prunecheck.sim.runtimes.stimuli import Execution, Rejected, RuntimeUnderTest, Stimulus
 
-__all__ = ["CagedRuntime", "CagedRuntimePolicy", "caged_runtime"]
+__all__ = ["CagedRuntime", "CagedRuntimeSystem", "caged_runtime"]
 
-_HINT = "return what prunecheck.sim.runtimes.stimuli.RuntimeUnderTest asks for."
+_HINT = "return what prunecheck.runtime.RuntimeUnderTest asks for."
 _ROLES = ("system", "user", "assistant", "tool", "developer")
 
 
@@ -125,27 +126,36 @@ class _Factory:
 
 
 @dataclass(frozen=True, slots=True)
-class CagedRuntimePolicy(RuntimePolicy):
-    """A caged runtime under test in the place of a policy (see the module
-    docs); ``timeout`` is the time limit of one call into it."""
+class CagedRuntimeSystem(JudgedSystem):
+    """A caged runtime under test, judged against ground truth (see the
+    module docs).
+
+    Parameters
+    ----------
+    name : str
+        The spec traces record (``runtime:FILE.py:CLASS``).
+    make : RuntimeFactory
+        Builds a stand-in, a new instance in the worker.
+    timeout : float
+        The time limit of one call into the runtime, in seconds.
+    """
 
     timeout: float = 10.0
 
-    def with_timeout(self, timeout: float) -> CagedRuntimePolicy:
+    def with_timeout(self, timeout: float) -> CagedRuntimeSystem:
         """This runtime with ``timeout`` seconds per call (its stand-ins
         share one worker, so the last limit given holds for all)."""
-        self.make.host.timeout = timeout  # type: ignore[attr-defined]
+        assert isinstance(self.make, _Factory)
+        self.make.host.timeout = timeout
         return replace(self, timeout=timeout)
 
     def failed_for_good(self) -> bool:
         """Whether its worker hung or died: every later call fails at once."""
-        return bool(self.make.host.failed_for_good())  # type: ignore[attr-defined]
-
-    def runtime_failed_for_good(self) -> bool:
-        return self.failed_for_good()
+        assert isinstance(self.make, _Factory)
+        return self.make.host.failed_for_good()
 
 
-def caged_runtime(spec: str, timeout: float = 10.0) -> CagedRuntimePolicy:
+def caged_runtime(spec: str, timeout: float = 10.0) -> CagedRuntimeSystem:
     """The runtime ``spec`` (``runtime:FILE.py:CLASS``) names, loaded in its
     own worker process.
 
@@ -156,16 +166,14 @@ def caged_runtime(spec: str, timeout: float = 10.0) -> CagedRuntimePolicy:
     """
     host = _Host(spec, timeout)
     host.worker = worker_for(spec, "runtime", fresh=True)
-    return CagedRuntimePolicy(spec, _Factory(host), timeout)
+    return CagedRuntimeSystem(spec, _Factory(host), timeout)
 
 
-def _describe(stimulus: object) -> str:
-    name = type(stimulus).__name__
-    for attr in ("id", "call"):
-        value = getattr(stimulus, attr, None)
-        if isinstance(value, str):
-            return f"feed({name} {value})"
-    return f"feed({name})"
+def _describe(stimulus: Stimulus | Rejected) -> str:
+    """``feed(result c2)``: the stimulus's kind and what it concerns."""
+    if isinstance(stimulus, Rejected):
+        return f"feed(Rejected {stimulus.status})"
+    return f"feed({' '.join(filter(None, (stimulus.kind, stimulus.id)))})"
 
 
 class CagedRuntime:
@@ -184,7 +192,7 @@ class CagedRuntime:
     def __del__(self) -> None:
         self._host.dropped.append(self._handle)
 
-    def feed(self, stimulus: Stimulus) -> None:
+    def feed(self, stimulus: Stimulus | Rejected) -> None:
         self._cache = None
         self._host.call("feed", self._handle, stimulus, _describe(stimulus))
 

@@ -1,5 +1,5 @@
 """The far side of a runtime's cage: a worker that builds a user's
-:class:`~prunecheck.sim.runtimes.stimuli.RuntimeUnderTest` and answers calls
+:class:`~prunecheck.runtime.RuntimeUnderTest` and answers calls
 into it over the pipe of :mod:`.cage_worker`.
 
 Started by :mod:`.cage_worker` when its hello names a runtime.  The parent
@@ -46,7 +46,7 @@ def _garbage(what: str, rule: str) -> dict[str, Any]:
     return {
         "garbage": {
             "rule": f"{what} returned {rule}",
-            "hint": "return what prunecheck.sim.runtimes.stimuli.RuntimeUnderTest asks for.",
+            "hint": "return what prunecheck.runtime.RuntimeUnderTest asks for.",
         }
     }
 
@@ -137,7 +137,7 @@ def _serve_one(runtimes: dict[int, Any], obj: Any, spec: str, call: tuple[Any, .
                 "error": {
                     "subject": f"runtime {spec!r}",
                     "rule": f"has no {missing}() method.",
-                    "hint": "implement prunecheck.sim.runtimes.stimuli.RuntimeUnderTest.",
+                    "hint": "implement prunecheck.runtime.RuntimeUnderTest.",
                 }
             }
         runtimes[handle] = runtime

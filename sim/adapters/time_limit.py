@@ -19,7 +19,6 @@ from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyTimeout
 from prunecheck.model.policies import BUILTINS, ContextView, Policy
 from prunecheck.sim.adapters.cage import CagedPolicy
-from prunecheck.sim.adapters.runtime_cage import CagedRuntimePolicy
 
 __all__ = ["DEFAULT_TIMEOUT", "TimeLimitedPolicy", "time_limited"]
 
@@ -107,7 +106,7 @@ def time_limited(policy: Policy, timeout: float = DEFAULT_TIMEOUT) -> Policy:
     """
     if timeout <= 0:
         return policy
-    if isinstance(policy, CagedPolicy | CagedRuntimePolicy):
+    if isinstance(policy, CagedPolicy):
         return policy.with_timeout(timeout)
     if type(policy) in _BUILTIN_TYPES:  # trusted and fast: no guard
         return policy

@@ -13,7 +13,6 @@ from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.sim.adapters.cage import failed_for_good
-from prunecheck.sim.adapters.runtime_cage import CagedRuntimePolicy
 from prunecheck.sim.adapters.time_limit import time_limited
 
 __all__ = ["AFTER_HANG", "Tripwire", "search_error"]
@@ -31,10 +30,7 @@ class Tripwire:
     __slots__ = ("first", "inner", "name", "timeout")
 
     def __init__(self, inner: Policy, timeout: float) -> None:
-        # a caged runtime's calls get the time limit too (select is a no-op)
-        self.inner = (
-            time_limited(inner, timeout) if isinstance(inner, CagedRuntimePolicy) else inner
-        )
+        self.inner = inner
         self.timeout = timeout
         self.name: str = inner.name
         self.first: PolicyError | None = None

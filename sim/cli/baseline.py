@@ -18,9 +18,8 @@ from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.sim.adapters.digest import policy_digest
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.policy_spec import with_format
-from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
@@ -78,7 +77,7 @@ def execute(args: argparse.Namespace) -> int:
     suite = Suite.of(args.levels, args.seeds, args.horizon, default_seeds=BASELINE_SEEDS)
     folder = default_corpus(args.corpus)
     paths = corpus_paths(folder)
-    policy = time_limited(load_policy(args.policy), args.policy_timeout)
+    system = load_system(args.policy, args.policy_timeout)
     out = args.out
     recorder = Recorder(
         Baseline(
@@ -91,7 +90,7 @@ def execute(args: argparse.Namespace) -> int:
         ),
         lambda b: write_baseline(b, out),
     )
-    for item in run_suite(args.policy, policy, config, suite):
+    for item in run_suite(system, config, suite):
         recorder.add(item)
     error = error_of(recorder.runs)
     corpus = run_corpus(paths, config, timeout=args.policy_timeout) if error is None else []

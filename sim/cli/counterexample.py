@@ -7,13 +7,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from prunecheck.model.incidents import Incident
-from prunecheck.model.policies import Policy
+from prunecheck.model.system import System, incidents_of, replay
 from prunecheck.model.trace import Trace, loads
 from prunecheck.sim.reproductions.harm import extend_to_harm
 from prunecheck.sim.reproductions.narrative import narrate
-from prunecheck.sim.runtimes.under_test import incidents_of, replay  # the model's, or a runtime's
 
 __all__ = ["report_counterexample"]
 
@@ -21,7 +21,7 @@ __all__ = ["report_counterexample"]
 def report_counterexample(
     trace: Trace,
     incidents: Sequence[Incident],
-    policy: Policy,
+    system: System[Any],
     out: str | None,
     lead: str,
     *,
@@ -32,10 +32,10 @@ def report_counterexample(
     :mod:`~prunecheck.sim.reproductions.harm`).  Return the bundle's folder
     (None without ``out``)."""
     hit = len(trace.events) - 1
-    longer = extend_to_harm(trace, policy)
+    longer = extend_to_harm(trace, system)
     if longer is not trace:
-        trace, incidents = longer, incidents_of(longer, policy)
-    steps = [item for item, _ in replay(trace, policy, record=True)]
+        trace, incidents = longer, incidents_of(longer, system)
+    steps = [item for item, _ in replay(trace, system, record=True)]
     at_end = [i for i in incidents if i.step == hit] or list(incidents)
     if at_end:
         first = next((i for i in at_end if i.is_violation), at_end[0])
@@ -45,7 +45,7 @@ def report_counterexample(
     if out:
         from prunecheck.sim.reproductions.bundle import BUNDLE_FILES, replay_command, write_bundle
 
-        folder = write_bundle(trace, Path(out), policy=policy, force=force)
+        folder = write_bundle(trace, Path(out), system=system, force=force)
         print(f"\nbundle written to {folder}/ ({', '.join(BUNDLE_FILES)})")
         spec = loads((folder / "trace.json").read_text(encoding="utf-8")).policy
         print(f"replay it: {replay_command(spec, str(folder / 'trace.json'), folder=folder)}")

@@ -13,10 +13,9 @@ from typing import Any
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import Policy
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import System
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.policy_spec import with_format
-from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import natural
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.limits import add_time_limit
@@ -33,9 +32,9 @@ __all__ = [
     "check_out_arg",
     "config_from_args",
     "parse_target",
-    "policy_from_args",
     "shape_from_args",
     "spec_from_args",
+    "system_from_args",
 ]
 
 #: The raw runtime of the incidents (gate none, checks after each append), the
@@ -54,7 +53,7 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
         help="the policy spec (NAME, module:attr, file.py:attr, file.py:attr@openai, "
         "ADAPTER:key=value,...), or a runtime under test instead of a policy in the "
         "model runtime: runtime:FILE.py:CLASS (a RuntimeUnderTest class, see "
-        "prunecheck.sim.runtimes.stimuli) or runtime:guard:POLICY (prunecheck's "
+        "prunecheck.runtime) or runtime:guard:POLICY (prunecheck's "
         "reference runtime with CommitGuard wrapping POLICY)",
     )
     add_format_argument(p)
@@ -103,10 +102,12 @@ def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
     return runtime_config(args, provider_default(BASE, spec_from_args(args)))
 
 
-def policy_from_args(args: argparse.Namespace) -> Policy:
+def system_from_args(args: argparse.Namespace) -> System[Any]:
+    """What the drivers drive: the policy in the model runtime (time-limited),
+    or the runtime under test."""
     spec = spec_from_args(args)
     args.policy = spec  # what traces and bundles record
-    return time_limited(load_policy(spec), args.policy_timeout)
+    return load_system(spec, args.policy_timeout)
 
 
 def parse_target(text: str | None) -> frozenset[IncidentKind] | None:

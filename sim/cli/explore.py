@@ -19,9 +19,9 @@ from prunecheck.sim.cli.driver_options import (
     check_out_arg,
     config_from_args,
     parse_target,
-    policy_from_args,
     shape_from_args,
     spec_from_args,
+    system_from_args,
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
@@ -97,7 +97,9 @@ def execute(args: argparse.Namespace) -> int:
     shape = shape_from_args(args, Shape.small)
     if args.depth < 1:
         raise ConfigError("--depth", f"must be at least 1, got {args.depth}.")
-    policy = policy_from_args(args)
+    if args.max_states < 1:
+        raise ConfigError("--max-states", f"must be at least 1, got {args.max_states}.")
+    system = system_from_args(args)
     spec = spec_from_args(args)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     bar = progress_for(args.time_limit)
@@ -108,11 +110,10 @@ def execute(args: argparse.Namespace) -> int:
 
     try:
         result = explore(
-            spec,
+            system,
             config,
             depth=args.depth,
             shape=shape,
-            policy=policy,
             target=target,
             max_states=args.max_states,
             deadline=deadline,
@@ -166,7 +167,7 @@ def execute(args: argparse.Namespace) -> int:
     if result.counterexample is not None:
         lead = f"shortest counterexample ({len(result.counterexample.events)} events)"
         bundle = report_counterexample(
-            result.counterexample, result.incidents, policy, args.out, lead, force=args.force
+            result.counterexample, result.incidents, system, args.out, lead, force=args.force
         )
         return verdict(1, bundle)
     what = "/".join(sorted(target)) if target else "violation"

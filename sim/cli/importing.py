@@ -22,11 +22,11 @@ from typing import Any
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.provider import validate
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import incidents_of
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.telemetry.incident import Imported, import_conversation
 from prunecheck.sim.adapters.telemetry.reading import read_log
 from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
-from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import (
     add_json_argument,
@@ -37,7 +37,6 @@ from prunecheck.sim.cli.json_output import (
 )
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import check_out, write_bundle
-from prunecheck.sim.runtimes.under_test import incidents_of
 
 __all__ = ["execute", "register"]
 
@@ -104,7 +103,7 @@ def _expected_kind(request: LoggedRequest) -> str | None:
 
 def _replayed(imported: Imported, rejected: LoggedRequest | None) -> tuple[list[Incident], str]:
     trace = imported.trace
-    incidents = incidents_of(trace, load_policy(trace.policy))
+    incidents = incidents_of(trace, load_system(trace.policy))
     violations = [i for i in incidents if i.is_violation]
     rejections = [i for i in incidents if i.kind is IncidentKind.PROVIDER_REJECTION]
     if not violations:
@@ -144,7 +143,7 @@ def execute(args: argparse.Namespace) -> int:
         names = [args.conversation]
     if args.out is not None:
         check_out(args.out, force=args.force)
-    fix = time_limited(load_policy(args.policy), args.policy_timeout) if args.policy else None
+    fix = load_system(args.policy, args.policy_timeout) if args.policy else None
     for name, gaps in log.gaps.items():
         if name not in log.conversations:
             print(f"conversation {name}: no request could be read")

@@ -181,15 +181,12 @@ def first_violation(incidents: Iterable[Incident]) -> Incident | None:
 
 def _incidents_of(result: CheckResult) -> list[Incident]:
     """The incidents of a placement's reproduction, replayed (none when safe)."""
-    if result.reproduction is None or result.policy_object is None:
+    system = result.system
+    if result.reproduction is None or system is None:
         return []
-    from prunecheck.model.trace import replay
+    from prunecheck.model.system import incidents_of
 
-    return [
-        i
-        for step, _ in replay(result.reproduction, result.policy_object)
-        for i in step.result.incidents
-    ]
+    return incidents_of(result.reproduction, system)
 
 
 def _scenario_json(run: ScenarioResult) -> dict[str, Any]:

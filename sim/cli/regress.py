@@ -22,9 +22,8 @@ from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.sim.adapters.digest import policy_digest
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.policy_spec import with_format
-from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -125,7 +124,7 @@ def execute(args: argparse.Namespace) -> int:
     config = runtime_config(args, base.config)
     folder = args.corpus or base.corpus_dir or default_corpus(None)
     paths = corpus_paths(folder)
-    policy = time_limited(load_policy(spec), args.policy_timeout)
+    system = load_system(spec, args.policy_timeout)
     out = args.out
     save = (lambda b: write_baseline(b, out)) if out else None
     recorder = Recorder(
@@ -139,7 +138,7 @@ def execute(args: argparse.Namespace) -> int:
         ),
         save,
     )
-    for item in run_suite(spec, policy, config, base.suite):
+    for item in run_suite(system, config, base.suite):
         recorder.add(item)
     error = error_of(recorder.runs)
     current = recorder.finish(

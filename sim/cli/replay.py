@@ -13,14 +13,13 @@ from typing import Any
 
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import Incident
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import time_limited
+from prunecheck.model.system import replay
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.trusted import add_trace_arguments, trusted_trace
 from prunecheck.sim.reproductions.narrative import narrate_stream
-from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runtime's
 
 __all__ = ["execute", "register"]
 
@@ -64,7 +63,7 @@ def execute(args: argparse.Namespace) -> int:
     trace = trusted_trace(args.trace, args.policy, args.trust_policy, "replay")
     if args.gate:
         trace = replace(trace, config=replace(trace.config, gate=Gate(args.gate)))
-    policy = time_limited(load_policy(trace.policy), args.policy_timeout)
+    system = load_system(trace.policy, args.policy_timeout)
     try:
         from tqdm import tqdm
 
@@ -79,7 +78,7 @@ def execute(args: argparse.Namespace) -> int:
 
         # One step at a time: memory holds the context, not the whole story.
         with tqdm(
-            replay(trace, policy, record=True),
+            replay(trace, system, record=True),
             total=len(trace.events),
             unit="event",
             desc="replay",

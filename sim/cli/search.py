@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.system import incidents_of
 from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.cli.argtypes import count, integer
 from prunecheck.sim.cli.commands import SUMMARIES
@@ -21,9 +22,9 @@ from prunecheck.sim.cli.driver_options import (
     check_out_arg,
     config_from_args,
     parse_target,
-    policy_from_args,
     shape_from_args,
     spec_from_args,
+    system_from_args,
 )
 from prunecheck.sim.cli.failure_options import (
     add_failure_arguments,
@@ -33,7 +34,6 @@ from prunecheck.sim.cli.failure_options import (
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
 from prunecheck.sim.drivers.shape import Shape
-from prunecheck.sim.runtimes.under_test import incidents_of
 from prunecheck.sim.support.progress import progress_for
 
 # The options shared with explore live in driver_options; they stay importable
@@ -101,10 +101,10 @@ def execute(args: argparse.Namespace) -> int:
     check_out_arg(args)
     shape = shape_from_args(args, Shape.for_budget)
     spec = spec_from_args(args)
-    policy = policy_from_args(args)
+    system = system_from_args(args)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     db = failure_database(args)
-    saved = db.replay(spec, policy, config) if db is not None else None
+    saved = db.replay(spec, system, config) if db is not None else None
     report_problems(db, "search")
     if saved is not None:
         lead = (
@@ -113,8 +113,8 @@ def execute(args: argparse.Namespace) -> int:
         )
         report_counterexample(
             saved.trace,
-            tuple(incidents_of(saved.trace, policy)),
-            policy,
+            tuple(incidents_of(saved.trace, system)),
+            system,
             args.out,
             lead,
             force=args.force,
@@ -125,13 +125,12 @@ def execute(args: argparse.Namespace) -> int:
     bar.step(f"search {spec} (checks {config.check_at})")
     try:
         result = search(
-            spec,
+            system,
             config,
             seed=args.seed,
             max_examples=args.max_examples,
             shape=shape,
             target=target,
-            policy=policy,
             deadline=deadline,
             progress=bar.runs(args.max_examples),
         )
@@ -189,6 +188,6 @@ def execute(args: argparse.Namespace) -> int:
         db.save(result.trace, spec)
         report_problems(db, "search")
     bundle = report_counterexample(
-        result.trace, result.incidents, policy, args.out, lead, force=args.force
+        result.trace, result.incidents, system, args.out, lead, force=args.force
     )
     return verdict(1, bundle)

@@ -20,8 +20,8 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import time_limited
+from prunecheck.model.system import replay
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.argtypes import count
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.limits import parse_time_limit
@@ -29,7 +29,6 @@ from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.trusted import add_trace_arguments, trusted_trace
 from prunecheck.sim.reproductions.harm import extend_to_harm
 from prunecheck.sim.reproductions.narrative import narrate
-from prunecheck.sim.runtimes.under_test import replay
 from prunecheck.sim.verdicts.minimal import AIM, DEFAULT_REPLAYS, shrink_note, shrink_trace
 
 __all__ = ["execute", "register"]
@@ -112,19 +111,19 @@ def execute(args: argparse.Namespace) -> int:
 
         check_out(Path(args.out), force=args.force)
     trace = trusted_trace(args.trace, args.policy, args.trust_policy, "shrink")
-    policy = time_limited(load_policy(trace.policy), args.policy_timeout)
+    system = load_system(trace.policy, args.policy_timeout)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     shrunk = shrink_trace(
-        trace, policy, target=target, max_replays=args.max_replays, deadline=deadline
+        trace, system, target=target, max_replays=args.max_replays, deadline=deadline
     )
-    out = shrunk.trace if args.no_harm else extend_to_harm(shrunk.trace, policy)
+    out = shrunk.trace if args.no_harm else extend_to_harm(shrunk.trace, system)
     print(f"{args.trace}: {shrink_note(out) or shrunk.summary()}")
     if not args.quiet:
-        steps = [step for step, _ in replay(out, policy, record=True)]
+        steps = [step for step, _ in replay(out, system, record=True)]
         sys.stdout.write("\n" + narrate(out, steps).text())
     if args.out:
         from prunecheck.sim.reproductions.bundle import write_bundle
 
-        folder = write_bundle(out, Path(args.out), policy=policy, force=args.force)
+        folder = write_bundle(out, Path(args.out), system=system, force=args.force)
         print(f"reproduction bundle written to {folder}")
     return 1

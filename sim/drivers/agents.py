@@ -1,8 +1,9 @@
 """Simulated agents: SimPy processes that produce one runtime's events.
 
-An :class:`Agent` owns a runtime state and the trace of everything that
-happened to it.  Its processes decide *which* event happens *when*; the
-model's :func:`~prunecheck.model.runtime.apply` decides what it does.  The
+An :class:`Agent` owns a state of the system under test and the trace of
+everything that happened to it.  Its processes decide *which* event happens
+*when*, reading the ground truth (``system.truth``); ``system.apply``
+decides what it does.  The
 agent never prunes and never fires a budget check: the runtime's
 ``check_at`` knob does.  It respects the runtime's preconditions: the model
 speaks (text, a batch, an invocation) only when no call is pending.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Generator
-from typing import Any
+from typing import Any, Generic
 
 import simpy
 
@@ -39,11 +40,10 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.exposure import ANY_VIOLATION, rejection_key
 from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
-from prunecheck.model.policies import Policy
 from prunecheck.model.state import CounterName, RuntimeState, StepResult
+from prunecheck.model.system import S, System
 from prunecheck.sim.drivers.workload import Load, Workload
 from prunecheck.sim.drivers.world import FILES, World, draw_call
-from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 from prunecheck.sim.stats.sessions import NOT_TIMED, PER_INVOCATION, SessionEnd, SessionRecord
 
 __all__ = ["Agent", "Control", "Halt", "Tally"]
@@ -192,13 +192,13 @@ class Tally:
         self._end_session(at, SessionEnd.CENSORED)
 
 
-class Agent:
+class Agent(Generic[S]):
     """One agent: a runtime, its trace, and the processes that drive it.
 
     Parameters
     ----------
     env, world: the run's environment and shared files.
-    config, policy: the runtime's rules and the policy under test.
+    config, system: the runtime's rules and the system under test.
     load: the load knobs.
     rng: this agent's own random stream.
     index: the agent's number in the run.
@@ -210,7 +210,7 @@ class Agent:
         env: simpy.Environment,
         world: World,
         config: RuntimeConfig,
-        policy: Policy,
+        system: System[S],
         load: Load,
         rng: random.Random,
         index: int,
@@ -219,7 +219,8 @@ class Agent:
         self.env = env
         self.world = world
         self.index = index
-        self.state = initial_state(config, policy, record=False)
+        self.system = system
+        self.subject = system.initial(config)
         self.events: list[Event] = []
         self.times: list[float] = []
         self.tally = Tally()
@@ -256,13 +257,18 @@ class Agent:
         self.events.append(event)
         self.times.append(at)
         try:
-            result = apply(self.state, event, at)
+            result = self.system.apply(self.subject, event, at)
         except PolicyError as exc:
             control.left = 0
             control.error = f"agent {self.index}: {exc.paragraph()}"
             raise Halt() from None
-        self.tally.add(event, result, self.state, at)
+        self.tally.add(event, result, self.truth, at)
         return result
+
+    @property
+    def truth(self) -> RuntimeState:
+        """The ground truth the agent's processes read."""
+        return self.system.truth(self.subject)
 
     def _external(self, path: str) -> None:
         self.emit(ExternalWrite(path))
@@ -351,7 +357,7 @@ class Agent:
         """Issue a parallel batch and wait for every result."""
         work, env = self.work, self.env
         calls = tuple(draw_call(work) for _ in range(work.width()))
-        first = self.state.next_call
+        first = self.truth.next_call
         self.emit(IssueBatch(calls, work.batch_tokens(len(calls))))
         for spec in calls:
             if spec.effect is Effect.WRITE:

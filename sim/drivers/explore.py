@@ -9,7 +9,10 @@ progress) so that runs that differ only in numbering meet in one state.
 Symmetry reduction: calls of one batch with the same spec and the same
 progress are interchangeable; their names are assigned after sorting, and
 only one of those still waiting for a first chunk is expanded.
-Successors come from ``state.copy()`` and ``apply(..., record=False)``.
+Successors come from ``system.copy(state)`` and ``system.apply`` (no notes);
+the key is read from ``system.truth`` (the model's ground truth, whatever
+the subject), and ``system.key`` adds what of a runtime under test the
+ground truth does not show.
 
 Memory, as TLC does it: the visited set holds a 64-bit fingerprint of each
 canonical key (:class:`~.fingerprints.FingerprintSet`, one ``array('Q')``),
@@ -47,25 +50,20 @@ import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Message, Role
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.policies import BUILTINS, Policy
 from prunecheck.model.state import CallRecord, CallStatus, RuntimeState
+from prunecheck.model.system import S, System
 from prunecheck.model.trace import Trace
 from prunecheck.sim.drivers.fingerprints import FingerprintSet, collision_probability, fingerprint
 from prunecheck.sim.drivers.found import found_trace
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events, ends_session, hits
 from prunecheck.sim.drivers.swarm import opening, opening_usage
-from prunecheck.sim.runtimes.under_test import (  # the model's, or a runtime's
-    apply,
-    initial_state,
-    observed_key,
-)
 
 __all__ = ["MAX_STATES", "ExploreResult", "canonical_key", "explore"]
 
@@ -130,16 +128,6 @@ def _spec_key(record: CallRecord) -> tuple[Any, ...]:
 
 _ROLE = {role: role.value for role in Role}
 _STATUS = {status: status.value for status in CallStatus}
-
-
-def _timeless(policy: Policy) -> bool:
-    """Whether the policy reads creation times only to order messages (every
-    built-in but lowest_salience, which decays with age)."""
-    inner = getattr(policy, "inner", policy)  # a time-limited policy
-    return type(inner) in _TIMELESS
-
-
-_TIMELESS = frozenset(type(BUILTINS[name]()) for name in BUILTINS if name != "lowest_salience")
 
 
 def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False) -> tuple[Any, ...]:
@@ -257,10 +245,9 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False) 
 
 
 def explore(
-    policy_spec: str,
+    system: System[S],
     config: RuntimeConfig,
     *,
-    policy: Policy,
     depth: int,
     shape: Shape,
     target: frozenset[IncidentKind] | None = None,
@@ -272,17 +259,18 @@ def explore(
 
     Parameters
     ----------
-    policy_spec, config:
-        The policy's spec (recorded in the trace) and the runtime.
-    policy:
-        The policy, loaded from ``policy_spec`` by the caller.
+    system:
+        What is explored: the model runtime with a policy (which must be
+        deterministic and keep no state between calls), or a runtime under
+        test; the trace records its ``name``.  If its facts say it does not
+        read creation times beyond their order, states that differ only in
+        them are one.
+    config:
+        The runtime's configuration.
     depth:
         Longest event sequence considered.
     shape:
         The bounds of the configuration; keep it small.
-    policy:
-        The policy object if already loaded; it must be deterministic and
-        keep no state between calls.
     target:
         Stop on these incident kinds (violations if None).
     max_states:
@@ -300,12 +288,13 @@ def explore(
         events hits.
     """
     started = time.perf_counter()
-    timeless = _timeless(policy)
+    timeless = not system.facts.reads_times
     seen = FingerprintSet()
-    paths = _Paths(config, policy, shape)
+    paths = _Paths(system, config, shape)
+    root, root_usage = paths.root
     seen.add(
-        fingerprint(canonical_key(paths.root[0], paths.root[1], timeless=timeless))
-        ^ observed_key(paths.root[0])
+        fingerprint(canonical_key(system.truth(root), root_usage, timeless=timeless))
+        ^ system.key(root)
     )
     transitions = 0
     level = 0
@@ -319,17 +308,17 @@ def explore(
                 capped = timed_out = True
                 break
             state, usage, events = paths.state(node)
+            before = system.truth(state)
             for move, event in enumerate(events):
-                new = state.copy()
-                result = apply(new, event)
+                new = system.copy(state)
+                result = system.apply(new, event)
                 transitions += 1
                 if hits(result.incidents, target):
                     trace, incidents = found_trace(
-                        policy_spec,
+                        system,
                         config,
                         [*paths.prefix, *paths.events_to(node), event],
                         0,
-                        policy,
                         {"driver": "explore", "depth": depth, "states": len(seen)},
                     )
                     return ExploreResult(
@@ -345,8 +334,8 @@ def explore(
                 if ends_session(result.incidents):
                     continue  # the session is over: nothing follows it
                 child = fingerprint(
-                    canonical_key(new, usage.after(event, state), timeless=timeless)
-                ) ^ observed_key(new)
+                    canonical_key(system.truth(new), usage.after(event, before), timeless=timeless)
+                ) ^ system.key(new)
                 if child in seen:
                     continue
                 if len(seen) >= max_states:
@@ -372,7 +361,7 @@ def explore(
     )
 
 
-class _Paths:
+class _Paths(Generic[S]):
     """Where each state came from, and states rebuilt from it.
 
     State ``n`` (numbered in the order found; 0 is the initial state) came
@@ -381,19 +370,19 @@ class _Paths:
     replayed last: the longest common prefix is not replayed again.
     """
 
-    def __init__(self, config: RuntimeConfig, policy: Policy, shape: Shape) -> None:
-        self.config, self.policy, self.shape = config, policy, shape
+    def __init__(self, system: System[S], config: RuntimeConfig, shape: Shape) -> None:
+        self.system, self.config, self.shape = system, config, shape
         self.parent = array("I", [0])
         self.move = array("H", [0])
         # State 0 is the state after the opening (system prompt, user message).
         self.prefix = opening(shape)
-        root = initial_state(config, policy, record=False)
+        root = system.initial(config)
         for event in self.prefix:
-            apply(root, event)
+            system.apply(root, event)
         self.root = (root, opening_usage())
         # The last path replayed: (state number, state, usage, its enabled events).
-        self.stack: list[tuple[int, RuntimeState, Usage, list[Event]]] = [
-            (0, root, self.root[1], self._enabled(root, self.root[1]))
+        self.stack: list[tuple[int, S, Usage, list[Event]]] = [
+            (0, root, self.root[1], self._enabled(system.truth(root), self.root[1]))
         ]
 
     @property
@@ -423,8 +412,9 @@ class _Paths:
         chain.reverse()
         return chain
 
-    def state(self, node: int) -> tuple[RuntimeState, Usage, list[Event]]:
+    def state(self, node: int) -> tuple[S, Usage, list[Event]]:
         """State ``node``, its usage and its enabled events (do not mutate)."""
+        system = self.system
         chain = self._lineage(node)
         stack = self.stack
         keep = 1
@@ -434,10 +424,10 @@ class _Paths:
         for n in chain[keep:]:
             _, before, usage, events = stack[-1]
             event = events[self.move[n]]
-            state = before.copy()
-            usage = usage.after(event, before)
-            apply(state, event)
-            stack.append((n, state, usage, self._enabled(state, usage)))
+            state = system.copy(before)
+            usage = usage.after(event, system.truth(before))
+            system.apply(state, event)
+            stack.append((n, state, usage, self._enabled(system.truth(state), usage)))
         _, state, usage, events = stack[-1]
         return state, usage, events
 

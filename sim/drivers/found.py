@@ -9,25 +9,25 @@ from typing import Any
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident
-from prunecheck.model.policies import Policy
+from prunecheck.model.system import S, System, incidents_of
 from prunecheck.model.trace import Trace
-from prunecheck.sim.runtimes.under_test import incidents_of
 
 __all__ = ["found_trace"]
 
 
 def found_trace(
-    policy_spec: str,
+    system: System[S],
     config: RuntimeConfig,
     events: list[Event],
     seed: int,
-    policy: Policy,
     found_by: dict[str, Any],
 ) -> tuple[Trace, tuple[Incident, ...]]:
     """The trace of a counterexample, with its replayed incidents and a
-    ``meta`` ready for the regression corpus (``expect.violations``)."""
+    ``meta`` ready for the regression corpus (``expect.violations``); the
+    trace names ``system`` by its spec."""
+    policy_spec = system.name
     bare = Trace(policy_spec, config, tuple(events), seed)
-    incidents = tuple(incidents_of(bare, policy))
+    incidents = tuple(incidents_of(bare, system))
     kinds = sorted({i.kind.value for i in incidents if i.is_violation})
     last = [i for i in incidents if i.step == len(events) - 1] or list(incidents[-1:])
     title = f"{policy_spec} under gate {config.gate}: " + ", ".join(

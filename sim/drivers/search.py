@@ -1,9 +1,10 @@
 """Adversarial search: a Hypothesis state machine whose rules are runtime
 events and whose invariant is the model's incident check.
 
-The machine owns a :class:`~prunecheck.model.state.RuntimeState` and
-applies each event with :func:`~prunecheck.model.runtime.apply`
-(``record=False``: no notes are built in the hot loop).  Rules are the
+The machine drives a :class:`~prunecheck.model.system.System` — the
+model runtime with a policy, or a runtime under test — applying each event
+with ``system.apply`` (``record=False``: no notes are built in the hot
+loop) and choosing the next one from ``system.truth``.  Rules are the
 events of :mod:`.shape` — user messages (also mid-batch), streamed assistant
 text, batches of any width, result chunks in any order, failures and
 timeouts, invocations, retries, external writes — plus three macro-steps
@@ -44,7 +45,7 @@ from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.policies import Policy
+from prunecheck.model.system import S, System
 from prunecheck.model.trace import Trace
 from prunecheck.sim.drivers.found import found_trace
 from prunecheck.sim.drivers.search_machine import (
@@ -70,7 +71,6 @@ from prunecheck.sim.drivers.swarm import (
     persisted_history,
     random_draw,
 )
-from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 
 __all__ = ["SHRINK_RUNS", "SearchResult", "random_walk", "search"]
 
@@ -111,10 +111,9 @@ class SearchResult:
 
 
 def search(
-    policy_spec: str,
+    system: System[S],
     config: RuntimeConfig,
     *,
-    policy: Policy,
     seed: int = 0,
     max_examples: int = 200,
     shape: Shape | None = None,
@@ -123,16 +122,14 @@ def search(
     deadline: float | None = None,
     progress: Progress | None = None,
 ) -> SearchResult:
-    """Search adversarially for an event sequence on which the policy breaks.
+    """Search adversarially for an event sequence on which ``system`` breaks.
 
     Parameters
     ----------
-    policy_spec:
-        The policy's spec (built-in name, ``module:attr``, ``file.py:attr``);
-        it is what the trace records.
-    policy:
-        The policy, loaded from ``policy_spec`` by the caller (and time-limited,
-        if its calls need a time limit).
+    system:
+        What is driven: the model runtime with a policy (time-limited by the
+        caller if its calls need it), or a runtime under test; the trace
+        records its ``name``.
     config:
         The runtime: budget, gate and knobs.
     seed:
@@ -167,7 +164,7 @@ def search(
     """
     shape = shape or Shape.for_budget(config.budget)
     log = RunLog(shrink_runs, deadline, progress)
-    machine = build_machine(policy, config, shape, target, log)
+    machine = build_machine(system, config, shape, target, log)
     hypothesis_seed(seed)(machine)
     run_settings = settings(
         max_examples=max_examples,
@@ -192,18 +189,17 @@ def search(
         # less than before; only a flake without that stop is the policy's.
         if not log.spent:
             raise PolicyError(
-                f"policy {policy_spec!r}",
+                f"policy {system.name!r}",
                 "gave different answers to the same "
                 f"question during the search ({type(exc).__name__}).",
                 "a policy must be a deterministic function of its view.",
             ) from None
     if log.events is not None:
-        log.events = minimize(log.events, config, policy, shape, target, deadline=deadline)
+        log.events = minimize(log.events, config, system, shape, target, deadline=deadline)
     seconds = time.perf_counter() - log.started
     return _result(
-        policy_spec,
+        system,
         config,
-        policy,
         seed,
         log,
         seconds,
@@ -212,9 +208,8 @@ def search(
 
 
 def _result(
-    policy_spec: str,
+    system: System[S],
     config: RuntimeConfig,
-    policy: Policy,
     seed: int,
     log: RunLog,
     seconds: float,
@@ -231,7 +226,7 @@ def _result(
             costs=dict(log.costs),
             timed_out=log.timed_out,
         )
-    trace, incidents = found_trace(policy_spec, config, log.events, seed, policy, found_by)
+    trace, incidents = found_trace(system, config, log.events, seed, found_by)
     return SearchResult(
         True,
         trace,
@@ -247,10 +242,9 @@ def _result(
 
 
 def random_walk(
-    policy_spec: str,
+    system: System[S],
     config: RuntimeConfig,
     *,
-    policy: Policy,
     seed: int = 0,
     shape: Shape | None = None,
     target: frozenset[IncidentKind] | None = None,
@@ -271,7 +265,7 @@ def random_walk(
             break
         log.examples += 1
         bounds = narrow(shape, draw)
-        state = initial_state(config, policy, record=False)
+        state = system.initial(config)
         events: list[Event] = []
         prefix = (
             persisted_history(bounds, bounds.max_resume, bounds.crashed)
@@ -283,11 +277,12 @@ def random_walk(
         for index, chosen in enumerate(steps):
             if index == len(prefix):
                 usage = opening_usage()
+            truth = system.truth(state)
             event = (
-                chosen if chosen is not None else rng.choice(enabled_events(state, usage, bounds))
+                chosen if chosen is not None else rng.choice(enabled_events(truth, usage, bounds))
             )
-            usage = usage.after(event, state)
-            result = apply(state, event)
+            usage = usage.after(event, truth)
+            result = system.apply(state, event)
             events.append(event)
             log.applied += 1
             log.costs.update(i.kind.value for i in result.incidents if not i.is_violation)
@@ -299,6 +294,4 @@ def random_walk(
         if log.events is not None:
             break
     seconds = time.perf_counter() - log.started
-    return _result(
-        policy_spec, config, policy, seed, log, seconds, {"driver": "random", "seed": seed}
-    )
+    return _result(system, config, seed, log, seconds, {"driver": "random", "seed": seed})

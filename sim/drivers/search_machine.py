@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis import target
@@ -34,8 +34,8 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.policies import Policy
 from prunecheck.model.state import RuntimeState
+from prunecheck.model.system import Fragile, S, System
 from prunecheck.sim.drivers.shape import (
     Shape,
     Usage,
@@ -50,18 +50,8 @@ from prunecheck.sim.drivers.swarm import (
     opening_usage,
     persisted_history,
 )
-from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 
-__all__ = ["Enough", "Fatal", "Found", "Fragile", "Progress", "RunLog", "build_machine"]
-
-
-@runtime_checkable
-class Fragile(Protocol):
-    """A policy that can fail for good (a caged policy whose worker hung or
-    died, or a wrapper of one): every later call would fail at once, so the
-    search stops instead of shrinking."""
-
-    def failed_for_good(self) -> bool: ...
+__all__ = ["Enough", "Fatal", "Found", "Progress", "RunLog", "build_machine"]
 
 
 #: Called with the number of runs tried so far, at the start of each run.
@@ -135,13 +125,17 @@ class RunLog:
 
 
 def build_machine(
-    policy: Policy,
+    system: System[S],
     config: RuntimeConfig,
     shape: Shape,
     target_kinds: frozenset[IncidentKind] | None,
     log: RunLog,
 ) -> type[RuleBasedStateMachine]:
-    """A state-machine class bound to one search's policy, config and shape."""
+    """A state-machine class bound to one search's system, config and shape.
+
+    The machine keeps the system's state; its rules and preconditions read
+    the ground truth (``system.truth``), the model's state, whatever the
+    subject."""
 
     # Largest first: Hypothesis shrinks toward the first choice, and large
     # messages cross the budget in fewer events.
@@ -157,12 +151,13 @@ def build_machine(
         return data.draw(st.sampled_from([r.id for r in pending_records(state)]), label="call")
 
     def idle(machine: Any) -> bool:
-        return not machine.state.pending and machine.state.assistant_stream is None
+        truth = machine.state
+        return not truth.pending and truth.assistant_stream is None
 
     class Machine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.state = initial_state(config, policy, record=False)
+            self.subject = system.initial(config)
             self.bounds = shape
             self.usage = Usage()
             self.events: list[Event] = []
@@ -171,6 +166,11 @@ def build_machine(
             self.near = 0
             log.start_run()
 
+        @property
+        def state(self) -> RuntimeState:
+            """The ground truth the rules read."""
+            return system.truth(self.subject)
+
         def _do(self, event: Event) -> None:
             """Apply one event; stop the run at its first hit or where the
             session ends (a session abort)."""
@@ -178,9 +178,9 @@ def build_machine(
                 return
             usage = self.usage.after(event, self.state)
             try:
-                result = apply(self.state, event)
+                result = system.apply(self.subject, event)
             except PolicyError as exc:
-                if isinstance(policy, Fragile) and policy.failed_for_good():
+                if isinstance(system, Fragile) and system.failed_for_good():
                     raise Fatal(exc) from None
                 raise
             self.usage = usage

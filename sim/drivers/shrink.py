@@ -29,9 +29,8 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import Policy
+from prunecheck.model.system import S, System
 from prunecheck.sim.drivers.shape import Shape, hits
-from prunecheck.sim.runtimes.under_test import apply, initial_state  # the model's, or a runtime's
 
 __all__ = ["minimize", "opening_length"]
 
@@ -51,29 +50,30 @@ def opening_length(events: Sequence[Event]) -> int:
 _Ref = tuple[int, int]  # (index of the issuing batch event, position in the batch)
 
 
-def _refs(events: Sequence[Event], config: RuntimeConfig, policy: Policy) -> list[_Ref | None]:
+def _refs(events: Sequence[Event], config: RuntimeConfig, system: System[S]) -> list[_Ref | None]:
     """For each event naming a call, which batch event issued that call."""
-    state = initial_state(config, policy, record=False)
+    state = system.initial(config)
     owner: dict[str, _Ref] = {}
     refs: list[_Ref | None] = []
     for i, event in enumerate(events):
         refs.append(owner.get(event.call) if isinstance(event, ResultChunk | ToolFailure) else None)
         if isinstance(event, IssueBatch):
-            owner.update({f"c{state.next_call + k}": (i, k) for k in range(len(event.calls))})
-        apply(state, event)
+            first = system.truth(state).next_call
+            owner.update({f"c{first + k}": (i, k) for k in range(len(event.calls))})
+        system.apply(state, event)
     return refs
 
 
 def _rerun(
     items: list[tuple[int, Event, _Ref | None]],
     config: RuntimeConfig,
-    policy: Policy,
+    system: System[S],
     target: frozenset[IncidentKind] | None,
 ) -> list[Event] | None:
     """Replay edited events, renumbering calls; the prefix up to the first
     hit, or None if the edit is impossible or no longer hits.  Results of a
     deleted batch are deleted with it."""
-    state = initial_state(config, policy, record=False)
+    state = system.initial(config)
     first_call: dict[int, int] = {}
     out: list[Event] = []
     for index, event, ref in items:
@@ -82,9 +82,9 @@ def _rerun(
                 continue
             event = replace(event, call=f"c{first_call[ref[0]] + ref[1]}")
         if isinstance(event, IssueBatch):
-            first_call[index] = state.next_call
+            first_call[index] = system.truth(state).next_call
         try:
-            result = apply(state, event)
+            result = system.apply(state, event)
         except (TraceError, PolicyError):
             return None
         out.append(event)
@@ -102,16 +102,16 @@ def _resized(event: Event, tokens: int) -> Event:
 def minimize(
     events: Sequence[Event],
     config: RuntimeConfig,
-    policy: Policy,
+    system: System[S],
     shape: Shape,
     target: frozenset[IncidentKind] | None = None,
     *,
     deadline: float | None = None,
 ) -> list[Event]:
-    """Polish a counterexample (see the module's doc); the opening stays."""
+    """Polish a counterexample of ``system`` (see the module's doc); the opening stays."""
     current = list(events)
     while deadline is None or time.monotonic() < deadline:
-        better = _shorter(current, config, policy, shape, target, deadline)
+        better = _shorter(current, config, system, shape, target, deadline)
         if better is None:
             return current
         current = better
@@ -121,12 +121,12 @@ def minimize(
 def _shorter(
     events: list[Event],
     config: RuntimeConfig,
-    policy: Policy,
+    system: System[S],
     shape: Shape,
     target: frozenset[IncidentKind] | None,
     deadline: float | None,
 ) -> list[Event] | None:
-    refs = _refs(events, config, policy)
+    refs = _refs(events, config, system)
     items = list(zip(range(len(events)), events, refs, strict=True))
     n = len(items)
     keep = opening_length(events)
@@ -139,7 +139,7 @@ def _shorter(
             if resize is not None and resize[0] == index:
                 event = _resized(event, resize[1])
             chosen.append((index, event, ref))
-        out = _rerun(chosen, config, policy, target)
+        out = _rerun(chosen, config, system, target)
         return out if out is not None and len(out) < n else None
 
     resizes = [

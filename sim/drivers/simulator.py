@@ -1,19 +1,20 @@
 """The SimPy simulator: runtimes under load, in simulated time.
 
 :func:`simulate` runs one environment: ``load.agents`` agents (each with
-its own runtime state, random stream and trace) sharing a world of files
-that an editor process also changes.  Every event goes through the model's
-:func:`~prunecheck.model.runtime.apply` on the fast path; every agent's
-trace replays with :func:`~prunecheck.model.trace.replay` to the incidents
+its own state of the :class:`~prunecheck.model.system.System` under test,
+random stream and trace) sharing a world of files that an editor process
+also changes.  Every event goes through ``system.apply``; every agent's
+trace replays with :func:`~prunecheck.model.system.replay` to the incidents
 counted here (:func:`tally_trace` does that replay).
 
 Examples
 --------
+>>> from prunecheck.model.model_system import ModelSystem
 >>> from prunecheck.model.policies import builtin_policy
 >>> from prunecheck.model.config import RuntimeConfig
 >>> from prunecheck.sim.drivers.workload import load_at
->>> result = simulate("unit_safe", RuntimeConfig(), load_at(0.2), seed=1, horizon=60.0,
-...                   policy=builtin_policy("unit_safe"))
+>>> result = simulate(ModelSystem(builtin_policy("unit_safe")), RuntimeConfig(), load_at(0.2),
+...                   seed=1, horizon=60.0)
 >>> result.error is None and result.incidents["orphaned_result"] == 0
 True
 """
@@ -32,12 +33,11 @@ import simpy
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError, PolicyError
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import Policy
+from prunecheck.model.system import S, System, replay
 from prunecheck.model.trace import Trace
 from prunecheck.sim.drivers.agents import Agent, Control, Halt, Tally
 from prunecheck.sim.drivers.workload import Load, Workload
 from prunecheck.sim.drivers.world import World, editor
-from prunecheck.sim.runtimes.under_test import replay  # the model's, or a runtime's
 from prunecheck.sim.stats.sessions import SessionRecord
 
 __all__ = ["DEFAULT_HORIZON", "SIMULATOR_VERSION", "RunResult", "simulate", "tally_trace"]
@@ -104,12 +104,11 @@ def _stream(seed: int, name: str) -> random.Random:
 
 
 def simulate(
-    policy_spec: str,
+    system: System[S],
     config: RuntimeConfig,
     load: Load,
     seed: int,
     *,
-    policy: Policy,
     horizon: float = DEFAULT_HORIZON,
     max_events: int | None = None,
 ) -> RunResult:
@@ -117,11 +116,12 @@ def simulate(
 
     Parameters
     ----------
-    policy_spec: the policy as a spec (recorded in the traces).
+    system: what each agent runs: the model runtime with a policy
+        (time-limited by the caller), or a runtime under test; the traces
+        record its ``name``.
     config: the runtime's rules; its ``check_at`` decides when checks fire.
     load: the load knobs.
     seed: the run's seed; each agent's stream derives from it.
-    policy: the policy, loaded from the spec (and time-limited) by the caller.
     horizon: simulated seconds.
     max_events: stop after this many events (all agents together).
 
@@ -142,7 +142,7 @@ def simulate(
     world = World()
     control = Control(max_events)
     agents = [
-        Agent(env, world, config, policy, load, _stream(seed, f"agent{i}"), i, control)
+        Agent(env, world, config, system, load, _stream(seed, f"agent{i}"), i, control)
         for i in range(load.agents)
     ]
     env.process(editor(env, world, Workload(load, config.budget, _stream(seed, "editor"))))
@@ -168,7 +168,7 @@ def simulate(
         agent.tally.close(end)
         traces.append(
             Trace(
-                policy_spec,
+                system.name,
                 config,
                 tuple(agent.events),
                 seed,
@@ -178,7 +178,7 @@ def simulate(
         )
         incidents.update(agent.tally.incidents)
         exposed.update(agent.tally.exposed)
-        counters.update(agent.state.counters)
+        counters.update(agent.truth.counters)
         time_deferred += agent.tally.deferred_time
         sessions.extend(agent.tally.sessions)
     return RunResult(
@@ -195,8 +195,8 @@ def simulate(
     )
 
 
-def tally_trace(trace: Trace, policy: Policy) -> tuple[Tally, str | None]:
-    """Replay ``trace`` and count it as the simulator did.
+def tally_trace(trace: Trace, system: System[S]) -> tuple[Tally, str | None]:
+    """Replay ``trace`` by ``system`` and count it as the simulator did.
 
     Returns the tally and the policy error that ended the replay (None if
     it ran to the end); a simulated run's trace gives the same counts.
@@ -204,8 +204,8 @@ def tally_trace(trace: Trace, policy: Policy) -> tuple[Tally, str | None]:
     tally = Tally()
     error = None
     try:
-        for step, state in replay(trace, policy, record=False):
-            tally.add(step.event, step.result, state, step.at)
+        for step, state in replay(trace, system, record=False):
+            tally.add(step.event, step.result, system.truth(state), step.at)
     except PolicyError as exc:
         error = exc.paragraph()
     end = trace.meta.get("end")

@@ -35,21 +35,21 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from prunecheck.model.errors import ConfigError, PrunecheckError
 from prunecheck.model.events import Invoke
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.policies import Policy
-from prunecheck.model.provider import Provider, ProviderError, render, validate
-from prunecheck.model.state import CounterName, RuntimeState
+from prunecheck.model.provider import ProviderError, validate
+from prunecheck.model.state import CounterName
+from prunecheck.model.system import RequestBody, System, incidents_of, replay
 from prunecheck.model.trace import Trace, TraceStep, dumps
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none, user_code_of
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.reproductions.page import bundle_page
 from prunecheck.sim.reproductions.timeline import draw_timeline
-from prunecheck.sim.runtimes.under_test import UnderTest, incidents_of, replay, runtime_of
 from prunecheck.sim.support.extras import missing_paragraph
 from prunecheck.sim.support.ledger import locked_folder
 
@@ -84,32 +84,25 @@ class Request:
     errors: tuple[ProviderError, ...]
 
 
-def _body(state: RuntimeState) -> dict[str, object]:
-    if isinstance(state, UnderTest):  # what the runtime under test sends
-        return {"model": "gpt-4.1", "messages": state.request()}
-    tools = {c.id: (c.spec.tool, c.spec.path) for c in state.calls.values()}
-    return render(state.context, state.config.provider, tools=tools)
+def _errors(sent: RequestBody) -> tuple[ProviderError, ...]:
+    return tuple(validate(dict(sent.body), sent.provider))
 
 
-def _provider(state: RuntimeState) -> Provider:
-    return Provider.OPENAI if isinstance(state, UnderTest) else state.config.provider
-
-
-def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
+def _request(trace: Trace, system: System[Any]) -> tuple[Request, list[TraceStep]]:
     """Replay with notes; keep the body of the rejected (else last) invocation."""
     steps: list[TraceStep] = []
     rejected: Request | None = None
     last: Request | None = None
-    state: RuntimeState | None = None
+    state: object | None = None
     invocations = 0
-    for item, state in replay(trace, policy, record=True):
+    for item, state in replay(trace, system, record=True):
         steps.append(item)
-        done = state.count(CounterName.INVOCATIONS)
+        done = system.truth(state).count(CounterName.INVOCATIONS)
         if not isinstance(item.event, Invoke) or done == invocations:
             continue  # not an invocation, or a blocked one: nothing was sent
         invocations = done
-        body = _body(state)
-        errors = tuple(validate(body, _provider(state)))
+        sent = system.request(state)
+        body, errors = dict(sent.body), _errors(sent)
         if rejected is None and any(
             i.kind is IncidentKind.PROVIDER_REJECTION for i in item.result.incidents
         ):
@@ -121,8 +114,8 @@ def _request(trace: Trace, policy: Policy) -> tuple[Request, list[TraceStep]]:
         return last, steps
     if state is None:
         return Request({}, None, "next", ()), steps
-    final = _body(state)
-    return Request(final, None, "next", tuple(validate(final, _provider(state)))), steps
+    final = system.request(state)
+    return Request(dict(final.body), None, "next", _errors(final)), steps
 
 
 def _answer(request: Request) -> str:
@@ -151,14 +144,14 @@ def _origin(request: Request) -> str:
     )
 
 
-def _under_commit(trace: Trace, policy: Policy) -> str:
+def _under_commit(trace: Trace, system: System[Any]) -> str:
     """What the same events do under the commit gate, checked now ('' for a
     runtime under test: its gate is its own code)."""
-    if runtime_of(policy) is not None:
+    if system.facts.own_gate:
         return ""
     safe = replace(trace, config=replace(trace.config, gate=Gate.COMMIT))
     try:
-        bad = [i for i in incidents_of(safe, policy) if i.is_violation]
+        bad = [i for i in incidents_of(safe, system) if i.is_violation]
     except PrunecheckError as exc:
         return f"cannot replay under the commit gate ({exc.paragraph()})"
     if bad:
@@ -256,8 +249,8 @@ from pathlib import Path
 
 from prunecheck.model.gates import Gate
 from prunecheck.model.trace import Trace, loads
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.runtimes.under_test import incidents_of
+from prunecheck.model.system import incidents_of
+from prunecheck.sim.adapters.loader import load_system
 
 # >>> Set to "commit" (or "spill") to replay under a safe gate; None keeps the
 # >>> trace's own gate.  The environment variable PRUNECHECK_GATE wins.
@@ -292,8 +285,8 @@ def _spec(spec: str) -> str:
 
 def test_reproduction() -> None:
     trace = _trace()
-    policy = load_policy(_spec(trace.policy))
-    violations = [i for i in incidents_of(trace, policy) if i.is_violation]
+    system = load_system(_spec(trace.policy))
+    violations = [i for i in incidents_of(trace, system) if i.is_violation]
     assert not violations, "\\n".join(
         [f"{{len(violations)}} violation(s) under gate {{trace.config.gate}}:"]
         + [f"  step {{i.step + 1}}: {{i.kind.label}}: {{i.detail}}" for i in violations])
@@ -391,7 +384,7 @@ def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:
 
 
 def write_bundle(
-    trace: Trace, out_dir: Path, *, policy: Policy | None = None, force: bool = False
+    trace: Trace, out_dir: Path, *, system: System[Any] | None = None, force: bool = False
 ) -> Path:
     """Write the reproduction bundle of ``trace`` into ``out_dir`` (created
     if missing) and return ``out_dir``.  A folder that holds files is
@@ -403,17 +396,18 @@ def write_bundle(
         The counterexample (a search's or explorer's shrunk trace).
     out_dir:
         The bundle folder.
-    policy:
-        The policy object to replay with; loaded from ``trace.policy`` if None.
+    system:
+        The system to replay with (the model runtime with the loaded policy,
+        or the runtime under test); loaded from ``trace.policy`` if None.
     force:
         Overwrite a folder that holds files.
     """
     check_out(out_dir, force=force)
     with locked_folder(out_dir, "bundle"):
-        return _write(trace, out_dir, policy if policy is not None else load_policy(trace.policy))
+        return _write(trace, out_dir, system if system is not None else load_system(trace.policy))
 
 
-def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
+def _write(trace: Trace, out_dir: Path, system: System[Any]) -> Path:
     trace = _with_policy_copy(trace, out_dir)
     text = dumps(trace)
     (out_dir / "trace.json").write_text(text, encoding="utf-8", errors="backslashreplace")
@@ -422,14 +416,14 @@ def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
     (out_dir / "test_reproduction.py").write_text(
         _TEST.format(trace=text), encoding="utf-8", errors="backslashreplace"
     )
-    request, steps = _request(trace, policy)
+    request, steps = _request(trace, system)
     (out_dir / "request.json").write_text(
         json.dumps(request.body, indent=2, sort_keys=False, ensure_ascii=False) + "\n",
         encoding="utf-8",
         errors="backslashreplace",  # a lone surrogate (half an emoji) as its JSON escape
     )
     story = narrate(trace, steps, markdown=True)
-    head = _header(trace, story.incidents, request, _under_commit(trace, policy))
+    head = _header(trace, story.incidents, request, _under_commit(trace, system))
     lines = head + story.lines
     plots = importlib.util.find_spec("matplotlib") is not None
     if not plots:  # the base or harness install: the plots are the report extra
@@ -438,10 +432,10 @@ def _write(trace: Trace, out_dir: Path, policy: Policy) -> Path:
         "\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace"
     )
     if plots:
-        draw_timeline(trace, policy, out_dir / "timeline.png")
+        draw_timeline(trace, system, out_dir / "timeline.png")
     page = bundle_page(
         trace,
-        policy,
+        system,
         steps,
         header=head,
         body=request.body,

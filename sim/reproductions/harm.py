@@ -22,13 +22,14 @@ Examples
 >>> from prunecheck.model.events import SystemPrompt, UserMessage, IssueBatch, CallSpec
 >>> from prunecheck.model.events import ResultChunk
 >>> from prunecheck.model.policies import builtin_policy
+>>> from prunecheck.model.model_system import ModelSystem
 >>> from prunecheck.model.config import RuntimeConfig
 >>> from prunecheck.model.trace import Trace
 >>> events = (SystemPrompt(100), UserMessage(100),
 ...           IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 100),
 ...           ResultChunk("c1", 900))
 >>> trace = Trace("lowest_salience", RuntimeConfig(budget=1000, hard_ceiling=2000), events)
->>> longer = extend_to_harm(trace, builtin_policy("lowest_salience"))
+>>> longer = extend_to_harm(trace, ModelSystem(builtin_policy("lowest_salience")))
 >>> [e.kind for e in longer.events[4:]], longer.meta["harm"]["kinds"]
 (['result', 'invoke', 'retry', 'invoke'], ['provider_rejection'])
 """
@@ -36,14 +37,14 @@ Examples
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from prunecheck.model.errors import PolicyError, TraceError
 from prunecheck.model.events import AssistantChunk, Event, Invoke, ResultChunk, Retry
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import Policy
 from prunecheck.model.state import RuntimeState
+from prunecheck.model.system import System
 from prunecheck.model.trace import Trace
-from prunecheck.sim.runtimes.under_test import apply, initial_state
 
 __all__ = ["HARM_KINDS", "MAX_EXTENSION", "extend_to_harm"]
 
@@ -77,17 +78,28 @@ def _next(state: RuntimeState, invoked: int, retried: bool) -> Event | None:
     return None
 
 
-def extend_to_harm(trace: Trace, policy: Policy, *, limit: int = MAX_EXTENSION) -> Trace:
+def extend_to_harm(trace: Trace, system: System[Any], *, limit: int = MAX_EXTENSION) -> Trace:
     """``trace`` with the runtime's next steps appended up to the harm its
     violation causes (see the module's doc); ``trace`` itself when they
     show no new violation, or when it cannot be replayed.  ``meta.harm``
-    records where the violation was and what the extension showed."""
-    state = initial_state(trace.config, policy, record=False)
+    records where the violation was and what the extension showed.
+
+    Parameters
+    ----------
+    trace : Trace
+        A trace whose replay shows a violation.
+    system : System
+        What replays it (the model runtime with its policy, or a runtime
+        under test); the next steps are read from its ground truth.
+    limit : int
+        Events the extension may add.
+    """
+    state = system.initial(trace.config)
     seen: set[IncidentKind] = set()
     try:
         for i, event in enumerate(trace.events):
             at = trace.times[i] if trace.times is not None else None
-            result = apply(state, event, at)
+            result = system.apply(state, event, at)
             seen.update(x.kind for x in result.incidents if x.is_violation)
     except (TraceError, PolicyError):
         return trace
@@ -99,12 +111,12 @@ def extend_to_harm(trace: Trace, policy: Policy, *, limit: int = MAX_EXTENSION) 
     new: set[IncidentKind] = set()
     invoked, retried = 0, False
     while len(added) < limit:
-        follow = _next(state, invoked, retried)
+        follow = _next(system.truth(state), invoked, retried)
         if follow is None:
             break
         at = None if now is None else now + len(added) + 1.0
         try:
-            result = apply(state, follow, at)
+            result = system.apply(state, follow, at)
         except (TraceError, PolicyError):
             break
         added.append(follow)

@@ -13,16 +13,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from prunecheck.model.context import Message
 from prunecheck.model.incidents import Incident
 from prunecheck.model.notes import NoteKind
-from prunecheck.model.policies import Policy
 from prunecheck.model.provider import ProviderError
 from prunecheck.model.state import RuntimeState
+from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace, TraceStep
 from prunecheck.sim.reproductions.narrative import describe_event
-from prunecheck.sim.runtimes.under_test import replay
 from prunecheck.sim.support.html import escape, inline, markdown, page, table
 
 __all__ = ["PRUNE_NOTES", "Shown", "bundle_page", "context_after"]
@@ -77,9 +77,14 @@ def _shown(state: RuntimeState, m: Message) -> Shown:
     return Shown(m.id, m.role.value, m.tokens, what, status)
 
 
-def context_after(trace: Trace, policy: Policy) -> list[tuple[Shown, ...]]:
-    """The context after each step of a replay of ``trace``."""
-    return [tuple(_shown(s, m) for m in s.context) for _, s in replay(trace, policy, record=True)]
+def context_after(trace: Trace, system: System[Any]) -> list[tuple[Shown, ...]]:
+    """The context after each step of a replay of ``trace`` by ``system``
+    (its ground truth: for a runtime under test, the shadow's)."""
+    out: list[tuple[Shown, ...]] = []
+    for _, state in replay(trace, system, record=True):
+        truth = system.truth(state)
+        out.append(tuple(_shown(truth, m) for m in truth.context))
+    return out
 
 
 def _incident(i: Incident) -> str:
@@ -133,7 +138,7 @@ def _answer(errors: Sequence[ProviderError]) -> str:
 
 def bundle_page(
     trace: Trace,
-    policy: Policy,
+    system: System[Any],
     steps: Sequence[TraceStep],
     *,
     header: Sequence[str],
@@ -148,8 +153,9 @@ def bundle_page(
     ----------
     trace : Trace
         The bundle's trace (naming the policy copy, if any).
-    policy : Policy
-        The policy it replays with.
+    system : System
+        What it replays with (the model runtime with the policy, or the
+        runtime under test).
     steps : Sequence[TraceStep]
         The replayed steps, with notes.
     header : Sequence[str]
@@ -161,7 +167,7 @@ def bundle_page(
     timeline : bool
         Whether ``timeline.png`` was drawn beside the page (it needs matplotlib).
     """
-    contexts = context_after(trace, policy)
+    contexts = context_after(trace, system)
     title = str(trace.meta.get("title") or f"{trace.policy} under gate {trace.config.gate}")
     cut = next(
         (i for i, line in enumerate(header) if line.startswith("## What the provider")), None

@@ -16,14 +16,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from prunecheck.model.actions import Action
 from prunecheck.model.context import Message, Role
 from prunecheck.model.events import Event, IssueBatch, ResultChunk, ToolFailure
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.notes import NoteKind
 from prunecheck.model.policies import ContextView, Policy
 from prunecheck.model.state import RuntimeState
-from prunecheck.model.trace import Trace, replay
+from prunecheck.model.system import System, replay
+from prunecheck.model.trace import Trace
 
 __all__ = ["Cell", "Lanes", "draw_timeline", "lanes_of"]
 
@@ -129,12 +132,26 @@ class _Watch:
         return self.inner.select(view, need)
 
 
-def lanes_of(trace: Trace, policy: Policy) -> Lanes:
-    """Replay ``trace`` (with notes) and collect what the picture shows."""
+@dataclass(frozen=True, slots=True)
+class _FreesNothing:
+    name: str
+
+    def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
+        return ()
+
+
+def lanes_of(trace: Trace, system: System[Any]) -> Lanes:
+    """Replay ``trace`` (with notes) and collect what the picture shows.
+
+    The picture is the model's: the model runtime running the system's
+    policy, watched; for any other system (a runtime under test) a policy
+    that frees nothing, so that it shows every message produced, not the
+    runtime's list."""
     lanes = Lanes()
-    watch = _Watch(policy, policy.name)
+    policy = system.policy if isinstance(system, ModelSystem) else _FreesNothing(system.name)
+    watch = _Watch(policy, system.name)
     present: set[str] = set()
-    for item, state in replay(trace, watch, record=True):
+    for item, state in replay(trace, ModelSystem(watch, system.name), record=True):
         step = item.index
         lanes.ticks.append(f"{step + 1}: {_tick(item.event)}")
         now = set()
@@ -161,7 +178,7 @@ def lanes_of(trace: Trace, policy: Policy) -> Lanes:
     return lanes
 
 
-def draw_timeline(trace: Trace, policy: Policy, path: Path) -> Path:
+def draw_timeline(trace: Trace, system: System[Any], path: Path) -> Path:
     """Draw the timeline of ``trace`` to the PNG file ``path``; return it.
 
     Readable for about 10–40 steps and as many messages.
@@ -170,7 +187,7 @@ def draw_timeline(trace: Trace, policy: Policy, path: Path) -> Path:
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch, Rectangle
 
-    lanes = lanes_of(trace, policy)
+    lanes = lanes_of(trace, system)
     order = sorted(lanes.labels, key=lambda mid: int(mid[1:]))
     steps = len(lanes.ticks)
     fig = Figure(figsize=(max(7.5, 0.42 * steps + 5.8), max(3.2, 0.36 * len(order) + 2.4)), dpi=110)

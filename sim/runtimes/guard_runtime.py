@@ -14,10 +14,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prunecheck.guard import CommitGuard, HardCeilingExceeded, Plan, SpillStore
+from prunecheck.model.events import (
+    AssistantChunk,
+    BudgetCheck,
+    IssueBatch,
+    NewSession,
+    ResultChunk,
+    Retry,
+    SystemPrompt,
+    ToolFailure,
+    UserMessage,
+)
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
-from prunecheck.sim.runtimes import stimuli as s
-from prunecheck.sim.runtimes.stimuli import Execution, count_tokens
+from prunecheck.sim.runtimes.stimuli import Call, Execution, Rejected, Stimulus, count_tokens
 
 __all__ = ["GuardedRuntime"]
 
@@ -41,50 +51,51 @@ class GuardedRuntime:
         )
         self.messages: list[dict[str, Any]] = []
         self.by_id: dict[str, dict[str, Any]] = {}
-        self.batches: dict[str, tuple[s.Call, ...]] = {}
+        self.batches: dict[str, tuple[Call, ...]] = {}
         self.execs: list[Execution] = execs if execs is not None else []
         self.rejected: tuple[str, ...] = ()
         self.batch_of: dict[str, str] = {}  # call id -> its assistant message id
 
     # ------------------------------------------------------------------ feed
-    def feed(self, stimulus: s.Stimulus) -> None:
+    def feed(self, stimulus: Stimulus | Rejected) -> None:
         g = self.guard
-        if isinstance(stimulus, s.System | s.User):
-            role = "system" if isinstance(stimulus, s.System) else "user"
+        if isinstance(stimulus, Rejected):
+            self.rejected = stimulus.calls
+            return
+        event = stimulus.event
+        if isinstance(event, SystemPrompt | UserMessage):
+            role = "system" if isinstance(event, SystemPrompt) else "user"
             message = self._append(stimulus.id, {"role": role, "content": stimulus.text})
             g.message(stimulus.id, role, count_tokens(stimulus.text), message)
-        elif isinstance(stimulus, s.AssistantText):
+        elif isinstance(event, AssistantChunk):
             self._stream(stimulus)
-        elif isinstance(stimulus, s.ToolCalls):
+        elif isinstance(event, IssueBatch):
             self._calls(stimulus)
-        elif isinstance(stimulus, s.ResultChunk):
+        elif isinstance(event, ResultChunk):
             self._result(stimulus)
-        elif isinstance(stimulus, s.ToolFailed):
-            mid = f"result:{stimulus.call}"
+        elif isinstance(event, ToolFailure):
+            call = stimulus.id
+            mid = f"result:{call}"
             if mid in self.by_id:  # drop the partial result, answer with the error
                 self._remove([mid])
                 g.removed([mid])
             message = self._answer(
-                stimulus.call,
-                {"role": "tool", "tool_call_id": stimulus.call, "content": stimulus.text},
+                call, {"role": "tool", "tool_call_id": call, "content": stimulus.text}
             )
-            g.result_complete(stimulus.call, count_tokens(stimulus.text), mid, message)
-        elif isinstance(stimulus, s.Rejected):
-            self.rejected = stimulus.calls
-            return
-        elif isinstance(stimulus, s.Retry):
+            g.result_complete(call, count_tokens(stimulus.text), mid, message)
+        elif isinstance(event, Retry):
             self._retry()
             return
-        elif isinstance(stimulus, s.NewSession):  # a fresh context and spill store
+        elif isinstance(event, NewSession):  # a fresh context and spill store
             fresh = GuardedRuntime(g.trimmer, g.budget, g.hard_ceiling, execs=self.execs)
             self.guard, self.messages, self.by_id = fresh.guard, fresh.messages, fresh.by_id
             self.batches, self.batch_of, self.rejected = {}, {}, ()
             return
-        elif not isinstance(stimulus, s.BudgetCheck):
-            return  # Invoke, FileChanged: nothing to append
+        elif not isinstance(event, BudgetCheck):
+            return  # an invocation, a file changed: nothing to append
         self._check()
 
-    def _stream(self, st: s.AssistantText) -> None:
+    def _stream(self, st: Stimulus) -> None:
         g, tokens = self.guard, count_tokens(st.text)
         message = self.by_id.get(st.id)
         if message is None:
@@ -96,7 +107,7 @@ class GuardedRuntime:
         if st.last:
             g.stream_closed(st.id)
 
-    def _calls(self, st: s.ToolCalls) -> None:
+    def _calls(self, st: Stimulus) -> None:
         paths = [c.arguments.get("path", "") for c in st.calls]
         message = {
             "role": "assistant",
@@ -126,19 +137,18 @@ class GuardedRuntime:
         for c in st.calls:
             self.execs.append(Execution(c.id, c.tool, c.arguments.get("path", ""), c.effect))
 
-    def _result(self, st: s.ResultChunk) -> None:
-        g, mid, tokens = self.guard, f"result:{st.call}", count_tokens(st.text)
+    def _result(self, st: Stimulus) -> None:
+        call = st.id
+        g, mid, tokens = self.guard, f"result:{call}", count_tokens(st.text)
         message = self.by_id.get(mid)
         if message is None:
-            message = self._answer(
-                st.call, {"role": "tool", "tool_call_id": st.call, "content": st.text}
-            )
-            g.result_chunk(st.call, tokens, mid, message)
+            message = self._answer(call, {"role": "tool", "tool_call_id": call, "content": st.text})
+            g.result_chunk(call, tokens, mid, message)
         else:
             message["content"] += " " + st.text
-            g.result_chunk(st.call, tokens, mid)
+            g.result_chunk(call, tokens, mid)
         if st.last:
-            g.result_complete(st.call)
+            g.result_complete(call)
 
     def _retry(self) -> None:
         """The naive retry: re-run every call of the batches the provider named."""

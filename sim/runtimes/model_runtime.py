@@ -1,10 +1,10 @@
 """The model runtime as a :class:`~.stimuli.RuntimeUnderTest`: the self-check.
 
 ``ModelRuntime(config, policy)`` runs :func:`prunecheck.model.runtime.apply`
-on the stimuli and renders its context as the OpenAI message list it would
+on the events the stimuli render and renders its context as the OpenAI message list it would
 send, with the harness's markers, ids and sizes.  Driven through the
 protocol and judged from outside, it must get the verdicts the model gives
-itself (``tests/test_under_test.py`` checks this on the regression corpus).
+itself (``tests/test_judged.py`` checks this on the regression corpus).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from prunecheck.model.config import RetryMode, RuntimeConfig
 from prunecheck.model.context import Message, Role
 from prunecheck.model.events import (
     AssistantChunk,
+    BudgetCheck,
     CallSpec,
     Effect,
     Event,
@@ -31,13 +32,11 @@ from prunecheck.model.events import (
     ToolFailure,
     UserMessage,
 )
-from prunecheck.model.events import BudgetCheck as ModelCheck
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import Policy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import CounterName, initial_state
-from prunecheck.sim.runtimes import stimuli as s
-from prunecheck.sim.runtimes.stimuli import Execution, count_tokens
+from prunecheck.sim.runtimes.stimuli import Execution, Rejected, Stimulus, count_tokens
 
 __all__ = ["ModelRuntime"]
 
@@ -60,22 +59,22 @@ class ModelRuntime:
         self._at = at
 
     # ------------------------------------------------------------------ feed
-    def feed(self, stimulus: s.Stimulus) -> None:
+    def feed(self, stimulus: Stimulus | Rejected) -> None:
+        if isinstance(stimulus, Rejected):
+            return  # the model judged the invocation itself
         st = self.state
         first_message, first_call = st.next_message, st.next_call
-        event = self._event(stimulus)
-        if event is None:
-            return
-        apply(st, event, self._at)
-        if isinstance(stimulus, s.System | s.User):
+        given = stimulus.event
+        apply(st, self._event(stimulus), self._at)
+        if isinstance(given, SystemPrompt | UserMessage):
             self._mid[f"m{first_message}"] = stimulus.id
-        elif isinstance(stimulus, s.AssistantText):
-            self._stream = None if stimulus.last else stimulus.id
+        elif isinstance(given, AssistantChunk):
+            self._stream = None if given.last else stimulus.id
             for n in range(first_message, st.next_message):
                 m = st.context.get(f"m{n}")
                 if m is not None and m.role is Role.ASSISTANT and not m.tool_calls:
                     self._mid[m.id] = stimulus.id
-        elif isinstance(stimulus, s.ToolCalls):
+        elif isinstance(given, IssueBatch):
             for k, call in enumerate(stimulus.calls):
                 self._cid[f"c{first_call + k}"] = call.id
                 self._back[call.id] = f"c{first_call + k}"
@@ -83,7 +82,7 @@ class ModelRuntime:
                     Execution(call.id, call.tool, call.arguments.get("path", ""), call.effect)
                 )
             self._mid[st.calls[f"c{first_call}"].batch] = stimulus.id
-        elif isinstance(stimulus, s.Retry):
+        elif isinstance(given, Retry):
             # The harness's shadow retries the same batches (the judge saw the same
             # rejection), so the calls a retry issues get the same numbers there.
             for n in range(first_call, st.next_call):
@@ -102,15 +101,17 @@ class ModelRuntime:
                         )
                     )
 
-    def _event(self, stimulus: s.Stimulus) -> Event | None:
-        tokens = count_tokens(getattr(stimulus, "text", ""))
-        if isinstance(stimulus, s.System):
+    def _event(self, stimulus: Stimulus) -> Event:
+        """The event this runtime applies: sized and worded as the stimulus's
+        text (what its policy reads), its calls named as this runtime named them."""
+        event, tokens = stimulus.event, count_tokens(stimulus.text)
+        if isinstance(event, SystemPrompt):
             return SystemPrompt(tokens)
-        if isinstance(stimulus, s.User):
+        if isinstance(event, UserMessage):
             return UserMessage(tokens, stimulus.text)
-        if isinstance(stimulus, s.AssistantText):
-            return AssistantChunk(tokens, stimulus.last)
-        if isinstance(stimulus, s.ToolCalls):
+        if isinstance(event, AssistantChunk):
+            return AssistantChunk(tokens, event.last)
+        if isinstance(event, IssueBatch):
             return IssueBatch(
                 tuple(
                     CallSpec(c.tool, c.arguments.get("path", ""), Effect(c.effect))
@@ -118,22 +119,15 @@ class ModelRuntime:
                 ),
                 tokens,
             )
-        if isinstance(stimulus, s.ResultChunk):
-            return ResultChunk(self._back[stimulus.call], tokens, stimulus.last)
-        if isinstance(stimulus, s.ToolFailed):
+        if isinstance(event, ResultChunk):
+            return ResultChunk(self._back[stimulus.id], tokens, event.last)
+        if isinstance(event, ToolFailure):
             reason = FailureReason.TIMEOUT if "timeout" in stimulus.text else FailureReason.ERROR
-            return ToolFailure(self._back[stimulus.call], reason, tokens)
-        if isinstance(stimulus, s.BudgetCheck):
-            return ModelCheck()
-        if isinstance(stimulus, s.Invoke):
-            return Invoke()
-        if isinstance(stimulus, s.Retry):
-            return Retry()
-        if isinstance(stimulus, s.FileChanged):
-            return ExternalWrite(stimulus.path)
-        if isinstance(stimulus, s.NewSession):
-            return NewSession()
-        return None  # Rejected: the model judged the invocation itself
+            return ToolFailure(self._back[stimulus.id], reason, tokens)
+        if isinstance(event, BudgetCheck | Invoke | Retry | NewSession):
+            return event
+        assert isinstance(event, ExternalWrite)
+        return ExternalWrite(stimulus.id)
 
     # ----------------------------------------------------------------- reads
     def request(self) -> Sequence[Mapping[str, Any]]:

@@ -19,10 +19,10 @@ from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
-from prunecheck.model.policies import Policy
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.model.system import System
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.policy_spec import user_code_of
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 from prunecheck.sim.drivers.workload import Load
 from prunecheck.sim.stats.sessions import SessionRecord, sessions_from_json, sessions_to_json
@@ -133,14 +133,14 @@ class Row:
         )
 
 
-_POLICIES: dict[tuple[str, float], Policy] = {}
+_SYSTEMS: dict[tuple[str, float], System[Any]] = {}
 
 
-def _policy(spec: str, timeout: float) -> Policy:
-    """The time-limited policy for ``spec``, loaded once per process."""
-    cached = _POLICIES.get((spec, timeout))
+def _system(spec: str, timeout: float) -> System[Any]:
+    """The system for ``spec`` (its policy time-limited), loaded once per process."""
+    cached = _SYSTEMS.get((spec, timeout))
     if cached is None:
-        cached = _POLICIES[(spec, timeout)] = time_limited(load_policy(spec), timeout)
+        cached = _SYSTEMS[(spec, timeout)] = load_system(spec, timeout)
     return cached
 
 
@@ -148,10 +148,8 @@ def run_one(spec: RunSpec, timeout: float = DEFAULT_TIMEOUT) -> Row:
     """Simulate one spec.  A policy that fails (raises, hangs, returns
     garbage, cannot be loaded) gives a row with its message in ``error``."""
     try:
-        policy = _policy(spec.policy, timeout)
-        result = simulate(
-            spec.policy, spec.config, spec.load, spec.seed, policy=policy, horizon=spec.horizon
-        )
+        system = _system(spec.policy, timeout)
+        result = simulate(system, spec.config, spec.load, spec.seed, horizon=spec.horizon)
     except PolicyError as exc:
         return Row(spec.key, spec, 0, 0, 0.0, 0.0, {}, {}, {}, exc.paragraph())
     return Row(

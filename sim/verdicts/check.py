@@ -45,13 +45,16 @@ from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import PolicyError, PrunecheckError
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem, reads_times
 from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider
-from prunecheck.model.trace import Trace, replay
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
+from prunecheck.model.system import System, replay
+from prunecheck.model.trace import Trace
+from prunecheck.sim.adapters.loader import load_runtime, model_system
+from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.reproductions.narrative import narrate
-from prunecheck.sim.runtimes.under_test import runtime_of
 from prunecheck.sim.support.forked import fork_map
 from prunecheck.sim.support.progress import Progress
 from prunecheck.sim.verdicts.failures import FailureDatabase, database
@@ -162,9 +165,14 @@ def check_policy(
     PolicyError
         if the policy cannot be loaded at all.
     """
-    spec, loaded = resolve_policy(policy, format=format, name=name)
-    if format is None and (found := format_of(loaded)) is not None:
-        format = found
+    runtime = _runtime(policy, format, timeout)
+    loaded: Policy | None = None
+    if runtime is not None:  # a runtime under test: its own code is checked
+        spec = runtime.name
+    else:
+        spec, loaded = resolve_policy(policy, format=format, name=name)
+        if format is None and (found := format_of(loaded)) is not None:
+            format = found
     base = config or RuntimeConfig(provider=Provider(format) if format else Provider.ANTHROPIC)
     if config is None or Gate(gate) is not Gate.NONE:
         base = replace(base, gate=Gate(gate))
@@ -178,11 +186,12 @@ def check_policy(
     bar.start(len(wanted) * (suite.size() + (1 if max_examples > 0 else 0)))
     done: dict[CheckAt, CheckResult] = {}
     todo: list[CheckAt] = []
+    subject = _Subject(spec, loaded, runtime, timeout)
     try:
         for check_at in wanted:  # saved failures first: a bug that came back, at once
-            run = _Check(spec, loaded, replace(base, check_at=check_at), timeout, deadline, bar)
+            run = _Check(subject, replace(base, check_at=check_at), deadline, bar)
             try:
-                saved = db.replay(spec, run.policy, run.config) if db is not None else None
+                saved = db.replay(spec, run.system, run.config) if db is not None else None
             except PolicyError as exc:
                 run.error = f"replaying a saved failure: {exc.paragraph()}"
                 done[check_at] = run.result(None)
@@ -192,22 +201,23 @@ def check_policy(
             else:
                 todo.append(check_at)
         if not any(r.verdict is Verdict.ERROR for r in done.values()):
-            one = _placement(
-                spec, loaded, base, timeout, deadline, suite, seed, max_examples, max_events
-            )
+            one = _placement(subject, base, deadline, suite, seed, max_examples, max_events)
             # a policy given as an object may keep state in this process: one by one
             # (a runtime under test is checked one placement after the other: its
             # worker's failures are reported by the process that started it)
             many = (
                 len(todo) > 1
                 and isinstance(policy, str)
-                and runtime_of(loaded) is None
+                and runtime is None
                 and (jobs is None or jobs > 1)
             )
             if many:  # side by side, one process a placement (see :mod:`.forked`)
                 bar.step(f"checks {', '.join(todo)} side by side")
                 results = fork_map(one, todo, jobs=jobs)
-                results = [replace(r, policy_object=loaded) for r in results]
+                results = [
+                    replace(r, policy_object=loaded, system_object=subject.system)
+                    for r in results
+                ]
             else:
                 results = []
                 for check_at in todo:
@@ -227,10 +237,8 @@ def check_policy(
 
 
 def _placement(
-    spec: str,
-    loaded: Policy,
+    subject: _Subject,
     base: RuntimeConfig,
-    timeout: float,
     deadline: float | None,
     suite: Suite,
     seed: int,
@@ -241,11 +249,47 @@ def _placement(
 
     def one(check_at: CheckAt, progress: Progress | None = None) -> CheckResult:
         config = replace(base, check_at=check_at)
-        run = _Check(spec, loaded, config, timeout, deadline, progress or Progress())
+        run = _Check(subject, config, deadline, progress or Progress())
         result = run.run(suite, seed, max_examples, max_events)
-        return result if progress is not None else replace(result, policy_object=None)
+        if progress is not None:
+            return result
+        return replace(result, policy_object=None, system_object=None)  # not sent back
 
     return one
+
+
+def _runtime(policy: PolicyLike, format: str | None, timeout: float) -> System[Any] | None:
+    """The runtime under test a ``runtime:`` spec names (None for a policy)."""
+    if not isinstance(policy, str) or format is not None:
+        return None
+    parsed = parse_spec_or_none(policy)
+    if parsed is None or not parsed.kind.is_runtime:
+        return None
+    return load_runtime(parsed, timeout)
+
+
+class _Subject:
+    """What a check drives, wrapped once: the system of its scenarios, and
+    that of each search (a policy's search runs it behind a fresh
+    :class:`Tripwire`)."""
+
+    def __init__(
+        self, spec: str, loaded: Policy | None, runtime: System[Any] | None, timeout: float
+    ) -> None:
+        self.spec, self.loaded, self.timeout = spec, loaded, timeout
+        if loaded is None:
+            assert runtime is not None
+            self.system: System[Any] = runtime
+        else:
+            self.system = model_system(spec, loaded, timeout)
+
+    def searched(self) -> tuple[System[Any], Tripwire | None]:
+        """The system a search drives, and its tripwire (None for a runtime
+        under test, whose calls are limited in its own worker)."""
+        if self.loaded is None:
+            return self.system, None
+        tripwire = Tripwire(self.loaded, self.timeout)
+        return ModelSystem(tripwire, self.spec, timed=reads_times(self.loaded)), tripwire
 
 
 class _Check:
@@ -253,16 +297,14 @@ class _Check:
 
     def __init__(
         self,
-        spec: str,
-        loaded: Policy,
+        subject: _Subject,
         config: RuntimeConfig,
-        timeout: float,
         deadline: float | None,
         progress: Progress,
     ) -> None:
-        self.spec, self.loaded, self.config, self.timeout = spec, loaded, config, timeout
+        self.spec, self.loaded, self.config = subject.spec, subject.loaded, config
+        self.subject, self.system = subject, subject.system
         self.deadline, self.progress = deadline, progress
-        self.policy = time_limited(loaded, timeout)
         self.runs: list[ScenarioResult] = []
         self.totals: Counter[str] = Counter()
         self.failing: list[Trace] = []
@@ -287,7 +329,7 @@ class _Check:
                 return self.result(self.repro_from_suite())
             self.progress.step(f"{where}: {scenario.name}")
             result = run_scenario(
-                self.spec, self.policy, self.config, scenario, suite.horizon, max_events=max_events
+                self.system, self.config, scenario, suite.horizon, max_events=max_events
             )
             counts = {k: n for k, n in result.incidents.items() if n}
             error = f"scenario '{scenario.name}': {result.error}" if result.error else None
@@ -309,19 +351,19 @@ class _Check:
             from prunecheck.sim.drivers.search import search
 
             self.progress.step(f"{where}: adversarial search")
-            tripwire = Tripwire(self.loaded, self.timeout)
+            searched, tripwire = self.subject.searched()
             try:
                 found = search(
-                    self.spec,
+                    searched,
                     self.config,
                     seed=seed,
                     max_examples=max_examples,
-                    policy=tripwire,
                     deadline=self.deadline,
                     progress=self.progress.runs(max_examples),
                 )
             except PolicyError as exc:
-                self.error = f"adversarial search: {search_error(exc, tripwire).paragraph()}"
+                named = search_error(exc, tripwire) if tripwire is not None else exc
+                self.error = f"adversarial search: {named.paragraph()}"
                 return self.result(None)
             self.examples = found.examples
             self.timed_out = self.timed_out or found.timed_out
@@ -331,13 +373,13 @@ class _Check:
         return self.result(repro or self.repro_from_suite())
 
     def repro_from_suite(self) -> Trace | None:
-        return _shortest_prefix(self.failing, self.policy) if self.failing else None
+        return _shortest_prefix(self.failing, self.system) if self.failing else None
 
     def result(self, repro: Trace | None) -> CheckResult:
         narrative = ""
         if repro is not None:
-            repro = minimal_reproduction(repro, self.policy, deadline=self.deadline)
-            steps = [step for step, _ in replay(repro, self.policy, record=True)]
+            repro = minimal_reproduction(repro, self.system, deadline=self.deadline)
+            steps = [step for step, _ in replay(repro, self.system, record=True)]
             story = narrate(repro, steps)
             narrative = story.text()
         if self.error is not None:
@@ -365,19 +407,19 @@ class _Check:
         )
 
 
-def _first_violation(trace: Trace, policy: Policy) -> int | None:
-    for step, _ in replay(trace, policy, record=False):
+def _first_violation(trace: Trace, system: System[Any]) -> int | None:
+    for step, _ in replay(trace, system, record=False):
         if any(i.is_violation for i in step.result.incidents):
             return step.index
     return None
 
 
-def _shortest_prefix(traces: Sequence[Trace], policy: Policy) -> Trace | None:
+def _shortest_prefix(traces: Sequence[Trace], system: System[Any]) -> Trace | None:
     """The shortest prefix, over ``traces``, that ends at a first violation."""
     best: Trace | None = None
     for trace in traces:
         try:
-            at = _first_violation(trace, policy)
+            at = _first_violation(trace, system)
         except PolicyError:
             continue
         if at is not None and (best is None or at + 1 < len(best.events)):
@@ -409,11 +451,11 @@ def first_violation(result: CheckResult) -> str | None:
     """The reproduction's first violation in words — ``"orphaned result at
     step 7 of 7: result m4 for call c1 is …"`` — or None (safe, an error, or
     a policy that no longer replays)."""
-    trace, policy = result.reproduction, result.policy_object
-    if trace is None or policy is None:
+    trace, system = result.reproduction, result.system
+    if trace is None or system is None:
         return None
     try:
-        for step, _ in replay(trace, policy, record=False):
+        for step, _ in replay(trace, system, record=False):
             bad = next((i for i in step.result.incidents if i.is_violation), None)
             if bad is not None:
                 return (

@@ -39,14 +39,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError, PrunecheckError
-from prunecheck.model.policies import Policy
+from prunecheck.model.system import System, incidents_of
 from prunecheck.model.trace import Trace, dumps, loads
 from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.adapters.policy_spec import user_code_of
-from prunecheck.sim.runtimes.under_test import incidents_of
 
 __all__ = [
     "DEFAULT_ROOT",
@@ -166,15 +166,16 @@ class FailureDatabase:
         )
         path.unlink(missing_ok=True)
 
-    def replay(self, spec: str, policy: Policy, config: RuntimeConfig) -> Saved | None:
+    def replay(self, spec: str, system: System[Any], config: RuntimeConfig) -> Saved | None:
         """Replay every saved failure of ``spec`` in ``config`` (as it is
-        now); the first that still shows a violation, or None.  A policy
-        error while replaying is raised (it is the policy's, not the file's)."""
+        now) with ``system`` (what ``spec`` loads as); the first that still
+        shows a violation, or None.  A policy error while replaying is
+        raised (it is the policy's, not the file's)."""
         for path, trace, digest in self.entries(spec, config):
             now = replace(trace, policy=spec, config=config)
             try:
                 bad = tuple(
-                    dict.fromkeys(i.kind.value for i in incidents_of(now, policy) if i.is_violation)
+                    dict.fromkeys(i.kind.value for i in incidents_of(now, system) if i.is_violation)
                 )
             except PolicyError:
                 raise

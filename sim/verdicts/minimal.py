@@ -32,12 +32,13 @@ Examples
 >>> from prunecheck.model.events import SystemPrompt, UserMessage, IssueBatch, CallSpec
 >>> from prunecheck.model.events import ResultChunk, ExternalWrite
 >>> from prunecheck.model.policies import builtin_policy
+>>> from prunecheck.model.model_system import ModelSystem
 >>> from prunecheck.model.config import RuntimeConfig
 >>> events = (SystemPrompt(100), UserMessage(100), ExternalWrite("a"),
 ...           IssueBatch((CallSpec("read_file", "a"), CallSpec("grep", "b")), 100),
 ...           ExternalWrite("b"), ResultChunk("c1", 900), ResultChunk("c2", 10))
 >>> trace = Trace("lowest_salience", RuntimeConfig(budget=1000, hard_ceiling=2000), events)
->>> shrunk = shrink_trace(trace, builtin_policy("lowest_salience"))
+>>> shrunk = shrink_trace(trace, ModelSystem(builtin_policy("lowest_salience")))
 >>> shrunk.kinds, shrunk.original, len(shrunk.trace.events), shrunk.fixpoint
 (('invalid_prune',), 6, 4, True)
 """
@@ -63,10 +64,9 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.policies import Policy
+from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace
 from prunecheck.sim.reproductions.harm import extend_to_harm
-from prunecheck.sim.runtimes.under_test import apply, initial_state, replay
 
 __all__ = [
     "AIM",
@@ -141,28 +141,29 @@ class _Item:
     ref: tuple[int, int] | None  # (index of the issuing batch, position in it)
 
 
-def incident_class(trace: Trace, policy: Policy) -> IncidentKind | None:
+def incident_class(trace: Trace, system: System[Any]) -> IncidentKind | None:
     """The class of the trace's first violation, or None if it has none."""
-    for step, _ in replay(trace, policy, record=False):
+    for step, _ in replay(trace, system, record=False):
         for incident in step.result.incidents:
             if incident.is_violation:
                 return incident.kind
     return None
 
 
-def _items(trace: Trace, policy: Policy) -> list[_Item]:
+def _items(trace: Trace, system: System[Any]) -> list[_Item]:
     """The trace's events with the batch each call-naming event refers to."""
-    state = initial_state(trace.config, policy, record=False)
+    state = system.initial(trace.config)
     owner: dict[str, tuple[int, int]] = {}
     out = []
     for i, event in enumerate(trace.events):
         at = trace.times[i] if trace.times is not None else None
         ref = owner.get(event.call) if isinstance(event, ResultChunk | ToolFailure) else None
         if isinstance(event, IssueBatch):
-            owner.update({f"c{state.next_call + k}": (i, k) for k in range(len(event.calls))})
+            next_call = system.truth(state).next_call
+            owner.update({f"c{next_call + k}": (i, k) for k in range(len(event.calls))})
         out.append(_Item(i, event, at, ref))
         try:
-            apply(state, event, at)
+            system.apply(state, event, at)
         except (TraceError, PolicyError):
             break
     return out
@@ -191,13 +192,13 @@ class _Runner:
     def __init__(
         self,
         config: RuntimeConfig,
-        policy: Policy,
+        system: System[Any],
         hit: Hit,
         opening: bool,
         max_replays: int,
         deadline: float | None,
     ) -> None:
-        self.config, self.policy, self.hit, self.opening = config, policy, hit, opening
+        self.config, self.system, self.hit, self.opening = config, system, hit, opening
         self.max_replays, self.deadline = max_replays, deadline
         self.replays = 0
         self.stopped = ""
@@ -215,7 +216,8 @@ class _Runner:
         if self.opening and not _opens([i.event for i in items]):
             return None
         self.replays += 1
-        state = initial_state(self.config, self.policy, record=False)
+        system = self.system
+        state = system.initial(self.config)
         first: dict[int, int] = {}
         kept: list[_Item] = []
         events: list[Event] = []
@@ -226,9 +228,9 @@ class _Runner:
                     continue
                 event = replace(event, call=f"c{first[item.ref[0]] + item.ref[1]}")
             if isinstance(event, IssueBatch):
-                first[item.index] = state.next_call
+                first[item.index] = system.truth(state).next_call
             try:
-                result = apply(state, event, item.at)
+                result = system.apply(state, event, item.at)
             except (TraceError, PolicyError):
                 return None
             kept.append(item)
@@ -361,7 +363,7 @@ def _ddmin(items: list[_Item], runner: _Runner) -> tuple[list[_Item], list[Event
 
 def shrink_trace(
     trace: Trace,
-    policy: Policy,
+    system: System[Any],
     *,
     target: Sequence[IncidentKind | str] | None = None,
     max_replays: int = DEFAULT_REPLAYS,
@@ -373,8 +375,9 @@ def shrink_trace(
     ----------
     trace : Trace
         Any failing trace (suite, sweep, explore, search, imported).
-    policy : Policy
-        The policy to replay with, loaded from ``trace.policy``.
+    system : System
+        What to replay with (the model runtime with the policy
+        ``trace.policy`` names, or the runtime under test).
     target : sequence of IncidentKind or str, optional
         Keep these classes instead of the first violation's.
     max_replays : int
@@ -396,7 +399,7 @@ def shrink_trace(
         kinds = frozenset(IncidentKind(k) for k in target)
         strict = False
     else:
-        first = incident_class(trace, policy)
+        first = incident_class(trace, system)
         if first is None:
             raise TraceError(
                 "trace",
@@ -405,8 +408,8 @@ def shrink_trace(
             )
         kinds, strict = frozenset({first}), True
     opening = _opens(trace.events)
-    runner = _Runner(trace.config, policy, _hit_rule(kinds, strict), opening, max_replays, deadline)
-    start = _items(trace, policy)
+    runner = _Runner(trace.config, system, _hit_rule(kinds, strict), opening, max_replays, deadline)
+    start = _items(trace, system)
     head = runner.run(start)
     if head is None:
         raise TraceError(
@@ -417,7 +420,7 @@ def shrink_trace(
     original = len(head[0])
     items, events, fixpoint = _ddmin(head[0], runner)
     if trace.times is None and len(events) > 1 and not runner.spent():
-        events, fixpoint = _polish(trace, policy, events, kinds, strict, runner, fixpoint)
+        events, fixpoint = _polish(trace, system, events, kinds, strict, runner, fixpoint)
         items = []
     times = (
         tuple(float(i.at) for i in items if i.at is not None)
@@ -436,7 +439,7 @@ def shrink_trace(
             "fixpoint": fixpoint,
             "bound": done.summary(),
         },
-        "expect": {"violations": _violations(trace, policy, events, times)},
+        "expect": {"violations": _violations(trace, system, events, times)},
     }
     return replace(done, trace=replace(bare, meta=meta))
 
@@ -458,12 +461,12 @@ def shrink_note(trace: Trace) -> str:
 
 
 def _violations(
-    trace: Trace, policy: Policy, events: list[Event], times: tuple[float, ...] | None
+    trace: Trace, system: System[Any], events: list[Event], times: tuple[float, ...] | None
 ) -> list[str]:
     bare = replace(trace, events=tuple(events), times=times, meta={})
     kinds = {
         i.kind.value
-        for step, _ in replay(bare, policy, record=False)
+        for step, _ in replay(bare, system, record=False)
         for i in step.result.incidents
         if i.is_violation
     }
@@ -472,7 +475,7 @@ def _violations(
 
 def _polish(
     trace: Trace,
-    policy: Policy,
+    system: System[Any],
     events: list[Event],
     kinds: frozenset[IncidentKind],
     strict: bool,
@@ -489,7 +492,7 @@ def _polish(
         polished = minimize(
             events,
             trace.config,
-            policy,
+            system,
             Shape.for_budget(trace.config.budget),
             kinds,
             deadline=runner.deadline,
@@ -506,7 +509,7 @@ def _polish(
 
 def minimal_reproduction(
     trace: Trace,
-    policy: Policy,
+    system: System[Any],
     *,
     max_replays: int = DEFAULT_REPLAYS,
     deadline: float | None = None,
@@ -517,5 +520,5 @@ def minimal_reproduction(
     A trace that cannot be shrunk (no violation, a policy error) is only
     extended."""
     with contextlib.suppress(TraceError, PolicyError):
-        trace = shrink_trace(trace, policy, max_replays=max_replays, deadline=deadline).trace
-    return extend_to_harm(trace, policy)
+        trace = shrink_trace(trace, system, max_replays=max_replays, deadline=deadline).trace
+    return extend_to_harm(trace, system)

@@ -24,21 +24,21 @@ import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider, ProviderError, validate
+from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
+from prunecheck.sim.adapters.loader import load_system, model_system
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.explore import MAX_STATES, ExploreResult, explore
 from prunecheck.sim.drivers.search import SearchResult, search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.reproductions.trace_file import read_trace
-from prunecheck.sim.runtimes.under_test import replay
 from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
 from prunecheck.sim.verdicts.strict import shape_errors
 
@@ -87,14 +87,15 @@ def _runtime(
     gate: Gate | str | None,
     config: RuntimeConfig | None,
     timeout: float,
-) -> tuple[str, Policy, RuntimeConfig]:
-    """The spec, the time-limited policy and the runtime a driver is given."""
+) -> tuple[System[Any], RuntimeConfig]:
+    """The system a driver is given (the policy, time-limited, in the model
+    runtime: wrapped once, here) and its runtime."""
     spec, loaded = resolve_policy(policy, format=format, name=name)
     fmt = format or format_of(loaded)
     base = config or RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     if gate is not None:
         base = replace(base, gate=Gate(gate))
-    return spec, time_limited(loaded, timeout), base
+    return model_system(spec, loaded, timeout), base
 
 
 def _deadline(time_limit: float | None) -> float | None:
@@ -153,11 +154,10 @@ def search_policy(
     PolicyError
         if the policy cannot be loaded, raised, hung or returned garbage.
     """
-    spec, loaded, base = _runtime(policy, format, name, gate, config, timeout)
+    system, base = _runtime(policy, format, name, gate, config, timeout)
     return search(
-        spec,
+        system,
         base,
-        policy=loaded,
         seed=seed,
         max_examples=max_examples,
         shape=shape,
@@ -206,11 +206,10 @@ def explore_policy(
     PolicyError
         if the policy cannot be loaded, raised, hung or returned garbage.
     """
-    spec, loaded, base = _runtime(policy, format, name, gate, config, timeout)
+    system, base = _runtime(policy, format, name, gate, config, timeout)
     return explore(
-        spec,
+        system,
         base,
-        policy=loaded,
         depth=depth,
         shape=shape or Shape.small(base.budget),
         target=target,
@@ -258,13 +257,14 @@ def replay_trace(
         path = Path(trace)
         trace = read_trace(path / "trace.json" if path.is_dir() else path)
     if policy is None:
-        loaded = load_policy(trace.policy)
+        system = load_system(trace.policy, timeout)  # a policy, or a runtime under test
     else:
         spec, loaded = resolve_policy(policy, format=format)
         trace = replace(trace, policy=spec)
+        system = model_system(spec, loaded, timeout)
     if gate is not None:
         trace = replace(trace, config=replace(trace.config, gate=Gate(gate)))
-    told = narrate(trace, (step for step, _ in replay(trace, time_limited(loaded, timeout))))
+    told = narrate(trace, (step for step, _ in replay(trace, system)))
     return ReplayResult(trace, tuple(told.incidents), told.text())
 
 

@@ -27,13 +27,14 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError, PrunecheckError
-from prunecheck.model.policies import Policy
-from prunecheck.model.trace import incidents_of, loads
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
+from prunecheck.model.system import System, incidents_of
+from prunecheck.model.trace import loads
+from prunecheck.sim.adapters.loader import load_system
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.verdicts.baseline_file import (
     Baseline,
     CorpusResult,
@@ -44,11 +45,11 @@ from prunecheck.sim.verdicts.suite import Suite, class_exposure, run_scenario
 __all__ = ["Recorder", "corpus_paths", "error_of", "run_corpus", "run_suite"]
 
 
-def run_suite(spec: str, policy: Policy, config: RuntimeConfig, suite: Suite) -> Iterator[SuiteRun]:
+def run_suite(system: System[Any], config: RuntimeConfig, suite: Suite) -> Iterator[SuiteRun]:
     """Run the suite, yielding each run as it finishes; stops after a run
     that a policy error ended (its ``error`` says so)."""
     for scenario in suite.scenarios():
-        result = run_scenario(spec, policy, config, scenario, suite.horizon)
+        result = run_scenario(system, config, scenario, suite.horizon)
         error = (
             f"run at load {scenario.level:g}, seed {scenario.seed}: {result.error}"
             if result.error
@@ -95,9 +96,9 @@ def run_corpus(
             knobs = replace(
                 config, budget=trace.config.budget, hard_ceiling=trace.config.hard_ceiling
             )
-            policy = time_limited(load_policy(trace.policy), timeout)
+            system = load_system(trace.policy, timeout)
             rerun = replace(trace, config=knobs, meta={})
-            kinds = Counter(i.kind.value for i in incidents_of(rerun, policy) if i.is_violation)
+            kinds = Counter(i.kind.value for i in incidents_of(rerun, system) if i.is_violation)
             out.append(CorpusResult(path.name, dict(kinds)))
         except (PrunecheckError, OSError, UnicodeDecodeError) as exc:
             text = exc.paragraph() if isinstance(exc, PrunecheckError) else str(exc)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import ConfigError
-from prunecheck.model.policies import Policy
+from prunecheck.model.system import System
 
 if TYPE_CHECKING:
     from prunecheck.sim.drivers.simulator import RunResult
@@ -115,24 +115,22 @@ class Suite:
 
 
 def run_scenario(
-    spec: str,
-    policy: Policy,
+    system: System[Any],
     config: RuntimeConfig,
     scenario: Scenario,
     horizon: float,
     *,
     max_events: int | None = None,
 ) -> RunResult:
-    """Simulate one scenario of the suite with ``policy`` (loaded from ``spec``)."""
+    """Simulate one scenario of the suite with ``system``."""
     from prunecheck.sim.drivers.simulator import simulate  # SimPy only when a suite runs
     from prunecheck.sim.drivers.workload import load_at
 
     return simulate(
-        spec,
+        system,
         config,
         load_at(scenario.level),
         scenario.seed,
-        policy=policy,
         horizon=horizon,
         max_events=max_events,
     )

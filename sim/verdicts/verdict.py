@@ -26,11 +26,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import Policy
+from prunecheck.model.system import System
 from prunecheck.model.trace import Trace, dumps
 from prunecheck.sim.verdicts.suite import Scenario
 
@@ -93,6 +96,9 @@ class CheckResult:
         that of the first unsafe placement.
     timed_out: the time limit stopped the check; what it covered is in
         ``scenarios`` and ``search_examples``.
+    policy_object: the policy checked, loaded (None for a runtime under test).
+    system_object: what was driven (the model runtime with the policy, or
+        the runtime under test); see :attr:`system`.
     """
 
     policy: str
@@ -107,10 +113,20 @@ class CheckResult:
     policy_object: Policy | None = field(default=None, repr=False, compare=False)
     placements: tuple[CheckResult, ...] = ()
     timed_out: bool = False
+    system_object: System[Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def safe(self) -> bool:
         return self.verdict is Verdict.SAFE
+
+    @property
+    def system(self) -> System[Any] | None:
+        """What the reproduction replays with: the system checked, else the
+        model runtime with :attr:`policy_object`; None if neither is kept."""
+        if self.system_object is not None:
+            return self.system_object
+        loaded = self.policy_object
+        return None if loaded is None else ModelSystem(loaded, self.policy)
 
     def placement(self, check_at: CheckAt | str) -> CheckResult | None:
         """The result for one placement, or None if it was not checked."""
@@ -156,9 +172,8 @@ class CheckResult:
                 self.narrative, encoding="utf-8", errors="backslashreplace"
             )
             return out
-        return Path(
-            bundles.write_bundle(self.reproduction, out, policy=self.policy_object, force=force)
-        )
+        system = self.system
+        return Path(bundles.write_bundle(self.reproduction, out, system=system, force=force))
 
 
 _WORDS = {
@@ -229,6 +244,7 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
         first.policy_object,
         tuple(results),
         any(r.timed_out for r in results),
+        first.system_object,
     )
 
 

@@ -113,7 +113,7 @@ MODEL_MOVED: dict[str, str] = {
     **dict.fromkeys(("RuntimeConfig", "Trace"), "prunecheck"),
     **dict.fromkeys(("RuntimeState", "StepResult", "initial_state"), "prunecheck.model.state"),
     **dict.fromkeys(("apply", "step"), "prunecheck.model.runtime"),
-    "replay": "prunecheck.model.trace",
+    "replay": "prunecheck.model.system",
     **dict.fromkeys(("Incident", "IncidentKind"), "prunecheck.model.incidents"),
     **dict.fromkeys(
         ("Violation", "ViolationReason", "check_prune", "is_commit_boundary"),

@@ -22,8 +22,10 @@ from typing import Any
 
 from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyError
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import ContextView, Policy
-from prunecheck.model.trace import Trace, replay
+from prunecheck.model.system import replay
+from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters import sized_content as content
 
 from .repro_templates import SNIPPETS, pairing_problems
@@ -117,7 +119,7 @@ def capture(trace: Trace, policy: Policy) -> Capture | None:
     drops a streaming message (None if no call does)."""
     recorder = Recorder(policy)
     try:
-        for _ in replay(trace, recorder, record=False):
+        for _ in replay(trace, ModelSystem(recorder), record=False):
             if any(c.problems for c in recorder.calls):
                 break
     except PolicyError:

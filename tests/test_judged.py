@@ -1,5 +1,6 @@
-"""Real code under test: the RuntimeUnderTest protocol, the judge, and
-drivers driving runtimes instead of the model runtime."""
+"""Real code under test (:mod:`prunecheck.sim.runtimes.judged`): the
+RuntimeUnderTest protocol, the judge, and drivers driving runtimes instead
+of the model runtime."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import VIOLATION_KINDS
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
-from prunecheck.model.trace import Trace, incidents_of, loads
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import time_limited
+from prunecheck.model.system import incidents_of
+from prunecheck.model.trace import Trace, loads
+from prunecheck.sim.adapters.loader import load_policy, load_system
+from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
 from prunecheck.sim.drivers.explore import explore
@@ -24,7 +26,6 @@ from prunecheck.sim.drivers.search import search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import load_at
-from prunecheck.sim.runtimes import under_test as ut
 from prunecheck.sim.sweeps.runs import Row
 from prunecheck.sim.sweeps.sweep import plan, run_sweep
 
@@ -36,11 +37,11 @@ LOOP = ROOT / "examples" / "agent_loop.py"
 def _verdicts(trace: Trace) -> tuple[list[str], list[str]]:
     """Violation kinds of the model judging itself, and of the judge reading
     the model runtime through the protocol."""
-    policy = load_policy(trace.policy)
-    own = sorted({i.kind.value for i in incidents_of(trace, policy) if i.is_violation})
-    seen = sorted(
-        {i.kind.value for i in ut.incidents_of(trace, ut.model_runtime(policy)) if i.is_violation}
+    own = sorted(
+        {i.kind.value for i in incidents_of(trace, load_system(trace.policy)) if i.is_violation}
     )
+    through = load_system(f"runtime:model:{trace.policy}")
+    seen = sorted({i.kind.value for i in incidents_of(trace, through) if i.is_violation})
     return own, seen
 
 
@@ -99,16 +100,16 @@ def test_the_corpus_agrees_under_every_combination_of_knobs() -> None:
 
 def test_the_naive_asyncio_loop_shows_the_domain_documents_incidents() -> None:
     seed = loads((ROOT / "tests" / "corpus" / "seed_parallel_batch.json").read_text())
-    naive = load_policy(f"runtime:{LOOP}:NaiveLoop")
-    kinds = {i.kind.value for i in ut.incidents_of(seed, naive) if i.is_violation}
+    naive = load_system(f"runtime:{LOOP}:NaiveLoop")
+    kinds = {i.kind.value for i in incidents_of(seed, naive) if i.is_violation}
     assert kinds == {
         "invalid_prune",
         "orphaned_result",
         "provider_rejection",
         "duplicated_side_effect",
     }
-    guarded = load_policy(f"runtime:{LOOP}:GuardedLoop")
-    assert not [i for i in ut.incidents_of(seed, guarded) if i.is_violation]
+    guarded = load_system(f"runtime:{LOOP}:GuardedLoop")
+    assert not [i for i in incidents_of(seed, guarded) if i.is_violation]
 
 
 @pytest.mark.slow  # a full CLI search and shrink; explore finds the same loop unsafe in make test
@@ -123,8 +124,8 @@ def test_search_runtime_exits_1_on_the_naive_loop(
     # the bundle carries the runtime's file and its trace names the copy (issue 19)
     assert trace.policy == "runtime:agent_loop.py:NaiveLoop"
     assert (tmp_path / "agent_loop.py").read_text() == Path(LOOP).read_text()
-    copy = load_policy(f"runtime:{tmp_path / 'agent_loop.py'}:NaiveLoop")
-    assert [i for i in ut.incidents_of(trace, copy) if i.is_violation]
+    copy = load_system(f"runtime:{tmp_path / 'agent_loop.py'}:NaiveLoop")
+    assert [i for i in incidents_of(trace, copy) if i.is_violation]
 
 
 def test_search_runtime_exits_0_on_the_guarded_loop(capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,7 +159,7 @@ GUARDED = [f"runtime:guard:{name}" for name in BUILTINS] + [
 
 
 def _survives_search(spec: str, max_examples: int) -> None:
-    result = search(spec, CONFIG, seed=1, max_examples=max_examples, policy=load_policy(spec))
+    result = search(load_system(spec), CONFIG, seed=1, max_examples=max_examples)
     assert not result.found, result.trace
     assert result.costs.get("deferral", 0) > 0 and result.costs.get("spill", 0) > 0
 
@@ -175,13 +176,7 @@ def test_the_guard_wrapping_each_trimmer_survives_a_longer_search(spec: str) -> 
 
 
 def _caught_without_the_guard(name: str) -> bool:
-    return search(
-        f"runtime:model:{name}",
-        CONFIG,
-        seed=1,
-        max_examples=60,
-        policy=load_policy(f"runtime:model:{name}"),
-    ).found
+    return search(load_system(f"runtime:model:{name}"), CONFIG, seed=1, max_examples=60).found
 
 
 def test_a_trimmer_without_the_guard_is_caught() -> None:
@@ -192,26 +187,23 @@ def test_a_trimmer_without_the_guard_is_caught() -> None:
 def test_the_same_trimmers_without_the_guard_are_caught() -> None:
     for name in ("lowest_salience", "token_span"):
         assert search(
-            f"runtime:model:{name}",
+            load_system(f"runtime:model:{name}"),
             CONFIG,
             seed=1,
             max_examples=60,
-            policy=load_policy(f"runtime:model:{name}"),
         ).found
 
 
 @pytest.mark.parametrize("spec", GUARDED)
 def test_the_guard_wrapping_each_trimmer_survives_explore_depth_5(spec: str) -> None:
-    result = explore(spec, CONFIG, depth=5, shape=Shape.small(), policy=load_policy(spec))
+    result = explore(load_system(spec), CONFIG, depth=5, shape=Shape.small())
     assert result.counterexample is None and not result.capped and result.states > 1000
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", GUARDED)
 def test_the_guard_wrapping_each_trimmer_survives_explore_depth_8(spec: str) -> None:
-    result = explore(
-        spec, CONFIG, depth=8, shape=Shape.small(), max_states=400_000, policy=load_policy(spec)
-    )
+    result = explore(load_system(spec), CONFIG, depth=8, shape=Shape.small(), max_states=400_000)
     print(
         f"{spec}: {result.states} states, {result.transitions} transitions, {result.seconds:.0f} s"
     )
@@ -220,11 +212,10 @@ def test_the_guard_wrapping_each_trimmer_survives_explore_depth_8(spec: str) -> 
 
 def test_explore_finds_the_naive_loops_shortest_counterexample() -> None:
     result = explore(
-        f"runtime:{LOOP}:NaiveLoop",
+        load_system(f"runtime:{LOOP}:NaiveLoop"),
         CONFIG,
         depth=4,
         shape=Shape.small(),
-        policy=load_policy(f"runtime:{LOOP}:NaiveLoop"),
     )
     # The trace opens with the system prompt and the user's message; depth counts after them.
     assert result.counterexample is not None and len(result.counterexample.events) == 5
@@ -276,12 +267,11 @@ def test_the_guard_wrapping_each_trimmer_survives_the_default_sweep(tmp_path: Pa
 def test_simulated_traces_give_the_same_verdicts_through_the_protocol(name: str) -> None:
     policy = load_policy(name)
     run = simulate(
-        name,
+        load_system(name, DEFAULT_TIMEOUT),
         RuntimeConfig(provider=Provider.OPENAI),
         load_at(1.0),
         1,
         horizon=150.0,
-        policy=time_limited(load_policy(name)),
     )
     kinds = set()
     for trace in run.traces:
