@@ -15,6 +15,7 @@ from prunecheck.model.context import Role
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import IssueBatch, ResultChunk, SystemPrompt, UserMessage
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.observed import ObservedPolicy, parse_observed
 from prunecheck.model.provider import Provider
 from prunecheck.model.system import incidents_of
@@ -231,7 +232,7 @@ def test_a_request_that_adds_nothing_has_its_removals_named_not_replayed() -> No
 
 def test_the_observed_policy_removes_by_label_so_a_shorter_trace_removes_the_same() -> None:
     done = _import(_request(1, SYS, USER, BATCH, *RESULTS), _request(2, SYS, USER, *RESULTS, MORE))
-    policy = load_system(done.trace.policy)
+    policy = load_policy(done.trace.policy)
     assert isinstance(policy, ObservedPolicy)
     # Without the system prompt (its tokens moved to the user message, so the check
     # is as far over budget) every message id shifts by one; the same message goes.
@@ -243,7 +244,7 @@ def test_the_observed_policy_removes_by_label_so_a_shorter_trace_removes_the_sam
             if e is not system
         ]
     )
-    kinds = [i.kind for i in incidents_of(shorter, policy)]
+    kinds = [i.kind for i in incidents_of(shorter, ModelSystem(policy))]
     assert IncidentKind.ORPHANED_RESULT in kinds
     users = [e for e in done.trace.events if isinstance(e, UserMessage)]
     assert users[0].text.startswith("#")
