@@ -187,4 +187,4 @@ def test_a_bundle_of_a_trace_that_crosses_a_new_session_is_written_whole(tmp_pat
         assert (folder / name).is_file(), name
     policy = builtin_policy("recency")
     assert policy is not None
-    assert "new session" in " ".join(lanes_of(loads(json.dumps(data)), policy).ticks)
+    assert "new session" in " ".join(lanes_of(loads(json.dumps(data)), ModelSystem(policy)).ticks)

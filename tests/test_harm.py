@@ -13,19 +13,20 @@ from prunecheck.model.events import (
     SystemPrompt,
     UserMessage,
 )
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
+from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import Trace
 from prunecheck.sim.reproductions.bundle import _request
 from prunecheck.sim.reproductions.harm import extend_to_harm
-from prunecheck.sim.runtimes.under_test import incidents_of
 
 SMALL = RuntimeConfig(budget=1000, hard_ceiling=2000)
 
 
-def _policy(name: str = "lowest_salience"):  # type: ignore[no-untyped-def]
+def _policy(name: str = "lowest_salience") -> ModelSystem:
     policy = builtin_policy(name)
     assert policy is not None
-    return policy
+    return ModelSystem(policy)
 
 
 def test_an_orphaning_prune_runs_on_to_the_rejection_and_the_retry() -> None:

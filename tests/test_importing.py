@@ -270,5 +270,5 @@ def test_import_then_shrink_on_the_command_line_gives_at_most_15_events(
     shrunk = read_trace(tmp_path / "s" / "trace.json")
     assert len(shrunk.events) <= 15
     assert len(shrunk.events) <= len(imported.events) + 4  # shrunk, then run on to the harm
-    kinds = {i.kind for i in incidents_of(shrunk, load_policy(shrunk.policy))}
+    kinds = {i.kind for i in incidents_of(shrunk, load_system(shrunk.policy))}
     assert IncidentKind.PROVIDER_REJECTION in kinds

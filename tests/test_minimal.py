@@ -11,13 +11,14 @@ import pytest
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import TraceError
 from prunecheck.model.events import ExternalWrite, SystemPrompt, UserMessage
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
+from prunecheck.model.system import incidents_of, replay
 from prunecheck.model.trace import Trace, dumps, loads
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import load_at
-from prunecheck.sim.runtimes.under_test import incidents_of, replay
 from prunecheck.sim.verdicts.minimal import AIM, incident_class, shrink_trace
 
 POLICIES = Path(__file__).resolve().parent / "policies"
@@ -27,12 +28,12 @@ GIANT = f"{POLICIES}/size_hidden.py:giant_output"
 def _suite_prefix(spec: str, check_at: CheckAt) -> Trace:
     """What check showed before shrinking: the shortest prefix, over the
     default suite's runs and agents, that ends at a first violation."""
-    policy = load_policy(spec)
+    policy = load_system(spec)
     config = RuntimeConfig(check_at=check_at)
     best: Trace | None = None
     for level in (0.2, 0.6, 1.0):
         for seed in (1, 2, 3):
-            run = simulate(spec, config, load_at(level), seed, policy=policy, horizon=300.0)
+            run = simulate(policy, config, load_at(level), seed, horizon=300.0)
             for trace in run.traces:
                 at = next(
                     (
@@ -67,7 +68,7 @@ def long_suite_trace() -> Trace:
 def test_a_200_event_suite_trace_shrinks_to_the_aim_with_the_same_class(
     long_suite_trace: Trace,
 ) -> None:
-    policy = load_policy(GIANT)
+    policy = load_system(GIANT)
     kind = incident_class(long_suite_trace, policy)
     shrunk = shrink_trace(long_suite_trace, policy)
     assert shrunk.original == len(long_suite_trace.events)
@@ -110,7 +111,7 @@ def test_a_trace_without_a_violation_is_refused() -> None:
     policy = builtin_policy("unit_safe")
     assert policy is not None
     with pytest.raises(TraceError, match="no violation"):
-        shrink_trace(trace, policy)
+        shrink_trace(trace, ModelSystem(policy))
 
 
 def test_shrink_refuses_code_it_was_not_told_to_trust(
@@ -127,7 +128,7 @@ def test_shrink_refuses_code_it_was_not_told_to_trust(
 def test_a_target_class_keeps_the_harm_after_the_prune(long_suite_trace: Trace) -> None:
     from prunecheck.sim.reproductions.harm import extend_to_harm
 
-    policy = load_policy(GIANT)
+    policy = load_system(GIANT)
     extended = extend_to_harm(long_suite_trace, policy)
     harm = extended.meta["harm"]
     assert harm["violation_at"] == len(long_suite_trace.events) and harm["added"] >= 1

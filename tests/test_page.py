@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.trace import Trace, loads
 from prunecheck.sim.reproductions.bundle import write_bundle
@@ -38,7 +39,7 @@ def test_the_page_has_every_step_and_the_context_after_it(pages: dict[str, str])
     assert steps == [str(i + 1) for i in range(len(trace.events))]
     policy = builtin_policy(trace.policy)
     assert policy is not None
-    contexts = context_after(trace, policy)
+    contexts = context_after(trace, ModelSystem(policy))
     sizes = re.findall(r"context after this step: (\d+) messages?, ([\d,]+) tokens", html)
     assert sizes == [(str(len(c)), f"{sum(m.tokens for m in c):,}") for c in contexts]
 

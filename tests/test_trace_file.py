@@ -88,8 +88,9 @@ def test_a_streamed_replay_does_not_hold_the_events(
     at least twice as much (issue 19).  Measured on 1,401 and 14,001 events."""
     import tracemalloc
 
+    from prunecheck.model.model_system import ModelSystem
     from prunecheck.model.policies import builtin_policy
-    from prunecheck.sim.runtimes.under_test import replay
+    from prunecheck.model.system import replay
 
     policy = builtin_policy("recency")
     assert policy is not None
@@ -103,7 +104,7 @@ def test_a_streamed_replay_does_not_hold_the_events(
             tracemalloc.start()
             trace = trace_file.read_trace(path)
             assert isinstance(trace.events, tuple) is not streamed
-            steps = sum(1 for _ in replay(trace, policy, record=False))
+            steps = sum(1 for _ in replay(trace, ModelSystem(policy), record=False))
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
             assert steps == 7 * turns + 1

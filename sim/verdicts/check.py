@@ -215,8 +215,7 @@ def check_policy(
                 bar.step(f"checks {', '.join(todo)} side by side")
                 results = fork_map(one, todo, jobs=jobs)
                 results = [
-                    replace(r, policy_object=loaded, system_object=subject.system)
-                    for r in results
+                    replace(r, policy_object=loaded, system_object=subject.system) for r in results
                 ]
             else:
                 results = []

@@ -15,8 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prunecheck.sim.runtimes import stimuli as s
-from prunecheck.sim.runtimes.stimuli import Execution
+from prunecheck.runtime import Execution, Rejected, Stimulus
 
 
 class Keeper:
@@ -27,13 +26,14 @@ class Keeper:
         self.results: dict[str, dict[str, Any]] = {}
         self.executed: list[Execution] = []
 
-    def feed(self, st: s.Stimulus) -> None:
-        if isinstance(st, s.System | s.User):
-            role = "system" if isinstance(st, s.System) else "user"
-            self.messages.append({"role": role, "content": st.text})
-        elif isinstance(st, s.AssistantText):
+    def feed(self, st: Stimulus | Rejected) -> None:
+        if isinstance(st, Rejected):
+            return
+        if st.kind in ("system", "user"):
+            self.messages.append({"role": st.kind, "content": st.text})
+        elif st.kind == "assistant":
             self.messages.append({"role": "assistant", "content": st.text})
-        elif isinstance(st, s.ToolCalls):
+        elif st.kind == "batch":
             self.on_calls(st)
             self.messages.append(
                 {
@@ -54,21 +54,21 @@ class Keeper:
             )
             for c in st.calls:
                 self.executed.append(Execution(c.id, c.tool, c.arguments.get("path", ""), c.effect))
-        elif isinstance(st, s.ResultChunk | s.ToolFailed):
-            found = self.results.get(st.call)
+        elif st.kind in ("result", "failure"):
+            found = self.results.get(st.id)
             if found is None:
-                found = self.results[st.call] = {
+                found = self.results[st.id] = {
                     "role": "tool",
-                    "tool_call_id": st.call,
+                    "tool_call_id": st.id,
                     "content": st.text,
                 }
                 self.messages.append(found)
             else:
                 found["content"] += " " + st.text
-        elif isinstance(st, s.NewSession):
+        elif st.kind == "session":
             self.messages, self.results = [], {}
 
-    def on_calls(self, st: s.ToolCalls) -> None:
+    def on_calls(self, st: Stimulus) -> None:
         """What a misbehaving subclass does on its first tool call."""
 
     def request(self) -> Sequence[Mapping[str, Any]]:
@@ -79,27 +79,27 @@ class Keeper:
 
 
 class SysExit(Keeper):
-    def on_calls(self, st: s.ToolCalls) -> None:
+    def on_calls(self, st: Stimulus) -> None:
         sys.exit(0)
 
 
 class OsExit(Keeper):
-    def on_calls(self, st: s.ToolCalls) -> None:
+    def on_calls(self, st: Stimulus) -> None:
         os._exit(0)
 
 
 class Raises(Keeper):
-    def on_calls(self, st: s.ToolCalls) -> None:
+    def on_calls(self, st: Stimulus) -> None:
         raise ValueError("the runtime broke")
 
 
 class Keyboard(Keeper):
-    def on_calls(self, st: s.ToolCalls) -> None:
+    def on_calls(self, st: Stimulus) -> None:
         raise KeyboardInterrupt
 
 
 class Base(Keeper):
-    def on_calls(self, st: s.ToolCalls) -> None:
+    def on_calls(self, st: Stimulus) -> None:
         raise BaseException("a bare BaseException")
 
 
@@ -135,7 +135,7 @@ class Forks(Keeper):
     """Starts a child that would outlive it, then hangs; the child's pid is
     written to $FORK_MARK."""
 
-    def on_calls(self, st: s.ToolCalls) -> None:
+    def on_calls(self, st: Stimulus) -> None:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         with open(os.environ["FORK_MARK"], "w", encoding="utf-8") as f:
             f.write(str(child.pid))
@@ -146,7 +146,7 @@ class Forks(Keeper):
 class ChangesDirectory(Keeper):
     """Changes the current folder on every stimulus."""
 
-    def feed(self, st: s.Stimulus) -> None:
+    def feed(self, st: Stimulus | Rejected) -> None:
         os.chdir("/")
         super().feed(st)
 
