@@ -2,8 +2,9 @@
 
 Events are plain frozen records with a JSON form.  Drivers (the SimPy
 simulator, the Hypothesis machine, the explorer) choose *which* events happen
-*when*; :func:`prunecheck.model.runtime.apply` (which the drivers call; ``step`` is
-its pure form) decides what each one does.
+*when*; the subject's :meth:`~prunecheck.model.system.System.apply` (which the
+drivers call) decides what each one does — for the model runtime,
+:func:`prunecheck.model.runtime.apply`, whose pure form is ``step``.
 Ids of messages and calls are assigned by the runtime in order (``m1``,
 ``c1`` …), so a trace names calls by the ids the runtime gave them.
 """

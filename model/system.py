@@ -114,6 +114,13 @@ class System(Protocol[S]):
 
     ``apply`` mutates the state it is given; drivers that branch call
     ``copy`` first.  ``truth(state)`` is read-only for drivers.
+
+    Attributes
+    ----------
+    name : str
+        The spec a trace records.
+    facts : Facts
+        What a driver may know before running the subject.
     """
 
     @property
@@ -127,11 +134,38 @@ class System(Protocol[S]):
         ...
 
     def initial(self, config: RuntimeConfig, *, record: bool = False) -> S:
-        """A fresh runtime under ``config`` (``record``: keep notes for narratives)."""
+        """A fresh runtime under ``config``.
+
+        Parameters
+        ----------
+        config : RuntimeConfig
+            The runtime's budget, gate and knobs.
+        record : bool
+            Keep notes for narratives (off in the drivers' hot loops).
+
+        Returns
+        -------
+        S
+            The state, which ``apply`` updates in place.
+        """
         ...
 
     def apply(self, state: S, event: Event, at: float | None = None) -> StepResult:
         """Apply one event in place at time ``at``; what it did (incidents, notes).
+
+        Parameters
+        ----------
+        state : S
+            The state, updated in place.
+        event : Event
+            One of the model's events.
+        at : float or None
+            The event's time (simulated seconds); None: its step index.
+
+        Returns
+        -------
+        StepResult
+            The step's incidents (the properties checked) and notes.
 
         Raises
         ------
@@ -178,6 +212,21 @@ def replay(
     with ``system.copy`` if you keep it.  Times are the trace's, or the
     event's index.
 
+    Parameters
+    ----------
+    trace : Trace
+        The events, the configuration and (optionally) the times.
+    system : System
+        What replays them: ``ModelSystem(policy)`` for a policy in the
+        model runtime, a ``JudgedSystem`` for a runtime under test.
+    record : bool
+        Keep notes (what narratives tell).
+
+    Yields
+    ------
+    tuple of (TraceStep, S)
+        Each step and the state after it.
+
     Raises
     ------
     TraceError
@@ -201,5 +250,23 @@ def replay(
 
 
 def incidents_of(trace: Trace, system: System[S]) -> list[Incident]:
-    """Every incident of a replay of ``trace`` by ``system``, in order."""
+    """Every incident of a replay of ``trace`` by ``system``, in order.
+
+    Parameters
+    ----------
+    trace : Trace
+        The trace to replay.
+    system : System
+        What replays it (see :func:`replay`).
+
+    Returns
+    -------
+    list of Incident
+        Costs and violations, step by step.
+
+    Raises
+    ------
+    TraceError
+        at the first impossible event.
+    """
     return [i for step, _ in replay(trace, system, record=False) for i in step.result.incidents]

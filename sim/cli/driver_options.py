@@ -104,7 +104,25 @@ def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
 
 def system_from_args(args: argparse.Namespace) -> System[Any]:
     """What the drivers drive: the policy in the model runtime (time-limited),
-    or the runtime under test."""
+    or the runtime under test.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (``policy``, ``format``, ``policy_timeout``);
+        ``args.policy`` becomes the full spec traces record.
+
+    Returns
+    -------
+    System
+        A :class:`~prunecheck.model.model_system.ModelSystem` or a
+        :class:`~prunecheck.sim.runtimes.judged.JudgedSystem`.
+
+    Raises
+    ------
+    PolicyError
+        if the spec cannot be loaded.
+    """
     spec = spec_from_args(args)
     args.policy = spec  # what traces and bundles record
     return load_system(spec, args.policy_timeout)

@@ -104,7 +104,7 @@ def execute(args: argparse.Namespace) -> int:
     system = system_from_args(args)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     db = failure_database(args)
-    saved = db.replay(spec, system, config) if db is not None else None
+    saved = db.still_failing(spec, system, config) if db is not None else None
     report_problems(db, "search")
     if saved is not None:
         lead = (

@@ -191,7 +191,7 @@ def check_policy(
         for check_at in wanted:  # saved failures first: a bug that came back, at once
             run = _Check(subject, replace(base, check_at=check_at), deadline, bar)
             try:
-                saved = db.replay(spec, run.system, run.config) if db is not None else None
+                saved = db.still_failing(spec, run.system, run.config) if db is not None else None
             except PolicyError as exc:
                 run.error = f"replaying a saved failure: {exc.paragraph()}"
                 done[check_at] = run.result(None)

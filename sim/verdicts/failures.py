@@ -166,7 +166,7 @@ class FailureDatabase:
         )
         path.unlink(missing_ok=True)
 
-    def replay(self, spec: str, system: System[Any], config: RuntimeConfig) -> Saved | None:
+    def still_failing(self, spec: str, system: System[Any], config: RuntimeConfig) -> Saved | None:
         """Replay every saved failure of ``spec`` in ``config`` (as it is
         now) with ``system`` (what ``spec`` loads as); the first that still
         shows a violation, or None.  A policy error while replaying is
