@@ -12,9 +12,10 @@ copy to drift.
 The replay is sequential, as the schedule says: after each step the event
 loop runs until nothing but the harness's futures is left to wait on (no
 clock, no threads).  It checks every request the framework sends against
-the OpenAI Chat Completions pairing rules (the provider's exact error texts)
-and, at the end, the ledger: a call whose body ran twice, a call whose body
-finished but whose result never reached the model.
+the OpenAI Chat Completions pairing rules (the provider's exact error texts),
+a turn still running after a cancel with nothing pending on the harness (a
+hang) and, at the end, the ledger: a call whose body ran twice, a call whose
+body finished but whose result never reached the model.
 """
 
 from __future__ import annotations
@@ -215,6 +216,11 @@ def replay(open_loop: Callable[[Any], Any], steps: Sequence[Mapping[str, Any]], 
             turn = state["turn"]
             if turn is not None and turn.done() and not turn.cancelled() and turn.exception():
                 print(f"         the turn raised {type(turn.exception()).__name__}")
+            idle = not harness._models and not harness._tools
+            if step["kind"] == "cancel" and turn is not None and not turn.done() and idle:
+                found += 1
+                print("HANG: the turn neither returned nor raised after the cancel, and it waits")
+                print("      on nothing the harness holds (no model request, no tool body)")
             for i in range(seen, len(harness.requests)):
                 for error in openai_errors(harness.requests[i]):
                     found += 1
@@ -281,6 +287,10 @@ class Capability(_StrEnum):
     INTERRUPT = "interrupt"
     TRIM_HOOK = "trim_hook"
     TOOL_TIMEOUT = "tool_timeout"
+
+
+class PolicyError(Exception):
+    pass
 
 
 Harness = Loop = object
