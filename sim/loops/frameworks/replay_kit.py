@@ -51,26 +51,30 @@ def openai_errors(request: Mapping[str, Any]) -> list[str]:
     >>> openai_errors({"messages": [{"role": "tool", "tool_call_id": "c", "content": ""}]})[0][:40]
     "Invalid parameter: messages with role 't"
     """
-    out: list[str] = []
-    messages = list(request.get("messages", []))
+    found: list[tuple[int, str]] = []  # (message index, error), reported in message order
+    batch_at = -1
     open_ids: list[str] = []
     answered: set[str] = set()
-    for message in messages:
-        role = message.get("role")
-        if role == "tool":
-            if message.get("tool_call_id") not in open_ids:
-                out.append(_RESULT_WITHOUT_CALL)
-            answered.add(str(message.get("tool_call_id")))
-            continue
+
+    def close_batch() -> None:
         missing = [i for i in open_ids if i not in answered]
         if missing:
-            out.append(_CALL_WITHOUT_RESULT + ", ".join(missing))
-        open_ids = [str(c["id"]) for c in message.get("tool_calls") or []]
-        answered = set()
-    missing = [i for i in open_ids if i not in answered]
-    if missing:
-        out.append(_CALL_WITHOUT_RESULT + ", ".join(missing))
-    return out
+            found.append((batch_at, _CALL_WITHOUT_RESULT + ", ".join(missing)))
+
+    for n, message in enumerate(request.get("messages", [])):
+        if message.get("role") == "tool":
+            if message.get("tool_call_id") not in open_ids:
+                found.append((n, _RESULT_WITHOUT_CALL))
+            answered.add(str(message.get("tool_call_id")))
+            continue
+        close_batch()
+        batch_at, open_ids, answered = (
+            n,
+            [str(c["id"]) for c in message.get("tool_calls") or []],
+            set(),
+        )
+    close_batch()
+    return [error for _, error in sorted(found, key=lambda item: item[0])]
 
 
 def load_target(spec: str) -> Any:
