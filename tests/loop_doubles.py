@@ -132,9 +132,11 @@ class Drive:
     async def user(self, text: str) -> None:
         await self._start(self.loop.send(text))
 
-    async def reply(self, text: str = "", calls: tuple[ToolCall, ...] = ()) -> None:
+    async def reply(
+        self, text: str = "", calls: tuple[ToolCall, ...] = (), chunks: int = 1
+    ) -> None:
         future = self.harness._models[0]
-        future.set_result(Reply(text=text, calls=calls))
+        future.set_result(Reply(text=text, calls=calls, chunks=chunks))
         await settle()
 
     async def complete(self, call_id: str, output: str = "ok") -> None:

@@ -233,6 +233,37 @@ def test_a_failing_or_timed_out_tool_becomes_an_error_result(tmp_path: Path) -> 
     assert results == {"call_1": "", "call_2": "call_2 result"}  # str(TimeoutError()) is ""
 
 
+@pytest.mark.slow
+def test_a_streaming_agent_gets_the_reply_in_chunks(tmp_path: Path) -> None:
+    from autogen_agentchat.agents import AssistantAgent
+
+    seen: list[str] = []
+
+    def streaming(model_client: Any) -> Any:
+        agent = AssistantAgent(
+            "assistant", model_client=model_client, tools=[search], model_client_stream=True
+        )
+        original = model_client.create_stream
+
+        async def spy(*args: Any, **kwargs: Any) -> Any:
+            async for item in original(*args, **kwargs):
+                if isinstance(item, str):
+                    seen.append(item)
+                yield item
+
+        model_client.create_stream = spy
+        return agent
+
+    async def scenario(d: Drive) -> None:
+        await d.user("hi")
+        await d.reply("hello there, world", chunks=3)
+
+    d = run(streaming, tmp_path, scenario)
+    assert d.outcome() == "returned"
+    assert seen == ["hello ", "there,", " world"]  # three chunks of six characters
+    assert d.loop.history()[-1] == {"role": "assistant", "content": "hello there, world"}
+
+
 async def crash_mid_batch(d: Drive) -> None:
     await d.user("hi")
     await d.reply("hello")  # turn 1 returns: its state is saved

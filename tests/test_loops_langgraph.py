@@ -236,11 +236,16 @@ def test_crash_mid_batch_then_a_new_message_sends_calls_without_results(tmp_path
 
 
 @pytest.mark.slow
-def test_a_failing_tool_ends_the_turn_and_poisons_the_thread(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["fail", "timeout"])
+def test_a_failing_tool_ends_the_turn_and_poisons_the_thread(tmp_path: Path, how: str) -> None:
     async def scenario(d: Drive) -> None:
         await batch_of_two(d)
-        await d.fail("call_1", "connection reset")
-        assert d.outcome() == "raised ToolFailed"
+        if how == "fail":
+            await d.fail("call_1", "connection reset")
+            assert d.outcome() == "raised ToolFailed"
+        else:  # the tool's own timeout: ToolNode's default handler re-raises it too
+            await d.timeout("call_1")
+            assert d.outcome() == "raised TimeoutError"
         await d.user("try again")
 
     d = run(plain, tmp_path, scenario)

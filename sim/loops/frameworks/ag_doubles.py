@@ -43,7 +43,7 @@ from autogen_core.models import (
 from autogen_core.tools import BaseTool, Tool, ToolSchema
 from pydantic import BaseModel
 
-from prunecheck.sim.loops.contract import Harness, ToolCall, ToolSpec
+from prunecheck.sim.loops.contract import Harness, Reply, ToolCall, ToolSpec
 
 __all__ = ["HarnessClient", "fake_tool", "render_messages", "tool_spec"]
 
@@ -128,16 +128,12 @@ class HarnessClient(ChatCompletionClient):
         self._harness = harness
         self._usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
 
-    async def create(
+    async def _ask(
         self,
         messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | str = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+        tools: Sequence[Tool | ToolSchema],
+        cancellation_token: CancellationToken | None,
+    ) -> tuple[Reply, CreateResult]:
         if self._harness is None:
             raise RuntimeError("this HarnessClient only reads the agent's configuration")
         request: dict[str, object] = {"messages": render_messages(messages)}
@@ -149,16 +145,30 @@ class HarnessClient(ChatCompletionClient):
         reply = await future
         if reply.calls:
             calls = [FunctionCall(id=c.id, name=c.name, arguments=c.arguments) for c in reply.calls]
-            return CreateResult(
+            result = CreateResult(
                 finish_reason="function_calls",
                 content=calls,
                 usage=self._usage,
                 cached=False,
                 thought=reply.text or None,
             )
-        return CreateResult(
-            finish_reason="stop", content=reply.text, usage=self._usage, cached=False
-        )
+        else:
+            result = CreateResult(
+                finish_reason="stop", content=reply.text, usage=self._usage, cached=False
+            )
+        return reply, result
+
+    async def create(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = [],
+        tool_choice: Tool | str = "auto",
+        json_output: bool | type[BaseModel] | None = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> CreateResult:
+        return (await self._ask(messages, tools, cancellation_token))[1]
 
     async def create_stream(
         self,
@@ -170,9 +180,14 @@ class HarnessClient(ChatCompletionClient):
         extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> AsyncGenerator[str | CreateResult, None]:
-        result = await self.create(messages, tools=tools, cancellation_token=cancellation_token)
-        if isinstance(result.content, str) and result.content:
-            yield result.content
+        """The reply's text in ``reply.chunks`` pieces, then the whole result
+        (as ``model_client_stream=True`` agents consume it)."""
+        reply, result = await self._ask(messages, tools, cancellation_token)
+        text = reply.text if not reply.calls else ""
+        pieces = max(1, reply.chunks)
+        size = -(-len(text) // pieces) if text else 0
+        for start in range(0, len(text), size or 1):
+            yield text[start : start + size]
         yield result
 
     async def close(self) -> None:
