@@ -125,6 +125,11 @@ class Drive:
         self.turn: asyncio.Task[None] | None = None
         self.dropped: list[asyncio.Task[None]] = []
 
+    @staticmethod
+    def harness_for(store: Path) -> TinyHarness:
+        """A harness alone (for an adapter's ``open`` outside a drive)."""
+        return TinyHarness(store)
+
     async def _start(self, coro: Any) -> None:
         self.turn = asyncio.ensure_future(coro)
         await settle()

@@ -348,3 +348,60 @@ def test_standalone_script_shows_the_hang_after_a_cancel(tmp_path: Path) -> None
     proc = _script_run(tmp_path, "examples/loops/autogen_token_limited.py:agent", steps, block=True)
     assert proc.returncode == 1, proc.stderr
     assert "HANG: the turn neither returned nor raised after the cancel" in proc.stdout
+
+
+def _instance(context: Any) -> Any:
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_ext.models.replay import ReplayChatCompletionClient
+
+    info = {"vision": False, "function_calling": True, "json_output": False,
+            "family": "unknown", "structured_output": False}  # fmt: skip
+    client = ReplayChatCompletionClient(["never used"], model_info=info)  # type: ignore[arg-type]
+    return AssistantAgent(
+        "built",
+        model_client=client,
+        tools=[search],
+        model_context=context,
+        system_message="Hi.",
+        reflect_on_tool_use=True,
+    )
+
+
+@pytest.mark.slow
+def test_an_agent_instance_is_rebuilt_on_the_double_with_a_fresh_context(tmp_path: Path) -> None:
+    from autogen_core.model_context import BufferedChatCompletionContext
+
+    agent = _instance(BufferedChatCompletionContext(buffer_size=4))
+    adapter = AutoGenAdapter()
+    assert adapter.accepts(agent)
+    assert adapter.capabilities(agent) >= {Capability.TRIM_HOOK}
+
+    async def scenario(d: Drive) -> None:
+        await batch_of_two(d)
+        await d.complete("call_1")
+        await d.reply("done")
+
+    d = run(agent, tmp_path, scenario)
+    assert d.outcome() == "returned"
+    assert roles(d.last) == [
+        "system",
+        "user",
+        "assistant[call_1,call_2]",
+        "tool:call_1",
+        "tool:call_2",
+    ]
+    assert agent._model_context._messages == []  # the user's own object is untouched
+
+
+def test_an_agent_whose_context_cannot_be_rebuilt_asks_for_a_factory(tmp_path: Path) -> None:
+    from autogen_core.model_context import UnboundedChatCompletionContext
+
+    from prunecheck.model.errors import PolicyError
+
+    class Mine(UnboundedChatCompletionContext):
+        pass
+
+    with pytest.raises(PolicyError) as err:
+        AutoGenAdapter().open(_instance(Mine()), Drive.harness_for(tmp_path))
+    assert "Mine cannot be rebuilt" in str(err.value)
+    assert "def agent(model_client)" in str(err.value)

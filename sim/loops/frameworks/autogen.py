@@ -67,7 +67,7 @@ def _fresh_context(context: Any, client: Any) -> Any:
         UnboundedChatCompletionContext,
     )
 
-    if isinstance(context, TokenLimitedChatCompletionContext):
+    if type(context) is TokenLimitedChatCompletionContext:
         return TokenLimitedChatCompletionContext(
             model_client=client,
             token_limit=context._token_limit,
@@ -79,7 +79,7 @@ def _fresh_context(context: Any, client: Any) -> Any:
         BufferedChatCompletionContext,
         HeadAndTailChatCompletionContext,
     )
-    if isinstance(context, kinds):
+    if type(context) in kinds:  # exactly: a subclass's own behaviour would be lost
         return ChatCompletionContext.load_component(context.dump_component())
     from prunecheck.model.errors import PolicyError
 
