@@ -23,6 +23,7 @@ Everything here imports AutoGen: imported only when the AutoGen adapter is used.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextvars import ContextVar
@@ -240,7 +241,8 @@ class _FakeTool(BaseTool[BaseModel, BaseModel]):
         try:
             return await super().run_json(args, cancellation_token, call_id=call_id)
         finally:
-            _CURRENT_CALL.reset(token)
+            with contextlib.suppress(ValueError):  # closed by a crashed loop's teardown
+                _CURRENT_CALL.reset(token)
 
     async def run(self, args: BaseModel, cancellation_token: CancellationToken) -> Any:
         call_id, arguments = _CURRENT_CALL.get()

@@ -26,6 +26,7 @@ LangGraph adapter is used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -236,7 +237,8 @@ class _FakeTool(StructuredTool):
         try:
             return await super().ainvoke(input, config, **kwargs)
         finally:
-            _CURRENT_CALL.reset(token)
+            with contextlib.suppress(ValueError):  # closed by a crashed loop's teardown
+                _CURRENT_CALL.reset(token)
 
 
 def fake_tool(tool: BaseTool, harness: Harness) -> BaseTool:
