@@ -45,9 +45,9 @@ RESULT_WITHOUT_CALL = (
     "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
     "message with 'tool_calls'."
 )
-# Output sizes against the examples' 1,000-token limits (the double counts 4 characters a token):
-WIDE = "x" * 1800  # one batch of two results passes the limit on its own
-MID = "x" * 1200  # two batches of two pass it, one does not
+# Output sizes against the examples' limits (400 and 300 tokens; 4 characters a token):
+WIDE = "x" * 650  # one batch of two results passes the token-limited one on its own
+MID = "x" * 300  # two batches of two pass both limits, one does not
 
 
 def example(name: str) -> Any:

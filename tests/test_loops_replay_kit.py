@@ -107,7 +107,7 @@ def test_replay_of_the_autogen_token_limited_example_prints_the_400(
     from prunecheck.sim.loops.frameworks.autogen import AutoGenAdapter
 
     target = load_target(str(EXAMPLES / "autogen_token_limited.py") + ":agent")
-    wide = "x" * 1800
+    wide = "x" * 650
     steps = [*_TWO_TURNS[:2], Complete("call_2", wide), Complete("call_1", wide)]
     found = replay(lambda h: AutoGenAdapter().open(target, h), _steps(steps), tmp_path)
     out = capsys.readouterr().out

@@ -55,7 +55,7 @@ def agent(model_client: Any) -> AssistantAgent:
         tools=[search, send_email],
         system_message="You are a support agent.",
         model_context=GuardedChatCompletionContext(
-            keep_newest, budget=1000, store=":memory:", conversation="support"
+            keep_newest, budget=300, store=":memory:", conversation="support"
         ),
         reflect_on_tool_use=True,
     )

@@ -34,12 +34,12 @@ async def send_email(to: str, body: str) -> str:
 
 
 def agent(model_client: Any) -> AssistantAgent:
-    """The support assistant: search and email, the context held to 1,000 tokens."""
+    """The support assistant: search and email, the context held to 400 tokens."""
     return AssistantAgent(
         "support",
         model_client=model_client,
         tools=[search, send_email],
         system_message="You are a support agent.",
-        model_context=TokenLimitedChatCompletionContext(model_client, token_limit=1000),
+        model_context=TokenLimitedChatCompletionContext(model_client, token_limit=400),
         reflect_on_tool_use=True,
     )

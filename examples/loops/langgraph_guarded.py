@@ -44,7 +44,7 @@ def agent(model: Any, checkpointer: Any = None) -> Any:
         system_prompt="You are a support agent.",
         middleware=[
             CommitGuardMiddleware(
-                trim_messages, budget=400, store=":memory:", conversation="support"
+                trim_messages, budget=300, store=":memory:", conversation="support"
             ),
             HumanInTheLoopMiddleware(interrupt_on={"send_email": True}),
         ],
