@@ -70,7 +70,7 @@ def run(target: Any, tmp_path: Path, scenario: Callable[[Drive], Awaitable[None]
     return asyncio.run(main())
 
 
-BIG = " lorem ipsum" * 40  # 120 tokens: two batches of two pass the guarded budget (300), one does not
+BIG = " lorem ipsum" * 40  # 120 tokens: two batches of two pass the guard (300), one not
 
 
 async def batch_of_two(d: Drive, first: str = "call_2", size: str = "") -> None:

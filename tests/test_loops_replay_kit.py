@@ -13,13 +13,9 @@ from typing import Any
 import pytest
 from loop_doubles import call, errors
 
+from prunecheck.sim.adapters.user_code import find_object
 from prunecheck.sim.loops.frameworks import replay_kit
-from prunecheck.sim.loops.frameworks.replay_kit import (
-    load_target,
-    openai_errors,
-    replay,
-    standalone_script,
-)
+from prunecheck.sim.loops.frameworks.replay_kit import openai_errors, replay, standalone_script
 from prunecheck.sim.loops.steps import Complete, ReplyStep, Step, User, step_to_json
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "loops"
@@ -63,7 +59,7 @@ def test_a_script_inlines_its_modules_without_importing_prunecheck() -> None:
     code = [ln.strip() for ln in text.splitlines()]
     assert not [ln for ln in code if ln.startswith(("from prunecheck", "import prunecheck"))]
     assert code.count("from __future__ import annotations") == 1
-    assert "TARGET = 'app.py:agent'" in code
+    assert "TARGET = 'app.py:agent'" in code and "def load_target(spec):" in code
     compile(text, "reproduce.py", "exec")
     assert "# ---- replay_kit ----" in text and replay_kit.__doc__ is not None
 
@@ -88,7 +84,7 @@ def test_replay_of_the_langgraph_trimming_example_prints_the_400(
     pytest.importorskip("langgraph.checkpoint.sqlite")
     from prunecheck.sim.loops.frameworks.langgraph import LangGraphAdapter
 
-    target = load_target(str(EXAMPLES / "langgraph_trim.py") + ":agent")
+    target = find_object(str(EXAMPLES / "langgraph_trim.py"), "agent", "the example")
     found = replay(lambda h: LangGraphAdapter().open(target, h), _steps(_TWO_TURNS), tmp_path)
     out = capsys.readouterr().out
     assert found == 1
@@ -106,7 +102,7 @@ def test_replay_of_the_autogen_token_limited_example_prints_the_400(
     pytest.importorskip("autogen_agentchat")
     from prunecheck.sim.loops.frameworks.autogen import AutoGenAdapter
 
-    target = load_target(str(EXAMPLES / "autogen_token_limited.py") + ":agent")
+    target = find_object(str(EXAMPLES / "autogen_token_limited.py"), "agent", "the example")
     wide = "x" * 650
     steps = [*_TWO_TURNS[:2], Complete("call_2", wide), Complete("call_1", wide)]
     found = replay(lambda h: AutoGenAdapter().open(target, h), _steps(steps), tmp_path)

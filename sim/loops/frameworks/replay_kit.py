@@ -21,8 +21,6 @@ body finished but whose result never reached the model.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import importlib.util
 import inspect
 import json
 import sys
@@ -33,7 +31,7 @@ from typing import Any
 
 from prunecheck.sim.loops.contract import Reply, ToolCall, ToolFailed
 
-__all__ = ["ScriptHarness", "load_target", "openai_errors", "replay", "standalone_script"]
+__all__ = ["ScriptHarness", "openai_errors", "replay", "standalone_script"]
 
 _RESULT_WITHOUT_CALL = (
     "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
@@ -75,22 +73,6 @@ def openai_errors(request: Mapping[str, Any]) -> list[str]:
         )
     close_batch()
     return [error for _, error in sorted(found, key=lambda item: item[0])]
-
-
-def load_target(spec: str) -> Any:
-    """``path/to/file.py:name`` or ``package.module:name``, imported."""
-    where, _, name = spec.rpartition(":")
-    if where.endswith(".py"):
-        path = Path(where).resolve()
-        sys.path.insert(0, str(path.parent))
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module: ModuleType = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        module_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(where)
-    return getattr(module, name)
 
 
 async def _settle() -> None:
@@ -300,6 +282,28 @@ class PolicyError(Exception):
 Harness = Loop = object
 """
 
+# The script's own loader of the user's agent (a string: in prunecheck, user files
+# are imported by prunecheck.sim.adapters.user_code alone).
+_LOADER = """
+import importlib
+import importlib.util
+
+
+def load_target(spec):
+    \"\"\"``path/to/file.py:name`` or ``package.module:name``, imported.\"\"\"
+    where, _, name = spec.rpartition(":")
+    if where.endswith(".py"):
+        path = Path(where).resolve()
+        sys.path.insert(0, str(path.parent))
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    return getattr(module, name)
+"""
+
 
 def _strip(source: str) -> str:
     out: list[str] = []
@@ -356,6 +360,7 @@ def standalone_script(
     for module in (*modules, sys.modules[__name__]):
         parts.append(f"\n# ---- {module.__name__.rsplit('.', 1)[-1]} ----\n")
         parts.append(_strip(inspect.getsource(module)))
+    parts.append("\n# ---- the user's agent ----\n" + _LOADER)
     parts.append(
         textwrap.dedent(
             f"""
