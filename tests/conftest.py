@@ -40,6 +40,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+from check_runs import TRIM, CheckRun, run_check
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
@@ -60,3 +62,16 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 # The failure database (sim/verdicts/failures.py) would make one test's
 # counterexample decide the next one's check: off unless a test turns it on.
 os.environ["PRUNECHECK_FAILURES"] = "off"
+
+
+@pytest.fixture(scope="session")
+def unsafe_check(tmp_path_factory: pytest.TempPathFactory) -> CheckRun:
+    """``check`` of a trimmer unsafe at two placements, with --json, --junit and
+    --out: one run for the JSON and the JUnit tests (see tests/check_runs.py)."""
+    return run_check(tmp_path_factory.mktemp("unsafe-check"), TRIM, bundle=True)
+
+
+@pytest.fixture(scope="session")
+def safe_check(tmp_path_factory: pytest.TempPathFactory) -> CheckRun:
+    """``check unit_safe`` with --json and --junit (see tests/check_runs.py)."""
+    return run_check(tmp_path_factory.mktemp("safe-check"), "unit_safe", bundle=False)

@@ -12,14 +12,13 @@ from typing import Any
 
 import jsonschema
 import pytest
+from check_runs import SMALL_SUITE, CheckRun
 
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_NAME, SCHEMA_VERSION, VERDICT_OF_STATUS
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / f"verdict-{SCHEMA_VERSION}.json"
-TRIM = f"{ROOT}/tests/policies/complete_history_trim.py:trim_openai@openai"
-SMALL_SUITE = ["--levels", "0.6", "--seeds", "1", "--max-examples", "60"]
 CORPUS = ROOT / "tests" / "corpus"
 
 
@@ -69,14 +68,19 @@ def test_the_schema_is_draft_2020_12_and_names_its_version() -> None:
     validator().validate({**bad, "verdict": "safe"})
 
 
-def test_check_json_holds_a_verdict_per_placement(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def checked(run: CheckRun) -> tuple[int, dict[str, Any], str]:
+    """A shared ``check --json`` run (tests/check_runs.py), validated as run_json does."""
+    validator().validate(run.doc)
+    assert run.doc["exit_status"] == run.status
+    assert run.doc["verdict"] == VERDICT_OF_STATUS[run.status]
+    return run.status, run.doc, run.err
+
+
+def test_check_json_holds_a_verdict_per_placement(unsafe_check: CheckRun) -> None:
     """A trimmer safe on complete histories: safe before model calls, unsafe
     after every append; each unsafe placement names its first violation and
     its bundle."""
-    out = tmp_path / "repro"
-    status, doc, err = run_json(capsys, "check", TRIM, "--out", str(out), *SMALL_SUITE)
+    status, doc, err = checked(unsafe_check)
     assert status == 1 and doc["verdict"] == "unsafe" and doc["command"] == "check"
     assert "verdict: safe if your runtime trims only before model calls" in err  # human text
     verdicts = {p["check_at"]: p["verdict"] for p in doc["placements"]}
@@ -96,15 +100,15 @@ def test_check_json_holds_a_verdict_per_placement(
             assert first["step"] <= len(trace["events"])
         else:
             assert placement["first_violation"] is None and placement["reproduction"] is None
-    assert doc["reproduction"] == str(out)
+    assert doc["reproduction"] == str(unsafe_check.out)
     assert doc["first_violation"] == doc["placements"][0]["first_violation"]
     scenarios = [s for p in doc["placements"] for s in p["scenarios"]]
     assert doc["exercised"]["scenarios"] == len(scenarios) == 3
     assert doc["exercised"]["invocations"] == sum(s["invocations"] for s in scenarios) > 0
 
 
-def test_check_json_of_a_safe_policy(capsys: pytest.CaptureFixture[str]) -> None:
-    status, doc, _ = run_json(capsys, "check", "unit_safe", *SMALL_SUITE)
+def test_check_json_of_a_safe_policy(safe_check: CheckRun) -> None:
+    status, doc, _ = checked(safe_check)
     assert status == 0 and doc["verdict"] == "safe"
     assert doc["first_violation"] is None and doc["reproduction"] is None
     assert all(p["verdict"] == "safe" for p in doc["placements"])

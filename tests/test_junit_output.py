@@ -4,34 +4,26 @@ first violation and the reproduction's path."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from check_runs import CheckRun
 
 from prunecheck.sim.cli.app import main
 
-ROOT = Path(__file__).resolve().parent.parent
-TRIM = f"{ROOT}/tests/policies/complete_history_trim.py:trim_openai@openai"
-SMALL_SUITE = ["--levels", "0.6", "--seeds", "1", "--max-examples", "60"]
 
 
 def failing(root: ElementTree.Element) -> list[ElementTree.Element]:
     return [case for case in root.iter("testcase") if case.find("failure") is not None]
 
 
-def test_check_junit_fails_one_case_per_unsafe_placement(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    report, out = tmp_path / "check.xml", tmp_path / "repro"
-    status = main(
-        ["check", TRIM, "--out", str(out), "--junit", str(report), "--json", *SMALL_SUITE]
-    )
-    doc = json.loads(capsys.readouterr().out)
-    assert status == 1
-    root = ElementTree.parse(report).getroot()
+def test_check_junit_fails_one_case_per_unsafe_placement(unsafe_check: CheckRun) -> None:
+    """The run (tests/check_runs.py) wrote --junit, --json and --out together."""
+    doc = unsafe_check.doc
+    assert unsafe_check.status == 1
+    root = ElementTree.parse(unsafe_check.junit).getroot()
     assert root.tag == "testsuites"
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == {f"prunecheck.check.{p['check_at']}" for p in doc["placements"]}
@@ -59,14 +51,21 @@ def test_check_junit_fails_one_case_per_unsafe_placement(
     assert str(names[-1]).startswith("adversarial search")
 
 
-def test_check_junit_of_a_safe_policy_has_no_failure(
+def test_check_junit_of_a_safe_policy_has_no_failure(safe_check: CheckRun) -> None:
+    assert safe_check.status == 0
+    root = ElementTree.parse(safe_check.junit).getroot()
+    assert failing(root) == [] and int(str(root.get("tests"))) == 3 * 2
+
+
+def test_check_junit_without_json_keeps_the_text_on_stdout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "safe.xml"
-    assert main(["check", "unit_safe", "--junit", str(report), *SMALL_SUITE]) == 0
-    root = ElementTree.parse(report).getroot()
-    assert failing(root) == [] and int(str(root.get("tests"))) == 3 * 2
+    argv = ["check", "unit_safe", "--junit", str(report), "--check-at", "before_invoke"]
+    assert main([*argv, "--levels", "0.6", "--seeds", "1", "--max-examples", "10"]) == 0
     assert "verdict:" in capsys.readouterr().out  # without --json, the text stays on stdout
+    root = ElementTree.parse(report).getroot()
+    assert failing(root) == [] and int(str(root.get("tests"))) == 2
 
 
 def test_regress_junit_fails_the_classes_that_regressed(

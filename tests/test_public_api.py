@@ -79,7 +79,8 @@ def _tree(name: str) -> tuple[ast.Module, bool]:
     return ast.parse(path.read_text(encoding="utf-8")), path.name == "__init__.py"
 
 
-def _defined(tree: ast.Module) -> set[str]:
+@cache  # one walk per tree (_tree is cached): the import check asks thousands of times
+def _defined(tree: ast.Module) -> frozenset[str]:
     """Names a module's own top level binds by def, class or assignment."""
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -93,7 +94,7 @@ def _defined(tree: ast.Module) -> set[str]:
                         names.add(leaf.id)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
-    return names
+    return frozenset(names)
 
 
 def _all_of(tree: ast.Module) -> list[str]:

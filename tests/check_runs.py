@@ -1,0 +1,50 @@
+"""Shared ``prunecheck check`` runs for the output-format tests.
+
+A whole ``check`` (three placements) is the costliest thing the fast suite
+does, and ``--json`` and ``--junit`` describe the same verdict: one run
+writes both, and ``tests/test_json_output.py`` and
+``tests/test_junit_output.py`` read it (session-scoped fixtures in
+``conftest.py``; each xdist worker that needs a run makes its own).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ROOT", "SMALL_SUITE", "TRIM", "CheckRun", "run_check"]
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Safe before model calls, unsafe after every append (a complete-history trimmer).
+TRIM = f"{ROOT}/tests/policies/complete_history_trim.py:trim_openai@openai"
+SMALL_SUITE = ("--levels", "0.6", "--seeds", "1", "--max-examples", "60")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    """One ``check … --json --junit FILE`` run: its status, document, stderr, files."""
+
+    status: int
+    doc: dict[str, Any]
+    err: str
+    junit: Path
+    out: Path | None
+
+
+def run_check(folder: Path, policy: str, *, bundle: bool) -> CheckRun:
+    """Run ``check policy`` on the small suite with ``--json`` and ``--junit``
+    (and ``--out`` when ``bundle``) in this process, writing under ``folder``."""
+    from prunecheck.sim.cli.app import main  # not at conftest's import: tests watch imports
+
+    junit, out = folder / "check.xml", (folder / "repro" if bundle else None)
+    argv = ["check", policy, *SMALL_SUITE, "--junit", str(junit), "--json"]
+    if out is not None:
+        argv += ["--out", str(out)]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        status = main(argv)
+    return CheckRun(status, json.loads(stdout.getvalue()), stderr.getvalue(), junit, out)
