@@ -23,6 +23,11 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 50}
 #: One placement where a test is not about placements (each placement is a whole check).
 ONE: dict[str, Any] = {**SMALL, "placements": ("after_append",)}
+#: A verdict at the strictest placement (make test), and at every placement (make test-all).
+PLACED = pytest.mark.parametrize(
+    "where",
+    [pytest.param(ONE, id="after_append"), pytest.param(SMALL, id="every", marks=pytest.mark.slow)],
+)
 
 
 def _example(name: str) -> Any:
@@ -49,16 +54,18 @@ def test_openai_keep_last_is_unsafe_with_a_replayable_reproduction() -> None:
     assert "VIOLATION" in result.narrative
 
 
-def test_openai_commit_boundary_trimmer_is_safe() -> None:
-    result = check_policy(f"{EXAMPLES}/openai_commit_boundary.py:trim", format="openai", **SMALL)
+@PLACED
+def test_openai_commit_boundary_trimmer_is_safe(where: dict[str, Any]) -> None:
+    result = check_policy(f"{EXAMPLES}/openai_commit_boundary.py:trim", format="openai", **where)
     assert result.verdict is Verdict.SAFE and result.reproduction is None
     assert result.violations == {} and result.search_examples >= 50
     assert sum(r.invocations for r in result.scenarios) > 0
 
 
+@PLACED
 @pytest.mark.parametrize(("attr", "safe"), [("keep_last", False), ("trim", True)])
-def test_anthropic_trimmers(attr: str, safe: bool) -> None:
-    result = check_policy(f"{EXAMPLES}/anthropic_trim.py:{attr}", format="anthropic", **SMALL)
+def test_anthropic_trimmers(attr: str, safe: bool, where: dict[str, Any]) -> None:
+    result = check_policy(f"{EXAMPLES}/anthropic_trim.py:{attr}", format="anthropic", **where)
     assert result.safe is safe
     assert result.policy.endswith(f"anthropic_trim.py:{attr}@anthropic")
     assert (result.reproduction is None) is safe
@@ -72,8 +79,9 @@ def test_same_seed_same_reproduction() -> None:
     assert one.incidents == two.incidents and one.summary() == two.summary()
 
 
-def test_commit_gate_makes_a_raw_policy_safe() -> None:
-    assert check_policy("lowest_salience", gate="commit", **SMALL).safe
+@PLACED
+def test_commit_gate_makes_a_raw_policy_safe(where: dict[str, Any]) -> None:
+    assert check_policy("lowest_salience", gate="commit", **where).safe
 
 
 def test_unsafe_without_search_falls_back_to_the_shortest_failing_prefix() -> None:
@@ -163,7 +171,7 @@ def test_assert_policy_safe_raises_with_the_narrative(tmp_path: Path) -> None:
     assert "policy lowest_salience is UNSAFE" in text and "minimal reproduction" in text
     assert info.value.bundle is not None and (info.value.bundle / "trace.json").is_file()
     assert isinstance(info.value, AssertionError)
-    assert assert_policy_safe("unit_safe", **SMALL).safe
+    assert assert_policy_safe("unit_safe", **ONE).safe
 
 
 def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -275,11 +283,23 @@ def test_check_out_writes_every_bundle_of_a_reproduction_that_spans_sessions(
     assert spans
 
 
-def test_placements_checked_side_by_side_give_the_same_result_as_one_by_one() -> None:
+@pytest.mark.parametrize(
+    "placements",
+    [
+        pytest.param(("after_append", "before_invoke"), id="unsafe-and-safe"),
+        pytest.param(("after_append", "after_batch", "before_invoke"), marks=pytest.mark.slow),
+    ],
+)
+def test_placements_checked_side_by_side_give_the_same_result_as_one_by_one(
+    placements: tuple[str, ...],
+) -> None:
+    """One placement unsafe, one safe (make test); all three (make test-all)."""
     options: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 40}
     spec = f"{Path(__file__).resolve().parent}/policies/complete_history_trim.py:trim_openai"
+    options["placements"] = placements
     serial = check_policy(spec, format="openai", jobs=1, **options)
-    forked = check_policy(spec, format="openai", jobs=3, **options)
+    forked = check_policy(spec, format="openai", jobs=len(placements), **options)
+    assert {p.verdict for p in serial.placements} == {Verdict.SAFE, Verdict.UNSAFE}
     assert forked.summary() == serial.summary() and forked.narrative == serial.narrative
     assert [p.verdict for p in forked.placements] == [p.verdict for p in serial.placements]
     for one, two in zip(serial.placements, forked.placements, strict=True):

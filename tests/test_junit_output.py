@@ -14,7 +14,6 @@ from check_runs import CheckRun
 from prunecheck.sim.cli.app import main
 
 
-
 def failing(root: ElementTree.Element) -> list[ElementTree.Element]:
     return [case for case in root.iter("testcase") if case.find("failure") is not None]
 

@@ -69,13 +69,23 @@ def test_trimmer_returns_the_very_dicts_it_kept(langchain: Any) -> None:
     assert [m["content"] for m in by_len] == ["c", "d"]
 
 
-def test_langchain_last_is_unsafe_and_safe_behind_the_commit_gate(langchain: Any) -> None:
+@pytest.mark.parametrize(
+    "placements",
+    [
+        pytest.param(("after_append",), id="after_append"),
+        pytest.param(None, id="every", marks=pytest.mark.slow),
+    ],
+)
+def test_langchain_last_is_unsafe_and_safe_behind_the_commit_gate(
+    langchain: Any, placements: tuple[str, ...] | None
+) -> None:
+    """At the strictest placement (make test), and at every one (make test-all)."""
     spec = "langchain:strategy=last,start_on=human,end_on=human+tool,include_system=true"
-    raw = check_policy(spec, **SMALL)
+    raw = check_policy(spec, placements=placements, **SMALL)
     assert not raw.safe and raw.reproduction is not None
     assert raw.policy == spec and raw.config.provider == "openai"
     assert "invalid prune" in raw.narrative
-    assert check_policy(spec, gate="commit", **SMALL).safe
+    assert check_policy(spec, gate="commit", placements=placements, **SMALL).safe
     assert langchain_policy("strategy=last").name == "langchain:strategy=last"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from check_runs import SMALL_SUITE, CheckRun
 
 from prunecheck import Verdict, check_policy
 from prunecheck.model.config import CheckAt, RuntimeConfig
@@ -23,7 +24,6 @@ from prunecheck.sim.drivers.swarm import opening, persisted_history
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 TRIM = {fmt: f"{POLICIES}/complete_history_trim.py:trim_{fmt}" for fmt in ("openai", "anthropic")}
-SMALL_SUITE = ["--levels", "0.6", "--seeds", "1", "--max-examples", "60"]
 
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic"])
@@ -44,10 +44,16 @@ def test_search_finds_nothing_before_invoke_and_a_violation_after_append(
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic"])
 def test_check_shows_both_placements_in_one_table(
-    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
-    status = main(["check", TRIM[fmt], "--format", fmt, "--out", str(tmp_path / "r"), *SMALL_SUITE])
-    out = capsys.readouterr().out
+    if fmt == "openai":  # this very check, run once for the JSON and JUnit tests too
+        run: CheckRun = request.getfixturevalue("unsafe_check")
+        assert run.out is not None
+        status, out, folder = run.status, run.err, run.out  # --json: the text on stderr
+    else:
+        folder = tmp_path / "r"
+        status = main(["check", TRIM[fmt], "--format", fmt, "--out", str(folder), *SMALL_SUITE])
+        out = capsys.readouterr().out
     assert status == 1  # unsafe at one placement or more
     table = out[out.index("checks at      scenarios") :]
     rows = {line.split()[0]: line for line in table.splitlines()[1:4]}
@@ -58,8 +64,8 @@ def test_check_shows_both_placements_in_one_table(
         "verdict: safe if your runtime trims only before model calls; "
         "UNSAFE if it trims after every append"
     )
-    assert f"{tmp_path / 'r'}/" in line  # where the reproduction went
-    trace = loads((tmp_path / "r" / "trace.json").read_text(), "trace.json")
+    assert f"{folder}/" in line  # where the reproduction went
+    trace = loads((folder / "trace.json").read_text(), "trace.json")
     assert trace.config.check_at is CheckAt.AFTER_APPEND
     assert trace.config.provider == fmt
 
