@@ -26,7 +26,15 @@ from loop_doubles import Drive, call, errors, roles
 
 from prunecheck.sim.loops.contract import Capability, ToolCall
 from prunecheck.sim.loops.frameworks.langgraph import LangGraphAdapter
-from prunecheck.sim.loops.steps import Cancel, Complete, ReplyStep, Step, User, schedule_to_json
+from prunecheck.sim.loops.steps import (
+    Approve,
+    Cancel,
+    Complete,
+    ReplyStep,
+    Step,
+    User,
+    schedule_to_json,
+)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "loops"
 CALLS_WITHOUT_RESULTS = (
@@ -343,4 +351,61 @@ def test_standalone_script_of_the_guarded_agent_finds_nothing(tmp_path: Path) ->
         tmp_path, "examples/loops/langgraph_guarded.py:agent", _TWO_TURNS, block=False
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no broken request, no ledger mismatch" in proc.stdout
+
+
+def per_call_hitl(model: Any, checkpointer: Any = None) -> Any:
+    """Both tools gated, one interrupt per call (``interrupt_mode="per_call"``)."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.tools import tool
+
+    @tool
+    def search(query: str) -> str:
+        """Search the web."""
+        raise AssertionError("the user's tool body must never run")
+
+    gate = HumanInTheLoopMiddleware(interrupt_on={"search": True}, interrupt_mode="per_call")
+    return create_agent(model, tools=[search], middleware=[gate], checkpointer=checkpointer)
+
+
+@pytest.mark.slow
+def test_per_call_approvals_resume_once_every_call_is_decided(tmp_path: Path) -> None:
+    assert Capability.INTERRUPT in LangGraphAdapter().capabilities(per_call_hitl)
+
+    async def scenario(d: Drive) -> None:
+        await d.user("two searches")
+        await d.reply(calls=(call(1), call(2)))
+        assert sorted(d.harness.approvals) == ["call_1", "call_2"]
+        assert d.harness.started == []
+        await d.approve("call_2", True)
+        assert d.harness.started == []  # call_1 is still undecided
+        await d.approve("call_1", False)
+        assert d.harness.started == ["call_2"]
+        await d.complete("call_2", "found")
+        await d.reply("one search done")
+
+    d = run(per_call_hitl, tmp_path, scenario)
+    assert d.outcome() == "returned"
+    assert errors(d.last) == []
+    contents = {
+        m.get("tool_call_id"): m["content"] for m in d.last["messages"] if m["role"] == "tool"
+    }
+    assert contents["call_2"] == "found" and "rejected" in contents["call_1"]
+
+
+@pytest.mark.slow
+def test_standalone_script_replays_an_approval(tmp_path: Path) -> None:
+    email = ToolCall("call_2", "send_email", json.dumps({"to": "a@b.c", "body": "hi"}))
+    steps: list[Step] = [
+        User("search and mail"),
+        ReplyStep(calls=(call(1), email)),
+        Approve("call_2", True),
+        Complete("call_1", "found"),
+        Complete("call_2", "sent"),
+        ReplyStep(text="done"),
+    ]
+    proc = _script_run(tmp_path, "examples/loops/langgraph_guarded.py:agent", steps, block=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "skipped" not in proc.stdout
     assert "no broken request, no ledger mismatch" in proc.stdout
