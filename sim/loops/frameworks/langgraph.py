@@ -27,6 +27,10 @@ graph on the same checkpoint file; resume is ``ainvoke(None, config)``; a
 new message after a crash is ``ainvoke`` on the same ``thread_id``;
 approvals answer ``HumanInTheLoopMiddleware``'s interrupt with
 ``Command(resume=...)``.  LangGraph has no tool timeout of its own.
+
+Limits: a tool body is never run, so an ``interrupt()`` the user's own tool
+raises, or a ``Command`` it returns, is not reproduced (the fake returns the
+harness's text); ``HumanInTheLoopMiddleware`` is the interrupt driven here.
 """
 
 from __future__ import annotations
