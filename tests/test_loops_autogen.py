@@ -405,3 +405,28 @@ def test_an_agent_whose_context_cannot_be_rebuilt_asks_for_a_factory(tmp_path: P
         AutoGenAdapter().open(_instance(Mine()), Drive.harness_for(tmp_path))
     assert "Mine cannot be rebuilt" in str(err.value)
     assert "def agent(model_client)" in str(err.value)
+
+
+@pytest.mark.slow
+def test_max_tool_iterations_bounds_the_batches_of_one_turn(tmp_path: Path) -> None:
+    from autogen_agentchat.agents import AssistantAgent
+
+    def looping(model_client: Any) -> Any:
+        return AssistantAgent(
+            "assistant", model_client=model_client, tools=[search], max_tool_iterations=2
+        )
+
+    async def scenario(d: Drive) -> None:
+        await d.user("dig")
+        await d.reply(calls=(call(1), call(2)))
+        await d.complete("call_1")
+        await d.complete("call_2")
+        await d.reply(calls=(call(3),))  # the second iteration's model call has the tools
+        await d.complete("call_3", "last")
+        assert d.harness.pending_models == 0  # no third model call, no reflection
+
+    d = run(looping, tmp_path, scenario)
+    assert d.outcome() == "returned"
+    assert len(d.harness.requests) == 2
+    assert "tools" in d.harness.requests[1] and errors(d.harness.requests[1]) == []
+    assert [m["role"] for m in d.loop.history()][-2:] == ["assistant", "tool"]
