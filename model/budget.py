@@ -92,7 +92,12 @@ def budget_check(work: EventWork) -> None:
     work.bump(CounterName.CHECKS)
     need = ctx.used - cfg.budget
     state.deferred = False
+    if ctx.has_open():
+        work.bump(CounterName.OPEN_CHECKS)
     if need > 0:
+        work.bump(CounterName.PRESSED_CHECKS)
+        if _is_live(work):
+            work.bump(CounterName.LIVE_PRESSED_CHECKS)
         if cfg.gate.defers and state.pending:
             state.deferred = True
             work.bump(CounterName.DEFERRED_CHECKS)
@@ -214,6 +219,11 @@ def _prune(work: EventWork, need: int) -> None:
     """Ask the policy, let the gate decide, record what it found, apply."""
     state = work.state
     proposal = ask_policy(work, need)
+    live = _is_live(work)
+    if not proposal.is_empty():
+        work.bump(CounterName.PROPOSALS)
+        if live:
+            work.bump(CounterName.LIVE_PROPOSALS)
     decision = decide(state.config.gate, work.ctx, proposal, _protected(work))
     for v in decision.violations:
         work.incident(
@@ -242,7 +252,15 @@ def _prune(work: EventWork, need: int) -> None:
             f"{state.config.budget}; policy {state.policy.name} "
             f"proposed {_proposal_text(proposal)}",
         )
+    if live and not decision.apply.is_empty():
+        work.bump(CounterName.LIVE_PRUNES)
     apply_proposal(work, decision.apply)
+
+
+def _is_live(work: EventWork) -> bool:
+    """Whether a call is pending or a message open: the state the
+    commit-boundary invariant is about."""
+    return bool(work.state.pending) or work.ctx.has_open()
 
 
 def apply_proposal(work: EventWork, proposal: Proposal) -> None:

@@ -87,6 +87,8 @@ def _on_system(work: EventWork, event: SystemPrompt) -> None:
 
 
 def _on_user(work: EventWork, event: UserMessage) -> None:
+    if work.state.pending:
+        work.bump(CounterName.MID_BATCH_MESSAGES)
     work.state.turn += 1
     message = work.plain(Role.USER, event.tokens, event.text)
     work.state.last_user = message.id

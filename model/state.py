@@ -48,7 +48,19 @@ class CounterName(StrEnum):
     DEFERRED_CHECKS = "deferred_checks"
     EVICTED = "evicted"
     INVOCATIONS = "invocations"
+    #: Coverage (what a run exercised, read by the drivers' coverage record):
+    #: checks that found the context over budget, those among them that came
+    #: with a call pending or a message open, checks with a message open,
+    #: non-empty proposals (and those made with live state), prunes applied
+    #: with live state, user messages that arrived while a call was pending.
+    LIVE_PRESSED_CHECKS = "live_pressed_checks"
+    LIVE_PROPOSALS = "live_proposals"
+    LIVE_PRUNES = "live_prunes"
+    MID_BATCH_MESSAGES = "mid_batch_messages"
+    OPEN_CHECKS = "open_checks"
     POLICY_CALLS = "policy_calls"
+    PRESSED_CHECKS = "pressed_checks"
+    PROPOSALS = "proposals"
     PRUNES = "prunes"
     REFUSED_PRUNES = "refused_prunes"
     REINJECTIONS = "reinjections"

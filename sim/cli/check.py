@@ -30,7 +30,12 @@ from prunecheck.sim.cli.junit_output import (
     check_junit,
     write_junit,
 )
-from prunecheck.sim.cli.limits import add_time_limit, exit_status
+from prunecheck.sim.cli.limits import (
+    add_fail_vacuous_argument,
+    add_time_limit,
+    exit_status,
+    vacuous_status,
+)
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
@@ -89,6 +94,10 @@ exit status:
      input (finished scenarios are printed first)
   3  out of time: --time-limit came before any violation and before the check
      finished; no verdict (what was covered is printed)
+  4  safe but vacuous, with --fail-vacuous only: the policy never proposed
+     anything under pressure with live state, or no run produced an
+     interleaving the invariant is about (without the flag: 0, and the verdict
+     line says "safe, but vacuous" and which flag widens it)
 """
 
 
@@ -123,6 +132,7 @@ def register(sub: Any) -> None:
     add_time_limit(p)
     add_json_argument(p)
     add_junit_argument(p)
+    add_fail_vacuous_argument(p)
     add_failure_arguments(p)
     p.set_defaults(func=execute)
 
@@ -186,7 +196,7 @@ def execute(args: argparse.Namespace) -> int:
         print(f"prunecheck check: {result.error}", file=sys.stderr)
     for placement, folder in bundles.items():
         print(f"reproduction bundle ({placement}) written to {folder}")
-    status = exit_status(result.verdict)
+    status = vacuous_status(exit_status(result.verdict), result.vacuous, args)
     if args.json or args.junit:
         doc = check_document(result, bundles, status)
         record(args, doc)

@@ -24,10 +24,11 @@ from prunecheck.sim.cli.driver_options import (
     system_from_args,
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
-from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
+from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argument, vacuous_status
 from prunecheck.sim.drivers.explore import MAX_STATES
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.support.progress import progress_for
+from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
 __all__ = ["execute", "register"]
 
@@ -56,7 +57,11 @@ explored as FILE.py:trim@openai (or @anthropic).  On a terminal, progress is sho
 
 exit status: 0 no violation up to the depth, 1 a counterexample, 2 bad input,
 3 out of time: --time-limit came before the depth and before any violation; no
-verdict (the depth explored completely is printed).
+verdict (the depth explored completely is printed); 4 (only with --fail-vacuous)
+no violation, but vacuous: the transitions' coverage is printed (budget checks,
+pressure, live state, proposals, messages mid-batch), and a shape that never
+produced what the invariant is about says "safe, but vacuous" and which flag
+widens it (exit 0 without the flag).
 """
 
 
@@ -85,6 +90,7 @@ def register(sub: Any) -> None:
     )
     add_shape_arguments(p, Shape.small())
     add_json_argument(p)
+    add_fail_vacuous_argument(p)
     p.set_defaults(func=execute)
 
 
@@ -136,6 +142,7 @@ def execute(args: argparse.Namespace) -> int:
             },
             incidents=result.incidents if result.counterexample is not None else (),
             reproduction=bundle,
+            coverage=result.coverage,
             details={
                 "depth": args.depth,
                 "capped": result.capped,
@@ -170,6 +177,8 @@ def execute(args: argparse.Namespace) -> int:
             result.counterexample, result.incidents, system, args.out, lead, force=args.force
         )
         return verdict(1, bundle)
+    print("\n".join(result.coverage.lines()))
+    clause = vacuous_clause(result.coverage, "explore")
     what = "/".join(sorted(target)) if target else "violation"
     if result.timed_out:
         print(
@@ -184,6 +193,8 @@ def execute(args: argparse.Namespace) -> int:
             f"states seen, but only depth {result.depth_reached} of {args.depth} was "
             "explored completely. Raise --max-states or shrink the shape for a proof."
         )
-        return verdict(0)
-    print(f"no {what} in {result.states} states up to depth {args.depth}.")
-    return verdict(0)
+    else:
+        print(f"no {what} in {result.states} states up to depth {args.depth}.")
+    if clause is not None:
+        print(f"verdict: {clause}.")
+    return verdict(vacuous_status(0, clause is not None, args))

@@ -29,6 +29,7 @@ from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.incidents import Incident
+from prunecheck.sim.drivers.coverage import Coverage
 from prunecheck.sim.verdicts.baseline_file import Baseline
 from prunecheck.sim.verdicts.compare import Comparison
 from prunecheck.sim.verdicts.verdict import CheckResult, ScenarioResult
@@ -54,8 +55,9 @@ __all__ = [
 SCHEMA_NAME = "prunecheck/verdict"
 SCHEMA_VERSION = 1
 
-#: The verdict a command's exit status stands for.
-VERDICT_OF_STATUS = {0: "safe", 1: "unsafe", 2: "error", 3: "out_of_time"}
+#: The verdict a command's exit status stands for (4: safe but vacuous,
+#: under ``--fail-vacuous``).
+VERDICT_OF_STATUS = {0: "safe", 1: "unsafe", 2: "error", 3: "out_of_time", 4: "safe"}
 
 _ATTR = "json_document"
 
@@ -116,6 +118,7 @@ def document(
     reproduction: str | Path | None = None,
     error: str | None = None,
     details: Mapping[str, Any] | None = None,
+    coverage: Coverage | None = None,
 ) -> dict[str, Any]:
     """One document of the schema: the fields every command fills.
 
@@ -143,8 +146,11 @@ def document(
         The error paragraph of a policy that failed.
     details : mapping or None
         Command-specific fields.
+    coverage : Coverage or None
+        What the command exercised (check, search, explore): the optional
+        ``coverage`` field, with its gaps and whether the verdict is vacuous.
     """
-    return {
+    doc: dict[str, Any] = {
         "schema": SCHEMA_NAME,
         "schema_version": SCHEMA_VERSION,
         "command": command,
@@ -159,6 +165,9 @@ def document(
         "error": error,
         "details": dict(details or {}),
     }
+    if coverage is not None:
+        doc["coverage"] = coverage.to_json()
+    return doc
 
 
 def violation_json(incident: Incident) -> dict[str, Any]:
@@ -217,6 +226,7 @@ def placement_json(result: CheckResult, bundle: Path | None) -> dict[str, Any]:
         "reproduction_events": (
             None if result.reproduction is None else len(result.reproduction.events)
         ),
+        "coverage": None if result.coverage is None else result.coverage.to_json(),
     }
 
 
@@ -243,6 +253,7 @@ def check_document(result: CheckResult, bundles: Mapping[str, Path], status: int
         exercised=exercised,
         reproduction=None if lead is None else lead["reproduction"],
         error=result.error,
+        coverage=result.coverage,
         details={
             "incidents": dict(result.incidents),
             "timed_out": result.timed_out,
@@ -265,9 +276,11 @@ def driver_document(
     incidents: Iterable[Incident] = (),
     reproduction: str | Path | None = None,
     details: Mapping[str, Any] | None = None,
+    coverage: Coverage | None = None,
 ) -> dict[str, Any]:
     """The document of a command that is not ``check`` (search, explore, replay, …):
-    its verdict read from its exit status, its first violation from ``incidents``."""
+    its verdict read from its exit status, its first violation from ``incidents``,
+    and (search, explore) what it exercised."""
     doc = document(
         command,
         policy=spec,
@@ -278,6 +291,7 @@ def driver_document(
         first=first_violation(incidents),
         reproduction=reproduction,
         details=details,
+        coverage=coverage,
     )
     record(args, doc)
     return doc

@@ -9,7 +9,10 @@ use 3 too, when ``--time-limit`` stopped them):
   limit stopped the command;
 * 2 — bad input, or a policy that raised, hung or returned garbage;
 * 3 — out of time: the time limit came before a violation and before the
-  command finished; no verdict.
+  command finished; no verdict;
+* 4 — safe but vacuous, only with ``--fail-vacuous``: nothing the invariant
+  is about was exercised (see :mod:`prunecheck.sim.verdicts.vacuity`);
+  without the flag a vacuous safe exits 0 and says so.
 """
 
 from __future__ import annotations
@@ -22,16 +25,21 @@ from prunecheck.model.errors import ConfigError
 
 __all__ = [
     "EXIT_OUT_OF_TIME",
+    "EXIT_VACUOUS",
+    "add_fail_vacuous_argument",
     "add_run_time_limit",
     "add_time_limit",
     "exit_status",
     "parse_positive_int",
     "parse_time_limit",
     "run_time_limit",
+    "vacuous_status",
 ]
 
 #: Exit status of a command stopped by ``--time-limit`` without a verdict.
 EXIT_OUT_OF_TIME = 3
+#: Exit status of a safe but vacuous verdict under ``--fail-vacuous``.
+EXIT_VACUOUS = 4
 
 _STATUS = {"safe": 0, "unsafe": 1, "error": 2, "out_of_time": EXIT_OUT_OF_TIME}
 
@@ -107,3 +115,20 @@ def run_time_limit(args: argparse.Namespace) -> float | None:
             "for example --time-limit 60.",
         )
     return limit
+
+
+def add_fail_vacuous_argument(parser: argparse.ArgumentParser) -> None:
+    """``--fail-vacuous``: exit :data:`EXIT_VACUOUS` on a safe but vacuous verdict."""
+    parser.add_argument(
+        "--fail-vacuous",
+        action="store_true",
+        help=f"exit {EXIT_VACUOUS} instead of 0 when the verdict is safe but vacuous "
+        "(nothing the invariant is about was exercised); for CI",
+    )
+
+
+def vacuous_status(status: int, vacuous: bool, args: argparse.Namespace) -> int:
+    """``status``, or :data:`EXIT_VACUOUS` for a vacuous safe under ``--fail-vacuous``."""
+    if status == 0 and vacuous and getattr(args, "fail_vacuous", False):
+        return EXIT_VACUOUS
+    return status

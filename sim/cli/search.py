@@ -32,9 +32,10 @@ from prunecheck.sim.cli.failure_options import (
     report_problems,
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
-from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME
+from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argument, vacuous_status
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.support.progress import progress_for
+from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
 # The options shared with explore live in driver_options; they stay importable
 # from here, where they lived before.
@@ -65,8 +66,12 @@ terminal, progress is shown on stderr.
 
 exit status: 0 no violation found, 1 a violation found (also one found before
 --time-limit stopped the search), 2 bad input, 3 out of time: --time-limit came
-before any violation and before the search finished; no verdict.  Costs
-(deferrals, hard-ceiling overruns, spills) are reported, never failed on.
+before any violation and before the search finished; no verdict; 4 (only with
+--fail-vacuous) no violation, but vacuous: what the runs exercised is printed
+(budget checks, pressure, live state, proposals) and a safe that never
+exercised what the invariant is about says "safe, but vacuous" and which flag
+widens it (exit 0 without the flag).  Costs (deferrals, hard-ceiling overruns,
+spills) are reported, never failed on.
 """
 
 
@@ -89,6 +94,7 @@ def register(sub: Any) -> None:
     )
     add_shape_arguments(p, Shape.for_budget(BASE.budget))
     add_json_argument(p)
+    add_fail_vacuous_argument(p)
     add_failure_arguments(p)
     p.set_defaults(func=execute)
 
@@ -148,6 +154,7 @@ def execute(args: argparse.Namespace) -> int:
             exercised={"examples": result.examples},
             incidents=result.incidents if result.found else (),
             reproduction=bundle,
+            coverage=result.coverage,
             details={
                 "seed": args.seed,
                 "costs": dict(sorted(result.costs.items())),
@@ -171,13 +178,18 @@ def execute(args: argparse.Namespace) -> int:
                 "what was covered; no verdict."
             )
             print(f"costs met (reported, not failed on): {costs or 'none'}.")
+            print("\n".join(result.coverage.lines()))
             return verdict(EXIT_OUT_OF_TIME)
         print(
             f"prunecheck search: {what} in {result.examples} runs ({where}, "
             f"{result.seconds:.1f} s)."
         )
         print(f"costs met (reported, not failed on): {costs or 'none'}.")
-        return verdict(0)
+        print("\n".join(result.coverage.lines()))
+        clause = vacuous_clause(result.coverage, "search")
+        if clause is not None:
+            print(f"verdict: {clause}.")
+        return verdict(vacuous_status(0, clause is not None, args))
     stopped = " — stopped at --time-limit, shrinking cut short" if result.timed_out else ""
     lead = (
         f"prunecheck search: found after {result.examples} runs "

@@ -49,7 +49,7 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic
 
 from prunecheck.model.config import RuntimeConfig
@@ -60,6 +60,7 @@ from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.state import CallRecord, CallStatus, RuntimeState
 from prunecheck.model.system import S, System
 from prunecheck.model.trace import Trace
+from prunecheck.sim.drivers.coverage import Coverage, CoverageTally
 from prunecheck.sim.drivers.fingerprints import FingerprintSet, collision_probability, fingerprint
 from prunecheck.sim.drivers.found import found_trace
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events, ends_session, hits
@@ -87,6 +88,9 @@ class ExploreResult:
     memory_bytes: bytes held per state by the search: the fingerprint
         table, parent numbers and event indices (informational).
     timed_out: True if the deadline stopped the search before ``depth``.
+    coverage: what the transitions tried exercised, summed over them
+        (:mod:`.coverage`): the incident classes and interleavings reachable
+        in the shape up to the depth reached.
     """
 
     states: int
@@ -98,6 +102,7 @@ class ExploreResult:
     seconds: float = 0.0
     memory_bytes: int = 0
     timed_out: bool = False
+    coverage: Coverage = field(default_factory=Coverage)
 
     @property
     def states_per_second(self) -> float:
@@ -297,6 +302,7 @@ def explore(
         ^ system.key(root)
     )
     transitions = 0
+    tally = CoverageTally((config.check_at,), proposals_observed=not system.facts.own_gate)
     level = 0
     capped = timed_out = False
     first, end = 0, 1  # the frontier: states numbered [first, end)
@@ -313,6 +319,7 @@ def explore(
                 new = system.copy(state)
                 result = system.apply(new, event)
                 transitions += 1
+                tally.step(before.counters, system.truth(new).counters)
                 if hits(result.incidents, target):
                     trace, incidents = found_trace(
                         system,
@@ -330,6 +337,7 @@ def explore(
                         False,
                         time.perf_counter() - started,
                         seen.nbytes + paths.nbytes,
+                        coverage=tally.freeze(),
                     )
                 if ends_session(result.incidents):
                     continue  # the session is over: nothing follows it
@@ -358,6 +366,7 @@ def explore(
         time.perf_counter() - started,
         seen.nbytes + paths.nbytes,
         timed_out,
+        tally.freeze(),
     )
 
 

@@ -47,6 +47,7 @@ from prunecheck.model.events import Event
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.system import S, System
 from prunecheck.model.trace import Trace
+from prunecheck.sim.drivers.coverage import Coverage, CoverageTally
 from prunecheck.sim.drivers.found import found_trace
 from prunecheck.sim.drivers.search_machine import (
     Enough,
@@ -96,6 +97,8 @@ class SearchResult:
         first counterexample, by kind: reported, never failed on.
     timed_out: the time limit stopped the search (``examples`` says how
         many runs it covered; ``found`` whether one of them hit).
+    coverage: what the runs up to the first counterexample exercised
+        (:mod:`.coverage`).
     """
 
     found: bool
@@ -108,6 +111,7 @@ class SearchResult:
     events: int = 0
     costs: Mapping[str, int] = field(default_factory=dict)
     timed_out: bool = False
+    coverage: Coverage = field(default_factory=Coverage)
 
 
 def search(
@@ -164,6 +168,7 @@ def search(
     """
     shape = shape or Shape.for_budget(config.budget)
     log = RunLog(shrink_runs, deadline, progress)
+    log.coverage = _tally(config, system)
     machine = build_machine(system, config, shape, target, log)
     hypothesis_seed(seed)(machine)
     run_settings = settings(
@@ -225,6 +230,7 @@ def _result(
             events=log.applied,
             costs=dict(log.costs),
             timed_out=log.timed_out,
+            coverage=log.coverage.freeze(),
         )
     trace, incidents = found_trace(system, config, log.events, seed, found_by)
     return SearchResult(
@@ -238,7 +244,15 @@ def _result(
         log.applied,
         dict(log.costs),
         log.timed_out,
+        log.coverage.freeze(),
     )
+
+
+def _tally(config: RuntimeConfig, system: System[Any]) -> CoverageTally:
+    """A coverage tally for ``config``'s placement (proposals are not
+    observed for a subject that decides its own prunes: a runtime under
+    test shows a shadow that keeps every message)."""
+    return CoverageTally((config.check_at,), proposals_observed=not system.facts.own_gate)
 
 
 def random_walk(
@@ -260,6 +274,7 @@ def random_walk(
     rng = random.Random(seed)
     draw = random_draw(rng)
     log = RunLog(deadline=deadline)
+    log.coverage = _tally(config, system)
     for _ in range(max_runs):
         if log.out_of_time():
             break
@@ -291,6 +306,7 @@ def random_walk(
                 break
             if ends_session(result.incidents):
                 break
+        log.coverage.run(system.truth(state).counters, len(events))
         if log.events is not None:
             break
     seconds = time.perf_counter() - log.started

@@ -36,6 +36,7 @@ from prunecheck.model.events import (
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.state import RuntimeState
 from prunecheck.model.system import Fragile, S, System
+from prunecheck.sim.drivers.coverage import CoverageTally
 from prunecheck.sim.drivers.shape import (
     Shape,
     Usage,
@@ -94,6 +95,8 @@ class RunLog:
         self.first_seconds: float | None = None
         self.first_length: int | None = None
         self.costs: Counter[str] = Counter()
+        #: Coverage of the runs before the first counterexample (shrinking not counted).
+        self.coverage = CoverageTally()
 
     def hit(self, events: list[Event]) -> None:
         if self.events is None:
@@ -165,6 +168,7 @@ def build_machine(
             self.ended = False
             self.near = 0
             log.start_run()
+            self.counted = log.events is None  # a run before any counterexample
 
         @property
         def state(self) -> RuntimeState:
@@ -335,6 +339,8 @@ def build_machine(
                 raise Found(f"{first.kind.label} at step {first.step + 1}: {first.detail}")
 
         def teardown(self) -> None:
+            if self.counted:
+                log.coverage.run(self.state.counters, len(self.events))
             if self.near > 0:
                 target(float(self.near), label="tokens over budget with live state")
 

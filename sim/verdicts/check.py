@@ -54,6 +54,7 @@ from prunecheck.sim.adapters.loader import load_runtime, model_system
 from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
+from prunecheck.sim.drivers.coverage import Coverage
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.forked import fork_map
 from prunecheck.sim.support.progress import Progress
@@ -310,6 +311,9 @@ class _Check:
         self.error: str | None = None
         self.examples = 0
         self.timed_out = False
+        #: What the suite and the search exercised (None: neither ran).
+        self.coverage: Coverage | None = None
+        self.observed = not self.system.facts.own_gate  # a runtime under test prunes by itself
 
     def out_of_time(self) -> bool:
         if self.deadline is not None and time.monotonic() >= self.deadline:
@@ -340,6 +344,15 @@ class _Check:
                 )
             )
             self.totals.update(counts)
+            self.covered(
+                Coverage.from_counters(
+                    result.counters,
+                    runs=len(result.traces),
+                    events=result.events,
+                    placements=(self.config.check_at,),
+                    proposals_observed=self.observed,
+                )
+            )
             if any(IncidentKind(k).is_violation for k in counts):
                 self.failing.extend(result.traces)
             if error:
@@ -365,11 +378,15 @@ class _Check:
                 self.error = f"adversarial search: {named.paragraph()}"
                 return self.result(None)
             self.examples = found.examples
+            self.covered(found.coverage)
             self.timed_out = self.timed_out or found.timed_out
             if found.found and found.trace is not None:
                 repro = found.trace
                 self.totals.update(i.kind.value for i in found.incidents)
         return self.result(repro or self.repro_from_suite())
+
+    def covered(self, more: Coverage) -> None:
+        self.coverage = more if self.coverage is None else self.coverage.merge(more)
 
     def repro_from_suite(self) -> Trace | None:
         return _shortest_prefix(self.failing, self.system) if self.failing else None
@@ -403,6 +420,7 @@ class _Check:
             self.examples,
             self.loaded,
             timed_out=self.timed_out,
+            coverage=self.coverage,
         )
 
 

@@ -35,7 +35,9 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import Policy
 from prunecheck.model.system import System
 from prunecheck.model.trace import Trace, dumps
+from prunecheck.sim.drivers.coverage import Coverage
 from prunecheck.sim.verdicts.suite import Scenario
+from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
 __all__ = [
     "CheckResult",
@@ -99,6 +101,9 @@ class CheckResult:
     policy_object: the policy checked, loaded (None for a runtime under test).
     system_object: what was driven (the model runtime with the policy, or
         the runtime under test); see :attr:`system`.
+    coverage: what the suite and the search exercised (:mod:`.coverage`
+        of the drivers), summed over placements; None when neither ran
+        (a saved failure replayed).
     """
 
     policy: str
@@ -114,6 +119,7 @@ class CheckResult:
     placements: tuple[CheckResult, ...] = ()
     timed_out: bool = False
     system_object: System[Any] | None = field(default=None, repr=False, compare=False)
+    coverage: Coverage | None = None
 
     @property
     def safe(self) -> bool:
@@ -127,6 +133,12 @@ class CheckResult:
             return self.system_object
         loaded = self.policy_object
         return None if loaded is None else ModelSystem(loaded, self.policy)
+
+    @property
+    def vacuous(self) -> bool:
+        """Safe, but something the invariant is about was never exercised
+        (:func:`~prunecheck.sim.verdicts.vacuity.vacuous_clause` says what)."""
+        return self.safe and self.coverage is not None and self.coverage.vacuous
 
     def placement(self, check_at: CheckAt | str) -> CheckResult | None:
         """The result for one placement, or None if it was not checked."""
@@ -229,8 +241,11 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
             lead = results[verdicts.index(verdict)]
             break
     totals: Counter[str] = Counter()
+    coverage: Coverage | None = None
     for r in results:
         totals.update(r.incidents)
+        if r.coverage is not None:
+            coverage = r.coverage if coverage is None else coverage.merge(r.coverage)
     return CheckResult(
         first.policy,
         lead.config,
@@ -245,6 +260,7 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
         tuple(results),
         any(r.timed_out for r in results),
         first.system_object,
+        coverage,
     )
 
 
@@ -306,6 +322,8 @@ def summary(result: CheckResult, *, verdict: bool = True) -> str:
                 )
     if result.timed_out:
         lines.append(f"stopped at the time limit: {_covered(result)}")
+    if result.coverage is not None and result.verdict is not Verdict.ERROR:
+        lines.extend(result.coverage.lines())
     if verdict:
         lines.append(verdict_line(result))
     return "\n".join(lines) + "\n"
@@ -327,7 +345,7 @@ def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None)
     if len(placements) == 1:
         only = f" (checks {words(placements[0].config.check_at)})"
         if result.verdict is Verdict.SAFE:
-            return "verdict: safe — no violation in the suite or the search" + only
+            return _safe(result, "verdict: safe — no violation in the suite or the search") + only
         if result.verdict is Verdict.OUT_OF_TIME:
             return (
                 f"verdict: OUT OF TIME — no violation in what was covered "
@@ -335,9 +353,10 @@ def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None)
             )
         return _unsafe(result, where) + only
     if len(by[Verdict.SAFE]) == len(placements):
-        return (
+        return _safe(
+            result,
             "verdict: safe — no violation in the suite or the search, wherever your "
-            "runtime fires its budget check"
+            "runtime fires its budget check",
         )
     if len(by[Verdict.UNSAFE]) == len(placements):
         return _unsafe(result, where) + ", wherever your runtime fires its budget check"
@@ -354,6 +373,15 @@ def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None)
     if by[Verdict.OUT_OF_TIME]:
         parts.append(f"no verdict (out of time) if it trims {_either(by[Verdict.OUT_OF_TIME])}")
     return "verdict: " + "; ".join(parts)
+
+
+def _safe(result: CheckResult, line: str) -> str:
+    """A safe verdict line, or "safe, but vacuous: …" when nothing the
+    invariant is about was exercised."""
+    clause = vacuous_clause(result.coverage, "check") if result.safe else None
+    if clause is None:
+        return line
+    return f"verdict: {clause} — " + line.removeprefix("verdict: safe — ")
 
 
 def _where(result: CheckResult, bundles: Mapping[str, Path] | None) -> str:
