@@ -1,0 +1,98 @@
+"""Vacuity, printed (issue 20): ``check``, ``search`` and ``explore`` say
+"safe, but vacuous" of a policy that never proposes anything, name what was
+never exercised and the flag that widens it, and keep exit status 0 unless
+``--fail-vacuous``; a genuinely exercised safe policy (the commit-boundary
+reference policy ``unit_safe``) is not called vacuous."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.cli.limits import EXIT_VACUOUS
+from prunecheck.sim.drivers.coverage import Coverage, Gap
+from prunecheck.sim.verdicts.vacuity import HINTS, vacuous_clause
+
+SMALL_CHECK = ["--levels", "0.6", "--seeds", "1", "--max-examples", "20", "--no-failures"]
+
+
+@pytest.fixture
+def noop(tmp_path: Path) -> str:
+    """A policy that never proposes anything."""
+    path = tmp_path / "noop.py"
+    path.write_text("def select(view, need):\n    return []\n", encoding="utf-8")
+    return f"{path}:select"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    status = main(list(argv))
+    return status, capsys.readouterr().out
+
+
+def test_every_gap_has_a_hint_for_every_command() -> None:
+    for command, hints in HINTS.items():
+        assert set(hints) == set(Gap), command
+    clause = vacuous_clause(Coverage(checks=3), "explore")
+    assert clause is not None and clause.startswith("safe, but vacuous: ")
+    assert "--max-users 2" in clause and "--depth" in clause
+    assert vacuous_clause(None, "check") is None
+
+
+def test_check_calls_a_policy_that_never_proposes_vacuous(
+    noop: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["check", noop, "--check-at", "after_append", *SMALL_CHECK]
+    status, out = _run(capsys, *args)
+    assert status == 0
+    line = next(x for x in out.splitlines() if x.startswith("verdict:"))
+    assert line.startswith("verdict: safe, but vacuous: the policy proposed nothing in ")
+    assert "--budget" in line  # the flag that widens it
+    assert "coverage: " in out and "0 non-empty proposal(s)" in out
+    status, _ = _run(capsys, *args, "--fail-vacuous", "--quiet")
+    assert status == EXIT_VACUOUS
+    status = main([*args, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert status == 0 and doc["verdict"] == "safe"
+    assert doc["coverage"]["vacuous"] is True and doc["coverage"]["gaps"] == ["no_proposal"]
+    assert doc["placements"][0]["coverage"]["proposals"] == 0
+
+
+def test_search_calls_a_policy_that_never_proposes_vacuous(
+    noop: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["search", noop, "--max-examples", "20", "--no-failures"]
+    status, out = _run(capsys, *args)
+    assert status == 0
+    assert "verdict: safe, but vacuous: the policy proposed nothing in " in out
+    assert _run(capsys, *args, "--fail-vacuous")[0] == EXIT_VACUOUS
+
+
+def test_explore_calls_a_policy_that_never_proposes_vacuous(
+    noop: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["explore", noop, "--depth", "4", "--max-users", "2"]
+    status, out = _run(capsys, *args)
+    assert status == 0
+    assert "verdict: safe, but vacuous: " in out and "proposed nothing" in out
+    assert _run(capsys, *args, "--fail-vacuous")[0] == EXIT_VACUOUS
+    status = main([*args, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "explore" and doc["coverage"]["vacuous"] is True
+    assert doc["coverage"]["runs"] == doc["exercised"]["transitions"]
+
+
+def test_the_reference_policy_is_not_vacuous(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = _run(capsys, "check", "unit_safe", *SMALL_CHECK)
+    assert status == 0, out
+    line = next(x for x in out.splitlines() if x.startswith("verdict:"))
+    assert line.startswith("verdict: safe — ") and "vacuous" not in out
+    status, out = _run(capsys, "explore", "unit_safe", "--depth", "4", "--max-users", "2")
+    assert status == 0 and "vacuous" not in out, out
+    assert "user message(s) arrived mid-batch" in out
+    status, out = _run(
+        capsys, "search", "unit_safe", "--max-examples", "40", "--no-failures", "--fail-vacuous"
+    )
+    assert status == 0 and "vacuous" not in out, out
