@@ -446,3 +446,21 @@ def test_pairing_problems_name_what_a_trimmer_broke() -> None:
         "call c2 was dropped while its result is still pending: the result will arrive orphaned",
         "message 1 (assistant) was dropped while still streaming",
     ]
+
+
+def test_the_table_states_its_longest_reproduction(tmp_path: Path) -> None:
+    from prunecheck.sim.reports.frameworks import Cell, Row, longest_line, markdown
+
+    def row(spec: str, **cells: Cell) -> Row:
+        safe = {p: Cell("safe", 1.0) for p in ("after_append", "after_batch", "before_invoke")}
+        return Row(spec, "lib", "1.0", {**safe, **cells})
+
+    rows = [row("a:x=1", after_append=Cell("unsafe", 1.0, 4, harm=3))]
+    rows.append(row("b:y=2", after_batch=Cell("unsafe", 1.0, 9)))
+    line = longest_line(rows)
+    assert line.startswith("Longest reproduction: **9 events** up to its violation (`b:y=2`")
+    assert "over 2 unsafe cells; aim: 15 or fewer: every reproduction is within it." in line
+    assert line in markdown(rows, seed=1, root=tmp_path)
+    long = [*rows, row("c:z=3", after_append=Cell("unsafe", 1.0, 40, bound="the replay limit"))]
+    assert "Above the aim: `c:z=3` at after_append" in longest_line(long)
+    assert longest_line([row("d")]) == "No reproduction: no row is unsafe."

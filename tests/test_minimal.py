@@ -137,3 +137,40 @@ def test_a_target_class_keeps_the_harm_after_the_prune(long_suite_trace: Trace) 
     assert shrunk.kinds == (kind,) and shrunk.events <= AIM
     met = incidents_of(shrunk.trace, policy)
     assert any(i.kind == kind and i.step == len(shrunk.trace.events) - 1 for i in met)
+
+
+@pytest.mark.parametrize(
+    ("spec", "placement"),
+    [
+        ("turn_window", "before_invoke"),
+        ("recency", "after_batch"),  # found by the search, then run on to the harm
+        (f"{POLICIES}/size_hidden.py:long_context", "after_append"),
+    ],
+)
+def test_check_reproductions_are_within_the_aim_or_say_why(spec: str, placement: str) -> None:
+    """Every reproduction check shows is shrunk to at most AIM events up to
+    its violation, or its report says which bound it reached and why."""
+    from prunecheck.sim.verdicts.check import check_policy, failure_report
+    from prunecheck.sim.verdicts.minimal import shrink_note
+
+    result = check_policy(
+        spec, levels=(0.6,), seeds=(1,), max_examples=30, placements=(placement,), failures=False
+    )
+    repro = result.reproduction
+    assert repro is not None, result.summary()
+    harm = repro.meta.get("harm") or {}
+    to_violation = len(repro.events) - int(harm.get("added") or 0)
+    note = shrink_note(repro)
+    assert note and note in failure_report(result)  # the report names the bound reached
+    assert repro.meta["shrunk"]["to"] == to_violation
+    assert to_violation <= AIM or "above the aim" in note or "not shrunk" in note
+
+
+def test_a_reproduction_that_cannot_be_shrunk_says_why() -> None:
+    from prunecheck.sim.verdicts.minimal import minimal_reproduction, shrink_note
+
+    policy = builtin_policy("unit_safe")
+    assert policy is not None
+    trace = Trace("unit_safe", RuntimeConfig(), (SystemPrompt(10), UserMessage(10)))
+    note = shrink_note(minimal_reproduction(trace, ModelSystem(policy)))
+    assert note.startswith("not shrunk: trace: shows no violation")

@@ -33,7 +33,7 @@ from prunecheck.sim.adapters.frameworks.repro import Capture, capture, script
 from prunecheck.sim.reports.claims import INVARIANT
 from prunecheck.sim.verdicts.minimal import AIM
 
-__all__ = ["ROWS", "Cell", "Row", "main", "markdown", "run_row"]
+__all__ = ["ROWS", "Cell", "Row", "longest_line", "main", "markdown", "run_row"]
 
 _PYDANTIC = "examples/frameworks/pydantic_ai_history.py"
 #: The representative settings checked, one spec per row.
@@ -281,6 +281,7 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path, base: Path | None = 
             f"| {row.library} | {row.version} | `{row.spec}` | {' | '.join(cells)} "
             f"| {times} | {shown} |"
         )
+    out += ["", longest_line(rows)]
     out += ["", "## Unsafe rows", ""]
     for row in rows:
         bad = {p: c for p, c in row.cells.items() if c.verdict != "safe"}
@@ -318,6 +319,25 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path, base: Path | None = 
                 )
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def longest_line(rows: Sequence[Row]) -> str:
+    """The bound the table's reproductions reach: the longest one, in events
+    up to its violation, against the aim (and the rows above it, if any)."""
+    cells = [(row, p, c) for row in rows for p, c in row.cells.items() if c.verdict == "unsafe"]
+    if not cells:
+        return "No reproduction: no row is unsafe."
+    row, placement, cell = max(cells, key=lambda item: (item[2].events, item[2].harm))
+    above = [f"`{r.spec}` at {p}" for r, p, c in cells if c.events > AIM]
+    line = (
+        f"Longest reproduction: **{cell.events} events** up to its violation "
+        f"(`{row.spec}` at {placement}"
+        + (f", then +{cell.harm} to the harm" if cell.harm else "")
+        + f") over {len(cells)} unsafe cells; aim: {AIM} or fewer"
+    )
+    if above:
+        return line + f". Above the aim: {', '.join(above)} (each says why below)."
+    return line + ": every reproduction is within it."
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -45,7 +45,6 @@ Examples
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -518,7 +517,12 @@ def minimal_reproduction(
     violation's class (:func:`shrink_trace`), then run on to the harm it
     causes (:func:`~prunecheck.sim.reproductions.harm.extend_to_harm`).
     A trace that cannot be shrunk (no violation, a policy error) is only
-    extended."""
-    with contextlib.suppress(TraceError, PolicyError):
+    extended, and its ``meta.shrunk`` says why (so that :func:`shrink_note`
+    names it wherever the reproduction is shown)."""
+    try:
         trace = shrink_trace(trace, system, max_replays=max_replays, deadline=deadline).trace
+    except (TraceError, PolicyError) as exc:
+        why = f"not shrunk: {exc.paragraph()}"
+        shrunk = {"from": len(trace.events), "to": len(trace.events), "bound": why}
+        trace = replace(trace, meta={**trace.meta, "shrunk": shrunk})
     return extend_to_harm(trace, system)
