@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 
 from prunecheck.sim.cli.app import main
@@ -17,6 +19,7 @@ from prunecheck.sim.drivers.coverage import Coverage, Gap
 from prunecheck.sim.verdicts.vacuity import HINTS, vacuous_clause
 
 SMALL_CHECK = ["--levels", "0.6", "--seeds", "1", "--max-examples", "20", "--no-failures"]
+SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "verdict-1.json"
 
 
 @pytest.fixture
@@ -30,6 +33,15 @@ def noop(tmp_path: Path) -> str:
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     status = main(list(argv))
     return status, capsys.readouterr().out
+
+
+def _document(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    """Run with --json: the status and the document, valid against the schema."""
+    status = main([*argv, "--json"])
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).validate(doc)
+    assert doc["exit_status"] == status
+    return status, doc
 
 
 def test_every_gap_has_a_hint_for_every_command() -> None:
@@ -53,8 +65,7 @@ def test_check_calls_a_policy_that_never_proposes_vacuous(
     assert "coverage: " in out and "0 non-empty proposal(s)" in out
     status, _ = _run(capsys, *args, "--fail-vacuous", "--quiet")
     assert status == EXIT_VACUOUS
-    status = main([*args, "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    status, doc = _document(capsys, *args)
     assert status == 0 and doc["verdict"] == "safe"
     assert doc["coverage"]["vacuous"] is True and doc["coverage"]["gaps"] == ["no_proposal"]
     assert doc["placements"][0]["coverage"]["proposals"] == 0
@@ -78,8 +89,8 @@ def test_explore_calls_a_policy_that_never_proposes_vacuous(
     assert status == 0
     assert "verdict: safe, but vacuous: " in out and "proposed nothing" in out
     assert _run(capsys, *args, "--fail-vacuous")[0] == EXIT_VACUOUS
-    status = main([*args, "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    status, doc = _document(capsys, *args, "--fail-vacuous")
+    assert status == EXIT_VACUOUS and doc["verdict"] == "safe"
     assert doc["command"] == "explore" and doc["coverage"]["vacuous"] is True
     assert doc["coverage"]["runs"] == doc["exercised"]["transitions"]
 
