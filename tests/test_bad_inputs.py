@@ -580,6 +580,7 @@ JSON_CASES = [
     _c("json-validate-not-json", "validate {tmp}/not_json.json --format openai --json"),
     _c("json-regress-missing", "regress --baseline {tmp}/none.json --json", needle="none.json"),
     _c("json-import-not-json", "import {tmp}/not_json.json --json", needle="not_json.json"),
+    _c("json-shrink-not-json", "shrink {tmp}/not_json.json --json", needle="not_json.json"),
     _c(
         "json-sweep-unknown-policy",
         "sweep --out {tmp}/r.jsonl no_such_policy --levels 0.5 --seeds 1 --horizon 5 --json",

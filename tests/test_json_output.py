@@ -219,3 +219,41 @@ def test_every_checking_command_prints_a_valid_document(
             assert doc["verdict"] == (
                 "unsafe" if group["sessions_met"]["any_violation"] else "safe"
             )
+
+
+def test_shrink_json_names_the_shrunk_trace_and_its_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = str(CORPUS / "orphan_in_flight_batch.json")
+    out = tmp_path / "shrunk"
+    status, doc, err = run_json(capsys, "shrink", trace, "--out", str(out))
+    assert (status, doc["command"], doc["verdict"]) == (1, "shrink", "unsafe")
+    assert doc["policy"] == "lowest_salience" and doc["runtime"]["gate"] == "none"
+    assert doc["reproduction"] == str(out) and doc["details"]["trace"] == trace
+    bundled = json.loads((out / "trace.json").read_text(encoding="utf-8"))
+    exercised, shrunk = doc["exercised"], bundled["meta"]["shrunk"]
+    assert exercised["shrunk_events"] == len(bundled["events"])
+    assert shrunk["to"] == exercised["shrunk_events"] - doc["details"]["harm_events"]
+    assert shrunk["to"] <= exercised["events"] and exercised["replays"] > 0
+    first = doc["first_violation"]
+    assert first["class"] in doc["details"]["kinds"] and first["step"] <= len(bundled["events"])
+    assert doc["details"]["summary"] in err  # the human line, on stderr
+
+
+def test_search_json_of_a_saved_failure_is_the_replayed_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A saved failure that still fails decides search at once; with --json the
+    document is that failure, replayed (not an empty verdict)."""
+    argv = ["search", "recency", "--max-examples", "30", "--failures", str(tmp_path / "db")]
+    status, found, _ = run_json(capsys, *argv)
+    assert status == 1 and "saved_failure" not in found["details"]
+    status, doc, err = run_json(capsys, *argv, "--out", str(tmp_path / "bundle"))
+    assert status == 1 and doc["verdict"] == "unsafe" and "a saved failure still fails" in err
+    saved = Path(doc["details"]["saved_failure"])
+    assert saved.is_file() and saved.is_relative_to(tmp_path / "db")
+    assert doc["exercised"] == {"examples": 0, "saved_failures_replayed": 1}
+    assert doc["first_violation"] is not None
+    assert doc["first_violation"]["class"] == found["first_violation"]["class"]
+    assert doc["reproduction"] == str(tmp_path / "bundle")
+    assert (tmp_path / "bundle" / "trace.json").is_file()

@@ -1,7 +1,7 @@
 """``--json``: a checking command's verdict as one JSON document on stdout.
 
 Every checking command (check, search, explore, replay, validate, regress,
-import, sweep) takes ``--json``.  With it, the command's human text goes to
+import, shrink, sweep) takes ``--json``.  With it, the command's human text goes to
 stderr and stdout holds one JSON document only, valid against the versioned
 schema ``schemas/verdict-1.json`` (JSON Schema draft 2020-12).  The exit
 status is the command's own (0 safe, 1 violation, 2 bad input, 3 out of

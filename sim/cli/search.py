@@ -117,13 +117,24 @@ def execute(args: argparse.Namespace) -> int:
             f"prunecheck search: a saved failure still fails ({saved.path}; found with policy "
             f"source {saved.digest or 'unknown'}, now {policy_digest(spec)}); not searched again"
         )
-        report_counterexample(
-            saved.trace,
-            tuple(incidents_of(saved.trace, system)),
-            system,
-            args.out,
-            lead,
-            force=args.force,
+        met = tuple(incidents_of(saved.trace, system))
+        bundle = report_counterexample(saved.trace, met, system, args.out, lead, force=args.force)
+        driver_document(  # --json: the saved failure, replayed, is the verdict
+            "search",
+            args,
+            status=1,
+            spec=spec,
+            config=config,
+            exercised={"examples": 0, "saved_failures_replayed": 1},
+            incidents=met,
+            reproduction=bundle,
+            details={
+                "seed": args.seed,
+                "saved_failure": str(saved.path),
+                "saved_policy_digest": saved.digest or None,
+                "policy_digest": policy_digest(spec),
+                "reproduction_events": len(saved.trace.events),
+            },
         )
         return 1
     bar = progress_for(args.time_limit)

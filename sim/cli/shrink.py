@@ -20,10 +20,11 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.model.system import replay
+from prunecheck.model.system import incidents_of, replay
 from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.argtypes import count
 from prunecheck.sim.cli.commands import SUMMARIES
+from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import parse_time_limit
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.trusted import add_trace_arguments, trusted_trace
@@ -43,6 +44,8 @@ The shrunk trace opens as the original does (system prompt, then a user message)
 keeps each event's time, and ends at the first step of its class; the events the
 runtime makes next (results, the invocation, a retry) follow when they show harm.
 It aims at {AIM} events or fewer and says which bound it reached.
+With --json, stdout holds one verdict document (schemas/verdict-1.json): the shrunk
+trace's first violation, the events before and after, the bundle folder (if --out).
 exit status: 1 the shrunk trace reproduces (the usual case), 2 bad input (a trace with
 no violation, an unknown class, a policy that raises).
 """
@@ -85,6 +88,7 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help="stop shrinking after this many seconds with the shortest trace so far",
     )
+    add_json_argument(p)
     p.set_defaults(func=execute)
 
 
@@ -117,13 +121,38 @@ def execute(args: argparse.Namespace) -> int:
         trace, system, target=target, max_replays=args.max_replays, deadline=deadline
     )
     out = shrunk.trace if args.no_harm else extend_to_harm(shrunk.trace, system)
-    print(f"{args.trace}: {shrink_note(out) or shrunk.summary()}")
+    summary = shrink_note(out) or shrunk.summary()
+    print(f"{args.trace}: {summary}")
     if not args.quiet:
         steps = [step for step, _ in replay(out, system, record=True)]
         sys.stdout.write("\n" + narrate(out, steps).text())
+    folder = None
     if args.out:
         from prunecheck.sim.reproductions.bundle import write_bundle
 
         folder = write_bundle(out, Path(args.out), system=system, force=args.force)
         print(f"reproduction bundle written to {folder}")
+    if args.json:
+        driver_document(
+            "shrink",
+            args,
+            status=1,
+            spec=out.policy,
+            config=out.config,
+            exercised={
+                "events": shrunk.original,
+                "shrunk_events": len(out.events),
+                "replays": shrunk.replays,
+            },
+            incidents=incidents_of(out, system),
+            reproduction=folder,
+            details={
+                "trace": args.trace,
+                "summary": summary,
+                "kinds": list(shrunk.kinds),
+                "fixpoint": shrunk.fixpoint,
+                "stopped": shrunk.stopped,
+                "harm_events": len(out.events) - shrunk.events,
+            },
+        )
     return 1
