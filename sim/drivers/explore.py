@@ -32,6 +32,15 @@ then the user's first message (:func:`~.swarm.opening`); the initial state
 is the state after it, and a counterexample's trace starts with it.  Budget
 checks fire only where the runtime's ``check_at`` puts them.
 
+Time is a dimension too.  Every event takes a second; besides, while a call
+is pending (a slow test run, a build), the user's next message may come
+after the clock jumped by each of the shape's ``time_steps`` — at most
+``max_waits`` times a history — so that a policy reading ``view.now`` and
+message ages meets old units whose calls still run.  A subject whose facts
+say it reads creation times only to order messages is not branched on time
+at all (a jump could not change what it does);
+:attr:`ExploreResult.time_steps` says which jumps were explored.
+
 Breadth first means the first counterexample met is a shortest one; it is
 rebuilt from the parent numbers and event indices by the same replay.  Two
 distinct states with one fingerprint would make the explorer skip one of
@@ -50,12 +59,12 @@ import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic
+from typing import Any, Generic, TypeAlias
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Message, Role
 from prunecheck.model.errors import ConfigError
-from prunecheck.model.events import Event
+from prunecheck.model.events import Event, UserMessage
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.state import CallRecord, CallStatus, RuntimeState
 from prunecheck.model.system import S, System
@@ -66,7 +75,7 @@ from prunecheck.sim.drivers.found import found_trace
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events, ends_session, hits
 from prunecheck.sim.drivers.swarm import opening, opening_usage
 
-__all__ = ["MAX_STATES", "ExploreResult", "canonical_key", "explore"]
+__all__ = ["MAX_STATES", "ExploreResult", "Later", "canonical_key", "explore"]
 
 #: Default cap on distinct states.
 MAX_STATES = 200_000
@@ -91,6 +100,10 @@ class ExploreResult:
     coverage: what the transitions tried exercised, summed over them
         (:mod:`.coverage`): the incident classes and interleavings reachable
         in the shape up to the depth reached.
+    time_steps: the time jumps explored (seconds); empty if time was not
+        branched on (see ``reads_times``, and the shape's ``time_steps``).
+    reads_times: whether the subject may read creation times beyond their
+        order (if not, time is never branched on).
     """
 
     states: int
@@ -103,6 +116,8 @@ class ExploreResult:
     memory_bytes: int = 0
     timed_out: bool = False
     coverage: Coverage = field(default_factory=Coverage)
+    time_steps: tuple[int, ...] = ()
+    reads_times: bool = True
 
     @property
     def states_per_second(self) -> float:
@@ -121,6 +136,19 @@ class ExploreResult:
         return collision_probability(self.states)
 
 
+@dataclass(frozen=True, slots=True)
+class Later:
+    """A move of the explorer: ``event`` happens after the clock jumped
+    ``seconds`` (the user comes back while a slow call runs)."""
+
+    event: Event
+    seconds: int
+
+
+#: What the explorer may do in a state: an event now, or one after a jump.
+Move: TypeAlias = Event | Later
+
+
 def _id_order(ident: str) -> tuple[int, str]:
     """Creation order of ids of one kind: ``m9`` before ``m10``."""
     return (len(ident), ident)
@@ -135,14 +163,17 @@ _ROLE = {role: role.value for role in Role}
 _STATUS = {status: status.value for status in CallStatus}
 
 
-def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False) -> tuple[Any, ...]:
+def canonical_key(
+    state: RuntimeState, usage: Usage, *, timeless: bool = False, clock: float | None = None
+) -> tuple[Any, ...]:
     """A hashable key of ``state``: equal keys behave the same from here on,
     up to renaming ids.
 
-    Creation times enter as ages counted back from the next step (what a
-    decaying salience reads) or, if ``timeless`` (the policy only orders by
-    creation time), as dense ranks, so that events which only move the clock
-    do not split states.
+    Creation times enter as ages counted back from ``clock``, the time of
+    the next event (the step count if None) — what a decaying salience or
+    a TTL reads — or, if ``timeless`` (the policy only orders by creation
+    time), as dense ranks, so that events which only move the clock do not
+    split states.
 
     Left out, because nothing reads them back: counters, the ``deferred``
     flag, bookkeeping of incidents already reported for messages that are
@@ -195,7 +226,7 @@ def canonical_key(state: RuntimeState, usage: Usage, *, timeless: bool = False) 
         for pos, (_, cid) in enumerate(described):
             call_name[cid] = (b, pos)
         batch_keys.append((b, batch.tokens, batch.text, tuple(d for d, _ in described)))
-    now = s.step_index
+    now = s.step_index if clock is None else clock
     times: dict[float, float] = {}
     if timeless:
         created = {m.created_at for m in ctx}
@@ -294,11 +325,13 @@ def explore(
     """
     started = time.perf_counter()
     timeless = not system.facts.reads_times
+    steps = () if timeless or not shape.max_waits else shape.time_steps
     seen = FingerprintSet()
-    paths = _Paths(system, config, shape)
+    paths = _Paths(system, config, shape, steps)
     root, root_usage = paths.root
+    truth = system.truth(root)
     seen.add(
-        fingerprint(canonical_key(system.truth(root), root_usage, timeless=timeless))
+        fingerprint(canonical_key(truth, root_usage, timeless=timeless, clock=_next(truth)))
         ^ system.key(root)
     )
     transitions = 0
@@ -313,20 +346,23 @@ def explore(
             if deadline is not None and node % 256 == 0 and time.monotonic() >= deadline:
                 capped = timed_out = True
                 break
-            state, usage, events = paths.state(node)
+            state, usage, moves = paths.state(node)
             before = system.truth(state)
-            for move, event in enumerate(events):
+            for move, chosen in enumerate(moves):
+                event, at, after = _step(chosen, before, usage)
                 new = system.copy(state)
-                result = system.apply(new, event)
+                result = system.apply(new, event, at)
                 transitions += 1
                 tally.step(before.counters, system.truth(new).counters)
                 if hits(result.incidents, target):
+                    events, times = paths.timeline(node)
                     trace, incidents = found_trace(
                         system,
                         config,
-                        [*paths.prefix, *paths.events_to(node), event],
+                        [*events, event],
                         0,
                         {"driver": "explore", "depth": depth, "states": len(seen)},
+                        times=(*times, at),
                     )
                     return ExploreResult(
                         len(seen),
@@ -338,11 +374,14 @@ def explore(
                         time.perf_counter() - started,
                         seen.nbytes + paths.nbytes,
                         coverage=tally.freeze(),
+                        time_steps=steps,
+                        reads_times=not timeless,
                     )
                 if ends_session(result.incidents):
                     continue  # the session is over: nothing follows it
+                truth = system.truth(new)
                 child = fingerprint(
-                    canonical_key(system.truth(new), usage.after(event, before), timeless=timeless)
+                    canonical_key(truth, after, timeless=timeless, clock=_next(truth))
                 ) ^ system.key(new)
                 if child in seen:
                     continue
@@ -367,20 +406,38 @@ def explore(
         seen.nbytes + paths.nbytes,
         timed_out,
         tally.freeze(),
+        steps,
+        not timeless,
     )
+
+
+def _next(state: RuntimeState) -> float:
+    """When the next event happens unless the clock jumps: a second after
+    the last one (the step count when nothing jumped)."""
+    return state.now + 1.0
+
+
+def _step(move: Move, state: RuntimeState, usage: Usage) -> tuple[Event, float, Usage]:
+    """The event of ``move``, when it happens, and the usage after it."""
+    if isinstance(move, Later):
+        event = move.event
+        return event, _next(state) + move.seconds, usage.after(event, state).waited()
+    return move, _next(state), usage.after(move, state)
 
 
 class _Paths(Generic[S]):
     """Where each state came from, and states rebuilt from it.
 
     State ``n`` (numbered in the order found; 0 is the initial state) came
-    from state ``parent[n]`` by the ``move[n]``-th of its enabled events.
+    from state ``parent[n]`` by the ``move[n]``-th of its moves.
     :meth:`state` replays that path, reusing the states of the path it
     replayed last: the longest common prefix is not replayed again.
     """
 
-    def __init__(self, system: System[S], config: RuntimeConfig, shape: Shape) -> None:
-        self.system, self.config, self.shape = system, config, shape
+    def __init__(
+        self, system: System[S], config: RuntimeConfig, shape: Shape, steps: tuple[int, ...]
+    ) -> None:
+        self.system, self.config, self.shape, self.steps = system, config, shape, steps
         self.parent = array("I", [0])
         self.move = array("H", [0])
         # State 0 is the state after the opening (system prompt, user message).
@@ -389,9 +446,9 @@ class _Paths(Generic[S]):
         for event in self.prefix:
             system.apply(root, event)
         self.root = (root, opening_usage())
-        # The last path replayed: (state number, state, usage, its enabled events).
-        self.stack: list[tuple[int, S, Usage, list[Event]]] = [
-            (0, root, self.root[1], self._enabled(system.truth(root), self.root[1]))
+        # The last path replayed: (state number, state, usage, its moves).
+        self.stack: list[tuple[int, S, Usage, list[Move]]] = [
+            (0, root, self.root[1], self._moves(system.truth(root), self.root[1]))
         ]
 
     @property
@@ -399,19 +456,24 @@ class _Paths(Generic[S]):
         return sum(a.buffer_info()[1] * a.itemsize for a in (self.parent, self.move))
 
     def found(self, parent: int, move: int) -> None:
-        """Record a new state: the ``move``-th enabled event of ``parent``."""
+        """Record a new state: the ``move``-th move of ``parent``."""
         self.parent.append(parent)
         self.move.append(move)
 
-    def _enabled(self, state: RuntimeState, usage: Usage) -> list[Event]:
+    def _moves(self, state: RuntimeState, usage: Usage) -> list[Move]:
         events = enabled_events(state, usage, self.shape, reduce=True)
-        if len(events) > 0xFFFF:
+        moves: list[Move] = list(events)
+        if self.steps and state.pending and usage.waits < self.shape.max_waits:
+            # the user comes back later while calls run
+            users = [e for e in events if isinstance(e, UserMessage)]
+            moves.extend(Later(e, t) for t in self.steps for e in users)
+        if len(moves) > 0xFFFF:
             raise ConfigError(
                 "shape",
-                f"offers {len(events)} events in one state; the explorer numbers them in 16 bits.",
+                f"offers {len(moves)} events in one state; the explorer numbers them in 16 bits.",
                 "shrink the shape (fewer sizes, calls or call specs).",
             )
-        return events
+        return moves
 
     def _lineage(self, node: int) -> list[int]:
         chain = [node]
@@ -421,8 +483,8 @@ class _Paths(Generic[S]):
         chain.reverse()
         return chain
 
-    def state(self, node: int) -> tuple[S, Usage, list[Event]]:
-        """State ``node``, its usage and its enabled events (do not mutate)."""
+    def state(self, node: int) -> tuple[S, Usage, list[Move]]:
+        """State ``node``, its usage and its moves (do not mutate)."""
         system = self.system
         chain = self._lineage(node)
         stack = self.stack
@@ -431,16 +493,24 @@ class _Paths(Generic[S]):
             keep += 1
         del stack[keep:]
         for n in chain[keep:]:
-            _, before, usage, events = stack[-1]
-            event = events[self.move[n]]
+            _, before, usage, moves = stack[-1]
+            event, at, usage = _step(moves[self.move[n]], system.truth(before), usage)
             state = system.copy(before)
-            usage = usage.after(event, system.truth(before))
-            system.apply(state, event)
-            stack.append((n, state, usage, self._enabled(system.truth(state), usage)))
-        _, state, usage, events = stack[-1]
-        return state, usage, events
+            system.apply(state, event, at)
+            stack.append((n, state, usage, self._moves(system.truth(state), usage)))
+        _, state, usage, moves = stack[-1]
+        return state, usage, moves
 
-    def events_to(self, node: int) -> list[Event]:
-        """The events from the initial state (after the opening) to state ``node``."""
+    def timeline(self, node: int) -> tuple[list[Event], list[float]]:
+        """The events from the start (the opening included) to state
+        ``node``, and when each happened."""
         self.state(node)
-        return [self.stack[i - 1][3][self.move[n]] for i, (n, *_) in enumerate(self.stack) if i]
+        events: list[Event] = list(self.prefix)
+        times = [float(i) for i in range(len(events))]
+        for i, (n, *_) in enumerate(self.stack):
+            if i:
+                _, before, usage, moves = self.stack[i - 1]
+                event, at, _ = _step(moves[self.move[n]], self.system.truth(before), usage)
+                events.append(event)
+                times.append(at)
+        return events, times

@@ -13,9 +13,13 @@ results at once, chunks interleaved; a whole turn).  Budget checks are the runti
 ``check_at`` knob puts them; no rule fires one elsewhere.  Each run first
 draws its own bounds and opens as a session does (:mod:`.swarm`: system
 prompt and user message, or a resumed persisted history, possibly cut off
-by a crash); Hypothesis also varies which rules a run may use (its feature
-flags), and ``target()`` steers toward near misses: tokens over budget
-while a call is pending or a message is open.
+by a crash) and how much time may pass between events (no gaps, or gaps
+of up to half a minute, five minutes or half an hour: a ``wait`` rule lets
+a slow tool run, and a ``later`` macro has the user come back while calls
+run, so that a policy reading ``view.now`` and message ages meets old
+units with calls still pending); Hypothesis also varies which rules a run
+may use (its feature flags), and ``target()`` steers toward near misses:
+tokens over budget while a call is pending or a message is open.
 
 A run stops at the first incident that is a violation (or of a ``target``
 kind).  Hypothesis then shrinks it, for at most ``shrink_runs`` runs (a
@@ -64,8 +68,9 @@ from prunecheck.sim.drivers.shape import (
     ends_session,
     hits,
 )
-from prunecheck.sim.drivers.shrink import minimize
+from prunecheck.sim.drivers.shrink import minimize_timed
 from prunecheck.sim.drivers.swarm import (
+    max_gap,
     narrow,
     opening,
     opening_usage,
@@ -200,7 +205,9 @@ def search(
                 "a policy must be a deterministic function of its view.",
             ) from None
     if log.events is not None:
-        log.events = minimize(log.events, config, system, shape, target, deadline=deadline)
+        log.events, log.times = minimize_timed(
+            log.events, log.times, config, system, shape, target, deadline=deadline
+        )
     seconds = time.perf_counter() - log.started
     return _result(
         system,
@@ -232,7 +239,7 @@ def _result(
             timed_out=log.timed_out,
             coverage=log.coverage.freeze(),
         )
-    trace, incidents = found_trace(system, config, log.events, seed, found_by)
+    trace, incidents = found_trace(system, config, log.events, seed, found_by, times=log.times)
     return SearchResult(
         True,
         trace,
@@ -268,8 +275,10 @@ def random_walk(
     """Plain random simulation over the same alphabet: each run draws its
     own bounds (if the shape is a swarm), opens as a session does, then
     picks events uniformly among those enabled, for ``shape.max_steps``
-    events, until a run hits; no guidance, no shrinking.  The baseline of
-    the benchmark."""
+    events, until a run hits; no guidance, no shrinking.  A run whose bounds
+    allow gaps of time waits before an event as often as it picks any one
+    event, a uniform number of seconds up to its widest gap.  The baseline
+    of the benchmark."""
     shape = shape or Shape.for_budget(config.budget)
     rng = random.Random(seed)
     draw = random_draw(rng)
@@ -289,20 +298,29 @@ def random_walk(
         )
         steps = [*prefix, *([None] * shape.max_steps)]
         usage = Usage()
+        widest = max_gap(bounds)
+        times: list[float] = []
         for index, chosen in enumerate(steps):
             if index == len(prefix):
                 usage = opening_usage()
             truth = system.truth(state)
-            event = (
-                chosen if chosen is not None else rng.choice(enabled_events(truth, usage, bounds))
-            )
+            at = times[-1] + 1.0 if times else 0.0
+            if chosen is None:
+                enabled = enabled_events(truth, usage, bounds)
+                pick = rng.randrange(len(enabled) + (1 if widest else 0))
+                if pick == len(enabled):  # wait, then an event
+                    at += rng.randint(1, widest)
+                    pick = rng.randrange(len(enabled))
+                chosen = enabled[pick]
+            event = chosen
             usage = usage.after(event, truth)
-            result = system.apply(state, event)
+            result = system.apply(state, event, at)
             events.append(event)
+            times.append(at)
             log.applied += 1
             log.costs.update(i.kind.value for i in result.incidents if not i.is_violation)
             if hits(result.incidents, target):
-                log.hit(events)
+                log.hit(events, times)
                 break
             if ends_session(result.incidents):
                 break

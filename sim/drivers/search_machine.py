@@ -46,6 +46,7 @@ from prunecheck.sim.drivers.shape import (
     user_text,
 )
 from prunecheck.sim.drivers.swarm import (
+    max_gap,
     narrow,
     opening,
     opening_usage,
@@ -92,18 +93,22 @@ class RunLog:
         self.shrink_runs = shrink_runs
         self.spent = False
         self.events: list[Event] | None = None
+        self.times: list[float] | None = None
         self.first_seconds: float | None = None
         self.first_length: int | None = None
         self.costs: Counter[str] = Counter()
         #: Coverage of the runs before the first counterexample (shrinking not counted).
         self.coverage = CoverageTally()
 
-    def hit(self, events: list[Event]) -> None:
+    def hit(self, events: list[Event], times: list[float] | None = None) -> None:
+        """Keep a run that hit if it is the first or no longer than the
+        one kept (``times``: when its events happened; None: the step count)."""
         if self.events is None:
             self.first_seconds = time.perf_counter() - self.started
             self.first_length = len(events)
         if self.events is None or len(events) <= len(self.events):
             self.events = list(events)
+            self.times = None if times is None else list(times)
 
     def out_of_time(self) -> bool:
         if self.deadline is not None and time.monotonic() >= self.deadline:
@@ -164,6 +169,8 @@ def build_machine(
             self.bounds = shape
             self.usage = Usage()
             self.events: list[Event] = []
+            self.times: list[float] = []
+            self.gap = 0  # seconds to let pass before the next event
             self.hit: tuple[Incident, ...] = ()
             self.ended = False
             self.near = 0
@@ -181,20 +188,24 @@ def build_machine(
             if self.hit or self.ended:
                 return
             usage = self.usage.after(event, self.state)
+            # a second after the event before (the step count), plus any gap
+            at = (self.times[-1] + 1.0 if self.times else 0.0) + self.gap
             try:
-                result = system.apply(self.subject, event)
+                result = system.apply(self.subject, event, at)
             except PolicyError as exc:
                 if isinstance(system, Fragile) and system.failed_for_good():
                     raise Fatal(exc) from None
                 raise
             self.usage = usage
             self.events.append(event)
+            self.times.append(at)
+            self.gap = 0
             if log.events is None:
                 log.applied += 1
                 log.costs.update(i.kind.value for i in result.incidents if not i.is_violation)
             self.hit = hits(result.incidents, target_kinds)
             if self.hit:
-                log.hit(self.events)
+                log.hit(self.events, self.times)
                 return
             self.ended = ends_session(result.incidents)
             state = self.state
@@ -320,6 +331,28 @@ def build_machine(
         @rule()
         def invoke(self) -> None:
             self._do(Invoke())
+
+        @precondition(lambda self: max_gap(self.bounds) > 0)
+        @rule(data=st.data())
+        def wait(self, data: st.DataObject) -> None:
+            """Let time pass before the next event: a slow tool, a user who
+            comes back later (from a second to this run's widest gap; a
+            shrinking run drops waits or shortens them)."""
+            self.gap += data.draw(st.integers(1, max_gap(self.bounds)), label="seconds")
+
+        @precondition(
+            lambda self: (
+                max_gap(self.bounds) > 0
+                and bool(self.state.pending)
+                and self.usage.users < self.bounds.max_users
+            )
+        )
+        @rule(data=st.data(), size=user_sizes)
+        def later(self, data: st.DataObject, size: int) -> None:
+            """Macro: time passes while calls run (a test run, a build), then
+            the user writes — a check fires with old units still pending."""
+            self.gap += data.draw(st.integers(1, max_gap(self.bounds)), label="seconds")
+            self._do(UserMessage(size, user_text(self.state.turn + 1)))
 
         @precondition(lambda self: self.state.rejected_units is not None)
         @rule()

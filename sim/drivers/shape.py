@@ -53,6 +53,8 @@ from prunecheck.model.state import CallRecord, RuntimeState
 
 __all__ = [
     "DEFAULT_CALLS",
+    "EXPLORE_TIME_STEPS",
+    "SEARCH_TIME_STEPS",
     "Shape",
     "Usage",
     "enabled_events",
@@ -71,6 +73,15 @@ DEFAULT_CALLS: tuple[CallSpec, ...] = (
     CallSpec("write_file", "a.txt", Effect.WRITE),
     CallSpec("run_tests", "tests", background=True),
 )
+
+#: The gaps a search run may draw up to (seconds; a run draws one of them,
+#: or none): half a minute, five minutes, half an hour — past the thresholds
+#: TTLs and "idle for a while" policies use.
+SEARCH_TIME_STEPS: tuple[int, ...] = (30, 300, 1800)
+#: The time jumps the explorer branches on by default (seconds).
+EXPLORE_TIME_STEPS: tuple[int, ...] = (30, 300)
+#: Bounds that may be 0 (the rest must be at least 1).
+_MAY_BE_ZERO = frozenset({"max_writes", "max_texts", "max_users", "max_resume", "max_waits"})
 
 _USER_TEXTS = ("fix the bug in a.txt", "grep src for TODO", "run the tests", "and a.txt again")
 
@@ -106,6 +117,12 @@ class Shape:
     system_tokens: the system prompt's size.
     max_resume: earlier turns a run may resume from (a persisted history;
         0: every run is a fresh session).
+    time_steps: seconds the clock may jump between two events, ascending
+        (besides the second every event takes): the explorer branches on
+        each while a call is pending or a message open; each run of the
+        search draws gaps up to one of them, or none (see :mod:`.swarm`).
+        Empty: time never jumps.
+    max_waits: time jumps one explored history may take.
     crashed: the persisted history ends with a batch cut off by a crash
         (set by :func:`~.swarm.narrow` for one run).
     swarm: each run draws its own bounds within these (swarm testing,
@@ -126,13 +143,15 @@ class Shape:
     max_steps: int = 30
     system_tokens: int = 20
     max_resume: int = 0
+    time_steps: tuple[int, ...] = ()
+    max_waits: int = 1
     crashed: bool = False
     swarm: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            least = 0 if f.name in ("max_writes", "max_texts", "max_users", "max_resume") else 1
+            least = 0 if f.name in _MAY_BE_ZERO else 1
             if isinstance(value, int) and not isinstance(value, bool) and value < least:
                 raise ConfigError(f"shape {f.name}", f"must be at least {least}, got {value}.")
             if f.name.endswith("_sizes") and (not value or any(t <= 0 for t in value)):
@@ -143,6 +162,13 @@ class Shape:
                 )
         if not self.calls:
             raise ConfigError("shape calls", "must name at least one call spec.")
+        steps = self.time_steps
+        if any(t <= 0 for t in steps) or list(steps) != sorted(set(steps)):
+            raise ConfigError(
+                "shape time_steps",
+                f"must be distinct positive seconds, ascending, got {steps}.",
+                "for example 30,300 (half a minute, five minutes); none for no time jumps.",
+            )
 
     @classmethod
     def for_budget(cls, budget: int, **bounds: Any) -> Shape:
@@ -152,8 +178,10 @@ class Shape:
 
         Up to 8 batches of up to 8 calls, 4 chunks per stream, 12 user turns,
         sessions resumed from up to 16 earlier turns (contexts of 60 and more
-        messages).  Sizes: 1 %, 3 %, 30 % and 70 % of the budget for every
-        kind, and 130 % for a tool result (one output larger than the budget).
+        messages); gaps between events of up to half a minute, five minutes
+        or half an hour (each run draws which, or none).  Sizes: 1 %, 3 %,
+        30 % and 70 % of the budget for every kind, and 130 % for a tool
+        result (one output larger than the budget).
 
         >>> Shape.for_budget(32000).user_sizes
         (320, 960, 9600, 22400)
@@ -169,6 +197,7 @@ class Shape:
             max_texts=4,
             max_writes=1,
             max_resume=16,
+            time_steps=SEARCH_TIME_STEPS,
             swarm=True,
             system_tokens=_percent(budget, 2)[0],
             user_sizes=sizes,
@@ -184,15 +213,18 @@ class Shape:
         interleaving to depth 8 and more.  One size per kind of message
         (user 40 %, text 30 %, batch 5 % of the budget) and two for result
         chunks (5 %: a short partial result; 40 %); up to 2 batches of up to
-        2 calls of one tool, 2 chunks per stream, 1 user message (the
-        opening's), 1 assistant text, no external write, no swarm.  The
-        domain document's two incidents fit in it.
+        2 calls of one tool, 2 chunks per stream, 2 user messages (the
+        opening's, and one that may arrive while a batch is pending: two
+        of them and a result are over the budget), 1 assistant text, no
+        external write, no swarm; one time jump of half a minute or five
+        minutes while something is in flight.  The domain document's two
+        incidents fit in it.
         """
         small: dict[str, Any] = dict(
             max_batches=2,
             max_calls=2,
             max_chunks=2,
-            max_users=1,
+            max_users=2,
             max_texts=1,
             max_writes=0,
             calls=DEFAULT_CALLS[:1],
@@ -201,6 +233,8 @@ class Shape:
             batch_sizes=_percent(budget, 5),
             result_sizes=_percent(budget, 5, 40),
             system_tokens=_percent(budget, 2)[0],
+            time_steps=EXPLORE_TIME_STEPS,
+            max_waits=1,
         )
         return cls(**{**small, **bounds})
 
@@ -225,7 +259,7 @@ class Shape:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in ("user_sizes", "text_sizes", "batch_sizes", "result_sizes"):
+        for name in ("user_sizes", "text_sizes", "batch_sizes", "result_sizes", "time_steps"):
             out[name] = list(out[name])
         out["calls"] = [
             f"{c.tool}({c.path})"
@@ -244,6 +278,7 @@ class Usage:
     batches: int = 0
     texts: int = 0
     writes: int = 0
+    waits: int = 0
 
     def after(self, event: Event, before: RuntimeState) -> Usage:
         """Usage after ``event`` is applied to a state that was ``before``."""
@@ -257,8 +292,12 @@ class Usage:
             return replace(self, writes=self.writes + 1)
         return self
 
-    def as_tuple(self) -> tuple[int, int, int, int]:
-        return (self.users, self.batches, self.texts, self.writes)
+    def waited(self) -> Usage:
+        """Usage after one more time jump."""
+        return replace(self, waits=self.waits + 1)
+
+    def as_tuple(self) -> tuple[int, int, int, int, int]:
+        return (self.users, self.batches, self.texts, self.writes, self.waits)
 
 
 def is_hit(incident: Incident, target: frozenset[IncidentKind] | None) -> bool:

@@ -1,7 +1,10 @@
 """Polishing a counterexample after Hypothesis has shrunk it (delta
 debugging over events): delete one or two events (a batch goes with its
 results), or delete one and resize another within the shape's sizes for
-its kind, while the run still hits; repeat to a fixpoint.
+its kind, while the run still hits; repeat to a fixpoint.  A run whose
+events came with gaps of time between them (:func:`minimize_timed`) keeps
+each kept event's time when another is deleted, and then has every gap cut
+to none, or to half, while it still hits: toward a run without gaps.
 
 The opening of a run — the system prompt and the user's first message —
 is never deleted: a counterexample opens as a real session does.
@@ -14,7 +17,7 @@ stops polishing early with the shortest run found so far.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from prunecheck.model.config import RuntimeConfig
@@ -32,7 +35,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.system import S, System
 from prunecheck.sim.drivers.shape import Shape, hits
 
-__all__ = ["minimize", "opening_length"]
+__all__ = ["minimize", "minimize_timed", "opening_length"]
 
 
 def opening_length(events: Sequence[Event]) -> int:
@@ -50,7 +53,9 @@ def opening_length(events: Sequence[Event]) -> int:
 _Ref = tuple[int, int]  # (index of the issuing batch event, position in the batch)
 
 
-def _refs(events: Sequence[Event], config: RuntimeConfig, system: System[S]) -> list[_Ref | None]:
+def _refs(
+    events: Sequence[Event], times: Sequence[float], config: RuntimeConfig, system: System[S]
+) -> list[_Ref | None]:
     """For each event naming a call, which batch event issued that call."""
     state = system.initial(config)
     owner: dict[str, _Ref] = {}
@@ -60,36 +65,41 @@ def _refs(events: Sequence[Event], config: RuntimeConfig, system: System[S]) -> 
         if isinstance(event, IssueBatch):
             first = system.truth(state).next_call
             owner.update({f"c{first + k}": (i, k) for k in range(len(event.calls))})
-        system.apply(state, event)
+        system.apply(state, event, times[i])
     return refs
 
 
 def _rerun(
-    items: list[tuple[int, Event, _Ref | None]],
+    items: list[_Item],
     config: RuntimeConfig,
     system: System[S],
     target: frozenset[IncidentKind] | None,
-) -> list[Event] | None:
+) -> tuple[list[Event], list[float]] | None:
     """Replay edited events, renumbering calls; the prefix up to the first
-    hit, or None if the edit is impossible or no longer hits.  Results of a
-    deleted batch are deleted with it."""
+    hit and the gap before each of its events, or None if the edit is
+    impossible or no longer hits.  Results of a deleted batch are deleted
+    with it (their gaps too)."""
     state = system.initial(config)
     first_call: dict[int, int] = {}
     out: list[Event] = []
-    for index, event, ref in items:
+    gaps: list[float] = []
+    at = -1.0
+    for index, event, ref, gap in items:
         if ref is not None and isinstance(event, ResultChunk | ToolFailure):
             if ref[0] not in first_call:
                 continue
             event = replace(event, call=f"c{first_call[ref[0]] + ref[1]}")
         if isinstance(event, IssueBatch):
             first_call[index] = system.truth(state).next_call
+        at += 1.0 + gap
         try:
-            result = system.apply(state, event)
+            result = system.apply(state, event, at)
         except (TraceError, PolicyError):
             return None
         out.append(event)
+        gaps.append(gap)
         if hits(result.incidents, target):
-            return out
+            return out, gaps
     return None
 
 
@@ -97,6 +107,21 @@ def _resized(event: Event, tokens: int) -> Event:
     if isinstance(event, UserMessage | AssistantChunk | IssueBatch | ResultChunk):
         return replace(event, tokens=tokens)
     return event
+
+
+def _gaps(times: Sequence[float], count: int) -> list[float]:
+    """The seconds before each event besides the one every event takes."""
+    if len(times) != count:
+        raise ValueError(f"{len(times)} times for {count} events")
+    return [t - (times[i - 1] + 1.0 if i else 0.0) for i, t in enumerate(times)]
+
+
+def _times(gaps: list[float]) -> list[float]:
+    out, at = [], -1.0
+    for gap in gaps:
+        at += 1.0 + gap
+        out.append(at)
+    return out
 
 
 def minimize(
@@ -109,38 +134,82 @@ def minimize(
     deadline: float | None = None,
 ) -> list[Event]:
     """Polish a counterexample of ``system`` (see the module's doc); the opening stays."""
-    current = list(events)
+    return minimize_timed(events, None, config, system, shape, target, deadline=deadline)[0]
+
+
+def minimize_timed(
+    events: Sequence[Event],
+    times: Sequence[float] | None,
+    config: RuntimeConfig,
+    system: System[S],
+    shape: Shape,
+    target: frozenset[IncidentKind] | None = None,
+    *,
+    deadline: float | None = None,
+) -> tuple[list[Event], list[float] | None]:
+    """Polish a counterexample whose events happened at ``times`` (None:
+    the step count, as a replay without times assumes); the polished events
+    and their times (None if given None).
+
+    Raises
+    ------
+    ValueError
+        if ``times`` is not one time per event.
+    """
+    current = (list(events), None if times is None else _gaps(times, len(events)))
     while deadline is None or time.monotonic() < deadline:
-        better = _shorter(current, config, system, shape, target, deadline)
+        better = _shorter(*current, config, system, shape, target, deadline)
         if better is None:
-            return current
+            break
         current = better
-    return current
+    kept, gaps = current
+    return kept, None if gaps is None else _times(gaps)
+
+
+_Item = tuple[int, Event, _Ref | None, float]  # index, event, its batch, the gap before it
 
 
 def _shorter(
     events: list[Event],
+    gaps: list[float] | None,
     config: RuntimeConfig,
     system: System[S],
     shape: Shape,
     target: frozenset[IncidentKind] | None,
     deadline: float | None,
-) -> list[Event] | None:
-    refs = _refs(events, config, system)
-    items = list(zip(range(len(events)), events, refs, strict=True))
+) -> tuple[list[Event], list[float] | None] | None:
+    before = gaps or [0.0] * len(events)
+    refs = _refs(events, _times(before), config, system)
+    items = list(zip(range(len(events)), events, refs, before, strict=True))
     n = len(items)
     keep = opening_length(events)
+    waited = sum(before)
 
-    def attempt(drop: tuple[int, ...], resize: tuple[int, int] | None = None) -> list[Event] | None:
-        chosen = []
-        for index, event, ref in items:
+    def attempt(
+        drop: tuple[int, ...],
+        resize: tuple[int, int] | None = None,
+        cut: tuple[int, float] | None = None,
+    ) -> tuple[list[Event], list[float] | None] | None:
+        chosen: list[_Item] = []
+        carry = 0.0  # a deleted event's time goes to the next one kept
+        for index, event, ref, gap in items:
             if index in drop:
+                if gaps is not None:
+                    carry += 1.0 + gap
                 continue
             if resize is not None and resize[0] == index:
                 event = _resized(event, resize[1])
-            chosen.append((index, event, ref))
-        out = _rerun(chosen, config, system, target)
-        return out if out is not None and len(out) < n else None
+            if cut is not None and cut[0] == index:
+                gap = cut[1]
+            chosen.append((index, event, ref, gap + carry))
+            carry = 0.0
+        run = _rerun(chosen, config, system, target)
+        if run is None:
+            return None
+        out, out_gaps = run
+        if len(out) < n or (cut is not None and len(out) == n and sum(out_gaps) < waited):
+            return out, None if gaps is None else out_gaps
+        return None
 
     resizes = [
         (k, size)
@@ -160,4 +229,31 @@ def _shorter(
         found = attempt(drop, resize)
         if found is not None:
             return found
+    for k in range(n):  # then every gap toward none
+        if before[k] > 0:
+            found = _cut(k, before[k], attempt)
+            if found is not None:
+                return found
     return None
+
+
+_Attempt = Callable[..., tuple[list[Event], list[float] | None] | None]
+
+
+def _cut(k: int, gap: float, attempt: _Attempt) -> tuple[list[Event], list[float] | None] | None:
+    """The run with the ``k``-th gap cut to none if that still hits, else to
+    the fewest whole seconds that still do (a bisection: a TTL's threshold
+    shows as the gap just past it), or None if no cut hits."""
+    found = attempt((), None, (k, 0.0))
+    if found is not None:
+        return found
+    low, high = 0, int(gap)  # none does not hit; the gap itself does
+    best = None
+    while high - low > 1:
+        mid = (low + high) // 2
+        run = attempt((), None, (k, float(mid)))
+        if run is None:
+            low = mid
+        else:
+            high, best = mid, run
+    return best

@@ -3,8 +3,12 @@
 
 A :class:`~.shape.Shape` is the widest a driver may go.  One run of the
 search or of the random walk narrows it (:func:`narrow`): its own batch
-width, number of turns, chunks per stream, batches, and whether it resumes
-from a persisted history (and whether that history was cut off by a crash).
+width, number of turns, chunks per stream, batches, whether it resumes
+from a persisted history (and whether that history was cut off by a crash),
+and how much time may pass between two events: no gaps at all, or gaps of
+up to one of the shape's ``time_steps`` (half a minute, five minutes, half
+an hour) — the run's ``time_steps`` are cut to the widest it may use
+(:func:`max_gap` reads it), so a shrinking run tends to no gaps.
 Most draws are small, so that shrinking stays short, but every bound of the
 shape is reached by some runs: batches of 8 calls, sessions of a dozen
 turns, contexts of 60 and more messages, single outputs larger than the
@@ -44,7 +48,15 @@ from prunecheck.model.events import (
 )
 from prunecheck.sim.drivers.shape import Shape, Usage, user_text
 
-__all__ = ["DrawInt", "narrow", "opening", "opening_usage", "persisted_history", "random_draw"]
+__all__ = [
+    "DrawInt",
+    "max_gap",
+    "narrow",
+    "opening",
+    "opening_usage",
+    "persisted_history",
+    "random_draw",
+]
 
 #: ``draw(low, high)``: an integer in [low, high], small ones likelier (the
 #: search passes a Hypothesis draw, the random walk :func:`random_draw`).
@@ -68,11 +80,15 @@ def random_draw(rng: random.Random) -> DrawInt:
 def narrow(shape: Shape, draw: DrawInt) -> Shape:
     """One run's own bounds within ``shape`` (the shape itself unless it
     has ``swarm`` set).  The resume and crash draws are in the result's
-    ``max_resume`` (rounds to resume, 0 for a fresh session) and ``crashed``."""
+    ``max_resume`` (rounds to resume, 0 for a fresh session) and ``crashed``;
+    the time draw in its ``time_steps``, cut to the widest gap the run may
+    draw (empty: no gaps; drawn last, so that the draws before it are those
+    of a shape without time)."""
     if not shape.swarm:
         return replace(shape, max_resume=0, crashed=False)
     resume = draw(0, shape.max_resume) if shape.max_resume else 0
-    return replace(
+    steps = shape.time_steps
+    narrowed = replace(
         shape,
         max_calls=draw(1, shape.max_calls),
         max_batches=draw(1, shape.max_batches),
@@ -83,6 +99,17 @@ def narrow(shape: Shape, draw: DrawInt) -> Shape:
         crashed=bool(resume) and draw(0, 1) == 1,
         swarm=False,
     )
+    return replace(narrowed, time_steps=steps[: draw(0, len(steps))]) if steps else narrowed
+
+
+def max_gap(shape: Shape) -> int:
+    """The widest gap (seconds) a run of ``shape`` may let pass between two
+    events, besides the second each takes: its largest time step (0: none).
+
+    >>> max_gap(Shape(time_steps=(30, 300))), max_gap(Shape())
+    (300, 0)
+    """
+    return shape.time_steps[-1] if shape.time_steps else 0
 
 
 def opening(shape: Shape) -> tuple[Event, ...]:

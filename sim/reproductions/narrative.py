@@ -20,7 +20,7 @@ from prunecheck.model.events import (
 from prunecheck.model.incidents import Incident
 from prunecheck.model.trace import Trace, TraceStep
 
-__all__ = ["Narrative", "describe_event", "narrate", "narrate_stream"]
+__all__ = ["NOTABLE_GAP", "Narrative", "describe_event", "later", "narrate", "narrate_stream"]
 
 
 def describe_event(event: Event) -> str:
@@ -101,9 +101,12 @@ def narrate_stream(
         )
     yield f"**{head}**\n" if markdown else head
     counts: Counter[tuple[bool, str]] = Counter()
+    last: float | None = None
     for item in steps:
         lead = f"{item.index + 1}. " if markdown else f"[{item.index + 1:3d}] "
-        lines.append(f"{lead}{describe_event(item.event)}")
+        gap = "" if last is None or trace.times is None else later(item.at - last)
+        last = item.at
+        lines.append(f"{lead}{describe_event(item.event)}{gap}")
         pad = "   " if markdown else "      "
         for note in item.result.notes:
             lines.append(f"{pad}- {note.text}" if markdown else f"{pad}{note.text}")
@@ -130,6 +133,26 @@ def narrate_stream(
         verdict += f"; costs: {costs}"
     yield ""
     yield f"{'**Verdict:** ' if markdown else 'verdict: '}{verdict}."
+
+
+#: Gaps of time shorter than this (seconds) go unsaid in a narrative.
+NOTABLE_GAP = 10.0
+
+
+def later(seconds: float) -> str:
+    """How a narrative says that an event came long after the one before
+    ("" for a gap under ``NOTABLE_GAP``): what an age-based policy reads.
+
+    >>> later(3.0), later(91.0), later(1830.0)
+    ('', ' — 91 s later', ' — 30 min 30 s later')
+    """
+    if seconds < NOTABLE_GAP:
+        return ""
+    whole = round(seconds)
+    if whole < 120:
+        return f" — {whole} s later"
+    minutes, rest = divmod(whole, 60)
+    return f" — {minutes} min {rest} s later" if rest else f" — {minutes} min later"
 
 
 def _tally(counts: dict[tuple[bool, str], int], violations: bool) -> str:
