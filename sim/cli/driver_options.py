@@ -174,6 +174,14 @@ def add_shape_arguments(p: argparse.ArgumentParser, defaults: Shape) -> None:
         metavar="T,T,...",
         help="token sizes of every kind of message and chunk (default: scaled to the budget)",
     )
+    steps = ",".join(map(str, defaults.time_steps)) or "none"
+    g.add_argument(
+        "--time-steps",
+        default=None,
+        metavar="S,S,...|none",
+        help="seconds the clock may jump between events while calls run (default "
+        f"{steps}; none: each event a second after the one before)",
+    )
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -188,6 +196,20 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def _time_steps(text: str) -> tuple[int, ...]:
+    if text.strip().lower() in ("none", "0", ""):
+        return ()
+    try:
+        steps = tuple(sorted({int(t) for t in text.split(",")}))
+    except ValueError:
+        raise ConfigError(
+            f"--time-steps {text!r}",
+            "must be comma-separated whole seconds, or none.",
+            "for example --time-steps 30,300 (half a minute, five minutes).",
+        ) from None
+    return steps
+
+
 def shape_from_args(args: argparse.Namespace, make: Callable[..., Shape]) -> Shape:
     """The shape ``make(budget, **bounds)`` with the bounds given on the
     command line (ConfigError if out of range)."""
@@ -195,4 +217,8 @@ def shape_from_args(args: argparse.Namespace, make: Callable[..., Shape]) -> Sha
     if args.sizes is not None:
         sizes = _sizes(args.sizes)
         bounds.update(user_sizes=sizes, text_sizes=sizes, batch_sizes=sizes, result_sizes=sizes)
+    if getattr(args, "time_steps", None) is not None:
+        bounds["time_steps"] = _time_steps(args.time_steps)
+    if getattr(args, "max_waits", None) is not None:
+        bounds["max_waits"] = args.max_waits
     return make(args.budget if args.budget is not None else BASE.budget, **bounds)

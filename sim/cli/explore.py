@@ -25,8 +25,8 @@ from prunecheck.sim.cli.driver_options import (
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argument, vacuous_status
-from prunecheck.sim.drivers.explore import MAX_STATES
-from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.drivers.explore import MAX_STATES, ExploreResult
+from prunecheck.sim.drivers.shape import EXPLORE_TIME_STEPS, Shape
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
@@ -43,9 +43,13 @@ first message); --depth counts the events after that opening.  Budget checks
 fire only where --check-at puts them.  The default runtime is check's and
 search's (budget 32000), but not the shape: explore enumerates every
 interleaving, so its default shape is small enough for that — the opening user
-message, 1 assistant text, up to 2 batches of up to 2 calls, 2 chunks per
-stream, sizes as a share of --budget — while search and check draw runs from a
-much wider one (batches of 8 calls, 12 turns, outputs over the budget).  Its
+message and one more (it may arrive while a batch is pending), 1 assistant
+text, up to 2 batches of up to 2 calls, 2 chunks per stream, sizes as a share
+of --budget (two user messages and a result are over it) — while search and
+check draw runs from a much wider one (batches of 8 calls, 12 turns, outputs
+over the budget, gaps of time between events).  Time does not jump unless
+--time-steps says by how much (each event comes a second after the one
+before); the output says what was done with time.  Its
 counterexample is the shortest within its own shape; one of search's can be
 shorter when it uses sizes this shape lacks.  States are canonical (ids renamed,
 interchangeable calls sorted) and remembered as 64-bit fingerprints (about
@@ -89,6 +93,13 @@ def register(sub: Any) -> None:
         help=f"stop after this many distinct states (default {MAX_STATES})",
     )
     add_shape_arguments(p, Shape.small())
+    p.add_argument(
+        "--max-waits",
+        type=natural,
+        default=None,
+        metavar="N",
+        help="time jumps (--time-steps) one explored history may take (default 1)",
+    )
     add_json_argument(p)
     add_fail_vacuous_argument(p)
     p.set_defaults(func=execute)
@@ -171,6 +182,7 @@ def execute(args: argparse.Namespace) -> int:
         "enumerable, so smaller than the one search and check draw from (a counterexample "
         "of theirs can be shorter)."
     )
+    print(f"  time: {_time_line(result, shape)}")
     if result.counterexample is not None:
         lead = f"shortest counterexample ({len(result.counterexample.events)} events)"
         bundle = report_counterexample(
@@ -198,3 +210,23 @@ def execute(args: argparse.Namespace) -> int:
     if clause is not None:
         print(f"verdict: {clause}.")
     return verdict(vacuous_status(0, clause is not None, args))
+
+
+def _time_line(result: ExploreResult, shape: Shape) -> str:
+    """What the exploration did with time, in words."""
+    if not result.reads_times:
+        return (
+            "not branched: the policy reads creation times only to order messages, "
+            "so a time jump could not change what it does."
+        )
+    if not result.time_steps:
+        return (
+            "not branched (each event a second after the one before); --time-steps "
+            f"{','.join(map(str, EXPLORE_TIME_STEPS))} lets the user's message come "
+            "that many seconds later while a call runs."
+        )
+    steps = ", ".join(f"+{t} s" for t in result.time_steps)
+    return (
+        f"the user's message may come {steps} later while a call runs "
+        f"(at most {shape.max_waits} jump(s) a history; --time-steps, --max-waits)."
+    )

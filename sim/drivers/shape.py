@@ -78,7 +78,7 @@ DEFAULT_CALLS: tuple[CallSpec, ...] = (
 #: or none): half a minute, five minutes, half an hour — past the thresholds
 #: TTLs and "idle for a while" policies use.
 SEARCH_TIME_STEPS: tuple[int, ...] = (30, 300, 1800)
-#: The time jumps the explorer branches on by default (seconds).
+#: The time jumps ``explore --time-steps`` suggests (seconds).
 EXPLORE_TIME_STEPS: tuple[int, ...] = (30, 300)
 #: Bounds that may be 0 (the rest must be at least 1).
 _MAY_BE_ZERO = frozenset({"max_writes", "max_texts", "max_users", "max_resume", "max_waits"})
@@ -118,10 +118,10 @@ class Shape:
     max_resume: earlier turns a run may resume from (a persisted history;
         0: every run is a fresh session).
     time_steps: seconds the clock may jump between two events, ascending
-        (besides the second every event takes): the explorer branches on
-        each while a call is pending or a message open; each run of the
-        search draws gaps up to one of them, or none (see :mod:`.swarm`).
-        Empty: time never jumps.
+        (besides the second every event takes): the explorer branches on a
+        user message that comes that much later while a call is pending;
+        each run of the search draws gaps up to one of them, or none (see
+        :mod:`.swarm`).  Empty: time never jumps.
     max_waits: time jumps one explored history may take.
     crashed: the persisted history ends with a batch cut off by a crash
         (set by :func:`~.swarm.narrow` for one run).
@@ -216,9 +216,11 @@ class Shape:
         2 calls of one tool, 2 chunks per stream, 2 user messages (the
         opening's, and one that may arrive while a batch is pending: two
         of them and a result are over the budget), 1 assistant text, no
-        external write, no swarm; one time jump of half a minute or five
-        minutes while something is in flight.  The domain document's two
-        incidents fit in it.
+        external write, no swarm, no time jump (each event a second after
+        the one before: ``time_steps=EXPLORE_TIME_STEPS`` lets the user's
+        message come half a minute or five minutes later while a call runs,
+        at about twice the states).  The domain document's two incidents
+        fit in it.
         """
         small: dict[str, Any] = dict(
             max_batches=2,
@@ -233,8 +235,6 @@ class Shape:
             batch_sizes=_percent(budget, 5),
             result_sizes=_percent(budget, 5, 40),
             system_tokens=_percent(budget, 2)[0],
-            time_steps=EXPLORE_TIME_STEPS,
-            max_waits=1,
         )
         return cls(**{**small, **bounds})
 
