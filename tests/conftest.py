@@ -22,6 +22,14 @@ processes carry ``@pytest.mark.integration``; thorough runs carry
 ``@pytest.mark.slow``.  Both are left out of ``make test`` and run in
 ``make test-all``.
 
+The fast suite has a budget (2 minutes on 2 idle cores, about 220 s of
+summed test time; ``make test-durations`` prints the tail and the sum): a
+test that needs a whole ``check`` checks one placement unless placements are
+its point, shares a run through a session fixture (``unsafe_check``,
+``safe_check`` below), and keeps its thorough variant beside it as
+``pytest.param(..., marks=pytest.mark.slow)``, so every behaviour keeps a
+cheap check in ``make test`` and its full one in ``make test-all``.
+
 Hypothesis profiles:
 
 * ``default`` — fast, for ``make test``: few examples, no deadline (the
