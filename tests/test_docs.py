@@ -4,7 +4,8 @@ its navigation names every page.
 ``docs/gen_cli.py`` writes ``docs/reference/cli.md`` from the argument parser
 and ``docs/reference/incidents.md`` from ``IncidentKind``; these tests fail
 when a flag, a command or an incident class changes and the committed page
-was not regenerated (``make docs`` does it).
+was not regenerated (``make docs`` does it).  The examples on the pages run
+in ``tests/test_docs_examples.py``.
 """
 
 from __future__ import annotations
@@ -77,48 +78,3 @@ def test_the_nav_names_every_page_and_only_pages_that_exist() -> None:
     )
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     assert named == pages
-
-
-# --- the ```python blocks of docs/: each runs, unless marked not-run with a reason ---
-
-_BLOCK = re.compile(
-    r"^(?:<!-- not-run: (?P<reason>[^>]*?) -->\n)?```python\n(?P<code>.*?)^```$", re.M | re.S
-)
-_MARKER = re.compile(r"<!-- not-run:")
-
-#: The most blocks that may be left unrun: lower it when one is made runnable.
-NOT_RUN_AT_MOST = 2
-
-
-def _blocks() -> list[tuple[str, str, str | None]]:
-    """Every ```python block of docs/*.md: (where, code, the not-run reason or None)."""
-    found = []
-    for path in sorted(DOCS.rglob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        for match in _BLOCK.finditer(text):
-            line = text.count("\n", 0, match.start("code"))
-            where = f"{path.relative_to(DOCS).as_posix()}:{line}"
-            found.append((where, match.group("code"), match.group("reason")))
-    return found
-
-
-_RUN = [(where, code) for where, code, reason in _blocks() if reason is None]
-
-
-@pytest.mark.parametrize(("where", "code"), _RUN, ids=[where for where, _ in _RUN])
-def test_a_python_block_of_the_docs_runs(
-    where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    exec(compile(code, where, "exec"), {"__name__": "__docs__"})
-
-
-def test_every_not_run_marker_says_why_and_precedes_a_block_that_compiles() -> None:
-    markers = sum(len(_MARKER.findall(p.read_text(encoding="utf-8"))) for p in DOCS.rglob("*.md"))
-    skipped = [(where, code, reason) for where, code, reason in _blocks() if reason is not None]
-    assert len(skipped) == markers  # a marker not right above a ```python block is a mistake
-    for where, code, reason in skipped:
-        assert reason and reason.strip(), f"{where}: not-run without a reason"
-        compile(code, where, "exec")  # not run, but still Python
-    assert _RUN, "no python block of docs/ runs"
-    assert len(skipped) <= NOT_RUN_AT_MOST, f"{len(skipped)} blocks not run: {skipped}"

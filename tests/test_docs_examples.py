@@ -2,16 +2,17 @@
 output checked, so that the documentation cannot drift from the code.
 
 A page's fenced blocks run in order, in a temporary folder of their own that
-holds links to the repository's ``examples/`` and to the test data the pages
-name (``tests/corpus``, ``tests/data``, ``tests/policies``):
+holds links to the repository's ``examples/``, ``schemas/`` and to the test
+data the pages name (``tests/corpus``, ``tests/data``, ``tests/policies``):
 
 * ```` ```console ````: each ``$ `` line is a command; the lines after it, up
   to the next ``$ ``, are its output as a terminal shows it (standard output
-  and error together; standard error alone after ``> FILE``), compared with doctest's ``ELLIPSIS``: ``...`` stands
-  for any text, a line of its own ``...`` for any lines.  A command shows no
-  output when nothing follows it: then only its exit status is checked,
-  which is 0 unless its comment says ``# exit N``.  ``prunecheck`` runs the
-  command line of this checkout (in process); ``python`` and ``pytest`` run
+  and error together; standard error alone after ``> FILE``), compared with
+  doctest's ``ELLIPSIS``: ``...`` stands for any text, a line of its own
+  ``...`` for any lines.  A command shows no output when nothing follows
+  it: then only its exit status is checked, which is 0 unless its comment
+  says ``# exit N``.  ``prunecheck`` runs the command line of this checkout
+  (in process); ``python`` and ``pytest`` run
   with this interpreter; ``cd DIR`` and leading ``NAME=value`` assignments
   work as in a shell.
 * ```` ```python ````: executed; the blocks of a page share one namespace, in
@@ -260,7 +261,8 @@ def run_command(command: Command, block: Block) -> None:
         have = "\n".join(line.rstrip() for line in got.splitlines()) + "\n"
         checker = doctest.OutputChecker()
         assert checker.check_output(want, have, doctest.ELLIPSIS), (
-            f"{shown}\n" + checker.output_difference(doctest.Example("", want), have, doctest.ELLIPSIS)
+            f"{shown}\n"
+            + checker.output_difference(doctest.Example("", want), have, doctest.ELLIPSIS)
         )
 
 
@@ -270,10 +272,13 @@ def run_python(block: Block, namespace: dict[str, Any]) -> None:
 
 
 def run_pycon(block: Block, namespace: dict[str, Any]) -> None:
-    test = doctest.DocTestParser().get_doctest(block.text, namespace, block.where, block.page, block.line)
+    test = doctest.DocTestParser().get_doctest(
+        block.text, namespace, block.where, block.page, block.line
+    )
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.REPORT_ONLY_FIRST_FAILURE)
     report = io.StringIO()
     runner.run(test, out=report.write, clear_globs=False)
+    namespace.update(test.globs)  # the doctest ran on a copy: later blocks see its names
     assert runner.failures == 0, report.getvalue()
 
 
@@ -315,9 +320,7 @@ def run_page(page: str, tmp_path: Path, *, slow: bool) -> int:
 
 
 def _runnable(page: str, *, slow: bool) -> bool:
-    return any(
-        b.marker not in ("not-run",) and (slow or b.marker != "slow") for b in ALL[page][0]
-    )
+    return any(b.marker not in ("not-run",) and (slow or b.marker != "slow") for b in ALL[page][0])
 
 
 FAST = [p for p in ALL if _runnable(p, slow=False)]
@@ -366,16 +369,30 @@ def test_few_blocks_are_left_unrun_and_each_still_parses() -> None:
                     _parses(parser, list(command.words[1:]), block.where)
 
 
-def test_a_file_block_is_used_by_a_later_block() -> None:
-    for found, _ in ALL.values():
+def test_a_file_block_is_named_before_it_and_used_after_it() -> None:
+    """The reader sees the file's name (the marker is an invisible comment)
+    in the paragraph before the block, and a later block uses the file."""
+    for page, (found, _) in ALL.items():
+        lines = (ROOT / page).read_text(encoding="utf-8").splitlines()
         for i, block in enumerate(found):
-            if block.marker == "file":
-                later = "".join(b.text for b in found[i + 1 :])
-                assert block.arg in later, f"{block.where}: nothing after it names {block.arg}"
+            if block.marker != "file":
+                continue
+            before, at = [], block.line - 3  # the line above the marker, 0-based
+            while at >= 0 and not lines[at].strip():
+                at -= 1
+            while at >= 0 and lines[at].strip():
+                before.append(lines[at])
+                at -= 1
+            assert f"`{block.arg}`" in " ".join(before), f"{block.where}: name {block.arg} above it"
+            later = "".join(b.text for b in found[i + 1 :])
+            assert block.arg in later, f"{block.where}: nothing after it names {block.arg}"
 
 
 def _parses(parser: Any, words: list[str], where: str) -> None:
-    with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()):
+    with (
+        contextlib.redirect_stderr(io.StringIO()) as err,
+        contextlib.redirect_stdout(io.StringIO()),
+    ):
         try:
             parser.parse_args(words)
         except SystemExit as exc:
@@ -393,17 +410,18 @@ def test_every_inline_prunecheck_command_parses() -> None:
         text = path.read_text(encoding="utf-8")
         for match in _INLINE.finditer(text):
             words = shlex.split(match.group(1).split(" # ")[0])[1:]
-            if not words or words[0].isupper() or "…" in match.group(1) or "..." in words:
-                continue  # prunecheck COMMAND --help, or an elided command
+            if len(words) < 2 or words[0].isupper() or "…" in match.group(1) or "..." in words:
+                continue  # a command's name alone, prunecheck COMMAND --help, an elided command
             where = f"{_name(path)}:{text.count(chr(10), 0, match.start()) + 1}"
             _parses(parser, words, where)
 
 
 def test_the_mechanism_checks_output_and_status(tmp_path: Path) -> None:
     """A wrong output or exit status fails; an ellipsis matches what varies."""
-    good = Block("x.md", 1, "console", "$ prunecheck replay tests/corpus/seed_parallel_batch.json --gate commit --quiet\nverdict: no violation; costs: ... deferral.\n")
-    wrong_output = Block("x.md", 1, "console", "$ prunecheck replay tests/corpus/seed_parallel_batch.json --gate commit --quiet\nverdict: 1 violation\n")
-    wrong_status = Block("x.md", 1, "console", "$ prunecheck replay tests/corpus/seed_parallel_batch.json --quiet\n")
+    replay = "$ prunecheck replay tests/corpus/seed_parallel_batch.json"
+    good = Block("x.md", 1, "console", f"{replay} --gate commit --quiet\nverdict: ... deferral.\n")
+    wrong_output = Block("x.md", 1, "console", f"{replay} --gate commit --quiet\nverdict: 1\n")
+    wrong_status = Block("x.md", 1, "console", f"{replay} --quiet\n")  # it exits 1
     here = Path.cwd()
     os.chdir(_folder(tmp_path))
     try:

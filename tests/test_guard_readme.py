@@ -1,5 +1,7 @@
-"""The README's "Deploy the commit gate" example runs as written and leaves a
-valid history, at its own budget and at one small enough to prune."""
+"""The "Deploy the commit gate" example (docs/how-to/deploy-guard.md) runs as
+written and leaves a valid history, at its own budget and at one small
+enough to prune (tests/test_docs_examples.py runs the page as a reader
+would)."""
 
 from __future__ import annotations
 
@@ -14,15 +16,15 @@ import pytest
 from prunecheck.model.provider.rules import validate
 from prunecheck.model.provider.vocabulary import Provider
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "how-to" / "deploy-guard.md"
 
 
 def _example() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Deploy the commit gate") :]
-    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert found is not None
-    return found.group(1)
+    text = PAGE.read_text(encoding="utf-8")
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    found = [b for b in blocks if "CommitGuard(" in b]
+    assert len(found) == 1
+    return found[0]
 
 
 def _call(cid: str) -> dict[str, Any]:
@@ -50,7 +52,7 @@ def _run(code: str, tmp_path: Path) -> list[dict[str, Any]]:
     here = Path.cwd()
     os.chdir(tmp_path)  # store="spill.db" is relative
     try:
-        exec(compile(code, "README.md", "exec"), names)
+        exec(compile(code, "deploy-guard.md", "exec"), names)
     finally:
         os.chdir(here)
     return list(names["history"].values())
