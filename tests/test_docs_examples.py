@@ -433,3 +433,21 @@ def test_the_mechanism_checks_output_and_status(tmp_path: Path) -> None:
                     run_command(command, bad)
     finally:
         os.chdir(here)
+
+
+_EXTRAS = re.compile(r"prunecheck\[([\w,-]+)\]")
+
+
+def test_every_extra_the_pages_name_is_in_pyproject() -> None:
+    """``pip install 'prunecheck[X]'`` names extras pyproject.toml defines."""
+    import tomllib
+
+    defined = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
+    named: set[str] = set()
+    for path in pages():
+        for match in _EXTRAS.finditer(path.read_text(encoding="utf-8")):
+            named.update(match.group(1).split(","))
+    assert {"harness", "report", "frameworks"} <= named
+    assert named <= defined, named - defined
