@@ -223,3 +223,10 @@ import json
 STEPS = json.loads({schedule!r})
 print(len(STEPS), "steps")
 '''
+
+#: Trimming at the fake framework's hook: to the last 3 messages, cutting
+#: through units (buggy) or only at a unit's edge (careful).
+trimming_buggy = FakeAgent(keep_last=3, trim_units=False)
+trimming_careful = FakeAgent(keep_last=3)
+#: A repair layer that answers calls left without results by "ok".
+repairing = FakeAgent(persist="eager", repair=True)

@@ -38,12 +38,18 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-__all__ = ["LoopStuck", "VirtualLoop"]
+__all__ = ["LoopStuck", "VirtualLoop", "foreign_threads"]
 
 #: Loop iterations one settle may take before the run is declared to spin forever.
-MAX_TICKS = 200_000
+MAX_TICKS = 50_000
 
 _IDLE_FILES = ("threading.py", "queue.py")
+
+
+def foreign_threads() -> set[int]:
+    """Every thread alive now (also those started without ``threading``, as
+    pytest-xdist's execnet does): threads a run never waits for."""
+    return {t.ident or 0 for t in threading.enumerate()} | set(sys._current_frames())
 
 
 class LoopStuck(RuntimeError):
@@ -74,9 +80,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
     ) -> None:
         super().__init__()
         self._now = start
-        self._foreign = (
-            set(foreign) if foreign is not None else {t.ident or 0 for t in threading.enumerate()}
-        )
+        self._foreign = set(foreign) if foreign is not None else foreign_threads()
         self._foreign.add(threading.get_ident())
         self._patience = thread_patience
         self.ticks = 0
@@ -110,18 +114,38 @@ class VirtualLoop(asyncio.SelectorEventLoop):
             heapq.heappop(self._timers())
         return bool(self._timers()) and self._timers()[0].when() <= self._now
 
-    def _threads_idle(self) -> bool:
-        frames = sys._current_frames()
-        for ident, frame in frames.items():
+    def _snapshot(self) -> dict[int, tuple[object, int]] | None:
+        """Where each of the run's threads stands, or None if one is busy.
+
+        A thread is idle when its stack, threading's and queue's own frames
+        aside, is one frame deep: a worker's loop blocked on its next job
+        (an executor's ``_worker``, aiosqlite's connection thread).
+        """
+        out: dict[int, tuple[object, int]] = {}
+        for ident, frame in sys._current_frames().items():
             if ident in self._foreign:
                 continue
-            code = frame.f_code
-            if code.co_filename.endswith(_IDLE_FILES):
+            top: Any = frame
+            while top is not None and top.f_code.co_filename.endswith(_IDLE_FILES):
+                top = top.f_back
+            if top is None:
                 continue
-            if code.co_name == "_worker" and code.co_filename.endswith("thread.py"):
-                continue
+            below: Any = top.f_back
+            while below is not None:
+                if not below.f_code.co_filename.endswith(_IDLE_FILES):
+                    return None  # two frames of its own: it runs a job
+                below = below.f_back
+            out[ident] = (top.f_code, top.f_lasti)
+        return out
+
+    def _threads_idle(self) -> bool:
+        first = self._snapshot()
+        if first is None:
             return False
-        return True
+        if not first:
+            return True
+        time.sleep(0.0001)  # a worker between its job and posting the result moves on
+        return self._snapshot() == first
 
     def settle(self) -> None:
         """Run until quiescent (see the module's docs).

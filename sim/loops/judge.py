@@ -17,7 +17,9 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
 * **silent loss** — a call whose tool body ran to an outcome (the side
   effect happened) is gone from what the model sees, with its result, and
   no trim removed its whole, closed unit: a configuration that does not trim
-  loses it, or a trim that kept part of its parallel batch did.
+  loses it; one that trims kept part of its parallel batch, or still sends
+  an older call or a user message from before it (a trim removes whole
+  units from the front).
 
 Repair layers hide 400s, so the history is judged against the ledger, not
 only the request's shape.  :func:`hang` is the check after a cancel; the
@@ -161,7 +163,7 @@ def judge_request(
             found.append(Incident(IncidentKind.TRUNCATED_PAYLOAD, step, (cid,),
                                   f"the arguments of {cid} differ from those the model issued",
                                   reason="arguments"))  # fmt: skip
-    found += _silent_losses(calls, results, ledger, step, trims=trims)
+    found += _silent_losses(body, calls, results, ledger, step, trims=trims)
     return found
 
 
@@ -193,6 +195,7 @@ def _judge_result(cid: str, text: str, ledger: Ledger, step: int) -> list[Incide
 
 
 def _silent_losses(
+    body: Mapping[str, object],
     calls: Mapping[str, object],
     results: Mapping[str, str],
     ledger: Ledger,
@@ -200,17 +203,24 @@ def _silent_losses(
     *,
     trims: bool,
 ) -> Iterable[Incident]:
+    order = list(ledger.issued)
+    sent = {_text(m.get("content")) for m in _messages(body) if m.get("role") == "user"}
     for cid, issued in ledger.issued.items():
         if cid in calls or cid in results or ledger.executed(cid) is None:
             continue
         batch_kept = [b for b in issued.batch if b in calls or b in results]
-        if trims and not batch_kept:
-            continue  # a whole, closed unit trimmed away
-        why = (
-            f"its parallel batch was cut ({', '.join(batch_kept)} kept)"
-            if batch_kept
-            else "no trim removed it"
-        )
+        older = [c for c in order[: order.index(cid)] if c in calls or c in results]
+        before = [t for at, t in ledger.users if at < issued.step and t in sent]
+        if batch_kept:
+            why = f"its parallel batch was cut ({', '.join(batch_kept)} kept)"
+        elif not trims:
+            why = "no trim removed it"
+        elif older:
+            why = f"an older call ({older[0]}) is still sent: no trim from the front removed it"
+        elif before:
+            why = f"a user message before it ({before[0]!r}) is still sent: no trim removed it"
+        else:
+            continue  # a whole, closed unit trimmed away from the front
         told = f"{issued.call.name} ran for {cid} but the model is no longer told: {why}"
         yield Incident(IncidentKind.SILENT_LOSS, step, (cid,), told)
 

@@ -111,6 +111,7 @@ class Ledger:
     cancels: list[int] = field(default_factory=list)
     crashes: list[int] = field(default_factory=list)
     outcomes: list[tuple[int, str]] = field(default_factory=list)
+    users: list[tuple[int, str]] = field(default_factory=list)
 
     def issue(self, calls: tuple[ToolCall, ...], step: int) -> None:
         batch = tuple(c.id for c in calls)

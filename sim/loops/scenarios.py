@@ -187,10 +187,15 @@ def next_step(
             options.append("user")
         if run.approvals and not run.turn_running and "approve" in kinds:
             options.append("approve")
+        # a cancel or a crash is most telling mid-batch: some bodies done, some waiting
+        mid_batch = bool(waiting) and any(
+            b.end.executed and b.epoch == run.epoch for b in run.ledger.bodies
+        )
+        weight = 4 if mid_batch else 1
         if run.turn_running and "cancel" in kinds:
-            options.append("cancel")
+            options += ["cancel"] * weight
         if "crash" in kinds and (run.turn_running or run.ledger.issued):
-            options.append("crash")
+            options += ["crash"] * weight
         if "advance" in kinds and run.has_timers():
             options.append("advance")
     else:

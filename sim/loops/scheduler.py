@@ -22,9 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import tempfile
-import threading
 from collections import deque
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
@@ -32,9 +32,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.errors import PolicyError
 from prunecheck.model.incidents import Incident, IncidentKind
 
-from .clock import LoopStuck, VirtualLoop
+from .clock import LoopStuck, VirtualLoop, foreign_threads
 from .contract import Adapter, Capability, Loop, Reply, ToolCall, ToolFailed
 from .judge import hang, judge_request
 from .ledger import Body, BodyEnd, Ledger, Received
@@ -59,18 +60,10 @@ __all__ = ["HANG_DEADLINE", "LoopError", "LoopRun", "Phase", "StepRefused"]
 HANG_DEADLINE = 60.0
 
 
-class LoopError(Exception):
-    """The agent loop (or its adapter) failed in a way no schedule explains.
-
-    Attributes
-    ----------
-    subject, rule, hint : str
-        What failed, what was expected, what to do.
-    """
-
-    def __init__(self, subject: str, rule: str, hint: str = "") -> None:
-        super().__init__(f"{subject}: {rule}" + (f" Hint: {hint}" if hint else ""))
-        self.subject, self.rule, self.hint = subject, rule, hint
+class LoopError(PolicyError):
+    """The agent loop (or its adapter) failed in a way no schedule explains:
+    it spins, a thread of it stays busy, or the adapter cannot open it (the
+    command line's exit status 2, one paragraph)."""
 
 
 class StepRefused(ValueError):
@@ -90,6 +83,14 @@ class _Waiting:
     future: asyncio.Future[str]
 
 
+def _fresh_store() -> Path:
+    """A new, empty store directory: in memory-backed ``/dev/shm`` where there is
+    one (a simulated crash needs no disk, and a run writes its store often)."""
+    shm = Path("/dev/shm")
+    where = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="prunecheck-loop-", dir=where))
+
+
 class LoopRun:
     """One run: the harness of an adapter's loop and the driver of a schedule.
 
@@ -107,7 +108,7 @@ class LoopRun:
     def __init__(self, adapter: Adapter, target: object, *, store: Path | None = None) -> None:
         self.adapter, self.target = adapter, target
         self._own_store = store is None
-        self.store = Path(tempfile.mkdtemp(prefix="prunecheck-loop-")) if store is None else store
+        self.store = _fresh_store() if store is None else store
         self.capabilities = adapter.capabilities(target)
         self.trims = Capability.TRIM_HOOK in self.capabilities
         self.ledger = Ledger()
@@ -119,7 +120,7 @@ class LoopRun:
         self._requests: deque[asyncio.Future[Reply]] = deque()
         self._waiting: dict[str, list[_Waiting]] = {}
         self.approvals: list[str] = []
-        self._foreign = {t.ident or 0 for t in threading.enumerate()}
+        self._foreign = foreign_threads()
         self._clock = VirtualLoop(0.0, foreign=self._foreign)
         self._dead: list[VirtualLoop] = []
         self._turn: asyncio.Task[None] | None = None
@@ -201,6 +202,7 @@ class LoopRun:
         self.steps.append(step)
         match step:
             case User(text):
+                self.ledger.users.append((self._at(), text))
                 self._start(self._live_loop().send(text), "send")
             case ReplyStep(text, calls):
                 future = next(f for f in self._requests if not f.done())
@@ -235,6 +237,7 @@ class LoopRun:
                 self._reopen()
                 self._start(self._live_loop().resume(), "resume")
             case NewMessage(text):
+                self.ledger.users.append((self._at(), text))
                 self._reopen()
                 self._start(self._live_loop().send(text), "send")
             case Approve(call, approved):
