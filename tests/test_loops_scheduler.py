@@ -7,10 +7,10 @@ import asyncio
 import time
 
 import pytest
-from loops_fake import FakeAdapter, FakeAgent, buggy, careful
+from loops_fake import FakeAdapter, FakeAgent, _FakeLoop, buggy, careful
 
 from prunecheck.sim.loops.clock import LoopStuck, VirtualLoop
-from prunecheck.sim.loops.contract import ToolCall
+from prunecheck.sim.loops.contract import Harness, ToolCall
 from prunecheck.sim.loops.ledger import BodyEnd
 from prunecheck.sim.loops.scheduler import LoopRun, Phase, StepRefused
 from prunecheck.sim.loops.steps import (
@@ -22,6 +22,7 @@ from prunecheck.sim.loops.steps import (
     NewMessage,
     ReplyStep,
     Resume,
+    Step,
     Timeout,
     User,
 )
@@ -161,8 +162,8 @@ def test_a_cancel_that_keeps_what_ran_is_clean() -> None:
 class _Stubborn(FakeAdapter):
     """A loop whose cancel API does nothing: the turn never returns."""
 
-    def open(self, target: object, harness: object) -> object:
-        loop = super().open(target, harness)  # type: ignore[arg-type]
+    def open(self, target: object, harness: Harness) -> _FakeLoop:
+        loop = super().open(target, harness)
 
         async def ignore(turn: asyncio.Task[None]) -> None:
             return None
@@ -188,8 +189,8 @@ def test_timeouts_and_the_clock_are_steps() -> None:
 
 
 def test_the_same_schedule_gives_the_same_requests_byte_for_byte() -> None:
-    steps = [User("hi"), ReplyStep("", (READ_A, READ_B)), Complete("call_2", "B"), Crash(),
-             NewMessage("again"), ReplyStep("ok")]  # fmt: skip
+    steps: list[Step] = [User("hi"), ReplyStep("", (READ_A, READ_B)), Complete("call_2", "B"),
+                         Crash(), NewMessage("again"), ReplyStep("ok")]  # fmt: skip
 
     def requests() -> list[str]:
         with LoopRun(FakeAdapter(), FakeAgent(persist="eager")) as run:

@@ -36,11 +36,12 @@ from prunecheck.sim.cli.limits import (
     exit_status,
     vacuous_status,
 )
-from prunecheck.sim.cli.loop_runs import LOOP_HELP, check_loop_command, is_loop_spec
+from prunecheck.sim.cli.loop_runs import LOOP_HELP, check_loop_command
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import add_suite_arguments
+from prunecheck.sim.loops.target import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.minimal import shrink_note

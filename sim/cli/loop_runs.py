@@ -21,10 +21,10 @@ from prunecheck.sim.loops.bundle import write_bundle
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.loops.search import search
 from prunecheck.sim.loops.story import narrative, retell
-from prunecheck.sim.loops.target import is_loop_spec, load_target
+from prunecheck.sim.loops.target import load_target
 from prunecheck.sim.loops.verdict import CellVerdict, check_loop, not_applicable_reason
 
-__all__ = ["LOOP_HELP", "check_loop_command", "is_loop_spec", "search_loop_command"]
+__all__ = ["LOOP_HELP", "check_loop_command", "search_loop_command"]
 
 #: What ``--help`` of check and search says of loop specs.
 LOOP_HELP = """\

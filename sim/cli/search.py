@@ -33,9 +33,10 @@ from prunecheck.sim.cli.failure_options import (
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argument, vacuous_status
-from prunecheck.sim.cli.loop_runs import LOOP_HELP, is_loop_spec, search_loop_command
+from prunecheck.sim.cli.loop_runs import LOOP_HELP, search_loop_command
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.loops.scenarios import ScenarioClass
+from prunecheck.sim.loops.target import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
