@@ -47,3 +47,20 @@ def test_policies_lists_the_loop_spec(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["policies"]) == 0
     out = capsys.readouterr().out
     assert "loop:FILE.py:ATTR" in out and "crash_new_message" in out
+
+
+def test_the_python_api_and_the_fixture_take_a_loop_spec(tmp_path: Path) -> None:
+    import prunecheck
+    from prunecheck.pytest_plugin import PrunecheckFixture
+
+    result = prunecheck.check_loop(f"loop:{FAKE}:careful", max_examples=20,
+                                   scenarios=["parallel", "cancel"])  # fmt: skip
+    assert [c.verdict.value for c in result.cells] == ["safe", "safe"]
+    found = prunecheck.search_loop(f"loop:{FAKE}:buggy", scenario="crash_new_message",
+                                   max_examples=40, seed=1)  # fmt: skip
+    assert found.found is not None
+    fixture = PrunecheckFixture(tmp_path, "test_x")
+    with pytest.raises(prunecheck.UnsafeLoop, match="minimal reproduction") as info:
+        fixture.assert_loop_safe(f"loop:{FAKE}:buggy", scenarios=["crash_new_message"],
+                                 max_examples=40, seed=1)  # fmt: skip
+    assert info.value.bundle is not None and (info.value.bundle / "repro.py").is_file()
