@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections import deque
 from collections.abc import Coroutine, Mapping
@@ -81,6 +83,25 @@ class Phase(Enum):
 class _Waiting:
     body: Body
     future: asyncio.Future[str]
+
+
+def _drop(clocks: list[VirtualLoop]) -> None:
+    """Discard event loops and collect what they held, quietly.
+
+    The tasks of a crashed (or finished) run are never resumed; when the
+    garbage collector closes their coroutines, a framework's ``finally``
+    clause may try to schedule work on a loop that is gone.  What it raises
+    then is the run's debris, not the user's: it goes unreported.
+    """
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _: None
+    try:
+        for clock in clocks:
+            clock.discard()
+        clocks.clear()
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
 
 
 def _fresh_store() -> Path:
@@ -359,9 +380,11 @@ class LoopRun:
             with contextlib.suppress(Exception):
                 self.loop.abandon()
             self.loop = None
-        for clock in [*self._dead, self._clock]:
-            clock.discard()
-        self._dead.clear()
+        clocks, self._dead = [*self._dead, self._clock], []
+        self._turn = None
+        self._requests.clear()
+        self._waiting.clear()
+        _drop(clocks)
         if self._own_store:
             shutil.rmtree(self.store, ignore_errors=True)
 
