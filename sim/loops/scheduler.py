@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from collections import deque
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
@@ -96,10 +97,12 @@ def _drop(clocks: list[VirtualLoop]) -> None:
     hook = sys.unraisablehook
     sys.unraisablehook = lambda _: None
     try:
-        for clock in clocks:
-            clock.discard()
-        clocks.clear()
-        gc.collect()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # "coroutine ... never awaited"
+            for clock in clocks:
+                clock.discard()
+            clocks.clear()
+            gc.collect()
     finally:
         sys.unraisablehook = hook
 
@@ -144,6 +147,7 @@ class LoopRun:
         self._foreign = foreign_threads()
         self._clock = VirtualLoop(0.0, foreign=self._foreign)
         self._dead: list[VirtualLoop] = []
+        self._graveyard: list[object] = []
         self._turn: asyncio.Task[None] | None = None
         self.loop: Loop | None = None
         self._open()
@@ -342,6 +346,10 @@ class LoopRun:
             for w in queue:
                 if w.body.end is BodyEnd.RUNNING:
                     w.body.end, w.body.ended = BodyEnd.DROPPED, self._at()
+        # the dropped process's objects are kept until close, which collects
+        # them quietly: garbage-collected mid-run, their finally clauses
+        # would report errors about a loop that is gone
+        self._graveyard += [self._waiting.copy(), list(self._requests), self._turn, self.loop]
         self._waiting.clear()
         self._requests.clear()
         self.approvals.clear()
@@ -384,6 +392,7 @@ class LoopRun:
         self._turn = None
         self._requests.clear()
         self._waiting.clear()
+        self._graveyard.clear()
         _drop(clocks)
         if self._own_store:
             shutil.rmtree(self.store, ignore_errors=True)

@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scripts", default="reports/loops")
     p.add_argument("--examples", default="examples/loops")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--max-examples", type=int, default=140)
+    p.add_argument("--max-examples", type=int, default=70)
     p.add_argument("--no-run", action="store_true", help="do not run the scripts")
     args = p.parse_args(argv)
     out, scripts = Path(args.out), Path(args.scripts)
