@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import logging
 import os
 import shutil
 import sys
@@ -96,6 +97,7 @@ def _drop(clocks: list[VirtualLoop]) -> None:
     """
     hook = sys.unraisablehook
     sys.unraisablehook = lambda _: None
+    logging.disable(logging.CRITICAL)  # e.g. OpenTelemetry's "Failed to detach context" in AutoGen
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # "coroutine ... never awaited"
@@ -104,6 +106,7 @@ def _drop(clocks: list[VirtualLoop]) -> None:
             clocks.clear()
             gc.collect()
     finally:
+        logging.disable(logging.NOTSET)
         sys.unraisablehook = hook
 
 
