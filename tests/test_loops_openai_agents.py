@@ -10,9 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("agents")
-
 from loops_play import call, kinds, load_example, play, roles, run_script, tool_text
 
 from prunecheck.sim.loops.contract import Capability
@@ -30,6 +27,14 @@ from prunecheck.sim.loops.steps import (
     User,
     schedule_to_json,
 )
+
+
+@pytest.fixture(autouse=True)
+def _framework() -> None:
+    """Skip without the framework; imported when a test runs, not at collection
+    (every xdist worker collects every module)."""
+    pytest.importorskip("agents")
+
 
 KEEP_LAST = "openai_agents_keep_last"
 TURNS = "openai_agents_turns"
@@ -229,3 +234,23 @@ def test_standalone_script_shows_the_silent_loss_of_a_cancel(tmp_path: Path) -> 
         "LEDGER MISMATCH: call_2 ran (it returned 'two') but the model no longer sees its call "
         "nor its result"
     ) in done.stdout
+
+
+@pytest.mark.slow
+def test_crash_while_an_approval_waits_drops_the_call() -> None:
+    """The session holds delete_file's ``function_call`` without output (the
+    ``RunState`` that could resume it died with the process); the next run
+    drops the dangling call: the model sees only the read."""
+    adapter = OpenAIAgentsAdapter()
+    agent = load_example(TURNS, "agent")
+    steps = [
+        User("clean up"),
+        ReplyStep("", (call(1, "delete_file"), call(2))),
+        Complete("call_2", "read"),
+        Crash(),
+        NewMessage("hello?"),
+    ]
+    with play(adapter, agent, steps) as run:
+        assert roles(run) == ["S", "U", "A(call_2)", "T(call_2)", "U"]
+        assert [b.call for b in run.ledger.bodies] == ["call_2"] and run.approvals == []
+        assert kinds(run) == []

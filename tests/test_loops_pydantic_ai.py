@@ -9,9 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("pydantic_ai")
-
 from loops_play import call, kinds, load_example, play, roles, run_script, tool_text
 
 from prunecheck.sim.loops.contract import Capability
@@ -29,6 +26,14 @@ from prunecheck.sim.loops.steps import (
     User,
     schedule_to_json,
 )
+
+
+@pytest.fixture(autouse=True)
+def _framework() -> None:
+    """Skip without the framework; imported when a test runs, not at collection
+    (every xdist worker collects every module)."""
+    pytest.importorskip("pydantic_ai")
+
 
 KEEP_LAST = "pydantic_ai_keep_last"
 TURNS = "pydantic_ai_turns"
@@ -238,3 +243,24 @@ def test_standalone_script_shows_the_invented_result(tmp_path: Path) -> None:
     clean = run_script(safe, tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "no broken request and no ledger mismatch" in clean.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", [Resume(), NewMessage("hello?")])
+def test_crash_while_an_approval_waits_closes_the_call_as_interrupted(after: Step) -> None:
+    """The approval lives in the run's output (``DeferredToolRequests``), not
+    in the saved history: after a crash, resume and a new message alike
+    send delete_file's call closed as 'interrupted'; nobody is asked again."""
+    adapter = PydanticAIAdapter()
+    agent = load_example(TURNS, "agent")
+    steps = [
+        User("clean up"),
+        ReplyStep("", (call(1, "delete_file"), call(2))),
+        Complete("call_2", "read"),
+        Crash(),
+        after,
+    ]
+    with play(adapter, agent, steps) as run:
+        assert tool_text(run, "call_1") == INTERRUPTED
+        assert [b.call for b in run.ledger.bodies] == ["call_2"] and run.approvals == []
+        assert kinds(run) == []
