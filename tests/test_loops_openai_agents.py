@@ -254,3 +254,28 @@ def test_crash_while_an_approval_waits_drops_the_call() -> None:
         assert roles(run) == ["S", "U", "A(call_2)", "T(call_2)", "U"]
         assert [b.call for b in run.ledger.bodies] == ["call_2"] and run.approvals == []
         assert kinds(run) == []
+
+
+@pytest.mark.slow
+def test_the_commit_guard_in_the_input_filter_keeps_every_request_whole() -> None:
+    """The same count-based trimmer behind ``ListGuard`` (a batch's calls and
+    outputs read as one unit, trimmed only over budget): every request is
+    valid and nothing executed is lost; without the guard the same schedule
+    sends orphaned outputs."""
+    adapter = OpenAIAgentsAdapter()
+    big = "x" * 800
+    steps: list[Step] = [User("fix the bug")]
+    for k in range(3):
+        steps.append(ReplyStep("", (call(2 * k + 1), call(2 * k + 2))))
+        steps += [Complete(f"call_{2 * k + 2}", big), Complete(f"call_{2 * k + 1}", big)]
+    steps += [ReplyStep("done"), User("more"), ReplyStep("", (call(9),)), Complete("call_9", big)]
+    steps.append(ReplyStep("ok"))
+    with play(adapter, load_example("openai_agents_guarded", "app"), steps) as run:
+        assert kinds(run) == []
+        assert roles(run, 3) == [
+            "S", "U", "A(call_3,call_4)", "T(call_3)", "T(call_4)",
+            "A(call_5,call_6)", "T(call_5)", "T(call_6)",
+        ]  # fmt: skip
+        assert roles(run) == ["S", "A", "U", "A(call_9)", "T(call_9)"]
+    with play(adapter, load_example(KEEP_LAST, "app"), steps) as run:
+        assert ("orphaned_result", ("call_1",)) in kinds(run)
