@@ -82,8 +82,9 @@ def _need(target: object) -> tuple[Any, Any]:
     found = _target(target)
     if found is None:
         raise TypeError(
-            f"{target!r} is not an OpenAI Agents SDK Agent nor a factory of one "
-            "(or of (agent, run_config))."
+            f"{target!r}: the OpenAI Agents SDK adapter drives an Agent; this is not one, nor "
+            "a function of no argument returning one or (agent, run_config). Hint: point at "
+            "the Agent (file.py:agent) or at a factory returning it with its RunConfig."
         )
     return found
 

@@ -146,7 +146,11 @@ class PydanticAIAdapter:
 def _need(target: object) -> Any:
     agent = _agent(target)
     if agent is None:
-        raise TypeError(f"{target!r} is not a pydantic-ai Agent nor a factory of one.")
+        raise TypeError(
+            f"{target!r}: the pydantic-ai adapter drives an Agent; this is not one, nor a "
+            "function of no argument returning one. Hint: point at the Agent object "
+            "(file.py:agent) or at a factory building it."
+        )
     return agent
 
 
