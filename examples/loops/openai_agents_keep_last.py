@@ -4,8 +4,10 @@ short by sending only the last 6 items (a plain count: it knows nothing of
 function calls and their outputs).  ``delete_file`` needs approval.
 
 ``app`` returns what the application hands ``Runner.run``: the agent and its
-run config.  Check it with::
+run config; ``agent`` alone is the SDK's default loop (no run config, no
+trimming).  Check them with::
 
+    prunecheck check loop:examples/loops/openai_agents_keep_last.py:agent
     prunecheck check loop:examples/loops/openai_agents_keep_last.py:app
 """
 

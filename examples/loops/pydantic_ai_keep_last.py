@@ -7,8 +7,8 @@ default loop.
 
 Check them with (the loop harness replaces the model and the tools' bodies)::
 
-    prunecheck check loop:examples/loops/pydantic_ai_keep_last.py:agent
     prunecheck check loop:examples/loops/pydantic_ai_keep_last.py:plain_agent
+    prunecheck check loop:examples/loops/pydantic_ai_keep_last.py:agent
 """
 
 from __future__ import annotations
