@@ -9,11 +9,15 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
+
+import pytest
 
 from prunecheck.sim.loops.contract import Adapter, ToolCall
-from prunecheck.sim.loops.scheduler import LoopRun
 from prunecheck.sim.loops.steps import Step
+
+if TYPE_CHECKING:
+    from prunecheck.sim.loops.scheduler import LoopRun
 
 __all__ = ["call", "kinds", "load_example", "play", "roles", "run_script", "tool_text"]
 
@@ -39,8 +43,10 @@ def call(n: int, name: str = "read_file") -> ToolCall:
 @contextmanager
 def play(adapter: Adapter, target: object, steps: Sequence[object]) -> Iterator[LoopRun]:
     """``steps`` (:data:`~prunecheck.sim.loops.steps.Step` s) applied one by
-    one; a refused step fails the test."""
-    with LoopRun(adapter, target) as run:
+    one; a refused step fails the test.  Skips where the core's harness
+    (``prunecheck.sim.loops.scheduler``) is not installed."""
+    scheduler = pytest.importorskip("prunecheck.sim.loops.scheduler")
+    with scheduler.LoopRun(adapter, target) as run:
         for step in steps:
             run.apply(cast(Step, step))
         yield run
