@@ -9,15 +9,12 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import Any, cast
 
 import pytest
 
 from prunecheck.sim.loops.contract import Adapter, ToolCall
 from prunecheck.sim.loops.steps import Step
-
-if TYPE_CHECKING:
-    from prunecheck.sim.loops.scheduler import LoopRun
 
 __all__ = ["call", "kinds", "load_example", "play", "roles", "run_script", "tool_text"]
 
@@ -41,8 +38,8 @@ def call(n: int, name: str = "read_file") -> ToolCall:
 
 
 @contextmanager
-def play(adapter: Adapter, target: object, steps: Sequence[object]) -> Iterator[LoopRun]:
-    """``steps`` (:data:`~prunecheck.sim.loops.steps.Step` s) applied one by
+def play(adapter: Adapter, target: object, steps: Sequence[object]) -> Iterator[Any]:
+    """The core's ``LoopRun`` after ``steps`` (schedule steps) applied one by
     one; a refused step fails the test.  Skips where the core's harness
     (``prunecheck.sim.loops.scheduler``) is not installed."""
     scheduler = pytest.importorskip("prunecheck.sim.loops.scheduler")
@@ -52,10 +49,10 @@ def play(adapter: Adapter, target: object, steps: Sequence[object]) -> Iterator[
         yield run
 
 
-def roles(run: LoopRun, index: int = -1) -> list[str]:
+def roles(run: Any, index: int = -1) -> list[str]:
     """A request's messages in short: ``S``, ``U``, ``A``, ``A(call_1,call_2)``, ``T(call_1)``."""
     out = []
-    for m in run.ledger.requests[index].body["messages"]:  # type: ignore[attr-defined]
+    for m in run.ledger.requests[index].body["messages"]:
         if m.get("tool_calls"):
             out.append("A(" + ",".join(c["id"] for c in m["tool_calls"]) + ")")
         elif m["role"] == "tool":
@@ -65,14 +62,14 @@ def roles(run: LoopRun, index: int = -1) -> list[str]:
     return out
 
 
-def kinds(run: LoopRun) -> list[tuple[str, tuple[str, ...]]]:
+def kinds(run: Any) -> list[tuple[str, tuple[str, ...]]]:
     """The run's incidents: kind and call ids."""
     return [(i.kind.value, i.ids) for i in run.incidents]
 
 
-def tool_text(run: LoopRun, call_id: str, index: int = -1) -> str:
+def tool_text(run: Any, call_id: str, index: int = -1) -> str:
     """The content of ``call_id``'s tool message in a request."""
-    for m in run.ledger.requests[index].body["messages"]:  # type: ignore[attr-defined]
+    for m in run.ledger.requests[index].body["messages"]:
         if m.get("role") == "tool" and m.get("tool_call_id") == call_id:
             return str(m.get("content"))
     raise AssertionError(f"no tool message for {call_id}")

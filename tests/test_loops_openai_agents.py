@@ -70,7 +70,7 @@ def test_parallel_batch_completing_out_of_order_is_a_valid_request() -> None:
         assert roles(run) == ["S", "U", "A(call_1,call_2)", "T(call_1)", "T(call_2)"]
         assert (tool_text(run, "call_1"), tool_text(run, "call_2")) == ("one", "two")
         assert kinds(run) == []
-        assert [m["role"] for m in run.loop.history()] == [  # type: ignore[union-attr]
+        assert [m["role"] for m in run.loop.history()] == [
             "user",
             "assistant",
             "tool",

@@ -61,7 +61,7 @@ def test_parallel_batch_completing_out_of_order_is_a_valid_request() -> None:
         assert (tool_text(run, "call_1"), tool_text(run, "call_2")) == ("one", "two")
         assert kinds(run) == []
         assert run.ledger.outcomes == [(4, "send returned")]
-        assert [m["role"] for m in run.loop.history()] == [  # type: ignore[union-attr]
+        assert [m["role"] for m in run.loop.history()] == [
             "user",
             "assistant",
             "tool",
@@ -95,7 +95,7 @@ def test_keep_last_cuts_a_call_from_its_result_and_pydantic_ai_drops_the_result(
         # the processor returns [T(call_1), A(call_2), T(call_2), A(call_3), T(call_3)]
         assert roles(run) == ["S", "A(call_2)", "T(call_2)", "A(call_3)", "T(call_3)"]
         assert kinds(run) == []
-        held = run.loop.history()  # type: ignore[union-attr]
+        held = run.loop.history()
         assert held[0] == {"role": "tool", "tool_call_id": "call_1", "content": "out 1"}
 
 
