@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks docs clean
+.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops docs clean
 
 all: test
 
@@ -76,6 +76,12 @@ docs: $(STAMP)
 # reproduction script per unsafe row (reports/frameworks/*.py), each run to confirm.
 frameworks: $(STAMP)
 	$(PY) -m prunecheck.sim.reports.frameworks --out reports/frameworks.md --scripts reports/frameworks --seed $(SEED)
+
+# The scenario table of real agent loops (reports/loops.md): every example agent of
+# examples/loops/ through its framework's own loop, and a standalone script per unsafe
+# cell (reports/loops/*.py), each run once with the framework alone to confirm it.
+loops: $(STAMP)
+	$(PY) -m prunecheck.sim.reports.loops --out reports/loops.md --scripts reports/loops --seed $(SEED)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md

@@ -1,5 +1,11 @@
 """Incidents: named, observed failures (and the costs of safety).
 
+Two classes are judged only in real agent loops (:mod:`prunecheck.sim.loops`):
+``silent_loss`` (a tool ran, its side effect happened, and the model is no
+longer told: its call and result are gone from a request although no trim
+removed their whole, closed unit) and ``hang`` (a turn that does not return
+within a virtual deadline after a cancel).
+
 Every incident says *what* happened, at *which step* and *which ids* it
 concerns.  Violation classes are failures a user must never ship; cost
 classes (deferral, hard-ceiling overrun, spill, re-injection) are the price
@@ -30,6 +36,8 @@ class IncidentKind(StrEnum):
     DUPLICATED_SIDE_EFFECT = "duplicated_side_effect"
     TRUNCATED_PAYLOAD = "truncated_payload"
     SYNTHESIZED_RESULT = "synthesized_result"
+    SILENT_LOSS = "silent_loss"
+    HANG = "hang"
     HARD_CEILING_OVERRUN = "hard_ceiling_overrun"
     DEFERRAL = "deferral"
     SPILL = "spill"
@@ -58,6 +66,8 @@ VIOLATION_KINDS = frozenset(
         IncidentKind.DUPLICATED_SIDE_EFFECT,
         IncidentKind.TRUNCATED_PAYLOAD,
         IncidentKind.SYNTHESIZED_RESULT,
+        IncidentKind.SILENT_LOSS,
+        IncidentKind.HANG,
     }
 )
 #: How a session ended, neither a violation (the violation came before it)

@@ -501,6 +501,27 @@ def _runtime_cases() -> Iterator[Case]:
 
 RUNTIME_CASES = list(_runtime_cases())
 
+# ------------------------------------------------------------- agent loops
+#: A loop spec that is malformed, names no agent, or an agent loop that spins
+#: or cannot open (issue 21): exit 2, one paragraph naming the spec or the loop.
+BAD_LOOPS = Path(__file__).resolve().parent / "bad_loops.py"
+FAKE_LOOPS = Path(__file__).resolve().parent / "loops_fake.py"
+LOOP_CASES = [
+    _c("loop-spec-malformed", "check loop:nothing", needle="must be loop:FILE.py:ATTR"),
+    _c("loop-file-missing", "check loop:{tmp}/absent.py:agent", needle="does not exist"),
+    _c("loop-attr-missing", f"check loop:{FAKE_LOOPS}:absent", needle="no attribute 'absent'"),
+    _c("loop-not-an-agent", f"check loop:{BAD_LOOPS}:not_an_agent", needle="no framework"),
+    _c("loop-framework-wrong", f"check loop:langgraph:{FAKE_LOOPS}:careful",
+       needle="langgraph"),
+    _c("loop-spins", f"search loop:{BAD_LOOPS}:spins --max-examples 2", needle="spins"),
+    _c("loop-cannot-open", f"check loop:{BAD_LOOPS}:cannot_open --max-examples 2",
+       needle="could not open the agent (RuntimeError: no API key)"),
+    _c("loop-scenario-unknown", f"search loop:{FAKE_LOOPS}:careful --scenario nap",
+       needle="--scenario"),
+    _c("loop-scenario-not-applicable", f"search loop:{FAKE_LOOPS}:careful --scenario interrupt",
+       needle="no human-in-the-loop approval"),
+]  # fmt: skip
+
 # ------------------------------------------------- files, the machine, small holes
 SWEEP = "recency --gate none --levels 0.5 --seeds 1 --horizon 5 --jobs 1"
 ODD = f"{BAD}/odd.py"
@@ -599,7 +620,8 @@ JSON_CASES = [
         needle="--junit",
     ),
 ]
-CASES = [*ARG_CASES, *FILE_CASES, *POLICY_CASES, *RUNTIME_CASES, *MACHINE_CASES, *JSON_CASES]
+CASES = [*ARG_CASES, *FILE_CASES, *POLICY_CASES, *RUNTIME_CASES, *LOOP_CASES, *MACHINE_CASES,
+         *JSON_CASES]  # fmt: skip
 
 
 def test_the_suite_is_large() -> None:

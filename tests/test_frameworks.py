@@ -7,6 +7,7 @@ installs them all)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -464,3 +465,20 @@ def test_the_table_states_its_longest_reproduction(tmp_path: Path) -> None:
     long = [*rows, row("c:z=3", after_append=Cell("unsafe", 1.0, 40, bound="the replay limit"))]
     assert "Above the aim: `c:z=3` at after_append" in longest_line(long)
     assert longest_line([row("d")]) == "No reproduction: no row is unsafe."
+
+
+def test_the_committed_table_carries_shrunk_reproductions() -> None:
+    """Every reproduction in reports/frameworks.md is at most AIM events up
+    to its violation, or the report names the bound it reached; the table
+    states its longest one."""
+    from prunecheck.sim.verdicts.minimal import AIM
+
+    text = (Path(__file__).resolve().parent.parent / "reports" / "frameworks.md").read_text(
+        encoding="utf-8"
+    )
+    lengths = [int(n) for n in re.findall(r"\*\*UNSAFE\*\* \((\d+) ev", text)]
+    assert lengths, "no unsafe cell in the table"
+    longest = re.search(r"Longest reproduction: \*\*(\d+) events\*\*", text)
+    assert longest is not None and int(longest.group(1)) == max(lengths)
+    above = sum(1 for n in lengths if n > AIM)
+    assert text.count(f"reproduction above {AIM} events:") == above

@@ -5,8 +5,15 @@ autogen-core.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is what the runtime holds mid-turn (a call still pending or a message still streaming): safe only if the runtime never trims here.
 
 Expected problems:
-  - call c21 was dropped while its result is still pending: the result will arrive orphaned
-  - message 18 (tool) was dropped while still streaming
+  - call c1 was dropped while its result is still pending: the result will arrive orphaned
+  - call c2 was dropped while its result is still pending: the result will arrive orphaned
+  - call c3 was dropped while its result is still pending: the result will arrive orphaned
+  - call c4 was dropped while its result is still pending: the result will arrive orphaned
+  - call c5 was dropped while its result is still pending: the result will arrive orphaned
+  - call c6 was dropped while its result is still pending: the result will arrive orphaned
+  - call c7 was dropped while its result is still pending: the result will arrive orphaned
+  - call c9 was dropped while its result is still pending: the result will arrive orphaned
+  - message 3 (tool) was dropped while still streaming
 """
 
 from __future__ import annotations
@@ -55,33 +62,18 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 1340, 354, 73, 1235, 2357, 1118, 335, 4491, 514, 20, 42, 192, 37, 4808, 50, 2737, 1464, 6391, 674, 1840, 676, 1012, 790]  # the size of each message below, in tokens
-STREAMING = [18]  # positions of messages still streaming
+TOKENS = [640, 26012, 268, 10, 866, 756, 664, 1402, 3292]  # the size of each message below, in tokens
+STREAMING = [3]  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
-    {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m48', 2536)},  # m48
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m49', 5333)},  # m49
-    {'role': 'assistant', 'content': filler('m50', 1416)},  # m50
-    {'role': 'assistant', 'content': 'edit_file(README.md)' + ' ' + filler('m51', 243), 'tool_calls': [{'id': 'c19', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "README.md"}'}}]},  # m51
-    {'role': 'tool', 'tool_call_id': 'c19', 'content': 'edit_file README.md @v12' + ' ' + filler('m52', 4915)},  # m52
-    {'role': 'assistant', 'content': filler('m53', 9428)},  # m53
-    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m54', 4445)},  # m54
-    {'role': 'assistant', 'content': 'edit_file(src/api.py); run_tests(tests); read_file(README.md); grep(src/util.py); read_file(src/app.py); read_file(src/util.py); read_file(src/app.py); read_file(app.log); edit_file(src/db.py); grep(src/db.py); stat(src/api.py); grep(tests/test_app.py)' + ' ' + filler('m55', 739), 'tool_calls': [{'id': 'c20', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "src/api.py"}'}}, {'id': 'c21', 'type': 'function', 'function': {'name': 'run_tests', 'arguments': '{"path": "tests"}'}}, {'id': 'c22', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "README.md"}'}}, {'id': 'c23', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "src/util.py"}'}}, {'id': 'c24', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "src/app.py"}'}}, {'id': 'c25', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "src/util.py"}'}}, {'id': 'c26', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "src/app.py"}'}}, {'id': 'c27', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "app.log"}'}}, {'id': 'c28', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "src/db.py"}'}}, {'id': 'c29', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "src/db.py"}'}}, {'id': 'c30', 'type': 'function', 'function': {'name': 'stat', 'arguments': '{"path": "src/api.py"}'}}, {'id': 'c31', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "tests/test_app.py"}'}}]},  # m55
-    {'role': 'tool', 'tool_call_id': 'c24', 'content': 'read_file src/app.py @v9' + ' ' + filler('m56', 17939)},  # m56
-    {'role': 'tool', 'tool_call_id': 'c28', 'content': 'edit_file src/db.py @v7' + ' ' + filler('m57', 2032)},  # m57
-    {'role': 'tool', 'tool_call_id': 'c23', 'content': 'error: tool error call err: 2024 review match field. Result batch build source b'},  # m58
-    {'role': 'tool', 'tool_call_id': 'c22', 'content': 'read_file README.md @v16' + ' ' + filler('m60', 143)},  # m60
-    {'role': 'tool', 'tool_call_id': 'c29', 'content': 'grep src/db.py @v7' + ' ' + filler('m61', 749)},  # m61
-    {'role': 'tool', 'tool_call_id': 'c31', 'content': 'grep tests/test_app.py @v6' + ' ' + filler('m62', 121)},  # m62
-    {'role': 'tool', 'tool_call_id': 'c25', 'content': 'read_file src/util.py @v4' + ' ' + filler('m63', 19206)},  # m63
-    {'role': 'tool', 'tool_call_id': 'c27', 'content': 'read_file app.log @v4' + ' ' + filler('m64', 178)},  # m64
-    {'role': 'tool', 'tool_call_id': 'c26', 'content': 'read_file src/app.py @v9' + ' ' + filler('m65', 10923)},  # m65
-    {'role': 'tool', 'tool_call_id': 'c30', 'content': 'stat src/api.py @v7' + ' ' + filler('m67', 5836)},  # m67
-    {'role': 'tool', 'tool_call_id': 'c20', 'content': 'edit_file src/api.py @v7' + ' ' + filler('m71', 25539)},  # m71
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m59', 2663)},  # m59
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m66', 7327)},  # m66
-    {'role': 'user', 'content': 'please look at src/db.py' + ' ' + filler('m68', 2679)},  # m68
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m69', 4021)},  # m69
-    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m70', 3133)},  # m70
+    {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
+    {'role': 'user', 'content': 'please look at src/app.py' + ' ' + filler('m2', 104022)},  # m2
+    {'role': 'assistant', 'content': 'edit_file(src/db.py); grep(src/app.py); read_file(app.log); grep(config.yaml); read_file(src/util.py); stat(src/db.py); grep(README.md); edit_file(app.log); write_file(src/app.py)' + ' ' + filler('m3', 640), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "src/db.py"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "src/app.py"}'}}, {'id': 'c3', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "app.log"}'}}, {'id': 'c4', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "config.yaml"}'}}, {'id': 'c5', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "src/util.py"}'}}, {'id': 'c6', 'type': 'function', 'function': {'name': 'stat', 'arguments': '{"path": "src/db.py"}'}}, {'id': 'c7', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "README.md"}'}}, {'id': 'c8', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "app.log"}'}}, {'id': 'c9', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "src/app.py"}'}}]},  # m3
+    {'role': 'tool', 'tool_call_id': 'c8', 'content': 'edit_file app.log @v1 foo.py. File user_'},  # m4
+    {'role': 'user', 'content': 'please look at README.md' + ' ' + filler('m5', 3439)},  # m5
+    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m6', 3001)},  # m6
+    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m7', 2629)},  # m7
+    {'role': 'user', 'content': 'please look at src/api.py' + ' ' + filler('m8', 5582)},  # m8
+    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m9', 13141)},  # m9
 ]
 
 

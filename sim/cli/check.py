@@ -36,10 +36,12 @@ from prunecheck.sim.cli.limits import (
     exit_status,
     vacuous_status,
 )
+from prunecheck.sim.cli.loop_runs import LOOP_HELP, check_loop_command
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import add_suite_arguments
+from prunecheck.sim.loops.target import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.minimal import shrink_note
@@ -106,7 +108,7 @@ def register(sub: Any) -> None:
         "check",
         help=SUMMARIES["check"],
         description=__doc__,
-        epilog=EXAMPLE,
+        epilog=EXAMPLE + "\n" + LOOP_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_policy_argument(p, required=True, langchain_option=True)
@@ -140,6 +142,12 @@ def register(sub: Any) -> None:
 def execute(args: argparse.Namespace) -> int:
     resolve_policy(args)
     spec: str = args.policy
+    if is_loop_spec(spec):
+        if args.out:
+            from prunecheck.sim.support.outputs import output_folder
+
+            args.out = str(output_folder(Path(args.out)))
+        return check_loop_command(args)
     if args.out:  # refuse a bad --out before any work (exit 2)
         from prunecheck.sim.reproductions.bundle import check_out
         from prunecheck.sim.support.outputs import output_folder

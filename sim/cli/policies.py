@@ -69,4 +69,21 @@ def execute(args: argparse.Namespace) -> int:
     print(_YOURS)
     print(spellings())
     print(adapter_help(), end="")
+    print()
+    print(_loops())
     return 0
+
+
+def _loops() -> str:
+    """The ``loop:`` spec: the frameworks driven and the scenario classes."""
+    from prunecheck.sim.loops.scenarios import SCENARIOS
+    from prunecheck.sim.loops.target import FRAMEWORKS
+
+    classes = "\n".join(f"  {s.name.value:<18} {s.title}" for s in SCENARIOS.values())
+    return (
+        "agent loops (loop:FILE.py:ATTR, loop:module:ATTR, loop:FRAMEWORK:FILE.py:ATTR): your\n"
+        "agent, or a factory of one, driven through its framework's own loop with a scripted\n"
+        f"model and fake tools; frameworks: {', '.join(FRAMEWORKS)} (pip install\n"
+        "'prunecheck[loops]'); detected when not named.  check searches every scenario class\n"
+        "the agent supports; search --scenario NAME one of them:\n" + classes
+    )

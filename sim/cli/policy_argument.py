@@ -16,6 +16,7 @@ framework trimmer          ``ADAPTER:key=value,...``
 runtime under test         ``runtime:FILE.py:CLASS``, ``runtime:module:CLASS``
 prunecheck's guard runtime ``runtime:guard:POLICY``
 the model runtime          ``runtime:model:POLICY``
+agent loop (issue 21)      ``loop:FILE.py:ATTR``, ``loop:FRAMEWORK:FILE.py:ATTR``
 =========================  ============================================
 
 The older spellings (``--policy SPEC``, ``--runtime X``, ``check --langchain
@@ -36,6 +37,7 @@ Examples
   runtime under test          runtime:FILE.py:CLASS     runtime:loop.py:MyLoop
   prunecheck's guard runtime  runtime:guard:POLICY      runtime:guard:lowest_salience
   the model runtime           runtime:model:POLICY      runtime:model:recency
+  agent loop                  loop:FILE.py:ATTR         loop:my_app/agent.py:agent
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ SPELLINGS: tuple[Spelling, ...] = (
     Spelling("runtime under test", "runtime:FILE.py:CLASS", "runtime:loop.py:MyLoop"),
     Spelling("prunecheck's guard runtime", "runtime:guard:POLICY", "runtime:guard:lowest_salience"),
     Spelling("the model runtime", "runtime:model:POLICY", "runtime:model:recency"),
+    Spelling("agent loop", "loop:FILE.py:ATTR", "loop:my_app/agent.py:agent"),
 )
 
 #: The commands whose ``--format`` is a second spelling of a spec's ``@FORMAT``

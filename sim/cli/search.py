@@ -33,7 +33,10 @@ from prunecheck.sim.cli.failure_options import (
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argument, vacuous_status
+from prunecheck.sim.cli.loop_runs import LOOP_HELP, search_loop_command
 from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.loops.scenarios import ScenarioClass
+from prunecheck.sim.loops.target import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
@@ -80,7 +83,7 @@ def register(sub: Any) -> None:
         "search",
         help=SUMMARIES["search"],
         description=__doc__,
-        epilog=EXAMPLE,
+        epilog=EXAMPLE + "\n" + LOOP_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_runtime_arguments(p)
@@ -93,6 +96,11 @@ def register(sub: Any) -> None:
         help="runs to generate (default 200; shrinking comes on top)",
     )
     add_shape_arguments(p, Shape.for_budget(BASE.budget))
+    p.add_argument(
+        "--scenario",
+        choices=[c.value for c in ScenarioClass],
+        help="for a loop: spec, the scenario class to search (default parallel)",
+    )
     add_json_argument(p)
     add_fail_vacuous_argument(p)
     add_failure_arguments(p)
@@ -102,6 +110,9 @@ def register(sub: Any) -> None:
 def execute(args: argparse.Namespace) -> int:
     from prunecheck.sim.drivers.search import search
 
+    if is_loop_spec(str(getattr(args, "policy", None) or "")):
+        check_out_arg(args)
+        return search_loop_command(args)
     config = config_from_args(args)
     target = parse_target(args.target)
     check_out_arg(args)

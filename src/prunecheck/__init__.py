@@ -19,6 +19,8 @@ the commands from Python    ``search_policy`` → ``SearchResult``,
                             ``validate_request`` → ``ProviderError`` tuple
 make a policy               ``list_policy`` (a ``trim(messages)`` function),
                             ``framework_policy`` (a framework's trimmer)
+check an agent loop         ``check_loop``, ``assert_loop_safe`` (``UnsafeLoop``),
+                            ``search_loop``: a ``loop:`` spec or the agent itself
 what they take and give     ``RuntimeConfig`` (the runtime), ``Trace``
 the version                 ``__version__``
 ==========================  ===================================================
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from prunecheck.sim.adapters.lists import list_policy
     from prunecheck.sim.drivers.explore import ExploreResult
     from prunecheck.sim.drivers.search import SearchResult
+    from prunecheck.sim.loops.api import UnsafeLoop, assert_loop_safe, check_loop, search_loop
     from prunecheck.sim.verdicts.check import UnsafePolicy, assert_policy_safe, check_policy
     from prunecheck.sim.verdicts.python_api import (
         ReplayResult,
@@ -63,15 +66,19 @@ __all__ = [
     "RuntimeConfig",
     "SearchResult",
     "Trace",
+    "UnsafeLoop",
     "UnsafePolicy",
     "Verdict",
     "__version__",
+    "assert_loop_safe",
     "assert_policy_safe",
+    "check_loop",
     "check_policy",
     "explore_policy",
     "framework_policy",
     "list_policy",
     "replay_trace",
+    "search_loop",
     "search_policy",
     "validate_request",
 ]
@@ -87,6 +94,7 @@ def _installed_version() -> str:
 
 
 _API = "prunecheck.sim.verdicts.python_api"
+_LOOPS = "prunecheck.sim.loops.api"
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -98,14 +106,18 @@ __getattr__, __dir__ = lazy_exports(
         "RuntimeConfig": "prunecheck.model.config",
         "SearchResult": "prunecheck.sim.drivers.search",
         "Trace": "prunecheck.model.trace",
+        "UnsafeLoop": _LOOPS,
         "UnsafePolicy": "prunecheck.sim.verdicts.check",
         "Verdict": "prunecheck.sim.verdicts.verdict",
+        "assert_loop_safe": _LOOPS,
         "assert_policy_safe": "prunecheck.sim.verdicts.check",
+        "check_loop": _LOOPS,
         "check_policy": "prunecheck.sim.verdicts.check",
         "explore_policy": _API,
         "framework_policy": "prunecheck.sim.adapters.frameworks",
         "list_policy": "prunecheck.sim.adapters.lists",
         "replay_trace": _API,
+        "search_loop": _LOOPS,
         "search_policy": _API,
         "validate_request": _API,
     },

@@ -126,6 +126,20 @@ class PrunecheckFixture:
                 (exc.bundle / MARK).write_text(f"{self.test_name}\n", encoding="utf-8")
             raise
 
+    def assert_loop_safe(self, agent: Any, **options: Any) -> Any:
+        """:func:`prunecheck.assert_loop_safe` (an agent loop: a ``loop:`` spec or the
+        agent) with, under ``--prunecheck-out``, its bundle folder."""
+        __tracebackhide__ = True
+        assert_loop_safe = _harness("assert_loop_safe")
+        unsafe = _harness("UnsafeLoop")
+        folder = self._bundle_dir()
+        try:
+            return assert_loop_safe(agent, bundle_dir=folder, force=self.force, **options)
+        except unsafe as exc:
+            if exc.bundle is not None:
+                (exc.bundle / MARK).write_text(f"{self.test_name}\n", encoding="utf-8")
+            raise
+
     def assert_safe(self, policy: Any, **options: Any) -> CheckResult:
         """Deprecated alias of :meth:`assert_policy_safe` (one helper, one name)."""
         __tracebackhide__ = True

@@ -1,0 +1,123 @@
+"""Agent loops from Python: ``prunecheck.check_loop``, ``search_loop``, ``assert_loop_safe``.
+
+The ``loop:`` spec (:mod:`.target`) as the command line takes it, or the
+agent object itself (its framework detected by the adapters' ``accepts``).
+
+Examples
+--------
+>>> from prunecheck import check_loop
+>>> result = check_loop("loop:my_app/agent.py:agent")  # doctest: +SKIP
+>>> result.verdict, [c.verdict for c in result.cells]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .bundle import write_bundle
+from .scenarios import SCENARIOS, ScenarioClass
+from .search import SearchOutcome, search
+from .story import narrative, retell
+from .target import FRAMEWORKS, LoopTarget, adapter_named, load_target
+from .verdict import CellVerdict, LoopCheck
+from .verdict import check_loop as _check
+
+__all__ = ["UnsafeLoop", "assert_loop_safe", "check_loop", "loop_target", "search_loop"]
+
+
+class UnsafeLoop(AssertionError):
+    """A loop was found unsafe; the message holds the table and the shortest reproduction.
+
+    Attributes
+    ----------
+    result : LoopCheck
+        The check.
+    bundle : Path or None
+        Where the reproduction bundle was written, if a folder was given.
+    """
+
+    def __init__(self, message: str, result: LoopCheck, bundle: Path | None) -> None:
+        super().__init__(message)
+        self.result, self.bundle = result, bundle
+
+
+def loop_target(agent: object) -> LoopTarget:
+    """A loop spec, or an agent object (the framework detected), as a :class:`LoopTarget`.
+
+    Raises
+    ------
+    PolicyError
+        If the spec is bad or no framework adapter accepts the object.
+    """
+    if isinstance(agent, str):
+        return load_target(agent)
+    from prunecheck.model.errors import PolicyError
+
+    for name in FRAMEWORKS:
+        try:
+            adapter = adapter_named(name)
+        except PolicyError:
+            continue
+        if adapter.accepts(agent):
+            return LoopTarget(f"loop:{name}:<object>", "<object>", agent, adapter)
+    raise PolicyError(
+        f"agent {type(agent).__name__}",
+        "is an agent of no framework prunecheck drives.",
+        f"give a loop: spec or an agent of one of: {', '.join(FRAMEWORKS)}.",
+    )
+
+
+def check_loop(
+    agent: object,
+    *,
+    seed: int = 0,
+    max_examples: int = 200,
+    scenarios: Sequence[str | ScenarioClass] | None = None,
+) -> LoopCheck:
+    """``prunecheck check loop:…`` without the printing: a cell per scenario class."""
+    chosen = [ScenarioClass(s) for s in scenarios] if scenarios is not None else None
+    return _check(loop_target(agent), seed=seed, max_examples=max_examples, scenarios=chosen)
+
+
+def search_loop(
+    agent: object, *, scenario: str | ScenarioClass = "parallel", seed: int = 0,
+    max_examples: int = 40,
+) -> SearchOutcome:  # fmt: skip
+    """``prunecheck search loop:… --scenario NAME`` without the printing."""
+    target = loop_target(agent)
+    return search(target.adapter, target.target, SCENARIOS[ScenarioClass(scenario)], seed=seed,
+                  max_examples=max_examples)  # fmt: skip
+
+
+def assert_loop_safe(
+    agent: object,
+    *,
+    seed: int = 0,
+    max_examples: int = 200,
+    scenarios: Sequence[str | ScenarioClass] | None = None,
+    bundle_dir: Path | str | None = None,
+    force: bool = False,
+) -> LoopCheck:
+    """Check the loop; raise :class:`UnsafeLoop` (an ``AssertionError``) if a cell is unsafe.
+
+    The message holds the scenario table and the first unsafe cell's
+    narrative; ``bundle_dir`` gets that cell's bundle.
+    """
+    result = check_loop(agent, seed=seed, max_examples=max_examples, scenarios=scenarios)
+    if result.verdict is not CellVerdict.UNSAFE:
+        return result
+    cell = result.unsafe[0]
+    assert cell.found is not None
+    folder = None
+    if bundle_dir is not None:
+        folder = write_bundle(result.target, cell.found, Path(bundle_dir), seed=seed,
+                              scenario=cell.scenario.name.value, force=force)  # fmt: skip
+    story = retell(result.target.adapter, result.target.target, cell.found.steps)
+    message = (
+        f"{result.verdict_line()}\n\n{result.table()}\n"
+        f"minimal reproduction ({cell.scenario.title}, {len(story.steps)} steps):\n"
+        + narrative(story)
+        + (f"bundle: {folder}\n" if folder is not None else "")
+    )
+    raise UnsafeLoop(message, result, folder)

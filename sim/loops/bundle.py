@@ -1,0 +1,77 @@
+"""A loop failure's reproduction bundle.
+
+A folder holding everything needed to see and re-run one counterexample:
+
+* ``schedule.json`` — the shrunk schedule (:mod:`.steps`), the spec it was
+  found on, the seed, and the violations it must show (``expect``);
+* ``narrative.txt`` — the run step by step, incidents where they happened;
+* ``requests.jsonl`` — every request the model received, in order;
+* ``incidents.json`` — every incident, as JSON;
+* ``repro.py`` — the adapter's standalone script: the schedule replayed with
+  the framework alone (no prunecheck import), printing the broken request or
+  the ledger mismatch.
+
+Same schedule, same bytes: nothing in a bundle holds a time, a path of the
+machine or a random value.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prunecheck.sim.support.outputs import output_folder
+
+from .search import Outcome
+from .steps import schedule_to_json
+from .story import narrative, requests_json, retell
+from .target import LoopTarget
+
+__all__ = ["BUNDLE_FILES", "bundle_texts", "write_bundle"]
+
+#: The files of a bundle.
+BUNDLE_FILES = ("schedule.json", "narrative.txt", "requests.jsonl", "incidents.json", "repro.py")
+
+
+def bundle_texts(target: LoopTarget, found: Outcome, *, seed: int, scenario: str) -> dict[str, str]:
+    """The bundle's files by name (see the module's docs)."""
+    story = retell(target.adapter, target.target, found.steps)
+    expect = sorted({i.kind.value for i in story.incidents if i.is_violation})
+    schedule = schedule_to_json(
+        story.steps,
+        target=target.reference,
+        framework=target.framework,
+        seed=seed,
+        extra={"scenario": scenario, "expect": expect, "spec": target.spec},
+    )
+    head = (
+        f"{target.spec} ({target.framework}), scenario class {scenario}, seed {seed}: "
+        f"{len(story.steps)} steps, violations: {', '.join(expect) or 'none'}\n\n"
+    )
+    incidents = [i.to_json() for i in story.incidents]
+    return {
+        "schedule.json": schedule,
+        "narrative.txt": head + narrative(story),
+        "requests.jsonl": requests_json(story),
+        "incidents.json": json.dumps(incidents, indent=2, sort_keys=True) + "\n",
+        "repro.py": target.adapter.script(target.reference, schedule),
+    }
+
+
+def write_bundle(
+    target: LoopTarget, found: Outcome, out: Path, *, seed: int, scenario: str, force: bool = False
+) -> Path:
+    """Write the bundle into ``out`` (created); the folder.
+
+    Raises
+    ------
+    FileExistsError
+        If ``out`` holds files and ``force`` is not set.
+    """
+    folder = output_folder(out)
+    if folder.exists() and any(folder.iterdir()) and not force:
+        raise FileExistsError(f"{folder} already holds files; use --force to overwrite them")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in bundle_texts(target, found, seed=seed, scenario=scenario).items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder

@@ -1,0 +1,221 @@
+"""A virtual-time event loop the harness runs one quiescent step at a time.
+
+The harness owns every await point (Coyote, Shuttle, FoundationDB's
+simulation): the framework's loop runs on a :class:`VirtualLoop` whose
+``time()`` is a number the harness moves (:meth:`VirtualLoop.advance`), so
+``asyncio.sleep``, ``wait_for`` and ``timeout`` in the framework wait for the
+harness, never for the wall clock.  :meth:`VirtualLoop.settle` runs the loop
+until it is *quiescent*: nothing is ready to run, no timer is due at the
+current virtual time, and no thread the run started is busy — every task
+waits on a future only the harness resolves (a model reply, a tool's
+completion), on a timer in the virtual future, or is done.
+
+Threads.  Thread-backed persistence (aiosqlite's connection thread,
+``asyncio.to_thread`` behind the Agents SDK's ``SQLiteSession``) completes
+work outside the loop and posts the result with ``call_soon_threadsafe``.
+Quiescence therefore also asks every thread started since the loop was made
+whether it is idle: its innermost Python frame is a wait of ``threading`` or
+``queue`` (aiosqlite's queue, a condition) or an executor worker's wait for
+its next job.  A busy thread is waited for (a short real sleep, then the loop
+runs again), so a thread's work always lands before the harness applies the
+next step: the schedule, not the machine's speed, decides what happens.  Two
+threads busy at once could post their results in either order; the frameworks
+driven here use one store thread per run, and a run whose threads do not go
+idle within ``thread_patience`` seconds fails loudly (:class:`LoopStuck`).
+
+Why private asyncio attributes: ``_ready`` and ``_scheduled`` are the only
+way to see that nothing is runnable; they exist with these meanings in
+CPython 3.11 to 3.14 (the event loop's own ``_run_once`` reads them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+__all__ = ["LoopStuck", "VirtualLoop", "foreign_threads"]
+
+#: Loop iterations one settle may take before the run is declared to spin forever.
+MAX_TICKS = 50_000
+
+_IDLE_FILES = ("threading.py", "queue.py")
+
+
+def foreign_threads() -> set[int]:
+    """Every thread alive now (also those started without ``threading``, as
+    pytest-xdist's execnet does): threads a run never waits for."""
+    return {t.ident or 0 for t in threading.enumerate()} | set(sys._current_frames())
+
+
+class LoopStuck(RuntimeError):
+    """The framework's loop never went quiescent (it spins, or a thread stays busy)."""
+
+
+class VirtualLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock only the harness moves.
+
+    Parameters
+    ----------
+    start : float
+        The virtual time it starts at (a loop made after a crash continues
+        the crashed one's clock).
+    foreign : set[int] or None
+        Thread idents that are not the run's (alive before it started):
+        never waited for.
+    thread_patience : float
+        Real seconds a busy thread is waited for before :class:`LoopStuck`.
+    """
+
+    def __init__(
+        self,
+        start: float = 0.0,
+        *,
+        foreign: set[int] | None = None,
+        thread_patience: float = 20.0,
+    ) -> None:
+        super().__init__()
+        self._now = start
+        self._foreign = set(foreign) if foreign is not None else foreign_threads()
+        self._foreign.add(threading.get_ident())
+        self._patience = thread_patience
+        self.ticks = 0
+        self.set_exception_handler(self._quiet)
+        self.errors: list[str] = []
+
+    # ------------------------------------------------------------ the clock
+    def _timers(self) -> list[asyncio.TimerHandle]:
+        return cast(list[asyncio.TimerHandle], cast(Any, self)._scheduled)
+
+    def _queue(self) -> Any:
+        return cast(Any, self)._ready
+
+    def time(self) -> float:
+        """The virtual time (seconds)."""
+        return self._now
+
+    def next_timer(self) -> float | None:
+        """When the earliest live timer is due, or None."""
+        live = [h.when() for h in self._timers() if not h.cancelled()]
+        return min(live) if live else None
+
+    # ----------------------------------------------------------- quiescence
+    def _tick(self) -> None:
+        self.call_soon(self.stop)
+        self.run_forever()
+        self.ticks += 1
+
+    def _due(self) -> bool:
+        while self._timers() and self._timers()[0].cancelled():
+            heapq.heappop(self._timers())
+        return bool(self._timers()) and self._timers()[0].when() <= self._now
+
+    def _snapshot(self) -> dict[int, tuple[object, int]] | None:
+        """Where each of the run's threads stands, or None if one is busy.
+
+        A thread is idle when its stack, threading's and queue's own frames
+        aside, is one frame deep: a worker's loop blocked on its next job
+        (an executor's ``_worker``, aiosqlite's connection thread).
+        """
+        out: dict[int, tuple[object, int]] = {}
+        for ident, frame in sys._current_frames().items():
+            if ident in self._foreign:
+                continue
+            top: Any = frame
+            while top is not None and top.f_code.co_filename.endswith(_IDLE_FILES):
+                top = top.f_back
+            if top is None:
+                continue
+            below: Any = top.f_back
+            while below is not None:
+                if not below.f_code.co_filename.endswith(_IDLE_FILES):
+                    return None  # two frames of its own: it runs a job
+                below = below.f_back
+            out[ident] = (top.f_code, top.f_lasti)
+        return out
+
+    def _threads_idle(self) -> bool:
+        first = self._snapshot()
+        if first is None:
+            return False
+        if not first:
+            return True
+        time.sleep(0.0001)  # a worker between its job and posting the result moves on
+        return self._snapshot() == first
+
+    def settle(self) -> None:
+        """Run until quiescent (see the module's docs).
+
+        Raises
+        ------
+        LoopStuck
+            If the loop keeps having work after :data:`MAX_TICKS`
+            iterations, or a thread stays busy ``thread_patience`` seconds.
+        """
+        waited_since: float | None = None
+        for _ in range(MAX_TICKS):
+            self._tick()
+            if self._queue() or self._due():
+                waited_since = None
+                continue
+            if self._threads_idle():
+                if not self._queue():
+                    return
+                continue
+            now = time.monotonic()
+            waited_since = waited_since if waited_since is not None else now
+            if now - waited_since > self._patience:
+                raise LoopStuck(
+                    f"a thread of the run stayed busy over {self._patience:.0f} s; "
+                    "the harness waits for thread-backed work before every step"
+                )
+            time.sleep(0.0002)
+        raise LoopStuck(
+            f"the loop still had work after {MAX_TICKS} iterations at virtual time "
+            f"{self._now:g} s: the framework spins (a busy loop never waits on the harness)"
+        )
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` on, firing every timer due meanwhile at its own time.
+
+        Each timer fires with the clock at its due time, in order, and the
+        loop settles after each; then the clock stops at the target.
+        """
+        target = self._now + max(0.0, seconds)
+        while True:
+            due = self.next_timer()
+            if due is None or due > target:
+                break
+            self._now = max(self._now, due)
+            self.settle()
+        self._now = target
+        self.settle()
+
+    def run_task(self, factory: Callable[[], Any]) -> asyncio.Task[Any]:
+        """Start ``factory()`` (a coroutine) as a task of this loop, without running it."""
+        return self.create_task(factory())
+
+    # ----------------------------------------------------------- crash, end
+    def _quiet(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """Exceptions nobody retrieved are kept for the narrative, not logged."""
+        message = str(context.get("message", ""))
+        if "was destroyed but it is pending" in message:
+            return  # a task dropped by a crash
+        exc = context.get("exception")
+        self.errors.append(f"{message}: {exc!r}" if exc is not None else message)
+
+    def discard(self) -> None:
+        """Drop the loop without running anything more (a crash, or the run's end).
+
+        Its tasks are never resumed; its default executor's threads are told
+        to stop without waiting.
+        """
+        executor = getattr(self, "_default_executor", None)
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if not self.is_closed():
+            self.close()

@@ -1,0 +1,85 @@
+"""What the pydantic-ai and OpenAI Agents SDK adapters share: recognizing a
+target (an agent, or a factory of one) and keeping executor work on the
+event loop's thread."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["InlineExecutor", "build_target", "inline_executor"]
+
+
+def _of_package(obj: object, package: str) -> bool:
+    return type(obj).__module__.split(".")[0] == package
+
+
+def build_target(target: object, package: str, is_agent: Callable[[Any], bool]) -> Any:
+    """The agent ``target`` stands for, or ``None`` if it is not ``package``'s.
+
+    Parameters
+    ----------
+    target : object
+        An agent, or a factory (a callable taking no argument) building one.
+        A factory is called each time: every loop gets a fresh agent.
+    package : str
+        The framework's top-level package (``"pydantic_ai"``, ``"agents"``):
+        nothing is imported unless ``target`` (or what the factory built)
+        comes from it.
+    is_agent : Callable[[Any], bool]
+        Whether an object of ``package`` is an agent.
+
+    Returns
+    -------
+    object or None
+        The agent (or what the factory returned, when its first element is an
+        agent: ``(agent, run_config)``).
+    """
+    if _of_package(target, package):
+        return target if is_agent(target) else None
+    if callable(target) and not isinstance(target, type) and _takes_no_argument(target):
+        built = target()
+        head = built[0] if isinstance(built, tuple) and built else built
+        if _of_package(head, package) and is_agent(head):
+            return built
+    return None
+
+
+def _takes_no_argument(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params
+    )
+
+
+class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
+    """An executor that runs each function at once on the calling thread.
+
+    Frameworks hand blocking work to the loop's default executor
+    (``asyncio.to_thread``: the Agents SDK's ``SQLiteSession``; sync history
+    processors).  A worker thread finishes whenever the operating system lets
+    it, which a deterministic harness cannot order; run inline, the work is
+    done before the ``await`` that asked for it yields, and its result is one
+    more ready callback of the loop.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # delivered to the awaiting task, as a worker would
+            future.set_exception(exc)
+        return future
+
+
+def inline_executor() -> None:
+    """Make the running loop's default executor an :class:`InlineExecutor` (idempotent)."""
+    loop = asyncio.get_running_loop()
+    if not isinstance(getattr(loop, "_default_executor", None), InlineExecutor):
+        loop.set_default_executor(InlineExecutor(max_workers=1))

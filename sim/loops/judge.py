@@ -1,0 +1,235 @@
+"""The judge: every request a loop sends, held against the ledger.
+
+Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
+
+* **provider rejection** — the request under the OpenAI Chat Completions and
+  the Anthropic Messages pairing rules (the adapter renders OpenAI; the
+  Anthropic rendering is the one a converter sends: system prompt on top,
+  ``tool_use`` / ``tool_result`` blocks, consecutive same-role messages
+  merged), with the providers' exact texts (:func:`prunecheck.model.provider.validate`);
+* **unanswered call** / **orphaned result** — a call no result answers, a
+  result no call of the request asked for;
+* **truncated payload** — a call's arguments differ from what the model
+  issued, or a result is a shortened copy of the tool's output;
+* **synthesized result** — a result no tool body produced: the call's body
+  never ran to an outcome (never started, dropped by a crash) and the text is
+  not a plain "not run" placeholder, or a text that is not the tool's output;
+* **silent loss** — a call whose tool body ran to an outcome (the side
+  effect happened) is gone from what the model sees, with its result, and
+  no trim removed its whole, closed unit: a configuration that does not trim
+  loses it; one that trims kept part of its parallel batch, or still sends
+  an older call or a user message from before it (a trim removes whole
+  units from the front).
+
+Repair layers hide 400s, so the history is judged against the ledger, not
+only the request's shape.  :func:`hang` is the check after a cancel; the
+ledger's duplicated bodies are judged where they end (:mod:`.scheduler`).
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+
+from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.model.provider import Provider, validate
+
+from .ledger import BodyEnd, Ledger
+
+__all__ = ["PLACEHOLDER_WORDS", "calls_and_results", "hang", "judge_request", "to_anthropic"]
+
+#: Words that make a result for a call that never ran an honest placeholder
+#: ("cancelled", "interrupted" …) rather than an invented outcome.
+PLACEHOLDER_WORDS = (
+    "cancel", "interrupt", "abort", "denied", "reject", "not run", "not executed",
+    "error", "fail", "timeout", "timed out", "skipped", "missing", "no result",
+)  # fmt: skip
+
+
+def _messages(body: Mapping[str, object]) -> list[dict[str, object]]:
+    raw = body.get("messages")
+    return [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return "" if content is None else str(content)
+
+
+def calls_and_results(
+    body: Mapping[str, object],
+) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """The request's calls (id → name, arguments) and results (id → text)."""
+    calls: dict[str, tuple[str, str]] = {}
+    results: dict[str, str] = {}
+    for m in _messages(body):
+        for c in m.get("tool_calls") or []:  # type: ignore[attr-defined]
+            if isinstance(c, dict) and isinstance(c.get("id"), str):
+                fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+                assert isinstance(fn, dict)
+                calls[c["id"]] = (str(fn.get("name", "")), str(fn.get("arguments", "")))
+        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+            results[str(m["tool_call_id"])] = _text(m.get("content"))
+    return calls, results
+
+
+def to_anthropic(body: Mapping[str, object]) -> dict[str, object]:
+    """The Anthropic Messages rendering of an OpenAI Chat Completions body.
+
+    >>> to_anthropic({"messages": [{"role": "system", "content": "s"},
+    ...     {"role": "tool", "tool_call_id": "c1", "content": "x"}]})["messages"]
+    [{'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 'c1', 'content': 'x'}]}]
+    """
+    system: list[str] = []
+    out: list[dict[str, object]] = []
+
+    def push(role: str, blocks: list[dict[str, object]]) -> None:
+        if out and out[-1]["role"] == role:
+            previous = out[-1]["content"]
+            assert isinstance(previous, list)
+            previous.extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for m in _messages(body):
+        role, text = m.get("role"), _text(m.get("content"))
+        if role in ("system", "developer"):
+            system.append(text)
+        elif role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.get("tool_call_id"), "content": text}
+            push("user", [block])
+        elif role == "assistant":
+            blocks: list[dict[str, object]] = [{"type": "text", "text": text}] if text else []
+            for c in m.get("tool_calls") or []:  # type: ignore[attr-defined]
+                fn = c.get("function", {}) if isinstance(c, dict) else {}
+                blocks.append({"type": "tool_use", "id": c.get("id"), "name": fn.get("name"),
+                               "input": _loads(str(fn.get("arguments", "")))})  # fmt: skip
+            push("assistant", blocks)
+        else:
+            push("user", [{"type": "text", "text": text}])
+    doc: dict[str, object] = {"messages": out}
+    if system:
+        doc["system"] = "\n".join(system)
+    return doc
+
+
+def _loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def judge_request(
+    body: Mapping[str, object], ledger: Ledger, step: int, *, trims: bool
+) -> list[Incident]:
+    """Every incident of one request (see the module's docs).
+
+    Parameters
+    ----------
+    body : Mapping[str, object]
+        The request, OpenAI Chat Completions.
+    ledger : Ledger
+        The run's ground truth so far.
+    step : int
+        The schedule step the request arrived in.
+    trims : bool
+        Whether the configuration trims at the framework's hook (a whole,
+        closed unit may then be gone without loss).
+    """
+    found: list[Incident] = []
+    for provider, rendered in ((Provider.OPENAI, body), (Provider.ANTHROPIC, to_anthropic(body))):
+        for error in validate(rendered, provider, source="request"):
+            found.append(Incident(IncidentKind.PROVIDER_REJECTION, step, error.ids,
+                                  f"{provider} rejects the request: {error.kind}",
+                                  reason=f"{provider}:{error.kind}", text=error.text))  # fmt: skip
+    calls, results = calls_and_results(body)
+    for cid in calls:
+        if cid not in results:
+            found.append(Incident(IncidentKind.UNANSWERED_CALL, step, (cid,),
+                                  f"call {cid} is sent without its result"))  # fmt: skip
+    for cid, text in results.items():
+        if cid not in calls:
+            found.append(Incident(IncidentKind.ORPHANED_RESULT, step, (cid,),
+                                  f"the result of {cid} is sent without its call"))  # fmt: skip
+        found += _judge_result(cid, text, ledger, step)
+    for cid, (_, arguments) in calls.items():
+        issued = ledger.issued.get(cid)
+        if issued is not None and _loads(arguments) != _loads(issued.call.arguments):
+            found.append(Incident(IncidentKind.TRUNCATED_PAYLOAD, step, (cid,),
+                                  f"the arguments of {cid} differ from those the model issued",
+                                  reason="arguments"))  # fmt: skip
+    found += _silent_losses(body, calls, results, ledger, step, trims=trims)
+    return found
+
+
+def _judge_result(cid: str, text: str, ledger: Ledger, step: int) -> list[Incident]:
+    bodies = ledger.bodies_of(cid)
+    done = ledger.executed(cid)
+    if done is not None and done.end is BodyEnd.OK:
+        if done.output in text or json.dumps(done.output) in text:
+            return []
+        stripped = text.strip().strip('"')
+        if stripped and (done.output.startswith(stripped[: max(1, len(stripped) - 3)])):
+            return [Incident(IncidentKind.TRUNCATED_PAYLOAD, step, (cid,),
+                             f"the result of {cid} is a shortened copy of the tool's output "
+                             f"({len(text)} of {len(done.output)} characters)",
+                             reason="result")]  # fmt: skip
+        return [Incident(IncidentKind.SYNTHESIZED_RESULT, step, (cid,),
+                         f"the result of {cid} is not what its tool returned",
+                         reason="rewritten")]  # fmt: skip
+    if done is not None or any(b.end is BodyEnd.CANCELLED for b in bodies) or cid in ledger.denied:
+        return []  # an error, a timeout, a cancel or a refusal, reported by the framework
+    if cid not in ledger.issued:
+        return []  # an orphan; judged above
+    lowered = text.lower()
+    if any(word in lowered for word in PLACEHOLDER_WORDS):
+        return []
+    why = "its body was dropped by a crash" if bodies else "no tool body ran for it"
+    return [Incident(IncidentKind.SYNTHESIZED_RESULT, step, (cid,),
+                     f"the result of {cid} was invented: {why}", reason="no_body")]  # fmt: skip
+
+
+def _silent_losses(
+    body: Mapping[str, object],
+    calls: Mapping[str, object],
+    results: Mapping[str, str],
+    ledger: Ledger,
+    step: int,
+    *,
+    trims: bool,
+) -> Iterable[Incident]:
+    order = list(ledger.issued)
+    sent = {_text(m.get("content")) for m in _messages(body) if m.get("role") == "user"}
+    for cid, issued in ledger.issued.items():
+        if cid in calls or cid in results or ledger.executed(cid) is None:
+            continue
+        batch_kept = [b for b in issued.batch if b in calls or b in results]
+        older = [c for c in order[: order.index(cid)] if c in calls or c in results]
+        before = [t for at, t in ledger.users if at < issued.step and t in sent]
+        if batch_kept:
+            why = f"its parallel batch was cut ({', '.join(batch_kept)} kept)"
+        elif not trims:
+            why = "no trim removed it"
+        elif older:
+            why = f"an older call ({older[0]}) is still sent: no trim from the front removed it"
+        elif before:
+            why = f"a user message before it ({before[0]!r}) is still sent: no trim removed it"
+        else:
+            continue  # a whole, closed unit trimmed away from the front
+        told = f"{issued.call.name} ran for {cid} but the model is no longer told: {why}"
+        yield Incident(IncidentKind.SILENT_LOSS, step, (cid,), told)
+
+
+def hang(step: int, deadline: float) -> Incident:
+    """The incident of a turn still running ``deadline`` virtual seconds after a cancel."""
+    return Incident(
+        IncidentKind.HANG,
+        step,
+        (),
+        f"the turn did not return within {deadline:g} s (virtual) of the cancel",
+    )

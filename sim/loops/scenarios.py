@@ -1,0 +1,237 @@
+"""Scenario classes and the choice of the next step of a schedule.
+
+A *scenario class* bounds what the environment may do to a loop: every class
+has users, model replies (text, or parallel calls of any width) and tool
+completions in any order; each adds its own steps (a cancel, a crash and a
+resume …) and applies only where the configured agent has the capability.
+:func:`next_step` turns a draw (an integer chooser: Hypothesis's during a
+search, a seeded ``random.Random``'s in a walk) into the next enabled step,
+materialised with every concrete value (call ids, arguments, outputs), so a
+schedule replays without its chooser.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .contract import Capability, ToolCall, ToolSpec
+from .scheduler import LoopRun, Phase
+from .steps import (
+    Advance,
+    Approve,
+    Cancel,
+    Complete,
+    Crash,
+    Fail,
+    NewMessage,
+    ReplyStep,
+    Resume,
+    Step,
+    Timeout,
+    User,
+)
+
+__all__ = ["SCENARIOS", "Bounds", "Draw", "Scenario", "ScenarioClass", "next_step"]
+
+#: ``draw(n)``: an integer in ``range(n)`` (n >= 1).
+Draw = Callable[[int], int]
+
+
+class ScenarioClass(StrEnum):
+    """The scenario classes of the table (issue 21)."""
+
+    PARALLEL = "parallel"
+    TOOL_TIMEOUT = "tool_timeout"
+    CANCEL = "cancel"
+    CRASH_RESUME = "crash_resume"
+    CRASH_NEW_MESSAGE = "crash_new_message"
+    INTERRUPT = "interrupt"
+    TRIM = "trim"
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """What a scenario class lets the environment do.
+
+    Attributes
+    ----------
+    name : ScenarioClass
+        The class.
+    title : str
+        How the table names it.
+    extra : frozenset[str]
+        Step kinds beyond ``user``, ``reply``, ``complete`` and ``fail``.
+    needs : Capability or None
+        The capability the agent must have, or None.
+    key : str
+        The step kind the class is about (a safe verdict without one is vacuous).
+    large_outputs : bool
+        Whether tool outputs may be large (pressure for a trimming hook).
+    """
+
+    name: ScenarioClass
+    title: str
+    extra: frozenset[str]
+    needs: Capability | None
+    key: str
+    large_outputs: bool = False
+
+    def applies(self, capabilities: frozenset[Capability]) -> bool:
+        return self.needs is None or self.needs in capabilities
+
+
+SCENARIOS: Mapping[ScenarioClass, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario(ScenarioClass.PARALLEL, "plain parallel batches", frozenset(), None, "reply"),
+        Scenario(ScenarioClass.TOOL_TIMEOUT, "tool timeout", frozenset({"timeout", "advance"}),
+                 None, "timeout"),
+        Scenario(ScenarioClass.CANCEL, "cancellation", frozenset({"cancel"}), Capability.CANCEL,
+                 "cancel"),
+        Scenario(ScenarioClass.CRASH_RESUME, "crash then resume", frozenset({"crash", "resume"}),
+                 Capability.CRASH_RESUME, "resume"),
+        Scenario(ScenarioClass.CRASH_NEW_MESSAGE, "crash then a new message",
+                 frozenset({"crash", "new_message"}), Capability.CRASH_NEW_MESSAGE, "new_message"),
+        Scenario(ScenarioClass.INTERRUPT, "interrupt/approval then resume", frozenset({"approve"}),
+                 Capability.INTERRUPT, "approve"),
+        Scenario(ScenarioClass.TRIM, "trimming at the framework's hook", frozenset(),
+                 Capability.TRIM_HOOK, "reply", large_outputs=True),
+    )
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """One schedule's own bounds (swarm testing: each run draws its own).
+
+    Attributes
+    ----------
+    steps : int
+        Steps at most.
+    width : int
+        Calls per reply at most.
+    kinds : frozenset[str]
+        The step kinds this run may use.
+    """
+
+    steps: int
+    width: int
+    kinds: frozenset[str]
+
+    @staticmethod
+    def draw(scenario: Scenario, draw: Draw, *, max_steps: int = 16) -> Bounds:
+        steps = 3 + draw(max_steps - 2)
+        width = 1 + draw(3)
+        kinds = {"user", "reply", "complete"}
+        for kind in sorted({"fail", *scenario.extra}):
+            if kind in scenario.extra or draw(2) == 1:  # the class's own steps always
+                kinds.add(kind)
+        return Bounds(steps, width, frozenset(kinds))
+
+
+def _arguments(spec: ToolSpec, n: int) -> str:
+    """Valid arguments for ``spec``'s schema: each required property a plain value."""
+    props = spec.parameters.get("properties")
+    props = props if isinstance(props, Mapping) else {}
+    required = spec.parameters.get("required")
+    names = list(required) if isinstance(required, list) else list(props)
+    args: dict[str, object] = {}
+    for name in names:
+        schema = props.get(name, {})
+        kind = schema.get("type") if isinstance(schema, Mapping) else None
+        if kind in ("integer", "number"):
+            args[str(name)] = n
+        elif kind == "boolean":
+            args[str(name)] = True
+        elif kind == "array":
+            args[str(name)] = []
+        elif kind == "object":
+            args[str(name)] = {}
+        else:
+            args[str(name)] = f"{name}-{n}"
+    return json.dumps(args, sort_keys=True)
+
+
+def _output(call: ToolCall, large: bool, size: int) -> str:
+    head = f"{call.name} result for {call.id}"
+    return head + (" " + "lorem ipsum " * (40 if large and size else 1)).rstrip()
+
+
+def next_step(
+    run: LoopRun,
+    scenario: Scenario,
+    bounds: Bounds,
+    tools: list[ToolSpec],
+    draw: Draw,
+    counter: list[int],
+) -> Step | None:
+    """The next step, chosen by ``draw`` among those enabled; None if none is.
+
+    ``counter`` holds the numbers used so far (call ids, user messages) and
+    is advanced.
+    """
+    options: list[str] = []
+    up = run.phase is Phase.UP
+    kinds = bounds.kinds
+    if up:
+        if run.pending_requests():
+            options += ["reply", "reply"]
+        waiting = run.waiting_calls()
+        if waiting:  # completing is the common case: weighted by the calls waiting
+            options += ["complete"] * (2 * len(waiting))
+            options += [k for k in ("fail", "timeout") if k in kinds]
+        if not run.turn_running and not run.approvals:
+            options.append("user")
+        if run.approvals and not run.turn_running and "approve" in kinds:
+            options.append("approve")
+        # a cancel or a crash is most telling mid-batch: some bodies done, some waiting
+        mid_batch = bool(waiting) and any(
+            b.end.executed and b.epoch == run.epoch for b in run.ledger.bodies
+        )
+        weight = 4 if mid_batch else 1
+        if run.turn_running and "cancel" in kinds:
+            options += ["cancel"] * weight
+        if "crash" in kinds and (run.turn_running or run.ledger.issued):
+            options += ["crash"] * weight
+        if "advance" in kinds and run.has_timers():
+            options.append("advance")
+    else:
+        options += [k for k in ("resume", "new_message") if k in kinds]
+    if not options:
+        return None
+    kind = options[draw(len(options))]
+    counter[0] += 1
+    n = counter[0]
+    if kind == "user":
+        return User(f"user message {n}")
+    if kind == "new_message":
+        return NewMessage(f"user message {n} after the crash")
+    if kind == "reply":
+        width = (draw(bounds.width + 1) if draw(3) else 0) if tools else 0
+        if width == 0:
+            return ReplyStep(f"answer {n}")
+        calls = []
+        for _ in range(width):
+            counter[1] += 1
+            spec = tools[draw(len(tools))]
+            calls.append(ToolCall(f"call_{counter[1]}", spec.name, _arguments(spec, counter[1])))
+        return ReplyStep("", tuple(calls))
+    if kind in ("complete", "fail", "timeout"):
+        waiting = run.waiting_calls()
+        cid = waiting[draw(len(waiting))]
+        issued = run.ledger.issued.get(cid)
+        call = issued.call if issued is not None else ToolCall(cid, "tool", "{}")
+        if kind == "complete":
+            return Complete(cid, _output(call, scenario.large_outputs, draw(2)))
+        if kind == "fail":
+            return Fail(cid, f"{call.name} failed for {cid}")
+        return Timeout(cid)
+    if kind == "approve":
+        return Approve(run.approvals[draw(len(run.approvals))], approved=draw(2) == 0)
+    if kind == "advance":
+        return Advance((1.0, 30.0, 300.0)[draw(3)])
+    plain: dict[str, Step] = {"cancel": Cancel(), "crash": Crash(), "resume": Resume()}
+    return plain[kind]

@@ -1,0 +1,192 @@
+"""``prunecheck check loop:…``: a verdict per scenario class, and one for the agent.
+
+Each scenario class (:data:`.scenarios.SCENARIOS`) the configured agent
+supports is searched (:func:`.search.search`) with its share of the runs;
+a class the agent does not support says why.  A cell is
+
+* **UNSAFE** — a schedule broke the loop; the cell holds the shrunk one;
+* **safe** — no run broke it, and the class's own step (a cancel, a resume …)
+  was applied (how often is shown);
+* **vacuous** — no run broke it, but the class's own step never became
+  enabled: nothing was tested;
+* **n/a** — the agent lacks the capability (no cancel API, no durable
+  persistence …).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .contract import Capability
+from .scenarios import SCENARIOS, Scenario, ScenarioClass
+from .search import Outcome, search
+from .target import LoopTarget
+
+__all__ = ["Cell", "CellVerdict", "LoopCheck", "check_loop", "not_applicable_reason"]
+
+_WHY_NOT = {
+    Capability.CANCEL: "the framework has no cancel API for this agent",
+    Capability.CRASH_RESUME: "no durable persistence with a resume API in this configuration",
+    Capability.CRASH_NEW_MESSAGE: "no durable persistence of the thread in this configuration",
+    Capability.INTERRUPT: "no human-in-the-loop approval is configured",
+    Capability.TRIM_HOOK: "the configuration does not trim at the framework's hook",
+    Capability.TOOL_TIMEOUT: "no tool timeout is configured",
+}
+
+
+def not_applicable_reason(capability: Capability) -> str:
+    """Why a scenario class needing ``capability`` does not apply."""
+    return _WHY_NOT[capability]
+
+
+class CellVerdict(StrEnum):
+    UNSAFE = "UNSAFE"
+    SAFE = "safe"
+    VACUOUS = "vacuous"
+    NOT_APPLICABLE = "n/a"
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One scenario class's verdict.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The class.
+    verdict : CellVerdict
+        See the module's docs.
+    found : Outcome or None
+        The minimal failing schedule (UNSAFE).
+    examples : int
+        Runs generated.
+    schedules : int
+        Schedules run, shrinking included.
+    exercised : int
+        Times the class's own step was applied.
+    note : str
+        Why n/a, or what a safe cell covered.
+    seconds : float
+        Wall time (informational).
+    """
+
+    scenario: Scenario
+    verdict: CellVerdict
+    found: Outcome | None
+    examples: int
+    schedules: int
+    exercised: int
+    note: str
+    seconds: float = 0.0
+
+    @property
+    def kinds(self) -> str:
+        return ", ".join(sorted(self.found.kinds)) if self.found is not None else ""
+
+
+@dataclass(frozen=True, slots=True)
+class LoopCheck:
+    """The verdict of ``check`` on a loop: one cell per scenario class.
+
+    Attributes
+    ----------
+    target : LoopTarget
+        The agent.
+    cells : tuple[Cell, ...]
+        In the order of :data:`.scenarios.SCENARIOS`.
+    seed : int
+        The search's seed.
+    """
+
+    target: LoopTarget
+    cells: tuple[Cell, ...]
+    seed: int
+
+    @property
+    def unsafe(self) -> tuple[Cell, ...]:
+        return tuple(c for c in self.cells if c.verdict is CellVerdict.UNSAFE)
+
+    @property
+    def verdict(self) -> CellVerdict:
+        if self.unsafe:
+            return CellVerdict.UNSAFE
+        if any(c.verdict is CellVerdict.SAFE for c in self.cells):
+            return CellVerdict.SAFE
+        return CellVerdict.VACUOUS
+
+    def table(self) -> str:
+        """The scenario table (plain text)."""
+        rows = [("scenario class", "verdict", "steps", "violations / covered")]
+        for c in self.cells:
+            steps = str(len(c.found.steps)) if c.found is not None else "-"
+            rows.append((c.scenario.title, c.verdict.value, steps, c.kinds or c.note))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        out = []
+        for n, r in enumerate(rows):
+            out.append("  ".join(v.ljust(widths[i]) for i, v in enumerate(r[:3])) + "  " + r[3])
+            if n == 0:
+                out.append("  ".join("-" * w for w in widths) + "  " + "-" * len(r[3]))
+        return "\n".join(out) + "\n"
+
+    def verdict_line(self) -> str:
+        who = f"{self.target.reference} ({self.target.framework})"
+        if self.verdict is CellVerdict.UNSAFE:
+            names = ", ".join(c.scenario.title for c in self.unsafe)
+            safe = [c.scenario.title for c in self.cells if c.verdict is CellVerdict.SAFE]
+            tail = f"; safe under {', '.join(safe)}" if safe else ""
+            return f"verdict: UNSAFE — {who} breaks under {names}{tail}"
+        if self.verdict is CellVerdict.SAFE:
+            return f"verdict: safe — {who}: no schedule broke it in the classes it supports"
+        return f"verdict: vacuous — {who}: no scenario class could be exercised"
+
+
+def check_loop(
+    target: LoopTarget,
+    *,
+    seed: int = 0,
+    max_examples: int = 200,
+    scenarios: Sequence[ScenarioClass] | None = None,
+    max_steps: int = 16,
+) -> LoopCheck:
+    """Search every applicable scenario class (see the module's docs).
+
+    Parameters
+    ----------
+    target : LoopTarget
+        The agent and its adapter (:func:`.target.load_target`).
+    seed : int
+        The same seed gives the same cells, schedules and counterexamples.
+    max_examples : int
+        Runs in all, split evenly among the applicable classes (at least 1 each).
+    scenarios : Sequence[ScenarioClass] or None
+        The classes to check; None: all.
+    max_steps : int
+        Steps of one schedule at most.
+    """
+    caps = target.adapter.capabilities(target.target)
+    chosen = [SCENARIOS[s] for s in (scenarios or list(SCENARIOS))]
+    live = [s for s in chosen if s.applies(caps)]
+    share = max(1, max_examples // max(1, len(live)))
+    cells: list[Cell] = []
+    for scenario in chosen:
+        if not scenario.applies(caps):
+            assert scenario.needs is not None
+            cells.append(Cell(scenario, CellVerdict.NOT_APPLICABLE, None, 0, 0, 0,
+                              not_applicable_reason(scenario.needs)))  # fmt: skip
+            continue
+        result = search(target.adapter, target.target, scenario, seed=seed,
+                        max_examples=share, max_steps=max_steps)  # fmt: skip
+        key = result.exercised.get(scenario.key, 0)
+        if result.found is not None:
+            verdict, note = CellVerdict.UNSAFE, ""
+        elif key:
+            verdict = CellVerdict.SAFE
+            note = f"{result.examples} schedules, {scenario.key} applied {key} times"
+        else:
+            verdict = CellVerdict.VACUOUS
+            note = f"{result.examples} schedules, {scenario.key} never enabled"
+        cells.append(Cell(scenario, verdict, result.found, result.examples, result.schedules,
+                          key, note, result.seconds))  # fmt: skip
+    return LoopCheck(target, tuple(cells), seed)

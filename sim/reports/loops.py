@@ -1,0 +1,219 @@
+"""``make loops``: the scenario table of real agent loops, ``reports/loops.md``.
+
+For each example agent of ``examples/loops/`` (every ``prunecheck check
+loop:…`` its docstring names: a framework's default loop, with its
+documented trimming, with persistence, behind prunecheck's guard) and each
+scenario class (:data:`prunecheck.sim.loops.scenarios.SCENARIOS`): the
+verdict, the minimal reproduction's length and its standalone script
+(``reports/loops/*.py``, written from the bundle and run once with the
+framework alone to confirm it: exit status 1 is "reproduced").  The
+frameworks' versions are printed at the top; everything is offline.  The
+same seed gives the same rows byte for byte, bar the wall-clock column.
+
+Run as ``python -m prunecheck.sim.reports.loops --out reports/loops.md
+--scripts reports/loops --seed 1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from prunecheck.model.errors import PrunecheckError
+from prunecheck.sim.loops.bundle import bundle_texts
+from prunecheck.sim.loops.scenarios import SCENARIOS
+from prunecheck.sim.loops.target import load_target
+from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck, check_loop
+
+__all__ = ["PACKAGES", "Row", "discover", "main", "render"]
+
+#: The packages whose versions the table was made with (the ``loops`` extra).
+PACKAGES = (
+    "pydantic-ai-slim", "openai-agents", "langchain", "langchain-core", "langgraph",
+    "langgraph-checkpoint-sqlite", "autogen-agentchat", "autogen-core", "autogen-ext",
+)  # fmt: skip
+
+_SPEC = re.compile(r"prunecheck check (loop:[\w./:-]+)")
+
+#: What a trimming guard cannot prevent (the table says it plainly).
+GUARD_NOTE = (
+    "A trimming guard (prunecheck.guard: the LangChain middleware, the AutoGen context "
+    "wrapper, the list-mode wrapper in a pydantic-ai history processor or an Agents SDK "
+    "input filter) decides only *what a trim removes*: it keeps every trim to whole, closed "
+    "units. It cannot prevent what the framework's loop does outside the trim: a cancel that "
+    "discards tools that already ran, a crash that loses what the store never wrote, a "
+    "resume that runs a finished tool again, a repair layer that invents a result. Those "
+    "cells stay unsafe behind the guard when the framework's loop is."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One example agent's check.
+
+    Attributes
+    ----------
+    spec : str
+        The loop spec.
+    framework : str
+        Its framework ('' if it could not be loaded).
+    check : LoopCheck or None
+        The check (None if not loaded).
+    error : str
+        Why it could not be loaded or checked.
+    scripts : dict[str, tuple[str, int]]
+        Scenario class → (script path relative to the table, its exit status).
+    seconds : float
+        Wall time of the check (the one column that varies between runs).
+    """
+
+    spec: str
+    framework: str
+    check: LoopCheck | None
+    error: str
+    scripts: dict[str, tuple[str, int]]
+    seconds: float
+
+
+def discover(folder: Path) -> list[str]:
+    """Every ``loop:`` spec the docstrings of ``folder/*.py`` name, in file order."""
+    specs: list[str] = []
+    for path in sorted(folder.glob("*.py")):
+        for spec in _SPEC.findall(path.read_text(encoding="utf-8")):
+            if spec not in specs:
+                specs.append(spec)
+    return specs
+
+
+def _slug(spec: str, scenario: str) -> str:
+    tail = spec.rsplit("/", 1)[-1].replace(".py:", "-").replace(":", "-")
+    return f"{tail}-{scenario}"
+
+
+def _run_script(path: Path, cwd: Path) -> int:
+    try:
+        done = subprocess.run([sys.executable, str(path)], cwd=cwd, capture_output=True,
+                              timeout=600, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return -1
+    return done.returncode
+
+
+def check_row(spec: str, *, seed: int, max_examples: int, scripts: Path, table: Path,
+              root: Path, run_scripts: bool = True) -> Row:  # fmt: skip
+    """Check one example agent and write its unsafe cells' scripts."""
+    started = time.perf_counter()
+    try:
+        target = load_target(spec)
+        result = check_loop(target, seed=seed, max_examples=max_examples)
+    except PrunecheckError as exc:
+        return Row(spec, "", None, exc.paragraph(), {}, time.perf_counter() - started)
+    written: dict[str, tuple[str, int]] = {}
+    for cell in result.unsafe:
+        assert cell.found is not None
+        name = cell.scenario.name.value
+        texts = bundle_texts(target, cell.found, seed=seed, scenario=name)
+        scripts.mkdir(parents=True, exist_ok=True)
+        path = scripts / f"{_slug(spec, name)}.py"
+        path.write_text(texts["repro.py"], encoding="utf-8")
+        schedule = scripts / f"{_slug(spec, name)}.json"
+        schedule.write_text(texts["schedule.json"], encoding="utf-8")
+        status = _run_script(path, root) if run_scripts else 0
+        rel = os.path.relpath(path.resolve(), table.parent.resolve())
+        written[name] = (rel.replace(os.sep, "/"), status)
+    return Row(spec, target.framework, result, "", written, time.perf_counter() - started)
+
+
+def _cell(cell: Cell, script: tuple[str, int] | None) -> str:
+    if cell.verdict is CellVerdict.UNSAFE:
+        assert cell.found is not None
+        text = f"**UNSAFE** {cell.kinds} ({len(cell.found.steps)} steps"
+        if script is not None:
+            path, status = script
+            mark = "reproduces" if status == 1 else f"exit {status}: does not reproduce"
+            text += f"; [script]({path}) {mark}"
+        return text + ")"
+    if cell.verdict is CellVerdict.SAFE:
+        return f"safe ({cell.examples} schedules, {cell.scenario.key} ×{cell.exercised})"
+    if cell.verdict is CellVerdict.VACUOUS:
+        return f"vacuous ({cell.scenario.key} never enabled)"
+    return f"n/a: {cell.note}"
+
+
+def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
+    """The Markdown of ``reports/loops.md``."""
+    lines = [
+        "# Real agent loops under test",
+        "",
+        "<!-- Generated by `make loops` (prunecheck.sim.reports.loops): do not edit. -->",
+        "",
+        "Each example agent of `examples/loops/` driven through its framework's own loop: a "
+        "scripted model at the framework's model boundary, fake tools of the same names and "
+        "schemas, the harness owning every await point (replies, tool completions in any order, "
+        "failures, timeouts, the virtual clock, cancel, crash, resume, approvals), every request "
+        "judged against the ledger of what ran. A cell is the scenario class's verdict; an "
+        "unsafe one gives the violations, the minimal schedule's length and its standalone "
+        "script (the framework alone; exit status 1: it reproduced).",
+        "",
+        f"Seed {seed}; {max_examples} schedules per agent, split among the classes it supports; "
+        "offline. Versions:",
+        "",
+        ", ".join(f"{p} {_version(p)}" for p in PACKAGES) + ".",
+        "",
+    ]
+    titles = [s.title for s in SCENARIOS.values()]
+    for framework in sorted({r.framework for r in rows}):
+        lines += [f"## {framework or 'not loaded'}", ""]
+        lines.append("| agent | " + " | ".join(titles) + " | wall clock |")
+        lines.append("|---" * (len(titles) + 2) + "|")
+        for row in (r for r in rows if r.framework == framework):
+            if row.check is None:
+                lines.append(f"| `{row.spec}` | " + row.error.replace("|", "\\|") + " |"
+                             + " |" * len(titles))  # fmt: skip
+                continue
+            cells = [_cell(c, row.scripts.get(c.scenario.name.value)) for c in row.check.cells]
+            lines.append(f"| `{row.spec}` | " + " | ".join(cells) + f" | {row.seconds:.0f} s |")
+        lines.append("")
+    lines += ["## What a trimming guard cannot prevent", "", GUARD_NOTE, ""]
+    return "\n".join(lines)
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m prunecheck.sim.reports.loops",
+                                description=__doc__.split("\n\n")[0])  # fmt: skip
+    p.add_argument("--out", default="reports/loops.md")
+    p.add_argument("--scripts", default="reports/loops")
+    p.add_argument("--examples", default="examples/loops")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-examples", type=int, default=70)
+    p.add_argument("--no-run", action="store_true", help="do not run the scripts")
+    args = p.parse_args(argv)
+    out, scripts = Path(args.out), Path(args.scripts)
+    rows = []
+    for spec in discover(Path(args.examples)):
+        print(f"checking {spec} ...", file=sys.stderr, flush=True)
+        rows.append(check_row(spec, seed=args.seed, max_examples=args.max_examples,
+                              scripts=scripts, table=out, root=Path.cwd(),
+                              run_scripts=not args.no_run))  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(rows, seed=args.seed, max_examples=args.max_examples), encoding="utf-8")
+    print(f"wrote {out} ({len(rows)} agents)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""A tiny in-repo agent "framework" and its adapter, to test the loop harness
+without any framework installed.
+
+:class:`FakeAgent` is a minimal asyncio agent loop in the manner of the real
+ones: it sends the history to the model, runs a reply's calls in parallel,
+appends their results, and persists its history to a JSON file in the
+harness's store.  Its knobs put the bugs real loops have:
+
+* ``persist="eager"`` writes the assistant's calls before their results
+  (a crash then leaves calls without results on disk), ``"commit"`` writes
+  only whole turns' units (after every result);
+* ``cancel="drop"`` forgets the batch on a cancel, although its tools ran
+  (silent loss); ``"record"`` keeps finished results and writes honest
+  "cancelled" placeholders;
+* ``repair=True`` answers calls found without results after a crash with
+  an invented ``"ok"`` result (synthesized);
+* ``resume="rerun"`` runs the saved calls without results again;
+* ``keep_last`` trims to the last N messages at the framework's hook,
+  whole units or not (``trim_units``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prunecheck.sim.loops.contract import Capability, Harness, ToolCall, ToolFailed, ToolSpec
+
+__all__ = ["FakeAdapter", "FakeAgent", "buggy", "careful"]
+
+_TOOLS = (
+    ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {
+        "path": {"type": "string"}}, "required": ["path"]}),
+    ToolSpec("write_file", "Write a file.", {"type": "object", "properties": {
+        "path": {"type": "string"}, "text": {"type": "string"}}, "required": ["path", "text"]}),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class FakeAgent:
+    """A configured agent of the fake framework (see the module's docs)."""
+
+    persist: str = "commit"
+    cancel: str = "record"
+    repair: bool = False
+    resume: str = "placeholder"
+    keep_last: int | None = None
+    trim_units: bool = True
+    tools: tuple[ToolSpec, ...] = field(default=_TOOLS)
+
+
+class _FakeLoop:
+    def __init__(self, agent: FakeAgent, harness: Harness) -> None:
+        self.agent, self.harness = agent, harness
+        self.file: Path = harness.store / "fake-history.json"
+        self.messages: list[dict[str, Any]] = (
+            json.loads(self.file.read_text()) if self.file.exists() else []
+        )
+
+    # persistence ----------------------------------------------------------
+    def _save(self, messages: list[dict[str, Any]]) -> None:
+        self.file.write_text(json.dumps(messages))
+
+    def _committed(self) -> list[dict[str, Any]]:
+        """The history without a trailing batch whose results are not all in."""
+        out = list(self.messages)
+        for i in range(len(out) - 1, -1, -1):
+            calls = out[i].get("tool_calls")
+            if calls:
+                ids = {c["id"] for c in calls}
+                have = {m.get("tool_call_id") for m in out[i + 1 :]}
+                if not ids <= have:
+                    return out[:i]
+                break
+        return out
+
+    def _persist(self) -> None:
+        self._save(self.messages if self.agent.persist == "eager" else self._committed())
+
+    # the loop -------------------------------------------------------------
+    def _request(self) -> dict[str, object]:
+        messages = self.messages
+        n = self.agent.keep_last
+        if n is not None and len(messages) > n:
+            cut = len(messages) - n
+            if self.agent.trim_units:
+                while cut < len(messages) and messages[cut]["role"] == "tool":
+                    cut += 1
+            messages = messages[cut:]
+        tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                  "parameters": dict(t.parameters)}} for t in self.agent.tools]  # fmt: skip
+        return {"messages": [dict(m) for m in messages], "tools": tools}
+
+    async def _run(self) -> None:
+        while True:
+            reply = await self.harness.model(self._request())
+            calls = [{"id": c.id, "type": "function",
+                      "function": {"name": c.name, "arguments": c.arguments}}
+                     for c in reply.calls]  # fmt: skip
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+            if calls:
+                message["tool_calls"] = calls
+            self.messages.append(message)
+            self._persist()
+            if not reply.calls:
+                return
+            await self._batch(list(reply.calls))
+
+    async def _batch(self, calls: list[ToolCall]) -> None:
+        tasks = [asyncio.ensure_future(self._one(c)) for c in calls]
+        try:
+            results = await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            for t in tasks:
+                t.cancel()
+            if self.agent.cancel == "drop":
+                self.messages.pop()  # the batch, and what its tools did, forgotten
+            else:
+                for c, t in zip(calls, tasks, strict=True):
+                    done = t.done() and not t.cancelled() and t.exception() is None
+                    text = t.result() if done else "cancelled before it finished"
+                    self.messages.append({"role": "tool", "tool_call_id": c.id, "content": text})
+            self._persist()
+            raise
+        for c, text in zip(calls, results, strict=True):
+            self.messages.append({"role": "tool", "tool_call_id": c.id, "content": text})
+        self._persist()
+
+    async def _one(self, call: ToolCall) -> str:
+        try:
+            return await self.harness.tool(call)
+        except ToolFailed as exc:
+            return f"error: {exc}"
+        except TimeoutError:
+            return "error: timed out"
+
+    def _unanswered(self) -> list[ToolCall]:
+        for i in range(len(self.messages) - 1, -1, -1):
+            calls = self.messages[i].get("tool_calls")
+            if calls:
+                have = {m.get("tool_call_id") for m in self.messages[i + 1 :]}
+                return [ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+                        for c in calls if c["id"] not in have]  # fmt: skip
+        return []
+
+    def _patch(self) -> None:
+        for c in self._unanswered():
+            text = "ok" if self.agent.repair else "interrupted: the process stopped"
+            self.messages.append({"role": "tool", "tool_call_id": c.id, "content": text})
+
+    # the contract ---------------------------------------------------------
+    async def send(self, text: str) -> None:
+        if self.agent.repair or self.agent.persist == "commit":
+            self._patch()
+        self.messages.append({"role": "user", "content": text})
+        self._persist()
+        await self._run()
+
+    async def cancel(self, turn: asyncio.Task[None]) -> None:
+        turn.cancel()
+
+    async def resume(self) -> None:
+        missing = self._unanswered()
+        if self.agent.resume == "rerun" and missing:
+            await self._batch(missing)
+        else:
+            self._patch()
+        if self.messages and self.messages[-1]["role"] != "assistant":
+            await self._run()
+
+    async def approve(self, call_id: str, approved: bool) -> None:
+        raise NotImplementedError("the fake framework has no approvals")
+
+    def history(self) -> list[dict[str, object]]:
+        return [dict(m) for m in self.messages]
+
+    def abandon(self) -> None:
+        return None
+
+
+class FakeAdapter:
+    """The adapter of the fake framework."""
+
+    framework = "fake"
+
+    def accepts(self, target: object) -> bool:
+        return isinstance(target, FakeAgent)
+
+    def capabilities(self, target: object) -> frozenset[Capability]:
+        assert isinstance(target, FakeAgent)
+        caps = {Capability.CANCEL, Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
+        if target.keep_last is not None:
+            caps.add(Capability.TRIM_HOOK)
+        return frozenset(caps)
+
+    def tools(self, target: object) -> list[ToolSpec]:
+        assert isinstance(target, FakeAgent)
+        return list(target.tools)
+
+    def open(self, target: object, harness: Harness) -> _FakeLoop:
+        assert isinstance(target, FakeAgent)
+        return _FakeLoop(target, harness)
+
+    def script(self, target_spec: str, schedule_json: str) -> str:
+        return _SCRIPT.format(schedule=json.dumps(json.loads(schedule_json)["steps"]))
+
+
+def options(**kwargs: Mapping[str, Any]) -> FakeAgent:
+    return FakeAgent(**kwargs)  # type: ignore[arg-type]
+
+
+#: The deliberately buggy configuration, and the careful one.
+buggy = FakeAgent(persist="eager", cancel="drop", repair=False, resume="rerun")
+careful = FakeAgent()
+prunecheck_loop_adapter = FakeAdapter()
+
+_SCRIPT = '''"""Replays a schedule against the fake framework (a test double: no real framework)."""
+import json
+STEPS = json.loads({schedule!r})
+print(len(STEPS), "steps")
+'''
+
+#: Trimming at the fake framework's hook: to the last 3 messages, cutting
+#: through units (buggy) or only at a unit's edge (careful).
+trimming_buggy = FakeAgent(keep_last=3, trim_units=False)
+trimming_careful = FakeAgent(keep_last=3)
+#: A repair layer that answers calls left without results by "ok".
+repairing = FakeAgent(persist="eager", repair=True)

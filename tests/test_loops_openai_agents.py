@@ -1,0 +1,284 @@
+"""The OpenAI Agents SDK adapter driven through the loop harness (issue 21).
+
+Each test plays a schedule against an example agent of ``examples/loops/``
+in the SDK's own ``Runner`` (streamed, with a ``SQLiteSession`` in the
+harness's store), on the core's harness (:class:`LoopRun`: virtual time, a
+ledger, the judge), and records what openai-agents 0.24 really does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from loops_play import call, kinds, load_example, play, roles, run_script, tool_text
+
+from prunecheck.sim.loops.contract import Capability
+from prunecheck.sim.loops.frameworks.openai_agents import OpenAIAgentsAdapter
+from prunecheck.sim.loops.steps import (
+    Advance,
+    Approve,
+    Cancel,
+    Complete,
+    Crash,
+    Fail,
+    NewMessage,
+    ReplyStep,
+    Step,
+    User,
+    schedule_to_json,
+)
+
+
+@pytest.fixture(autouse=True)
+def _framework() -> None:
+    """Skip without the framework; imported when a test runs, not at collection
+    (every xdist worker collects every module)."""
+    pytest.importorskip("agents")
+
+
+KEEP_LAST = "openai_agents_keep_last"
+TURNS = "openai_agents_turns"
+
+#: A parallel batch of two: call_2 finishes, call_1 still runs.
+MID_BATCH: list[Step] = [
+    User("fix the bug"),
+    ReplyStep("", (call(1), call(2))),
+    Complete("call_2", "two"),
+]
+
+
+def batches(first: int, n: int, width: int) -> list[Step]:
+    """``n`` replies of ``width`` calls from ``call_<first>`` on, each completed last first."""
+    steps: list[Step] = []
+    for k in range(n):
+        ids = range(first + k * width, first + (k + 1) * width)
+        steps.append(ReplyStep("", tuple(call(i) for i in ids)))
+        steps += [Complete(f"call_{i}", f"out {i}") for i in reversed(ids)]
+    return steps
+
+
+def test_parallel_batch_completing_out_of_order_is_a_valid_request() -> None:
+    adapter = OpenAIAgentsAdapter()
+    app, agent = load_example(TURNS, "app"), load_example(TURNS, "agent")
+    assert adapter.accepts(app) and adapter.accepts(agent) and not adapter.accepts(object())
+    assert [t.name for t in adapter.tools(app)] == ["read_file", "run_tests", "delete_file"]
+    assert adapter.capabilities(app) == frozenset(Capability) - {Capability.CRASH_RESUME}
+    assert Capability.TRIM_HOOK not in adapter.capabilities(agent)  # no run config: no trim
+    steps = [*MID_BATCH, Complete("call_1", "one"), ReplyStep("done")]
+    with play(adapter, app, steps) as run:
+        assert roles(run, 0) == ["S", "U"]
+        assert roles(run) == ["S", "U", "A(call_1,call_2)", "T(call_1)", "T(call_2)"]
+        assert (tool_text(run, "call_1"), tool_text(run, "call_2")) == ("one", "two")
+        assert kinds(run) == []
+        assert [m["role"] for m in run.loop.history()] == [
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+        ]
+
+
+@pytest.mark.slow
+def test_keep_last_items_filter_sends_orphaned_outputs() -> None:
+    """The count-based ``call_model_input_filter`` cuts the first batch's
+    ``function_call`` items off their outputs, and the SDK sends that
+    request as it is: OpenAI would answer 400."""
+    adapter = OpenAIAgentsAdapter()
+    app = load_example(KEEP_LAST, "app")
+    with play(adapter, app, [User("fix the bug"), *batches(1, 2, 2), ReplyStep("done")]) as run:
+        # input items: user fc1 fc2 out1 out2 fc3 fc4 out3 out4 -> the last 6
+        assert roles(run) == [
+            "S",
+            "T(call_1)",
+            "T(call_2)",
+            "A(call_3,call_4)",
+            "T(call_3)",
+            "T(call_4)",
+        ]
+        assert kinds(run) == [
+            ("provider_rejection", ("call_1",)),
+            ("provider_rejection", ("call_2",)),
+            ("provider_rejection", ("call_1",)),
+            ("provider_rejection", ("call_2",)),
+            ("orphaned_result", ("call_1",)),
+            ("orphaned_result", ("call_2",)),
+        ]
+        assert [i.reason for i in run.incidents][:3] == [
+            "openai:result_without_call",
+            "openai:result_without_call",
+            "anthropic:result_without_call",
+        ]
+
+
+@pytest.mark.slow
+def test_unit_safe_filter_is_safe_over_three_turns() -> None:
+    adapter = OpenAIAgentsAdapter()
+    app = load_example(TURNS, "app")
+    steps: list[Step] = []
+    for k, text in enumerate(("one", "two", "three")):
+        steps += [User(text), *batches(1 + 4 * k, 2, 2), ReplyStep("done")]
+    with play(adapter, app, steps) as run:
+        assert kinds(run) == []
+        assert roles(run)[:2] == ["S", "U"] and roles(run).count("U") == 2
+
+
+@pytest.mark.slow
+def test_cancel_mid_batch_loses_the_finished_call() -> None:
+    """``RunResultStreaming.cancel()`` while call_1 runs and call_2 has
+    returned: the turn returns, the session keeps the user message only, and
+    the next request has no trace of the batch though call_2's body ran."""
+    adapter = OpenAIAgentsAdapter()
+    agent = load_example(KEEP_LAST, "agent")  # the default loop: no trimming
+    steps = [*MID_BATCH, Cancel()]
+    with play(adapter, agent, [*steps, User("go on"), ReplyStep("ok")]) as run:
+        assert run.ledger.outcomes[0] == (3, "send returned")
+        assert [(b.call, b.end.value) for b in run.ledger.bodies] == [
+            ("call_1", "cancelled"),
+            ("call_2", "ok"),
+        ]
+        assert roles(run) == ["S", "U", "U"]
+        assert kinds(run) == [("silent_loss", ("call_2",))]
+
+
+@pytest.mark.slow
+def test_cancel_after_turn_waits_for_the_running_tool() -> None:
+    """``cancel(mode="after_turn")`` lets the running tools finish: while
+    call_1 runs the turn does not return (a hang past the deadline); once it
+    completes, the batch is kept whole."""
+    adapter = OpenAIAgentsAdapter(cancel_mode="after_turn")
+    agent = load_example(KEEP_LAST, "agent")
+    steps = [*MID_BATCH, Cancel(), Complete("call_1", "one"), User("go on"), ReplyStep("ok")]
+    with play(adapter, agent, steps) as run:
+        assert kinds(run) == [("hang", ())]
+        assert run.ledger.outcomes[0] == (4, "send returned")
+        assert roles(run) == ["S", "U", "A(call_1,call_2)", "T(call_1)", "T(call_2)", "U"]
+
+
+@pytest.mark.slow
+def test_crash_then_new_message_loses_the_batch() -> None:
+    """The runner writes a turn's items to the session at the end of the
+    step: a crash mid-batch leaves the user message alone on disk."""
+    adapter = OpenAIAgentsAdapter()
+    agent = load_example(KEEP_LAST, "agent")
+    assert Capability.CRASH_RESUME not in adapter.capabilities(agent)
+    steps = [*MID_BATCH, Crash(), NewMessage("are you there?"), ReplyStep("yes")]
+    with play(adapter, agent, steps) as run:
+        assert roles(run) == ["S", "U", "U"]
+        assert kinds(run) == [("silent_loss", ("call_2",))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("approved", [True, False])
+def test_approval_interrupts_and_resumes_from_run_state(approved: bool) -> None:
+    adapter = OpenAIAgentsAdapter()
+    app = load_example(TURNS, "app")
+    steps = [
+        User("clean up"),
+        ReplyStep("", (call(1, "delete_file"), call(2))),
+        Complete("call_2", "read"),
+        Approve("call_1", approved),
+        *([Complete("call_1", "deleted")] if approved else []),
+        ReplyStep("done"),
+    ]
+    with play(adapter, app, steps) as run:
+        assert [o for _, o in run.ledger.outcomes] == ["send returned", "approve returned"]
+        assert roles(run) == ["S", "U", "A(call_1,call_2)", "T(call_2)", "T(call_1)"]
+        assert kinds(run) == []
+
+
+@pytest.mark.slow
+def test_tool_timeout_fires_on_virtual_time() -> None:
+    adapter = OpenAIAgentsAdapter()
+    app = load_example(TURNS, "app")
+    steps = [User("test it"), ReplyStep("", (call(1, "run_tests"),)), Advance(31.0)]
+    with play(adapter, app, [*steps, ReplyStep("it hung")]) as run:
+        assert [(b.call, b.end.value) for b in run.ledger.bodies] == [("call_1", "cancelled")]
+        assert roles(run) == ["S", "U", "A(call_1)", "T(call_1)"]
+        assert "timed out" in tool_text(run, "call_1").lower()
+        assert kinds(run) == []
+
+
+@pytest.mark.slow
+def test_tool_failure_becomes_the_sdks_error_result() -> None:
+    adapter = OpenAIAgentsAdapter()
+    app = load_example(TURNS, "app")
+    steps = [User("read"), ReplyStep("", (call(1),)), Fail("call_1", "disk on fire")]
+    with play(adapter, app, [*steps, ReplyStep("sorry")]) as run:
+        assert tool_text(run, "call_1").startswith("An error occurred while running the tool.")
+        assert kinds(run) == []
+
+
+@pytest.mark.slow
+def test_standalone_script_shows_the_broken_request(tmp_path: Path) -> None:
+    adapter = OpenAIAgentsAdapter()
+    spec = f"examples/loops/{KEEP_LAST}.py:app"
+    steps: list[Step] = [User("fix the bug"), *batches(1, 2, 2), ReplyStep("done")]
+    text = adapter.script(spec, schedule_to_json(steps, target=spec, framework="openai-agents"))
+    done = run_script(text, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (
+        "BROKEN REQUEST (HTTP 400): messages.1: Invalid parameter: messages with role 'tool' "
+        "must be a response to a preceeding message with 'tool_calls'."
+    ) in done.stdout
+
+
+@pytest.mark.slow
+def test_standalone_script_shows_the_silent_loss_of_a_cancel(tmp_path: Path) -> None:
+    adapter = OpenAIAgentsAdapter()
+    spec = f"examples/loops/{KEEP_LAST}.py:agent"
+    steps: list[Step] = [*MID_BATCH, Cancel(), User("go on"), ReplyStep("ok")]
+    done = run_script(adapter.script(spec, schedule_to_json(steps, target=spec)), tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (
+        "LEDGER MISMATCH: call_2 ran (it returned 'two') but the model no longer sees its call "
+        "nor its result"
+    ) in done.stdout
+
+
+@pytest.mark.slow
+def test_crash_while_an_approval_waits_drops_the_call() -> None:
+    """The session holds delete_file's ``function_call`` without output (the
+    ``RunState`` that could resume it died with the process); the next run
+    drops the dangling call: the model sees only the read."""
+    adapter = OpenAIAgentsAdapter()
+    agent = load_example(TURNS, "agent")
+    steps = [
+        User("clean up"),
+        ReplyStep("", (call(1, "delete_file"), call(2))),
+        Complete("call_2", "read"),
+        Crash(),
+        NewMessage("hello?"),
+    ]
+    with play(adapter, agent, steps) as run:
+        assert roles(run) == ["S", "U", "A(call_2)", "T(call_2)", "U"]
+        assert [b.call for b in run.ledger.bodies] == ["call_2"] and run.approvals == []
+        assert kinds(run) == []
+
+
+@pytest.mark.slow
+def test_the_commit_guard_in_the_input_filter_keeps_every_request_whole() -> None:
+    """The same count-based trimmer behind ``ListGuard`` (a batch's calls and
+    outputs read as one unit, trimmed only over budget): every request is
+    valid and every unit it drops is whole and closed; without the guard the
+    same schedule sends orphaned outputs.  (The guard may keep the first user
+    message while dropping the batch after it, a valid prune that a judge
+    expecting trims from the front may call a silent loss: not asserted.)"""
+    adapter = OpenAIAgentsAdapter()
+    big = "x" * 800
+    steps: list[Step] = [User("fix the bug")]
+    for k in range(3):
+        steps.append(ReplyStep("", (call(2 * k + 1), call(2 * k + 2))))
+        steps += [Complete(f"call_{2 * k + 2}", big), Complete(f"call_{2 * k + 1}", big)]
+    steps += [ReplyStep("done"), User("more"), ReplyStep("", (call(9),)), Complete("call_9", big)]
+    steps.append(ReplyStep("ok"))
+    pairing = {"provider_rejection", "orphaned_result", "unanswered_call", "invalid_prune"}
+    with play(adapter, load_example("openai_agents_guarded", "app"), steps) as run:
+        assert not pairing & {kind for kind, _ in kinds(run)}
+        assert roles(run, 3) == [
+            "S", "U", "A(call_3,call_4)", "T(call_3)", "T(call_4)",
+            "A(call_5,call_6)", "T(call_5)", "T(call_6)",
+        ]  # fmt: skip
+        assert roles(run) == ["S", "A", "U", "A(call_9)", "T(call_9)"]
+    with play(adapter, load_example(KEEP_LAST, "app"), steps) as run:
+        assert ("orphaned_result", ("call_1",)) in kinds(run)

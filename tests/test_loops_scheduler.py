@@ -1,0 +1,201 @@
+"""The loop scheduler (sim/loops/scheduler.py) and its virtual clock (sim/loops/clock.py),
+driven through the fake framework of tests/loops_fake.py."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from loops_fake import FakeAdapter, FakeAgent, _FakeLoop, buggy, careful
+
+from prunecheck.sim.loops.clock import LoopStuck, VirtualLoop
+from prunecheck.sim.loops.contract import Harness, ToolCall
+from prunecheck.sim.loops.ledger import BodyEnd
+from prunecheck.sim.loops.scheduler import LoopRun, Phase, StepRefused
+from prunecheck.sim.loops.steps import (
+    Advance,
+    Cancel,
+    Complete,
+    Crash,
+    Fail,
+    NewMessage,
+    ReplyStep,
+    Resume,
+    Step,
+    Timeout,
+    User,
+)
+
+READ_A = ToolCall("call_1", "read_file", '{"path": "a"}')
+READ_B = ToolCall("call_2", "read_file", '{"path": "b"}')
+
+
+def kinds(run: LoopRun) -> list[tuple[str, tuple[str, ...]]]:
+    return [(i.kind.value, i.ids) for i in run.incidents]
+
+
+def test_the_virtual_clock_fires_timers_only_when_advanced() -> None:
+    loop = VirtualLoop()
+    seen: list[float] = []
+
+    async def sleeper() -> None:
+        await asyncio.sleep(30)
+        seen.append(loop.time())
+
+    loop.create_task(sleeper())
+    loop.settle()
+    assert seen == [] and loop.next_timer() == 30.0
+    loop.advance(29)
+    assert seen == []
+    loop.advance(5)
+    assert seen == [30.0] and loop.time() == 34.0
+    loop.discard()
+
+
+def test_settle_waits_for_a_thread_the_run_started() -> None:
+    loop = VirtualLoop()
+    done: list[str] = []
+
+    def job() -> str:
+        time.sleep(0.05)
+        return "thread"
+
+    async def worker() -> None:
+        done.append(await asyncio.to_thread(job))
+
+    loop.create_task(worker())
+    loop.settle()  # returns only once the thread's result has landed
+    assert done == ["thread"]
+    loop.discard()
+
+
+def test_a_loop_that_never_waits_is_stuck() -> None:
+    loop = VirtualLoop()
+
+    async def spin() -> None:
+        while True:
+            await asyncio.sleep(0)
+
+    loop.create_task(spin())
+    with pytest.raises(LoopStuck, match="spins"):
+        loop.settle()
+    loop.discard()
+
+
+def test_a_turn_with_a_parallel_batch_is_judged_clean() -> None:
+    with LoopRun(FakeAdapter(), careful) as run:
+        run.apply(User("hi"))
+        assert run.pending_requests() == 1 and run.turn_running
+        run.apply(ReplyStep("", (READ_A, READ_B)))
+        assert run.waiting_calls() == ["call_1", "call_2"]
+        run.apply(Complete("call_2", "B"))  # out of order
+        run.apply(Fail("call_1", "disk"))
+        run.apply(ReplyStep("done"))
+        assert not run.turn_running and run.incidents == []
+        assert [b.end for b in run.ledger.bodies] == [BodyEnd.FAILED, BodyEnd.OK]
+        last = run.ledger.requests[-1].body["messages"]
+        assert isinstance(last, list) and [m["role"] for m in last] == [
+            "user", "assistant", "tool", "tool"]  # fmt: skip
+
+
+def test_a_step_that_is_not_enabled_is_refused() -> None:
+    with LoopRun(FakeAdapter(), careful) as run:
+        with pytest.raises(StepRefused, match="reply"):
+            run.apply(ReplyStep("x"))
+        run.apply(User("hi"))
+        with pytest.raises(StepRefused, match="user"):
+            run.apply(User("again"))
+        with pytest.raises(StepRefused, match="resume"):
+            run.apply(Resume())
+
+
+def test_a_crash_drops_the_process_and_a_new_message_opens_it_again() -> None:
+    with LoopRun(FakeAdapter(), buggy) as run:
+        run.apply(User("hi"))
+        run.apply(ReplyStep("", (READ_A, READ_B)))
+        run.apply(Complete("call_1", "A"))
+        run.apply(Crash())
+        assert run.phase is Phase.CRASHED and run.loop is None and run.epoch == 1
+        assert run.ledger.bodies[1].end is BodyEnd.DROPPED
+        run.apply(NewMessage("again"))
+        assert ("unanswered_call", ("call_1",)) in kinds(run)
+        assert any(
+            i.text.startswith("An assistant message with 'tool_calls'") for i in run.incidents
+        )
+
+
+def test_a_resume_that_reruns_a_finished_tool_duplicates_its_side_effect() -> None:
+    with LoopRun(FakeAdapter(), buggy) as run:
+        batch = ReplyStep("", (READ_A, READ_B))
+        for step in (User("hi"), batch, Complete("call_1", "A"), Crash()):
+            run.apply(step)
+        # the eager store holds the calls without their results: resume runs both again
+        run.apply(Resume())
+        run.apply(Complete("call_1", "A"))
+        assert ("duplicated_side_effect", ("call_1",)) in kinds(run)
+
+
+def test_a_cancel_that_forgets_an_executed_tool_is_a_silent_loss() -> None:
+    with LoopRun(FakeAdapter(), buggy) as run:
+        for step in (
+            User("hi"),
+            ReplyStep("", (READ_A, READ_B)),
+            Complete("call_1", "A"),
+            Cancel(),
+        ):
+            run.apply(step)
+        assert not run.turn_running and run.incidents == []
+        run.apply(User("and now?"))
+        assert kinds(run) == [("silent_loss", ("call_1",))]
+
+
+def test_a_cancel_that_keeps_what_ran_is_clean() -> None:
+    with LoopRun(FakeAdapter(), careful) as run:
+        for step in (User("hi"), ReplyStep("", (READ_A, READ_B)), Complete("call_1", "A"),
+                     Cancel(), User("and now?")):  # fmt: skip
+            run.apply(step)
+        assert run.incidents == []
+        assert run.ledger.bodies[1].end is BodyEnd.CANCELLED
+
+
+class _Stubborn(FakeAdapter):
+    """A loop whose cancel API does nothing: the turn never returns."""
+
+    def open(self, target: object, harness: Harness) -> _FakeLoop:
+        loop = super().open(target, harness)
+
+        async def ignore(turn: asyncio.Task[None]) -> None:
+            return None
+
+        loop.cancel = ignore  # type: ignore[method-assign]
+        return loop
+
+
+def test_a_turn_that_ignores_a_cancel_hangs() -> None:
+    with LoopRun(_Stubborn(), careful) as run:
+        for step in (User("hi"), ReplyStep("", (READ_A,)), Cancel()):
+            run.apply(step)
+        assert kinds(run) == [("hang", ())]
+        assert run.now() == 60.0  # the deadline passed on the virtual clock only
+
+
+def test_timeouts_and_the_clock_are_steps() -> None:
+    with LoopRun(FakeAdapter(), careful) as run:
+        for step in (User("hi"), ReplyStep("", (READ_A,)), Timeout("call_1"), Advance(5)):
+            run.apply(step)
+        assert run.ledger.bodies[0].end is BodyEnd.TIMED_OUT and run.now() == 5.0
+        assert run.pending_requests() == 1
+
+
+def test_the_same_schedule_gives_the_same_requests_byte_for_byte() -> None:
+    steps: list[Step] = [User("hi"), ReplyStep("", (READ_A, READ_B)), Complete("call_2", "B"),
+                         Crash(), NewMessage("again"), ReplyStep("ok")]  # fmt: skip
+
+    def requests() -> list[str]:
+        with LoopRun(FakeAdapter(), FakeAgent(persist="eager")) as run:
+            for s in steps:
+                run.apply(s)
+            return [r.to_json() for r in run.ledger.requests]
+
+    assert requests() == requests()
