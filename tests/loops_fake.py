@@ -16,7 +16,10 @@ harness's store.  Its knobs put the bugs real loops have:
   an invented ``"ok"`` result (synthesized);
 * ``resume="rerun"`` runs the saved calls without results again;
 * ``keep_last`` trims to the last N messages at the framework's hook,
-  whole units or not (``trim_units``).
+  whole units or not (``trim_units``); ``keep_first`` keeps the first
+  message too (the trim then removes from the middle);
+* ``guard_budget`` puts that trim behind prunecheck's ``ListGuard`` (list
+  mode, OpenAI messages) with this budget: only whole, closed units go.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class FakeAgent:
     resume: str = "placeholder"
     keep_last: int | None = None
     trim_units: bool = True
+    keep_first: bool = False
+    guard_budget: int | None = None
     tools: tuple[ToolSpec, ...] = field(default=_TOOLS)
 
 
@@ -57,6 +62,11 @@ class _FakeLoop:
     def __init__(self, agent: FakeAgent, harness: Harness) -> None:
         self.agent, self.harness = agent, harness
         self.file: Path = harness.store / "fake-history.json"
+        self.guard: Any = None
+        if agent.guard_budget is not None:
+            from prunecheck.guard import ListGuard
+
+            self.guard = ListGuard(self._trim, format="openai", budget=agent.guard_budget)
         self.messages: list[dict[str, Any]] = (
             json.loads(self.file.read_text()) if self.file.exists() else []
         )
@@ -82,15 +92,21 @@ class _FakeLoop:
         self._save(self.messages if self.agent.persist == "eager" else self._committed())
 
     # the loop -------------------------------------------------------------
-    def _request(self) -> dict[str, object]:
-        messages = self.messages
+    def _trim(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         n = self.agent.keep_last
-        if n is not None and len(messages) > n:
-            cut = len(messages) - n
-            if self.agent.trim_units:
-                while cut < len(messages) and messages[cut]["role"] == "tool":
-                    cut += 1
-            messages = messages[cut:]
+        if n is None or len(messages) <= n:
+            return messages
+        cut = len(messages) - n
+        if self.agent.trim_units:
+            while cut < len(messages) and messages[cut]["role"] == "tool":
+                cut += 1
+        first = messages[:1] if self.agent.keep_first and cut > 0 else []
+        return first + messages[cut:]
+
+    def _request(self) -> dict[str, object]:
+        messages = (
+            self.guard(self.messages) if self.guard is not None else self._trim(self.messages)
+        )
         tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
                   "parameters": dict(t.parameters)}} for t in self.agent.tools]  # fmt: skip
         return {"messages": [dict(m) for m in messages], "tools": tools}
@@ -228,5 +244,10 @@ print(len(STEPS), "steps")
 #: through units (buggy) or only at a unit's edge (careful).
 trimming_buggy = FakeAgent(keep_last=3, trim_units=False)
 trimming_careful = FakeAgent(keep_last=3)
+#: A trim that keeps the first message and the last 3, behind ListGuard
+#: (budget 60 tokens): whole, closed units go from the middle.
+guarded_middle = FakeAgent(keep_last=3, keep_first=True, trim_units=False, guard_budget=60)
+#: A cancel that forgets the batch (its tools ran), in a configuration that trims.
+trimming_dropping = FakeAgent(cancel="drop", keep_last=1)
 #: A repair layer that answers calls left without results by "ok".
 repairing = FakeAgent(persist="eager", repair=True)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from loops_fake import FakeAdapter, FakeAgent, guarded_middle, trimming_dropping
+
 from prunecheck.sim.loops.contract import ToolCall
-from prunecheck.sim.loops.judge import judge_request, to_anthropic
+from prunecheck.sim.loops.judge import judge_request, removed_by_trim, to_anthropic
 from prunecheck.sim.loops.ledger import Body, BodyEnd, Ledger
+from prunecheck.sim.loops.scheduler import LoopRun
+from prunecheck.sim.loops.steps import Cancel, Complete, ReplyStep, Step, User
+from prunecheck.sim.loops.story import Story, narrative
 
 CALL = ToolCall("call_1", "read_file", '{"path": "a"}')
 OTHER = ToolCall("call_2", "read_file", '{"path": "b"}')
@@ -60,15 +65,68 @@ def test_a_call_without_its_result_is_rejected_with_both_providers_texts() -> No
 def test_an_executed_tool_gone_without_a_trim_is_a_silent_loss_and_with_one_is_not() -> None:
     led = _ledger(("call_1", BodyEnd.OK, "A"), ("call_2", BodyEnd.OK, "B"))
     assert judged([], led) == ["silent_loss:", "silent_loss:"]
-    # with a trim, whole units may go from the front, never from the middle
+    # with a trim, a whole, closed unit the loop held may go, from the front or the middle
     later = ToolCall("call_3", "read_file", "{}")
     led.issue((later,), 2)
     led.bodies.append(Body("call_3", 2, BodyEnd.OK, 3, "C"))
     assert judged([_assistant(later), _tool("call_3", "C")], led, trims=True) == []
     led.users.append((0, "hi"))  # the request's first message came before the batch
-    assert (
-        judged([_assistant(later), _tool("call_3", "C")], led, trims=True) == ["silent_loss:"] * 2
-    )
+    assert judged([_assistant(later), _tool("call_3", "C")], led, trims=True) == []
+    # a batch cut in two is a loss even with a trim
+    assert judged([_assistant(CALL), _tool("call_1", "A")], led, trims=True) == ["silent_loss:"]
+
+
+def test_a_trim_does_not_excuse_what_a_cancel_discarded() -> None:
+    led = _ledger(("call_1", BodyEnd.OK, "A"), ("call_2", BodyEnd.OK, "B"))
+    led.cancels.append(3)  # after the batch ran, before the loop was seen holding it
+    body = {"messages": [{"role": "user", "content": "next"}]}
+    found = judge_request(body, led, 4, trims=True)
+    assert [(i.kind.value, i.ids) for i in found] == [
+        ("silent_loss", ("call_1",)), ("silent_loss", ("call_2",))]  # fmt: skip
+    assert "since a cancel at step 4, so no trim removed it" in found[0].detail
+    # seen whole in a request after the cancel: the loop held it, a trim may remove it
+    led.witness({"call_1", "call_2"}, {"call_1", "call_2"})
+    assert judge_request(body, led, 5, trims=True) == []
+    assert removed_by_trim(body, led) == [("call_1", "call_2")]
+
+
+def _fake_run(agent: FakeAgent, steps: list[Step]) -> LoopRun:
+    run = LoopRun(FakeAdapter(), agent)
+    for step in steps:
+        run.apply(step)
+    return run
+
+
+def test_a_cancel_that_drops_an_executed_call_is_a_loss_in_a_trimming_loop() -> None:
+    """The fake loop forgets the cancelled batch (call_1 ran); its trim then
+    keeps only the newest message, so no older call or user message is sent:
+    the loss is the cancel's, not the trim's."""
+    steps: list[Step] = [User("u1"), ReplyStep("", (CALL, OTHER)), Complete("call_1", "A"),
+                         Cancel(), User("u2")]  # fmt: skip
+    with _fake_run(trimming_dropping, steps) as run:
+        assert run.ledger.requests[-1].body["messages"] == [{"role": "user", "content": "u2"}]
+        assert [(i.kind.value, i.ids) for i in run.incidents] == [("silent_loss", ("call_1",))]
+        assert run.ledger.trims == []
+
+
+def test_a_guarded_prune_of_a_whole_unit_from_the_middle_is_a_trim_not_a_loss() -> None:
+    """ListGuard keeps the first user message and the newest unit, and drops
+    the older whole, closed unit between them: valid, told as a trim."""
+    big = "lorem ipsum " * 20
+    steps: list[Step] = [User("u1"), ReplyStep("", (CALL,)), Complete("call_1", big),
+                         ReplyStep("", (OTHER,)), Complete("call_2", big)]  # fmt: skip
+    with _fake_run(guarded_middle, steps) as run:
+        last = run.ledger.requests[-1].body["messages"]
+        assert isinstance(last, list)
+        assert [m.get("tool_call_id") or m["role"] for m in last] == ["user", "assistant", "call_2"]
+        assert run.incidents == []
+        assert run.ledger.trims == [(4, ("call_1",))]
+        told = narrative(Story(tuple(run.steps), (), run.ledger, []))
+        assert "the trim removed the whole, closed unit of call_1 (allowed: no loss)" in told
+    # the same trim without the guard cuts call_1's result from its call
+    cut = FakeAgent(keep_last=3, keep_first=True, trim_units=False)
+    with _fake_run(cut, steps) as run:
+        assert ("orphaned_result", ("call_1",)) in [(i.kind.value, i.ids) for i in run.incidents]
 
 
 def test_a_result_no_tool_produced_is_synthesized_and_a_placeholder_is_not() -> None:

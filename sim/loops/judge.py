@@ -17,9 +17,12 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
 * **silent loss** — a call whose tool body ran to an outcome (the side
   effect happened) is gone from what the model sees, with its result, and
   no trim removed its whole, closed unit: a configuration that does not trim
-  loses it; one that trims kept part of its parallel batch, or still sends
-  an older call or a user message from before it (a trim removes whole
-  units from the front).
+  loses it; one that trims kept part of its parallel batch, or never held
+  the whole unit since the last cancel, crash or raising turn (the loop
+  discarded it: a trim cannot be what removed it, :meth:`.Ledger.holds`).
+  A whole, closed unit the loop held and a trim removed — from the front or
+  from the middle — is no loss: :func:`removed_by_trim` names it, and the
+  narrative reports it as a trim.
 
 Repair layers hide 400s, so the history is judged against the ledger, not
 only the request's shape.  :func:`hang` is the check after a cancel; the
@@ -37,7 +40,14 @@ from prunecheck.model.provider import Provider, validate
 
 from .ledger import BodyEnd, Ledger
 
-__all__ = ["PLACEHOLDER_WORDS", "calls_and_results", "hang", "judge_request", "to_anthropic"]
+__all__ = [
+    "PLACEHOLDER_WORDS",
+    "calls_and_results",
+    "hang",
+    "judge_request",
+    "removed_by_trim",
+    "to_anthropic",
+]
 
 #: Words that make a result for a call that never ran an honest placeholder
 #: ("cancelled", "interrupted" …) rather than an invented outcome.
@@ -163,7 +173,7 @@ def judge_request(
             found.append(Incident(IncidentKind.TRUNCATED_PAYLOAD, step, (cid,),
                                   f"the arguments of {cid} differ from those the model issued",
                                   reason="arguments"))  # fmt: skip
-    found += _silent_losses(body, calls, results, ledger, step, trims=trims)
+    found += _silent_losses(calls, results, ledger, step, trims=trims)
     return found
 
 
@@ -195,7 +205,6 @@ def _judge_result(cid: str, text: str, ledger: Ledger, step: int) -> list[Incide
 
 
 def _silent_losses(
-    body: Mapping[str, object],
     calls: Mapping[str, object],
     results: Mapping[str, str],
     ledger: Ledger,
@@ -203,26 +212,46 @@ def _silent_losses(
     *,
     trims: bool,
 ) -> Iterable[Incident]:
-    order = list(ledger.issued)
-    sent = {_text(m.get("content")) for m in _messages(body) if m.get("role") == "user"}
     for cid, issued in ledger.issued.items():
         if cid in calls or cid in results or ledger.executed(cid) is None:
             continue
         batch_kept = [b for b in issued.batch if b in calls or b in results]
-        older = [c for c in order[: order.index(cid)] if c in calls or c in results]
-        before = [t for at, t in ledger.users if at < issued.step and t in sent]
         if batch_kept:
             why = f"its parallel batch was cut ({', '.join(batch_kept)} kept)"
         elif not trims:
             why = "no trim removed it"
-        elif older:
-            why = f"an older call ({older[0]}) is still sent: no trim from the front removed it"
-        elif before:
-            why = f"a user message before it ({before[0]!r}) is still sent: no trim removed it"
+        elif cid in ledger.trimmed or ledger.holds(cid):
+            continue  # a whole, closed unit the loop held, removed by the trim
         else:
-            continue  # a whole, closed unit trimmed away from the front
+            why = _discarded(ledger)
         told = f"{issued.call.name} ran for {cid} but the model is no longer told: {why}"
         yield Incident(IncidentKind.SILENT_LOSS, step, (cid,), told)
+
+
+def _discarded(ledger: Ledger) -> str:
+    at = ledger.last_disruption
+    what = ("a cancel" if at in ledger.cancels else "a crash" if at in ledger.crashes
+            else "a turn that raised")  # fmt: skip
+    return (
+        f"the loop has not held its whole, closed unit since {what} at step {at + 1}, "
+        "so no trim removed it"
+    )
+
+
+def removed_by_trim(body: Mapping[str, object], ledger: Ledger) -> list[tuple[str, ...]]:
+    """The units a trim removed from this request: whole (no call or result
+    of the unit is sent), closed and held by the loop (:meth:`.Ledger.holds`),
+    and not already removed by an earlier trim; in issue order."""
+    calls, results = calls_and_results(body)
+    out: list[tuple[str, ...]] = []
+    for cid, issued in ledger.issued.items():
+        unit = issued.batch
+        if cid != unit[0] or any(c in calls or c in results for c in unit):
+            continue
+        if all(c in ledger.trimmed for c in unit) or not ledger.holds(cid):
+            continue
+        out.append(unit)
+    return out
 
 
 def hang(step: int, deadline: float) -> Incident:

@@ -3,13 +3,17 @@
 Every call the model double issued, every tool body that started and how it
 ended, every request the framework sent, every cancel, crash and approval.
 The judge (:mod:`.judge`) reads it; nothing in it comes from the framework's
-own account of what happened — only from the harness's callbacks.
+own account of what happened — only from the harness's callbacks, and from
+what the framework was *seen holding*: a unit (a reply's calls with all
+their results) witnessed whole in a request or in the framework's history
+since the last disruption (a cancel, a crash, a turn that raised) is one the
+framework holds, and only such a unit can a trim remove (:meth:`Ledger.holds`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -112,6 +116,53 @@ class Ledger:
     crashes: list[int] = field(default_factory=list)
     outcomes: list[tuple[int, str]] = field(default_factory=list)
     users: list[tuple[int, str]] = field(default_factory=list)
+    raised: list[int] = field(default_factory=list)
+    held: dict[str, int] = field(default_factory=dict)
+    trimmed: dict[str, int] = field(default_factory=dict)
+    trims: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+
+    @property
+    def disruptions(self) -> int:
+        """Cancels, crashes and turns that raised so far: each may discard what the loop held."""
+        return len(self.cancels) + len(self.crashes) + len(self.raised)
+
+    @property
+    def last_disruption(self) -> int:
+        """The step of the last cancel, crash or raising turn (-1: none yet)."""
+        return max((*self.cancels, *self.crashes, *self.raised), default=-1)
+
+    def unit(self, call: str) -> tuple[str, ...]:
+        """The call ids of ``call``'s unit: its reply's parallel batch."""
+        issued = self.issued.get(call)
+        return issued.batch if issued is not None else (call,)
+
+    def witness(self, calls: Collection[str], results: Collection[str]) -> None:
+        """The framework was seen holding every unit whose calls and results
+        are all in ``calls`` and ``results`` (a request, or its history)."""
+        for cid, issued in self.issued.items():
+            if all(c in calls and c in results for c in issued.batch):
+                self.held[cid] = self.disruptions
+                self.trimmed.pop(cid, None)
+
+    def holds(self, call: str) -> bool:
+        """Whether the framework holds ``call``'s whole, closed unit: it was
+        witnessed since the last disruption, or every call of the unit ran
+        to an outcome after it (the loop took the results in, and nothing
+        since could have discarded them)."""
+        if self.held.get(call) == self.disruptions:
+            return True
+        last = self.last_disruption
+        return call in self.issued and all(
+            any(b.end.executed and b.ended > last for b in self.bodies_of(c))
+            for c in self.unit(call)
+        )
+
+    def note_trim(self, step: int, unit: tuple[str, ...]) -> None:
+        """A trim removed ``unit``, whole and closed, from the request of ``step``."""
+        if any(c not in self.trimmed for c in unit):
+            self.trims.append((step, unit))
+        for c in unit:
+            self.trimmed.setdefault(c, step)
 
     def issue(self, calls: tuple[ToolCall, ...], step: int) -> None:
         batch = tuple(c.id for c in calls)

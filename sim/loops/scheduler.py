@@ -41,7 +41,7 @@ from prunecheck.model.incidents import Incident, IncidentKind
 
 from .clock import LoopStuck, VirtualLoop, foreign_threads
 from .contract import Adapter, Capability, Loop, Reply, ToolCall, ToolFailed
-from .judge import hang, judge_request
+from .judge import calls_and_results, hang, judge_request, removed_by_trim
 from .ledger import Body, BodyEnd, Ledger, Received
 from .steps import (
     Advance,
@@ -159,8 +159,13 @@ class LoopRun:
     async def model(self, request: Mapping[str, object]) -> Reply:
         """Record and judge the request, then wait for the schedule's reply."""
         body = json.loads(json.dumps(request, sort_keys=True, default=str))
-        self.ledger.requests.append(Received(self._at(), body))
-        self._record(judge_request(body, self.ledger, self._at(), trims=self.trims))
+        at = self._at()
+        self.ledger.requests.append(Received(at, body))
+        self._record(judge_request(body, self.ledger, at, trims=self.trims))
+        if self.trims:
+            for unit in removed_by_trim(body, self.ledger):
+                self.ledger.note_trim(at, unit)
+        self.ledger.witness(*calls_and_results(body))
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._requests.append(future)
         try:
@@ -228,6 +233,13 @@ class LoopRun:
         before = len(self.incidents)
         self._check_enabled(step)
         self.steps.append(step)
+        disruptions = self.ledger.disruptions
+        self._apply(step)
+        if self.ledger.disruptions != disruptions:
+            self._witness_history()  # what the loop still holds after a cancel or a raise
+        return self.incidents[before:]
+
+    def _apply(self, step: Step) -> None:
         match step:
             case User(text):
                 self.ledger.users.append((self._at(), text))
@@ -254,19 +266,21 @@ class LoopRun:
                 w.future.set_exception(TimeoutError(f"the tool of {call} timed out"))
             case Advance(seconds):
                 self._run(lambda: self._clock.advance(seconds))
-                return self.incidents[before:]
+                return
             case Cancel():
                 self._cancel()
-                return self.incidents[before:]
+                return
             case Crash():
                 self._crash()
-                return self.incidents[before:]
+                return
             case Resume():
                 self._reopen()
+                self._witness_history()
                 self._start(self._live_loop().resume(), "resume")
             case NewMessage(text):
                 self.ledger.users.append((self._at(), text))
                 self._reopen()
+                self._witness_history()
                 self._start(self._live_loop().send(text), "send")
             case Approve(call, approved):
                 self.approvals.remove(call)
@@ -274,7 +288,6 @@ class LoopRun:
                     self.ledger.denied.add(call)
                 self._start(self._live_loop().approve(call, approved), "approve")
         self._run(self._clock.settle)
-        return self.incidents[before:]
 
     def _check_enabled(self, step: Step) -> None:
         up = self.phase is Phase.UP
@@ -292,6 +305,17 @@ class LoopRun:
             ok = up and getattr(step, "call", "") in self.waiting_calls()
         if not ok:
             raise StepRefused(f"step {len(self.steps)} ({step.kind}) is not enabled now")
+
+    def _witness_history(self) -> None:
+        """Witness the units the loop's own history holds (after a disruption,
+        or on reopening from the store: what survived it)."""
+        if self.loop is None:
+            return
+        try:
+            history = self.loop.history()
+        except Exception:  # a history the adapter cannot read now witnesses nothing
+            return
+        self.ledger.witness(*calls_and_results({"messages": history}))
 
     def _first_waiting(self, call: str) -> _Waiting:
         return next(w for w in self._waiting[call] if not w.future.done())
@@ -318,6 +342,7 @@ class LoopRun:
             except asyncio.CancelledError:
                 self.ledger.outcomes.append((self._at(), f"{what} was cancelled"))
             except Exception as exc:
+                self.ledger.raised.append(self._at())
                 self.ledger.outcomes.append(
                     (self._at(), f"{what} raised {type(exc).__name__}: {exc}")
                 )

@@ -3,8 +3,9 @@
 :func:`retell` runs a concrete schedule once more keeping the requests the
 model received, the ledger and the framework's history; :func:`narrative`
 writes it step by step, as the model runtime's narratives do: each step,
-what the loop did (the requests it sent, tool bodies it started, how its
-turn ended), and each incident at the step it happened.
+what the loop did (the requests it sent, the whole units its trim removed,
+tool bodies it started, how its turn ended), and each incident at the step
+it happened.
 """
 
 from __future__ import annotations
@@ -101,6 +102,10 @@ def narrative(story: Story, *, provider_texts: bool = True) -> str:
                 msgs = req.body.get("messages")
                 count = len(msgs) if isinstance(msgs, list) else 0
                 lines.append(f"       -> request #{r + 1} to the model ({count} messages)")
+        for at, unit in led.trims:
+            if at == i:
+                lines.append(f"       -> the trim removed the whole, closed unit of "
+                             f"{', '.join(unit)} (allowed: no loss)")  # fmt: skip
         for b in led.bodies:
             if b.started == i:
                 lines.append(f"       -> the tool body of {b.call} starts (process {b.epoch})")
