@@ -94,6 +94,12 @@ def _drop(clocks: list[VirtualLoop]) -> None:
     garbage collector closes their coroutines, a framework's ``finally``
     clause may try to schedule work on a loop that is gone.  What it raises
     then is the run's debris, not the user's: it goes unreported.
+
+    The collection looks only at objects made since the run began: every
+    older object was frozen (:func:`gc.freeze`) when the run was made, and
+    is thawed here.  A full collection in a process with a large heap (a
+    test worker, a long search) costs seconds per run; this one costs what
+    the run allocated.
     """
     hook = sys.unraisablehook
     sys.unraisablehook = lambda _: None
@@ -106,6 +112,7 @@ def _drop(clocks: list[VirtualLoop]) -> None:
             clocks.clear()
             gc.collect()
     finally:
+        gc.unfreeze()
         logging.disable(logging.NOTSET)
         sys.unraisablehook = hook
 
@@ -133,6 +140,7 @@ class LoopRun:
     """
 
     def __init__(self, adapter: Adapter, target: object, *, store: Path | None = None) -> None:
+        gc.freeze()  # thawed by close(): its collection then sees only this run's objects
         self.adapter, self.target = adapter, target
         self._own_store = store is None
         self.store = _fresh_store() if store is None else store
