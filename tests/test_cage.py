@@ -29,6 +29,11 @@ BAD = Path(__file__).resolve().parent / "bad_policies"
 CORPUS = Path(__file__).resolve().parent / "corpus"
 PY = [sys.executable, "-m", "prunecheck"]
 
+#: A child pytest: no cache written into the bundle, and no langsmith plugin
+#: (the telemetry extra's; ~1.5 s of import that this test does not need).
+CHILD_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+CHILD_PYTEST += ["-p", "no:langsmith_plugin"]
+
 
 def _run(
     *argv: str, cwd: Path | None = None, timeout: float = 120
@@ -367,7 +372,7 @@ def test_a_bundle_replays_where_it_lives_and_is_never_overwritten(tmp_path: Path
     done = _run(*hint.split()[1:], cwd=work)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     test = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_reproduction.py"],
+        [*CHILD_PYTEST, "test_reproduction.py"],
         capture_output=True,
         text=True,
         cwd=bundle,

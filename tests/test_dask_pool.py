@@ -4,6 +4,7 @@ killed mid-sweep losing nothing."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -13,10 +14,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed")
-
-from distributed import Client
-
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.gates import Gate
 from prunecheck.sim.cli.app import main
@@ -24,6 +21,11 @@ from prunecheck.sim.sweeps import dask_pool
 from prunecheck.sim.sweeps.dask_pool import ShippedPolicy, _task, parse_scheduler
 from prunecheck.sim.sweeps.runs import Row, RunSpec
 from prunecheck.sim.sweeps.sweep import configs, plan, read_rows, run_sweep
+
+# Installed or not, without importing it at collection (~0.5 s in every xdist worker).
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("distributed") is None, reason="needs the dask extra"
+)
 
 HORIZON = 60.0
 POLICY = """
@@ -208,6 +210,8 @@ def _wait_for(path: Path, seconds: float = 60.0) -> None:
 def test_a_scheduler_and_two_workers_lose_nothing_when_one_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from distributed import Client
+
     # The client works in its own folder with a relative policy path; the
     # workers run elsewhere, so they never see the file by that path.
     client_dir, worker_dir = tmp_path / "client", tmp_path / "workers"

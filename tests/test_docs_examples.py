@@ -64,6 +64,8 @@ RUN_LANGUAGES = ("console", "python", "pycon")
 NOT_RUN_AT_MOST = 8
 #: What a page's folder links to, from the repository.
 LINKED = ("examples", "schemas", "tests/corpus", "tests/data", "tests/policies")
+#: Third-party pytest plugins an example's child pytest need not import.
+NO_PLUGINS = ("-p", "no:langsmith_plugin")
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)[ \t]*$")
 _MARKER = re.compile(r"^[ \t]*<!-- (?P<kind>not-run|slow|file): (?P<arg>.*?) -->[ \t]*$")
@@ -219,7 +221,8 @@ def _prunecheck(words: list[str], into: Path | None) -> tuple[int, str]:
 
 def _process(words: list[str], into: Path | None) -> tuple[int, str]:
     if words[0] == "pytest":
-        words = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *words[1:]]
+        # langsmith's plugin (the telemetry extra) only adds ~1.5 s of import here
+        words = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *NO_PLUGINS, *words[1:]]
     else:
         words = [sys.executable, *words[1:]]
     with contextlib.ExitStack() as stack:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -164,14 +162,9 @@ def test_sweep_and_report_take_format() -> None:
 @pytest.mark.parametrize(
     "command", ["check", "search", "explore", "sweep", "report", "baseline", "regress"]
 )
-def test_every_help_documents_format(command: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "prunecheck", command, "--help"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0 and "--format {anthropic,openai}" in done.stdout
+def test_every_help_documents_format(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([command, "--help"]) == 0
+    assert "--format {anthropic,openai}" in capsys.readouterr().out
 
 
 def test_format_helpers() -> None:
@@ -198,13 +191,8 @@ def test_search_explore_and_check_share_the_default_runtime(
 
     args = parser.parse_args(["search", "--policy", "recency"])
     assert shape_from_args(args, Shape.for_budget) == Shape.for_budget(RuntimeConfig().budget)
-    done = subprocess.run(
-        [sys.executable, "-m", "prunecheck", "explore", "--help"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert "but not the shape" in " ".join(done.stdout.split())
+    assert main(["explore", "--help"]) == 0
+    assert "but not the shape" in " ".join(capsys.readouterr().out.split())
     # ... and explore's output says so next to its shortest counterexample.
     assert main(["explore", "--policy", "lowest_salience", "--depth", "5"]) == 1
     out = capsys.readouterr().out

@@ -18,10 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("langchain.agents")
-pytest.importorskip("langgraph.checkpoint.sqlite")
-
 from loop_doubles import Drive, call, errors, roles
 
 from prunecheck.sim.loops.contract import Capability, ToolCall
@@ -34,6 +30,14 @@ from prunecheck.sim.loops.steps import (
     Step,
     User,
     schedule_to_json,
+)
+
+# Installed or not, without importing them here: langchain.agents costs ~1.5 s at
+# collection, in every xdist worker, while only one runs these tests.
+NEEDS = ("langchain.agents", "langgraph.checkpoint.sqlite")
+pytestmark = pytest.mark.skipif(
+    not all(importlib.util.find_spec(name) for name in NEEDS),
+    reason="needs the loops extra (langchain, langgraph-checkpoint-sqlite)",
 )
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "loops"

@@ -4,7 +4,9 @@ driven through the fake framework of tests/loops_fake.py."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+import weakref
 
 import pytest
 from loops_fake import FakeAdapter, FakeAgent, _FakeLoop, buggy, careful
@@ -186,6 +188,50 @@ def test_timeouts_and_the_clock_are_steps() -> None:
             run.apply(step)
         assert run.ledger.bodies[0].end is BodyEnd.TIMED_OUT and run.now() == 5.0
         assert run.pending_requests() == 1
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_run_collects_only_what_it_allocated_and_puts_the_heap_back() -> None:
+    """Each run ends with a collection (the debris of its event loops); a full
+    one walks the whole heap, ~0.5 s with a framework imported, so a run sets
+    aside (gc.freeze) what existed before it and puts it back when it closes."""
+    gc.collect()
+    assert gc.get_freeze_count() == 0
+    old = _Cycle()
+    old_ref = weakref.ref(old)
+    with LoopRun(FakeAdapter(), careful) as run:
+        assert gc.get_freeze_count() > 0
+        young = _Cycle()
+        young_ref = weakref.ref(young)
+        del old, young
+        run.apply(User("hi"))
+        gc.collect()
+        assert young_ref() is None  # what the run made is collected
+        assert old_ref() is not None  # what it set aside is not walked
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert old_ref() is None  # back in the heap, collected as usual
+    gc.freeze()  # a caller that froze its heap itself keeps it frozen
+    try:
+        with LoopRun(FakeAdapter(), careful):
+            pass
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_an_adapter_that_cannot_open_leaves_nothing_set_aside() -> None:
+    class Broken(FakeAdapter):
+        def open(self, target: object, harness: Harness) -> _FakeLoop:
+            raise RuntimeError("no loop today")
+
+    with pytest.raises(Exception, match="no loop today"):
+        LoopRun(Broken(), careful)
+    assert gc.get_freeze_count() == 0
 
 
 def test_the_same_schedule_gives_the_same_requests_byte_for_byte() -> None:

@@ -4,8 +4,6 @@ deterministic for a seed, and finds nothing behind the safe gates."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -261,12 +259,7 @@ def test_cli_search_bad_input_exits_2(
     assert words in err and "Traceback" not in err
 
 
-def test_cli_search_help_has_an_example() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "prunecheck", "search", "--help"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0
-    assert "example:" in done.stdout and "prunecheck search lowest_salience" in done.stdout
+def test_cli_search_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "example:" in out and "prunecheck search lowest_salience" in out

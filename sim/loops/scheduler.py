@@ -87,19 +87,32 @@ class _Waiting:
     future: asyncio.Future[str]
 
 
+def _set_heap_aside() -> bool:
+    """Freeze what the process holds before a run (:func:`gc.freeze`); True if this call did.
+
+    :func:`_drop` collects after every run, and a full collection walks the
+    whole heap: with a framework imported (LangChain, pydantic, the OpenAI
+    SDK…) that is about half a million objects, ~0.2–0.5 s a run, most of a
+    check's time.  Set aside, the objects from before the run are not
+    walked; the run's own debris, all allocated after, still is.  Whatever
+    was set aside is put back (:func:`gc.unfreeze`) when the run closes and
+    collected as usual later.  If something froze the heap already (an
+    enclosing run, or the user's program), it is left as it is.
+    """
+    if gc.get_freeze_count():
+        return False
+    gc.freeze()
+    return True
+
+
 def _drop(clocks: list[VirtualLoop]) -> None:
     """Discard event loops and collect what they held, quietly.
 
     The tasks of a crashed (or finished) run are never resumed; when the
     garbage collector closes their coroutines, a framework's ``finally``
     clause may try to schedule work on a loop that is gone.  What it raises
-    then is the run's debris, not the user's: it goes unreported.
-
-    The collection looks only at objects made since the run began: every
-    older object was frozen (:func:`gc.freeze`) when the run was made, and
-    is thawed here.  A full collection in a process with a large heap (a
-    test worker, a long search) costs seconds per run; this one costs what
-    the run allocated.
+    then is the run's debris, not the user's: it goes unreported.  (The
+    collection walks only what the run allocated: :func:`_set_heap_aside`.)
     """
     hook = sys.unraisablehook
     sys.unraisablehook = lambda _: None
@@ -112,7 +125,6 @@ def _drop(clocks: list[VirtualLoop]) -> None:
             clocks.clear()
             gc.collect()
     finally:
-        gc.unfreeze()
         logging.disable(logging.NOTSET)
         sys.unraisablehook = hook
 
@@ -140,7 +152,14 @@ class LoopRun:
     """
 
     def __init__(self, adapter: Adapter, target: object, *, store: Path | None = None) -> None:
-        gc.freeze()  # thawed by close(): its collection then sees only this run's objects
+        self._set_aside = _set_heap_aside()  # first: the run's objects stay collectable
+        try:
+            self._set_up(adapter, target, store)
+        except BaseException:
+            self._put_heap_back()
+            raise
+
+    def _set_up(self, adapter: Adapter, target: object, store: Path | None) -> None:
         self.adapter, self.target = adapter, target
         self._own_store = store is None
         self.store = _fresh_store() if store is None else store
@@ -430,8 +449,14 @@ class LoopRun:
         self._waiting.clear()
         self._graveyard.clear()
         _drop(clocks)
+        self._put_heap_back()
         if self._own_store:
             shutil.rmtree(self.store, ignore_errors=True)
+
+    def _put_heap_back(self) -> None:
+        if self._set_aside:
+            self._set_aside = False
+            gc.unfreeze()
 
     def __enter__(self) -> LoopRun:
         return self
