@@ -5,7 +5,34 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from prunecheck.sim.reports.loops import GUARD_NOTE, discover, main
+import pytest
+from loops_fake import FakeAdapter
+
+from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.sim.loops.contract import ToolCall
+from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
+from prunecheck.sim.loops.search import Outcome
+from prunecheck.sim.loops.steps import (
+    Cancel,
+    Complete,
+    Crash,
+    NewMessage,
+    ReplyStep,
+    Step,
+    Timeout,
+    User,
+)
+from prunecheck.sim.loops.target import LoopTarget
+from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck
+from prunecheck.sim.reports.loops import (
+    GUARD_MARK,
+    GUARD_NOTE,
+    Row,
+    discover,
+    is_guarded,
+    main,
+    render,
+)
 
 FAKE = Path(__file__).resolve().parent / "loops_fake.py"
 
@@ -26,11 +53,13 @@ def _examples(folder: Path) -> Path:
 def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(tmp_path: Path) -> None:
     examples = _examples(tmp_path / "ex")
     assert discover(examples) == [f"loop:{FAKE}:buggy", f"loop:{FAKE}:trimming_buggy"]
+    (examples / "c.py").write_text(f'"""prunecheck check loop:{FAKE}:careful"""\n')
     tables = []
     for n in (1, 2):
         out = tmp_path / f"run{n}" / "loops.md"
         argv = ["--out", str(out), "--scripts", str(out.parent / "loops"), "--examples",
-                str(examples), "--seed", "1", "--max-examples", "40", "--no-run"]  # fmt: skip
+                str(examples), "--seed", "1", "--max-examples", "40", "--no-run",
+                "--only", "*buggy"]  # fmt: skip
         assert main(argv) == 0
         tables.append(re.sub(r"\| \d+ s \|", "| - |", out.read_text(encoding="utf-8")))
         scripts = sorted(p.name for p in (out.parent / "loops").iterdir())
@@ -38,5 +67,53 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(tmp_path: Pa
     assert tables[0] == tables[1]
     table = tables[0]
     assert "| `loop:" in table and "**UNSAFE**" in table and "n/a: no human-in-the-loop" in table
+    assert ":careful`" not in table  # --only *buggy: both buggy agents, not the careful one
     assert "orphaned_result" in table  # the trim that cuts units, at the framework's hook
     assert "](loops/loops_fake-buggy-crash_new_message.py)" in table and GUARD_NOTE in table
+
+
+def _cell(name: ScenarioClass, steps: tuple[Step, ...]) -> Cell:
+    scenario = SCENARIOS[name]
+    if not steps:
+        return Cell(scenario, CellVerdict.SAFE, None, 5, 5, 3, "")
+    lost = Incident(IncidentKind.SILENT_LOSS, 2, ("call_1",), "lost")
+    return Cell(scenario, CellVerdict.UNSAFE, Outcome(steps, (lost,), 1), 5, 9, 1, "")
+
+
+def test_a_guarded_agents_failures_outside_the_trim_are_marked(tmp_path: Path) -> None:
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("from prunecheck.guard import ListGuard\nagent = ListGuard\n")
+    plain = tmp_path / "plain.py"
+    plain.write_text("def agent():\n    from prunecheck.guard import ListGuard  # not top level\n")
+    adapter = FakeAdapter()
+    targets = [LoopTarget(f"loop:{f}:agent", f"{f}:agent", None, adapter) for f in (guarded, plain)]
+    assert [is_guarded(t) for t in targets] == [True, False]
+    batch: tuple[Step, ...] = (User("u"), ReplyStep("", (ToolCall("call_1", "read_file", "{}"),)))
+    failing = {
+        ScenarioClass.CANCEL: (*batch, Cancel(), User("v")),
+        ScenarioClass.CRASH_NEW_MESSAGE: (*batch, Crash(), NewMessage("v")),
+        ScenarioClass.TOOL_TIMEOUT: (*batch, Timeout("call_1"), User("v")),
+        ScenarioClass.TRIM: (*batch, Complete("call_1", "x"), User("v")),  # the trim's own
+    }
+    cells = tuple(_cell(name, failing.get(name, ())) for name in SCENARIOS)
+    rows = [Row(t.spec, "fake", LoopCheck(t, cells, 1), "", {}, 1.0, is_guarded(t))
+            for t in targets]  # fmt: skip
+    table = render(rows, seed=1, max_examples=5).splitlines()
+    lines = [r for r in table if r.startswith("| `loop:")]
+    for line, mark in zip(lines, (True, False), strict=True):
+        shown = dict(zip(SCENARIOS, line.split(" | ")[1:-1], strict=True))
+        marked = {n for n, text in shown.items() if text.endswith(f"{GUARD_MARK} outside the trim")}
+        # a guarded agent's failures that need a cancel, a crash or a timeout are outside the trim
+        assert marked == (set(failing) - {ScenarioClass.TRIM} if mark else set())
+        assert all(shown[n].startswith("**UNSAFE**") for n in failing)
+    assert GUARD_NOTE.startswith(GUARD_MARK) and GUARD_NOTE in table
+
+
+def test_only_with_a_pattern_no_spec_matches_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    examples = _examples(tmp_path / "ex")
+    argv = ["--out", str(tmp_path / "loops.md"), "--examples", str(examples), "--only", "*x*"]
+    assert main(argv) == 2
+    assert "--only *x*: no spec of" in capsys.readouterr().err
+    assert not (tmp_path / "loops.md").exists()

@@ -11,12 +11,16 @@ frameworks' versions are printed at the top; everything is offline.  The
 same seed gives the same rows byte for byte, bar the wall-clock column.
 
 Run as ``python -m prunecheck.sim.reports.loops --out reports/loops.md
---scripts reports/loops --seed 1``.
+--scripts reports/loops --seed 1``; ``--only '*guarded*'`` (a shell pattern
+over the specs, repeatable) checks only the matching agents.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import fnmatch
+import importlib.util
 import os
 import re
 import subprocess
@@ -29,10 +33,19 @@ from pathlib import Path
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.loops.bundle import bundle_texts
 from prunecheck.sim.loops.scenarios import SCENARIOS
-from prunecheck.sim.loops.target import load_target
+from prunecheck.sim.loops.target import LoopTarget, load_target
 from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck, check_loop
 
-__all__ = ["PACKAGES", "Row", "discover", "main", "render"]
+__all__ = [
+    "GUARD_MARK",
+    "OUTSIDE_THE_TRIM",
+    "PACKAGES",
+    "Row",
+    "discover",
+    "is_guarded",
+    "main",
+    "render",
+]
 
 #: The packages whose versions the table was made with (the ``loops`` extra).
 PACKAGES = (
@@ -42,15 +55,25 @@ PACKAGES = (
 
 _SPEC = re.compile(r"prunecheck check (loop:[\w./:-]+)")
 
+#: Steps whose handling is the loop's, not the trim's: a guarded agent's
+#: unsafe cell whose minimal reproduction needs one is marked :data:`GUARD_MARK`.
+OUTSIDE_THE_TRIM = frozenset({"cancel", "crash", "fail", "timeout"})
+
+#: The footnote mark of a guarded agent's unsafe cell that fails outside the trim.
+GUARD_MARK = "†"
+
 #: What a trimming guard cannot prevent (the table says it plainly).
 GUARD_NOTE = (
-    "A trimming guard (prunecheck.guard: the LangChain middleware, the AutoGen context "
-    "wrapper, the list-mode wrapper in a pydantic-ai history processor or an Agents SDK "
+    f"{GUARD_MARK} A trimming guard (prunecheck.guard: the LangChain middleware, the AutoGen "
+    "context wrapper, the list-mode wrapper in a pydantic-ai history processor or an Agents SDK "
     "input filter) decides only *what a trim removes*: it keeps every trim to whole, closed "
     "units. It cannot prevent what the framework's loop does outside the trim: a cancel that "
     "discards tools that already ran, a crash that loses what the store never wrote, a "
-    "resume that runs a finished tool again, a repair layer that invents a result. Those "
-    "cells stay unsafe behind the guard when the framework's loop is."
+    "resume that runs a finished tool again, a failed or timed-out tool the loop leaves "
+    "without a result, a repair layer that invents a result. Those cells stay unsafe behind "
+    "the guard when the framework's loop is: in a guarded agent's row, an unsafe cell whose "
+    f"minimal reproduction needs a cancel, a crash, a tool failure or a timeout is marked "
+    f"{GUARD_MARK}; the guard answers for the rest (the trim at the framework's hook above all)."
 )
 
 
@@ -72,6 +95,8 @@ class Row:
         Scenario class → (script path relative to the table, its exit status).
     seconds : float
         Wall time of the check (the one column that varies between runs).
+    guarded : bool
+        Whether the agent trims through prunecheck's guard (:func:`is_guarded`).
     """
 
     spec: str
@@ -80,6 +105,31 @@ class Row:
     error: str
     scripts: dict[str, tuple[str, int]]
     seconds: float
+    guarded: bool = False
+
+
+def is_guarded(target: LoopTarget) -> bool:
+    """Whether the spec's module imports ``prunecheck.guard`` at its top level
+    (the agent trims through prunecheck's guard, as the ``*_guarded`` examples do)."""
+    where = target.reference.rpartition(":")[0]
+    path: str | None = where
+    if not where.endswith(".py"):
+        try:
+            found = importlib.util.find_spec(where)
+        except (ImportError, ValueError):
+            found = None
+        path = found.origin if found is not None else None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8")) if path else None
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in tree.body if tree is not None else []:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        if any(n == "prunecheck.guard" or n.startswith("prunecheck.guard.") for n in names):
+            return True
+    return False
 
 
 def discover(folder: Path) -> list[str]:
@@ -128,10 +178,11 @@ def check_row(spec: str, *, seed: int, max_examples: int, scripts: Path, table: 
         status = _run_script(path, root) if run_scripts else 0
         rel = os.path.relpath(path.resolve(), table.parent.resolve())
         written[name] = (rel.replace(os.sep, "/"), status)
-    return Row(spec, target.framework, result, "", written, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return Row(spec, target.framework, result, "", written, seconds, is_guarded(target))
 
 
-def _cell(cell: Cell, script: tuple[str, int] | None) -> str:
+def _cell(cell: Cell, script: tuple[str, int] | None, guarded: bool = False) -> str:
     if cell.verdict is CellVerdict.UNSAFE:
         assert cell.found is not None
         text = f"**UNSAFE** {cell.kinds} ({len(cell.found.steps)} steps"
@@ -139,7 +190,8 @@ def _cell(cell: Cell, script: tuple[str, int] | None) -> str:
             path, status = script
             mark = "reproduces" if status == 1 else f"exit {status}: does not reproduce"
             text += f"; [script]({path}) {mark}"
-        return text + ")"
+        outside = guarded and any(step.kind in OUTSIDE_THE_TRIM for step in cell.found.steps)
+        return text + ")" + (f" {GUARD_MARK} outside the trim" if outside else "")
     if cell.verdict is CellVerdict.SAFE:
         return f"safe ({cell.examples} schedules, {cell.scenario.key} ×{cell.exercised})"
     if cell.verdict is CellVerdict.VACUOUS:
@@ -160,7 +212,10 @@ def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
         "failures, timeouts, the virtual clock, cancel, crash, resume, approvals), every request "
         "judged against the ledger of what ran. A cell is the scenario class's verdict; an "
         "unsafe one gives the violations, the minimal schedule's length and its standalone "
-        "script (the framework alone; exit status 1: it reproduced).",
+        "script (the framework alone; exit status 1: it reproduced). In the row of an agent "
+        "behind prunecheck's guard, a cell marked " + GUARD_MARK + " fails outside the trim (a "
+        "cancel, a crash, a failed or timed-out tool): what a trimming guard cannot prevent "
+        "(the last section).",
         "",
         f"Seed {seed}; {max_examples} schedules per agent, split among the classes it supports; "
         "offline. Versions:",
@@ -178,7 +233,8 @@ def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
                 lines.append(f"| `{row.spec}` | " + row.error.replace("|", "\\|") + " |"
                              + " |" * len(titles))  # fmt: skip
                 continue
-            cells = [_cell(c, row.scripts.get(c.scenario.name.value)) for c in row.check.cells]
+            cells = [_cell(c, row.scripts.get(c.scenario.name.value), row.guarded)
+                     for c in row.check.cells]  # fmt: skip
             lines.append(f"| `{row.spec}` | " + " | ".join(cells) + f" | {row.seconds:.0f} s |")
         lines.append("")
     lines += ["## What a trimming guard cannot prevent", "", GUARD_NOTE, ""]
@@ -201,10 +257,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--max-examples", type=int, default=70)
     p.add_argument("--no-run", action="store_true", help="do not run the scripts")
+    p.add_argument("--only", metavar="PATTERN", action="append", default=[],
+                   help="check only the specs matching this shell pattern (fnmatch, e.g. "
+                        "'*guarded*'); repeatable")  # fmt: skip
     args = p.parse_args(argv)
     out, scripts = Path(args.out), Path(args.scripts)
     rows = []
-    for spec in discover(Path(args.examples)):
+    specs = discover(Path(args.examples))
+    if args.only:
+        specs = [s for s in specs if any(fnmatch.fnmatchcase(s, pat) for pat in args.only)]
+        if not specs:
+            print(f"--only {' '.join(args.only)}: no spec of {args.examples} matches "
+                  "(a shell pattern over 'loop:FILE.py:ATTR'; try '*guarded*')",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+    for spec in specs:
         print(f"checking {spec} ...", file=sys.stderr, flush=True)
         rows.append(check_row(spec, seed=args.seed, max_examples=args.max_examples,
                               scripts=scripts, table=out, root=Path.cwd(),
