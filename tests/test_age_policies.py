@@ -29,6 +29,7 @@ from prunecheck.sim.drivers.search import search
 from prunecheck.sim.drivers.shape import DEFAULT_CALLS, Shape
 from prunecheck.sim.drivers.shrink import minimize_timed
 from prunecheck.sim.drivers.swarm import opening
+from prunecheck.sim.verdicts.check import check_policy
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 BUGGY = f"{POLICIES}/age_based.py:closed_for_a_minute"
@@ -144,6 +145,59 @@ def test_minimize_cuts_a_gap_to_just_past_the_threshold() -> None:
     # cut to the fewest that still fail: the batch message 61 s old
     assert kept == events[:5]
     assert when == [0.0, 1.0, 2.0, 3.0, 63.0]
+
+
+# ------------------------------------------------------------ the simulated suite
+def test_the_simulated_suite_catches_the_age_policy_during_slow_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # issue 20: the suite's slow-call scenarios (a test run or a build
+    # minutes long, the user writing meanwhile, checks firing) meet the unit
+    # over a minute old whose call still runs; the same load without them
+    # does not, at this seed
+    monkeypatch.setenv("PRUNECHECK_CAGE", "0")  # in-process: the same verdicts, cheaper
+    caught = check_policy(
+        BUGGY, levels=(), seeds=(1,), max_examples=0, failures=False, placements=["after_append"]
+    )
+    assert caught.verdict.value == "unsafe" and caught.search_examples == 0
+    (run,) = caught.scenarios
+    assert run.scenario.slow_calls and run.scenario.name == "load 1, seed 1, slow calls"
+    assert run.violations > 0
+    trace = caught.reproduction
+    assert trace is not None and trace.times is not None and len(trace.events) <= 15
+    assert trace.meta["found_by"]["driver"] == "simulate"
+    incidents = incidents_of(trace, load_system(BUGGY))
+    assert ORPHAN_OR_INVALID & {i.kind for i in incidents}
+    # a background call was pending for over a minute when a user message came
+    batch, issued = next((i, e) for i, e in enumerate(trace.events) if isinstance(e, IssueBatch))
+    assert any(c.background for c in issued.calls)
+    user = max(i for i, e in enumerate(trace.events) if isinstance(e, UserMessage))
+    assert batch < user and trace.times[user] - trace.times[batch] >= 59
+    plain = check_policy(
+        BUGGY,
+        levels=(1.0,),
+        seeds=(1,),
+        slow_levels=(),
+        max_examples=0,
+        failures=False,
+        placements=["after_append"],
+    )
+    assert plain.verdict.value == "safe"
+
+
+def test_the_simulated_suite_keeps_the_correct_age_policy_safe_during_slow_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PRUNECHECK_CAGE", "0")
+    for check_at in ("after_append", "after_batch"):
+        result = check_policy(
+            CORRECT, levels=(), seeds=(1, 2), max_examples=0, failures=False, placements=[check_at]
+        )
+        assert result.verdict.value == "safe", result.narrative
+        assert all(s.scenario.slow_calls for s in result.scenarios) and len(result.scenarios) == 2
+        # not vacuous: it evicted old units under pressure with calls pending
+        coverage = result.coverage
+        assert coverage is not None and (coverage.live_prunes or 0) > 0 and not coverage.gaps()
 
 
 # --------------------------------------------------------------------- the check

@@ -126,6 +126,7 @@ ARG_CASES = [
         _c(f"check-{flag}-{v}", f"check recency --{flag} {v}", needle=f"--{flag}")
         for flag, values in (
             ("levels", ("2", "half", "-0.1", "")),
+            ("slow-levels", ("2", "half", "nan", "nones")),
             ("seeds", ("x", "", "3-x")),
             ("horizon", ("0", "nan", "inf", "-4")),
             ("max-examples", ("-1", "x")),

@@ -452,3 +452,61 @@ def test_a_caged_hang_is_a_policy_timeout_and_later_calls_fail_at_once() -> None
     close_all()
     assert "did not return within 0.5 s" in errors[0].rule and errors[0].step is None
     assert errors[1] is not errors[0] and errors[1].paragraph() == errors[0].paragraph()
+
+
+def test_a_question_asked_again_is_answered_without_a_round_trip(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a search replays the same prefixes many times: the worker's memo of
+    # its answers saves the round trip (issue 20: check's speed)
+    from prunecheck.model.context import Context
+    from prunecheck.model.policies import ContextView
+    from prunecheck.sim.adapters.cage import Worker, close_all
+
+    close_all()
+    sent: list[int] = []
+    send = Worker.send
+    monkeypatch.setattr(Worker, "send", lambda self, data: sent.append(1) or send(self, data))
+    policy = load_policy(f"{Path(__file__).resolve().parent}/policies/regress_correct.py:select")
+    raises = load_policy(f"{BAD}/cheats.py:raises")
+    assert isinstance(policy, CagedPolicy) and isinstance(raises, CagedPolicy)
+
+    def view(tokens: int) -> ContextView:
+        ctx = Context()
+        ctx.append(Message("m1", Role.SYSTEM, 5, 0, 0.0, unit_id="m1"))
+        ctx.append(Message("m2", Role.USER, tokens, 1, 1.0, unit_id="m2"))
+        return ContextView(ctx, pending_calls=frozenset(), budget=10, now=2.0, turn=1)
+
+    first = list(policy.select(view(90), 85))
+    before = len(sent)
+    assert list(policy.select(view(90), 85)) == first and len(sent) == before  # equal: memo
+    policy.select(view(91), 86)  # another question: asked
+    assert len(sent) == before + 1
+    for _ in range(2):  # a raise is never remembered: asked each time
+        with pytest.raises(PolicyError):
+            raises.select(view(90), 85)
+    assert len(sent) == before + 3
+    close_all()
+
+
+@pytest.mark.slow
+def test_the_memo_changes_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same check with and without the worker's memo: the same result
+    from prunecheck.sim.adapters import cage
+    from prunecheck.sim.verdicts.check import check_policy
+
+    spec = f"{Path(__file__).resolve().parent}/policies/complete_history_trim.py:trim_openai"
+    options = {"levels": (0.6,), "seeds": (1,), "slow_levels": (), "max_examples": 20}
+    results = []
+    for size in (cage.MEMO_SIZE, 0):
+        monkeypatch.setattr(cage, "MEMO_SIZE", size)
+        cage.close_all()
+        results.append(
+            check_policy(
+                spec, format="openai", placements=["after_append"], failures=False, **options
+            )  # type: ignore[arg-type]
+        )
+    cage.close_all()
+    memo, plain = results
+    assert memo.verdict.value == "unsafe" and memo.summary() == plain.summary()
+    assert memo.narrative == plain.narrative and memo.search_examples == plain.search_examples

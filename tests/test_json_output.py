@@ -103,7 +103,9 @@ def test_check_json_holds_a_verdict_per_placement(unsafe_check: CheckRun) -> Non
     assert doc["reproduction"] == str(unsafe_check.out)
     assert doc["first_violation"] == doc["placements"][0]["first_violation"]
     scenarios = [s for p in doc["placements"] for s in p["scenarios"]]
-    assert doc["exercised"]["scenarios"] == len(scenarios) == 3
+    # per placement, the one level and seed given and the slow-call run at that seed
+    assert doc["exercised"]["scenarios"] == len(scenarios) == 3 * 2
+    assert [s["slow_calls"] for s in scenarios] == [False, True] * 3
     assert doc["exercised"]["invocations"] == sum(s["invocations"] for s in scenarios) > 0
 
 

@@ -53,7 +53,12 @@ def test_check_junit_fails_one_case_per_unsafe_placement(unsafe_check: CheckRun)
 def test_check_junit_of_a_safe_policy_has_no_failure(safe_check: CheckRun) -> None:
     assert safe_check.status == 0
     root = ElementTree.parse(safe_check.junit).getroot()
-    assert failing(root) == [] and int(str(root.get("tests"))) == 3 * 2
+    # per placement: the scenario, the slow-call scenario at its seed, the search
+    assert failing(root) == [] and int(str(root.get("tests"))) == 3 * 3
+    # each placement's suite says it was not vacuous (unit_safe is exercised)
+    for suite in root.iter("testsuite"):
+        props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+        assert props == {"vacuous": "false"}, suite.get("name")
 
 
 def test_check_junit_without_json_keeps_the_text_on_stdout(
@@ -64,7 +69,7 @@ def test_check_junit_without_json_keeps_the_text_on_stdout(
     assert main([*argv, "--levels", "0.6", "--seeds", "1", "--max-examples", "10"]) == 0
     assert "verdict:" in capsys.readouterr().out  # without --json, the text stays on stdout
     root = ElementTree.parse(report).getroot()
-    assert failing(root) == [] and int(str(root.get("tests"))) == 2
+    assert failing(root) == [] and int(str(root.get("tests"))) == 3  # +1: the slow-call run
 
 
 def test_regress_junit_fails_the_classes_that_regressed(

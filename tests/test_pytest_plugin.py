@@ -188,3 +188,40 @@ def test_x(prunecheck):
     result = pytester.runpytest_inprocess("-p", "prunecheck.pytest_plugin")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*the marker takes keyword options only*"])
+
+
+VACUOUS = """
+import pytest
+
+def never(view, need):
+    return []
+
+@pytest.mark.prunecheck(levels=(0.6,), seeds=(1,), slow_levels=(), max_examples=0,
+                        placements=["after_append"], failures=False)
+def test_never_trims(prunecheck):
+    assert prunecheck.assert_policy_safe(never, name="never").safe
+"""
+
+
+def test_a_vacuous_safe_passes_with_a_warning_and_fails_under_w_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two inner runs in this process: the machinery is imported out here
+    # first, so that the second run meets the same classes as the first
+    importlib.import_module("prunecheck.sim.verdicts.check")
+    importlib.import_module("prunecheck.sim.drivers.simulator")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_vacuous=VACUOUS)
+    passed = pytester.runpytest_inprocess("-p", "prunecheck.pytest_plugin")
+    passed.assert_outcomes(passed=1, warnings=1)
+    passed.stdout.fnmatch_lines(
+        [
+            "*test_vacuous.py:*: PrunecheckVacuousWarning: prunecheck: policy never is safe, "
+            "but vacuous: *(widen: *",
+        ]
+    )
+    strict = pytester.runpytest_inprocess(
+        "-p", "prunecheck.pytest_plugin", "-W", "error::prunecheck.PrunecheckVacuousWarning"
+    )
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*PrunecheckVacuousWarning: prunecheck: policy never is safe*"])

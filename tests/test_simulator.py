@@ -30,6 +30,7 @@ from prunecheck.model.system import replay
 from prunecheck.model.trace import Trace, dumps, loads
 from prunecheck.sim.adapters.loader import load_system, model_system
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
+from prunecheck.sim.drivers.agents import TOOL_TIMEOUT
 from prunecheck.sim.drivers.simulator import RunResult, simulate, tally_trace
 from prunecheck.sim.drivers.workload import SESSION_TURNS, Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
@@ -377,3 +378,48 @@ _DOCUMENTED_TRACE = """{
     {"kind": "invoke"}
   ]
 }"""
+
+
+def test_slow_calls_run_for_minutes_while_users_write_and_checks_fire() -> None:
+    # issue 20: a test run or a build minutes long, pending while the user
+    # goes on writing and the runtime's budget checks fire on each append
+    system = load_system("unit_safe", DEFAULT_TIMEOUT)
+    result = simulate(system, RuntimeConfig(), load_at(1.0, slow_calls=0.25), 1, horizon=HORIZON)
+    # answered past the time-out of every other call, users and checks meanwhile
+    slow = 0
+    for trace in result.traces:
+        assert trace.times is not None and trace.meta["load"]["slow_calls"] == 0.25
+        issued: dict[str, tuple[float, int]] = {}  # call: (time, checks so far)
+        users: dict[str, int] = {}
+        for step, state in replay(trace, system, record=False):
+            event, at = step.event, trace.times[step.index]
+            checks = state.counters.get("checks", 0)
+            if isinstance(event, IssueBatch):
+                for cid in state.pending:
+                    if state.calls[cid].spec.background and cid not in issued:
+                        issued[cid], users[cid] = (at, checks), 0
+            if isinstance(event, UserMessage):
+                for cid in set(issued) & set(state.pending):
+                    users[cid] += 1
+            if isinstance(event, ResultChunk) and event.last and event.call in issued:
+                began, checks_then = issued[event.call]
+                slow += (
+                    at - began > TOOL_TIMEOUT and users[event.call] > 0 and checks > checks_then + 1
+                )
+    assert slow > 0
+    assert result.counters["checks"] > 0
+
+
+def test_no_slow_calls_draws_the_runs_of_before() -> None:
+    # the knob's default draws nothing, and is not written: a sweep row's
+    # load (and so its key, but for the code digest) is what it was
+    load = load_at(0.6)
+    assert load.slow_calls == 0 and "slow_calls" not in load.to_json()
+    slow = load_at(0.6, slow_calls=0.25)
+    assert Load.from_json(slow.to_json()) == slow and slow.to_json()["slow_calls"] == 0.25
+    with pytest.raises(ConfigError, match=r"load\.slow_calls"):
+        Load(slow_calls=1.5)
+    system = load_system("unit_safe", DEFAULT_TIMEOUT)
+    plain = simulate(system, RuntimeConfig(), load, 3, horizon=60.0)
+    again = simulate(system, RuntimeConfig(), load_at(0.6, slow_calls=0.0), 3, horizon=60.0)
+    assert [dumps(t) for t in plain.traces] == [dumps(t) for t in again.traces]

@@ -54,6 +54,7 @@ def test_check_and_regress_run_the_same_runs() -> None:
         levels=suite.levels,
         seeds=suite.seeds,
         horizon=suite.horizon,
+        slow_levels=suite.slow_levels,
         max_examples=0,
     )
     baseline = list(run_suite(load_system("lowest_salience"), config, suite))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import jsonschema
 import pytest
@@ -54,7 +55,7 @@ def test_every_gap_has_a_hint_for_every_command() -> None:
 
 
 def test_check_calls_a_policy_that_never_proposes_vacuous(
-    noop: str, capsys: pytest.CaptureFixture[str]
+    noop: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     args = ["check", noop, "--check-at", "after_append", *SMALL_CHECK]
     status, out = _run(capsys, *args)
@@ -65,10 +66,16 @@ def test_check_calls_a_policy_that_never_proposes_vacuous(
     assert "coverage: " in out and "0 non-empty proposal(s)" in out
     status, _ = _run(capsys, *args, "--fail-vacuous", "--quiet")
     assert status == EXIT_VACUOUS
-    status, doc = _document(capsys, *args)
+    junit = tmp_path / "check.xml"
+    status, doc = _document(capsys, *args, "--junit", str(junit))
     assert status == 0 and doc["verdict"] == "safe"
     assert doc["coverage"]["vacuous"] is True and doc["coverage"]["gaps"] == ["no_proposal"]
     assert doc["placements"][0]["coverage"]["proposals"] == 0
+    # the JUnit report says so too: the passing suite carries its vacuity
+    (suite,) = ElementTree.parse(junit).getroot()
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert suite.get("failures") == "0"
+    assert props == {"vacuous": "true", "vacuous_gaps": "no_proposal"}
 
 
 def test_search_calls_a_policy_that_never_proposes_vacuous(
@@ -107,3 +114,38 @@ def test_the_reference_policy_is_not_vacuous(capsys: pytest.CaptureFixture[str])
         capsys, "search", "unit_safe", "--max-examples", "40", "--no-failures", "--fail-vacuous"
     )
     assert status == 0 and "vacuous" not in out, out
+
+
+# --------------------------------------------------------------- from Python
+#: The suite alone, one scenario at one placement, in-process: cheap.
+TINY: dict[str, Any] = {
+    "levels": (0.6,),
+    "seeds": (1,),
+    "slow_levels": (),
+    "max_examples": 0,
+    "placements": ["after_append"],
+    "failures": False,
+}
+
+
+def _never(view: object, need: int) -> list[str]:
+    """A policy that never proposes anything (in-process: cheap)."""
+    return []
+
+
+def test_assert_policy_safe_warns_of_a_vacuous_safe_and_fails_if_told() -> None:
+    import warnings
+
+    from prunecheck import PrunecheckVacuousWarning, assert_policy_safe
+
+    with pytest.warns(PrunecheckVacuousWarning, match="is safe, but vacuous: the policy") as got:
+        result = assert_policy_safe(_never, name="never", **TINY)
+    assert result.safe and result.vacuous
+    assert got[0].filename == __file__  # it names the caller's line
+    with warnings.catch_warnings():  # as -W error::prunecheck.PrunecheckVacuousWarning does
+        warnings.simplefilter("error", PrunecheckVacuousWarning)
+        with pytest.raises(PrunecheckVacuousWarning, match="widen: "):
+            assert_policy_safe(_never, name="never", **TINY)
+    with warnings.catch_warnings():  # an exercised safe says nothing
+        warnings.simplefilter("error", PrunecheckVacuousWarning)
+        assert not assert_policy_safe("unit_safe", **TINY).vacuous

@@ -8,7 +8,11 @@ view and reads back a proposal, which the runtime validates again as if the
 policy had returned it directly.  A message the worker already holds is sent
 as its id only (messages are immutable: the same object is the same
 message), so a call costs about the messages that changed, not the context.
-So whatever a policy does —
+A question asked before — the same messages, pending calls, budget, usage,
+time, turn and need — is answered from the worker's memo of its answers
+without a round trip (a policy is a deterministic function of its view; a
+search replays the same prefixes many times over).  So whatever a policy
+does —
 
 - exit (``sys.exit``, ``os._exit``), raise any ``BaseException``, crash,
 - hang or busy-loop (the watchdog stops it after its time limit),
@@ -56,6 +60,7 @@ from prunecheck.sim.support.environment import memory_limit_mb
 
 __all__ = [
     "LOAD_TIMEOUT",
+    "MEMO_SIZE",
     "CagedPolicy",
     "Dead",
     "Worker",
@@ -69,6 +74,8 @@ __all__ = [
 
 #: Seconds a policy's module may take to import in its worker.
 LOAD_TIMEOUT = 60.0
+#: Answers a worker's memo holds (the oldest go first).
+MEMO_SIZE = 8192
 #: Largest answer (bytes) a worker may send; a bigger one is the policy's error.
 _MAX_ANSWER = 64 * 2**20
 _HEADER = struct.Struct(">I")
@@ -128,6 +135,18 @@ class Worker:
     #: The messages the worker holds copies of, by id: the same (immutable)
     #: object again is sent as its id only.
     sent: dict[str, Message] = field(default_factory=dict)
+    #: Its answers by question (see :func:`_question`), at most ``MEMO_SIZE``.
+    answers: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+
+    def remember(self, question: tuple[Any, ...], answer: dict[str, Any]) -> None:
+        """Keep ``answer`` to ``question`` (forgetting the oldest beyond
+        ``MEMO_SIZE``; none kept when it is 0)."""
+        answers = self.answers
+        if len(answers) >= MEMO_SIZE:
+            if not answers:
+                return
+            del answers[next(iter(answers))]
+        answers[question] = answer
 
     # ------------------------------------------------------------ transport
     def send(self, payload: bytes) -> None:
@@ -325,6 +344,19 @@ def _actions(answer: dict[str, Any]) -> list[str | Action]:
     return out
 
 
+def _question(view: ContextView, need: int) -> tuple[Any, ...]:
+    """What a call asks, as a key: all a worker is sent (messages by value)."""
+    return (
+        tuple(view.messages),
+        frozenset(view.pending_calls),
+        view.budget,
+        view.used,
+        view.now,
+        view.turn,
+        need,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class CagedPolicy:
     """A user policy served by its worker process (see the module docs).
@@ -351,8 +383,13 @@ class CagedPolicy:
 
     def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
         worker = _worker(self.spec)
+        question = _question(view, need)
         with worker.lock:
-            answer = self._ask(worker, view, need)
+            answer = worker.answers.get(question) if worker.failure is None else None
+            if answer is None:
+                answer = self._ask(worker, view, need)
+                if answer is not None and "raised" not in answer:
+                    worker.remember(question, answer)
         if answer is None:  # one raise site: a search sees the same failure every time
             failure = worker.failure
             assert failure is not None

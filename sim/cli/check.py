@@ -28,6 +28,7 @@ from prunecheck.sim.cli.junit_output import (
     add_junit_argument,
     check_cases,
     check_junit,
+    check_properties,
     write_junit,
 )
 from prunecheck.sim.cli.limits import (
@@ -45,7 +46,12 @@ from prunecheck.sim.loops.target import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.minimal import shrink_note
-from prunecheck.sim.verdicts.suite import DEFAULT_HORIZON, DEFAULT_LEVELS, DEFAULT_SEEDS
+from prunecheck.sim.verdicts.suite import (
+    DEFAULT_HORIZON,
+    DEFAULT_LEVELS,
+    DEFAULT_SEEDS,
+    DEFAULT_SLOW_LEVELS,
+)
 from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
 
 __all__ = ["execute", "register"]
@@ -81,7 +87,11 @@ reported and discarded.
 
 Each generated run draws its own shape (batches up to 8 calls, sessions up to
 12 turns, resumed histories of up to 16 turns, outputs larger than the budget,
-several results streaming at once); each simulated scenario is capped at
+several results streaming at once).  The suite's slow-call scenarios
+(--slow-levels, one per seed; default load 1) let batches start a test run or a
+build minutes long while the user writes and budget checks fire: where a policy
+that reads message ages meets a unit whose call still runs.  Each simulated
+scenario is capped at
 --max-events events (a capped scenario says so).  On a terminal, progress is
 shown on stderr.  --time-limit stops the check with what it covered (the limit
 is checked between scenarios and between search runs; a scenario is bounded by
@@ -114,7 +124,7 @@ def register(sub: Any) -> None:
     add_policy_argument(p, required=True, langchain_option=True)
     p.add_argument("--format", choices=[m.value for m in Provider], help=FORMAT_HELP)
     add_runtime_arguments(p, RuntimeConfig())
-    add_suite_arguments(p)
+    add_suite_arguments(p, slow_levels=True)
     p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")
     p.add_argument(
         "--max-examples",
@@ -168,6 +178,7 @@ def execute(args: argparse.Namespace) -> int:
         levels=args.levels or DEFAULT_LEVELS,
         seeds=args.seeds or DEFAULT_SEEDS,
         horizon=args.horizon or DEFAULT_HORIZON,
+        slow_levels=DEFAULT_SLOW_LEVELS if args.slow_levels is None else args.slow_levels,
         seed=args.seed,
         max_examples=args.max_examples,
         timeout=args.policy_timeout,
@@ -209,7 +220,9 @@ def execute(args: argparse.Namespace) -> int:
         doc = check_document(result, bundles, status)
         record(args, doc)
         if args.junit:
-            write_junit(args.junit, check_cases(doc), name="check")
+            write_junit(
+                args.junit, check_cases(doc), name="check", properties=check_properties(doc)
+            )
     return status
 
 

@@ -203,6 +203,7 @@ def _scenario_json(run: ScenarioResult) -> dict[str, Any]:
         "name": run.scenario.name,
         "level": run.scenario.level,
         "seed": run.scenario.seed,
+        "slow_calls": run.scenario.slow_calls,
         "invocations": run.invocations,
         "events": run.events,
         "violations": run.violations,

@@ -6,8 +6,13 @@
 ``<testcase>`` per incident class compared and per corpus trace that changed.
 A case fails (``<failure>``) when it met a violation (a regression); its
 message names the first violation and its text the reproduction's path, so a
-CI viewer shows both beside the failing case.  It is built from the JSON
-document of :mod:`.json_output`, so the two never disagree.
+CI viewer shows both beside the failing case.  Each ``check`` suite carries
+its vacuity as ``<properties>``: ``vacuous`` (``true`` for a safe that never
+exercised what the invariant is about) and, when true, ``vacuous_gaps`` (what
+went unexercised, the ``coverage.gaps`` of the JSON document) — a passing
+but vacuous placement is visible in the CI report, not only on stdout.  It is
+built from the JSON document of :mod:`.json_output`, so the two never
+disagree.
 
 Examples
 --------
@@ -31,6 +36,7 @@ __all__ = [
     "add_junit_argument",
     "check_cases",
     "check_junit",
+    "check_properties",
     "junit_xml",
     "regress_cases",
     "write_junit",
@@ -38,6 +44,8 @@ __all__ = [
 
 #: One test case: its name, its failure (message, text) or None, its seconds.
 Case = tuple[str, tuple[str, str] | None, float]
+#: Properties of a suite: (name, value) pairs.
+Properties = Sequence[tuple[str, str]]
 
 
 def _violation_text(first: Mapping[str, Any] | None) -> str:
@@ -93,6 +101,22 @@ def check_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
         cases.append((f"adversarial search, {placement['search_examples']} runs", search, 0.0))
         suites.append((f"prunecheck.check.{placement['check_at']}", cases))
     return suites
+
+
+def check_properties(doc: Mapping[str, Any]) -> dict[str, Properties]:
+    """Per ``check`` suite (placement), its vacuity: ``vacuous`` ``true`` or
+    ``false`` and, when true, ``vacuous_gaps`` (the coverage's gaps, comma
+    separated).  Only a safe placement is vacuous; one without coverage (a
+    saved failure replayed) says ``false``."""
+    found: dict[str, Properties] = {}
+    for placement in doc["placements"]:
+        coverage = placement.get("coverage") or {}
+        vacuous = placement["verdict"] == "safe" and bool(coverage.get("vacuous"))
+        props = [("vacuous", "true" if vacuous else "false")]
+        if vacuous:
+            props.append(("vacuous_gaps", ", ".join(coverage.get("gaps", ()))))
+        found[f"prunecheck.check.{placement['check_at']}"] = props
+    return found
 
 
 def add_junit_argument(parser: Any) -> None:
@@ -153,8 +177,14 @@ def regress_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
     return suites
 
 
-def junit_xml(suites: Sequence[tuple[str, Sequence[Case]]], *, name: str) -> str:
-    """The JUnit XML text of ``suites`` (``<testsuites>`` of ``<testsuite>``)."""
+def junit_xml(
+    suites: Sequence[tuple[str, Sequence[Case]]],
+    *,
+    name: str,
+    properties: Mapping[str, Properties] | None = None,
+) -> str:
+    """The JUnit XML text of ``suites`` (``<testsuites>`` of ``<testsuite>``),
+    each with its ``properties`` (by suite name) if any."""
     root = ElementTree.Element("testsuites", name=f"prunecheck {name}")
     total = failed = 0
     for suite_name, cases in suites:
@@ -167,6 +197,11 @@ def junit_xml(suites: Sequence[tuple[str, Sequence[Case]]], *, name: str) -> str
             errors="0",
             skipped="0",
         )
+        props = (properties or {}).get(suite_name)
+        if props:
+            holder = ElementTree.SubElement(suite, "properties")
+            for key, value in props:
+                ElementTree.SubElement(holder, "property", name=key, value=value)
         for case_name, failure, seconds in cases:
             case = ElementTree.SubElement(
                 suite, "testcase", name=case_name, classname=suite_name, time=f"{seconds:.3f}"
@@ -187,11 +222,17 @@ def junit_xml(suites: Sequence[tuple[str, Sequence[Case]]], *, name: str) -> str
     )
 
 
-def write_junit(path: str, suites: Sequence[tuple[str, Sequence[Case]]], *, name: str) -> Path:
+def write_junit(
+    path: str,
+    suites: Sequence[tuple[str, Sequence[Case]]],
+    *,
+    name: str,
+    properties: Mapping[str, Properties] | None = None,
+) -> Path:
     """Write the JUnit XML to ``path``; an unwritable path is bad input."""
     target = Path(path)
     try:
-        target.write_text(junit_xml(suites, name=name), encoding="utf-8")
+        target.write_text(junit_xml(suites, name=name, properties=properties), encoding="utf-8")
     except OSError as exc:
         raise ConfigError(
             f"--junit {path}",

@@ -1,11 +1,14 @@
 """The options of the fixed, seeded scenario suite (``--levels``,
-``--seeds``, ``--horizon``, ``--max-events``) and of the reproduction corpus
-(``--corpus``), shared by ``check``, ``baseline`` and ``regress``.
+``--seeds``, ``--horizon``, ``--max-events``; ``check``'s ``--slow-levels``)
+and of the reproduction corpus (``--corpus``), shared by ``check``,
+``baseline`` and ``regress``.
 
 >>> parse_seeds("1-3,7")
 (1, 2, 3, 7)
 >>> parse_levels("0.2,1")
 (0.2, 1.0)
+>>> parse_slow_levels("none"), parse_slow_levels("1")
+((), (1.0,))
 """
 
 from __future__ import annotations
@@ -21,31 +24,46 @@ from prunecheck.sim.verdicts.suite import (
     DEFAULT_LEVELS,
     DEFAULT_MAX_EVENTS,
     DEFAULT_SEEDS,
+    DEFAULT_SLOW_LEVELS,
 )
 
-__all__ = ["DEFAULT_CORPUS", "add_suite_arguments", "default_corpus", "parse_levels", "parse_seeds"]
+__all__ = [
+    "DEFAULT_CORPUS",
+    "add_suite_arguments",
+    "default_corpus",
+    "parse_levels",
+    "parse_seeds",
+    "parse_slow_levels",
+]
 
 #: Where the reproduction corpus lives in a checkout.
 DEFAULT_CORPUS = "tests/corpus"
 
 
-def parse_levels(text: str) -> tuple[float, ...]:
+def parse_levels(text: str, flag: str = "--levels") -> tuple[float, ...]:
     """``0.2,0.6,1`` → load levels in [0, 1]; ConfigError if malformed."""
     try:
         levels = tuple(float(p) for p in text.split(",") if p.strip())
     except ValueError:
         raise ConfigError(
-            f"--levels {text!r}",
+            f"{flag} {text!r}",
             "must be numbers separated by commas.",
-            "for example --levels 0.2,0.6,1.",
+            f"for example {flag} 0.2,0.6,1.",
         ) from None
     if not levels or any(not 0.0 <= x <= 1.0 for x in levels):
         raise ConfigError(
-            f"--levels {text!r}",
+            f"{flag} {text!r}",
             "must be load levels between 0 and 1.",
-            "for example --levels 0.2,0.6,1.",
+            f"for example {flag} 0.2,0.6,1.",
         )
     return levels
+
+
+def parse_slow_levels(text: str) -> tuple[float, ...]:
+    """``none`` → no slow-call scenarios; else load levels as :func:`parse_levels`."""
+    if text.strip().lower() == "none":
+        return ()
+    return parse_levels(text, "--slow-levels")
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:
@@ -67,10 +85,13 @@ def parse_seeds(text: str) -> tuple[int, ...]:
 
 
 def add_suite_arguments(
-    parser: argparse.ArgumentParser, *, seeds: tuple[int, ...] = DEFAULT_SEEDS
+    parser: argparse.ArgumentParser,
+    *,
+    seeds: tuple[int, ...] = DEFAULT_SEEDS,
+    slow_levels: bool = False,
 ) -> None:
     """``--levels``, ``--seeds`` (whose help names ``seeds`` as the default),
-    ``--horizon``, ``--max-events``."""
+    ``--horizon``, ``--max-events``; ``--slow-levels`` if ``slow_levels``."""
     group = parser.add_argument_group("scenario suite")
     group.add_argument(
         "--levels",
@@ -84,6 +105,16 @@ def add_suite_arguments(
         metavar="S,S|A-B",
         help="seeds (default " + _seeds_text(seeds) + ")",
     )
+    if slow_levels:
+        group.add_argument(
+            "--slow-levels",
+            type=parse_slow_levels,
+            metavar="L,L|none",
+            help="load levels of the slow-call scenarios, one per seed: batches now and then "
+            "start a test run or a build minutes long while the user writes and budget checks "
+            "fire (default " + ",".join(f"{x:g}" for x in DEFAULT_SLOW_LEVELS) + "; none: no such "
+            "scenario)",
+        )
     group.add_argument(
         "--horizon",
         type=seconds,

@@ -43,7 +43,7 @@ from prunecheck.model.incidents import VIOLATION_KINDS, IncidentKind
 from prunecheck.model.state import CounterName, RuntimeState, StepResult
 from prunecheck.model.system import S, System
 from prunecheck.sim.drivers.workload import Load, Workload
-from prunecheck.sim.drivers.world import FILES, World, draw_call
+from prunecheck.sim.drivers.world import FILES, World, draw_call, slow_call
 from prunecheck.sim.stats.sessions import NOT_TIMED, PER_INVOCATION, SessionEnd, SessionRecord
 
 __all__ = ["Agent", "Control", "Halt", "Tally"]
@@ -357,19 +357,27 @@ class Agent(Generic[S]):
         """Issue a parallel batch and wait for every result."""
         work, env = self.work, self.env
         calls = tuple(draw_call(work) for _ in range(work.width()))
+        slow = len(calls) if work.is_slow() else None  # its index in the batch
+        if slow is not None:
+            calls += (slow_call(work),)
         first = self.truth.next_call
         self.emit(IssueBatch(calls, work.batch_tokens(len(calls))))
         for spec in calls:
             if spec.effect is Effect.WRITE:
                 self.world.write(spec.path, self._writer)
-        tools = [env.process(self._tool(f"c{first + i}", spec)) for i, spec in enumerate(calls)]
+        tools = [
+            env.process(self._tool(f"c{first + i}", spec, slow=i == slow))
+            for i, spec in enumerate(calls)
+        ]
         yield env.all_of(tools)
 
-    def _tool(self, call: str, spec: CallSpec) -> Process:
-        """Run one tool: a heavy-tailed latency, then its result in chunks."""
+    def _tool(self, call: str, spec: CallSpec, *, slow: bool = False) -> Process:
+        """Run one tool: a heavy-tailed latency, then its result in chunks.
+        A slow call runs for minutes and is never timed out (the runtime
+        waits for a test run or a build it started)."""
         work, env = self.work, self.env
-        latency = work.tool_latency(spec.background)
-        if latency > TOOL_TIMEOUT:
+        latency = work.slow_latency() if slow else work.tool_latency(spec.background)
+        if not slow and latency > TOOL_TIMEOUT:
             yield env.timeout(TOOL_TIMEOUT)
             self.emit(ToolFailure(call, FailureReason.TIMEOUT))
             return

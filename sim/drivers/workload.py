@@ -24,7 +24,15 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 
-__all__ = ["GIANT_RESULT", "SESSION_TURNS", "TINY_RESULT", "Load", "Workload", "load_at"]
+__all__ = [
+    "GIANT_RESULT",
+    "SESSION_TURNS",
+    "SLOW_CALL_MEAN",
+    "TINY_RESULT",
+    "Load",
+    "Workload",
+    "load_at",
+]
 
 #: Share of tool results that are tiny (5-64 tokens).
 TINY_RESULT = 0.4
@@ -33,10 +41,13 @@ GIANT_RESULT = 0.01
 #: A session ends naturally after the turn that answers this many user
 #: messages: ``Load.session_turns``'s default.
 SESSION_TURNS = 10
+#: Mean seconds of a slow call (a whole test run, a build): minutes, far
+#: past the minute after which age-based policies call a unit idle.
+SLOW_CALL_MEAN = 150.0
 #: Knobs written to JSON only when they differ from their defaults, so
 #: files and sweep rows of the usual load stay as they were before the
 #: knobs existed (a row's key still holds every knob that changes a result).
-_QUIET_DEFAULTS = {"session_turns": SESSION_TURNS, "giant_share": GIANT_RESULT}
+_QUIET_DEFAULTS = {"session_turns": SESSION_TURNS, "giant_share": GIANT_RESULT, "slow_calls": 0.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +74,11 @@ class Load:
         turn that answers the last one completes first).
     giant_share: share of tool results that are giant (half a budget to
         more than a whole one).
+    slow_calls: probability that a batch also starts a slow call — a whole
+        test run or a build, minutes long (mean ``SLOW_CALL_MEAN`` s, never
+        timed out) — while the user goes on writing and budget checks fire.
+        0 (the default, and every level of :func:`load_at`) draws nothing
+        for it, so runs without slow calls are the runs of before.
 
     How often a rejected invocation is retried is the runtime's
     ``max_retries`` (a :class:`~prunecheck.model.config.RuntimeConfig` knob),
@@ -81,6 +97,7 @@ class Load:
     write_share: float = 0.2
     session_turns: int = SESSION_TURNS
     giant_share: float = GIANT_RESULT
+    slow_calls: float = 0.0
 
     def __post_init__(self) -> None:
         checks = (
@@ -99,6 +116,7 @@ class Load:
                 0 <= self.giant_share <= 1 - TINY_RESULT,
                 f"a probability of at most {1 - TINY_RESULT:g} (the rest of tiny results)",
             ),
+            ("slow_calls", 0 <= self.slow_calls <= 1, "a probability"),
         )
         for name, ok, rule in checks:
             if not ok:
@@ -250,6 +268,16 @@ class Workload:
         if background:
             return self._lognormal(45.0, 0.5)
         return self._rng.lognormvariate(math.log(0.8), self._load.latency_tail)
+
+    def is_slow(self) -> bool:
+        """Whether a batch also starts a slow call (no draw when ``slow_calls`` is 0)."""
+        share = self._load.slow_calls
+        return share > 0 and self._rng.random() < share
+
+    def slow_latency(self) -> float:
+        """How long a slow call runs: lognormal, mean ``SLOW_CALL_MEAN`` s
+        (about 70 s to 5 minutes)."""
+        return self._lognormal(SLOW_CALL_MEAN, 0.4)
 
     def is_background(self) -> bool:
         return self._rng.random() < self._load.background

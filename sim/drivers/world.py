@@ -19,7 +19,7 @@ import simpy
 from prunecheck.model.events import CallSpec, Effect
 from prunecheck.sim.drivers.workload import Workload
 
-__all__ = ["FILES", "World", "draw_call", "editor"]
+__all__ = ["FILES", "World", "draw_call", "editor", "slow_call"]
 
 #: The files tools work on: few, so that agents and the editor collide.
 FILES = (
@@ -74,6 +74,11 @@ def draw_call(work: Workload) -> CallSpec:
     if work.is_write():
         return CallSpec(work.pick(_WRITE_TOOLS), work.pick(FILES), Effect.WRITE)
     return CallSpec(work.pick(_READ_TOOLS), work.pick(FILES), Effect.READ)
+
+
+def slow_call(work: Workload) -> CallSpec:
+    """A slow call: the whole test suite or a build, run in the background."""
+    return CallSpec(work.pick(_BACKGROUND_TOOLS), "tests", Effect.READ, background=True)
 
 
 def editor(

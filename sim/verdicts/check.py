@@ -35,6 +35,7 @@ Examples
 from __future__ import annotations
 
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -66,10 +67,12 @@ from prunecheck.sim.verdicts.suite import (
     DEFAULT_LEVELS,
     DEFAULT_MAX_EVENTS,
     DEFAULT_SEEDS,
+    DEFAULT_SLOW_LEVELS,
     Suite,
     class_exposure,
     run_scenario,
 )
+from prunecheck.sim.verdicts.vacuity import PrunecheckVacuousWarning, vacuous_clause
 from prunecheck.sim.verdicts.verdict import CheckResult, ScenarioResult, Verdict, combine
 
 __all__ = [
@@ -90,6 +93,7 @@ def check_policy(
     levels: Sequence[float] = DEFAULT_LEVELS,
     seeds: Sequence[int] = DEFAULT_SEEDS,
     horizon: float = DEFAULT_HORIZON,
+    slow_levels: Sequence[float] = DEFAULT_SLOW_LEVELS,
     seed: int = 0,
     max_examples: int = 200,
     timeout: float = DEFAULT_TIMEOUT,
@@ -122,6 +126,10 @@ def check_policy(
         on stream loss, no repair, provider = ``format`` or anthropic.
     levels, seeds, horizon:
         The suite: one simulated run per level × seed, ``horizon`` seconds.
+    slow_levels:
+        The suite's slow-call runs: one per slow level × seed, in which
+        batches now and then start a test run or a build minutes long while
+        the user writes and checks fire (see :mod:`.suite`); ``()`` for none.
     seed, max_examples:
         The adversarial search's seed and number of runs (0: no search).
     timeout:
@@ -183,7 +191,7 @@ def check_policy(
     deadline = None if time_limit is None else time.monotonic() + time_limit
     db = failures if isinstance(failures, FailureDatabase) else database(failures)
     bar = progress or Progress()
-    suite = Suite(tuple(levels), tuple(seeds), horizon)
+    suite = Suite(tuple(levels), tuple(seeds), horizon, tuple(slow_levels))
     bar.start(len(wanted) * (suite.size() + (1 if max_examples > 0 else 0)))
     done: dict[CheckAt, CheckResult] = {}
     todo: list[CheckAt] = []
@@ -519,11 +527,17 @@ def assert_policy_safe(
     *,
     bundle_dir: str | Path | None = None,
     force: bool = False,
+    _stacklevel: int = 2,
     **options: Any,
 ) -> CheckResult:
     """Check ``policy`` (same options as :func:`check_policy`) and raise
     :class:`UnsafePolicy` — an ``AssertionError`` whose message is
-    :func:`failure_report` — unless it is safe.
+    :func:`failure_report` — unless it is safe.  A safe but vacuous verdict
+    (:attr:`CheckResult.vacuous`: the policy never faced what the invariant
+    is about) passes with a
+    :class:`~prunecheck.sim.verdicts.vacuity.PrunecheckVacuousWarning`
+    saying what went unexercised; make that warning an error
+    (``-W error::prunecheck.PrunecheckVacuousWarning``) to fail instead.
 
     The one assertion helper: the pytest fixture's
     ``prunecheck.assert_policy_safe`` is this function with ``bundle_dir``
@@ -547,6 +561,13 @@ def assert_policy_safe(
     __tracebackhide__ = True  # pytest shows the test's line, not ours
     result = check_policy(policy, **options)
     if result.safe:
+        if result.vacuous:
+            clause = vacuous_clause(result.coverage, "check")
+            warnings.warn(
+                f"prunecheck: policy {result.policy} is {clause}",
+                PrunecheckVacuousWarning,
+                stacklevel=_stacklevel,
+            )
         return result
     bundle = result.bundle(bundle_dir, force=force) if bundle_dir and result.reproduction else None
     raise UnsafePolicy(result, bundle)

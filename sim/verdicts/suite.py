@@ -3,8 +3,18 @@ one simulated run per load level × seed, each ``horizon`` simulated
 seconds (:func:`~prunecheck.sim.drivers.simulator.simulate`).  Defined once
 here, so a check's scenarios and a baseline's runs are the same runs.
 
+A suite may also hold *slow-call* scenarios (``slow_levels``): one run per
+slow level × seed in which batches now and then start a slow call — a whole
+test run or a build, minutes long — while the user goes on writing and
+budget checks fire (``Load.slow_calls``).  That is where a policy that
+reads message ages meets a unit over a minute old whose call is still
+running.  ``check`` runs them (``DEFAULT_SLOW_LEVELS``); a baseline does
+not, unless told, so that its runs stay those of before.
+
 >>> Suite().size(), [s.name for s in Suite((0.2,), (1, 2)).scenarios()]
 (9, ['load 0.2, seed 1', 'load 0.2, seed 2'])
+>>> [s.name for s in Suite((0.2,), (1,), slow_levels=(1.0,)).scenarios()]
+['load 0.2, seed 1', 'load 1, seed 1, slow calls']
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ __all__ = [
     "DEFAULT_LEVELS",
     "DEFAULT_MAX_EVENTS",
     "DEFAULT_SEEDS",
+    "DEFAULT_SLOW_LEVELS",
+    "SLOW_CALLS",
     "Scenario",
     "Suite",
     "class_exposure",
@@ -36,6 +48,11 @@ __all__ = [
 DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.6, 1.0)
 #: Seeds of the fixed suite.
 DEFAULT_SEEDS: tuple[int, ...] = (1, 2, 3)
+#: Load levels of ``check``'s slow-call scenarios (one per seed).
+DEFAULT_SLOW_LEVELS: tuple[float, ...] = (1.0,)
+#: ``Load.slow_calls`` of a slow-call scenario: a batch in four also starts
+#: a test run or a build minutes long.
+SLOW_CALLS = 0.25
 #: Seeds of a baseline (and so of ``regress``): more sessions than a check
 #: needs, so that a regression of about one session in ten is significant
 #: (see :func:`prunecheck.sim.verdicts.compare.detectable_rate`).
@@ -53,19 +70,24 @@ class Scenario:
     level: float
     seed: int
     check_at: CheckAt | None = None
+    #: Batches now and then start a slow call (``SLOW_CALLS``).
+    slow_calls: bool = False
 
     @property
     def name(self) -> str:
-        return f"load {self.level:g}, seed {self.seed}"
+        slow = ", slow calls" if self.slow_calls else ""
+        return f"load {self.level:g}, seed {self.seed}{slow}"
 
 
 @dataclass(frozen=True, slots=True)
 class Suite:
-    """The fixed scenario suite: one simulated run per level × seed."""
+    """The fixed scenario suite: one simulated run per level × seed, and
+    one with slow calls per slow level × seed."""
 
     levels: tuple[float, ...] = DEFAULT_LEVELS
     seeds: tuple[int, ...] = DEFAULT_SEEDS
     horizon: float = DEFAULT_HORIZON
+    slow_levels: tuple[float, ...] = ()
 
     @classmethod
     def of(
@@ -85,13 +107,26 @@ class Suite:
         )
 
     def scenarios(self, check_at: CheckAt | None = None) -> tuple[Scenario, ...]:
-        """Its runs, in order: every seed at the first level, then the next."""
-        return tuple(
+        """Its runs, in order: every seed at the first level, then the next;
+        then the slow-call runs in the same order."""
+        plain = tuple(
             Scenario(level, seed, check_at) for level in self.levels for seed in self.seeds
+        )
+        return plain + tuple(
+            Scenario(level, seed, check_at, slow_calls=True)
+            for level in self.slow_levels
+            for seed in self.seeds
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {"levels": list(self.levels), "seeds": list(self.seeds), "horizon": self.horizon}
+        data: dict[str, Any] = {
+            "levels": list(self.levels),
+            "seeds": list(self.seeds),
+            "horizon": self.horizon,
+        }
+        if self.slow_levels:  # written only when there are any: files of before stay as they were
+            data["slow_levels"] = list(self.slow_levels)
+        return data
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Suite:
@@ -102,6 +137,7 @@ class Suite:
                 tuple(float(x) for x in data["levels"]),
                 tuple(int(x) for x in data["seeds"]),
                 float(data["horizon"]),
+                tuple(float(x) for x in data.get("slow_levels", ())),
             )
         except (KeyError, TypeError, ValueError):
             raise ConfigError(
@@ -111,7 +147,7 @@ class Suite:
             ) from None
 
     def size(self) -> int:
-        return len(self.levels) * len(self.seeds)
+        return (len(self.levels) + len(self.slow_levels)) * len(self.seeds)
 
 
 def run_scenario(
@@ -126,10 +162,11 @@ def run_scenario(
     from prunecheck.sim.drivers.simulator import simulate  # SimPy only when a suite runs
     from prunecheck.sim.drivers.workload import load_at
 
+    slow = {"slow_calls": SLOW_CALLS} if scenario.slow_calls else {}
     return simulate(
         system,
         config,
-        load_at(scenario.level),
+        load_at(scenario.level, **slow),
         scenario.seed,
         horizon=horizon,
         max_events=max_events,

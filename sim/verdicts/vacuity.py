@@ -9,7 +9,11 @@ proposed anything when asked to free tokens (widen: …)".
 A vacuous safe keeps exit status 0 (it is no violation, and a CI job that
 checks a conservative policy must not turn red by default); with
 ``--fail-vacuous`` the command exits 4 instead
-(:mod:`prunecheck.sim.cli.limits`).
+(:mod:`prunecheck.sim.cli.limits`).  From Python, ``assert_policy_safe``
+(and the pytest fixture's) passes a vacuous safe with a
+:class:`PrunecheckVacuousWarning`, which pytest lists in its warnings
+summary; ``pytest -W error::prunecheck.PrunecheckVacuousWarning`` (or
+``filterwarnings``) makes it fail the test.
 
 Examples
 --------
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 from prunecheck.sim.drivers.coverage import Coverage, Gap
 
-__all__ = ["HINTS", "vacuous_clause"]
+__all__ = ["HINTS", "PrunecheckVacuousWarning", "vacuous_clause"]
 
 _CHECK = {
     Gap.NO_PRESSURE: "a smaller --budget, higher --levels",
@@ -49,6 +53,20 @@ _EXPLORE = {
     Gap.NO_MID_BATCH_MESSAGE: "--max-users 2 and a larger --depth",
     Gap.NO_OPEN_CHECK: "--max-chunks 2 with --check-at after_append",
 }
+
+
+class PrunecheckVacuousWarning(UserWarning):
+    """A check passed, but vacuously: the policy never faced what the
+    invariant is about (it never proposed anything under pressure, or no run
+    produced an interleaving the invariant concerns).  ``assert_policy_safe``
+    warns with it; its message is the verdict's "safe, but vacuous" clause.
+    To fail such a test instead: ``pytest -W
+    error::prunecheck.PrunecheckVacuousWarning``, or
+    ``warnings.simplefilter("error", PrunecheckVacuousWarning)``."""
+
+
+# pytest's -W and filterwarnings name it as it is imported: ``prunecheck.PrunecheckVacuousWarning``.
+PrunecheckVacuousWarning.__module__ = "prunecheck"
 
 #: Per command, the flags that widen each gap.
 HINTS: dict[str, dict[Gap, str]] = {"check": _CHECK, "search": _SEARCH, "explore": _EXPLORE}

@@ -12,7 +12,9 @@ what                        names
 ==========================  ===================================================
 check a policy              ``check_policy``, ``assert_policy_safe``
                             → ``CheckResult`` (``Verdict``; ``UnsafePolicy``
-                            is what ``assert_policy_safe`` raises)
+                            is what ``assert_policy_safe`` raises,
+                            ``PrunecheckVacuousWarning`` what it warns of a
+                            safe that exercised nothing)
 the commands from Python    ``search_policy`` → ``SearchResult``,
                             ``explore_policy`` → ``ExploreResult``,
                             ``replay_trace`` → ``ReplayResult``,
@@ -56,12 +58,14 @@ if TYPE_CHECKING:
         search_policy,
         validate_request,
     )
+    from prunecheck.sim.verdicts.vacuity import PrunecheckVacuousWarning
     from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
 
 __all__ = [
     "CheckResult",
     "ExploreResult",
     "ProviderError",
+    "PrunecheckVacuousWarning",
     "ReplayResult",
     "RuntimeConfig",
     "SearchResult",
@@ -102,6 +106,7 @@ __getattr__, __dir__ = lazy_exports(
         "CheckResult": "prunecheck.sim.verdicts.verdict",
         "ExploreResult": "prunecheck.sim.drivers.explore",
         "ProviderError": "prunecheck.model.provider",
+        "PrunecheckVacuousWarning": "prunecheck.sim.verdicts.vacuity",
         "ReplayResult": _API,
         "RuntimeConfig": "prunecheck.model.config",
         "SearchResult": "prunecheck.sim.drivers.search",

@@ -24,7 +24,10 @@ only writes::
 An unsafe policy fails the test as an ``AssertionError`` shown at the
 test's own line: first the policy and its first violation, then where the
 reproduction is, then the scenario table and the reproduction step by step
-(no traceback into prunecheck).  The fixture's old ``assert_safe`` is a
+(no traceback into prunecheck).  A safe but vacuous policy passes with a
+``prunecheck.PrunecheckVacuousWarning`` in pytest's warnings summary (what
+the check never exercised); ``-W error::prunecheck.PrunecheckVacuousWarning``
+fails such a test.  The fixture's old ``assert_safe`` is a
 deprecated alias.  The heavy machinery is imported on first use only; a
 harness the install left out fails the test with the one command that
 installs it.
@@ -119,7 +122,11 @@ class PrunecheckFixture:
         folder = self._bundle_dir()
         try:
             return assert_policy_safe(  # type: ignore[no-any-return]
-                policy, bundle_dir=folder, force=self.force, **{**self.options, **options}
+                policy,
+                bundle_dir=folder,
+                force=self.force,
+                _stacklevel=3,  # a vacuous safe's warning names the test's line
+                **{**self.options, **options},
             )
         except unsafe as exc:
             if exc.bundle is not None:
