@@ -2,7 +2,8 @@
 
 Each ``benchmarks/bench_*.py`` exposes ``TITLE: str`` and
 ``run(quick: bool) -> str`` returning a markdown section (tables of figures
-measured side by side in this one run).  ``--only NAME`` runs one module;
+measured side by side in this one run).  ``--only NAME`` runs one module and
+replaces its section of an existing report (or adds it), keeping the others;
 ``--quick`` shrinks sizes for a smoke run.
 
     python benchmarks/run.py --out reports/bench.md
@@ -54,9 +55,26 @@ def main() -> int:
         sections.append(f"## {module.TITLE}\n\n{body.strip()}\n\n_({path.name}, {took:.0f} s)_\n")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.only and out.is_file():
+        sections = _merged(out.read_text(encoding="utf-8"), sections[2:])
     out.write_text("\n".join(sections), encoding="utf-8")
     print(f"benchmarks: wrote {out}", file=sys.stderr)
     return 0
+
+
+def _merged(report: str, new: list[str]) -> list[str]:
+    """The sections of ``report`` with each of ``new`` in place of the one of
+    the same title (or added at the end)."""
+    head, *old = report.split("\n## ")
+    kept = [head.rstrip("\n") + "\n"] + ["## " + part.rstrip("\n") + "\n" for part in old]
+    for section in new:
+        title = section.split("\n", 1)[0]
+        at = next((i for i, s in enumerate(kept) if s.split("\n", 1)[0] == title), None)
+        if at is None:
+            kept.append(section)
+        else:
+            kept[at] = section
+    return kept
 
 
 if __name__ == "__main__":

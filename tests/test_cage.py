@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -466,7 +467,12 @@ def test_a_question_asked_again_is_answered_without_a_round_trip(
     close_all()
     sent: list[int] = []
     send = Worker.send
-    monkeypatch.setattr(Worker, "send", lambda self, data: sent.append(1) or send(self, data))
+
+    def counting(self: Worker, data: bytes) -> None:
+        sent.append(1)
+        send(self, data)
+
+    monkeypatch.setattr(Worker, "send", counting)
     policy = load_policy(f"{Path(__file__).resolve().parent}/policies/regress_correct.py:select")
     raises = load_policy(f"{BAD}/cheats.py:raises")
     assert isinstance(policy, CagedPolicy) and isinstance(raises, CagedPolicy)
@@ -496,7 +502,12 @@ def test_the_memo_changes_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     from prunecheck.sim.verdicts.check import check_policy
 
     spec = f"{Path(__file__).resolve().parent}/policies/complete_history_trim.py:trim_openai"
-    options = {"levels": (0.6,), "seeds": (1,), "slow_levels": (), "max_examples": 20}
+    options: dict[str, Any] = {
+        "levels": (0.6,),
+        "seeds": (1,),
+        "slow_levels": (),
+        "max_examples": 20,
+    }
     results = []
     for size in (cage.MEMO_SIZE, 0):
         monkeypatch.setattr(cage, "MEMO_SIZE", size)
@@ -504,7 +515,7 @@ def test_the_memo_changes_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
         results.append(
             check_policy(
                 spec, format="openai", placements=["after_append"], failures=False, **options
-            )  # type: ignore[arg-type]
+            )
         )
     cage.close_all()
     memo, plain = results
