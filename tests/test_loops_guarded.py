@@ -29,7 +29,7 @@ from loops_play import call, load_example, play, roles
 from prunecheck.sim.loops.contract import Adapter, ToolCall
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.loops.search import search
-from prunecheck.sim.loops.steps import Complete, ReplyStep, Step, User
+from prunecheck.sim.loops.steps import Complete, Crash, NewMessage, ReplyStep, Step, User
 from prunecheck.sim.loops.story import retell
 from prunecheck.sim.loops.target import load_target
 from prunecheck.sim.loops.verdict import CellVerdict, check_loop
@@ -240,3 +240,18 @@ def test_the_guard_breaks_nothing_in_any_scenario_where_it_applies(framework: st
     found = search(adapter, case.unguarded(), SCENARIOS[ScenarioClass.TRIM], seed=1,
                    max_examples=40).found  # fmt: skip
     assert found is not None and found.kinds & (PAIRING | {"synthesized_result"})
+
+
+def test_a_trim_right_after_a_crash_is_a_trim_of_what_the_store_held() -> None:
+    """AutoGen's saved state holds the batch; after the crash the new message
+    puts the context over budget and the guard drops the batch in the first
+    request: the unit the store held (witnessed on reopening), not a loss."""
+    case = CASES["autogen"]
+    adapter = _adapter(case)
+    steps: list[Step] = [User("look"), ReplyStep("", (_search(1), _search(2))),
+                         Complete("call_2", "x" * 400), Complete("call_1", "x" * 400),
+                         ReplyStep("found"), Crash(), NewMessage("y" * 400)]  # fmt: skip
+    with play(adapter, load_example(*case.guarded), steps) as run:
+        assert roles(run) == ["S", "A", "U"]
+        assert _kinds(run) == []
+        assert run.ledger.trims == [(6, ("call_1", "call_2"))]

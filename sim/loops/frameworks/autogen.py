@@ -243,9 +243,17 @@ class AutoGenLoop:
         raise NotImplementedError("AutoGen's AssistantAgent has no tool-approval interrupt")
 
     def history(self) -> list[dict[str, object]]:
-        """Everything the model context holds (before its trimming view)."""
+        """Everything the model context holds (before its trimming view); before
+        the first step of a new process, what the saved state holds."""
         from .ag_doubles import render_messages
 
+        if not self._loaded and self._file.exists():
+            from autogen_core.models import LLMMessage
+            from pydantic import TypeAdapter
+
+            state = json.loads(self._file.read_text())
+            saved = (state.get("llm_context") or {}).get("messages") or []
+            return render_messages([TypeAdapter(LLMMessage).validate_python(m) for m in saved])
         return render_messages(list(self._agent._model_context._messages))
 
     def abandon(self) -> None:
