@@ -72,8 +72,12 @@ def test_an_executed_tool_gone_without_a_trim_is_a_silent_loss_and_with_one_is_n
     assert judged([_assistant(later), _tool("call_3", "C")], led, trims=True) == []
     led.users.append((0, "hi"))  # the request's first message came before the batch
     assert judged([_assistant(later), _tool("call_3", "C")], led, trims=True) == []
-    # a batch cut in two is a loss even with a trim
-    assert judged([_assistant(CALL), _tool("call_1", "A")], led, trims=True) == ["silent_loss:"]
+    # a batch the loop held, cut in two: the trim's invalid prune; after a cancel
+    # the loop was not seen holding it (nor call_3): losses
+    cut = [_assistant(CALL), _tool("call_1", "A")]
+    assert judged(cut, led, trims=True) == ["invalid_prune:split_unit"]
+    led.cancels.append(3)
+    assert judged(cut, led, trims=True) == ["silent_loss:", "silent_loss:"]
 
 
 def test_a_trim_does_not_excuse_what_a_cancel_discarded() -> None:
@@ -155,3 +159,15 @@ def test_the_anthropic_rendering_merges_tool_results_into_one_user_turn() -> Non
     messages = rendered["messages"]
     assert isinstance(messages, list) and [m["role"] for m in messages] == ["assistant", "user"]
     assert [b["tool_use_id"] for b in messages[1]["content"]] == ["call_1", "call_2"]
+
+
+def test_a_trim_that_splits_a_batch_the_loop_held_is_an_invalid_prune() -> None:
+    """The fake's keep-last-3 cuts through the batch: call_2's result stays,
+    call_1 and its result go (with the call message they shared)."""
+    steps: list[Step] = [User("u1"), ReplyStep("", (CALL, OTHER)), Complete("call_1", "A"),
+                         Complete("call_2", "B"), ReplyStep("done"), User("u2")]  # fmt: skip
+    with _fake_run(FakeAgent(keep_last=3, trim_units=False), steps) as run:
+        found = {(i.kind.value, i.ids, i.reason) for i in run.incidents}
+        assert ("invalid_prune", ("call_1",), "split_unit") in found
+        assert ("orphaned_result", ("call_2",), "") in found
+        assert not any(i.kind.value == "silent_loss" for i in run.incidents)

@@ -14,12 +14,16 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
 * **synthesized result** — a result no tool body produced: the call's body
   never ran to an outcome (never started, dropped by a crash) and the text is
   not a plain "not run" placeholder, or a text that is not the tool's output;
+* **invalid prune** — in a configuration that trims, a request keeps part
+  of a unit the loop held whole (a call of a parallel batch gone, its
+  sibling kept): the trim split a unit;
 * **silent loss** — a call whose tool body ran to an outcome (the side
   effect happened) is gone from what the model sees, with its result, and
   no trim removed its whole, closed unit: a configuration that does not trim
-  loses it; one that trims kept part of its parallel batch, or never held
-  the whole unit since the last cancel, crash or raising turn (the loop
-  discarded it: a trim cannot be what removed it, :meth:`.Ledger.holds`).
+  loses it; one that trims kept part of its parallel batch (the loop did
+  not hold it whole: else an invalid prune), or never held the whole unit
+  since the last cancel, crash or raising turn (the loop discarded it: a
+  trim cannot be what removed it, :meth:`.Ledger.holds`).
   A whole, closed unit the loop held and a trim removed — from the front or
   from the middle — is no loss: :func:`removed_by_trim` names it, and the
   narrative reports it as a trim.
@@ -216,6 +220,13 @@ def _silent_losses(
         if cid in calls or cid in results or ledger.executed(cid) is None:
             continue
         batch_kept = [b for b in issued.batch if b in calls or b in results]
+        if batch_kept and trims and ledger.holds(cid):
+            kept = ", ".join(batch_kept)
+            yield Incident(IncidentKind.INVALID_PRUNE, step, (cid,),
+                           f"the trim removed {cid} ({issued.call.name}, it ran) and kept "
+                           f"{kept} of the same unit: a prune must remove whole units",
+                           reason="split_unit")  # fmt: skip
+            continue
         if batch_kept:
             why = f"its parallel batch was cut ({', '.join(batch_kept)} kept)"
         elif not trims:
