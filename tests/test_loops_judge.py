@@ -110,6 +110,9 @@ def test_a_cancel_that_drops_an_executed_call_is_a_loss_in_a_trimming_loop() -> 
     with _fake_run(trimming_dropping, steps) as run:
         assert run.ledger.requests[-1].body["messages"] == [{"role": "user", "content": "u2"}]
         assert [(i.kind.value, i.ids) for i in run.incidents] == [("silent_loss", ("call_1",))]
+        assert "its unit never closed (call_2 never finished) and went with a cancel at step 4" in (
+            run.incidents[0].detail
+        )
         assert run.ledger.trims == []
 
 

@@ -234,15 +234,21 @@ def _silent_losses(
         elif cid in ledger.trimmed or ledger.holds(cid):
             continue  # a whole, closed unit the loop held, removed by the trim
         else:
-            why = _discarded(ledger)
+            why = _discarded(ledger, cid)
         told = f"{issued.call.name} ran for {cid} but the model is no longer told: {why}"
         yield Incident(IncidentKind.SILENT_LOSS, step, (cid,), told)
 
 
-def _discarded(ledger: Ledger) -> str:
+def _discarded(ledger: Ledger, cid: str) -> str:
     at = ledger.last_disruption
     what = ("a cancel" if at in ledger.cancels else "a crash" if at in ledger.crashes
             else "a turn that raised")  # fmt: skip
+    open_ = [c for c in ledger.unit(cid) if ledger.executed(c) is None]
+    if open_ and cid not in ledger.held:
+        return (
+            f"its unit never closed ({', '.join(open_)} never finished) and went with "
+            f"{what} at step {at + 1}, so no trim removed it"
+        )
     return (
         f"the loop has not held its whole, closed unit since {what} at step {at + 1}, "
         "so no trim removed it"
