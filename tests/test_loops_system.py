@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from loops_fake import FakeAdapter, careful, trimming_buggy
 
 from prunecheck.model.config import RuntimeConfig
@@ -55,3 +57,13 @@ def test_the_loop_judge_reports_through_the_system() -> None:
                                                   UserMessage(5, "and?")))  # fmt: skip
     found = incidents_of(trace, _system(trimming_buggy))
     assert "orphaned_result" in {i.kind.value for i in found}
+
+
+def test_a_systems_states_leave_the_heap_as_they_found_it() -> None:
+    # drivers drop a System's states without closing them: a run that froze the
+    # heap (gc.freeze, for a cheap collection on close) would leave it frozen
+    gc.unfreeze()
+    trace = Trace("loop:fake", RuntimeConfig(), EVENTS)
+    for _ in replay(trace, _system(careful)):
+        assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0

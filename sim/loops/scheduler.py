@@ -149,10 +149,23 @@ class LoopRun:
     store : Path or None
         The directory for the framework's durable persistence; None: a fresh
         temporary one, removed by :meth:`close`.
+    set_heap_aside : bool
+        Freeze the process's heap until :meth:`close` (:func:`_set_heap_aside`),
+        so that closing collects only this run's objects.  Only for a run that
+        is sure to be closed (``with LoopRun(...)``): one left open would keep
+        the heap frozen.
     """
 
-    def __init__(self, adapter: Adapter, target: object, *, store: Path | None = None) -> None:
-        self._set_aside = _set_heap_aside()  # first: the run's objects stay collectable
+    def __init__(
+        self,
+        adapter: Adapter,
+        target: object,
+        *,
+        store: Path | None = None,
+        set_heap_aside: bool = True,
+    ) -> None:
+        # first: the run's own objects stay collectable
+        self._set_aside = set_heap_aside and _set_heap_aside()
         try:
             self._set_up(adapter, target, store)
         except BaseException:

@@ -114,7 +114,8 @@ class LoopSystem:
         """A fresh loop (a new store) and an empty shadow."""
         unbounded = replace(config, budget=_UNBOUNDED, hard_ceiling=_UNBOUNDED)
         shadow = self._shadow().initial(unbounded, record=record)
-        run = LoopRun(self.target.adapter, self.target.target)
+        # a System's states are dropped, not closed, by the drivers: no frozen heap
+        run = LoopRun(self.target.adapter, self.target.target, set_heap_aside=False)
         return LoopState(run, shadow, config, record)
 
     def _step(self, state: LoopState, event: Event, before: set[str]) -> Step | None:
