@@ -182,15 +182,11 @@ class AutoGenAdapter:
         import sys
 
         from . import ag_doubles
-        from .replay_kit import standalone_script
+        from ._scripts import script_text
 
-        return standalone_script(
-            "AutoGen AgentChat",
-            [ag_doubles, sys.modules[__name__]],
-            "AutoGenAdapter().open(target, harness)",
-            target_spec,
-            schedule_json,
-        )
+        modules = [ag_doubles, sys.modules[__name__]]
+        return script_text(modules, "AutoGen AgentChat", target_spec, schedule_json,
+                           "AutoGenAdapter()")  # fmt: skip
 
 
 class AutoGenLoop:

@@ -230,15 +230,11 @@ class LangGraphAdapter:
         import sys
 
         from . import lc_doubles
-        from .replay_kit import standalone_script
+        from ._scripts import script_text
 
-        return standalone_script(
-            "LangChain and LangGraph",
-            [lc_doubles, sys.modules[__name__]],
-            "LangGraphAdapter().open(target, harness)",
-            target_spec,
-            schedule_json,
-        )
+        modules = [lc_doubles, sys.modules[__name__]]
+        return script_text(modules, "LangChain and LangGraph", target_spec, schedule_json,
+                           "LangGraphAdapter()")  # fmt: skip
 
 
 class LangGraphLoop:

@@ -145,7 +145,7 @@ class OpenAIAgentsAdapter:
 
         module = sys.modules[__name__]
         adapter = f"OpenAIAgentsAdapter(cancel_mode={self.cancel_mode!r})"
-        return script_text(module, "openai-agents", target_spec, schedule_json, adapter)
+        return script_text([module], "openai-agents", target_spec, schedule_json, adapter)
 
 
 def render_items(items: Any, instructions: str | None) -> list[dict[str, object]]:

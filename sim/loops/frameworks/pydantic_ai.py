@@ -140,7 +140,7 @@ class PydanticAIAdapter:
         settings += f"repair_on_new_message={self.repair_on_new_message!r}"
         module = sys.modules[__name__]
         adapter = f"PydanticAIAdapter({settings})"
-        return script_text(module, "pydantic-ai", target_spec, schedule_json, adapter)
+        return script_text([module], "pydantic-ai", target_spec, schedule_json, adapter)
 
 
 def _need(target: object) -> Any:
