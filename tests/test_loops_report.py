@@ -1,4 +1,6 @@
-"""``make loops`` (sim/reports/loops.py) on the fake framework: rows, scripts, determinism."""
+"""``make loops`` (sim/reports/loops.py) on the fake framework and on one real
+framework's example: rows, settings, scripts, determinism (the same seed gives
+byte-identical rows, bar the wall-clock column, and byte-identical bundles)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import pytest
 from loops_fake import FakeAdapter
 
 from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.sim.loops.bundle import bundle_texts
 from prunecheck.sim.loops.contract import ToolCall
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.loops.search import Outcome
@@ -22,8 +25,8 @@ from prunecheck.sim.loops.steps import (
     Timeout,
     User,
 )
-from prunecheck.sim.loops.target import LoopTarget
-from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck
+from prunecheck.sim.loops.target import LoopTarget, load_target
+from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck, check_loop
 from prunecheck.sim.reports.loops import (
     GUARD_MARK,
     GUARD_NOTE,
@@ -32,6 +35,7 @@ from prunecheck.sim.reports.loops import (
     is_guarded,
     main,
     render,
+    setting_of,
 )
 
 FAKE = Path(__file__).resolve().parent / "loops_fake.py"
@@ -54,7 +58,7 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(tmp_path: Pa
     examples = _examples(tmp_path / "ex")
     assert discover(examples) == [f"loop:{FAKE}:buggy", f"loop:{FAKE}:trimming_buggy"]
     (examples / "c.py").write_text(f'"""prunecheck check loop:{FAKE}:careful"""\n')
-    tables = []
+    tables, written = [], []
     for n in (1, 2):
         out = tmp_path / f"run{n}" / "loops.md"
         argv = ["--out", str(out), "--scripts", str(out.parent / "loops"), "--examples",
@@ -64,7 +68,9 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(tmp_path: Pa
         tables.append(re.sub(r"\| \d+ s \|", "| - |", out.read_text(encoding="utf-8")))
         scripts = sorted(p.name for p in (out.parent / "loops").iterdir())
         assert "loops_fake-buggy-crash_new_message.py" in scripts
+        written.append({p: (out.parent / "loops" / p).read_bytes() for p in scripts})
     assert tables[0] == tables[1]
+    assert written[0] == written[1]  # every script and schedule, byte for byte
     table = tables[0]
     assert "| `loop:" in table and "**UNSAFE**" in table and "n/a: no human-in-the-loop" in table
     assert ":careful`" not in table  # --only *buggy: both buggy agents, not the careful one
@@ -101,7 +107,7 @@ def test_a_guarded_agents_failures_outside_the_trim_are_marked(tmp_path: Path) -
     table = render(rows, seed=1, max_examples=5).splitlines()
     lines = [r for r in table if r.startswith("| `loop:")]
     for line, mark in zip(lines, (True, False), strict=True):
-        shown = dict(zip(SCENARIOS, line.split(" | ")[1:-1], strict=True))
+        shown = dict(zip(SCENARIOS, line.split(" | ")[2:-1], strict=True))
         marked = {n for n, text in shown.items() if text.endswith(f"{GUARD_MARK} outside the trim")}
         # a guarded agent's failures that need a cancel, a crash or a timeout are outside the trim
         assert marked == (set(failing) - {ScenarioClass.TRIM} if mark else set())
@@ -117,3 +123,27 @@ def test_only_with_a_pattern_no_spec_matches_is_exit_2(
     assert main(argv) == 2
     assert "--only *x*: no spec of" in capsys.readouterr().err
     assert not (tmp_path / "loops.md").exists()
+
+
+@pytest.mark.slow
+def test_a_real_framework_row_and_its_bundles_are_the_same_for_the_same_seed() -> None:
+    """Two checks of AutoGen's default loop under cancellation, few schedules: the
+    same row bar the wall clock, the same bundle (schedule, narrative, requests,
+    incidents, script) byte for byte — no id, time or path of the run leaks in."""
+    pytest.importorskip("autogen_agentchat")
+    spec = "loop:examples/loops/autogen_plain.py:agent"
+    renders, bundles = [], []
+    for _ in (1, 2):
+        target = load_target(spec)
+        result = check_loop(target, seed=3, max_examples=6, scenarios=[ScenarioClass.CANCEL])
+        (cell,) = result.cells
+        assert cell.found is not None, "AutoGen's cancel hangs the turn: the search finds it"
+        row = Row(spec, target.framework, result, "", {}, 0.0, False, setting_of(target))
+        renders.append(render([row], seed=3, max_examples=6))
+        bundles.append(bundle_texts(target, cell.found, seed=3, scenario="cancel"))
+    assert renders[0] == renders[1]
+    assert bundles[0] == bundles[1]
+    assert (
+        "| `loop:examples/loops/autogen_plain.py:agent` | default loop + persistence |"
+        in (renders[0])
+    )

@@ -11,7 +11,7 @@ from loops_fake import FakeAdapter, buggy, careful, repairing, trimming_buggy, t
 
 from prunecheck.sim.loops.bundle import BUNDLE_FILES, bundle_texts, write_bundle
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.search import random_walk, replay, search
+from prunecheck.sim.loops.search import random_walk, rerun, search
 from prunecheck.sim.loops.steps import schedule_from_json
 from prunecheck.sim.loops.target import LoopTarget, load_target
 from prunecheck.sim.loops.verdict import CellVerdict, check_loop
@@ -34,7 +34,7 @@ def test_each_bug_of_the_buggy_fake_is_found_and_shrunk_to_a_short_schedule() ->
         assert result.found is not None, scenario
         assert kind in result.found.kinds
         assert len(result.found.steps) <= 6  # the shortest stories are 4-6 steps
-        again = replay(FakeAdapter(), buggy, result.found.steps)
+        again = rerun(FakeAdapter(), buggy, result.found.steps)
         assert again is not None and again.kinds == result.found.kinds
 
 

@@ -33,7 +33,7 @@ from .scenarios import Bounds, Draw, Scenario, next_step
 from .scheduler import LoopRun, StepRefused
 from .steps import Step
 
-__all__ = ["SHRINK_RUNS", "Outcome", "SearchOutcome", "minimize", "random_walk", "replay", "search"]
+__all__ = ["SHRINK_RUNS", "Outcome", "SearchOutcome", "minimize", "random_walk", "rerun", "search"]
 
 #: Runs Hypothesis may spend shrinking one counterexample.
 SHRINK_RUNS = 60
@@ -124,7 +124,7 @@ def _generate(
         return Outcome(tuple(run.steps), tuple(run.incidents), len(run.ledger.requests))
 
 
-def replay(adapter: Adapter, target: object, steps: Sequence[Step]) -> Outcome | None:
+def rerun(adapter: Adapter, target: object, steps: Sequence[Step]) -> Outcome | None:
     """Run a concrete schedule; None if one of its steps is not enabled when its turn comes.
 
     Stops at the first violation, as a search does.
@@ -164,7 +164,7 @@ def minimize(
                 budget -= 1
                 if on_run is not None:
                     on_run()
-                trial = replay(adapter, target, best.steps[:i] + best.steps[i + width :])
+                trial = rerun(adapter, target, best.steps[:i] + best.steps[i + width :])
                 if trial is not None and trial.violations and trial.kinds >= best.kinds:
                     best, changed = trial, True
                 i = min(i, len(best.steps) - width) - 1

@@ -1,14 +1,17 @@
 """``make loops``: the scenario table of real agent loops, ``reports/loops.md``.
 
 For each example agent of ``examples/loops/`` (every ``prunecheck check
-loop:…`` its docstring names: a framework's default loop, with its
-documented trimming, with persistence, behind prunecheck's guard) and each
-scenario class (:data:`prunecheck.sim.loops.scenarios.SCENARIOS`): the
-verdict, the minimal reproduction's length and its standalone script
-(``reports/loops/*.py``, written from the bundle and run once with the
-framework alone to confirm it: exit status 1 is "reproduced").  The
-frameworks' versions are printed at the top; everything is offline.  The
-same seed gives the same rows byte for byte, bar the wall-clock column.
+loop:…`` its docstring names) and each scenario class
+(:data:`prunecheck.sim.loops.scenarios.SCENARIOS`): the verdict, the minimal
+reproduction's length and its standalone script (``reports/loops/*.py``,
+written from the bundle and run once with the framework alone to confirm it,
+:mod:`prunecheck.sim.reports.alone`: exit status 1 with a finding printed is
+"reproduces alone"); a class the agent does not support says why.  Each
+agent's *setting* (:func:`setting_of`) says which of the table's settings it
+stands for: a framework's default loop, its documented trimming, with
+persistence, behind prunecheck's guard.  The frameworks' versions are
+printed at the top; everything is offline.  The same seed gives the same
+rows byte for byte, bar the wall-clock column.
 
 Run as ``python -m prunecheck.sim.reports.loops --out reports/loops.md
 --scripts reports/loops --seed 1``; ``--only '*guarded*'`` (a shell pattern
@@ -23,7 +26,6 @@ import fnmatch
 import importlib.util
 import os
 import re
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -32,19 +34,25 @@ from pathlib import Path
 
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.loops.bundle import bundle_texts
+from prunecheck.sim.loops.contract import Capability
 from prunecheck.sim.loops.scenarios import SCENARIOS
 from prunecheck.sim.loops.target import LoopTarget, load_target
 from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck, check_loop
+from prunecheck.sim.reports.alone import finding_of, run_alone
 
 __all__ = [
     "GUARD_MARK",
+    "MAX_REPRO_STEPS",
     "OUTSIDE_THE_TRIM",
     "PACKAGES",
+    "RAISED",
+    "SETTINGS",
     "Row",
     "discover",
     "is_guarded",
     "main",
     "render",
+    "setting_of",
 ]
 
 #: The packages whose versions the table was made with (the ``loops`` extra).
@@ -61,6 +69,15 @@ OUTSIDE_THE_TRIM = frozenset({"cancel", "crash", "fail", "timeout"})
 
 #: The footnote mark of a guarded agent's unsafe cell that fails outside the trim.
 GUARD_MARK = "†"
+
+#: A reproduction's aim (issue 21): at most this many environment steps.
+MAX_REPRO_STEPS = 15
+
+#: The settings of the table, as :func:`setting_of` names them.
+SETTINGS = ("default loop", "trimming", "persistence", "guard")
+
+#: The exit status the table gives a script that exited 1 without a finding (it raised).
+RAISED = 101
 
 #: What a trimming guard cannot prevent (the table says it plainly).
 GUARD_NOTE = (
@@ -97,6 +114,8 @@ class Row:
         Wall time of the check (the one column that varies between runs).
     guarded : bool
         Whether the agent trims through prunecheck's guard (:func:`is_guarded`).
+    setting : str
+        Which settings it stands for (:func:`setting_of`).
     """
 
     spec: str
@@ -106,6 +125,7 @@ class Row:
     scripts: dict[str, tuple[str, int]]
     seconds: float
     guarded: bool = False
+    setting: str = ""
 
 
 def is_guarded(target: LoopTarget) -> bool:
@@ -132,6 +152,26 @@ def is_guarded(target: LoopTarget) -> bool:
     return False
 
 
+def setting_of(target: LoopTarget) -> str:
+    """The table's settings ``target`` stands for, joined by ``+``.
+
+    ``guard`` when it trims through prunecheck's guard (:func:`is_guarded`);
+    ``trimming`` when it trims at the framework's hook otherwise; ``default
+    loop`` when it does neither; ``persistence`` besides when a crash scenario
+    applies (durable state to resume from).
+    """
+    caps = target.adapter.capabilities(target.target)
+    if is_guarded(target):
+        labels = ["guard"]
+    elif Capability.TRIM_HOOK in caps:
+        labels = ["trimming"]
+    else:
+        labels = ["default loop"]
+    if caps & {Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}:
+        labels.append("persistence")
+    return " + ".join(labels)
+
+
 def discover(folder: Path) -> list[str]:
     """Every ``loop:`` spec the docstrings of ``folder/*.py`` name, in file order."""
     specs: list[str] = []
@@ -147,12 +187,11 @@ def _slug(spec: str, scenario: str) -> str:
     return f"{tail}-{scenario}"
 
 
-def _run_script(path: Path, cwd: Path) -> int:
-    try:
-        done = subprocess.run([sys.executable, str(path)], cwd=cwd, capture_output=True,
-                              timeout=600, check=False)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return -1
+def _run_script(path: Path, cwd: Path, target: LoopTarget) -> int:
+    """The script's exit status with its framework alone (1: it reproduced)."""
+    done = run_alone(path, target.framework, cwd, keep_guard=is_guarded(target))
+    if done.returncode == 1 and not finding_of(done.stdout):
+        return RAISED
     return done.returncode
 
 
@@ -175,20 +214,24 @@ def check_row(spec: str, *, seed: int, max_examples: int, scripts: Path, table: 
         path.write_text(texts["repro.py"], encoding="utf-8")
         schedule = scripts / f"{_slug(spec, name)}.json"
         schedule.write_text(texts["schedule.json"], encoding="utf-8")
-        status = _run_script(path, root) if run_scripts else 0
+        status = _run_script(path, root, target) if run_scripts else 0
         rel = os.path.relpath(path.resolve(), table.parent.resolve())
         written[name] = (rel.replace(os.sep, "/"), status)
     seconds = time.perf_counter() - started
-    return Row(spec, target.framework, result, "", written, seconds, is_guarded(target))
+    return Row(spec, target.framework, result, "", written, seconds, is_guarded(target),
+               setting_of(target))  # fmt: skip
 
 
 def _cell(cell: Cell, script: tuple[str, int] | None, guarded: bool = False) -> str:
     if cell.verdict is CellVerdict.UNSAFE:
         assert cell.found is not None
-        text = f"**UNSAFE** {cell.kinds} ({len(cell.found.steps)} steps"
+        steps = len(cell.found.steps)
+        text = f"**UNSAFE** {cell.kinds} ({steps} steps"
+        if steps > MAX_REPRO_STEPS:
+            text += f", over the {MAX_REPRO_STEPS}-step aim: the shortest the shrinking found"
         if script is not None:
             path, status = script
-            mark = "reproduces" if status == 1 else f"exit {status}: does not reproduce"
+            mark = "reproduces alone" if status == 1 else f"exit {status}: does not reproduce"
             text += f"; [script]({path}) {mark}"
         outside = guarded and any(step.kind in OUTSIDE_THE_TRIM for step in cell.found.steps)
         return text + ")" + (f" {GUARD_MARK} outside the trim" if outside else "")
@@ -218,7 +261,10 @@ def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
         "(the last section).",
         "",
         f"Seed {seed}; {max_examples} schedules per agent, split among the classes it supports; "
-        "offline. Versions:",
+        f"every reproduction at most {MAX_REPRO_STEPS} environment steps, or its cell says "
+        "how many; offline. Settings: a framework's *default loop*, its documented "
+        "*trimming*, *persistence* (durable state a crash resumes from), behind prunecheck's "
+        "*guard*. Versions:",
         "",
         ", ".join(f"{p} {_version(p)}" for p in PACKAGES) + ".",
         "",
@@ -226,16 +272,17 @@ def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
     titles = [s.title for s in SCENARIOS.values()]
     for framework in sorted({r.framework for r in rows}):
         lines += [f"## {framework or 'not loaded'}", ""]
-        lines.append("| agent | " + " | ".join(titles) + " | wall clock |")
-        lines.append("|---" * (len(titles) + 2) + "|")
+        lines.append("| agent | setting | " + " | ".join(titles) + " | wall clock |")
+        lines.append("|---" * (len(titles) + 3) + "|")
         for row in (r for r in rows if r.framework == framework):
             if row.check is None:
-                lines.append(f"| `{row.spec}` | " + row.error.replace("|", "\\|") + " |"
+                lines.append(f"| `{row.spec}` | | " + row.error.replace("|", "\\|") + " |"
                              + " |" * len(titles))  # fmt: skip
                 continue
             cells = [_cell(c, row.scripts.get(c.scenario.name.value), row.guarded)
                      for c in row.check.cells]  # fmt: skip
-            lines.append(f"| `{row.spec}` | " + " | ".join(cells) + f" | {row.seconds:.0f} s |")
+            lines.append(f"| `{row.spec}` | {row.setting} | " + " | ".join(cells)
+                         + f" | {row.seconds:.0f} s |")  # fmt: skip
         lines.append("")
     lines += ["## What a trimming guard cannot prevent", "", GUARD_NOTE, ""]
     return "\n".join(lines)
