@@ -231,8 +231,8 @@ def test_standalone_script_shows_the_silent_loss_of_a_cancel(tmp_path: Path) -> 
     done = run_script(adapter.script(spec, schedule_to_json(steps, target=spec)), tmp_path)
     assert done.returncode == 1, done.stderr
     assert (
-        "LEDGER MISMATCH: call_2 ran (it returned 'two') but the model no longer sees its call "
-        "nor its result"
+        "LEDGER MISMATCH: read_file ran for call_2 but the model is no longer told: no trim "
+        "removed it"
     ) in done.stdout
 
 

@@ -7,15 +7,17 @@ in test_loops_table_scripts.py.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import keyword
 import sys
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from loops_play import call, errors
+from loops_play import errors
 
 from prunecheck.sim.loops.frameworks._scripts import script_text
 
@@ -42,7 +44,8 @@ def test_a_script_inlines_its_modules_without_importing_prunecheck() -> None:
     assert not [ln for ln in code if ln.startswith("from .")]
     assert code.count("from __future__ import annotations") == 1
     assert "TARGET = 'app.py:agent'" in code and "def run_schedule(adapter, target, steps):" in code
-    assert [ln for ln in code if ln.startswith("# ---") and ln.endswith(" keyword (Nothing)")]
+    parts = [ln.rsplit(" ", 1)[-1] for ln in code if ln.startswith("# ---")]
+    assert parts[1:6] == ["ledger", "judge", "_common", "keyword", "adapter"]
 
 
 def _assistant(*ids: str) -> dict[str, Any]:
@@ -59,10 +62,24 @@ def _tool(call_id: str, content: str = "ok") -> dict[str, Any]:
 USER = {"role": "user", "content": "hi"}
 
 
-def _findings(engine: dict[str, Any], request: dict[str, Any], **ledger: Any) -> list[str]:
-    harness = engine["Harness"](None)
-    for name, value in ledger.items():
-        setattr(harness, name, value)
+Batches = tuple[tuple[str, ...], ...]
+
+
+def _findings(engine: dict[str, Any], request: dict[str, Any], *, trims: bool = False,
+              batches: Batches = (), done: str = "ok") -> list[str]:  # fmt: skip
+    """The script harness's findings on ``request`` after user message 'hi' (step
+    0) and ``batches`` issued (a step each), every body ended ``done``."""
+    harness = engine["ScriptHarness"](None)
+    harness.trims = trims
+    ledger = harness.ledger
+    ledger.users.append((0, "hi"))
+    for step, batch in enumerate(batches, 1):
+        ledger.issue(tuple(engine["ToolCall"](c, "read_file", "{}") for c in batch), step)
+        for cid in batch:
+            body = engine["Body"](cid, step)
+            body.end, body.ended, body.output = engine["BodyEnd"](done), step, f"out {cid}"
+            ledger.bodies.append(body)
+    harness.step = len(batches) + 1
     harness.judge(request)
     return list(harness.findings)
 
@@ -90,52 +107,46 @@ def test_pairing_check_agrees_with_prunecheck(
     assert all(f.startswith("BROKEN REQUEST (HTTP 400): messages.") for f in raw)
 
 
-def _ledger(engine: dict[str, Any], *batches: tuple[str, ...]) -> dict[str, Any]:
-    """Issued batches (each at its own step, after user message 'hi' at step 0), every body done."""
-    issued, bodies = {}, {}
-    for step, batch in enumerate(batches, 1):
-        for cid in batch:
-            n = int(cid.split("_")[1])
-            issued[cid] = (engine["ToolCall"](cid, "read_file", call(n).arguments), batch, step)
-            bodies[cid] = [["ok", f"out {cid}"]]
-    return {"issued": issued, "bodies": bodies, "users": [(0, "hi")]}
-
-
 def test_an_executed_call_gone_without_a_trim_is_a_ledger_mismatch(
     engine: dict[str, Any],
 ) -> None:
-    ledger = _ledger(engine, ("call_1",))
-    found = _findings(engine, {"messages": [USER, USER]}, **ledger)
+    found = _findings(engine, {"messages": [USER, USER]}, batches=(("call_1",),))
     assert found == [
-        "LEDGER MISMATCH: call_1 ran (it returned 'out call_1') but the model no longer sees "
-        "its call nor its result: no trim removed it"
+        "LEDGER MISMATCH: read_file ran for call_1 but the model is no longer told: no trim "
+        "removed it"
     ]
 
 
-def test_a_trimmed_whole_unit_from_the_front_is_no_mismatch(engine: dict[str, Any]) -> None:
-    ledger = _ledger(engine, ("call_1",), ("call_2",))
-    request = {"messages": [_assistant("call_2"), _tool("call_2", "out call_2")]}
-    assert _findings(engine, request, trims=True, **ledger) == []
-    # ... but a cut batch, or an older call still sent, is one even where the loop trims
-    ledger = _ledger(engine, ("call_1", "call_2"))
-    request = {"messages": [_assistant("call_2"), _tool("call_2", "out call_2")]}
-    assert _findings(engine, request, trims=True, **ledger) == [
-        "LEDGER MISMATCH: call_1 ran (it returned 'out call_1') but the model no longer sees "
-        "its call nor its result: its parallel batch was cut (call_2 kept)"
+def test_a_trim_of_a_whole_held_unit_is_no_mismatch_but_a_cut_batch_is(
+    engine: dict[str, Any],
+) -> None:
+    kept = {"messages": [_assistant("call_2"), _tool("call_2", "out call_2")]}
+    assert _findings(engine, kept, trims=True, batches=(("call_1",), ("call_2",))) == []
+    cut = _findings(engine, kept, trims=True, batches=(("call_1", "call_2"),))
+    assert cut == [
+        "LEDGER MISMATCH: read_file ran for call_1 but the model is no longer told: its "
+        "parallel batch was cut (call_2 kept)"
     ]
 
 
 def test_a_result_no_tool_returned_is_a_ledger_mismatch(engine: dict[str, Any]) -> None:
-    ledger = _ledger(engine, ("call_1",))
-    request = {"messages": [USER, _assistant("call_1"), _tool("call_1", "made up")]}
-    assert _findings(engine, request, **ledger) == [
-        "LEDGER MISMATCH: the model is told call_1 returned 'made up'; its tool body returned "
-        "'out call_1'"
+    told = {"messages": [USER, _assistant("call_1"), _tool("call_1", "made up")]}
+    assert _findings(engine, told, batches=(("call_1",),)) == [
+        "LEDGER MISMATCH: the result of call_1 is not what its tool returned"
     ]
-    ledger["bodies"] = {"call_1": [["dropped", ""]]}
-    assert _findings(engine, request, **ledger) == [
-        "LEDGER MISMATCH: the model is told call_1 returned 'made up'; its body was dropped "
-        "by a crash"
+    assert _findings(engine, told, batches=(("call_1",),), done="dropped") == [
+        "LEDGER MISMATCH: the result of call_1 was invented: its body was dropped by a crash"
     ]
     placeholder = {"messages": [USER, _assistant("call_1"), _tool("call_1", "Interrupted.")]}
-    assert _findings(engine, placeholder, **ledger) == []
+    assert _findings(engine, placeholder, batches=(("call_1",),), done="dropped") == []
+
+
+def test_two_parts_defining_one_name_are_refused(tmp_path: Path) -> None:
+    source = tmp_path / "clash.py"
+    source.write_text("class Ledger:\n    pass\n")
+    spec = importlib.util.spec_from_file_location("clash", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(ValueError, match="'ledger' and 'clash' both define 'Ledger'"):
+        script_text([module], "X", "a.py:b", _SCHEDULE, "None")

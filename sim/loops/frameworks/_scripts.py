@@ -17,6 +17,7 @@ and exits 1 if there is one.
 
 from __future__ import annotations
 
+import ast
 import inspect
 from collections.abc import Sequence
 from types import ModuleType
@@ -25,7 +26,8 @@ __all__ = ["script_text", "strip_imports"]
 
 _RECORDS = ("ToolSpec", "ToolCall", "Reply", "ToolFailed", "Capability")
 
-#: What the contract's protocols and prunecheck's error stand for in a script.
+#: What the contract's protocols, prunecheck's error and its incident record
+#: stand for in a script (the ledger judge's incidents carry their kind and detail).
 _STAND_INS = '''
 
 Harness = Loop = Adapter = object  # the contract's protocols: annotations only
@@ -33,6 +35,26 @@ Harness = Loop = Adapter = object  # the contract's protocols: annotations only
 
 class PolicyError(Exception):
     """prunecheck's error of a configuration it cannot check (subject, rule, hint)."""
+
+
+class IncidentKind(StrEnum):
+    """The incident classes the ledger judge names (prunecheck.model.incidents)."""
+
+    TRUNCATED_PAYLOAD = "truncated_payload"
+    SYNTHESIZED_RESULT = "synthesized_result"
+    SILENT_LOSS = "silent_loss"
+
+
+@dataclass(frozen=True)
+class Incident:
+    """One finding of the ledger judge (prunecheck.model.incidents.Incident)."""
+
+    kind: IncidentKind
+    step: int
+    ids: tuple
+    detail: str
+    reason: str = ""
+    text: str = ""
 '''
 
 _CUT_PREFIXES = ("from prunecheck", "import prunecheck", "from .", "from __future__")
@@ -49,7 +71,6 @@ from pathlib import Path as _Path
 
 _TEXT_ORPHAN = ("Invalid parameter: messages with role 'tool' must be a response to a "
                 "preceeding message with 'tool_calls'.")
-_EXECUTED = ("ok", "failed", "timed out")
 _TEXT_UNANSWERED = ("An assistant message with 'tool_calls' must be followed by tool messages "
                     "responding to each 'tool_call_id'. The following tool_call_ids did not "
                     "have response messages: {ids}")
@@ -91,19 +112,18 @@ class VirtualLoop(_asyncio.SelectorEventLoop):
         self.settle()
 
 
-class Harness:
-    """What the adapter's loop calls back into; holds the ledger."""
+class ScriptHarness:
+    """What the adapter's loop calls back into; holds the core's ledger."""
 
     def __init__(self, store):
         self.store = store
         self.clock = VirtualLoop()
-        self.requests, self.findings, self.approvals = [], [], []
-        self.issued = {}  # call id -> (ToolCall, its batch's ids, the step that issued it)
-        self.bodies = {}  # call id -> [[end, output]]
-        self.users, self.denied = [], set()  # (step, text) of every user message; denied calls
-        self.replies, self.waiting, self.dead = [], {}, []
+        self.ledger = Ledger()
+        self.findings, self.approvals = [], []
+        self.replies, self.waiting = [], {}
         self.trims = False
         self.step = 0
+        self.epoch = 0
 
     def now(self):
         return self.clock.time()
@@ -113,23 +133,24 @@ class Harness:
             self.approvals.append(call_id)
 
     async def model(self, request):
-        self.requests.append(request)
-        print(f"  request {len(self.requests)}: {short(request)}")
-        self.judge(request)
+        body = _json.loads(_json.dumps(request, sort_keys=True, default=str))
+        self.ledger.requests.append(Received(self.step, body))
+        print(f"  request {len(self.ledger.requests)}: {short(body)}")
+        self.judge(body)
         future = _asyncio.get_running_loop().create_future()
         self.replies.append(future)
         return await future
 
     async def tool(self, call):
-        record = ["running", ""]
-        self.bodies.setdefault(call.id, []).append(record)
+        body = Body(self.ledger.match(call), self.step, epoch=self.epoch)
+        self.ledger.bodies.append(body)
         future = _asyncio.get_running_loop().create_future()
-        self.waiting.setdefault(call.id, []).append((future, record))
+        self.waiting.setdefault(body.call, []).append((future, body))
         try:
             return await future
         except _asyncio.CancelledError:
-            if record[0] == "running":
-                record[0] = "cancelled"
+            if body.end is BodyEnd.RUNNING:
+                body.end, body.ended = BodyEnd.CANCELLED, self.step
             raise
 
     def find(self, text):
@@ -137,11 +158,11 @@ class Harness:
             print("  >>> " + text)
             self.findings.append(text)
 
-    def executed(self, cid):
-        return next((r for r in self.bodies.get(cid, []) if r[0] in _EXECUTED), None)
-
-    def judge(self, request):
-        messages = request["messages"]
+    def judge(self, body):
+        """The provider's pairing rules (OpenAI's texts), then the core judge's
+        ledger rules: a result no tool returned, arguments not as issued, an
+        executed call the model is no longer told of."""
+        messages = body["messages"]
         for i, m in enumerate(messages):
             if m.get("role") == "tool":
                 j = i - 1
@@ -161,57 +182,33 @@ class Harness:
                 if missing:
                     self.find(f"BROKEN REQUEST (HTTP 400): messages.{i}: "
                               + _TEXT_UNANSWERED.format(ids=", ".join(missing)))
-        seen = {c["id"] for m in messages for c in (m.get("tool_calls") or [])}
-        results = {m.get("tool_call_id"): _text(m.get("content")) for m in messages
-                   if m.get("role") == "tool"}
+        calls, results = calls_and_results(body)
+        found = []
         for cid, text in results.items():
-            self.judge_result(cid, text)
-        sent = {_text(m.get("content")) for m in messages if m.get("role") == "user"}
-        order = list(self.issued)
-        for n, cid in enumerate(order):
-            done = self.executed(cid)
-            if cid in seen or cid in results or done is None:
-                continue
-            _, batch, at = self.issued[cid]
-            kept = [b for b in batch if b in seen or b in results]
-            older = [c for c in order[:n] if c in seen or c in results]
-            before = [t for step, t in self.users if step < at and t in sent]
-            if kept:
-                why = f"its parallel batch was cut ({', '.join(kept)} kept)"
-            elif not self.trims:
-                why = "no trim removed it"
-            elif older:
-                why = f"an older call ({older[0]}) is still sent: no trim from the front removed it"
-            elif before:
-                why = f"a user message before it ({before[0]!r}) is still sent: no trim removed it"
-            else:
-                continue  # a whole, closed unit trimmed away from the front
-            self.find(f"LEDGER MISMATCH: {cid} ran (it returned {done[1]!r}) but the model no "
-                      f"longer sees its call nor its result: {why}")
+            found += _judge_result(cid, text, self.ledger, self.step)
+        for cid, (_, arguments) in calls.items():
+            issued = self.ledger.issued.get(cid)
+            if issued is not None and _loads(arguments) != _loads(issued.call.arguments):
+                self.find(f"LEDGER MISMATCH: the arguments of {cid} differ from those the "
+                          "model issued")
+        found += _silent_losses(calls, results, self.ledger, self.step, trims=self.trims)
+        for incident in found:
+            self.find(f"LEDGER MISMATCH: {incident.detail}")
+        if self.trims:
+            for unit in removed_by_trim(body, self.ledger):
+                self.ledger.note_trim(self.step, unit)
+        self.ledger.witness(calls, results)
 
-    def judge_result(self, cid, text):
-        done = self.executed(cid)
-        if done is not None and done[0] == "ok":
-            if done[1] not in text and _json.dumps(done[1]) not in text:
-                self.find(f"LEDGER MISMATCH: the model is told {cid} returned {text!r}; its "
-                          f"tool body returned {done[1]!r}")
+    def witness_history(self, loop):
+        """What the loop holds after a disruption, or on reopening from the store."""
+        try:
+            history = loop.history()
+        except Exception:
             return
-        runs = self.bodies.get(cid, [])
-        if done is not None or any(r[0] == "cancelled" for r in runs) or cid in self.denied:
-            return  # an error, a timeout, a cancel or a refusal, reported by the framework
-        if cid not in self.issued or any(w in text.lower() for w in PLACEHOLDER_WORDS):
-            return
-        why = "its body was dropped by a crash" if runs else "no tool body ran for it"
-        self.find(f"LEDGER MISMATCH: the model is told {cid} returned {text!r}; {why}")
+        self.ledger.witness(*calls_and_results({"messages": history}))
 
     def body(self, cid):
         return next(w for w in self.waiting.get(cid, []) if not w[0].done())
-
-
-def _text(content):
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
-    return "" if content is None else str(content)
 
 
 def short(request):
@@ -243,8 +240,9 @@ def load_target(spec):
 
 def run_schedule(adapter, target, steps):
     """Apply ``steps`` in order to a fresh loop of ``target``; the harness, findings in it."""
-    h = Harness(_Path(_tempfile.mkdtemp(prefix="reproduce-")))
+    h = ScriptHarness(_Path(_tempfile.mkdtemp(prefix="reproduce-")))
     h.trims = Capability.TRIM_HOOK in adapter.capabilities(target)
+    ledger = h.ledger
     _asyncio.set_event_loop(h.clock)
     loop = adapter.open(target, h)
     turn = None
@@ -257,71 +255,79 @@ def run_schedule(adapter, target, steps):
             except _asyncio.CancelledError:
                 print(f"  ({what} was cancelled)")
             except Exception as exc:
+                ledger.raised.append(h.step)
                 print(f"  ({what} raised {type(exc).__name__}: {exc})")
         return h.clock.create_task(run())
+
+    def end(step, kind, output=""):
+        future, body = h.body(step["call"])
+        body.end, body.ended, body.output = kind, h.step, output
+        return future
 
     for n, step in enumerate(steps):
         kind = step["kind"]
         h.step = n
+        disruptions = ledger.disruptions
         print(f"step {n}: {_json.dumps(step, sort_keys=True)}")
         if kind == "user":
-            h.users.append((n, step["text"]))
+            ledger.users.append((n, step["text"]))
             turn = start(loop.send(step["text"]), "send")
         elif kind == "reply":
             calls = tuple(ToolCall(c["id"], c["name"], c["arguments"])
                           for c in step.get("calls", []))
-            h.issued.update({c.id: (c, tuple(d.id for d in calls), n) for c in calls})
+            ledger.issue(calls, n)
             pending = next(f for f in h.replies if not f.done())
             pending.set_result(Reply(step.get("text", ""), calls))
         elif kind == "complete":
-            future, record = h.body(step["call"])
-            if any(r[0] == "ok" for r in h.bodies[step["call"]]):
+            future = end(step, BodyEnd.OK, step["output"])
+            if sum(1 for b in ledger.bodies_of(step["call"]) if b.end is BodyEnd.OK) > 1:
                 h.find(f"LEDGER MISMATCH: the tool body of {step['call']} ran twice")
-            record[:] = ["ok", step["output"]]
             future.set_result(step["output"])
         elif kind == "fail":
-            future, record = h.body(step["call"])
-            record[0] = "failed"
-            future.set_exception(ToolFailed(step.get("error", "tool failed")))
+            error = step.get("error", "tool failed")
+            end(step, BodyEnd.FAILED, error).set_exception(ToolFailed(error))
         elif kind == "timeout":
-            future, record = h.body(step["call"])
-            record[0] = "timed out"
-            future.set_exception(TimeoutError(f"the tool of {step['call']} timed out"))
+            end(step, BodyEnd.TIMED_OUT).set_exception(
+                TimeoutError(f"the tool of {step['call']} timed out"))
         elif kind == "advance":
             h.clock.advance(float(step["seconds"]))
-            continue
         elif kind == "cancel":
+            ledger.cancels.append(n)
             h.clock.create_task(loop.cancel(turn))
             h.clock.settle()
             if not turn.done():
                 h.clock.advance(60.0)
             if not turn.done():
                 h.find("HANG: the turn did not return within 60 s after the cancel")
-            continue
         elif kind == "crash":
+            ledger.crashes.append(n)
             for queue in h.waiting.values():
-                for future, record in queue:
-                    if record[0] == "running":
-                        record[0] = "dropped"
-            h.dead.append((h.clock, h.waiting, h.replies))  # never run, never collected
+                for _, body in queue:
+                    if body.end is BodyEnd.RUNNING:
+                        body.end, body.ended = BodyEnd.DROPPED, n
             h.waiting, h.replies, h.approvals = {}, [], []
-            loop.abandon()
+            loop.abandon()  # the dropped loop's tasks are never run again
             h.clock = VirtualLoop(h.clock.now)
+            h.epoch += 1
             _asyncio.set_event_loop(h.clock)
             loop = adapter.open(target, h)
             print("  (the process died; a new one opens the agent on the same store)")
             continue
-        elif kind == "resume":
-            turn = start(loop.resume(), "resume")
-        elif kind == "new_message":
-            h.users.append((n, step["text"]))
-            turn = start(loop.send(step["text"]), "send")
+        elif kind in ("resume", "new_message"):
+            h.witness_history(loop)  # what survived the crash
+            if kind == "resume":
+                turn = start(loop.resume(), "resume")
+            else:
+                ledger.users.append((n, step["text"]))
+                turn = start(loop.send(step["text"]), "send")
         elif kind == "approve":
             h.approvals.remove(step["call"])
             if not step.get("approved", True):
-                h.denied.add(step["call"])
+                ledger.denied.add(step["call"])
             turn = start(loop.approve(step["call"], step.get("approved", True)), "approve")
         h.clock.settle()
+        if ledger.disruptions != disruptions:
+            h.witness_history(loop)  # what the loop still holds after a cancel or a raise
     return h
 
 
@@ -386,8 +392,8 @@ def _records() -> str:
 def script_text(modules: Sequence[ModuleType], title: str, target_spec: str,
                 schedule_json: str, adapter: str) -> str:  # fmt: skip
     """A standalone script: the adapter built by the expression ``adapter``
-    (defined in ``modules``, inlined in their order after the shared helpers)
-    replaying ``schedule_json`` on ``target_spec``.
+    (defined in ``modules``, inlined in their order after the core's ledger,
+    its judge and the shared helpers) replaying ``schedule_json`` on ``target_spec``.
 
     Parameters
     ----------
@@ -401,8 +407,14 @@ def script_text(modules: Sequence[ModuleType], title: str, target_spec: str,
         The schedule (:func:`prunecheck.sim.loops.steps.schedule_to_json`).
     adapter : str
         An expression building the adapter (``"LangGraphAdapter()"``).
+
+    Raises
+    ------
+    ValueError
+        If two inlined parts define the same top-level name (the later one
+        would replace the earlier in the script's one namespace).
     """
-    from .. import judge
+    from .. import judge, ledger
     from . import _common
 
     head = (
@@ -417,14 +429,43 @@ def script_text(modules: Sequence[ModuleType], title: str, target_spec: str,
         "from enum import StrEnum\n"
         "from collections.abc import Mapping\n\n"
         f"TARGET = {target_spec!r}\n"
-        f"SCHEDULE = json.loads({schedule_json!r})\n"
-        f"PLACEHOLDER_WORDS = {judge.PLACEHOLDER_WORDS!r}\n\n"
-        "# ------------------------------------------- the contract's records (prunecheck)\n"
+        f"SCHEDULE = json.loads({schedule_json!r})\n\n"
     )
-    parts = [head, _records(), _STAND_INS]
-    for module in (_common, *modules):
+    parts = [("the contract's records", _records() + _STAND_INS)]
+    for module in (ledger, judge, _common, *modules):
         name = module.__name__.rsplit(".", 1)[-1]
-        parts.append(f"\n\n# {'-' * max(3, 66 - len(name))} {name} ({title})\n")
-        parts.append(strip_imports(inspect.getsource(module)))
-    parts += [f"\n\nADAPTER = {adapter}\n", _HARNESS]
-    return "".join(parts)
+        parts.append((name, strip_imports(inspect.getsource(module))))
+    parts += [("the adapter", f"ADAPTER = {adapter}\n"), ("the harness", _HARNESS)]
+    _check_names(parts)
+    text = [head]
+    for name, source in parts:
+        text.append(f"\n\n# {'-' * max(3, 72 - len(name))} {name}\n{source}")
+    return "".join(text)
+
+
+_SHARED = frozenset({"__all__", "annotations"})
+
+
+def _check_names(parts: Sequence[tuple[str, str]]) -> None:
+    seen: dict[str, str] = {}
+    for part, source in parts:
+        for name in _top_level(source) - _SHARED:
+            if name in seen:
+                raise ValueError(
+                    f"script parts {seen[name]!r} and {part!r} both define {name!r}: in the "
+                    "script's one namespace the later would replace the earlier; rename one"
+                )
+            seen[name] = part
+
+
+def _top_level(source: str) -> set[str]:
+    """The names ``source`` binds at its top level (definitions, assignments, imports)."""
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names

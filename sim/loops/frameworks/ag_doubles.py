@@ -59,7 +59,7 @@ _INFO: ModelInfo = {
 }
 
 
-def _text(content: object) -> str:
+def _content_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -74,7 +74,7 @@ def render_messages(messages: Sequence[LLMMessage]) -> list[dict[str, object]]:
         if isinstance(message, SystemMessage):
             out.append({"role": "system", "content": message.content})
         elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _text(message.content)})
+            out.append({"role": "user", "content": _content_text(message.content)})
         elif isinstance(message, AssistantMessage):
             if isinstance(message.content, list):
                 calls = [

@@ -68,7 +68,7 @@ def _arguments(args: object) -> str:
     return json.dumps(args, ensure_ascii=False)
 
 
-def _text(content: object) -> str:
+def _content_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -118,11 +118,11 @@ def render_message(message: BaseMessage) -> dict[str, object]:
         message that issued calls and ``tool_call_id`` on a tool message.
     """
     if isinstance(message, SystemMessage):
-        return {"role": "system", "content": _text(message.content)}
+        return {"role": "system", "content": _content_text(message.content)}
     if isinstance(message, HumanMessage):
-        return {"role": "user", "content": _text(message.content)}
+        return {"role": "user", "content": _content_text(message.content)}
     if isinstance(message, AIMessage):
-        out: dict[str, object] = {"role": "assistant", "content": _text(message.content)}
+        out: dict[str, object] = {"role": "assistant", "content": _content_text(message.content)}
         calls = [
             {
                 "id": str(call.get("id") or ""),
@@ -146,9 +146,9 @@ def render_message(message: BaseMessage) -> dict[str, object]:
         return {
             "role": "tool",
             "tool_call_id": message.tool_call_id,
-            "content": _text(message.content),
+            "content": _content_text(message.content),
         }
-    return {"role": message.type, "content": _text(message.content)}
+    return {"role": message.type, "content": _content_text(message.content)}
 
 
 def render_messages(messages: Sequence[BaseMessage]) -> list[dict[str, object]]:
