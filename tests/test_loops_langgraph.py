@@ -297,8 +297,8 @@ def test_standalone_script_shows_the_broken_request_with_langchain_alone(tmp_pat
     assert "request 3: system user tool(call_2) assistant user" in proc.stdout
     assert f"BROKEN REQUEST (HTTP 400): messages.2: {RESULT_WITHOUT_CALL}" in proc.stdout
     assert (
-        "LEDGER MISMATCH: search ran for call_1 but the model is no longer told: its parallel "
-        "batch was cut (call_2 kept)"
+        "LEDGER MISMATCH: the trim removed call_1 (search, it ran) and kept call_2 of the same "
+        "unit: a prune must remove whole units"
     ) in proc.stdout
 
 

@@ -124,8 +124,8 @@ def test_a_trim_of_a_whole_held_unit_is_no_mismatch_but_a_cut_batch_is(
     assert _findings(engine, kept, trims=True, batches=(("call_1",), ("call_2",))) == []
     cut = _findings(engine, kept, trims=True, batches=(("call_1", "call_2"),))
     assert cut == [
-        "LEDGER MISMATCH: read_file ran for call_1 but the model is no longer told: its "
-        "parallel batch was cut (call_2 kept)"
+        "LEDGER MISMATCH: the trim removed call_1 (read_file, it ran) and kept call_2 of the "
+        "same unit: a prune must remove whole units"
     ]
 
 

@@ -38,11 +38,9 @@ class PolicyError(Exception):
 
 
 class IncidentKind(StrEnum):
-    """The incident classes the ledger judge names (prunecheck.model.incidents)."""
+    """The incident classes (prunecheck.model.incidents)."""
 
-    TRUNCATED_PAYLOAD = "truncated_payload"
-    SYNTHESIZED_RESULT = "synthesized_result"
-    SILENT_LOSS = "silent_loss"
+{kinds}
 
 
 @dataclass(frozen=True)
@@ -431,7 +429,10 @@ def script_text(modules: Sequence[ModuleType], title: str, target_spec: str,
         f"TARGET = {target_spec!r}\n"
         f"SCHEDULE = json.loads({schedule_json!r})\n\n"
     )
-    parts = [("the contract's records", _records() + _STAND_INS)]
+    from prunecheck.model.incidents import IncidentKind
+
+    kinds = "\n".join(f"    {k.name} = {k.value!r}" for k in IncidentKind)
+    parts = [("the contract's records", _records() + _STAND_INS.replace("{kinds}", kinds))]
     for module in (ledger, judge, _common, *modules):
         name = module.__name__.rsplit(".", 1)[-1]
         parts.append((name, strip_imports(inspect.getsource(module))))
