@@ -42,6 +42,7 @@ class Case:
     needle: str = ""  # a phrase the paragraph must hold
     subprocess: bool = False
     env: tuple[tuple[str, str], ...] = ()  # environment variables set for the case
+    slow: bool = False  # make test-all only: a fast case beside it takes the same path
 
 
 def _c(
@@ -51,8 +52,9 @@ def _c(
     needle: str = "",
     sub: bool = False,
     env: dict[str, str] | None = None,
+    slow: bool = False,
 ) -> Case:
-    return Case(name, tuple(argv.split()), status, needle, sub, tuple((env or {}).items()))
+    return Case(name, tuple(argv.split()), status, needle, sub, tuple((env or {}).items()), slow)
 
 
 # ------------------------------------------------------------- arguments
@@ -427,7 +429,12 @@ def _policy_cases() -> Iterator[Case]:
     yield _c("search-unknown-builtin", "search no_such_policy", needle="built-in")
     yield _c("search-bad-format-suffix", f"search {BAD}/list_fn.py:trim@gemini", needle="gemini")
     # The acceptance points: a policy that ends its process, through every command,
-    # run as a user runs it (a subprocess).
+    # run as a user runs it (a subprocess).  make test spawns the real binary once
+    # per way of exiting (check), and for sweep and report (their pools; no
+    # in-process case above takes those); the in-process cases above take
+    # search's, explore's and replay's path; make test-all spawns every command.
+    FAST_PROCESS = {"process-check-sys_exit", "process-check-os_exit"}
+    FAST_PROCESS |= {"process-sweep-sys_exit", "process-report-sys_exit"}
     for name in ("sys_exit", "os_exit"):
         spec = f"{BAD}/exits.py:{name}"
         for cmd in (
@@ -439,7 +446,8 @@ def _policy_cases() -> Iterator[Case]:
             "--seeds 1 --horizon 60 --jobs 1",
             f"report --out {{tmp}}/rep {spec} --quick --seeds 1 --jobs 2",
         ):
-            yield _c(f"process-{cmd.split()[0]}-{name}", cmd, needle=name, sub=True)
+            case = f"process-{cmd.split()[0]}-{name}"
+            yield _c(case, cmd, needle=name, sub=True, slow=case not in FAST_PROCESS)
 
 
 POLICY_CASES = list(_policy_cases())
@@ -497,6 +505,7 @@ def _runtime_cases() -> Iterator[Case]:
             f"search runtime:{RUNTIMES}:{name} --max-examples 5",
             needle=RUNTIME_FAULTS[name],
             sub=True,
+            slow=name != "OsExit",  # in process above (search-runtime-*), each of them
         )
 
 
@@ -841,7 +850,9 @@ def _run(case: Case, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int
     return status, out, err
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.name, marks=[pytest.mark.slow] if c.slow else []) for c in CASES]
+)
 def test_bad_input(
     case: Case, case_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

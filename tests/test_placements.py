@@ -26,7 +26,11 @@ POLICIES = Path(__file__).resolve().parent / "policies"
 TRIM = {fmt: f"{POLICIES}/complete_history_trim.py:trim_{fmt}" for fmt in ("openai", "anthropic")}
 
 
-@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+# The anthropic rows take the same path with the other provider's rules: make test-all.
+FORMATS = ["openai", pytest.param("anthropic", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_search_finds_nothing_before_invoke_and_a_violation_after_append(
     fmt: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -42,7 +46,7 @@ def test_search_finds_nothing_before_invoke_and_a_violation_after_append(
     assert "found after" in out and "checks after_append" in out
 
 
-@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_check_shows_both_placements_in_one_table(
     fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
@@ -138,7 +142,10 @@ def test_no_driver_fires_a_budget_check_of_its_own() -> None:
         assert not any(isinstance(e, BudgetCheck) for e in found.trace.events)
 
 
-@pytest.mark.parametrize("check_at", list(CheckAt))
+@pytest.mark.parametrize(
+    "check_at",  # one placement in make test; every one in make test-all
+    [c if c is CheckAt.AFTER_APPEND else pytest.param(c, marks=pytest.mark.slow) for c in CheckAt],
+)
 def test_unit_safe_stays_safe_and_lowest_salience_unsafe_at_every_placement(
     check_at: CheckAt,
 ) -> None:
