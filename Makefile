@@ -51,9 +51,10 @@ test-durations: $(STAMP)
 	$(PY) -m pytest -q -m "not slow and not integration" -n $(JOBS) --dist worksteal --durations=30 --junitxml=.pytest-durations.xml
 	$(PY) -c 'import xml.etree.ElementTree as E; c = list(E.parse(".pytest-durations.xml").iter("testcase")); print("%d tests, %.0f s of test time summed (budget: 220 s on 2 idle cores)" % (len(c), sum(float(x.get("time") or 0) for x in c)))'
 
-# Every test, slow and integration ones too, with line coverage of the package.
+# Every test, slow and integration ones too, with line coverage of the package;
+# property tests get Hypothesis's full 100 examples (make test: 40; tests/conftest.py).
 test-all: $(STAMP)
-	$(PY) -m pytest -q -n $(JOBS) --dist worksteal --durations=20 --cov
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-full} $(PY) -m pytest -q -n $(JOBS) --dist worksteal --durations=20 --cov
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check model sim src tests benchmarks examples docs/gen_cli.py

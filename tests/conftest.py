@@ -32,11 +32,14 @@ cheap check in ``make test`` and its full one in ``make test-all``.
 
 Hypothesis profiles:
 
-* ``default`` — fast, for ``make test``: few examples, no deadline (the
+* ``default`` — fast, for ``make test``: 40 examples, no deadline (the
   machine is shared and noisy; tests never assert on wall-clock time).
+* ``full`` — 100 examples, Hypothesis's own budget: ``make test-all`` runs
+  every property test with it (``HYPOTHESIS_PROFILE=full``).
 * ``thorough`` — many examples, for tests marked ``slow``; they opt in with
   ``@settings(settings.get_profile("thorough"))``.
 
+A test that sets its own ``max_examples`` keeps it under every profile.
 ``HYPOTHESIS_PROFILE=thorough pytest`` runs every property test thoroughly.
 Each xdist worker keeps its own example database
 (``.hypothesis/examples/<worker>``), so no two processes write one.
@@ -63,7 +66,8 @@ if _WORKER:  # one database per worker process, in the repository's .hypothesis/
     _HOME = Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
     _COMMON["database"] = DirectoryBasedExampleDatabase(_HOME / _WORKER)
 
-settings.register_profile("default", max_examples=100, **_COMMON)
+settings.register_profile("default", max_examples=40, **_COMMON)
+settings.register_profile("full", max_examples=100, **_COMMON)
 settings.register_profile("thorough", max_examples=1500, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
