@@ -1,0 +1,198 @@
+"""The committed table of real agent loops (reports/loops.md, ``make loops``)
+holds what issue 21 asks of it, and its scripts reproduce with the framework alone.
+
+The table is parsed as Markdown: one section per framework, one row per
+example agent, one cell per scenario class.  It must name the four
+frameworks; give every framework the four settings (its default loop, its
+documented trimming, persistence, behind the guard); give every scenario
+class of every row a verdict, or "n/a: why"; keep every reproduction within
+15 environment steps or say how many; show a safe cell per framework; and
+print the versions the ``loops`` extra pins.  The slow test runs every
+committed script (reports/loops/*.py) where prunecheck and the other
+frameworks cannot be imported, and checks that it exits 1 showing its
+cell's failure: the broken request (the provider's 400), the ledger
+mismatch, or the hang.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from prunecheck.sim.loops.scenarios import SCENARIOS
+from prunecheck.sim.reports.alone import (
+    FRAMEWORK_PACKAGES,
+    alone_command,
+    finding_of,
+    hidden_packages,
+    run_alone,
+)
+from prunecheck.sim.reports.loops import MAX_REPRO_STEPS, PACKAGES, SETTINGS
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "reports" / "loops.md"
+SCRIPTS = TABLE.parent / "loops"
+FRAMEWORKS = ("autogen", "langgraph", "openai-agents", "pydantic-ai")
+
+#: What a script prints for each kind of violation its cell found.
+MARKS = {
+    "provider_rejection": "BROKEN REQUEST (HTTP 400)",
+    "unanswered_call": "BROKEN REQUEST (HTTP 400)",
+    "orphaned_result": "BROKEN REQUEST (HTTP 400)",
+    "silent_loss": "LEDGER MISMATCH",
+    "synthesized_result": "LEDGER MISMATCH",
+    "truncated_payload": "LEDGER MISMATCH",
+    "duplicated_side_effect": "LEDGER MISMATCH",
+    "invalid_prune": "LEDGER MISMATCH",
+    "hang": "HANG",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    framework: str
+    spec: str
+    setting: str
+    cells: dict[str, str]  # scenario class title -> cell text
+
+
+def parse(text: str) -> list[TableRow]:
+    """The rows of every framework's section."""
+    rows: list[TableRow] = []
+    framework, header = "", list[str]()
+    for line in text.splitlines():
+        if line.startswith("## "):
+            framework, header = line[3:].strip(), []
+            continue
+        if not line.startswith("| ") or not framework:
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if cells[0] == "agent":
+            header = cells
+            continue
+        assert header, f"a row before its header in {framework}: {line}"
+        assert len(cells) == len(header), f"{len(cells)} cells, {len(header)} columns: {line}"
+        by_title = dict(zip(header[2:-1], cells[2:-1], strict=True))
+        rows.append(TableRow(framework, cells[0].strip("`"), cells[1], by_title))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[TableRow]:
+    if not TABLE.exists():
+        pytest.fail(f"{TABLE} is missing: run `make loops` and commit it")
+    return parse(TABLE.read_text(encoding="utf-8"))
+
+
+def test_the_table_has_the_four_frameworks_in_every_setting(rows: list[TableRow]) -> None:
+    assert sorted({r.framework for r in rows}) == list(FRAMEWORKS)
+    for framework in FRAMEWORKS:
+        settings = {s for r in rows if r.framework == framework for s in r.setting.split(" + ")}
+        assert settings == set(SETTINGS), f"{framework}: {sorted(settings)}"
+
+
+def test_every_scenario_class_of_every_row_has_a_verdict_or_says_why_not(
+    rows: list[TableRow],
+) -> None:
+    titles = [s.title for s in SCENARIOS.values()]
+    for row in rows:
+        assert list(row.cells) == titles, row.spec
+        for title, cell in row.cells.items():
+            verdict = re.match(r"(\*\*UNSAFE\*\*|safe|vacuous|n/a)", cell)
+            assert verdict, f"{row.spec}, {title}: {cell!r}"
+            if cell.startswith("n/a"):
+                assert re.match(r"n/a: \w.{10,}", cell), f"{row.spec}, {title}: no reason"
+
+
+def test_every_reproduction_is_short_or_states_its_bound(rows: list[TableRow]) -> None:
+    unsafe = [(r, t, c) for r in rows for t, c in r.cells.items() if c.startswith("**UNSAFE**")]
+    assert unsafe
+    for row, title, cell in unsafe:
+        steps = re.search(r"\((\d+) steps", cell)
+        assert steps, f"{row.spec}, {title}: {cell!r}"
+        within = int(steps.group(1)) <= MAX_REPRO_STEPS
+        assert within or f"over the {MAX_REPRO_STEPS}-step aim" in cell, cell
+        script = re.search(r"\[script\]\((loops/[\w.-]+\.py)\) ([^)]*)\)", cell)
+        assert script, f"{row.spec}, {title}: no script"
+        assert (TABLE.parent / script.group(1)).exists(), script.group(1)
+        assert script.group(2) == "reproduces alone", cell
+
+
+def test_every_framework_has_a_safe_cell(rows: list[TableRow]) -> None:
+    for framework in FRAMEWORKS:
+        safe = [c for r in rows if r.framework == framework for c in r.cells.values()
+                if c.startswith("safe")]  # fmt: skip
+        assert safe, framework
+
+
+def test_the_table_names_the_versions_the_loops_extra_pins() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = {}
+    for req in pyproject["project"]["optional-dependencies"]["loops"]:
+        name, sep, pinned = req.partition("==")
+        if sep:
+            pins[name] = pinned
+    head = TABLE.read_text(encoding="utf-8").split("\n## ", 1)[0]
+    for package in PACKAGES:
+        assert package in pins, f"{package} is not pinned (==) in the loops extra"
+        assert f"{package} {pins[package]}" in head, package
+    assert re.search(r"\b\d+ schedules per agent\b", head)
+
+
+def test_the_table_says_what_a_guard_cannot_prevent() -> None:
+    text = TABLE.read_text(encoding="utf-8")
+    assert "## What a trimming guard cannot prevent" in text
+
+
+def test_the_isolation_hides_prunecheck_and_the_other_frameworks(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import importlib, json\n"
+        "out = {}\n"
+        "for name in ('prunecheck', 'prunecheck.guard', 'prunecheck.sim', 'agents', 'json'):\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "        out[name] = 'ok'\n"
+        "    except ImportError as exc:\n"
+        "        out[name] = type(exc).__name__\n"
+        "print(json.dumps(out, sort_keys=True))\n"
+    )
+    import subprocess
+
+    for keep_guard, expect in ((False, "ModuleNotFoundError"), (True, "ok")):
+        hidden = hidden_packages("pydantic-ai", keep_guard=keep_guard)
+        done = subprocess.run(alone_command(probe, hidden), capture_output=True, text=True,
+                              check=True, cwd=tmp_path)  # fmt: skip
+        seen = json.loads(done.stdout)
+        assert seen["agents"] == seen["prunecheck.sim"] == "ModuleNotFoundError"
+        assert seen["prunecheck"] == seen["prunecheck.guard"] == expect
+        assert seen["json"] == "ok"
+
+
+def _scripts() -> list[Path]:
+    return sorted(SCRIPTS.glob("*.py"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", _scripts(), ids=lambda p: p.stem)
+def test_a_committed_script_reproduces_with_its_framework_alone(script: Path) -> None:
+    schedule = json.loads(script.with_suffix(".json").read_text(encoding="utf-8"))
+    framework = schedule["framework"]
+    assert framework in FRAMEWORK_PACKAGES
+    pytest.importorskip(FRAMEWORK_PACKAGES[framework][0])
+    example = ROOT / schedule["target"].rsplit(":", 1)[0]
+    keep_guard = "prunecheck.guard" in example.read_text(encoding="utf-8")
+    done = run_alone(script, framework, ROOT, keep_guard=keep_guard, timeout=300)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    first = finding_of(done.stdout)
+    assert first, done.stdout[-2000:]
+    marks = {MARKS[kind] for kind in schedule["expect"]}
+    assert marks and any(f"  >>> {mark}" in done.stdout for mark in marks), (
+        f"expected {sorted(marks)} for {schedule['expect']}; the script found: {first}"
+    )
