@@ -81,8 +81,10 @@ frameworks: $(STAMP)
 # The scenario table of real agent loops (reports/loops.md): every example agent of
 # examples/loops/ through its framework's own loop, and a standalone script per unsafe
 # cell (reports/loops/*.py), each run once with the framework alone to confirm it.
+# LOOP_SCHEDULES: schedules per agent (the committed table's 200).
+LOOP_SCHEDULES ?= 200
 loops: $(STAMP)
-	$(PY) -m prunecheck.sim.reports.loops --out reports/loops.md --scripts reports/loops --seed $(SEED)
+	$(PY) -m prunecheck.sim.reports.loops --out reports/loops.md --scripts reports/loops --seed $(SEED) --max-examples $(LOOP_SCHEDULES)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md

@@ -1,8 +1,9 @@
 """A LangChain v1 agent as its quick start writes one: ``create_agent`` with
 tools and no middleware — LangGraph's default loop.  ``agent`` keeps no
-checkpoint (each ``ainvoke`` on a thread starts afresh: no crash to resume
-from); ``persistent`` is the same agent with the checkpointer the app passes
-(``SqliteSaver``: the thread survives a restart).  Check them with::
+checkpoint (the app passes the conversation so far to each ``ainvoke``, as
+the quick start does; no crash to resume from); ``persistent`` is the same
+agent with the checkpointer the app passes (``SqliteSaver``: the thread
+survives a restart).  Check them with::
 
     prunecheck check loop:examples/loops/langgraph_plain.py:agent
     prunecheck check loop:examples/loops/langgraph_plain.py:persistent

@@ -15,7 +15,7 @@ from enum import StrEnum
 from collections.abc import Mapping
 
 TARGET = 'examples/loops/langgraph_plain.py:agent'
-SCHEDULE = json.loads('{\n  "expect": [\n    "silent_loss"\n  ],\n  "format": "prunecheck-loop-schedule/1",\n  "framework": "langgraph",\n  "scenario": "parallel",\n  "seed": 1,\n  "spec": "loop:examples/loops/langgraph_plain.py:agent",\n  "steps": [\n    {\n      "kind": "user",\n      "text": "user message 1"\n    },\n    {\n      "calls": [\n        {\n          "arguments": "{\\"query\\": \\"query-1\\"}",\n          "id": "call_1",\n          "name": "search"\n        }\n      ],\n      "kind": "reply",\n      "text": ""\n    },\n    {\n      "call": "call_1",\n      "kind": "complete",\n      "output": "search result for call_1 lorem ipsum"\n    },\n    {\n      "calls": [],\n      "kind": "reply",\n      "text": "answer 4"\n    },\n    {\n      "kind": "user",\n      "text": "user message 5"\n    }\n  ],\n  "target": "examples/loops/langgraph_plain.py:agent"\n}\n')
+SCHEDULE = json.loads('{\n  "expect": [\n    "silent_loss"\n  ],\n  "format": "prunecheck-loop-schedule/1",\n  "framework": "langgraph",\n  "scenario": "parallel",\n  "seed": 1,\n  "spec": "loop:examples/loops/langgraph_plain.py:agent",\n  "steps": [\n    {\n      "kind": "user",\n      "text": "user message 1"\n    },\n    {\n      "calls": [\n        {\n          "arguments": "{\\"query\\": \\"query-1\\"}",\n          "id": "call_1",\n          "name": "search"\n        }\n      ],\n      "kind": "reply",\n      "text": ""\n    },\n    {\n      "call": "call_1",\n      "error": "search failed for call_1",\n      "kind": "fail"\n    },\n    {\n      "kind": "user",\n      "text": "user message 4"\n    }\n  ],\n  "target": "examples/loops/langgraph_plain.py:agent"\n}\n')
 
 
 
@@ -1067,7 +1067,9 @@ other (SQLite, Postgres …) becomes LangGraph's SQLite checkpointer on
 ``harness.store`` (:class:`~.lc_doubles.InlineSqliteSaver`, whose module
 docstring says why its async methods run inline).
 
-Scenario classes: a turn is ``ainvoke`` on one ``thread_id``; cancel is
+Scenario classes: a turn is ``ainvoke`` on one ``thread_id`` (without a
+checkpointer, with the conversation the last turn returned, as a stateless
+app passes it); cancel is
 ``task.cancel()`` on the turn (LangGraph has no other cancel API); a crash
 drops the graph, its task and the connection, and :meth:`open` builds a new
 graph on the same checkpoint file; resume is ``ainvoke(None, config)``; a
@@ -1332,10 +1334,18 @@ class LangGraphLoop:
             self._harness.awaiting_approval(call_id)
 
     async def send(self, text: str) -> None:
-        """One user turn: ``ainvoke({"messages": [user]}, config)``."""
+        """One user turn: ``ainvoke({"messages": [user]}, config)``.
+
+        Without a checkpointer the graph remembers nothing between turns, so
+        the app passes the conversation so far, as LangChain's docs do: the
+        messages the last ``ainvoke`` returned, then the new user message.  A
+        turn that never returned (cancelled) leaves that conversation as it was.
+        """
         from langchain_core.messages import HumanMessage
 
-        await self._run({"messages": [HumanMessage(content=text)]})
+        user = HumanMessage(content=text)
+        stateless = self._graph.checkpointer in (None, False)
+        await self._run({"messages": [*self._messages, user] if stateless else [user]})
 
     async def cancel(self, turn: Any) -> None:
         """LangGraph's cancel: cancel the task running ``ainvoke``."""

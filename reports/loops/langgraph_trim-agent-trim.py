@@ -1067,7 +1067,9 @@ other (SQLite, Postgres …) becomes LangGraph's SQLite checkpointer on
 ``harness.store`` (:class:`~.lc_doubles.InlineSqliteSaver`, whose module
 docstring says why its async methods run inline).
 
-Scenario classes: a turn is ``ainvoke`` on one ``thread_id``; cancel is
+Scenario classes: a turn is ``ainvoke`` on one ``thread_id`` (without a
+checkpointer, with the conversation the last turn returned, as a stateless
+app passes it); cancel is
 ``task.cancel()`` on the turn (LangGraph has no other cancel API); a crash
 drops the graph, its task and the connection, and :meth:`open` builds a new
 graph on the same checkpoint file; resume is ``ainvoke(None, config)``; a
@@ -1332,10 +1334,18 @@ class LangGraphLoop:
             self._harness.awaiting_approval(call_id)
 
     async def send(self, text: str) -> None:
-        """One user turn: ``ainvoke({"messages": [user]}, config)``."""
+        """One user turn: ``ainvoke({"messages": [user]}, config)``.
+
+        Without a checkpointer the graph remembers nothing between turns, so
+        the app passes the conversation so far, as LangChain's docs do: the
+        messages the last ``ainvoke`` returned, then the new user message.  A
+        turn that never returned (cancelled) leaves that conversation as it was.
+        """
         from langchain_core.messages import HumanMessage
 
-        await self._run({"messages": [HumanMessage(content=text)]})
+        user = HumanMessage(content=text)
+        stateless = self._graph.checkpointer in (None, False)
+        await self._run({"messages": [*self._messages, user] if stateless else [user]})
 
     async def cancel(self, turn: Any) -> None:
         """LangGraph's cancel: cancel the task running ``ainvoke``."""
