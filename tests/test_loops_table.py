@@ -154,7 +154,9 @@ def test_the_isolation_hides_prunecheck_and_the_other_frameworks(tmp_path: Path)
     probe.write_text(
         "import importlib, json\n"
         "out = {}\n"
-        "for name in ('prunecheck', 'prunecheck.guard', 'prunecheck.sim', 'agents', 'json'):\n"
+        "names = ('prunecheck', 'prunecheck.guard', 'prunecheck.sim', 'agents', 'hypothesis',\n"
+        "         'json')\n"
+        "for name in names:\n"
         "    try:\n"
         "        importlib.import_module(name)\n"
         "        out[name] = 'ok'\n"
@@ -169,7 +171,9 @@ def test_the_isolation_hides_prunecheck_and_the_other_frameworks(tmp_path: Path)
         done = subprocess.run(alone_command(probe, hidden), capture_output=True, text=True,
                               check=True, cwd=tmp_path)  # fmt: skip
         seen = json.loads(done.stdout)
-        assert seen["agents"] == seen["prunecheck.sim"] == "ModuleNotFoundError"
+        assert (
+            seen["agents"] == seen["prunecheck.sim"] == seen["hypothesis"] == "ModuleNotFoundError"
+        )
         assert seen["prunecheck"] == seen["prunecheck.guard"] == expect
         assert seen["json"] == "ok"
 

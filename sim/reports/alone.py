@@ -4,8 +4,9 @@ A loop bundle's ``repro.py`` (``reports/loops/*.py``) must show its failure
 where only the agent's framework is installed.  :func:`alone_command` runs
 it in ``python -I`` (no user site, no ``PYTHONPATH``, no working directory on
 the path) behind an import hook that answers ``ModuleNotFoundError`` for
-prunecheck and for the other frameworks' packages, as an interpreter without
-them would.  An agent built on prunecheck's guard (its file imports
+prunecheck, for what its harness installs (Hypothesis, SimPy, networkx,
+matplotlib) and for the other frameworks' packages, as an interpreter
+without them would.  An agent built on prunecheck's guard (its file imports
 ``prunecheck.guard``) keeps the guard, and what the guard imports, as its
 own dependency: only prunecheck's harness (``prunecheck.sim``) and the
 pytest plugin are hidden then.
@@ -21,7 +22,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["FRAMEWORK_PACKAGES", "alone_command", "finding_of", "hidden_packages", "run_alone"]
+__all__ = [
+    "FRAMEWORK_PACKAGES",
+    "HARNESS_DEPENDENCIES",
+    "alone_command",
+    "finding_of",
+    "hidden_packages",
+    "run_alone",
+]
 
 #: Each framework's top-level packages (what its distribution installs).
 FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -32,6 +40,15 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
 }
 
 _HARNESS_ONLY = ("prunecheck.sim", "prunecheck.pytest_plugin")
+
+#: What prunecheck's harness installs and no framework needs: hidden too, so a
+#: script that leans on one of them cannot pass for standalone.
+HARNESS_DEPENDENCIES = (
+    "hypothesis",
+    "simpy",
+    "networkx",
+    "matplotlib",
+)  # not tqdm: openai needs it
 
 _PRELUDE = """\
 import runpy, sys
@@ -63,7 +80,7 @@ def hidden_packages(framework: str, *, keep_guard: bool) -> tuple[str, ...]:
     others = [p for f, ps in FRAMEWORK_PACKAGES.items() if f != framework for p in ps]
     own = FRAMEWORK_PACKAGES.get(framework, ())
     mine = _HARNESS_ONLY if keep_guard else ("prunecheck",)
-    return (*mine, *(p for p in others if p not in own))
+    return (*mine, *(p for p in others if p not in own), *HARNESS_DEPENDENCIES)
 
 
 def alone_command(script: Path, hidden: Sequence[str]) -> list[str]:
