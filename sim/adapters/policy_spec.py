@@ -89,6 +89,13 @@ class SpecKind(Enum):
         """Whether the spec names a runtime under test (``runtime:…``)."""
         return self in (SpecKind.RUNTIME, SpecKind.GUARD_RUNTIME, SpecKind.MODEL_RUNTIME)
 
+    @property
+    def owns_placement(self) -> bool:
+        """Whether the spec's runtime decides its own gate, budget-check
+        placement and retries (your runtime, or the guarded reference one),
+        so that those knobs of a run do not apply to it."""
+        return self in (SpecKind.RUNTIME, SpecKind.GUARD_RUNTIME)
+
 
 @dataclass(frozen=True, slots=True)
 class PolicySpec:

@@ -24,8 +24,8 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.policy_spec import with_format
+from prunecheck.sim.adapters.loader import load_system
+from prunecheck.sim.adapters.policy_spec import parse_spec_or_none, with_format
 from prunecheck.sim.cli.argtypes import count, integer, natural, seconds
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -205,7 +205,7 @@ def grid(
     fmt = getattr(args, "format", None)
     policies = list(dict.fromkeys(with_format(p, fmt) for p in args.policy or list(BUILTINS)))
     for spec in policies:
-        load_policy(spec)  # fail early, naming the spec
+        load_system(spec)  # fail early, naming the spec (a policy or a runtime)
     retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
     base = RuntimeConfig(
         budget=args.budget,
@@ -247,7 +247,20 @@ def execute(args: argparse.Namespace) -> int:
     target = output_file(Path(args.out))  # resolved before any user code runs
     policies, runtime, levels, tight, seeds = grid(args)
     limit = run_time_limit(args)
-    specs = plan(policies, runtime, levels, seeds, tightness=tight, horizon=args.horizon)
+    # A runtime under test gates, places its budget checks and retries by
+    # itself: it runs once per level and seed, not once per knob setting.
+    own = [p for p in policies if _owns_placement(p)]
+    specs = [
+        *plan(
+            [p for p in policies if p not in own],
+            runtime,
+            levels,
+            seeds,
+            tightness=tight,
+            horizon=args.horizon,
+        ),
+        *plan(own, runtime[:1], levels, seeds, tightness=tight, horizon=args.horizon),
+    ]
     out = Path(args.out)
     outcome = run_sweep(
         specs,
@@ -294,12 +307,26 @@ def _median(sessions: Sequence[SessionRecord]) -> str:
     return "not reached" if median is None else f"{median:g}"
 
 
+def _owns_placement(spec: str) -> bool:
+    parsed = parse_spec_or_none(spec)
+    return parsed is not None and parsed.kind.owns_placement
+
+
+#: The gate, check time and retry shown for a runtime that decides them.
+ITS_OWN = "its own"
+
+
 def _groups(rows: Sequence[Row]) -> dict[tuple[str, str, str, str], _Group]:
-    """The rows pooled per policy × gate × check time × retry."""
+    """The rows pooled per policy × gate × check time × retry (a runtime
+    under test: per runtime, its knobs "its own")."""
     groups: dict[tuple[str, str, str, str], _Group] = {}
     for row in rows:
         c = row.spec.config
-        key = (row.spec.policy, c.gate.value, c.check_at.value, c.retry.value)
+        key = (
+            (row.spec.policy, ITS_OWN, ITS_OWN, ITS_OWN)
+            if _owns_placement(row.spec.policy)
+            else (row.spec.policy, c.gate.value, c.check_at.value, c.retry.value)
+        )
         group = groups.setdefault(key, _Group())
         group.runs += 1
         group.errors += row.error is not None

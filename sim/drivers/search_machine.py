@@ -35,7 +35,7 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.state import RuntimeState
-from prunecheck.model.system import Fragile, S, System
+from prunecheck.model.system import S, System
 from prunecheck.sim.drivers.coverage import CoverageTally
 from prunecheck.sim.drivers.shape import (
     Shape,
@@ -65,7 +65,8 @@ class Found(Exception):
 
 
 class Fatal(BaseException):
-    """A caged policy failed for good (hung, exited): stop at once, no shrinking."""
+    """The policy failed (raised, hung, exited, answered out of the rules):
+    stop the search at once, no shrinking."""
 
     def __init__(self, error: PolicyError) -> None:
         super().__init__(error.paragraph())
@@ -193,9 +194,10 @@ def build_machine(
             try:
                 result = system.apply(self.subject, event, at)
             except PolicyError as exc:
-                if isinstance(system, Fragile) and system.failed_for_good():
-                    raise Fatal(exc) from None
-                raise
+                # A policy that raised, hung or answered out of the rules is
+                # bad input, not a counterexample: stop at once instead of
+                # letting Hypothesis shrink it (hundreds of runs for nothing).
+                raise Fatal(exc) from None
             self.usage = usage
             self.events.append(event)
             self.times.append(at)
