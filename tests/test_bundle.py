@@ -113,10 +113,22 @@ def test_timeline_png_is_deterministic(tmp_path: Path, bundles: dict[str, Path])
     assert (again / "timeline.png").read_bytes() == first
 
 
-def _pytest(files: list[Path], gate: str | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PRUNECHECK_GATE"}
+def _pytest(
+    files: list[Path], gate: str | None, *, plugins: bool
+) -> subprocess.CompletedProcess[str]:
+    """pytest on ``files`` in a new process; without ``plugins``, none of
+    the installed pytest plugins loads (PYTEST_DISABLE_PLUGIN_AUTOLOAD): the
+    reproduction needs none, and loading them (hypothesis, langsmith...)
+    takes most of the run."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PRUNECHECK_GATE", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    }
     if gate is not None:
         env["PRUNECHECK_GATE"] = gate
+    if not plugins:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return subprocess.run(
         [
             sys.executable,
@@ -139,12 +151,19 @@ def _pytest(files: list[Path], gate: str | None) -> subprocess.CompletedProcess[
     )
 
 
-def test_bundle_pytest_fails_unsafe_and_passes_under_commit(bundles: dict[str, Path]) -> None:
+@pytest.mark.parametrize(
+    "plugins",
+    [False, pytest.param(True, marks=pytest.mark.slow)],  # every installed plugin loaded
+    ids=["bare", "plugins"],
+)
+def test_bundle_pytest_fails_unsafe_and_passes_under_commit(
+    bundles: dict[str, Path], plugins: bool
+) -> None:
     files = [bundles[key] / "test_reproduction.py" for key in ("orphan", "stream")]
-    unsafe = _pytest(files, None)
+    unsafe = _pytest(files, None, plugins=plugins)
     assert unsafe.returncode == 1, unsafe.stdout + unsafe.stderr
     assert "2 failed" in unsafe.stdout and "violation(s) under gate none" in unsafe.stdout
-    safe = _pytest(files, "commit")
+    safe = _pytest(files, "commit", plugins=plugins)
     assert safe.returncode == 0, safe.stdout + safe.stderr
     assert "2 passed" in safe.stdout
 

@@ -41,20 +41,27 @@ def _printed(narrative: str) -> list[str]:
     ]
 
 
-def _run(command: str, where: Path) -> subprocess.CompletedProcess[str]:
+def _run(command: str, where: Path, *, plugins: bool = True) -> subprocess.CompletedProcess[str]:
+    """``command`` in a shell from ``where``; without ``plugins``, a pytest it
+    starts loads none of the installed plugins (PYTEST_DISABLE_PLUGIN_AUTOLOAD:
+    a bundle's test needs none, and loading hypothesis, langsmith... takes
+    most of its run)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    if not plugins:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return subprocess.run(
         ["bash", "-c", command], cwd=where, capture_output=True, text=True, env=env, timeout=300
     )
 
 
-def _every_command_runs(folder: Path, gate_lines: bool) -> None:
+def _every_command_runs(folder: Path, gate_lines: bool, *, plugins: bool = True) -> None:
     commands = _printed((folder / "narrative.md").read_text(encoding="utf-8"))
     assert any(c.startswith("prunecheck replay") for c in commands)
     assert any("pytest test_reproduction.py" in c for c in commands)
     assert any("--gate commit" in c for c in commands) is gate_lines
     for command in commands:
-        done = _run(command, folder)
+        done = _run(command, folder, plugins=plugins)
         assert done.returncode in (0, 1), (command, done.stdout[-1500:], done.stderr[-1500:])
         if command.startswith("prunecheck"):
             assert "Traceback" not in done.stderr, (command, done.stderr[-1500:])
@@ -64,15 +71,22 @@ def _every_command_runs(folder: Path, gate_lines: bool) -> None:
             assert "error" not in done.stdout.splitlines()[-1], done.stdout[-800:]
 
 
+_RUNTIME = f"runtime:{ROOT / 'examples' / 'agent_loop.py'}:NaiveLoop"
+
+
 @pytest.mark.parametrize(
-    "spec",
+    ("spec", "plugins"),
     [
-        pytest.param("autogen:context=buffered,buffer_size=6", marks=pytest.mark.slow),
-        f"runtime:{ROOT / 'examples' / 'agent_loop.py'}:NaiveLoop",
+        pytest.param("autogen:context=buffered,buffer_size=6", True, marks=pytest.mark.slow),
+        (_RUNTIME, False),
+        # the same with every installed pytest plugin loading, as in a full dev environment
+        pytest.param(_RUNTIME, True, marks=pytest.mark.slow),
     ],
-    ids=["framework", "runtime"],
+    ids=["framework", "runtime", "runtime-plugins"],
 )
-def test_every_command_a_bundle_prints_runs_from_its_folder(spec: str, tmp_path: Path) -> None:
+def test_every_command_a_bundle_prints_runs_from_its_folder(
+    spec: str, plugins: bool, tmp_path: Path
+) -> None:
     if spec.startswith("autogen"):
         pytest.importorskip("autogen_core")
     trace = replace(loads(SEED.read_text(encoding="utf-8")), policy=spec)
@@ -85,7 +99,7 @@ def test_every_command_a_bundle_prints_runs_from_its_folder(spec: str, tmp_path:
         assert (
             loads((folder / "trace.json").read_text()).policy == "runtime:agent_loop.py:NaiveLoop"
         )
-    _every_command_runs(folder, gate_lines=not runtime)
+    _every_command_runs(folder, gate_lines=not runtime, plugins=plugins)
     if not runtime:  # a framework spec is a library: its trace replays without consent
         done = _run(f"prunecheck replay {shlex.quote(str(folder / 'trace.json'))}", tmp_path)
         assert done.returncode in (0, 1), done.stderr

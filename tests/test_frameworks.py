@@ -377,7 +377,12 @@ def test_a_summary_that_swallows_half_a_unit_is_a_violation() -> None:
     from prunecheck.sim.verdicts.verdict import Verdict
 
     result = check_policy(
-        _swallow_half_a_unit, format="openai", levels=(0.6,), seeds=(1,), max_examples=30
+        _swallow_half_a_unit,
+        format="openai",
+        levels=(0.6,),
+        seeds=(1,),
+        max_examples=30,
+        placements=["after_append"],  # one placement: the summary's verdict, not where it breaks
     )
     assert result.verdict is Verdict.UNSAFE
     assert "invalid_prune" in result.violations

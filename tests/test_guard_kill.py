@@ -78,10 +78,13 @@ def _kill_once(
 
 
 def _kills(
-    tmp_path: Path, count: int, seed: int, broken: bool = False
+    tmp_path: Path, count: int, seed: int, broken: bool = False, *, until_lost: bool = False
 ) -> tuple[int, int, int, int]:
+    """Kill ``count`` children (the ``seed``'s moments); with ``until_lost``,
+    stop after the first kill that lost a unit.  Returns (kills that lost a
+    unit, messages spilled, re-injections, kills made)."""
     rng = random.Random(seed)
-    lost_runs = spilled = restores = 0
+    lost_runs = spilled = restores = made = 0
     for i in range(count):
         folder = tmp_path / f"kill{i}"
         folder.mkdir()
@@ -89,17 +92,26 @@ def _kills(
         lost_runs += bool(lost)
         spilled += s
         restores += r
-    return lost_runs, spilled, restores, count
+        made += 1
+        if until_lost and lost:
+            break
+    return lost_runs, spilled, restores, made
 
 
-def test_twenty_kills_lose_no_unit(tmp_path: Path) -> None:
-    lost_runs, spilled, restores, _count = _kills(tmp_path, 20, seed=1)
-    assert lost_runs == 0
+@pytest.mark.parametrize(
+    "kills",
+    [5, pytest.param(20, marks=pytest.mark.slow)],  # 200 kills: below, make test-all
+    ids=lambda n: f"{n}-kills",
+)
+def test_kills_lose_no_unit(tmp_path: Path, kills: int) -> None:
+    lost_runs, spilled, restores, count = _kills(tmp_path, kills, seed=1)
+    assert count == kills and lost_runs == 0
     assert spilled > 100 and restores > 10  # the kills landed among spills and restores
 
 
 def test_the_check_catches_a_guard_that_commits_after_removal(tmp_path: Path) -> None:
-    lost_runs, spilled, _, _count = _kills(tmp_path, 12, seed=2, broken=True)
+    # at least one of 12 kills loses a unit: the kills after the first that did add nothing
+    lost_runs, spilled, _, _count = _kills(tmp_path, 12, seed=2, broken=True, until_lost=True)
     assert spilled > 0 and lost_runs >= 1
 
 

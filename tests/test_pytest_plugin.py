@@ -67,7 +67,12 @@ def _drawing_loaded_before_the_inner_run() -> None:
     """An in-process pytester run drops the modules first imported inside it,
     and numpy (under matplotlib, which a bundle's timeline imports) cannot be
     imported twice in one process: load them here, before any inner run, so
-    the test after this one in the same worker still can."""
+    the test after this one in the same worker still can.  prunecheck's own
+    check is loaded here too: the ``prunecheck`` package (the outer run's
+    plugin) keeps what it resolved lazily, so an inner run that imported the
+    check anew would raise one copy of an error class where the other is
+    caught (a worker that ran no other prunecheck test before this file)."""
+    importlib.import_module("prunecheck.sim.verdicts.check")
     for name in ("matplotlib.backends.backend_agg", "matplotlib.figure", "matplotlib.patches"):
         with contextlib.suppress(ImportError):  # without matplotlib, bundles draw no timeline
             importlib.import_module(name)

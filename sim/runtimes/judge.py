@@ -29,6 +29,7 @@ results by ``tool_call_id``.  O(request size) per step.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -78,6 +79,13 @@ def _label(key: _Key) -> str:
     return f"the result of {key[1]}" if key[0] == "result" else key[1]
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _scan(text: str) -> tuple[int, tuple[tuple[str, str], ...]]:
+    """A message text's tokens (its words) and markers.  A request sends
+    the same texts step after step: each is scanned once (a pure function)."""
+    return len(text.split()), tuple(_MARK.findall(text))
+
+
 def observe(request: Sequence[Mapping[str, Any]], shadow: RuntimeState) -> Observed:
     """Read a request: which known messages, results and calls it holds."""
     seen: dict[_Key, _Seen] = {}
@@ -86,9 +94,8 @@ def observe(request: Sequence[Mapping[str, Any]], shadow: RuntimeState) -> Obser
     results: set[str] = set()
     tokens = 0
     for i, message in enumerate(request):
-        text = _text(message.get("content"))
-        tokens += len(text.split())
-        marks = _MARK.findall(text)
+        words, marks = _scan(_text(message.get("content")))
+        tokens += words
         role = message.get("role")
         key: _Key
         if role == "tool":
