@@ -80,10 +80,25 @@ def _label(key: _Key) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _scan(text: str) -> tuple[int, tuple[tuple[str, str], ...]]:
-    """A message text's tokens (its words) and markers.  A request sends
-    the same texts step after step: each is scanned once (a pure function)."""
-    return len(text.split()), tuple(_MARK.findall(text))
+def _scan(text: str) -> tuple[int, tuple[str, frozenset[int]] | None]:
+    """A message text's tokens (its words), and the base of its first
+    message marker with the chunks marked for that base (None: no message
+    marker).  A request sends the same texts step after step: each is
+    scanned once (pure functions, memoized)."""
+    bases = [(b, x) for b, x in _MARK.findall(text) if b.startswith("m")]
+    if not bases:
+        return len(text.split()), None
+    base = bases[0][0]
+    chunks = frozenset(int(x) for b, x in bases if b == base and x and x.isdigit())
+    return len(text.split()), (base, chunks)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _own_chunks(cid: str, text: str) -> tuple[frozenset[int], bool]:
+    """The chunks a result's text marks for its call ``cid``, and whether it
+    carries any marker of its own."""
+    own = [idx for base, idx in _MARK.findall(text) if base == cid]
+    return frozenset(int(x) for x in own if x.isdigit()), bool(own)
 
 
 def observe(request: Sequence[Mapping[str, Any]], shadow: RuntimeState) -> Observed:
@@ -94,16 +109,16 @@ def observe(request: Sequence[Mapping[str, Any]], shadow: RuntimeState) -> Obser
     results: set[str] = set()
     tokens = 0
     for i, message in enumerate(request):
-        words, marks = _scan(_text(message.get("content")))
+        text = _text(message.get("content"))
+        words, mark = _scan(text)
         tokens += words
         role = message.get("role")
         key: _Key
         if role == "tool":
             cid = str(message.get("tool_call_id"))
             results.add(cid)
-            own = [idx for base, idx in marks if base == cid]
             key = ("result", cid)
-            item = _Seen(key, frozenset(int(x) for x in own if x.isdigit()), bool(own))
+            item = _Seen(key, *_own_chunks(cid, text))
         elif role == "assistant" and message.get("tool_calls"):
             ids = tuple(str(c.get("id")) for c in message["tool_calls"])
             record = shadow.calls.get(ids[0])
@@ -111,19 +126,12 @@ def observe(request: Sequence[Mapping[str, Any]], shadow: RuntimeState) -> Obser
             item = _Seen(key, frozenset(), True, ids)
             for cid in ids:
                 calls[cid] = key
+        elif mark is None:
+            key = ("foreign", str(i))
+            item = _Seen(key, frozenset(), False)
         else:
-            bases = [(b, x) for b, x in marks if b.startswith("m")]
-            if not bases:
-                key = ("foreign", str(i))
-                item = _Seen(key, frozenset(), False)
-            else:
-                base = bases[0][0]
-                key = ("msg", base)
-                item = _Seen(
-                    key,
-                    frozenset(int(x) for b, x in bases if b == base and x and x.isdigit()),
-                    True,
-                )
+            key = ("msg", mark[0])
+            item = _Seen(key, mark[1], True)
         if key in seen:  # the same message twice: keep the first, note both chunks
             old = seen[key]
             item = _Seen(
