@@ -87,3 +87,16 @@ def unsafe_check(tmp_path_factory: pytest.TempPathFactory) -> CheckRun:
 def safe_check(tmp_path_factory: pytest.TempPathFactory) -> CheckRun:
     """``check unit_safe`` with --json and --junit (see tests/check_runs.py)."""
     return run_check(tmp_path_factory.mktemp("safe-check"), "unit_safe", bundle=False)
+
+
+@pytest.fixture(scope="session")
+def rows_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    """The report of tests/report_rows.py's rows (``write_report``), drawn
+    once per worker for the page and browser tests: the folder and the files
+    written.  Read it only; a test that adds to it works on a copy."""
+    from report_rows import data
+
+    from prunecheck.sim.reports.writer import write_report  # not at import: tests watch imports
+
+    out = tmp_path_factory.mktemp("rows-report")
+    return out, write_report(data(), out)

@@ -21,7 +21,7 @@ import pytest
 from report_rows import data
 
 from prunecheck.model.trace import loads
-from prunecheck.sim.reports.writer import write_report
+from prunecheck.sim.reports.html_report import write_index
 from prunecheck.sim.reproductions.bundle import write_bundle
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -59,12 +59,16 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A report folder with one reproduction bundle in it."""
+def folder(tmp_path_factory: pytest.TempPathFactory, rows_report: tuple[Path, list[Path]]) -> Path:
+    """A report folder with one reproduction bundle in it: the rows' report
+    (drawn once per worker, tests/conftest.py) copied, a bundle written into
+    it, and its page written again as ``write_report`` writes it, now with
+    the bundle in the folder (the plots and the summary do not read it)."""
     out = tmp_path_factory.mktemp("site")
+    shutil.copytree(rows_report[0], out, dirs_exist_ok=True)
     trace = loads((CORPUS / "orphan_in_flight_batch.json").read_text(), "orphan")
     write_bundle(trace, out / "bundles" / "orphan")
-    write_report(data(), out)
+    write_index(data(), out, [f.name for f in rows_report[1][:-2]])
     return out
 
 

@@ -12,13 +12,14 @@ import pytest
 from report_rows import data
 
 from prunecheck.sim.reports.html_report import bundles_in, index_html
-from prunecheck.sim.reports.writer import PLOTS, write_report
+from prunecheck.sim.reports.writer import PLOTS
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
-    out = tmp_path_factory.mktemp("report")
-    return out, write_report(data(), out)
+def report(rows_report: tuple[Path, list[Path]]) -> tuple[Path, list[Path]]:
+    """``write_report`` of the rows into a folder of its own (drawn once per
+    worker: tests/conftest.py, shared with the browser tests)."""
+    return rows_report
 
 
 def test_the_page_links_every_plot_and_shows_the_verdicts(
