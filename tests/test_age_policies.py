@@ -39,7 +39,15 @@ CONFIG = RuntimeConfig()  # the command line's: budget 32000, checks after every
 ORPHAN_OR_INVALID = {IncidentKind.INVALID_PRUNE, IncidentKind.ORPHANED_RESULT}
 
 
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The policies run in-process (``PRUNECHECK_CAGE=0``): the same verdicts,
+    cheaper, where the drivers are the point (the cage's: tests/test_cage.py)."""
+    monkeypatch.setenv("PRUNECHECK_CAGE", "0")
+
+
 # ------------------------------------------------------------------ the explorer
+@pytest.mark.usefixtures("in_process")
 @pytest.mark.parametrize("spelling", [["--policy", IGNORES_PENDING], [IGNORES_PENDING]])
 def test_default_explore_catches_a_policy_that_ignores_pending_calls(
     spelling: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path
@@ -57,6 +65,7 @@ def test_default_explore_catches_a_policy_that_ignores_pending_calls(
     assert kinds.index("batch") < kinds.index("user", 2) < len(kinds) - 1
 
 
+@pytest.mark.usefixtures("in_process")
 def test_explore_with_one_user_message_misses_it() -> None:
     # the shape of before: nothing outside the batch's turn can arrive
     result = explore(
@@ -65,6 +74,7 @@ def test_explore_with_one_user_message_misses_it() -> None:
     assert result.counterexample is None and not result.capped
 
 
+@pytest.mark.usefixtures("in_process")
 def test_explore_branches_on_time_only_when_told_and_only_for_timed_policies() -> None:
     shape = Shape.small(CONFIG.budget, time_steps=(30, 300))
     timed = explore(load_system(BUGGY), CONFIG, depth=3, shape=shape)
@@ -95,6 +105,7 @@ def test_explore_says_what_it_did_with_time(capsys: pytest.CaptureFixture[str]) 
     )
 
 
+@pytest.mark.usefixtures("in_process")
 def test_explore_keeps_the_correct_age_policy_safe_across_time_jumps() -> None:
     shape = Shape.small(CONFIG.budget, time_steps=(30, 300))
     result = explore(load_system(CORRECT), CONFIG, depth=5, shape=shape)
@@ -103,6 +114,7 @@ def test_explore_keeps_the_correct_age_policy_safe_across_time_jumps() -> None:
 
 
 # -------------------------------------------------------------------- the search
+@pytest.mark.usefixtures("in_process")
 def test_search_draws_gaps_and_catches_the_age_policy() -> None:
     found = search(load_system(BUGGY), CONFIG, seed=0, max_examples=200)
     trace = found.trace
@@ -121,13 +133,18 @@ def test_search_draws_gaps_and_catches_the_age_policy() -> None:
     assert 55 <= sum(gaps) <= 62
 
 
-def test_search_finds_the_correct_age_policy_safe() -> None:
-    for check_at in (CheckAt.AFTER_APPEND, CheckAt.AFTER_BATCH):
-        config = replace(CONFIG, check_at=check_at)
-        result = search(load_system(CORRECT), config, seed=0, max_examples=60)
-        assert not result.found, result.trace
+@pytest.mark.usefixtures("in_process")
+@pytest.mark.parametrize(
+    "check_at",  # the strictest placement in make test, the next in make test-all
+    [CheckAt.AFTER_APPEND, pytest.param(CheckAt.AFTER_BATCH, marks=pytest.mark.slow)],
+)
+def test_search_finds_the_correct_age_policy_safe(check_at: CheckAt) -> None:
+    config = replace(CONFIG, check_at=check_at)
+    result = search(load_system(CORRECT), config, seed=0, max_examples=60)
+    assert not result.found, result.trace
 
 
+@pytest.mark.usefixtures("in_process")
 def test_minimize_cuts_a_gap_to_just_past_the_threshold() -> None:
     # the issue's trace: a batch with a background test run, the user 90 s
     # later while it runs, the eviction, and the run's result: an orphan

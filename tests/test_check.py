@@ -23,10 +23,18 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 50}
 #: One placement where a test is not about placements (each placement is a whole check).
 ONE: dict[str, Any] = {**SMALL, "placements": ("after_append",)}
-#: A verdict at the strictest placement (make test), and at every placement (make test-all).
+#: The suite alone at one placement: an unsafe verdict without the search's
+#: shrinking (about a second a counterexample), where the search is not the point.
+SUITE: dict[str, Any] = {**ONE, "max_examples": 0}
+#: A safe verdict at the strictest placement after a short search (make test), and
+#: at every placement after the longer one (make test-all).
+SHORT: dict[str, Any] = {**ONE, "max_examples": 20}
 PLACED = pytest.mark.parametrize(
     "where",
-    [pytest.param(ONE, id="after_append"), pytest.param(SMALL, id="every", marks=pytest.mark.slow)],
+    [
+        pytest.param(SHORT, id="after_append"),
+        pytest.param(SMALL, id="every", marks=pytest.mark.slow),
+    ],
 )
 
 
@@ -58,12 +66,20 @@ def test_openai_keep_last_is_unsafe_with_a_replayable_reproduction() -> None:
 def test_openai_commit_boundary_trimmer_is_safe(where: dict[str, Any]) -> None:
     result = check_policy(f"{EXAMPLES}/openai_commit_boundary.py:trim", format="openai", **where)
     assert result.verdict is Verdict.SAFE and result.reproduction is None
-    assert result.violations == {} and result.search_examples >= 50
+    assert result.violations == {} and result.search_examples >= where["max_examples"]
     assert sum(r.invocations for r in result.scenarios) > 0
 
 
-@PLACED
-@pytest.mark.parametrize(("attr", "safe"), [("keep_last", False), ("trim", True)])
+@pytest.mark.parametrize(
+    ("attr", "safe", "where"),
+    [
+        # the suite finds keep_last unsafe (make test); the search too (make test-all)
+        pytest.param("keep_last", False, SUITE, id="keep_last-False-suite"),
+        pytest.param("trim", True, SHORT, id="trim-True-after_append"),
+        pytest.param("keep_last", False, SMALL, id="keep_last-False-every", marks=pytest.mark.slow),
+        pytest.param("trim", True, SMALL, id="trim-True-every", marks=pytest.mark.slow),
+    ],
+)
 def test_anthropic_trimmers(attr: str, safe: bool, where: dict[str, Any]) -> None:
     result = check_policy(f"{EXAMPLES}/anthropic_trim.py:{attr}", format="anthropic", **where)
     assert result.safe is safe
@@ -71,9 +87,13 @@ def test_anthropic_trimmers(attr: str, safe: bool, where: dict[str, Any]) -> Non
     assert (result.reproduction is None) is safe
 
 
-def test_same_seed_same_reproduction() -> None:
-    one = check_policy("lowest_salience", **ONE)
-    two = check_policy("lowest_salience", **ONE)
+@pytest.mark.parametrize(
+    "where",  # the suite's reproduction (make test); the search's (make test-all)
+    [pytest.param(SUITE, id="suite"), pytest.param(ONE, id="search", marks=pytest.mark.slow)],
+)
+def test_same_seed_same_reproduction(where: dict[str, Any]) -> None:
+    one = check_policy("lowest_salience", **where)
+    two = check_policy("lowest_salience", **where)
     assert one.reproduction is not None and two.reproduction is not None
     assert dumps(one.reproduction) == dumps(two.reproduction)
     assert one.incidents == two.incidents and one.summary() == two.summary()
@@ -166,16 +186,18 @@ def test_object_that_is_not_a_policy_is_refused() -> None:
 
 def test_assert_policy_safe_raises_with_the_narrative(tmp_path: Path) -> None:
     with pytest.raises(UnsafePolicy) as info:
-        assert_policy_safe("lowest_salience", bundle_dir=tmp_path / "b", **ONE)
+        assert_policy_safe("lowest_salience", bundle_dir=tmp_path / "b", **SUITE)
     text = str(info.value)
     assert "policy lowest_salience is UNSAFE" in text and "minimal reproduction" in text
     assert info.value.bundle is not None and (info.value.bundle / "trace.json").is_file()
     assert isinstance(info.value, AssertionError)
-    assert assert_policy_safe("unit_safe", **ONE).safe
+    assert assert_policy_safe("unit_safe", **SUITE).safe
 
 
 def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--levels", "0.6", "--seeds", "1", "--max-examples", "50", "--check-at", "after_append"]
+    # the exit statuses, not the search, are the point: the suite finds keep_last
+    # unsafe (no shrinking of a search's counterexample), a short search stays safe
+    suite = ["--levels", "0.6", "--seeds", "1", "--check-at", "after_append"]
     assert (
         main(
             [
@@ -185,7 +207,9 @@ def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                 f"{EXAMPLES}/openai_keep_last.py:trim",
                 "--out",
                 str(tmp_path / "repro"),
-                *args,
+                *suite,
+                "--max-examples",
+                "0",
             ]
         )
         == 1
@@ -201,7 +225,9 @@ def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                 "openai",
                 f"{EXAMPLES}/openai_commit_boundary.py:trim",
                 "--quiet",
-                *args,
+                *suite,
+                "--max-examples",
+                "10",
             ]
         )
         == 0
@@ -284,17 +310,26 @@ def test_check_out_writes_every_bundle_of_a_reproduction_that_spans_sessions(
 
 
 @pytest.mark.parametrize(
-    "placements",
+    ("placements", "examples"),
     [
-        pytest.param(("after_append", "before_invoke"), id="unsafe-and-safe"),
-        pytest.param(("after_append", "after_batch", "before_invoke"), marks=pytest.mark.slow),
+        pytest.param(("after_append", "before_invoke"), 10, id="unsafe-and-safe"),
+        pytest.param(
+            ("after_append", "before_invoke"), 40, id="unsafe-and-safe-40", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            ("after_append", "after_batch", "before_invoke"),
+            40,
+            id="every-40",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_placements_checked_side_by_side_give_the_same_result_as_one_by_one(
-    placements: tuple[str, ...],
+    placements: tuple[str, ...], examples: int
 ) -> None:
-    """One placement unsafe, one safe (make test); all three (make test-all)."""
-    options: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 40}
+    """One placement unsafe, one safe, a short search (make test); longer, and
+    all three (make test-all)."""
+    options: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": examples}
     spec = f"{Path(__file__).resolve().parent}/policies/complete_history_trim.py:trim_openai"
     options["placements"] = placements
     serial = check_policy(spec, format="openai", jobs=1, **options)

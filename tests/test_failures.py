@@ -19,10 +19,12 @@ from prunecheck.sim.cli.app import main
 from prunecheck.sim.verdicts.failures import FailureDatabase, database
 
 POLICIES = Path(__file__).resolve().parent / "policies"
+#: The suite alone finds the buggy version: what is saved and replayed is the
+#: point, not how thoroughly the search looks (tests/test_check.py has it).
 SMALL: dict[str, Any] = {
     "levels": (0.6,),
     "seeds": (1,),
-    "max_examples": 30,
+    "max_examples": 0,
     "placements": ("after_append",),
 }
 
@@ -47,7 +49,8 @@ def test_a_fixed_bug_that_comes_back_is_caught_first_by_the_saved_failure(tmp_pa
     assert fixed.verdict is Verdict.SAFE and fixed.scenarios
     assert len(db.entries(spec, first.config)) == 1  # kept: the bug may come back
     _policy(tmp_path, "buggy")  # the revert
-    back = check_policy(spec, failures=db, **SMALL)
+    # a search is asked for: the saved failure decides before it, and before the suite
+    back = check_policy(spec, failures=db, **{**SMALL, "max_examples": 30})
     assert back.verdict is Verdict.UNSAFE
     assert back.scenarios == () and back.search_examples == 0  # no suite, no search
     assert back.reproduction is not None
@@ -135,7 +138,7 @@ def test_check_and_search_replay_saved_failures_first(
         "--seeds",
         "1",
         "--max-examples",
-        "30",
+        "0",
         "--check-at",
         "after_append",
         "--failures",

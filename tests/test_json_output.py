@@ -117,8 +117,19 @@ def test_check_json_of_a_safe_policy(safe_check: CheckRun) -> None:
     assert doc["exercised"]["search_examples"] > 0
 
 
-def test_the_same_seed_gives_the_same_document(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["check", "recency", "--check-at", "after_append", *SMALL_SUITE, "--json"]
+@pytest.mark.parametrize(
+    "suite",
+    [
+        # the suite alone (make test; the search's determinism: tests/test_search.py),
+        # and with a search whose counterexample is shrunk (make test-all)
+        pytest.param(["--levels", "0.6", "--seeds", "1", "--max-examples", "0"], id="suite"),
+        pytest.param(list(SMALL_SUITE), id="search", marks=pytest.mark.slow),
+    ],
+)
+def test_the_same_seed_gives_the_same_document(
+    suite: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", "recency", "--check-at", "after_append", *suite, "--json"]
     texts = []
     for _ in range(2):
         main(argv)
@@ -129,8 +140,9 @@ def test_the_same_seed_gives_the_same_document(capsys: pytest.CaptureFixture[str
 def test_exit_status_is_the_same_with_and_without_json(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    for policy, expected in (("recency", 1), ("unit_safe", 0)):
-        argv = ["search", policy, "--max-examples", "30"]
+    # the statuses are the point: a short search says safe as well (10 runs)
+    for policy, expected, runs in (("recency", 1, "30"), ("unit_safe", 0, "10")):
+        argv = ["search", policy, "--max-examples", runs]
         assert main(argv) == expected
         plain = capsys.readouterr().out
         status, doc, err = run_json(capsys, *argv)

@@ -70,18 +70,19 @@ def test_trimmer_returns_the_very_dicts_it_kept(langchain: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "placements",
+    ("placements", "raw_examples"),
     [
-        pytest.param(("after_append",), id="after_append"),
-        pytest.param(None, id="every", marks=pytest.mark.slow),
+        pytest.param(("after_append",), 0, id="after_append"),
+        pytest.param(None, SMALL["max_examples"], id="every", marks=pytest.mark.slow),
     ],
 )
 def test_langchain_last_is_unsafe_and_safe_behind_the_commit_gate(
-    langchain: Any, placements: tuple[str, ...] | None
+    langchain: Any, placements: tuple[str, ...] | None, raw_examples: int
 ) -> None:
-    """At the strictest placement (make test), and at every one (make test-all)."""
+    """At the strictest placement, unsafe from the suite alone (make test), and
+    at every one, the search too (make test-all)."""
     spec = "langchain:strategy=last,start_on=human,end_on=human+tool,include_system=true"
-    raw = check_policy(spec, placements=placements, **SMALL)
+    raw = check_policy(spec, placements=placements, **{**SMALL, "max_examples": raw_examples})
     assert not raw.safe and raw.reproduction is not None
     assert raw.policy == spec and raw.config.provider == "openai"
     assert "invalid prune" in raw.narrative

@@ -140,21 +140,33 @@ def test_a_target_class_keeps_the_harm_after_the_prune(long_suite_trace: Trace) 
 
 
 @pytest.mark.parametrize(
-    ("spec", "placement"),
+    ("spec", "placement", "examples"),
     [
-        ("turn_window", "before_invoke"),
-        ("recency", "after_batch"),  # found by the search, then run on to the harm
-        (f"{POLICIES}/size_hidden.py:long_context", "after_append"),
+        # the suite's reproductions (make test), and the search's (make test-all)
+        ("turn_window", "before_invoke", 0),
+        ("recency", "after_batch", 30),  # found by the search, then run on to the harm
+        (f"{POLICIES}/size_hidden.py:long_context", "after_append", 0),
+        pytest.param("turn_window", "before_invoke", 30, marks=pytest.mark.slow),
+        pytest.param(
+            f"{POLICIES}/size_hidden.py:long_context", "after_append", 30, marks=pytest.mark.slow
+        ),
     ],
 )
-def test_check_reproductions_are_within_the_aim_or_say_why(spec: str, placement: str) -> None:
+def test_check_reproductions_are_within_the_aim_or_say_why(
+    spec: str, placement: str, examples: int
+) -> None:
     """Every reproduction check shows is shrunk to at most AIM events up to
     its violation, or its report says which bound it reached and why."""
     from prunecheck.sim.verdicts.check import check_policy, failure_report
     from prunecheck.sim.verdicts.minimal import shrink_note
 
     result = check_policy(
-        spec, levels=(0.6,), seeds=(1,), max_examples=30, placements=(placement,), failures=False
+        spec,
+        levels=(0.6,),
+        seeds=(1,),
+        max_examples=examples,
+        placements=(placement,),
+        failures=False,
     )
     repro = result.reproduction
     assert repro is not None, result.summary()

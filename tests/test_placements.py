@@ -28,15 +28,25 @@ TRIM = {fmt: f"{POLICIES}/complete_history_trim.py:trim_{fmt}" for fmt in ("open
 
 # The anthropic rows take the same path with the other provider's rules: make test-all.
 FORMATS = ["openai", pytest.param("anthropic", marks=pytest.mark.slow)]
+#: Where shrinking a counterexample is not the point (a found one is): Hypothesis
+#: spends no runs on it (minimize still polishes it), about a second less a find.
+NO_SHRINK = 0
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(
+    ("fmt", "examples"),  # 40 runs in make test, 100 in make test-all
+    [
+        ("openai", "40"),
+        pytest.param("openai", "100", marks=pytest.mark.slow),
+        pytest.param("anthropic", "100", marks=pytest.mark.slow),
+    ],
+)
 def test_search_finds_nothing_before_invoke_and_a_violation_after_append(
-    fmt: str, capsys: pytest.CaptureFixture[str]
+    fmt: str, examples: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A trimmer safe on every complete history: no violation when the
     runtime trims only before model calls, one when it trims after every append."""
-    base = ["search", "--policy", TRIM[fmt], "--format", fmt, "--max-examples", "100"]
+    base = ["search", "--policy", TRIM[fmt], "--format", fmt, "--max-examples", examples]
     assert main([*base, "--check-at", "before_invoke"]) == 0
     out = capsys.readouterr().out
     assert "no violation in" in out and "checks before_invoke" in out
@@ -75,8 +85,10 @@ def test_check_shows_both_placements_in_one_table(
 
 
 def test_check_at_given_checks_that_runtime_only(capsys: pytest.CaptureFixture[str]) -> None:
+    # what is printed is the point, not the search's thoroughness: a short one
+    short = ["--levels", "0.6", "--seeds", "1", "--max-examples", "10"]
     status = main(
-        ["check", TRIM["openai"], "--format", "openai", "--check-at", "before_invoke", *SMALL_SUITE]
+        ["check", TRIM["openai"], "--format", "openai", "--check-at", "before_invoke", *short]
     )
     out = capsys.readouterr().out
     assert status == 0
@@ -89,8 +101,9 @@ def test_check_at_given_checks_that_runtime_only(capsys: pytest.CaptureFixture[s
 
 
 def test_python_api_carries_a_result_per_placement() -> None:
+    # the result's shape is the point: the suite alone (no search) gives each verdict
     result = check_policy(
-        TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,), max_examples=20
+        TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,), max_examples=0
     )
     assert [str(p.config.check_at) for p in result.placements] == [
         "after_append",
@@ -130,6 +143,7 @@ def test_no_driver_fires_a_budget_check_of_its_own() -> None:
             RuntimeConfig(budget=1000, hard_ceiling=1500),
             seed=1,
             max_examples=50,
+            shrink_runs=NO_SHRINK,
         ),
         random_walk(
             load_system("lowest_salience"),
@@ -151,14 +165,19 @@ def test_unit_safe_stays_safe_and_lowest_salience_unsafe_at_every_placement(
 ) -> None:
     config = RuntimeConfig(budget=1000, hard_ceiling=1500, check_at=check_at)
     assert not search(load_system("unit_safe"), config, seed=2, max_examples=80).found
-    assert search(load_system("lowest_salience"), config, seed=2, max_examples=200).found
+    found = search(
+        load_system("lowest_salience"), config, seed=2, max_examples=200, shrink_runs=NO_SHRINK
+    )
+    assert found.found
 
 
 def test_generated_histories_open_with_system_prompt_then_user() -> None:
     shape = Shape.for_budget(1000)
     assert [e.kind for e in opening(shape)] == ["system", "user"]
     config = RuntimeConfig(budget=1000, hard_ceiling=1500)
-    found = search(load_system("lowest_salience"), config, seed=3, max_examples=60)
+    found = search(
+        load_system("lowest_salience"), config, seed=3, max_examples=60, shrink_runs=NO_SHRINK
+    )
     walked = random_walk(load_system("lowest_salience"), config, seed=3)
     for result in (found, walked):
         assert result.trace is not None
@@ -187,7 +206,14 @@ def test_retries_stop_at_the_runtime_retry_budget() -> None:
     config = RuntimeConfig(max_retries=1)
     target = frozenset({IncidentKind.SESSION_ABORT})
     for result in (
-        search(load_system(grows), config, seed=0, max_examples=100, target=target),
+        search(
+            load_system(grows),
+            config,
+            seed=0,
+            max_examples=100,
+            target=target,
+            shrink_runs=NO_SHRINK,
+        ),
         random_walk(load_system(grows), config, seed=0, max_runs=500, target=target),
     ):
         assert result.trace is not None

@@ -153,8 +153,10 @@ def test_safe_gates_full_matrix(policy: str, gate: Gate) -> None:
 
 
 def test_unsafe_gate_is_not_vacuous_for_every_raw_policy() -> None:
+    # a find is the point, not its shrinking (shrink_runs=0: minimize alone polishes it)
     for policy in ("recency", "token_span", "similarity", "summarize_prefix"):
-        assert search(load_system(policy), CONFIG, seed=0, max_examples=50).found, policy
+        found = search(load_system(policy), CONFIG, seed=0, max_examples=50, shrink_runs=0)
+        assert found.found, policy
 
 
 def test_minimize_deletes_noise_and_renumbers_calls() -> None:
@@ -234,7 +236,7 @@ def test_cli_search_writes_a_bundle_and_exits_1(
 
 
 def test_cli_search_behind_commit_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["search", "--policy", "recency", "--gate", "commit", "--max-examples", "30"])
+    status = main(["search", "--policy", "recency", "--gate", "commit", "--max-examples", "10"])
     text = capsys.readouterr().out
     assert status == 0
     assert "no violation in" in text and "costs met" in text

@@ -20,6 +20,8 @@ from prunecheck.sim.drivers.coverage import Coverage, Gap
 from prunecheck.sim.verdicts.vacuity import HINTS, vacuous_clause
 
 SMALL_CHECK = ["--levels", "0.6", "--seeds", "1", "--max-examples", "20", "--no-failures"]
+#: A policy that never proposes is vacuous however long the search: a short one.
+NOOP_CHECK = ["--levels", "0.6", "--seeds", "1", "--max-examples", "5", "--no-failures"]
 SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "verdict-1.json"
 
 
@@ -57,7 +59,7 @@ def test_every_gap_has_a_hint_for_every_command() -> None:
 def test_check_calls_a_policy_that_never_proposes_vacuous(
     noop: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    args = ["check", noop, "--check-at", "after_append", *SMALL_CHECK]
+    args = ["check", noop, "--check-at", "after_append", *NOOP_CHECK]
     status, out = _run(capsys, *args)
     assert status == 0
     line = next(x for x in out.splitlines() if x.startswith("verdict:"))
@@ -81,7 +83,7 @@ def test_check_calls_a_policy_that_never_proposes_vacuous(
 def test_search_calls_a_policy_that_never_proposes_vacuous(
     noop: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["search", noop, "--max-examples", "20", "--no-failures"]
+    args = ["search", noop, "--max-examples", "5", "--no-failures"]
     status, out = _run(capsys, *args)
     assert status == 0
     assert "verdict: safe, but vacuous: the policy proposed nothing in " in out
@@ -103,7 +105,7 @@ def test_explore_calls_a_policy_that_never_proposes_vacuous(
 
 
 def test_the_reference_policy_is_not_vacuous(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out = _run(capsys, "check", "unit_safe", *SMALL_CHECK)
+    status, out = _run(capsys, "check", "unit_safe", "--check-at", "after_append", *SMALL_CHECK)
     assert status == 0, out
     line = next(x for x in out.splitlines() if x.startswith("verdict:"))
     assert line.startswith("verdict: safe — ") and "vacuous" not in out
