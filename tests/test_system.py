@@ -109,9 +109,39 @@ def _found(key: str, driver: str) -> Trace | None:
     return result.counterexample
 
 
-@pytest.mark.parametrize("driver", ["search", "random", "explore"])
-@pytest.mark.parametrize("key", list(SUBJECTS))
-def test_every_driver_drives_every_system(key: str, driver: str) -> None:
+#: The caged loop behind the guard is the slowest subject (two round trips
+#: into its worker per event, and safe: every run goes to its end).  make test
+#: drives it in process (PRUNECHECK_CAGE=0: the same loop, the same judge) and
+#: the naive loop through the cage; make test-all drives both through the cage.
+_SLOW_CAGED = "guarded_loop"
+
+
+def _caged_or_not(key: str, *rest: str) -> list[Any]:
+    """The params (key, *rest, caged) of one subject."""
+    ident = "-".join((key, *rest))
+    if key != _SLOW_CAGED:
+        return [pytest.param(key, *rest, True, id=ident)]
+    return [
+        pytest.param(key, *rest, False, id=f"{ident}-in_process"),
+        pytest.param(key, *rest, True, id=ident, marks=pytest.mark.slow),
+    ]
+
+
+DRIVEN = [p for k in SUBJECTS for d in ("search", "random", "explore") for p in _caged_or_not(k, d)]
+SIMULATED = [p for k in SUBJECTS for p in _caged_or_not(k)]
+
+
+def _load(monkeypatch: pytest.MonkeyPatch, caged: bool) -> None:
+    """Caged as a user would run it, or (``caged`` False) in process."""
+    if not caged:
+        monkeypatch.setenv("PRUNECHECK_CAGE", "0")
+
+
+@pytest.mark.parametrize(("key", "driver", "caged"), DRIVEN)
+def test_every_driver_drives_every_system(
+    key: str, driver: str, caged: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _load(monkeypatch, caged)
     spec, unsafe = SUBJECTS[key]
     trace = _found(key, driver)
     assert (trace is not None) == unsafe
@@ -124,8 +154,11 @@ def test_every_driver_drives_every_system(key: str, driver: str) -> None:
         assert _kinds(trace, load_system(SUBJECTS[TWIN[key]][0])) == kinds
 
 
-@pytest.mark.parametrize("key", list(SUBJECTS))
-def test_the_simulator_drives_every_system(key: str) -> None:
+@pytest.mark.parametrize(("key", "caged"), SIMULATED)
+def test_the_simulator_drives_every_system(
+    key: str, caged: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _load(monkeypatch, caged)
     spec, unsafe = SUBJECTS[key]
     system = load_system(spec)
     run = simulate(system, CONFIG, load_at(1.0), 1, horizon=120.0)
