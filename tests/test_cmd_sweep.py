@@ -99,7 +99,7 @@ SLOW = """
 import time
 
 def select(view, need):
-    time.sleep(0.02)  # a slow policy: every run takes well over the limits below
+    time.sleep(0.01)  # a slow policy: every run (~0.4 s) takes well over the limits below
     return [m.id for m in view.messages if m.role == "tool"][:1]
 """
 

@@ -167,7 +167,8 @@ def _survives_search(spec: str, max_examples: int) -> None:
 
 @pytest.mark.parametrize("spec", GUARDED)
 def test_the_guard_wrapping_each_trimmer_survives_search(spec: str) -> None:
-    _survives_search(spec, max_examples=20)  # still met deferrals and spills: the gate worked
+    # 10 runs meet 8-21 deferrals and 100-220 spills: the gate worked; 60 runs below
+    _survives_search(spec, max_examples=10)
 
 
 @pytest.mark.slow
