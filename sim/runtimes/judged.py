@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from prunecheck.model.actions import Action
 from prunecheck.model.config import Repair, RetryMode, RuntimeConfig, StreamLoss
@@ -52,6 +53,23 @@ RuntimeFactory = Callable[[RuntimeConfig], RuntimeUnderTest]
 
 _MASK64 = (1 << 64) - 1
 _FACTS = Facts(reads_times=True, own_gate=True, provider=Provider.OPENAI)
+
+#: Whether a class satisfies an optional protocol (an ABC subclass check, as
+#: isinstance makes it first), by (class, protocol).
+_BY_CLASS: dict[tuple[type, type], bool] = {}
+
+
+def _has(runtime: object, protocol: type) -> bool:
+    """``isinstance(runtime, protocol)`` for a protocol of one optional
+    method (:mod:`.stimuli`), the class's answer remembered: isinstance
+    answers True when the class is a subclass, and only when it is not
+    looks at the instance; so does this.  (Python 3.11 walks the protocol's
+    members at each check: about 5% of a guarded runtime's step.)"""
+    key = (runtime.__class__, protocol)
+    by_class = _BY_CLASS.get(key)
+    if by_class is None:
+        by_class = _BY_CLASS[key] = issubclass(runtime.__class__, protocol)
+    return by_class or isinstance(runtime, protocol)
 
 
 def factory_from(obj: object, spec: str) -> RuntimeFactory:
@@ -173,10 +191,10 @@ class JudgedSystem:
         """An independent copy: the runtime's own ``copy()`` if it has one,
         else a fresh runtime fed the same events (O(events so far))."""
         runtime = state.runtime
-        if isinstance(runtime, Copyable):
+        if _has(runtime, Copyable):
             return Judged(
                 state.shadow.copy(),
-                runtime.copy(),
+                cast(Copyable, runtime).copy(),
                 state.judge.copy(),
                 state.config,
                 list(state.history),
@@ -194,7 +212,7 @@ class JudgedSystem:
             request_digest(runtime.request()),
             tuple((e.call, e.tool, e.path, e.effect, e.retry_of) for e in runtime.executions()),
             state.judge.key(),
-            runtime.state_key() if isinstance(runtime, Keyed) else None,
+            cast(Keyed, runtime).state_key() if _has(runtime, Keyed) else None,
         )
         return hash(key) & _MASK64
 
@@ -220,8 +238,8 @@ class JudgedSystem:
             judge.new_session()
         try:  # a runtime's failure names the step it failed at
             if rendered.stimulus is not None:
-                if at is not None and isinstance(runtime, Advancing):
-                    runtime.advance(at)
+                if at is not None and _has(runtime, Advancing):
+                    cast(Advancing, runtime).advance(at)
                 runtime.feed(rendered.stimulus)
             if isinstance(event, Retry):
                 judge.rejected = None
@@ -233,7 +251,7 @@ class JudgedSystem:
                 completed=rendered.completed,
                 failed=rendered.failed,
                 invoked=isinstance(event, Invoke) and not blocked,
-                costs=runtime.costs() if isinstance(runtime, Costed) else None,
+                costs=cast(Costed, runtime).costs() if _has(runtime, Costed) else None,
                 appended=rendered.appended,
             )
             if judge.rejected is not None and isinstance(event, Invoke):
