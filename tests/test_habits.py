@@ -34,10 +34,11 @@ def test_plain_mypy_checks_the_package_the_tests_and_the_benchmarks() -> None:
 
 
 def test_ci_and_test_all_measure_coverage_against_a_floor() -> None:
-    assert re.search(r"pytest .*--cov\b", _recipe("test-all"))
+    assert re.search(r"\$\(PYTEST\) .*--cov\b", _recipe("test-all"))
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^PYTEST +:= .*\$\(PY\) -m pytest$", makefile, re.MULTILINE)
     # make test is measured only when asked (COVERAGE=1), and CI asks.
     assert "$(TEST_COV)" in _recipe("test") and "--cov" not in _recipe("test")
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^TEST_COV := \$\(if \$\(COVERAGE\),--cov\b", makefile, re.MULTILINE)
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "set -euo pipefail" in ci and re.search(r"^make test COVERAGE=1$", ci, re.MULTILINE)
