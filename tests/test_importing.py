@@ -4,8 +4,11 @@ traces that replay to the logged incident."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,12 +63,34 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return status, out, err
 
 
+Imported = Callable[[str], tuple[int, str, Path]]
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Imported:
+    """``prunecheck import LOG --out DIR`` of a log, run once per module (two
+    tests read each cut log's bundle): its status, standard output and DIR.
+    Read the bundle only."""
+    done: dict[str, tuple[int, str, Path]] = {}
+
+    def run(name: str) -> tuple[int, str, Path]:
+        if name not in done:
+            out_dir = tmp_path_factory.mktemp("import") / "bundle"
+            stdout, stderr = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                status = main(["import", str(DATA / name), "--out", str(out_dir)])
+            assert "Traceback" not in stdout.getvalue() + stderr.getvalue()
+            done[name] = (status, stdout.getvalue(), out_dir)
+        return done[name]
+
+    return run
+
+
 @pytest.mark.parametrize("name", sorted(CUT))
 def test_a_cut_batch_log_imports_to_a_trace_that_replays_to_the_logged_rejection(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str, imported: Imported, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out_dir = tmp_path / "bundle"
-    status, out, _ = _run(["import", str(DATA / name), "--out", str(out_dir)], capsys)
+    status, out, out_dir = imported(name)
     assert status == 1, out
     logged, _ = _logged(name)
     # The report names the first bad prune, the request pair with times, and quotes the 400.
@@ -186,10 +211,9 @@ def test_fix_policy_replays_the_same_events_and_exits_with_its_verdict(
 
 @pytest.mark.parametrize("name", sorted(CUT))
 def test_an_imported_cut_batch_trace_shrinks_to_at_most_15_events(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str, imported: Imported
 ) -> None:
-    _run(["import", str(DATA / name), "--out", str(tmp_path / "b")], capsys)
-    trace = read_trace(tmp_path / "b" / "trace.json")
+    trace = read_trace(imported(name)[2] / "trace.json")
     system = load_system(trace.policy)
     target = frozenset({IncidentKind.PROVIDER_REJECTION})
     shrunk = minimize(trace.events, trace.config, system, Shape(), target)
