@@ -112,6 +112,9 @@ class SpillStore:
     (['m2'], frozenset({'a.txt'}))
     """
 
+    #: Set while a copy opens: its tables come with the backup of the original.
+    _restoring: bool = False
+
     def __init__(
         self,
         path: str | PathLike[str] = ":memory:",
@@ -162,8 +165,9 @@ class SpillStore:
             if not self._memory:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(f"PRAGMA synchronous={self._synchronous}")
-            for statement in _SCHEMA:
-                db.execute(statement)
+            if not self._restoring:  # a copy's tables come with its backup
+                for statement in _SCHEMA:
+                    db.execute(statement)
         except BaseException:
             db.close()
             raise
@@ -309,11 +313,14 @@ class SpillStore:
         a store on disk is shared state and is not copied."""
         if not self._memory:
             raise TypeError(f"a spill store on disk ({self.path}) cannot be copied")
-        twin = SpillStore(":memory:", session=self.session, verify=self._verify)
+        twin = SpillStore.__new__(SpillStore)
+        twin._restoring = True  # no tables yet: the backup below brings them with the rows
+        SpillStore.__init__(twin, ":memory:", session=self.session, verify=self._verify)
         twin.named = self.named
         twin._encode, twin._decode, twin._custom = self._encode, self._decode, self._custom
         with self._db() as db, twin._db() as other:
             db.backup(other)
+        twin._restoring = False
         return twin
 
     # --------------------------------------------------------------- helpers
