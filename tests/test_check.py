@@ -48,9 +48,13 @@ def _example(name: str) -> Any:
     return module
 
 
-def test_openai_keep_last_is_unsafe_with_a_replayable_reproduction() -> None:
+@pytest.mark.parametrize(
+    "where",  # the suite's reproduction (make test); the search's (make test-all)
+    [pytest.param(SUITE, id="suite"), pytest.param(ONE, id="search", marks=pytest.mark.slow)],
+)
+def test_openai_keep_last_is_unsafe_with_a_replayable_reproduction(where: dict[str, Any]) -> None:
     trim = _example("openai_keep_last").trim
-    result = check_policy(trim, format="openai", **ONE)
+    result = check_policy(trim, format="openai", **where)
     assert result.verdict is Verdict.UNSAFE and not result.safe
     assert {"orphaned_result", "provider_rejection"} <= set(result.violations)
     repro = result.reproduction

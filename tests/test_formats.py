@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from check_runs import QUICK_FIND
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.trace import loads
@@ -47,6 +48,7 @@ def test_search_renders_an_openai_list_function_with_openai_rules(
                 "provider_rejection",
                 "--max-examples",
                 "60",
+                *QUICK_FIND,
                 "--out",
                 str(tmp_path),
             ]
@@ -73,6 +75,7 @@ def test_provider_flag_still_wins(tmp_path: Path, capsys: pytest.CaptureFixture[
                 "provider_rejection",
                 "--max-examples",
                 "60",
+                *QUICK_FIND,
                 "--out",
                 str(tmp_path),
             ]

@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from check_runs import SMALL_SUITE, CheckRun
+from check_runs import QUICK_FIND, SMALL_SUITE, CheckRun
 
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_NAME, SCHEMA_VERSION, VERDICT_OF_STATUS
@@ -140,9 +140,12 @@ def test_the_same_seed_gives_the_same_document(
 def test_exit_status_is_the_same_with_and_without_json(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # the statuses are the point: a short search says safe as well (10 runs)
-    for policy, expected, runs in (("recency", 1, "30"), ("unit_safe", 0, "10")):
-        argv = ["search", policy, "--max-examples", runs]
+    # the statuses are the point: a short search says safe as well
+    for policy, expected, options in (
+        ("recency", 1, ["--max-examples", "30", *QUICK_FIND]),
+        ("unit_safe", 0, ["--max-examples", "10"]),
+    ):
+        argv = ["search", policy, *options]
         assert main(argv) == expected
         plain = capsys.readouterr().out
         status, doc, err = run_json(capsys, *argv)
@@ -181,7 +184,7 @@ def test_every_checking_command_prints_a_valid_document(
     capsys.readouterr()
     trace = str(CORPUS / "orphan_in_flight_batch.json")
     runs: list[tuple[list[str], int]] = [
-        (["search", "recency", "--max-examples", "30"], 1),
+        (["search", "recency", "--max-examples", "30", *QUICK_FIND], 1),
         (["explore", "unit_safe", "--depth", "3"], 0),
         (["explore", "recency", "--depth", "6"], 1),
         (["replay", trace], 1),
@@ -259,7 +262,8 @@ def test_search_json_of_a_saved_failure_is_the_replayed_failure(
 ) -> None:
     """A saved failure that still fails decides search at once; with --json the
     document is that failure, replayed (not an empty verdict)."""
-    argv = ["search", "recency", "--max-examples", "30", "--failures", str(tmp_path / "db")]
+    argv = ["search", "recency", "--max-examples", "30", *QUICK_FIND]
+    argv += ["--failures", str(tmp_path / "db")]
     status, found, _ = run_json(capsys, *argv)
     assert status == 1 and "saved_failure" not in found["details"]
     status, doc, err = run_json(capsys, *argv, "--out", str(tmp_path / "bundle"))

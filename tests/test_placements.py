@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from check_runs import SMALL_SUITE, CheckRun
+from check_runs import QUICK_FIND, SMALL_SUITE, CheckRun
 
 from prunecheck import Verdict, check_policy
 from prunecheck.model.config import CheckAt, RuntimeConfig
@@ -51,7 +51,7 @@ def test_search_finds_nothing_before_invoke_and_a_violation_after_append(
     out = capsys.readouterr().out
     assert "no violation in" in out and "checks before_invoke" in out
     assert f"provider {fmt}" in out
-    assert main([*base, "--check-at", "after_append"]) == 1
+    assert main([*base, "--check-at", "after_append", *QUICK_FIND]) == 1
     out = capsys.readouterr().out
     assert "found after" in out and "checks after_append" in out
 
@@ -101,9 +101,10 @@ def test_check_at_given_checks_that_runtime_only(capsys: pytest.CaptureFixture[s
 
 
 def test_python_api_carries_a_result_per_placement() -> None:
-    # the result's shape is the point: the suite alone (no search) gives each verdict
+    # the result's shape is the point: the suite alone (no search) gives each verdict,
+    # one placement after the other (side by side: tests/test_check.py)
     result = check_policy(
-        TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,), max_examples=0
+        TRIM["openai"], format="openai", levels=(0.6,), seeds=(1,), max_examples=0, jobs=1
     )
     assert [str(p.config.check_at) for p in result.placements] == [
         "after_append",
@@ -157,14 +158,17 @@ def test_no_driver_fires_a_budget_check_of_its_own() -> None:
 
 
 @pytest.mark.parametrize(
-    "check_at",  # one placement in make test; every one in make test-all
-    [c if c is CheckAt.AFTER_APPEND else pytest.param(c, marks=pytest.mark.slow) for c in CheckAt],
+    ("check_at", "runs"),  # one placement, 40 runs in make test; every one, 80, in make test-all
+    [
+        (CheckAt.AFTER_APPEND, 40),
+        *(pytest.param(c, 80, marks=pytest.mark.slow) for c in CheckAt),
+    ],
 )
 def test_unit_safe_stays_safe_and_lowest_salience_unsafe_at_every_placement(
-    check_at: CheckAt,
+    check_at: CheckAt, runs: int
 ) -> None:
     config = RuntimeConfig(budget=1000, hard_ceiling=1500, check_at=check_at)
-    assert not search(load_system("unit_safe"), config, seed=2, max_examples=80).found
+    assert not search(load_system("unit_safe"), config, seed=2, max_examples=runs).found
     found = search(
         load_system("lowest_salience"), config, seed=2, max_examples=200, shrink_runs=NO_SHRINK
     )

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 import pytest
+from check_runs import QUICK_FIND
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.cli.app import build_parser, main
@@ -148,8 +149,9 @@ def test_a_command_that_needs_a_policy_says_so(
 def test_the_old_and_new_spellings_find_the_same_violation(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    new = ["search", "lowest_salience", "--max-examples", "30", "--seed", "2"]
-    old = ["search", "--policy", "lowest_salience", "--max-examples", "30", "--seed", "2"]
+    quick = ["--max-examples", "30", "--seed", "2", *QUICK_FIND]
+    new = ["search", "lowest_salience", *quick]
+    old = ["search", "--policy", "lowest_salience", *quick]
     assert main(new) == 1
     found_new = capsys.readouterr()
     assert main(old) == 1

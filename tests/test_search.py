@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from check_runs import QUICK_FIND
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
@@ -224,6 +225,7 @@ def test_cli_search_writes_a_bundle_and_exits_1(
             "orphaned_result",
             "--max-examples",
             "50",
+            *QUICK_FIND,
             "--out",
             str(out),
         ]
