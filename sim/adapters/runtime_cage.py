@@ -46,6 +46,12 @@ _HINT = "return what prunecheck.runtime.RuntimeUnderTest asks for."
 _ROLES = ("system", "user", "assistant", "tool", "developer")
 
 
+#: Instance handles, unique in this process: every system loaded from one
+#: spec shares the spec's worker, so two hosts numbering their instances
+#: each from 1 would replace each other's instances there.
+_HANDLES = itertools.count(1)
+
+
 @dataclass(slots=True)
 class _Host:
     """What the stand-ins of one runtime spec share: its worker and handles."""
@@ -53,7 +59,7 @@ class _Host:
     spec: str
     timeout: float
     worker: Worker | None = None
-    handles: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    handles: itertools.count[int] = field(default_factory=lambda: _HANDLES)
     dropped: list[int] = field(default_factory=list)
 
     def call(self, op: str, handle: int, arg: object, what: str) -> dict[str, Any]:
