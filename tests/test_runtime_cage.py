@@ -36,4 +36,3 @@ def test_two_systems_of_one_runtime_spec_keep_their_own_instances() -> None:
 def _shape(body: object) -> list[tuple[str, int]]:
     assert isinstance(body, dict)
     return [(m["role"], len(str(m.get("content", "")))) for m in body["messages"]]
-
