@@ -21,7 +21,7 @@ __all__ = ["QUICK_FIND", "ROOT", "SMALL_SUITE", "TRIM", "CheckRun", "run_check"]
 ROOT = Path(__file__).resolve().parent.parent
 #: Safe before model calls, unsafe after every append (a complete-history trimmer).
 TRIM = f"{ROOT}/tests/policies/complete_history_trim.py:trim_openai@openai"
-SMALL_SUITE = ("--levels", "0.6", "--seeds", "1", "--max-examples", "60")
+SMALL_SUITE = ("--levels", "0.6", "--seeds", "1", "--max-examples", "20")
 #: Search options for a search whose shape is not the point: every message and
 #: chunk 20,000 tokens, so the first runs break the budget and the search finds a
 #: counterexample at once, already about as short as it gets (no second spent

@@ -97,11 +97,16 @@ def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.Mon
     close_all()
 
 
+#: search, explore and replay report a hang in make test too (tests/test_bad_inputs.py:
+#: their *-busy, *-sleeps and *-endless cases); the time bound on them is make test-all's.
+_SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize(
     "argv",
     [
-        ["search", "--policy", "{spec}", "--max-examples", "20"],
-        ["explore", "--policy", "{spec}", "--depth", "4"],
+        pytest.param(["search", "--policy", "{spec}", "--max-examples", "20"], marks=_SLOW),
+        pytest.param(["explore", "--policy", "{spec}", "--depth", "4"], marks=_SLOW),
         [
             "check",
             "{spec}",
@@ -114,7 +119,10 @@ def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.Mon
             "--horizon",
             "60",
         ],
-        ["replay", str(CORPUS / "seed_parallel_batch.json"), "--policy", "{spec}"],
+        pytest.param(
+            ["replay", str(CORPUS / "seed_parallel_batch.json"), "--policy", "{spec}"],
+            marks=_SLOW,
+        ),
         [
             "sweep",
             "--out",

@@ -62,7 +62,7 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(tmp_path: Pa
     for n in (1, 2):
         out = tmp_path / f"run{n}" / "loops.md"
         argv = ["--out", str(out), "--scripts", str(out.parent / "loops"), "--examples",
-                str(examples), "--seed", "1", "--max-examples", "40", "--no-run",
+                str(examples), "--seed", "1", "--max-examples", "30", "--no-run",
                 "--only", "*buggy"]  # fmt: skip
         assert main(argv) == 0
         tables.append(re.sub(r"\| \d+ s \|", "| - |", out.read_text(encoding="utf-8")))
