@@ -550,6 +550,8 @@ MACHINE_CASES = [
             ("PRUNECHECK_POLICY_MEMORY_MB", "-5"),
             ("PRUNECHECK_POLICY_MEMORY_MB", "lots"),
             ("PRUNECHECK_CAGE", "yes"),
+            ("PRUNECHECK_JOBS", "0"),
+            ("PRUNECHECK_JOBS", "two"),
         )
     ),
     _c(

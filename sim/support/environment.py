@@ -7,6 +7,8 @@ silently ignored (``PRUNECHECK_POLICY_MEMORY_MB=-5`` once meant "no limit").
   worker process; ``0`` runs them in prunecheck's own (for a debugger).
 - ``PRUNECHECK_POLICY_MEMORY_MB``: a worker's memory limit in MiB (default
   4096; ``0`` for none).
+- ``PRUNECHECK_JOBS``: the most processes a command forks for its own work
+  (a check's placements side by side; default: one per core).
 - ``PRUNECHECK_GATE``: read by a bundle's ``test_reproduction.py`` only (the
   gate to replay under); validated there.
 """
@@ -17,7 +19,7 @@ import os
 
 from prunecheck.model.errors import ConfigError
 
-__all__ = ["cage_enabled", "check_environment", "memory_limit_mb"]
+__all__ = ["cage_enabled", "check_environment", "jobs_limit", "memory_limit_mb"]
 
 
 def cage_enabled() -> bool:
@@ -62,7 +64,29 @@ def memory_limit_mb() -> int:
     return value
 
 
+def jobs_limit() -> int | None:
+    """``PRUNECHECK_JOBS``: the most processes a command forks for its own
+    work (None when unset: one per core).
+
+    Raises
+    ------
+    ConfigError
+        if it is not a whole number of processes, 1 or more.
+    """
+    text = os.environ.get("PRUNECHECK_JOBS", "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(
+            f"environment variable PRUNECHECK_JOBS={text!r}",
+            "must be a whole number of processes, 1 or more (1: run in this process).",
+            "for example PRUNECHECK_JOBS=1, or unset it for one process per core.",
+        )
+    return int(text)
+
+
 def check_environment() -> None:
     """Validate every variable the command line reads (ConfigError if bad)."""
     cage_enabled()
     memory_limit_mb()
+    jobs_limit()

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
+from prunecheck.sim.support.environment import jobs_limit
+
 __all__ = ["ENV", "available_jobs", "fork_map"]
 
 #: Environment variable capping the processes (``1``: run in this process).
@@ -35,7 +37,8 @@ _TASK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
 
 def available_jobs() -> int:
     """Cores this process may use, capped by ``$PRUNECHECK_JOBS``; 1 where
-    worker processes do not start by ``fork``."""
+    worker processes do not start by ``fork``.  ConfigError if the variable
+    is not a whole number, 1 or more."""
     if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
         return 1
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -44,9 +47,9 @@ def available_jobs() -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cores = os.cpu_count() or 1
-    text = os.environ.get(ENV, "").strip()
-    if text.isdigit() and int(text) >= 1:
-        cores = min(cores, int(text))
+    limit = jobs_limit()
+    if limit is not None:
+        cores = min(cores, limit)
     return max(1, cores)
 
 
