@@ -68,3 +68,21 @@ def test_sweep_drives_a_runtime_once_per_level_and_seed(
     ]
     guarded = next(r for r in rows if r["policy"].startswith("runtime:"))
     assert guarded["invocations"] > 0 and guarded["error"] is None
+
+
+def test_editing_a_runtime_file_invalidates_its_stored_runs(tmp_path: Path) -> None:
+    # A sweep keys each stored run by the source it ran; a runtime's file was
+    # left out of the key, so a rerun after an edit reused the old verdicts.
+    from prunecheck.model.config import RuntimeConfig
+    from prunecheck.sim.drivers.workload import load_at
+    from prunecheck.sim.sweeps.runs import RunSpec, policy_fingerprint
+
+    loop = tmp_path / "loop.py"
+    loop.write_text("class Loop:\n    pass\n", encoding="utf-8")
+    specs = [f"runtime:{loop}:Loop", f"runtime:guard:{loop}:select", f"{loop}:select"]
+    before = [RunSpec(s, RuntimeConfig(), 1.0, load_at(1.0), 1).key for s in specs]
+    loop.write_text("class Loop:\n    budget = 1\n", encoding="utf-8")
+    policy_fingerprint.cache_clear()  # a new process reads the file anew
+    after = [RunSpec(s, RuntimeConfig(), 1.0, load_at(1.0), 1).key for s in specs]
+    assert all(a != b for a, b in zip(before, after, strict=True))
+    assert policy_fingerprint("runtime:guard:recency") == policy_fingerprint("recency") == ""

@@ -10,18 +10,17 @@ policy object, and loads it there.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.system import System
+from prunecheck.sim.adapters.digest import source_of
 from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.adapters.policy_spec import user_code_of
+from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 from prunecheck.sim.drivers.workload import Load
@@ -178,20 +177,18 @@ def work(spec: RunSpec, timeout: float) -> Row:
 
 @cache
 def policy_fingerprint(spec: str) -> str:
-    """A digest of a user policy's source file ('' for built-ins and specs
-    without a file): editing the policy invalidates its stored rows."""
-    parsed = user_code_of(spec)
-    if parsed is None:
+    """A digest of the user's source file a spec names (:func:`source_of`:
+    a policy's, a ``runtime:`` spec's runtime or inner policy, a framework
+    spec's user file), '' for built-ins (the simulator's version covers
+    them) and specs without a file: editing the file invalidates its rows."""
+    parsed = parse_spec_or_none(spec)
+    named = parsed.inner if parsed is not None and parsed.inner is not None else parsed
+    if named is None or named.kind is SpecKind.BUILTIN:  # runtime:guard:recency too
         return ""
-    where = parsed.where
-    path: Path | None = Path(where)
-    if not parsed.is_file:
-        try:
-            found = importlib.util.find_spec(where)
-        except (ImportError, ValueError):
-            found = None
-        path = Path(found.origin) if found is not None and found.origin else None
+    path = source_of(spec)
+    if path is None:
+        return ""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path else ""
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     except OSError:
         return ""
