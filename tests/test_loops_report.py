@@ -31,6 +31,7 @@ from prunecheck.sim.reports.loops import (
     GUARD_MARK,
     GUARD_NOTE,
     Row,
+    as_shown,
     discover,
     is_guarded,
     main,
@@ -116,13 +117,29 @@ def test_a_guarded_agents_failures_outside_the_trim_are_marked(tmp_path: Path) -
 
 
 def test_only_with_a_pattern_no_spec_matches_is_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    examples = _examples(tmp_path / "ex")
-    argv = ["--out", str(tmp_path / "loops.md"), "--examples", str(examples), "--only", "*x*"]
+    # a checkout under folders with an x in their names (/home/max/...): the
+    # pattern matches the spec as written, relative to the current folder
+    checkout = tmp_path / "xx" / "max"
+    (checkout / "ex").mkdir(parents=True)
+    (checkout / "ex" / "a.py").write_text(
+        f'"""prunecheck check loop:{checkout}/agent.py:buggy"""\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(checkout)
+    argv = ["--out", str(tmp_path / "loops.md"), "--examples", "ex", "--only", "*x*"]
     assert main(argv) == 2
-    assert "--only *x*: no spec of" in capsys.readouterr().err
+    assert "--only *x*: no spec of ex matches" in capsys.readouterr().err
     assert not (tmp_path / "loops.md").exists()
+
+
+def test_only_patterns_match_the_spec_as_written() -> None:
+    home = Path("/home/max/repo")
+    assert as_shown(f"loop:{home}/examples/loops/a_guarded.py:agent", home) == (
+        "loop:examples/loops/a_guarded.py:agent"
+    )
+    assert as_shown("loop:/elsewhere/x.py:agent", home) == "loop:/elsewhere/x.py:agent"
+    assert as_shown("loop:examples/x.py:agent", home) == "loop:examples/x.py:agent"
 
 
 @pytest.mark.slow

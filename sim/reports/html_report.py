@@ -15,9 +15,17 @@ from pathlib import Path
 from prunecheck.sim.reports.data import ReportData
 from prunecheck.sim.reports.summary import summary_text
 from prunecheck.sim.reports.verdict_chart import Verdict, verdict_cells
-from prunecheck.sim.support.html import escape, markdown, page, table
+from prunecheck.sim.support.html import escape, markdown, page, slug, table
 
-__all__ = ["CAPTIONS", "bundles_in", "index_html", "write_index"]
+__all__ = [
+    "CAPTIONS",
+    "FOLDERS",
+    "PAGES",
+    "bundles_in",
+    "files_to_link",
+    "index_html",
+    "write_index",
+]
 
 #: What each plot shows, for the page's captions.
 CAPTIONS = {
@@ -70,20 +78,105 @@ def _bundles(out: Path) -> str:  # the folder's name is not written: same rows, 
     return "<ul>" + "".join(items) + "</ul>"
 
 
+#: What each page beside the report is, for its link (a page not named here is
+#: linked by its name alone).
+PAGES = {
+    "frameworks.md": "framework trimmers: a verdict per check placement, with a "
+    "standalone reproduction of each unsafe one (make frameworks)",
+    "loops.md": "real agent loops under test: a verdict per scenario class, with a "
+    "standalone reproduction of each unsafe cell (make loops)",
+    "bench.md": "benchmarks of this code (make bench)",
+}
+#: What each folder of scripts beside the report holds.
+FOLDERS = {
+    "frameworks": "standalone reproduction scripts of framework trimmers (frameworks.md)",
+    "loops": "standalone reproduction scripts of real agent loops (loops.md), each with its "
+    "schedule",
+}
+#: Files of the folder that the page links elsewhere (its navigation and plots).
+_LINKED_ELSEWHERE = {"index.html", "summary.md", "results.jsonl"}
+
+
+def _linkable(path: Path, out: Path, bundles: Sequence[Path]) -> bool:
+    """A file a reader needs: not hidden, not a bytecode cache, not inside a
+    bundle (the bundle's own page links its files)."""
+    parts = path.relative_to(out).parts
+    return (
+        path.is_file()
+        and not any(p.startswith(".") or p == "__pycache__" for p in parts)
+        and not any(path.is_relative_to(b) for b in bundles)
+    )
+
+
+def files_to_link(out: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """The pages (top-level ``*.md`` but the summary) and, per folder, the
+    files in it (not inside a bundle, whose own page links them) that the
+    page links in its "Other reports" section, as relative POSIX paths.
+
+    A reader of the page reaches every file of the folder from it: these,
+    the plots, ``summary.md``, ``results.jsonl`` and each bundle's page.
+    """
+    bundles = bundles_in(out)
+    pages = sorted(
+        p.name for p in out.glob("*.md") if p.is_file() and p.name not in _LINKED_ELSEWHERE
+    )
+    pages.sort(key=lambda n: (n not in PAGES, list(PAGES).index(n) if n in PAGES else 0, n))
+    folders: dict[str, list[str]] = {}
+    for folder in sorted(p for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        found = sorted(
+            f.relative_to(out).as_posix() for f in folder.rglob("*") if _linkable(f, out, bundles)
+        )
+        if found:
+            folders[folder.name] = found
+    return pages, folders
+
+
+def _file_items(files: Sequence[str]) -> list[str]:
+    """A list item per file; a script's schedule (``x.json`` beside ``x.py``)
+    shares its script's item."""
+    present = set(files)
+    items = []
+    for name in files:
+        stem = name.rsplit(".", 1)[0]
+        if name.endswith(".json") and f"{stem}.py" in present:
+            continue  # linked with its script
+        link = f'<a href="{escape(name)}">{escape(name.rsplit("/", 1)[-1])}</a>'
+        if name.endswith(".py") and f"{stem}.json" in present:
+            schedule = f"{stem}.json"
+            link += (
+                f' (its schedule: <a href="{escape(schedule)}">'
+                f"{escape(schedule.rsplit('/', 1)[-1])}</a>)"
+            )
+        items.append(f"<li>{link}</li>")
+    return items
+
+
 def _other_files(out: Path) -> str:
     """Links to the other reports that live beside this one (framework
-    verdicts and their reproduction scripts, benchmarks), when present."""
-    found = [p for p in ("frameworks.md", "bench.md") if (out / p).is_file()]
-    scripts = sorted(p.name for p in (out / "frameworks").glob("*.py"))
-    if not found and not scripts:
+    verdicts, real agent loops, benchmarks) and to every script in the
+    folders beside it, when present."""
+    pages, folders = files_to_link(out)
+    if not pages and not folders:
         return ""
-    items = [f'<li><a href="{escape(p)}">{escape(p)}</a></li>' for p in found]
-    items += [
-        f'<li><a href="frameworks/{escape(s)}">frameworks/{escape(s)}</a> (a standalone '
-        "reproduction script of a framework trimmer)</li>"
-        for s in scripts
-    ]
-    return '<h2 id="other">Other reports in this folder</h2><ul>' + "".join(items) + "</ul>"
+    parts = ['<h2 id="other">Other reports in this folder</h2>']
+    if pages:
+        parts.append(
+            "<ul>"
+            + "".join(
+                f'<li><a href="{escape(p)}">{escape(p)}</a>'
+                + (f": {escape(PAGES[p])}" if p in PAGES else "")
+                + "</li>"
+                for p in pages
+            )
+            + "</ul>"
+        )
+    for folder, files in folders.items():
+        what = FOLDERS.get(folder, "files")
+        parts.append(
+            f'<h3 id="folder-{escape(slug(folder))}"><code>{escape(folder)}/</code>: '
+            f"{escape(what)}</h3><ul>" + "".join(_file_items(files)) + "</ul>"
+        )
+    return "\n".join(parts)
 
 
 def index_html(data: ReportData, out: Path, plots: Sequence[str]) -> str:
@@ -102,10 +195,13 @@ def index_html(data: ReportData, out: Path, plots: Sequence[str]) -> str:
         else ""
     )
     summary = summary_text(data, plots).split("\n", 1)[1]  # the page has its own title
+    other = _other_files(out)
     body = [
         "<h1>prunecheck failure-rate report</h1>",
         "<nav><a href='#verdicts'>Verdicts</a><a href='#figures'>Plots</a>"
-        "<a href='#bundles'>Reproduction bundles</a><a href='#summary'>Tables</a>"
+        "<a href='#bundles'>Reproduction bundles</a>"
+        + ("<a href='#other'>Other reports</a>" if other else "")
+        + "<a href='#summary'>Tables</a>"
         "<a href='summary.md'>summary.md</a><a href='results.jsonl'>results.jsonl</a></nav>",
         f"<p>Generated by <code>{escape(data.command)}</code>. Every picture and number is "
         "computed from this folder's <code>results.jsonl</code>.</p>",
@@ -116,7 +212,7 @@ def index_html(data: ReportData, out: Path, plots: Sequence[str]) -> str:
         figures,
         '<h2 id="bundles">Reproduction bundles</h2>',
         _bundles(out),
-        _other_files(out),
+        other,
         '<h2 id="summary">Tables (summary.md)</h2>',
         markdown(summary),
     ]

@@ -15,7 +15,8 @@ rows byte for byte, bar the wall-clock column.
 
 Run as ``python -m prunecheck.sim.reports.loops --out reports/loops.md
 --scripts reports/loops --seed 1``; ``--only '*guarded*'`` (a shell pattern
-over the specs, repeatable) checks only the matching agents.
+over the specs as written, a file in the current folder relative to it:
+:func:`as_shown`; repeatable) checks only the matching agents.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "RAISED",
     "SETTINGS",
     "Row",
+    "as_shown",
     "discover",
     "is_guarded",
     "main",
@@ -182,6 +184,25 @@ def discover(folder: Path) -> list[str]:
     return specs
 
 
+def as_shown(spec: str, cwd: Path | None = None) -> str:
+    """``spec`` as a user reads it: an absolute file inside ``cwd`` (default:
+    the current folder) relative to it, so that ``--only`` patterns match the
+    spec as written, never the folders above the checkout.
+
+    >>> as_shown("loop:/home/max/repo/examples/a.py:agent", Path("/home/max/repo"))
+    'loop:examples/a.py:agent'
+    >>> as_shown("loop:examples/a.py:agent", Path("/home/max/repo"))
+    'loop:examples/a.py:agent'
+    """
+    kind, _, rest = spec.partition(":")
+    file, sep, attr = rest.rpartition(":")
+    path = Path(file)
+    here = (cwd or Path.cwd()).resolve()
+    if not sep or not path.is_absolute() or not path.is_relative_to(here):
+        return spec
+    return f"{kind}:{path.relative_to(here).as_posix()}:{attr}"
+
+
 def _slug(spec: str, scenario: str) -> str:
     tail = spec.rsplit("/", 1)[-1].replace(".py:", "-").replace(":", "-")
     return f"{tail}-{scenario}"
@@ -312,10 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     specs = discover(Path(args.examples))
     if args.only:
-        specs = [s for s in specs if any(fnmatch.fnmatchcase(s, pat) for pat in args.only)]
+        specs = [s for s in specs
+                 if any(fnmatch.fnmatchcase(as_shown(s), pat) for pat in args.only)]  # fmt: skip
         if not specs:
             print(f"--only {' '.join(args.only)}: no spec of {args.examples} matches "
-                  "(a shell pattern over 'loop:FILE.py:ATTR'; try '*guarded*')",
+                  "(a shell pattern over the spec as written, 'loop:FILE.py:ATTR' with FILE "
+                  "relative to the current folder; try '*guarded*')",
                   file=sys.stderr)  # fmt: skip
             return 2
     for spec in specs:
