@@ -71,6 +71,11 @@ if _WORKER:  # one database per worker process, in the repository's .hypothesis/
     # with this.  Tests of the forked path pass jobs= (or --jobs) themselves.
     os.environ.setdefault("PRUNECHECK_JOBS", "1")
 
+# Progress lines (sim/support/progress.py) go to a stderr that is not a
+# terminal every 10 s: a slow test on a loaded machine would see them among
+# the messages it asserts on.  Tests of progress set the interval themselves.
+os.environ.setdefault("PRUNECHECK_PROGRESS_INTERVAL", "0")
+
 settings.register_profile("default", max_examples=40, **_COMMON)
 settings.register_profile("full", max_examples=100, **_COMMON)
 settings.register_profile("thorough", max_examples=1500, **_COMMON)

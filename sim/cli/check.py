@@ -92,8 +92,9 @@ several results streaming at once).  The suite's slow-call scenarios
 build minutes long while the user writes and budget checks fire: where a policy
 that reads message ages meets a unit whose call still runs.  Each simulated
 scenario is capped at
---max-events events (a capped scenario says so).  On a terminal, progress is
-shown on stderr.  --time-limit stops the check with what it covered (the limit
+--max-events events (a capped scenario says so).  Progress goes to stderr: a
+bar on a terminal, else a line every $PRUNECHECK_PROGRESS_INTERVAL seconds
+(default 10; --quiet: none).  --time-limit stops the check with what it covered (the limit
 is checked between scenarios and between search runs; a scenario is bounded by
 --max-events).
 
@@ -140,7 +141,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--force", action="store_true", help="let --out overwrite a folder that already holds files"
     )
-    p.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    p.add_argument(
+        "--quiet", action="store_true", help="print only the verdict line (and no progress)"
+    )
     add_time_limit(p)
     add_json_argument(p)
     add_junit_argument(p)
@@ -185,7 +188,7 @@ def execute(args: argparse.Namespace) -> int:
         placements=placements or tuple(CheckAt),
         time_limit=args.time_limit,
         max_events=args.max_events,
-        progress=progress_for(args.time_limit),
+        progress=progress_for(args.time_limit, command="check", quiet=args.quiet),
         failures=db if db is not None else False,
     )
     report_problems(db, "check")

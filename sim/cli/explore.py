@@ -57,7 +57,9 @@ interchangeable calls sorted) and remembered as 64-bit fingerprints (about
 path.  The probability that two states explored share a fingerprint,
 n(n-1)/2^65, is printed.  Capped at --max-states (default {MAX_STATES}); a
 capped run says how deep it got and proves nothing beyond.  A list function is
-explored as FILE.py:trim@openai (or @anthropic).  On a terminal, progress is shown on stderr.
+explored as FILE.py:trim@openai (or @anthropic).  Progress goes to stderr (a
+bar on a terminal, else a line every $PRUNECHECK_PROGRESS_INTERVAL seconds,
+default 10).
 
 exit status: 0 no violation up to the depth, 1 a counterexample, 2 bad input,
 3 out of time: --time-limit came before the depth and before any violation; no
@@ -119,7 +121,7 @@ def execute(args: argparse.Namespace) -> int:
     system = system_from_args(args)
     spec = spec_from_args(args)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
-    bar = progress_for(args.time_limit)
+    bar = progress_for(args.time_limit, command="explore")
     bar.start(args.depth, "levels")
 
     def tell(level: int, states: int) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,10 @@ from typing import Any
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.provider import validate
-from prunecheck.model.system import incidents_of
+from prunecheck.model.system import System, incidents_of
 from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.telemetry.incident import Imported, import_conversation
-from prunecheck.sim.adapters.telemetry.reading import read_log
+from prunecheck.sim.adapters.telemetry.reading import Log, read_log
 from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import (
@@ -37,6 +38,7 @@ from prunecheck.sim.cli.json_output import (
 )
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import check_out, write_bundle
+from prunecheck.sim.support.progress import progress_for
 
 __all__ = ["execute", "register"]
 
@@ -154,60 +156,17 @@ def execute(args: argparse.Namespace) -> int:
     status, fix_bad = 0, False
     found: list[dict[str, Any]] = []  # one entry per conversation, for --json
     firsts: list[Incident] = []
-    for name in names:
-        requests = log.conversations[name]
-        imported = import_conversation(name, requests, source=source)
-        imported.gaps[:0] = log.gaps.get(name, [])
-        trace = imported.trace
-        meta = dict(trace.meta)
-        meta["imported"] = {**meta["imported"], "gaps": list(imported.gaps)}
-        trace = replace(trace, meta=meta)
-        imported.trace = trace
-        rejected = next((r for r in requests if r.rejection is not None), None)
-        incidents, verdict = _replayed(imported, rejected)
-        print(
-            f"conversation {name}: {imported.imported} of {imported.requests} request(s), "
-            f"{len(trace.events)} events ({requests[0].format}, provider {trace.config.provider})"
-        )
-        for finding in imported.findings:
-            print(f"  {'!!' if finding.bad else '- '} {finding.text}")
-        for gap in imported.gaps:
-            print(f"  ?? the log cannot tell: {gap}")
-        print(f"  {verdict}")
-        if any(i.is_violation for i in incidents):
-            status = 1
-        first = first_violation(incidents)
-        firsts.extend([first] if first is not None else [])
-        entry: dict[str, Any] = {
-            "conversation": name,
-            "requests": imported.requests,
-            "imported": imported.imported,
-            "events": len(trace.events),
-            "violations": sum(1 for i in incidents if i.is_violation),
-            "first_violation": None if first is None else violation_json(first),
-            "gaps": list(imported.gaps),
-            "bundle": None,
-            "fix_holds": None,
-        }
-        found.append(entry)
-        if args.out is not None:
-            folder = args.out if len(names) == 1 else args.out / _slug(name)
-            entry["bundle"] = str(folder)
-            write_bundle(trace, folder, force=True)
-            print(f"  bundle: {folder}/ (trace.json, narrative.md, request.json, …)")
-            print(f"  next: prunecheck replay {folder / 'trace.json'}")
-        if fix is not None:
-            fixed = replace(trace, policy=args.policy)
-            bad = [i for i in incidents_of(fixed, fix) if i.is_violation]
-            fix_bad = fix_bad or bool(bad)
-            entry["fix_holds"] = not bad
-            if bad:
-                print(
-                    f"  with {args.policy}: still {len(bad)} violation(s) on the same events, "
-                    f"the first {bad[0].kind.label} at step {bad[0].step + 1}: {bad[0].detail}"
-                )
-            else:
-                print(f"  with {args.policy}: no violation on the same events (the fix holds)")
+    bar = progress_for(command="import")
+    bar.start(len(names))
+    with closing(bar):
+        for name in names:
+            bar.step(f"conversation {name}")
+            entry, incidents = _one(args, log, name, source, fix, len(names) == 1)
+            status = 1 if any(i.is_violation for i in incidents) else status
+            fix_bad = fix_bad or entry["fix_holds"] is False
+            first = first_violation(incidents)
+            firsts.extend([first] if first is not None else [])
+            found.append(entry)
     if log.unrelated:
         print(f"({log.unrelated} span(s) or run(s) record no model call: left out)")
     result = int(fix_bad) if fix is not None else status
@@ -230,3 +189,64 @@ def execute(args: argparse.Namespace) -> int:
         ),
     )
     return result
+
+
+def _one(
+    args: argparse.Namespace,
+    log: Log,
+    name: str,
+    source: str,
+    fix: System[Any] | None,
+    alone: bool,
+) -> tuple[dict[str, Any], list[Incident]]:
+    """Import, replay and print conversation ``name`` of ``log``: its --json
+    entry and the replay's incidents."""
+    requests = log.conversations[name]
+    imported = import_conversation(name, requests, source=source)
+    imported.gaps[:0] = log.gaps.get(name, [])
+    trace = imported.trace
+    meta = dict(trace.meta)
+    meta["imported"] = {**meta["imported"], "gaps": list(imported.gaps)}
+    trace = replace(trace, meta=meta)
+    imported.trace = trace
+    rejected = next((r for r in requests if r.rejection is not None), None)
+    incidents, verdict = _replayed(imported, rejected)
+    print(
+        f"conversation {name}: {imported.imported} of {imported.requests} request(s), "
+        f"{len(trace.events)} events ({requests[0].format}, provider {trace.config.provider})"
+    )
+    for finding in imported.findings:
+        print(f"  {'!!' if finding.bad else '- '} {finding.text}")
+    for gap in imported.gaps:
+        print(f"  ?? the log cannot tell: {gap}")
+    print(f"  {verdict}")
+    first = first_violation(incidents)
+    entry: dict[str, Any] = {
+        "conversation": name,
+        "requests": imported.requests,
+        "imported": imported.imported,
+        "events": len(trace.events),
+        "violations": sum(1 for i in incidents if i.is_violation),
+        "first_violation": None if first is None else violation_json(first),
+        "gaps": list(imported.gaps),
+        "bundle": None,
+        "fix_holds": None,
+    }
+    if args.out is not None:
+        folder = args.out if alone else args.out / _slug(name)
+        entry["bundle"] = str(folder)
+        write_bundle(trace, folder, force=True)
+        print(f"  bundle: {folder}/ (trace.json, narrative.md, request.json, …)")
+        print(f"  next: prunecheck replay {folder / 'trace.json'}")
+    if fix is not None:
+        fixed = replace(trace, policy=args.policy)
+        bad = [i for i in incidents_of(fixed, fix) if i.is_violation]
+        entry["fix_holds"] = not bad
+        if bad:
+            print(
+                f"  with {args.policy}: still {len(bad)} violation(s) on the same events, "
+                f"the first {bad[0].kind.label} at step {bad[0].step + 1}: {bad[0].detail}"
+            )
+        else:
+            print(f"  with {args.policy}: no violation on the same events (the fix holds)")
+    return entry, incidents

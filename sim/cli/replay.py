@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
+from typing import Any, TypeVar
 
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import Incident
@@ -20,8 +22,11 @@ from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.trusted import add_trace_arguments, trusted_trace
 from prunecheck.sim.reproductions.narrative import narrate_stream
+from prunecheck.sim.support.progress import Progress, TerminalProgress, progress_for
 
 __all__ = ["execute", "register"]
+
+_T = TypeVar("_T")
 
 EXAMPLE = """\
 example:
@@ -49,7 +54,9 @@ def register(sub: Any) -> None:
         help="replay under this gate instead of the trace's",
     )
     p.add_argument("--markdown", action="store_true", help="print the narrative as markdown")
-    p.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    p.add_argument(
+        "--quiet", action="store_true", help="print only the verdict line (and no progress)"
+    )
     add_policy_timeout(p)
     add_json_argument(p)
     p.set_defaults(func=execute)
@@ -64,9 +71,11 @@ def execute(args: argparse.Namespace) -> int:
     if args.gate:
         trace = replace(trace, config=replace(trace.config, gate=Gate(args.gate)))
     system = load_system(trace.policy, args.policy_timeout)
+    total = len(trace.events)
+    bar = progress_for(command="replay", quiet=args.quiet)
+    if total < 2_000 and isinstance(bar, TerminalProgress):
+        bar = Progress()  # over before a bar could say anything (a log line is timed)
     try:
-        from tqdm import tqdm
-
         violations = 0
         met_first: list[Incident] = []  # the first violation, for --json
 
@@ -77,23 +86,15 @@ def execute(args: argparse.Namespace) -> int:
                 met_first.append(incident)
 
         # One step at a time: memory holds the context, not the whole story.
-        with tqdm(
-            replay(trace, system, record=True),
-            total=len(trace.events),
-            unit="event",
-            desc="replay",
-            file=sys.stderr,
-            dynamic_ncols=True,
-            disable=len(trace.events) < 2_000 or not sys.stderr.isatty(),
-        ) as events:
+        bar.start(total, "events")
+        steps = _counted(replay(trace, system, record=True), bar.runs(total))
+        with closing(bar):
             # A file read whole is told whole or not at all (bad input prints only its
             # paragraph); a streamed one is told as it goes.
             streamed = not isinstance(trace.events, tuple)
             held: list[str] = []
             last = ""
-            for line in narrate_stream(
-                trace, (item for item, _ in events), met, markdown=args.markdown
-            ):
+            for line in narrate_stream(trace, steps, met, markdown=args.markdown):
                 if args.quiet:
                     pass
                 elif streamed:
@@ -116,3 +117,15 @@ def execute(args: argparse.Namespace) -> int:
         reproduction=args.trace,
     )
     return status
+
+
+def _counted(steps: Iterable[tuple[_T, Any]], tell: Callable[[int], None] | None) -> Iterator[_T]:
+    """Each step's first item, telling ``tell`` how many went by (every 1,024
+    and at the end: a call an event would slow a long replay down)."""
+    done = 0
+    for done, (item, _) in enumerate(steps, 1):
+        if tell is not None and not done & 1023:
+            tell(done)
+        yield item
+    if tell is not None:
+        tell(done)

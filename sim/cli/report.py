@@ -111,7 +111,7 @@ def register(sub: Any) -> None:
         help="a tiny sweep (two load levels, short runs) to try the pipeline",
     )
     add_scheduler_option(p)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (bar or lines)")
     add_policy_timeout(p)
     add_run_time_limit(p)
     p.set_defaults(func=execute)
@@ -243,6 +243,7 @@ def _report(
         exclusive=True,
         scheduler=parse_scheduler(args.scheduler),
         time_limit=limit,
+        command="report",
     )
     failure = policy_failure(outcome.rows, out / "results.jsonl")
     if failure is not None:  # no report from runs that have no verdict

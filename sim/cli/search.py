@@ -65,7 +65,8 @@ scale with --budget.  search, explore and check share the default runtime
 (budget 32000); search and check share the default shape (explore enumerates a
 smaller one).  A list function trim(messages) is searched as FILE.py:trim@openai (its
 provider's rules and error texts apply unless --provider says otherwise).  On a
-terminal, progress is shown on stderr.
+terminal, progress is a bar on stderr; else a line there every
+$PRUNECHECK_PROGRESS_INTERVAL seconds (default 10; 0: none).
 
 exit status: 0 no violation found, 1 a violation found (also one found before
 --time-limit stopped the search), 2 bad input, 3 out of time: --time-limit came
@@ -148,7 +149,7 @@ def execute(args: argparse.Namespace) -> int:
             },
         )
         return 1
-    bar = progress_for(args.time_limit)
+    bar = progress_for(args.time_limit, command="search")
     bar.start(args.max_examples, "runs")
     bar.step(f"search {spec} (checks {config.check_at})")
     try:

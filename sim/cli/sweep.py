@@ -175,7 +175,7 @@ def add_grid_options(
         help="retries after a rejected invocation before the runtime gives up "
         "and the session aborts (default 2)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (bar or lines)")
     add_policy_timeout(p)
     add_run_time_limit(p)
 

@@ -9,6 +9,8 @@ silently ignored (``PRUNECHECK_POLICY_MEMORY_MB=-5`` once meant "no limit").
   4096; ``0`` for none).
 - ``PRUNECHECK_JOBS``: the most processes a command forks for its own work
   (a check's placements side by side; default: one per core).
+- ``PRUNECHECK_PROGRESS_INTERVAL``: seconds between progress lines on a
+  stderr that is not a terminal (default 10; ``0``: none).
 - ``PRUNECHECK_GATE``: read by a bundle's ``test_reproduction.py`` only (the
   gate to replay under); validated there.
 """
@@ -19,7 +21,16 @@ import os
 
 from prunecheck.model.errors import ConfigError
 
-__all__ = ["cage_enabled", "check_environment", "jobs_limit", "memory_limit_mb"]
+__all__ = [
+    "cage_enabled",
+    "check_environment",
+    "jobs_limit",
+    "memory_limit_mb",
+    "progress_interval",
+]
+
+#: Seconds between progress lines when stderr is not a terminal.
+DEFAULT_PROGRESS_INTERVAL = 10.0
 
 
 def cage_enabled() -> bool:
@@ -85,8 +96,34 @@ def jobs_limit() -> int | None:
     return int(text)
 
 
+def progress_interval() -> float | None:
+    """``PRUNECHECK_PROGRESS_INTERVAL``: seconds between progress lines on a
+    stderr that is not a terminal (default 10; None for ``0``: no lines).
+
+    Raises
+    ------
+    ConfigError
+        if it is not a number of seconds, 0 or more.
+    """
+    text = os.environ.get("PRUNECHECK_PROGRESS_INTERVAL", "").strip()
+    if not text:
+        return DEFAULT_PROGRESS_INTERVAL
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1e9:  # NaN and inf fail too
+        raise ConfigError(
+            f"environment variable PRUNECHECK_PROGRESS_INTERVAL={text!r}",
+            "must be a number of seconds, 0 or more (0: no progress lines).",
+            "for example PRUNECHECK_PROGRESS_INTERVAL=30, or unset it for the default 10.",
+        )
+    return value or None
+
+
 def check_environment() -> None:
     """Validate every variable the command line reads (ConfigError if bad)."""
     cage_enabled()
     memory_limit_mb()
     jobs_limit()
+    progress_interval()

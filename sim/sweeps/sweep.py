@@ -22,13 +22,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import suppress
+from contextlib import closing, suppress
 from dataclasses import dataclass, replace
 from itertools import product
 from pathlib import Path
 from typing import TextIO
-
-from tqdm import tqdm
 
 from prunecheck.model.config import CheckAt, RetryMode, RuntimeConfig
 from prunecheck.model.errors import ConfigError, PolicyError
@@ -39,6 +37,7 @@ from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.support.ledger import CHECKSUM, is_intact, locked, seal
 from prunecheck.sim.support.outputs import output_file, refusing_full_disk, write_atomically
+from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.sweeps.runs import Row, RunSpec, work
 
 __all__ = ["SweepOutcome", "configs", "plan", "policy_failure", "read_rows", "run_sweep"]
@@ -221,6 +220,7 @@ def run_sweep(
     exclusive: bool = False,
     scheduler: str | None = None,
     time_limit: float | None = None,
+    command: str = "sweep",
 ) -> SweepOutcome:
     """Run every spec whose key is not in ``out`` yet; return all their rows.
 
@@ -229,7 +229,8 @@ def run_sweep(
     specs: the runs (duplicates are run once).
     out: the results file (JSON lines); created if missing.
     jobs: worker processes (default: the machine's cores; 1 runs in-process).
-    quiet: no progress bar (there is none either when stderr is not a TTY).
+    quiet: no progress (else a bar on a terminal, a line every
+        ``$PRUNECHECK_PROGRESS_INTERVAL`` seconds on any other stderr).
     timeout: seconds one policy call may take before it counts as hung.
     warn: where warnings about discarded lines go (default: stderr).
     on_row: called with each new row as it is written.
@@ -240,6 +241,7 @@ def run_sweep(
     time_limit: seconds (wall clock) after which no new run starts; runs in
         flight finish and are kept.  The outcome then says how many runs were
         ``skipped``; rerunning resumes with them.
+    command: the command its progress lines name (``sweep``, ``report``).
     """
     out = output_file(out)  # a device, FIFO or folder refused; a symlink's target written
     with locked(out, "sweep"):  # a second writer refuses (exit 2): no lost rows
@@ -254,6 +256,7 @@ def run_sweep(
             exclusive=exclusive,
             scheduler=scheduler,
             time_limit=time_limit,
+            command=command,
         )
 
 
@@ -269,6 +272,7 @@ def _run_sweep(
     exclusive: bool,
     scheduler: str | None,
     time_limit: float | None,
+    command: str,
 ) -> SweepOutcome:
     deadline = None if time_limit is None else time.monotonic() + time_limit
     wanted = {s.key: s for s in specs}
@@ -295,6 +299,7 @@ def _run_sweep(
             exclusive=exclusive,
             scheduler=scheduler,
             deadline=deadline,
+            command=command,
         )
 
 
@@ -312,6 +317,7 @@ def _sweep_into(
     exclusive: bool,
     scheduler: str | None,
     deadline: float | None,
+    command: str,
 ) -> SweepOutcome:
     _write_sorted(out, stored.values())  # drop any torn line before appending
     # A run that ended in a policy error is run again (the policy may be fixed).
@@ -320,21 +326,15 @@ def _sweep_into(
     todo.sort(key=lambda s: (-s.level * s.load.agents, s.key))
     # never more workers than runs to do (--jobs 10000 for 8 runs starts 8)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    bar = tqdm(
-        total=len(todo),
-        desc=f"simulating {len(todo)} runs ({len(wanted) - len(todo)} reused)",
-        unit="run",
-        disable=quiet or not sys.stderr.isatty(),
-        file=sys.stderr,
-        dynamic_ncols=True,
-    )
-    with out.open("a", encoding="utf-8") as sink, bar:
+    bar = progress_for(command=command, quiet=quiet)
+    bar.start(len(todo), "runs")
+    bar.step(f"simulating {len(todo)} runs ({len(wanted) - len(todo)} reused)")
+    with out.open("a", encoding="utf-8") as sink, closing(bar):
 
         def keep(row: Row) -> None:
             _append(sink, row)
             new[row.key] = row
-            bar.update(1)
-            bar.set_postfix_str(row.key.split("#")[0], refresh=False)
+            bar.finished(row.key.split("#")[0])
             if on_row is not None:
                 on_row(row)
 
