@@ -98,7 +98,7 @@ def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.Mon
 
 
 #: search, explore and replay report a hang in make test too (tests/test_bad_inputs.py:
-#: their *-busy, *-sleeps and *-endless cases); the time bound on them is make test-all's.
+#: their *-busy, *-sleeps and *-endless cases); the hang count on them is make test-all's.
 _SLOW = pytest.mark.slow
 
 
@@ -143,23 +143,31 @@ _SLOW = pytest.mark.slow
     ],
     ids=lambda a: a[0],
 )
-def test_a_hanging_policy_is_reported_within_twice_its_timeout(
-    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_hanging_policy_costs_its_timeout_once(
+    argv: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The first hang stops the policy's worker, so every later call fails at
+    once: told by its effect (one call reached the policy and hung), not by
+    the wall clock, which a loaded machine stretches.  The time bound only
+    says the command ended: ten times what it needs on an idle core."""
     from prunecheck.sim.adapters.cage import close_all
 
-    spec = f"{BAD}/hangs.py:busy"
+    mark = tmp_path / "hangs.txt"
+    monkeypatch.setenv("HANG_MARK", str(mark))  # the worker inherits it when it starts
+    monkeypatch.setenv("PRUNECHECK_JOBS", "1")  # check's placements one by one, in one worker
+    spec = f"{BAD}/hangs.py:busy_counted"
     close_all()  # a fresh worker: the last test's stopped one would fail at once
-    load_policy(spec)  # the worker's start-up is not the policy's time
-    main([argv[0], "--help"])  # nor are the command's imports
-    capsys.readouterr()
     started = time.monotonic()
     status = main([a.format(spec=spec, tmp=tmp_path) for a in argv] + ["--policy-timeout", "1.5"])
     took = time.monotonic() - started
     err = capsys.readouterr().err
     close_all()
     assert status == 2 and "did not return within 1.5 s" in err
-    assert took < 2 * 1.5, took
+    assert mark.read_text(encoding="utf-8") == "hung\n"  # one hang; later calls failed at once
+    assert took < 30, took  # it ended
 
 
 # ------------------------------------------------------------ issue 8 items
@@ -313,14 +321,14 @@ def test_sweep_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
                     found.append(int(entry.name))
         return found
 
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # the sweep's start-up, stretched by a loaded machine
     while len(children()) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     workers = children()
     assert len(workers) >= 2
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # they die at once; a loaded machine may take a while
     while time.monotonic() < deadline and any(
         Path(f"/proc/{p}").exists()
         and "Z" not in Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]

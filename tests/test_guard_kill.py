@@ -8,6 +8,13 @@ never evicts, so every message that left the context was spilled.
 
 The check is not vacuous: the same child with ``--broken`` (a guard that
 commits a spilled unit only after the runtime removed it) loses units.
+
+A kill's moment is counted in the child's work (records in its journal),
+not in seconds: on a loaded machine the child does less in a second, and a
+kill after a fixed delay would land before the spills the test needs.  The
+``--broken`` child is killed inside its late-commit window (after it
+journaled a spilling removal, before it commits), which it holds open for
+a while, so even a slow parent lands there.
 """
 
 from __future__ import annotations
@@ -27,10 +34,41 @@ from prunecheck.guard import SpillStore
 CHILD = Path(__file__).with_name("guard_kill_child.py")
 
 
+def _spills(line: str) -> bool:
+    """Whether a journal line is a removal that spilled something."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return bool(record.get("op") == "remove" and record.get("spill"))
+
+
+def _wait_for_work(
+    child: subprocess.Popen[str], journal: Path, records: int, in_window: bool
+) -> None:
+    """Return once the child journaled ``records`` records (and, with
+    ``in_window``, its newest record is a spilling removal and it has not
+    written another one: the ``--broken`` child's late-commit window)."""
+    seen, tail = 0, ""
+    give_up = time.monotonic() + 120  # only a child that stopped working gets here
+    with journal.open(encoding="utf-8") as f:
+        while time.monotonic() < give_up and child.poll() is None:
+            chunk = f.read()
+            if not chunk:
+                time.sleep(0.001)
+                continue
+            *lines, tail = (tail + chunk).split("\n")
+            seen += len(lines)
+            if seen >= records and (not in_window or (not tail and lines and _spills(lines[-1]))):
+                return
+    raise AssertionError(f"the child journaled {seen} records and stopped (wanted {records})")
+
+
 def _kill_once(
-    folder: Path, seed: int, delay: float, broken: bool = False
+    folder: Path, seed: int, records: int, broken: bool = False
 ) -> tuple[set[str], int, int]:
-    """Run the child, SIGKILL it after ``delay`` s; return (lost ids, spilled
+    """Run the child, SIGKILL it once it journaled ``records`` records (the
+    ``--broken`` one: at its next late commit); return (lost ids, spilled
     messages seen in the journal, re-injections seen)."""
     db, journal = folder / "spill.db", folder / "journal.jsonl"
     args = [sys.executable, str(CHILD), str(db), str(journal), str(seed)]
@@ -42,10 +80,11 @@ def _kill_once(
     )
     try:
         assert child.stdout is not None and child.stdout.readline() == "ready\n"
-        time.sleep(delay)
+        _wait_for_work(child, journal, records, in_window=broken)
         child.send_signal(signal.SIGKILL)
     finally:
-        child.wait(timeout=30)
+        child.kill()  # a no-op after the kill above; ends the child if an assertion failed
+        child.wait(timeout=60)
     assert child.returncode == -signal.SIGKILL, child.stderr.read() if child.stderr else ""
     context: dict[str, str] = {}
     ever: dict[str, str] = {}
@@ -80,7 +119,8 @@ def _kill_once(
 def _kills(
     tmp_path: Path, count: int, seed: int, broken: bool = False, *, until_lost: bool = False
 ) -> tuple[int, int, int, int]:
-    """Kill ``count`` children (the ``seed``'s moments); with ``until_lost``,
+    """Kill ``count`` children (the ``seed``'s moments, 10 to 300 journal
+    records in, about 0.01 to 0.4 s of an idle core's work); with ``until_lost``,
     stop after the first kill that lost a unit.  Returns (kills that lost a
     unit, messages spilled, re-injections, kills made)."""
     rng = random.Random(seed)
@@ -88,7 +128,7 @@ def _kills(
     for i in range(count):
         folder = tmp_path / f"kill{i}"
         folder.mkdir()
-        lost, s, r = _kill_once(folder, rng.randrange(10**6), rng.uniform(0.01, 0.4), broken)
+        lost, s, r = _kill_once(folder, rng.randrange(10**6), rng.randint(10, 300), broken)
         lost_runs += bool(lost)
         spilled += s
         restores += r

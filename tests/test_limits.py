@@ -20,7 +20,9 @@ GROWS = f"{Path(__file__).resolve().parent / 'policies' / 'keeps_batch_call.py'}
 
 def test_the_growing_history_policy_gets_a_partial_verdict_not_a_hang() -> None:
     started = time.monotonic()
-    result = check_policy(GROWS, time_limit=1.0)
+    # seeds from 2: the suite's first scenario (load 0.2, seed 2) already shows a
+    # violation, and the first scenario always runs, however loaded the machine
+    result = check_policy(GROWS, time_limit=1.0, seeds=(2, 3))
     took = time.monotonic() - started
     assert took < 60  # a generous bound: the limit is 1 s, a scenario is capped
     assert result.timed_out
@@ -51,8 +53,15 @@ def test_search_and_explore_stop_at_the_time_limit(capsys: pytest.CaptureFixture
 
 
 def test_a_violation_found_before_the_limit_is_still_reported() -> None:
-    result = check_policy("lowest_salience", time_limit=0.5, placements=("after_append",))
+    # the first scenario (load 0.2, seed 2) shows the violation: found before
+    # the limit on any machine, which then stops the rest of the check
+    result = check_policy(
+        "lowest_salience", time_limit=0.5, seeds=(2, 3), placements=("after_append",)
+    )
+    assert result.timed_out
     assert result.verdict is Verdict.UNSAFE and result.reproduction is not None
+    assert result.scenarios[0].scenario.name == "load 0.2, seed 2"
+    assert result.scenarios[0].incidents  # the first scenario is where it was found
 
 
 def test_each_scenario_is_capped_and_says_so() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NoReturn
@@ -33,3 +34,12 @@ def memory(view: ContextView, need: int) -> NoReturn:
 
 def big_alloc(view: ContextView, need: int) -> list[bytearray]:
     return [bytearray(64 * 2**30)]
+
+
+def busy_counted(view: ContextView, need: int) -> NoReturn:
+    """``busy``, after adding a line to the file named by $HANG_MARK: a test
+    counts the calls that hung (each costs the policy timeout)."""
+    with open(os.environ["HANG_MARK"], "a", encoding="utf-8") as mark:
+        mark.write("hung\n")
+    while True:
+        pass
