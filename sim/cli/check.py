@@ -82,8 +82,9 @@ DIR/<placement>/.
 Every counterexample found is saved in the failure database (--failures DIR,
 default $PRUNECHECK_FAILURES or .prunecheck/failures; --no-failures: none) and
 replayed first the next time this policy is checked in this runtime: a fixed
-bug that comes back is caught in the first second.  A bad saved entry is
-reported and discarded.
+bug that comes back is caught at once; the search of its placement is not run
+(the table marks it "from the failure database"), the suite is, for its rows.
+A bad saved entry is reported and discarded.
 
 Each generated run draws its own shape (batches up to 8 calls, sessions up to
 12 turns, resumed histories of up to 16 turns, outputs larger than the budget,
@@ -211,7 +212,8 @@ def execute(args: argparse.Namespace) -> int:
                     sys.stdout.write(
                         f"\nreplayed first: the saved failure {found.get('path')} (found with "
                         f"policy source {found.get('policy_digest') or 'unknown'}) still fails; "
-                        "the suite and the search were not run for this placement.\n"
+                        "the search was not run for this placement (the suite was: its rows "
+                        "above are as the first time).\n"
                     )
                 sys.stdout.write(f"\nminimal reproduction{shown}:\n" + p.narrative)
     if failed:

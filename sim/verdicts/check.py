@@ -154,8 +154,9 @@ def check_policy(
         ``.prunecheck/failures``), False (none); None: ``$PRUNECHECK_FAILURES``
         if set, else none.  Saved failures of this policy in this runtime
         are replayed first: one that still fails decides its placement at
-        once (unsafe, its reproduction), without the suite or the search;
-        every new counterexample is saved.
+        once (unsafe, its reproduction) and replaces the search; the suite
+        still runs, so the table shows the same rows as when the failure was
+        found; every new counterexample is saved.
     jobs:
         Processes to check placements in, side by side (forked; each starts
         its own policy worker).  None: one a placement when the machine has
@@ -195,6 +196,7 @@ def check_policy(
     bar.start(len(wanted) * (suite.size() + (1 if max_examples > 0 else 0)))
     done: dict[CheckAt, CheckResult] = {}
     todo: list[CheckAt] = []
+    saved_by: dict[CheckAt, Trace] = {}  # placements a saved failure answers
     subject = _Subject(spec, loaded, runtime, timeout)
     try:
         for check_at in wanted:  # saved failures first: a bug that came back, at once
@@ -205,12 +207,13 @@ def check_policy(
                 run.error = f"replaying a saved failure: {exc.paragraph()}"
                 done[check_at] = run.result(None)
                 break
-            if saved is not None:
-                done[check_at] = run.from_saved(saved.trace, saved.violations)
-            else:
-                todo.append(check_at)
+            if saved is not None:  # unsafe at once; the suite still runs for its table
+                saved_by[check_at] = saved.trace
+            todo.append(check_at)
         if not any(r.verdict is Verdict.ERROR for r in done.values()):
-            one = _placement(subject, base, deadline, suite, seed, max_examples, max_events)
+            one = _placement(
+                subject, base, deadline, suite, seed, max_examples, max_events, saved_by
+            )
             # a policy given as an object may keep state in this process: one by one
             # (a runtime under test is checked one placement after the other: its
             # worker's failures are reported by the process that started it)
@@ -235,7 +238,8 @@ def check_policy(
             for check_at, result in zip(todo, results, strict=False):
                 done[check_at] = result
                 repro = result.reproduction
-                if db is not None and result.verdict is Verdict.UNSAFE and repro is not None:
+                unsafe = result.verdict is Verdict.UNSAFE and check_at not in saved_by
+                if db is not None and unsafe and repro is not None:  # a new one: saved
                     db.save(repro, spec)
     finally:
         bar.close()
@@ -252,13 +256,17 @@ def _placement(
     seed: int,
     max_examples: int,
     max_events: int,
+    saved_by: dict[CheckAt, Trace],
 ) -> Callable[..., CheckResult]:
-    """The check of one placement, as a task (in this process, or a forked one)."""
+    """The check of one placement, as a task (in this process, or a forked one).
+    A placement in ``saved_by`` runs the suite (its rows, the same as when
+    the failure was found) and takes the saved failure as its
+    reproduction instead of searching."""
 
     def one(check_at: CheckAt, progress: Progress | None = None) -> CheckResult:
         config = replace(base, check_at=check_at)
         run = _Check(subject, config, deadline, progress or Progress())
-        result = run.run(suite, seed, max_examples, max_events)
+        result = run.run(suite, seed, max_examples, max_events, saved_by.get(check_at))
         if progress is not None:
             return result
         return replace(result, policy_object=None, system_object=None)  # not sent back
@@ -328,16 +336,22 @@ class _Check:
             self.timed_out = True
         return self.timed_out
 
-    def from_saved(self, trace: Trace, violations: Sequence[str]) -> CheckResult:
-        """The verdict of a saved failure that still fails: unsafe, at once."""
-        self.totals.update(violations)
-        return self.result(trace)
-
-    def run(self, suite: Suite, seed: int, max_examples: int, max_events: int) -> CheckResult:
+    def run(
+        self,
+        suite: Suite,
+        seed: int,
+        max_examples: int,
+        max_events: int,
+        saved: Trace | None = None,
+    ) -> CheckResult:
+        """Run the suite, then the search (or, with a ``saved`` failure that
+        still fails, take it as the reproduction: no search)."""
         where = f"checks {self.config.check_at}"
+        if saved is not None:
+            self.saved_incidents(saved)
         for scenario in suite.scenarios(self.config.check_at):
             if self.out_of_time():
-                return self.result(self.repro_from_suite())
+                return self.result(saved or self.repro_from_suite())
             self.progress.step(f"{where}: {scenario.name}")
             result = run_scenario(
                 self.system, self.config, scenario, suite.horizon, max_events=max_events
@@ -366,6 +380,8 @@ class _Check:
             if error:
                 self.error = error
                 return self.result(None)
+        if saved is not None:
+            return self.result(saved)
         repro = None
         if max_examples > 0 and not self.out_of_time():
             from prunecheck.sim.drivers.search import search
@@ -392,6 +408,24 @@ class _Check:
                 repro = found.trace
                 self.totals.update(i.kind.value for i in found.incidents)
         return self.result(repro or self.repro_from_suite())
+
+    def saved_incidents(self, saved: Trace) -> None:
+        """Count a saved failure's incidents and coverage as the search's
+        were counted when it found it."""
+        state: Any = None
+        for step, now in replay(saved, self.system, record=False):
+            self.totals.update(i.kind.value for i in step.result.incidents)
+            state = now
+        if state is not None:
+            self.covered(
+                Coverage.from_counters(
+                    self.system.truth(state).counters,
+                    runs=1,
+                    events=len(saved.events),
+                    placements=(self.config.check_at,),
+                    proposals_observed=self.observed,
+                )
+            )
 
     def covered(self, more: Coverage) -> None:
         self.coverage = more if self.coverage is None else self.coverage.merge(more)

@@ -40,10 +40,12 @@ from prunecheck.sim.verdicts.suite import Scenario
 from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
 __all__ = [
+    "FROM_DATABASE",
     "CheckResult",
     "ScenarioResult",
     "Verdict",
     "combine",
+    "is_saved",
     "summary",
     "verdict_line",
     "words",
@@ -211,7 +213,20 @@ def _repro_text(result: CheckResult) -> str:
     expect = repro.meta.get("expect")
     named = expect.get("violations") if isinstance(expect, dict) else None
     kinds = ", ".join(k.replace("_", " ") for k in (named or result.violations))
-    return f"{_length(repro)}: {kinds}"
+    saved = f" {FROM_DATABASE}" if is_saved(result) else ""
+    return f"{_length(repro)}: {kinds}{saved}"
+
+
+#: How the table marks a placement a saved failure answered (its search not run).
+FROM_DATABASE = "(from the failure database)"
+
+
+def is_saved(result: CheckResult) -> bool:
+    """Whether ``result``'s reproduction is a saved failure replayed (the
+    failure database answered its placement; the search did not run)."""
+    repro = result.reproduction
+    found = repro.meta.get("found_by") if repro is not None else None
+    return isinstance(found, dict) and found.get("driver") == "failure database"
 
 
 def _length(repro: Trace) -> str:
@@ -310,7 +325,9 @@ def summary(result: CheckResult, *, verdict: bool = True) -> str:
             )
     else:
         for p in placements:
-            if p.search_examples:
+            if is_saved(p):
+                lines.append(f"adversarial search: not run, counterexample {FROM_DATABASE}")
+            elif p.search_examples:
                 found = (
                     "found"
                     if p.reproduction is not None
