@@ -62,9 +62,9 @@ def test_a_rerun_the_failure_database_answers_prints_the_first_runs_table(
     # the placement rows agree but for the search runs and the mark
     for was, now in zip(placements, placements_again, strict=True):
         assert was.split()[:3] == now.split()[:3]  # placement, scenarios, violations
-        assert now.split()[4:] == (was + (f" {FROM_DATABASE}" if "UNSAFE" in was else "")).split()[
-            4:
-        ]
+        assert (
+            now.split()[4:] == (was + (f" {FROM_DATABASE}" if "UNSAFE" in was else "")).split()[4:]
+        )
     assert _verdict(again) == _verdict(first)  # the same classes
     classes = first.split("incident classes met: ")[1].splitlines()[0]
     classes_again = again.split("incident classes met: ")[1].splitlines()[0]
