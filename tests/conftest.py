@@ -100,13 +100,28 @@ def safe_check(tmp_path_factory: pytest.TempPathFactory) -> CheckRun:
 
 
 @pytest.fixture(scope="session")
-def rows_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+def rows_drawn(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[Path], dict[str, list[str]]]:
     """The report of tests/report_rows.py's rows (``write_report``), drawn
-    once per worker for the page and browser tests: the folder and the files
-    written.  Read it only; a test that adds to it works on a copy."""
+    once per worker for the page, browser and figure tests: the folder, the
+    files written, and each plot's readability problems as it was saved
+    (tests/figure_facts.py).  Read it only; a test that adds to it works on
+    a copy."""
+    from figure_facts import recording
     from report_rows import data
 
     from prunecheck.sim.reports.writer import write_report  # not at import: tests watch imports
 
     out = tmp_path_factory.mktemp("rows-report")
-    return out, write_report(data(), out)
+    with recording() as problems:
+        files = write_report(data(), out)
+    return out, files, problems
+
+
+@pytest.fixture(scope="session")
+def rows_report(
+    rows_drawn: tuple[Path, list[Path], dict[str, list[str]]],
+) -> tuple[Path, list[Path]]:
+    """The folder and files of :func:`rows_drawn`."""
+    return rows_drawn[0], rows_drawn[1]

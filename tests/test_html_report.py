@@ -36,7 +36,9 @@ def test_the_page_links_every_plot_and_shows_the_verdicts(
     assert set(images) <= set(PLOTS) and "verdicts.png" in images
     assert all((tmp_path / name).is_file() for name in images)  # relative links that resolve
     assert 'id="verdict-chart"' in html
-    assert '<span class="violation">UNSAFE<br>median not reached<br>18 of 80</span>' in html
+    assert (
+        '<span class="violation">UNSAFE<br>median not reached<br>18 of 80 sessions</span>' in html
+    )
     assert "<th>session rate of any violation</th>" in html or "<table>" in html
     assert "Session rates and time to first violation, per policy and gate" in html
     assert "No reproduction bundle in this folder" in html

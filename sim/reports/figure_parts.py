@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from prunecheck.model.config import CheckAt
 from prunecheck.model.exposure import ANY_VIOLATION, ORPHAN_REJECTION
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
@@ -27,17 +28,25 @@ if TYPE_CHECKING:
 __all__ = [
     "CLASSES",
     "GATE_STYLE",
+    "INVOCATION_RATE",
+    "LABELS",
     "LINTHRESH",
     "LOAD_AXIS",
+    "LOAD_LABEL",
     "MARKERS",
     "PALETTE",
+    "PLACEMENT_STYLE",
     "SESSION_NOTE",
+    "SESSION_RATE",
+    "TIGHTNESS_LABEL",
     "TIGHT_CLASSES",
     "Point",
     "colors_for",
     "dodge",
     "gates_of",
     "invocation_point",
+    "level_ticks",
+    "panel_note",
     "policies_of",
     "series",
     "session_point",
@@ -55,6 +64,8 @@ CLASSES: dict[str, str] = {
     IncidentKind.TRUNCATED_PAYLOAD: "truncated payloads",
     IncidentKind.UNANSWERED_CALL: "unanswered calls",
 }
+#: Every class a figure names: the plotted ones and the costs.
+LABELS: dict[str, str] = {**CLASSES, IncidentKind.HARD_CEILING_OVERRUN: "hard-ceiling overruns"}
 #: The classes of the budget-tightness and runtime-knob plots, in order.
 TIGHT_CLASSES = (
     ANY_VIOLATION,
@@ -84,6 +95,18 @@ PALETTE = (
 )
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">")
 LINTHRESH = 10.0
+#: Axis labels: what is measured, and its unit in parentheses.
+SESSION_RATE = "rate (sessions per 1,000)"
+INVOCATION_RATE = "rate (invocations per 1,000)"
+LOAD_LABEL = "load level (0–1 scale, defined below)"
+TIGHTNESS_LABEL = "budget tightness (turn tokens / budget)"
+#: Where the budget check fires: its colour, line style and marker in every
+#: figure that compares placements (the gate is named by the panel).
+PLACEMENT_STYLE: dict[CheckAt, tuple[str, str, str]] = {
+    CheckAt.AFTER_APPEND: ("#332288", "-", "o"),
+    CheckAt.AFTER_BATCH: ("#117733", "--", "s"),
+    CheckAt.BEFORE_INVOKE: ("#cc6677", ":", "D"),
+}
 LOAD_AXIS = (
     "load level (0: 1 agent, a user message every 40 s, narrow batches; "
     "1: 4 agents, every 8 s, wide slow streamed batches)"
@@ -191,6 +214,33 @@ def upper_bound(total: int) -> float:
     1.32
     """
     return 1000.0 * (1.0 - 0.025 ** (1.0 / total)) if total else float("nan")
+
+
+def panel_note(ax: Axes, text: str, width: int = 70) -> None:
+    """``text`` under the panel ``ax``, below its x-axis label, each line
+    wrapped to about ``width`` characters: a note never covers data, and the
+    figure's layout makes room for it."""
+    import textwrap
+
+    lines = [textwrap.fill(line, width, subsequent_indent="  ") for line in text.split("\n")]
+    ax.annotate(
+        "\n".join(lines),
+        xy=(0.5, 0.0),
+        xycoords=ax.xaxis.label,
+        xytext=(0, -4),
+        textcoords="offset points",
+        ha="center",
+        va="top",
+        multialignment="left",
+        fontsize=8.5,
+        color="#333333",
+    )
+
+
+def level_ticks(ax: Axes, xs: Sequence[float]) -> None:
+    """An x tick at each load level (or tightness) drawn, and no others."""
+    ax.set_xticks(list(xs), [f"{x:g}" for x in xs])
+    ax.minorticks_off()
 
 
 def dodge(i: int, n: int, span: float) -> float:

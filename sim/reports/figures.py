@@ -5,14 +5,17 @@ Each function draws one figure from a sweep's rows into a PNG (inside the
 report's matplotlib style, :func:`prunecheck.sim.reports.plotting.report_style`).
 Every number drawn is computed from the rows; nothing is hard-coded.  A
 panel is drawn only where something was seen: a gate × class with no
-incident in any session becomes one line of the figure's note, with its
+incident in any session becomes one line of the figure's title, with its
 bound pooled over every policy and x (the per-point grey bars of a drawn
-panel are bounds of one point's sessions alone, and their legend says so).
+panel are bounds of one point's sessions alone, and their legend says so);
+the policies that saw none in a drawn panel are named under it, never over
+its data.  Axis labels name their units (:mod:`.figure_parts`).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,12 +25,15 @@ from prunecheck.model.gates import Gate
 from prunecheck.sim.drivers.workload import SESSION_TURNS
 from prunecheck.sim.reports.data import group
 from prunecheck.sim.reports.figure_parts import (
-    CLASSES,
+    LABELS,
     MARKERS,
     SESSION_NOTE,
+    SESSION_RATE,
     colors_for,
     dodge,
     gates_of,
+    level_ticks,
+    panel_note,
     policies_of,
     series,
     session_point,
@@ -35,7 +41,7 @@ from prunecheck.sim.reports.figure_parts import (
     upper_bound,
     zero_bounds,
 )
-from prunecheck.sim.reports.plotting import legend_line, pyplot, save, title
+from prunecheck.sim.reports.plotting import MAX_WIDTH, legend_line, pyplot, save, title
 from prunecheck.sim.stats.sessions import SessionRecord, observations
 from prunecheck.sim.stats.survival import kaplan_meier
 from prunecheck.sim.sweeps.runs import Row
@@ -43,11 +49,12 @@ from prunecheck.sim.sweeps.runs import Row
 __all__ = ["quiet_note", "rate_grid", "survival"]
 
 _NOTE_BOX = {"facecolor": "white", "edgecolor": "#bbbbbb", "pad": 2}
+_PANEL_WIDTH = (MAX_WIDTH - 0.4) / 3  # three panels to a row
 _STYLES = ("-", "--", "-.", ":")
 
 
 def _label(kind: str) -> str:
-    return CLASSES.get(kind, kind.replace("_", " "))
+    return LABELS.get(kind, kind.replace("_", " "))
 
 
 def _hits(sessions: Sequence[SessionRecord], kind: str) -> int:
@@ -95,6 +102,34 @@ def _quiet_notes(
     return notes
 
 
+_NOTE_WIDTH = 62  # characters of a note under a panel of a rate grid
+
+
+def _never(
+    grouped: dict[tuple[str, Gate, float], list[SessionRecord]],
+    policies: Sequence[str],
+    gate: Gate,
+    xs: Sequence[float],
+    kind: str,
+) -> list[tuple[str, int]]:
+    """The policies that saw no ``kind`` at any point under ``gate``, with
+    their sessions pooled over the points."""
+    never = []
+    for policy in policies:
+        sessions = [s for x in xs for s in grouped.get((policy, gate, x), [])]
+        if sessions and not _hits(sessions, kind):
+            never.append((policy, len(sessions)))
+    return never
+
+
+def _note_lines(never: Sequence[tuple[str, int]]) -> int:
+    """About how many lines the note under a panel takes."""
+    if not never:
+        return 0
+    chars = 70 + sum(len(p) + 24 for p, _ in never)
+    return 1 + chars // _NOTE_WIDTH
+
+
 def _grid(n: int) -> tuple[int, int]:
     cols = min(3, max(1, n))
     return math.ceil(max(1, n) / cols), cols
@@ -113,7 +148,9 @@ def rate_grid(
 ) -> None:
     """A panel per gate × incident class that saw at least one incident, a
     line per policy: sessions per 1,000 with at least one incident of the
-    class.  Gate × class pairs with none are listed in the title's note."""
+    class.  Gate × class pairs with none are listed in the title; the
+    policies that saw none in a panel, in the note under it.  A free place of
+    the grid holds the legend, else it sits under the panels."""
     policies, gates = policies_of(rows), gates_of(rows)
     colors = colors_for(policies)
     grouped = group(rows, lambda r: (r.spec.policy, r.spec.config.gate, x_of(r)))
@@ -121,24 +158,29 @@ def rate_grid(
     xs = sorted({x_of(r) for r in rows})
     shown = [(g, k) for g in gates for k in classes if _hits(by_gate.get(g, []), k)]
     notes = _quiet_notes(gates, classes, shown, by_gate)
+    nevers = {panel: _never(grouped, policies, gate, xs, kind) for panel, (gate, kind) in
+              enumerate(shown)}  # fmt: skip
     n_rows, n_cols = _grid(len(shown))
+    note_lines = [
+        max((_note_lines(nevers.get(r * n_cols + c, [])) for c in range(n_cols)), default=0)
+        for r in range(n_rows)
+    ]
     fig, axes = pyplot().subplots(
         n_rows,
         n_cols,
-        figsize=(4.6 * n_cols + 0.6, 3.1 * n_rows + 2.4),
+        figsize=(_PANEL_WIDTH * n_cols + 0.4, sum(3.2 + 0.16 * n for n in note_lines) + 2.6),
         sharex=True,
         sharey=True,
         squeeze=False,
         layout="constrained",
     )
     flat = [ax for line in axes for ax in line]
-    for ax in flat[len(shown) :]:
+    for ax in flat[len(shown) + 1 :]:
         ax.remove()
     span = (xs[-1] - xs[0]) or 1.0
     point_sizes: list[int] = []
     for panel, (ax, (gate, kind)) in enumerate(zip(flat, shown, strict=False)):
         bounds: dict[float, float] = {}
-        never: list[tuple[str, int]] = []
         for i, policy in enumerate(policies):
             points = []
             for x in xs:
@@ -155,35 +197,27 @@ def rate_grid(
                 if point.total and not point.count:
                     bounds[x] = max(bounds.get(x, 0.0), point.high)
                     point_sizes.append(point.total)
-            total = sum(p.total for _, p in points)
-            if total and not any(p.count for _, p in points):
-                never.append((policy, total))
             series(ax, points, colors[policy], marker=MARKERS[i % len(MARKERS)], zero_bars=False)
         zero_bounds(ax, bounds)
         if panel == 0:
             symlog(ax)  # shared by every panel
-        if never:
-            ax.text(
-                0.98,
-                0.07,
-                "none at any point, pooled over the points:\n"
-                + "\n".join(f"{p}: 0 of {n:,}, below {upper_bound(n):.1f}" for p, n in never),
-                transform=ax.transAxes,
-                ha="right",
-                va="bottom",
-                fontsize=7.5,
-                color="#333333",
-                bbox=_NOTE_BOX,
-            )
         if logx:
             ax.set_xscale("log")
-            ax.set_xticks(xs, [f"{x:g}" for x in xs])
-            ax.minorticks_off()
+        level_ticks(ax, xs)
         ax.grid(True, which="major", alpha=0.3)
         ax.set_title(f"{_label(kind)} · gate {gate.value}", fontsize=11, fontweight="bold")
-        ax.set_ylabel("sessions per 1,000")
+        ax.set_ylabel(SESSION_RATE)
         ax.set_xlabel(xlabel)
         ax.tick_params(labelbottom=True, labelleft=True)
+        if nevers[panel]:
+            panel_note(
+                ax,
+                "none at any point (pooled; 95% upper bound per 1,000):\n"
+                + "; ".join(
+                    f"{p} 0 of {n:,}, below {upper_bound(n):.1f}" for p, n in nevers[panel]
+                ),
+                _NOTE_WIDTH,
+            )
     handles = [
         legend_line(color=colors[p], marker=MARKERS[i % len(MARKERS)], label=p)
         for i, p in enumerate(policies)
@@ -200,15 +234,29 @@ def rate_grid(
                 f"that one point\n({size} sessions), not pooled",
             )
         )
-    fig.legend(
-        handles=handles,
-        loc="outside lower center",
-        ncol=min(len(handles), 5),
-        frameon=False,
-        title=explain or None,
-        fontsize=10,
-        title_fontsize=10,
-    )
+    free = flat[len(shown) :]
+    if not shown:  # nothing to draw: the title says so
+        free[0].remove()
+    elif free:  # the first free place of the grid holds the legend
+        free[0].set_axis_off()
+        free[0].legend(
+            handles=handles,
+            loc="center",
+            frameon=False,
+            title=textwrap.fill(explain, 40) if explain else None,
+            fontsize=10,
+            title_fontsize=10,
+        )
+    else:
+        fig.legend(
+            handles=handles,
+            loc="outside lower center",
+            ncol=min(len(handles), 5),
+            frameon=False,
+            title=explain or None,
+            fontsize=10,
+            title_fontsize=10,
+        )
     if not shown:
         notes.insert(0, "no incident of any plotted class in any session")
     title(fig, heading + ("\n" + "\n".join(notes) if notes else ""), 10)
@@ -233,7 +281,7 @@ def survival(rows: Sequence[Row], path: Path) -> None:
     fig, axes = pyplot().subplots(
         len(drawn),
         2,
-        figsize=(14.0, 4.4 * len(drawn) + 1.8),
+        figsize=(MAX_WIDTH, 4.4 * len(drawn) + 1.8),
         sharey=True,
         squeeze=False,
         layout="constrained",
@@ -242,8 +290,8 @@ def survival(rows: Sequence[Row], path: Path) -> None:
         limit = _turn_limit(by_gate[gate])
         for col, (axis, label) in enumerate(
             (
-                ("turns", "user messages the session had received"),
-                ("time", "simulated seconds since the session began"),
+                ("turns", "user turns (messages the session had received)"),
+                ("time", "time since the session began (simulated s)"),
             )
         ):
             ax = axes[row_i][col]
@@ -284,7 +332,7 @@ def survival(rows: Sequence[Row], path: Path) -> None:
             against = "user turns" if axis == "turns" else "simulated time"
             ax.set_title(f"gate {gate.value}, against {against}", fontsize=11, fontweight="bold")
             if col == 0:
-                ax.set_ylabel("share of sessions with no violation yet")
+                ax.set_ylabel("sessions with no violation yet (share, 0–1)")
     handles = [
         legend_line(color=colors[p], linestyle=_STYLES[i % 4], linewidth=2, label=p)
         for i, p in enumerate(policies)

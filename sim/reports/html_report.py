@@ -32,13 +32,13 @@ CAPTIONS = {
     "verdicts.png": "Verdicts at a glance: policy × gate × where the budget check fires.",
     "survival.png": "Time to the first violation (Kaplan–Meier), for the gates that saw one.",
     "failure-vs-load.png": "Sessions per 1,000 with an incident, against load: a panel per "
-    "gate × class that saw one; the others are in the figure's note.",
+    "gate × class that saw one; the others are named in the figure's title.",
     "failure-vs-tightness.png": "The same against budget tightness, at one load level.",
     "failures-by-gate.png": "What no gate costs: broken and aborted sessions per 1,000 sessions.",
     "cost-of-safety.png": "What the gates cost: overruns, spills and re-injections per 1,000 "
     "model invocations.",
-    "runtime-knobs.png": "Runtime knobs: when the check fires and what a retry does; each "
-    "panel says which configurations differ.",
+    "runtime-knobs.png": "Runtime knobs: when the check fires and what a retry does; the "
+    "note under each panel says which configurations differ.",
 }
 
 

@@ -15,10 +15,29 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["STYLE", "legend_line", "pyplot", "report_style", "save", "title"]
+__all__ = [
+    "DPI",
+    "MAX_WIDTH",
+    "MIN_FONT",
+    "STYLE",
+    "legend_line",
+    "pyplot",
+    "report_style",
+    "save",
+    "title",
+    "write_png",
+]
 
 #: The report's rcParams, in force only inside :func:`report_style`.
 STYLE: dict[str, Any] = {"svg.hashsalt": "prunecheck", "font.size": 9, "axes.titlesize": 9}
+#: Pixels per inch of the PNGs.
+DPI = 90
+#: The widest figure, in inches: 1,224 px at :data:`DPI`, so that the report's
+#: page shows every plot at its full size in a window 1,280 px wide (the
+#: page's content is then 1,232 px wide), where no text is below 10 px.
+MAX_WIDTH = 13.6
+#: The smallest text of a figure, in points (10 px at :data:`DPI`).
+MIN_FONT = 8.0
 
 
 def pyplot() -> ModuleType:
@@ -44,9 +63,15 @@ def legend_line(**style: Any) -> Any:
     return Line2D([], [], **style)
 
 
+def write_png(fig: Any, path: Path) -> None:
+    """Write ``fig`` as a PNG with no software version or date: the same
+    figure drawn by the same matplotlib gives the same bytes."""
+    fig.savefig(path, dpi=DPI, metadata={"Software": None})
+
+
 def save(fig: Any, path: Path) -> None:
-    """Write ``fig`` as a PNG with no software version or date, and close it."""
-    fig.savefig(path, dpi=90, metadata={"Software": None})
+    """:func:`write_png`, then close ``fig``."""
+    write_png(fig, path)
     pyplot().close(fig)
 
 

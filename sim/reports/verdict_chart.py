@@ -21,7 +21,7 @@ from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.model.gates import Gate
 from prunecheck.sim.reports.data import ReportData, group
 from prunecheck.sim.reports.figure_parts import policies_of, upper_bound
-from prunecheck.sim.reports.plotting import legend_line, pyplot, save, title
+from prunecheck.sim.reports.plotting import MAX_WIDTH, legend_line, pyplot, save, title
 from prunecheck.sim.stats.sessions import SessionRecord, observations
 from prunecheck.sim.stats.survival import kaplan_meier
 from prunecheck.sim.sweeps.runs import Row
@@ -68,14 +68,15 @@ class Cell:
             return "not run"
         if self.verdict is Verdict.SAFE:
             return (
-                f"safe\n0 of {self.sessions:,}\n(below {upper_bound(self.sessions):.1f} per 1,000)"
+                f"safe\n0 of {self.sessions:,} sessions\n"
+                f"below {upper_bound(self.sessions):.1f} per 1,000"
             )
         median = (
             f"median {self.median_turns:g} turns"
             if self.median_turns is not None
             else "median not reached"
         )
-        return f"UNSAFE\n{median}\n{self.broken:,} of {self.sessions:,}"
+        return f"UNSAFE\n{median}\n{self.broken:,} of {self.sessions:,} sessions"
 
 
 def _columns(rows: Sequence[Row]) -> list[tuple[Gate, CheckAt]]:
@@ -126,7 +127,7 @@ def draw_verdicts(data: ReportData, path: Path) -> list[list[Cell]]:
         return cells
     n_rows, n_cols = len(cells), len(cells[0])
     fig, ax = pyplot().subplots(
-        figsize=(1.9 * n_cols + 2.6, 0.78 * n_rows + 2.6), layout="constrained"
+        figsize=(min(MAX_WIDTH, 1.45 * n_cols + 2.0), 0.72 * n_rows + 2.4), layout="constrained"
     )
     for i, line in enumerate(cells):
         for j, cell in enumerate(line):
@@ -169,7 +170,8 @@ def draw_verdicts(data: ReportData, path: Path) -> list[list[Cell]]:
         fig,
         "Verdicts at a glance: is the policy safe under this gate when the budget check fires "
         "here?\nUNSAFE: a session saw a violation; the median counts user turns to the first "
-        "one (Kaplan–Meier).\nsafe: none in that many sessions (95% upper bound per 1,000). "
+        "one (Kaplan–Meier).\nsafe: no violation in that many sessions; below: the 95% upper "
+        "bound of the rate (sessions per 1,000). "
         "Every load level pooled; retry re-runs the batch",
     )
     save(fig, path)

@@ -23,7 +23,14 @@ from pathlib import Path
 
 from prunecheck.sim.reports.cost_figures import costs, failures, knobs
 from prunecheck.sim.reports.data import ReportData
-from prunecheck.sim.reports.figure_parts import CLASSES, LOAD_AXIS, SESSION_NOTE, TIGHT_CLASSES
+from prunecheck.sim.reports.figure_parts import (
+    CLASSES,
+    LOAD_AXIS,
+    LOAD_LABEL,
+    SESSION_NOTE,
+    TIGHT_CLASSES,
+    TIGHTNESS_LABEL,
+)
 from prunecheck.sim.reports.figures import rate_grid, survival
 from prunecheck.sim.reports.html_report import write_index
 from prunecheck.sim.reports.plotting import report_style
@@ -58,10 +65,11 @@ def _plots(data: ReportData, out: Path) -> list[Path]:
             data.main,
             tuple(CLASSES),
             lambda r: r.spec.level,
-            "load level",
-            "Failure rate against load: sessions per 1,000 with at least one incident of "
-            "the class (exact 95% intervals; checks after every append; y linear to 10, "
-            f"log above);\n{SESSION_NOTE}",
+            LOAD_LABEL,
+            "Failure rate against load, policy by policy (a line each), a panel per gate × "
+            "incident class\nsessions per 1,000 with at least one incident of the class (exact "
+            "95% intervals; checks after every append; y linear to 10, log above)\n"
+            f"{SESSION_NOTE}",
             files["failure-vs-load.png"],
             explain=LOAD_AXIS,
         )
@@ -76,10 +84,12 @@ def _plots(data: ReportData, out: Path) -> list[Path]:
             data.tightness,
             TIGHT_CLASSES,
             lambda r: r.spec.load.tightness,
-            "tightness (turn tokens / budget)",
-            f"Failure rate against budget tightness at load level {data.tight_level:g}: "
-            "sessions per 1,000 with at least one incident\n(exact 95% intervals; checks "
-            f"after every append); {SESSION_NOTE}",
+            TIGHTNESS_LABEL,
+            "Failure rate against budget tightness at load level "
+            f"{data.tight_level:g}, policy by policy (a line each), a panel per gate × "
+            "incident class\nsessions per 1,000 with at least one incident of the class (exact "
+            "95% intervals; checks after every append; y linear to 10, log above)\n"
+            f"{SESSION_NOTE}",
             files["failure-vs-tightness.png"],
             logx=True,
             explain="tightness: a typical turn's tokens against the working budget",
