@@ -10,8 +10,14 @@ as its id only (messages are immutable: the same object is the same
 message), so a call costs about the messages that changed, not the context.
 A question asked before — the same messages, pending calls, budget, usage,
 time, turn and need — is answered from the worker's memo of its answers
-without a round trip (a policy is a deterministic function of its view; a
-search replays the same prefixes many times over).  So whatever a policy
+without a round trip (a search replays the same prefixes many times over),
+but only while the policy is proven a pure function of its view: its worker
+snapshots what the policy can keep state in after every call
+(:mod:`.cage_state`) and says when it moved, and the first
+``VERIFY_HITS`` answers from memory are asked again and compared.  A
+policy that keeps state (a counter, its own random draws, a cache) or
+answers one question two ways has its memo off for good from that call on,
+so it is asked exactly as its runtime would ask it.  So whatever a policy
 does —
 
 - exit (``sys.exit``, ``os._exit``), raise any ``BaseException``, crash,
@@ -60,7 +66,9 @@ from prunecheck.sim.support.environment import memory_limit_mb
 
 __all__ = [
     "LOAD_TIMEOUT",
+    "MAX_WORKERS",
     "MEMO_SIZE",
+    "VERIFY_HITS",
     "CagedPolicy",
     "Dead",
     "Worker",
@@ -74,8 +82,13 @@ __all__ = [
 
 #: Seconds a policy's module may take to import in its worker.
 LOAD_TIMEOUT = 60.0
+#: Policy workers one process keeps (the one used longest ago is closed).
+MAX_WORKERS = 8
 #: Answers a worker's memo holds (the oldest go first).
 MEMO_SIZE = 8192
+#: Answers from memory a worker is asked again for, and compared with (a
+#: policy answering one question two ways has its memo off from then on).
+VERIFY_HITS = 32
 #: Largest answer (bytes) a worker may send; a bigger one is the policy's error.
 _MAX_ANSWER = 64 * 2**20
 _HEADER = struct.Struct(">I")
@@ -137,6 +150,33 @@ class Worker:
     sent: dict[str, Message] = field(default_factory=dict)
     #: Its answers by question (see :func:`_question`), at most ``MEMO_SIZE``.
     answers: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+    #: Whether the policy kept state or answered one question two ways: no memo.
+    stateful: bool = False
+    #: Answers from memory asked again and compared so far (``VERIFY_HITS``).
+    verified: int = 0
+
+    def recall(self, question: tuple[Any, ...]) -> tuple[dict[str, Any] | None, bool]:
+        """The remembered answer to ``question`` (None: none, or no memo for
+        this worker) and whether it must be asked again to compare."""
+        if self.stateful or self.failure is not None:
+            return None, False
+        found = self.answers.get(question)
+        if found is None or self.verified >= VERIFY_HITS:
+            return found, False
+        self.verified += 1
+        return found, True
+
+    def learn(
+        self, question: tuple[Any, ...], answer: dict[str, Any], before: dict[str, Any] | None
+    ) -> None:
+        """Take in the worker's ``answer`` to ``question`` (``before``: the
+        remembered one it is compared with): keep it, or turn the memo off
+        for good if the policy is stateful or answered two ways."""
+        if answer.get("stateful") or (before is not None and before != answer):
+            self.stateful = True
+            self.answers.clear()
+        elif "raised" not in answer and not self.stateful:
+            self.remember(question, answer)
 
     def remember(self, question: tuple[Any, ...], answer: dict[str, Any]) -> None:
         """Keep ``answer`` to ``question`` (forgetting the oldest beyond
@@ -212,6 +252,18 @@ class Worker:
             extra = " (out of memory, or killed)" if sig == "SIGKILL" else ""
             return f"its process was killed by {sig}{extra}"
         return f"its process exited with status {code} (os._exit, or a crash)"
+
+    def retire(self, subject: str) -> None:
+        """Close it for good because its file changed and was loaded anew:
+        a caller still holding it gets that error, not a dead pipe."""
+        with self.lock:
+            if self.failure is None:
+                self.failure = PolicyError(
+                    subject,
+                    "its file changed and was loaded again; this older load is closed.",
+                    "load the spec again to use the new content.",
+                )
+            self.close()
 
     def stop(self) -> None:
         self._kill_group()
@@ -297,16 +349,46 @@ def _start(spec: str, kind: str = "policy") -> Worker:
 
 def worker_for(spec: str, kind: str = "policy", *, fresh: bool = False) -> Worker:
     """This process's worker for ``spec`` (started on first use; with
-    ``fresh``, started again if it failed for good: a new command loads anew)."""
+    ``fresh``, started again if it failed for good: a new command loads anew).
+
+    Workers do not pile up: starting one for a policy file that changed
+    closes the worker of its old content, and beyond ``MAX_WORKERS`` policy
+    workers the one used longest ago is closed (it starts again if its
+    policy is asked again)."""
     key = _key(spec, kind)
     with _REGISTRY_LOCK:
-        found = _WORKERS.get(key)
+        found = _WORKERS.pop(key, None)
         if found is not None and fresh and found.failure is not None:
-            _WORKERS.pop(key).stop()
+            found.stop()
             found = None
         if found is None:
-            found = _WORKERS[key] = _start(spec, kind)
+            _retire_others(key)
+            found = _start(spec, kind)
+        _WORKERS[key] = found  # the most recently used last
         return found
+
+
+def _retire_others(key: tuple[int, str]) -> None:
+    """Close the workers a new one for ``key`` replaces: the same spec's
+    worker of an older content, and the least recently used policy workers
+    beyond ``MAX_WORKERS`` (a runtime's worker holds its instances: it is
+    closed only when its file changed)."""
+    pid, name = key
+    kind, spec, _digest = name.split("\0")
+    for other in list(_WORKERS):
+        other_kind, other_spec, _ = other[1].split("\0")
+        if other[0] == pid and (other_kind, other_spec) == (kind, spec):
+            _WORKERS.pop(other).retire(f"{kind} {spec!r}")
+    if kind != "policy":
+        return
+    mine = [k for k in _WORKERS if k[0] == pid and k[1].startswith("policy\0")]
+    for other in mine[: max(0, len(mine) - MAX_WORKERS + 1)]:
+        worker = _WORKERS[other]
+        if worker.lock.acquire(blocking=False):  # never one in the middle of a call
+            try:
+                _WORKERS.pop(other).close()
+            finally:
+                worker.lock.release()
 
 
 def _worker(spec: str) -> Worker:
@@ -316,9 +398,37 @@ def _worker(spec: str) -> Worker:
 def _key(spec: str, kind: str) -> tuple[int, str]:
     """A worker's registry key: this process, the spec and its source's digest
     (a policy file changed since it was loaded gets a new worker)."""
-    from prunecheck.sim.adapters.digest import policy_digest
+    return (os.getpid(), f"{kind}\0{spec}\0{_digest(spec)}")
 
-    return (os.getpid(), f"{kind}\0{spec}\0{policy_digest(spec)}")
+
+#: Per spec: its source file, that file's (mtime, size, inode) and digest.
+_DIGESTS: dict[str, tuple[Any, tuple[int, int, int] | None, str]] = {}
+
+
+def _digest(spec: str) -> str:
+    """:func:`~.digest.policy_digest` of ``spec``, read again only when its
+    file's modification time, size or inode changed (it is asked every call),
+    or when it was modified in the last two seconds (a clock tick may hold
+    two edits: git's "racy" rule)."""
+    from prunecheck.sim.adapters.digest import policy_digest, source_of
+
+    known = _DIGESTS.get(spec)
+    path = known[0] if known is not None else source_of(spec)
+    try:
+        st = os.stat(path) if path is not None else None
+        stamp = None if st is None else (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        stamp = None
+    if (
+        known is not None
+        and stamp is not None
+        and known[1] == stamp
+        and time.time_ns() - stamp[0] > 2_000_000_000
+    ):
+        return known[2]
+    digest = policy_digest(spec)
+    _DIGESTS[spec] = (path, stamp, digest)
+    return digest
 
 
 def _found(spec: str, kind: str = "policy") -> Worker | None:
@@ -385,11 +495,12 @@ class CagedPolicy:
         worker = _worker(self.spec)
         question = _question(view, need)
         with worker.lock:
-            answer = worker.answers.get(question) if worker.failure is None else None
-            if answer is None:
+            answer, again = worker.recall(question)
+            if answer is None or again:
+                before = answer
                 answer = self._ask(worker, view, need)
-                if answer is not None and "raised" not in answer:
-                    worker.remember(question, answer)
+                if answer is not None:
+                    worker.learn(question, answer, before)
         if answer is None:  # one raise site: a search sees the same failure every time
             failure = worker.failure
             assert failure is not None

@@ -15,7 +15,8 @@ nothing a policy returns can run code in the parent when it is read.
 - call ``(messages, pending_calls, budget, used, now, turn, need)``, where a
   message the worker received in the previous call comes as its id only →
   ``{"evict": [...], "clear": [...], "summarize": [[ids, tokens, text], ...]}``
-  or ``{"error": ...}``.
+  or ``{"error": ...}``; with ``"stateful": true`` once the policy's state
+  moved during a call (:mod:`.cage_state`): the parent's memo is then off.
 
 Whatever the policy raises — any ``BaseException``, ``SystemExit`` and
 ``KeyboardInterrupt`` included — is answered as an error; the worker stays
@@ -108,6 +109,7 @@ def _serve(req: int, resp: int) -> int:
     from prunecheck.model.policies import ContextView
     from prunecheck.sim.adapters.loader import load_local
 
+    already = set(sys.modules)
     try:
         policy = load_local(spec)
     except PolicyError as exc:
@@ -123,6 +125,9 @@ def _serve(req: int, resp: int) -> int:
     except BaseException as exc:
         _write(resp, _raised(exc, f"reading the name of the policy of {spec!r}"))
         return 0
+    from prunecheck.sim.adapters.cage_state import StateProbe, user_modules
+
+    probe: StateProbe | None = StateProbe(policy, user_modules(already))
     _write(resp, {"name": name, "format": value if isinstance(value, str) else None})
     _limit_memory(memory)
     anything = _Anything()
@@ -168,6 +173,10 @@ def _serve(req: int, resp: int) -> int:
             answer = {"raised": {"rule": exc.rule, "hint": exc.hint}}
         except BaseException as exc:
             answer = _raised(exc, f"select(view, need={need})")
+        if probe is not None and probe.changed():
+            probe = None  # stateful for good: the parent asks every question from now on
+        if probe is None:
+            answer["stateful"] = True
         try:
             _write(resp, answer)
         except MemoryError:

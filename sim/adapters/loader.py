@@ -27,8 +27,9 @@ per-call time limit.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, cast
 
+from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.model_system import ModelSystem, reads_times
 from prunecheck.model.observed import parse_observed
@@ -36,6 +37,7 @@ from prunecheck.model.policies import Policy, as_policy, builtin_policy
 from prunecheck.model.system import System
 from prunecheck.sim.adapters.cage import caged
 from prunecheck.sim.adapters.frameworks import framework_policy
+from prunecheck.sim.adapters.in_process import InProcessPolicy, InProcessRuntime, quiet
 from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.policy_spec import PolicySpec, SpecKind, parse_spec
 from prunecheck.sim.adapters.runtime_cage import caged_runtime
@@ -44,6 +46,7 @@ from prunecheck.sim.adapters.user_code import find_object
 from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
 from prunecheck.sim.runtimes.judged import JudgedSystem, factory_from
 from prunecheck.sim.runtimes.model_runtime import ModelRuntime
+from prunecheck.sim.runtimes.stimuli import RuntimeUnderTest
 from prunecheck.sim.support.environment import cage_enabled
 
 __all__ = [
@@ -116,8 +119,11 @@ def load_policy(spec: str) -> Policy:
     parsed = parse_spec(spec)
     if parsed.kind.is_runtime:
         raise _runtime_spec(spec)
-    if parsed.kind in (SpecKind.BUILTIN, SpecKind.OBSERVED) or not cage_enabled():
+    if parsed.kind in (SpecKind.BUILTIN, SpecKind.OBSERVED):
         return load_local(spec)
+    if not cage_enabled():  # in-process, for a debugger: its prints still go to stderr
+        with quiet():
+            return InProcessPolicy(load_local(spec))
     return caged(spec, DEFAULT_TIMEOUT)
 
 
@@ -262,7 +268,18 @@ def load_runtime(spec: str | PolicySpec, timeout: float | None = None) -> Judged
     if cage_enabled():  # the user's runtime runs in its own worker, like a policy
         caged_one = caged_runtime(text, DEFAULT_TIMEOUT)
         return caged_one if timeout is None or timeout <= 0 else caged_one.with_timeout(timeout)
-    obj = find_object(
-        parsed.where, parsed.attr, f"runtime spec {text!r}", import_subject=f"policy spec {text!r}"
-    )
-    return JudgedSystem(text, factory_from(obj, text))
+    with quiet():
+        obj = find_object(
+            parsed.where,
+            parsed.attr,
+            f"runtime spec {text!r}",
+            import_subject=f"policy spec {text!r}",
+        )
+    make = factory_from(obj, text)
+
+    def quietly(config: RuntimeConfig) -> RuntimeUnderTest:
+        with quiet():
+            runtime = make(config)
+        return cast(RuntimeUnderTest, InProcessRuntime(runtime))
+
+    return JudgedSystem(text, quietly)

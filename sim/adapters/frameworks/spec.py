@@ -74,6 +74,12 @@ def parse_settings(cls: type[T], adapter: str, text: str | Mapping[str, object])
                 f"{key!r} is not a setting of {adapter}.",
                 f"settings of {adapter}: {', '.join(fields) or '(none)'}.",
             )
+        if key in values:
+            raise PolicyError(
+                subject,
+                f"{key} is given twice; a setting takes one value.",
+                f"keep one {key}=...; settings of {adapter}: {', '.join(fields)}.",
+            )
         values[key] = _value(subject, fields[key], hints[key], raw)
     try:
         return cls(**values)
