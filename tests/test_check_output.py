@@ -4,6 +4,7 @@ the first run, marking the placements it answered."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,27 @@ def test_a_rerun_the_failure_database_answers_prints_the_first_runs_table(
     assert [c.split(" ", 1)[1] for c in classes.split(", ")] == [
         c.split(" ", 1)[1] for c in classes_again.split(", ")
     ]
+
+
+def test_json_details_and_the_verdict_line_come_from_one_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They disagreed: details.incidents held classes the line does not name
+    (costs and outcomes: hard_ceiling_overrun, session_abort), with nothing to
+    tell them apart.  Now details is the record the line is rendered from."""
+    monkeypatch.chdir(tmp_path)
+    policy = f"{POLICIES / 'keeps_batch_call.py'}:select"
+    argv = ["check", policy, "--levels", "0.6", "--seeds", "1", "--slow-levels", "none"]
+    argv += ["--max-examples", "0", "--check-at", "after_append", "--no-failures"]
+    assert main([*argv, "--json"]) == 1
+    out, err = capsys.readouterr()
+    details = json.loads(out)["details"]
+    line = _verdict(err)
+    assert main(argv) == 1
+    assert _verdict(capsys.readouterr().out) == line == details["verdict_line"]
+    named = line.removeprefix("verdict: UNSAFE — ").split(";")[0].split(", ")
+    assert named == [k.replace("_", " ") for k in details["violations"]]
+    assert details["costs"], "the case needs classes the line does not name"
+    assert not set(details["costs"]) & set(details["violations"])
+    assert details["incidents"] == {**details["violations"], **details["costs"]}
+    assert details["unsafe_at"] == ["after_append"] and details["safe_at"] == []

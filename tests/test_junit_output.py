@@ -102,3 +102,19 @@ def test_regress_junit_fails_the_classes_that_regressed(
     regressed_rows = [x for x in lines if x.endswith("  REGRESSION")]
     classes = [c for c in failed if c.get("classname") == "prunecheck.regress.classes"]
     assert len(classes) == len(regressed_rows)
+
+
+def test_check_junit_times_are_measured_and_add_up(safe_check: CheckRun) -> None:
+    """Each case's time is what it took (issue 36: they were all 0.000); a
+    suite's time is the sum of its cases', the file's the sum of its suites'."""
+    root = ElementTree.parse(safe_check.junit).getroot()
+    suites = list(root.iter("testsuite"))
+    for suite in suites:
+        times = [float(str(c.get("time"))) for c in suite.iter("testcase")]
+        assert times and all(t > 0 for t in times), times
+        assert abs(float(str(suite.get("time"))) - sum(times)) <= 0.001 * (len(times) + 1)
+    assert [s.get("name") for s in suites] == [
+        f"prunecheck.check.{p['check_at']}" for p in safe_check.doc["placements"]
+    ]
+    total = sum(float(str(s.get("time"))) for s in suites)
+    assert abs(float(str(root.get("time"))) - total) <= 0.001 * (len(suites) + 1)

@@ -29,6 +29,7 @@ from prunecheck.sim.cli.junit_output import (
     check_cases,
     check_junit,
     check_properties,
+    check_times,
     write_junit,
 )
 from prunecheck.sim.cli.limits import (
@@ -226,7 +227,10 @@ def execute(args: argparse.Namespace) -> int:
         record(args, doc)
         if args.junit:
             write_junit(
-                args.junit, check_cases(doc), name="check", properties=check_properties(doc)
+                args.junit,
+                check_cases(doc, check_times(result)),
+                name="check",
+                properties=check_properties(doc),
             )
     return status
 

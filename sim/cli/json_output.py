@@ -32,7 +32,12 @@ from prunecheck.model.incidents import Incident
 from prunecheck.sim.drivers.coverage import Coverage
 from prunecheck.sim.verdicts.baseline_file import Baseline
 from prunecheck.sim.verdicts.compare import Comparison
-from prunecheck.sim.verdicts.verdict import CheckResult, ScenarioResult
+from prunecheck.sim.verdicts.verdict import (
+    CheckResult,
+    ScenarioResult,
+    is_saved,
+    verdict_record,
+)
 
 __all__ = [
     "SCHEMA_NAME",
@@ -228,11 +233,15 @@ def placement_json(result: CheckResult, bundle: Path | None) -> dict[str, Any]:
             None if result.reproduction is None else len(result.reproduction.events)
         ),
         "coverage": None if result.coverage is None else result.coverage.to_json(),
+        "from_failure_database": is_saved(result),
     }
 
 
 def check_document(result: CheckResult, bundles: Mapping[str, Path], status: int) -> dict[str, Any]:
-    """The document of ``prunecheck check``: one entry per placement checked."""
+    """The document of ``prunecheck check``: one entry per placement checked.
+    ``details`` is the :class:`~prunecheck.sim.verdicts.verdict.VerdictRecord`
+    the human verdict line is rendered from (``details.verdict_line`` is that
+    line; ``details.violations`` the classes it names)."""
     placements = result.placements or (result,)
     entries = [placement_json(p, bundles.get(str(p.config.check_at))) for p in placements]
     lead = next((e for e in entries if e["verdict"] == "unsafe"), None)
@@ -255,12 +264,7 @@ def check_document(result: CheckResult, bundles: Mapping[str, Path], status: int
         reproduction=None if lead is None else lead["reproduction"],
         error=result.error,
         coverage=result.coverage,
-        details={
-            "incidents": dict(result.incidents),
-            "timed_out": result.timed_out,
-            "safe_at": [e["check_at"] for e in entries if e["verdict"] == "safe"],
-            "unsafe_at": [e["check_at"] for e in entries if e["verdict"] == "unsafe"],
-        },
+        details=verdict_record(result, bundles).to_json(),  # what the verdict line reads
     )
     doc["first_violation"] = None if lead is None else lead["first_violation"]
     return doc

@@ -2,7 +2,10 @@
 
 ``check`` writes one ``<testsuite>`` per budget-check placement, with one
 ``<testcase>`` per scenario of the suite and one for the adversarial search
-(``classname`` ``prunecheck.check.<placement>``); ``regress`` writes one
+(``classname`` ``prunecheck.check.<placement>``), each timed as it ran (wall
+seconds, from the result: the JSON document leaves times out so that it is the
+same for the same seed; a suite's and the file's time are the sums);
+``regress`` writes one
 ``<testcase>`` per incident class compared and per corpus trace that changed.
 A case fails (``<failure>``) when it met a violation (a regression); its
 message names the first violation and its text the reproduction's path, so a
@@ -30,6 +33,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.sim.verdicts.verdict import CheckResult
 
 __all__ = [
     "Case",
@@ -37,6 +41,7 @@ __all__ = [
     "check_cases",
     "check_junit",
     "check_properties",
+    "check_times",
     "junit_xml",
     "regress_cases",
     "write_junit",
@@ -68,16 +73,29 @@ def _reproduction_text(path: str | None) -> str:
     )
 
 
-def check_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
+def check_times(result: CheckResult) -> dict[str, tuple[list[float], float]]:
+    """Per placement, the wall seconds of each scenario and of the search (the
+    JSON document leaves them out: it is the same for the same seed)."""
+    return {
+        str(p.config.check_at): ([s.seconds for s in p.scenarios], p.search_seconds)
+        for p in result.placements or (result,)
+    }
+
+
+def check_cases(
+    doc: Mapping[str, Any], times: Mapping[str, tuple[Sequence[float], float]] | None = None
+) -> list[tuple[str, list[Case]]]:
     """The suites of a ``check`` document: one per placement, a case per
     scenario (failing if it met a violation) and one for the search (failing
-    if the placement is unsafe and no scenario of it failed)."""
+    if the placement is unsafe and no scenario of it failed), each taking
+    its seconds from ``times`` (:func:`check_times`; 0 without)."""
     suites: list[tuple[str, list[Case]]] = []
     for placement in doc["placements"]:
+        took, searching = (times or {}).get(placement["check_at"], ((), 0.0))
         first = placement["first_violation"]
         repro = _reproduction_text(placement["reproduction"])
         cases: list[Case] = []
-        for run in placement["scenarios"]:
+        for i, run in enumerate(placement["scenarios"]):
             failure = None
             if run["violations"]:
                 counts = ", ".join(
@@ -90,7 +108,7 @@ def check_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
                 )
             elif run["error"]:
                 failure = (f"policy error in {run['name']}", str(run["error"]))
-            cases.append((run["name"], failure, 0.0))
+            cases.append((run["name"], failure, took[i] if i < len(took) else 0.0))
         scenario_failed = any(c[1] is not None for c in cases)
         search = None
         if placement["verdict"] == "unsafe" and not scenario_failed:
@@ -98,7 +116,12 @@ def check_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
                 f"the adversarial search found: {_violation_text(first)}",
                 repro,
             )
-        cases.append((f"adversarial search, {placement['search_examples']} runs", search, 0.0))
+        searched = (
+            "saved failure replayed (from the failure database; no search)"
+            if placement.get("from_failure_database")
+            else f"adversarial search, {placement['search_examples']} runs"
+        )
+        cases.append((searched, search, searching))
         suites.append((f"prunecheck.check.{placement['check_at']}", cases))
     return suites
 
@@ -187,7 +210,10 @@ def junit_xml(
     each with its ``properties`` (by suite name) if any."""
     root = ElementTree.Element("testsuites", name=f"prunecheck {name}")
     total = failed = 0
+    seconds_in_all = 0.0
     for suite_name, cases in suites:
+        seconds_in_suite = sum(c[2] for c in cases)
+        seconds_in_all += seconds_in_suite
         suite = ElementTree.SubElement(
             root,
             "testsuite",
@@ -196,6 +222,7 @@ def junit_xml(
             failures=str(sum(1 for c in cases if c[1] is not None)),
             errors="0",
             skipped="0",
+            time=f"{seconds_in_suite:.3f}",
         )
         props = (properties or {}).get(suite_name)
         if props:
@@ -214,6 +241,7 @@ def junit_xml(
     root.set("tests", str(total))
     root.set("failures", str(failed))
     root.set("errors", "0")
+    root.set("time", f"{seconds_in_all:.3f}")
     ElementTree.indent(root)
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n'

@@ -326,6 +326,8 @@ class _Check:
         self.failing: list[Trace] = []
         self.error: str | None = None
         self.examples = 0
+        #: Wall seconds of the search (or of replaying a saved failure instead).
+        self.search_seconds = 0.0
         self.timed_out = False
         #: What the suite and the search exercised (None: neither ran).
         self.coverage: Coverage | None = None
@@ -348,21 +350,32 @@ class _Check:
         still fails, take it as the reproduction: no search)."""
         where = f"checks {self.config.check_at}"
         if saved is not None:
+            began = time.perf_counter()
             self.saved_incidents(saved)
+            self.search_seconds = time.perf_counter() - began
         for scenario in suite.scenarios(self.config.check_at):
             if self.out_of_time():
                 return self.result(saved or self.repro_from_suite())
             self.progress.step(f"{where}: {scenario.name}")
+            began = time.perf_counter()
             result = run_scenario(
                 self.system, self.config, scenario, suite.horizon, max_events=max_events
             )
+            seconds = time.perf_counter() - began
             counts = {k: n for k, n in result.incidents.items() if n}
             error = f"scenario '{scenario.name}': {result.error}" if result.error else None
             exposed = class_exposure(result.exposed)
             capped = error is None and result.events >= max_events
             self.runs.append(
                 ScenarioResult(
-                    scenario, counts, result.invocations, result.events, error, exposed, capped
+                    scenario,
+                    counts,
+                    result.invocations,
+                    result.events,
+                    error,
+                    exposed,
+                    capped,
+                    seconds,
                 )
             )
             self.totals.update(counts)
@@ -388,6 +401,7 @@ class _Check:
 
             self.progress.step(f"{where}: adversarial search")
             searched, tripwire = self.subject.searched()
+            began = time.perf_counter()
             try:
                 found = search(
                     searched,
@@ -402,6 +416,7 @@ class _Check:
                 self.error = f"adversarial search: {named.paragraph()}"
                 return self.result(None)
             self.examples = found.examples
+            self.search_seconds = time.perf_counter() - began
             self.covered(found.coverage)
             self.timed_out = self.timed_out or found.timed_out
             if found.found and found.trace is not None:
@@ -463,6 +478,7 @@ class _Check:
             self.loaded,
             timed_out=self.timed_out,
             coverage=self.coverage,
+            search_seconds=self.search_seconds,
         )
 
 

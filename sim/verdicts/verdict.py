@@ -44,10 +44,12 @@ __all__ = [
     "CheckResult",
     "ScenarioResult",
     "Verdict",
+    "VerdictRecord",
     "combine",
     "is_saved",
     "summary",
     "verdict_line",
+    "verdict_record",
     "words",
 ]
 
@@ -63,7 +65,8 @@ class Verdict(StrEnum):
 @dataclass(frozen=True, slots=True)
 class ScenarioResult:
     """What one scenario produced: incidents per kind, and invocations that
-    met each kind (``exposed``, with ``any_violation``), non-zero only."""
+    met each kind (``exposed``, with ``any_violation``), non-zero only;
+    ``seconds``: the wall time it took (a report's, never a verdict's)."""
 
     scenario: Scenario
     incidents: Mapping[str, int]
@@ -72,6 +75,7 @@ class ScenarioResult:
     error: str | None = None
     exposed: Mapping[str, int] = field(default_factory=dict)
     capped: bool = False
+    seconds: float = field(default=0.0, compare=False)
 
     @property
     def violations(self) -> int:
@@ -104,8 +108,9 @@ class CheckResult:
     system_object: what was driven (the model runtime with the policy, or
         the runtime under test); see :attr:`system`.
     coverage: what the suite and the search exercised (:mod:`.coverage`
-        of the drivers), summed over placements; None when neither ran
-        (a saved failure replayed).
+        of the drivers), summed over placements; None when neither ran.
+    search_seconds: wall seconds the search took (or the replay of the
+        saved failure that answered instead), summed over placements.
     """
 
     policy: str
@@ -122,6 +127,7 @@ class CheckResult:
     timed_out: bool = False
     system_object: System[Any] | None = field(default=None, repr=False, compare=False)
     coverage: Coverage | None = None
+    search_seconds: float = field(default=0.0, compare=False)
 
     @property
     def safe(self) -> bool:
@@ -276,6 +282,7 @@ def combine(results: Sequence[CheckResult]) -> CheckResult:
         any(r.timed_out for r in results),
         first.system_object,
         coverage,
+        sum(r.search_seconds for r in results),
     )
 
 
@@ -346,59 +353,137 @@ def summary(result: CheckResult, *, verdict: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True, slots=True)
+class VerdictRecord:
+    """A check's verdict as one record: the human verdict line and the
+    ``--json`` document both read it (:func:`verdict_record`).
+
+    Attributes
+    ----------
+    verdict: the combined verdict.
+    safe_at, unsafe_at, out_of_time_at: the placements of each verdict.
+    violations: the violation classes met (suite and search, or a saved
+        failure), with counts, in the order the line names them.
+    costs: every other incident met (costs and outcomes such as
+        ``session_abort``), with counts; the line does not name them.
+    reproduction: the lead reproduction's length (``4 events (+3 to the
+        harm)``), or None.
+    vacuous: the vacuous clause of a safe verdict, or None.
+    timed_out: the time limit stopped the check.
+    line: the verdict line, as ``prunecheck check`` prints it.
+    """
+
+    verdict: Verdict
+    safe_at: tuple[str, ...]
+    unsafe_at: tuple[str, ...]
+    out_of_time_at: tuple[str, ...]
+    violations: Mapping[str, int]
+    costs: Mapping[str, int]
+    reproduction: str | None
+    vacuous: str | None
+    timed_out: bool
+    line: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as ``check --json``'s ``details`` hold it."""
+        return {
+            "verdict_line": self.line,
+            "violations": dict(self.violations),
+            "costs": dict(self.costs),
+            "incidents": dict(sorted({**self.violations, **self.costs}.items())),
+            "timed_out": self.timed_out,
+            "safe_at": list(self.safe_at),
+            "unsafe_at": list(self.unsafe_at),
+            "out_of_time_at": list(self.out_of_time_at),
+            "vacuous": self.vacuous,
+        }
+
+
+def verdict_record(result: CheckResult, bundles: Mapping[str, Path] | None = None) -> VerdictRecord:
+    """The one record a check's verdict line and ``--json`` are rendered from."""
+    placements = result.placements or (result,)
+    at = {v: tuple(str(p.config.check_at) for p in placements if p.verdict is v) for v in Verdict}
+    incidents = sorted(result.incidents.items())
+    violations = {k: n for k, n in incidents if n and IncidentKind(k).is_violation}
+    costs = {k: n for k, n in incidents if n and not IncidentKind(k).is_violation}
+    repro = _length(result.reproduction) if result.reproduction is not None else None
+    clause = vacuous_clause(result.coverage, "check") if result.safe else None
+    record = VerdictRecord(
+        result.verdict,
+        at[Verdict.SAFE],
+        at[Verdict.UNSAFE],
+        at[Verdict.OUT_OF_TIME],
+        violations,
+        costs,
+        repro,
+        clause,
+        result.timed_out,
+        "",
+    )
+    return replace(record, line=_line(record, result, bundles))
+
+
 def verdict_line(result: CheckResult, bundles: Mapping[str, Path] | None = None) -> str:
     """The verdict and the runtime it holds for.
 
     With one placement: safe / UNSAFE / OUT OF TIME for that runtime.  With
     several that agree: the same, "wherever your runtime fires its budget
     check".  With several that disagree: "safe if your runtime trims … ;
-    UNSAFE if it trims …: reproduction in …".
+    UNSAFE if it trims …: reproduction in …".  Rendered from
+    :func:`verdict_record`, as ``--json`` is.
     """
-    if result.verdict is Verdict.ERROR:
+    return verdict_record(result, bundles).line
+
+
+def _line(record: VerdictRecord, result: CheckResult, bundles: Mapping[str, Path] | None) -> str:
+    if record.verdict is Verdict.ERROR:
         return f"verdict: ERROR — {result.error}"
     placements = result.placements or (result,)
-    by = {v: [p.config.check_at for p in placements if p.verdict is v] for v in Verdict}
     where = _where(result, bundles)
+    checked = len(record.safe_at) + len(record.unsafe_at) + len(record.out_of_time_at)
     if len(placements) == 1:
         only = f" (checks {words(placements[0].config.check_at)})"
-        if result.verdict is Verdict.SAFE:
-            return _safe(result, "verdict: safe — no violation in the suite or the search") + only
-        if result.verdict is Verdict.OUT_OF_TIME:
+        if record.verdict is Verdict.SAFE:
+            return _safe(record, "verdict: safe — no violation in the suite or the search") + only
+        if record.verdict is Verdict.OUT_OF_TIME:
             return (
                 f"verdict: OUT OF TIME — no violation in what was covered "
                 f"({_covered(result)}); no verdict" + only
             )
-        return _unsafe(result, where) + only
-    if len(by[Verdict.SAFE]) == len(placements):
+        return _unsafe(record, result) + only
+    if len(record.safe_at) == checked:
         return _safe(
-            result,
+            record,
             "verdict: safe — no violation in the suite or the search, wherever your "
             "runtime fires its budget check",
         )
-    if len(by[Verdict.UNSAFE]) == len(placements):
-        return _unsafe(result, where) + ", wherever your runtime fires its budget check"
-    if len(by[Verdict.OUT_OF_TIME]) == len(placements):
+    if len(record.unsafe_at) == checked:
+        return _unsafe(record, result) + ", wherever your runtime fires its budget check"
+    if len(record.out_of_time_at) == checked:
         return (
             f"verdict: OUT OF TIME — no violation in what was covered "
             f"({_covered(result)}); no verdict"
         )
     parts = []
-    if by[Verdict.SAFE]:
-        parts.append(f"safe if your runtime trims {_either(by[Verdict.SAFE])}")
-    if by[Verdict.UNSAFE]:
-        parts.append(f"UNSAFE if it trims {_either(by[Verdict.UNSAFE])}: reproduction {where}")
-    if by[Verdict.OUT_OF_TIME]:
-        parts.append(f"no verdict (out of time) if it trims {_either(by[Verdict.OUT_OF_TIME])}")
+    if record.safe_at:
+        parts.append(f"safe if your runtime trims {_either(_at(record.safe_at))}")
+    if record.unsafe_at:
+        parts.append(f"UNSAFE if it trims {_either(_at(record.unsafe_at))}: reproduction {where}")
+    if record.out_of_time_at:
+        parts.append(f"no verdict (out of time) if it trims {_either(_at(record.out_of_time_at))}")
     return "verdict: " + "; ".join(parts)
 
 
-def _safe(result: CheckResult, line: str) -> str:
+def _at(names: Sequence[str]) -> list[CheckAt]:
+    return [CheckAt(n) for n in names]
+
+
+def _safe(record: VerdictRecord, line: str) -> str:
     """A safe verdict line, or "safe, but vacuous: …" when nothing the
     invariant is about was exercised."""
-    clause = vacuous_clause(result.coverage, "check") if result.safe else None
-    if clause is None:
+    if record.vacuous is None:
         return line
-    return f"verdict: {clause} — " + line.removeprefix("verdict: safe — ")
+    return f"verdict: {record.vacuous} — " + line.removeprefix("verdict: safe — ")
 
 
 def _where(result: CheckResult, bundles: Mapping[str, Path] | None) -> str:
@@ -407,8 +492,8 @@ def _where(result: CheckResult, bundles: Mapping[str, Path] | None) -> str:
     return "below"
 
 
-def _unsafe(result: CheckResult, where: str) -> str:
-    kinds = ", ".join(k.replace("_", " ") for k in result.violations)
-    length = _length(result.reproduction) if result.reproduction else "0 events"
-    partial = f" (stopped at the time limit: {_covered(result)})" if result.timed_out else ""
+def _unsafe(record: VerdictRecord, result: CheckResult) -> str:
+    kinds = ", ".join(k.replace("_", " ") for k in record.violations)
+    length = record.reproduction or "0 events"
+    partial = f" (stopped at the time limit: {_covered(result)})" if record.timed_out else ""
     return f"verdict: UNSAFE — {kinds}; minimal reproduction: {length}{partial}"
