@@ -4,6 +4,7 @@ byte-identical rows, bar the wall-clock column, and byte-identical bundles)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -11,10 +12,12 @@ import pytest
 from loops_fake import FakeAdapter
 
 from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.sim.loops import verdict as loop_verdict
 from prunecheck.sim.loops.bundle import bundle_texts
 from prunecheck.sim.loops.contract import ToolCall
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.loops.search import Outcome
+from prunecheck.sim.loops.search import search as loop_search
 from prunecheck.sim.loops.steps import (
     Cancel,
     Complete,
@@ -55,7 +58,21 @@ def _examples(folder: Path) -> Path:
     return folder
 
 
-def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "shrink",
+    [
+        # a short shrink (Hypothesis's and the step deletion's): the same schedules
+        # found and shrunk, byte for byte, for a quarter of the default's time
+        pytest.param((10, 20), id="short-shrink"),
+        pytest.param(None, id="default-shrink", marks=pytest.mark.slow),
+    ],
+)
+def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shrink: tuple[int, int] | None
+) -> None:
+    if shrink is not None:
+        short = functools.partial(loop_search, shrink_runs=shrink[0], polish_runs=shrink[1])
+        monkeypatch.setattr(loop_verdict, "search", short)
     examples = _examples(tmp_path / "ex")
     assert discover(examples) == [f"loop:{FAKE}:buggy", f"loop:{FAKE}:trimming_buggy"]
     (examples / "c.py").write_text(f'"""prunecheck check loop:{FAKE}:careful"""\n')

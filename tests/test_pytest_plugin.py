@@ -14,13 +14,15 @@ pytest_plugins = ("pytester",)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-# One placement and a small suite keep each inner check short; the module's
-# marker is what gives them (the plugin's marker under test).
+# One placement and a small suite, without the search (whose shrinking is
+# most of a check's time: its own tests are check's), keep each inner check
+# short; the module's marker is what gives them (the plugin's marker under
+# test).  The first test below runs it with a search too, in make test-all.
 TEST_FILE = f"""
 import pytest
 
 pytestmark = pytest.mark.prunecheck(
-    levels=(0.6,), seeds=(1,), max_examples=10, placements=["after_append"]
+    levels=(0.6,), seeds=(1,), max_examples=0, placements=["after_append"]
 )
 
 def test_keep_last_trim(prunecheck):
@@ -86,9 +88,12 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Py
     return pytester
 
 
+@pytest.mark.parametrize("search", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_unsafe_policy_fails_as_an_assertion_naming_the_violation(
-    run: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    run: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, search: bool
 ) -> None:
+    if search:  # the suite and a short search, whose counterexample is shrunk
+        run.makepyfile(test_trim=TEST_FILE.replace("max_examples=0", "max_examples=10"))
     monkeypatch.setenv("COLUMNS", "400")  # the short summary is cut at the terminal's width
     result = run.runpytest_inprocess("-p", "prunecheck.pytest_plugin", "-rf")
     result.assert_outcomes(passed=1, failed=1)
