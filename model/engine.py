@@ -9,15 +9,13 @@ The budget check, the gate, spill and re-injection work *on* it and live in
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-
 from .context import Message, Role
 from .events import CallSpec, Effect
 from .incidents import Incident, IncidentKind
 from .notes import Note, NoteKind
 from .state import CallRecord, CallStatus, CounterName, RuntimeState, evolve
 
-__all__ = ["EventWork", "call_tools", "calls_text"]
+__all__ = ["EventWork", "calls_text"]
 
 
 class EventWork:
@@ -168,30 +166,6 @@ class EventWork:
         state.pending.pop(record.id, None)
         self.ctx.resolve(record.batch, record.id)
         return record
-
-
-class _CallTools(Mapping[str, tuple[str, str]]):
-    """Call id -> (tool, path), read from the call records on demand: O(1)
-    to build, so rendering costs what the context holds, not the history."""
-
-    __slots__ = ("_calls",)
-
-    def __init__(self, calls: dict[str, CallRecord]) -> None:
-        self._calls = calls
-
-    def __getitem__(self, cid: str) -> tuple[str, str]:
-        spec = self._calls[cid].spec
-        return spec.tool, spec.path
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._calls)
-
-    def __len__(self) -> int:
-        return len(self._calls)
-
-
-def call_tools(state: RuntimeState) -> Mapping[str, tuple[str, str]]:
-    return _CallTools(state.calls)
 
 
 def calls_text(calls: tuple[CallSpec, ...]) -> str:

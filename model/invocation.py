@@ -1,8 +1,10 @@
 """Model invocation, the repair layer and retries.
 
-An invocation renders the context and checks it against the provider's
-rules only when the index knows the history is broken (orphans or
-unanswered calls), so a healthy invocation costs O(1).
+An invocation checks the context against the provider's rules only when
+the index knows the history is broken (orphans or unanswered calls), so a
+healthy invocation costs O(1); a broken one costs O(context), read straight
+from the messages (:func:`~.provider.pairing.pairing_errors`, which answers
+what rendering the request and validating it would).
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from .actions import PLACEHOLDER_TOKENS
 from .budget import after_append, budget_check, ceiling
 from .config import CheckAt, Repair, RetryMode
 from .context import Message, Role
-from .engine import EventWork, call_tools, calls_text
+from .engine import EventWork, calls_text
 from .events import Effect, Invoke, Retry
 from .incidents import IncidentKind
 from .notes import NoteKind
-from .provider import ProviderError, render, validate
+from .provider import ProviderError
+from .provider.pairing import pairing_errors
 from .state import BatchRecord, CallRecord, CallStatus, CounterName
 
 __all__ = ["on_invoke", "on_retry"]
@@ -36,9 +39,8 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
     work.bump(CounterName.INVOCATIONS)
     errors: list[ProviderError] = []
     if state.orphans or state.unanswered:
-        # Only a broken history needs rendering: the index already knows it is.
-        body = render(ctx, state.config.provider, tools=call_tools(state))
-        errors = validate(body, state.config.provider)
+        # Only a broken history needs checking: the index already knows it is.
+        errors = pairing_errors(ctx, state.config.provider)
     if errors:
         first = errors[0]
         calls = sorted({c for e in errors for c in e.ids})

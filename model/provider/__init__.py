@@ -6,8 +6,10 @@ policy that cuts a unit in two produces exactly such a history.  This package
 checks a request body the way the provider does, with the provider's own
 error texts (:mod:`.rules`), and renders our model's context into the request
 body that a runtime would send (:mod:`.request_body`), so that a reproduction
-shows the rejection a user sees.  :mod:`.vocabulary` names the providers and
-the kinds of error.
+shows the rejection a user sees.  :mod:`.pairing` reads the same errors
+straight from the context (what the runtime asks at an invocation), without
+building the body.  :mod:`.vocabulary` names the providers and the kinds of
+error.
 
 Pure: no I/O, no clock.  Both checks are O(number of messages + blocks).
 """

@@ -16,7 +16,7 @@ from typing import NoReturn
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider.vocabulary import CALL_WITHOUT_RESULT, RESULT_WITHOUT_CALL, Provider
 
-__all__ = ["ProviderError", "implicated_calls", "validate"]
+__all__ = ["ProviderError", "error_of", "implicated_calls", "validate"]
 
 # Verbatim as the providers send them (HTTP 400); "preceeding" is OpenAI's.
 _ANTHROPIC_TEXT = {
@@ -73,7 +73,8 @@ class ProviderError:
         return f"HTTP {self.status} ({self.provider}): {self.text}"
 
 
-def _error(provider: Provider, kind: str, path: str, ids: tuple[str, ...]) -> ProviderError:
+def error_of(provider: Provider, kind: str, path: str, ids: tuple[str, ...]) -> ProviderError:
+    """The error ``provider`` answers for one pairing error of ``kind`` at ``path``."""
     texts = _ANTHROPIC_TEXT if provider is Provider.ANTHROPIC else _OPENAI_TEXT
     text = texts[kind].format(path=path, ids=", ".join(ids))
     return ProviderError(provider, kind, path, ids, text)
@@ -272,11 +273,13 @@ def _validate_anthropic(messages: list[dict[str, object]], source: str) -> list[
         for k, cid in results[i]:
             if cid not in previous:
                 path = f"messages.{i}.content.{k}"
-                errors.append(_error(Provider.ANTHROPIC, RESULT_WITHOUT_CALL, path, (cid,)))
+                errors.append(error_of(Provider.ANTHROPIC, RESULT_WITHOUT_CALL, path, (cid,)))
         answered = {cid for _, cid in results[i + 1]} if i + 1 < len(messages) else set()
         missing = tuple(dict.fromkeys(cid for cid in uses[i] if cid not in answered))
         if missing:
-            errors.append(_error(Provider.ANTHROPIC, CALL_WITHOUT_RESULT, f"messages.{i}", missing))
+            errors.append(
+                error_of(Provider.ANTHROPIC, CALL_WITHOUT_RESULT, f"messages.{i}", missing)
+            )
     return errors
 
 
@@ -310,7 +313,7 @@ def _validate_openai(messages: list[dict[str, object]], source: str) -> list[Pro
         missing = tuple(cid for cid, done in answered.items() if not done)
         if missing:
             path = f"messages.{batch_at}"
-            found.append((batch_at, _error(Provider.OPENAI, CALL_WITHOUT_RESULT, path, missing)))
+            found.append((batch_at, error_of(Provider.OPENAI, CALL_WITHOUT_RESULT, path, missing)))
 
     for i, message in enumerate(messages):
         where = f"{source}: messages[{i}]"
@@ -327,7 +330,7 @@ def _validate_openai(messages: list[dict[str, object]], source: str) -> list[Pro
             if cid in answered:
                 answered[cid] = True
             else:
-                error = _error(Provider.OPENAI, RESULT_WITHOUT_CALL, f"messages.{i}", (cid,))
+                error = error_of(Provider.OPENAI, RESULT_WITHOUT_CALL, f"messages.{i}", (cid,))
                 found.append((i, error))
             continue
         close_batch()
