@@ -32,6 +32,14 @@ An HTML comment on the line before a fence changes that:
   ``prunecheck`` commands must parse.  At most :data:`NOT_RUN_AT_MOST` such
   blocks, each with its reason.
 
+A page written for an install other than the developers' (every extra) says
+so on a line of its own, ``<!-- install: NAME -->`` (:data:`INSTALLS`), and
+names that install's command in its text for the reader.  It runs here as
+every page does, and ``tests/test_install.py`` runs its blocks again in a
+fresh venv holding that install and nothing else (``guard``: prunecheck
+alone, the standard library only), where a ``console`` block may run only
+``python``.
+
 Any other fenced block without a marker fails the suite, and so does a
 marker that stands before no block.  The pages ``docs/gen_cli.py``
 generates are left out: ``tests/test_docs.py`` checks them against the code.
@@ -70,6 +78,10 @@ NO_PLUGINS = ("-p", "no:langsmith_plugin")
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)[ \t]*$")
 _MARKER = re.compile(r"^[ \t]*<!-- (?P<kind>not-run|slow|file): (?P<arg>.*?) -->[ \t]*$")
 _EXIT = re.compile(r"\s#.*?\bexit (?P<status>\d+)")
+_INSTALL = re.compile(r"^<!-- install: (?P<name>[\w-]+) -->[ \t]*$", re.MULTILINE)
+#: The installs a page may be written for (``<!-- install: NAME -->``), with the
+#: command that makes each: the page's text names it.
+INSTALLS = {"guard": "pip install prunecheck"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +155,13 @@ def blocks_of(path: Path) -> tuple[list[Block], list[str]]:
 
 
 ALL = {_name(p): blocks_of(p) for p in pages()}
+
+
+def install_of(page: str) -> str | None:
+    """The install a page says it is written for (``<!-- install: NAME -->``),
+    or None: the developers' venv, every extra."""
+    found = _INSTALL.findall((ROOT / page).read_text(encoding="utf-8"))
+    return found[0] if found else None
 
 
 # ----------------------------------------------------------------- console
@@ -357,6 +376,22 @@ def test_every_block_runs_or_says_why_not() -> None:
             if block.marker == "slow" and block.lang not in RUN_LANGUAGES:
                 wrong.append(f"{block.where}: slow marks a console, python or pycon block")
     assert wrong == []
+
+
+def test_a_page_names_one_known_install_and_its_command() -> None:
+    """``<!-- install: NAME -->`` names an install of :data:`INSTALLS`, once
+    a page, and the page shows the reader that install's command."""
+    named: dict[str, str] = {}
+    for page in ALL:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        found = _INSTALL.findall(text)
+        if not found:
+            continue
+        assert len(found) == 1, f"{page}: one install a page, not {found}"
+        assert found[0] in INSTALLS, f"{page}: no install {found[0]!r}: one of {sorted(INSTALLS)}"
+        assert f"`{INSTALLS[found[0]]}`" in text, f"{page}: say `{INSTALLS[found[0]]}` in the text"
+        named[page] = found[0]
+    assert named.get("docs/how-to/deploy-guard.md") == "guard"
 
 
 def test_few_blocks_are_left_unrun_and_each_still_parses() -> None:

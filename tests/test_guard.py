@@ -11,6 +11,7 @@ from prunecheck.guard import (
     HardCeilingExceeded,
     SpillStore,
 )
+from prunecheck.guard.trimmers import Trimmer
 from prunecheck.model.policies import builtin_policy
 
 
@@ -163,3 +164,36 @@ def test_the_package_exports_ten_names_and_the_old_ones_still_answer_with_a_warn
             assert getattr(guard, name) is getattr(module, name)
     with pytest.raises(AttributeError):
         guard.NoSuchName  # noqa: B018
+
+
+def _pruned_by(guard: CommitGuard) -> tuple[str, ...]:
+    for mid, role, tokens in (("m1", "user", 60), ("m2", "assistant", 60), ("m3", "user", 10)):
+        guard.message(mid, role, tokens, payload={"role": role, "content": mid})
+    return guard.check().evict
+
+
+def test_a_trimmer_assigned_after_construction_is_the_one_asked() -> None:
+    asked: list[str] = []
+
+    def old(view: object, need: int) -> list[str]:
+        asked.append("old")
+        return ["m1"]
+
+    def new(view: object, need: int) -> list[str]:
+        asked.append("new")
+        return ["m2"]
+
+    guard = CommitGuard(old, budget=100, hard_ceiling=200)
+    before = guard.trimmer
+    guard.trimmer = new
+    assert guard.trimmer is not before and isinstance(guard.trimmer, Trimmer)  # read back wrapped
+    assert _pruned_by(guard) == ("m2",) and asked == ["new"]
+
+
+def test_an_assigned_list_function_is_read_with_the_guard_s_format() -> None:
+    guard = CommitGuard(lambda messages: messages, format="openai", budget=100, hard_ceiling=200)
+    guard.trimmer = lambda messages: messages[-1:]  # a list function, as the constructor's
+    assert _pruned_by(guard) == ("m1", "m2")
+    twin = guard.copy()
+    twin.trimmer = lambda messages: messages  # a copy's trimmer is its own
+    assert guard.trimmer is not twin.trimmer

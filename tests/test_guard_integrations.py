@@ -146,3 +146,32 @@ def test_langchain_threads_of_one_agent_keep_their_own_conversations() -> None:
     two: list[AnyMessage] = [HumanMessage("hi"), call("t9")]
     step.invoke({"messages": two}, config={"configurable": {"thread_id": "two"}})
     assert second.spilled == () and middleware.guard.spilled == ()
+
+
+def test_langchain_middleware_trimmer_assigned_later_reaches_every_thread() -> None:
+    pytest.importorskip("langchain.agents")
+    from langchain_core.messages import AnyMessage, HumanMessage
+
+    from prunecheck.guard.langchain import CommitGuardMiddleware
+
+    def keep_all(messages: list[AnyMessage]) -> list[AnyMessage]:
+        return messages
+
+    def keep_last(messages: list[AnyMessage]) -> list[AnyMessage]:
+        return messages[-1:]
+
+    middleware = CommitGuardMiddleware(keep_all, budget=20, hard_ceiling=1_000)
+    thread = middleware.guard_for("t1")
+    middleware.trimmer = keep_last
+    assert middleware.trimmer is keep_last
+    history: list[AnyMessage] = [
+        HumanMessage("x " * 50),
+        HumanMessage("y " * 50),
+        HumanMessage("z"),
+    ]
+    for guard in (middleware.guard, thread, middleware.guard_for("t2")):
+        assert guard.trimmer is keep_last
+        assert guard(history) == history[-1:]  # keep_last asked (keep_all would keep all)
+    with pytest.raises(TypeError, match="is not a trimmer"):
+        middleware.trimmer = 42
+    assert middleware.trimmer is keep_last and thread.trimmer is keep_last  # nothing changed

@@ -299,3 +299,24 @@ def test_the_default_counter_counts_four_characters_per_token() -> None:
     kept = guard(history)
     assert guard.last_plan is not None and guard.last_plan.used < 1000
     assert output not in kept and count_tokens(read_openai(output)) == 2000
+
+
+def test_a_trimmer_assigned_after_construction_is_the_one_asked() -> None:
+    asked: list[str] = []
+
+    def keep_all(messages: list[Msg]) -> list[Msg]:
+        asked.append("keep_all")
+        return messages
+
+    def keep_last(messages: list[Msg]) -> list[Msg]:
+        asked.append("keep_last")
+        return messages[-1:]
+
+    guard = ListGuard(keep_all, format="openai", budget=60, hard_ceiling=1_000)
+    history = _history()
+    assert guard(history) == history  # keep_all drops nothing
+    guard.trimmer = keep_last
+    assert guard.trimmer is keep_last and guard.format == "openai"
+    kept = guard(history)
+    assert asked == ["keep_all", "keep_last"]
+    assert [m["role"] for m in kept] == ["system", "user"]  # whole units went, not half

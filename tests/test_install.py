@@ -6,6 +6,10 @@
   pip, no site packages) imports and runs ``prunecheck.guard`` with none of
   the harness's packages present, while ``prunecheck check`` there names the
   extra to install (exit 2).
+* A docs page written for the guard-only install (``<!-- install: guard -->``,
+  ``docs/how-to/deploy-guard.md``) runs there, in that same venv: its
+  Python and its commands, the output it shows checked, and nothing of the
+  harness loaded or installed.
 * ``prunecheck[harness]`` gives the harness, ``prunecheck[report]`` the plots
   too, ``prunecheck[all]`` everything: the metadata says which packages each
   brings.
@@ -23,9 +27,11 @@ import shutil
 import subprocess
 import sys
 import venv
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from test_docs_examples import ALL, _folder, commands_of, install_of
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("hypothesis", "simpy", "networkx", "matplotlib", "tqdm", "numpy")
@@ -156,6 +162,14 @@ def test_each_install_brings_what_its_audience_needs_and_no_more(tmp_path: Path)
     assert _needs(requires, "docs") <= _needs(requires, "dev")  # make's venv builds the site
 
 
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The interpreter of :func:`_bare_venv`, built once for this module's tests."""
+    if sys.platform == "win32":
+        pytest.skip("POSIX venv layout")
+    return _bare_venv(tmp_path_factory.mktemp("guard-only"))
+
+
 def _bare_venv(tmp_path: Path) -> Path:
     """A fresh venv with no pip and no site packages, prunecheck's source on
     its path and nothing else: what ``pip install prunecheck`` leaves."""
@@ -170,9 +184,10 @@ def _bare_venv(tmp_path: Path) -> Path:
     return python
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX venv layout")
-def test_a_venv_with_only_the_guard_runs_it_without_the_harness(tmp_path: Path) -> None:
-    python = _bare_venv(tmp_path)
+def test_a_venv_with_only_the_guard_runs_it_without_the_harness(
+    bare_python: Path, tmp_path: Path
+) -> None:
+    python = bare_python
     done = _run([str(python), "-c", GUARD_PROBE], tmp_path)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
@@ -182,9 +197,10 @@ def test_a_venv_with_only_the_guard_runs_it_without_the_harness(tmp_path: Path) 
     assert evicted and ({"m3", "m4"} <= evicted or not {"m3", "m4"} & evicted)  # whole units
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX venv layout")
-def test_the_command_without_the_harness_names_the_extra_to_install(tmp_path: Path) -> None:
-    python = _bare_venv(tmp_path)
+def test_the_command_without_the_harness_names_the_extra_to_install(
+    bare_python: Path, tmp_path: Path
+) -> None:
+    python = bare_python
     done = _run([str(python), "-m", "prunecheck", "check", "unit_safe"], tmp_path)
     assert done.returncode == 2
     assert done.stdout == "" and "Traceback" not in done.stderr
@@ -198,6 +214,77 @@ def test_the_command_without_the_harness_names_the_extra_to_install(tmp_path: Pa
     # what needs nothing still works: the list of commands
     helped = _run([str(python), "-m", "prunecheck", "--help"], tmp_path)
     assert helped.returncode == 0 and "check" in helped.stdout
+
+
+GUARD_PAGES = [page for page in ALL if install_of(page) == "guard"]
+PAGE_CHILD = Path(__file__).with_name("docs_page_child.py")
+
+
+@pytest.mark.parametrize("page", GUARD_PAGES)
+def test_a_guard_page_runs_as_written_in_the_guard_only_install(
+    bare_python: Path, tmp_path: Path, page: str
+) -> None:
+    """The page's blocks, in order, in the venv that holds prunecheck alone
+    (``tests/docs_page_child.py`` runs them as ``test_docs_examples`` does)."""
+    folder = _folder(tmp_path / "page")
+    blocks = []
+    for block in ALL[page][0]:
+        if block.marker in ("not-run", "slow"):
+            continue
+        if block.marker == "file":
+            (folder / block.arg).parent.mkdir(parents=True, exist_ok=True)
+            (folder / block.arg).write_text(block.text, encoding="utf-8")
+            continue
+        commands = [asdict(c) for c in commands_of(block)] if block.lang == "console" else []
+        blocks.append(
+            {"where": block.where, "lang": block.lang, "text": block.text, "commands": commands}
+        )
+    spec = tmp_path / "page.json"
+    spec.write_text(json.dumps({"folder": str(folder), "blocks": blocks}), encoding="utf-8")
+    done = _run([str(bare_python), str(PAGE_CHILD), str(spec)], tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {"ran": len(blocks), "loaded": [], "installed": []}
+    assert {b["lang"] for b in blocks} >= {"python", "pycon"}  # the page's code ran, not only prose
+
+
+def test_the_guard_how_to_is_written_for_the_guard_only_install() -> None:
+    assert "docs/how-to/deploy-guard.md" in GUARD_PAGES
+
+
+def test_a_harness_name_in_the_guard_only_install_says_which_extra(
+    bare_python: Path, tmp_path: Path
+) -> None:
+    """What the base install has imports; a harness name is one paragraph
+    naming the extra, at import, not a raw ModuleNotFoundError."""
+    probe = (
+        "import json\n"
+        "from prunecheck import validate_request, ProviderError, RuntimeConfig, Trace\n"
+        "told = {}\n"
+        "for name in ('check_policy', 'list_policy', 'replay_trace', 'CheckResult'):\n"
+        "    try:\n"
+        "        exec(f'from prunecheck import {name}')\n"
+        "    except ModuleNotFoundError as exc:\n"
+        "        told[name] = [str(exc), exc.name, exc.__context__ is None]\n"
+        "print(json.dumps([validate_request([{'role': 'user', 'content': 'hi'}], 'openai'), told]))"
+    )
+    done = _run([str(bare_python), "-c", probe], tmp_path)
+    assert done.returncode == 0, done.stderr
+    errors, told = json.loads(done.stdout)
+    assert errors == []
+    assert sorted(told) == ["CheckResult", "check_policy", "list_policy", "replay_trace"]
+    for name, (text, module, alone) in told.items():
+        assert (
+            module in ("hypothesis", "networkx", "simpy", "tqdm") and alone
+        )  # no raw error chained
+        assert text == (
+            f"prunecheck.{name}: needs the package {module!r}, which is not installed (the base "
+            "install, 'pip install prunecheck', is the commit guard alone). Hint: install the "
+            "harness with: pip install 'prunecheck[harness]'"
+        )
+    raw = _run([str(bare_python), "-c", "from prunecheck import check_policy"], tmp_path)
+    assert raw.returncode == 1 and "No module named" not in raw.stderr
+    assert raw.stderr.splitlines()[-1].startswith("ModuleNotFoundError: prunecheck.check_policy: ")
 
 
 @pytest.mark.slow

@@ -8,14 +8,14 @@ it: a spec, a policy object, a ``select(view, need)`` function, or a list
 function with ``format``.  The runtime is ``config`` (the raw runtime of the
 domain document's incidents if None: gate none, checks after every append,
 the list function's provider or else Anthropic), with ``gate`` on top.
+``prunecheck validate``'s function, ``validate_request``, needs no part of
+the harness: it is in :mod:`.requests`.
 
 Examples
 --------
 >>> found = search_policy("lowest_salience", max_examples=30)
 >>> found.found, len(replay_trace(found.trace).violations) > 0
 (True, True)
->>> validate_request([{"role": "tool", "tool_call_id": "c1", "content": "x"}], "openai")[0].kind
-'result_without_call'
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.provider import Provider, ProviderError, validate
+from prunecheck.model.provider import Provider
 from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.loader import load_system, model_system
@@ -40,14 +40,12 @@ from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.reproductions.trace_file import read_trace
 from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
-from prunecheck.sim.verdicts.strict import shape_errors
 
 __all__ = [
     "ReplayResult",
     "explore_policy",
     "replay_trace",
     "search_policy",
-    "validate_request",
 ]
 
 
@@ -266,30 +264,3 @@ def replay_trace(
         trace = replace(trace, config=replace(trace.config, gate=Gate(gate)))
     told = narrate(trace, (step for step, _ in replay(trace, system)))
     return ReplayResult(trace, tuple(told.incidents), told.text())
-
-
-def validate_request(request: object, format: str) -> tuple[ProviderError, ...]:
-    """The errors a provider would answer for a request (``prunecheck validate``).
-
-    Parameters
-    ----------
-    request : object
-        A request body (``{"messages": [...]}``, for Anthropic with an
-        optional ``"system"``) or a bare message list, as decoded JSON.
-    format : str
-        ``"openai"`` or ``"anthropic"``: whose rules and error texts apply.
-
-    Returns
-    -------
-    tuple[ProviderError, ...]
-        The request-shape errors, then the tool pairing errors, in message
-        order; empty if the provider would accept the request.  The provider
-        answers only the first.
-
-    Raises
-    ------
-    ValueError
-        if ``format`` names no provider.
-    """
-    provider = Provider(format)
-    return (*shape_errors(request, provider), *validate(request, provider, source="request"))

@@ -31,6 +31,12 @@ What a policy author imports is in :mod:`prunecheck.model`; the runtime-side
 commit gate is :mod:`prunecheck.guard`; the pytest plugin is
 :mod:`prunecheck.pytest_plugin`.  ``__version__`` is the installed
 distribution's version (``pyproject.toml`` is its one source), read on use.
+
+The base install (``pip install prunecheck``) is the commit guard alone: there
+``validate_request``, ``ProviderError``, ``RuntimeConfig``, ``Trace`` and
+``__version__`` work, and importing any other name raises a
+:class:`ModuleNotFoundError` whose message is one paragraph naming the extra
+to install (``pip install 'prunecheck[harness]'``).
 """
 
 from __future__ import annotations
@@ -56,8 +62,8 @@ if TYPE_CHECKING:
         explore_policy,
         replay_trace,
         search_policy,
-        validate_request,
     )
+    from prunecheck.sim.verdicts.requests import validate_request
     from prunecheck.sim.verdicts.vacuity import PrunecheckVacuousWarning
     from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
 
@@ -97,6 +103,24 @@ def _installed_version() -> str:
         return "unknown (not installed)"
 
 
+#: What the base install (the commit guard alone) gives; every other name needs the harness.
+_BASE = frozenset({"ProviderError", "RuntimeConfig", "Trace", "validate_request"})
+
+
+def _require(name: str) -> None:
+    """``prunecheck.NAME`` of the harness in an install without it: one
+    paragraph naming the extra, at import, not a raw error at first use."""
+    if name in _BASE:
+        return
+    from importlib.util import find_spec
+
+    from prunecheck.sim.support.extras import EXTRAS, missing_paragraph
+
+    for module, extra in EXTRAS.items():
+        if extra == "harness" and find_spec(module) is None:
+            raise ModuleNotFoundError(missing_paragraph(f"prunecheck.{name}", module), name=module)
+
+
 _API = "prunecheck.sim.verdicts.python_api"
 _LOOPS = "prunecheck.sim.loops.api"
 
@@ -124,7 +148,8 @@ __getattr__, __dir__ = lazy_exports(
         "replay_trace": _API,
         "search_loop": _LOOPS,
         "search_policy": _API,
-        "validate_request": _API,
+        "validate_request": "prunecheck.sim.verdicts.requests",  # the base install has it
     },
     extra={"__version__": _installed_version},
+    require=_require,
 )

@@ -5,7 +5,12 @@ A package whose ``__init__`` should stay cheap (``import prunecheck``,
 importing it; the first ``package.name`` imports the home and caches the
 value in the package (PEP 562).  A name the package exported in an earlier
 release may be listed as deprecated: it still resolves, from its home, with
-the warning :mod:`prunecheck._deprecated` gives it.
+the warning :mod:`prunecheck._deprecated` gives it.  A name the install
+cannot give (one of the harness's, in the guard-only install) is refused as
+the package wants: ``require`` is asked before the name's home is imported,
+and raises the package's own error (one paragraph naming the extra to
+install) instead of the raw :class:`ModuleNotFoundError` of whatever
+import fails first, at import or at the first call.
 
 Examples
 --------
@@ -35,6 +40,7 @@ def lazy_exports(
     *,
     deprecated: Mapping[str, tuple[str, Warning]] | None = None,
     extra: Mapping[str, Callable[[], object]] | None = None,
+    require: Callable[[str], None] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A module ``__getattr__`` and ``__dir__`` for ``package``.
 
@@ -51,6 +57,10 @@ def lazy_exports(
     extra : Mapping[str, Callable[[], object]], optional
         Public name → a function computing it on each use (e.g. the
         installed version).
+    require : Callable[[str], None], optional
+        Called with a public name of ``exports`` before its home is
+        imported (once: the value is cached); raises if the install cannot
+        give the name.
 
     Returns
     -------
@@ -64,6 +74,8 @@ def lazy_exports(
         if name in computed:
             return computed[name]()
         if name in exports:
+            if require is not None:
+                require(name)
             value = getattr(importlib.import_module(exports[name], package), name)
             module = sys.modules.get(package)
             if module is not None:

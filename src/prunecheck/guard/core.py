@@ -58,9 +58,11 @@ __all__ = ["CommitGuard", "GuardStats"]
 
 @dataclass(slots=True)
 class GuardStats:
-    """Counters: what the guard did so far (``lost``: units the store no
-    longer held when a call named them; ``store_retries``: deletes of
-    restored units retried after a store fault)."""
+    """Counters: what the guard did so far (``grown`` / ``shrunk``: units it
+    grew to whole in, or dropped from, the trimmer's proposals; ``lost``:
+    units the store no longer held when a call named them;
+    ``store_retries``: deletes of restored units retried after a store
+    fault)."""
 
     checks: int = 0
     deferred: int = 0
@@ -138,7 +140,8 @@ class CommitGuard:
             raise GuardConfigError(
                 f"hard_ceiling ({ceiling}) must be at least the budget ({budget})"
             )
-        self.trimmer: Trimmer = as_trimmer(trimmer, format)
+        self._format = format
+        self.trimmer = trimmer  # the setter wraps it
         self.budget = budget
         self.hard_ceiling = ceiling
         self.store = SpillStore(store) if isinstance(store, str | PathLike) else store
@@ -231,6 +234,19 @@ class CommitGuard:
 
     # ------------------------------------------------------------------- reads
     @property
+    def trimmer(self) -> Trimmer:
+        """The trimmer the guard asks at each check, as a
+        :class:`~.trimmers.Trimmer`.  Assign a new one at any time (a native
+        policy, a list function, anything with ``propose``: read as the
+        constructor reads ``trimmer``, with the guard's ``format``); the next
+        check asks it."""
+        return self._trimmer
+
+    @trimmer.setter
+    def trimmer(self, trimmer: object) -> None:
+        self._trimmer = as_trimmer(trimmer, self._format)
+
+    @property
     def used(self) -> int:
         return self.tracker.ctx.used
 
@@ -248,7 +264,8 @@ class CommitGuard:
         store is copied, a store on disk cannot be.  ``remap`` maps each
         payload to its copy.  O(n)."""
         twin = object.__new__(CommitGuard)
-        twin.trimmer, twin.budget, twin.hard_ceiling = self.trimmer, self.budget, self.hard_ceiling
+        twin._format, twin._trimmer = self._format, self._trimmer
+        twin.budget, twin.hard_ceiling = self.budget, self.hard_ceiling
         twin.store = deepcopy(self.store) if self.store is not None else None
         twin.conversation = self.conversation
         twin.stats = replace(self.stats)
@@ -287,6 +304,8 @@ class CommitGuard:
                 spill = self._commit_spill(effect, used)  # may raise: nothing changed yet
         # ---- from here on nothing can fail: apply the plan
         stats.checks += 1
+        stats.grown += len(grown)
+        stats.shrunk += len(shrunk)
         summaries = self._execute(applied) if not applied.is_empty() else ()
         if deferred is None and ctx.used > self.budget and ctx.has_open():
             deferred = Deferral.OPEN_MESSAGE

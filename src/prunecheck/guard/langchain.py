@@ -83,10 +83,11 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
         super().__init__()
         if isinstance(store, str | PathLike):
             store = SpillStore(store, encode=encode_message, decode=decode_message)
+        self._given = trimmer
 
         def guard(conversation: str | None) -> ListGuard:
             return ListGuard(
-                trimmer,
+                self._given,
                 format="langchain",
                 budget=budget,
                 hard_ceiling=hard_ceiling,
@@ -100,6 +101,19 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self.guard = guard(conversation)
         self._threads: dict[str, ListGuard] = {}
         self.raise_on_ceiling = raise_on_ceiling
+
+    @property
+    def trimmer(self) -> object:
+        """The trimmer as you gave it.  Assign a new one at any time: every
+        thread's guard asks it from its next call on."""
+        return self._given
+
+    @trimmer.setter
+    def trimmer(self, trimmer: object) -> None:
+        self.guard.trimmer = trimmer  # refused here, before any guard changed, if no trimmer
+        for guard in self._threads.values():
+            guard.trimmer = trimmer
+        self._given = trimmer
 
     def guard_for(self, thread_id: object) -> ListGuard:
         """The guard of one LangGraph thread (None: :attr:`guard`)."""

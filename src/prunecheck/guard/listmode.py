@@ -95,11 +95,8 @@ class ListGuard:
         decode: Callable[[str], object] | None = None,
         conversation: str | None = None,
     ) -> None:
-        self.trimmer = trimmer
-        self.format = (
-            None if native or not callable(trimmer) or hasattr(trimmer, "select") else format
-        )
-        self._trimmer = as_trimmer(trimmer, self.format)
+        self._list_format, self._native = format, native
+        self.trimmer = trimmer  # sets format and the wrapped trimmer
         self.budget = budget
         self.hard_ceiling = hard_ceiling
         self.reader = reader or reader_for(format)
@@ -123,6 +120,20 @@ class ListGuard:
         self._seen_calls: set[str] = set()
         self._awaiting: list[str] = []
         self.last_plan: Plan | None = None
+
+    @property
+    def trimmer(self) -> object:
+        """The trimmer as you gave it.  Assign a new one at any time (read as
+        the constructor reads ``trimmer``); the next call asks it."""
+        return self._given
+
+    @trimmer.setter
+    def trimmer(self, trimmer: object) -> None:
+        native = self._native or not callable(trimmer) or hasattr(trimmer, "select")
+        wrapped = as_trimmer(trimmer, None if native else self._list_format)
+        self._given, self._trimmer = trimmer, wrapped
+        #: The format the trimmer is a list function over (None: a native policy).
+        self.format = None if native else self._list_format
 
     @property
     def spilled(self) -> tuple[str, ...]:

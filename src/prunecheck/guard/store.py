@@ -21,6 +21,17 @@ and refuses, when a unit is spilled, anything JSON would give back changed
 (a tuple, a non-string key, NaN, a set, a custom object), naming where in
 the payload it is; a custom ``encode`` / ``decode`` pair is checked by
 round trip (``decode(encode(p)) == p``; ``verify=False`` skips the check).
+
+Where the data lives.  The store holds conversation content (user text,
+tool outputs, whatever your payloads carry): in the file you name, and,
+while a connection is open, in SQLite's ``-wal`` and ``-shm`` files beside
+it (a ``-journal`` file in other journal modes).  A file the store creates
+is readable and writable by its owner only (``mode=0o600``, the default;
+SQLite gives its side files the database file's mode); an existing file
+keeps the mode it has.  ``":memory:"`` keeps everything in the process.
+Deleted rows are overwritten (``PRAGMA secure_delete``), and
+:meth:`SpillStore.delete_conversation` removes one conversation's units and
+empties the write-ahead log, so nothing of it stays in the files.
 """
 
 from __future__ import annotations
@@ -102,6 +113,12 @@ class SpillStore:
         always power loss; faster) or ``"EXTRA"``.
     verify : bool
         Check a custom codec by round trip when a unit is spilled.
+    mode : int
+        The permission bits of the database file if the store creates it
+        (default ``0o600``: its owner only; the process's umask may take
+        bits away, as for any new file).  SQLite gives its ``-wal``,
+        ``-shm`` and ``-journal`` files the database file's mode.  An
+        existing file keeps its own.
 
     Examples
     --------
@@ -125,6 +142,7 @@ class SpillStore:
         timeout: float = 5.0,
         synchronous: str = "FULL",
         verify: bool = True,
+        mode: int = 0o600,
     ) -> None:
         if session is not None and not isinstance(session, str):
             raise TypeError(f"session must be a string, got {type(session).__name__}")
@@ -132,6 +150,11 @@ class SpillStore:
             raise ValueError(f"synchronous ({synchronous!r}) must be one of {_SYNCHRONOUS}")
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0):
             raise ValueError(f"timeout ({timeout!r}) must be a finite number of seconds ≥ 0")
+        if isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode <= 0o777:
+            raise ValueError(
+                f"mode ({mode!r}) must be permission bits from 0o000 to 0o777, "
+                "e.g. 0o600 (the owner only, the default) or 0o640 (and the group may read)"
+            )
         self.path = str(path)
         #: The conversation the store's own methods address by default.
         self.session = session if session is not None else "default"
@@ -146,6 +169,7 @@ class SpillStore:
         self._timeout = float(timeout)
         self._synchronous = str(synchronous).upper()
         self._memory = self.path == ":memory:"
+        self.mode = mode
         self._lock = threading.RLock()
         self._local = threading.local()
         self._opened: list[tuple[int, sqlite3.Connection]] = []
@@ -154,7 +178,20 @@ class SpillStore:
             pass
 
     # ------------------------------------------------------------ connections
+    def _create(self) -> None:
+        """Create the database file with :attr:`mode` before SQLite opens it
+        (SQLite would create it 0o644, and its side files after it).  A file
+        that exists, or a path SQLite will refuse, is left to SQLite."""
+        if self._memory or not self.path:
+            return
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        try:
+            os.close(os.open(self.path, flags, self.mode))
+        except OSError:  # it exists (fine), or SQLite will report the path's fault
+            return
+
     def _open(self) -> sqlite3.Connection:
+        self._create()
         db = sqlite3.connect(
             self.path,
             timeout=self._timeout,
@@ -162,6 +199,7 @@ class SpillStore:
             check_same_thread=not self._memory,
         )
         try:
+            db.execute("PRAGMA secure_delete=ON")  # deleted content is overwritten
             if not self._memory:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(f"PRAGMA synchronous={self._synchronous}")
@@ -249,6 +287,33 @@ class SpillStore:
     def delete(self, units: Iterable[str], conversation: str | None = None) -> None:
         """Delete units (one transaction); unknown ids are ignored."""
         self.put_many((), conversation, delete=units)
+
+    def delete_conversation(self, conversation: str) -> int:
+        """Delete every unit of ``conversation`` (one transaction) and return
+        how many there were; nothing of them stays in the files.
+
+        Deleted content is overwritten in the database (``secure_delete``),
+        and the write-ahead log, which may still hold the rows as they were
+        written, is checkpointed and truncated (if another connection is
+        reading at that moment, SQLite empties it at a later checkpoint).
+        Call it when the conversation is over: a live guard of it would
+        find its spilled units gone (counted in ``stats.lost``).
+
+        Raises
+        ------
+        TypeError
+            ``conversation`` is not a string.
+        StoreError
+            SQLite failed; nothing was deleted.
+        """
+        if not isinstance(conversation, str):
+            raise TypeError(f"conversation must be a string, got {type(conversation).__name__}")
+        with self._transaction() as db:
+            gone = db.execute("DELETE FROM spilled WHERE session = ?", (conversation,)).rowcount
+        if not self._memory:
+            with self._db() as db:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return int(gone)
 
     # ------------------------------------------------------------------ reads
     def take(self, unit: str, conversation: str | None = None) -> SpilledUnit:

@@ -213,13 +213,19 @@ def as_trimmer(obj: object, format: str | None = None, *, name: str | None = Non
     )
     if format is not None:
         if not callable(obj):
-            raise TypeError(f"a list function must be callable, got {type(obj).__name__}")
+            raise TypeError(
+                f"{obj!r} is not a trimmer: with format={format!r} the trimmer is a list "
+                f"function trim(messages) -> messages, and a {type(obj).__name__} is not "
+                "callable. Hint: give a function trim(messages), an object with "
+                "propose(view, need), or, without format=, a select(view, need) policy"
+            )
         return ListTrimmer(obj, f"{label}@{format}")
     try:
         return PolicyTrimmer(as_policy(obj, str(label)))
     except TypeError:
         raise TypeError(
-            f"{obj!r} is not a trimmer: give a select(view, need) policy, an "
-            "object with propose(view, need), or a list function with "
-            "format=..."
+            f"{obj!r} is not a trimmer: a trimmer is a select(view, need) policy, an "
+            "object with propose(view, need), or a list function trim(messages) given "
+            "with format=. Hint: give one of these, e.g. the function you trim with and "
+            "format='openai'"
         ) from None
