@@ -107,6 +107,10 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
             "Check context-pruning policies of LLM agent runtimes against the "
             "commit-boundary invariant: simulate, search, explore, replay."
         ),
+        epilog=(
+            "start with: prunecheck check POLICY (a built-in name, FILE.py:function or "
+            "FILE.py:trim@openai);\n'prunecheck COMMAND --help' says more about each command."
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version)

@@ -6,7 +6,7 @@ imports only ``prunecheck.sim.cli.COMMAND``.  Each command module's
 ``register`` takes its one-line help from here, so the two never differ.
 
 >>> COMMANDS[:3]
-('report', 'sweep', 'search')
+('check', 'search', 'explore')
 >>> module_of("validate")
 'prunecheck.sim.cli.validate'
 """
@@ -15,20 +15,23 @@ from __future__ import annotations
 
 __all__ = ["COMMANDS", "SUMMARIES", "module_of"]
 
-#: Every subcommand, in the order ``--help`` lists them, with its one-line help.
+#: Every subcommand, in the order ``--help`` lists them — the order a user
+#: needs them: is my policy safe, find and explore what breaks it, read a
+#: trace, bring one from production, cut it down; then what the runtime's
+#: rates are and how they change; the sweep and the report last.
 SUMMARIES: dict[str, str] = {
-    "report": "run the default sweep and write plots + summary.md",
-    "sweep": "simulate policies × gates × runtimes × loads × seeds",
+    "check": "is this policy (or trim function) safe as it is?",
     "search": "adversarial search for a breaking event sequence",
     "explore": "exhaustive bounded exploration of event interleavings",
     "replay": "re-run a trace and narrate it step by step",
+    "import": "turn a production log of model requests into a reproduction",
     "shrink": "shrink a failing trace to a minimal one of the same class",
     "validate": "print the tool pairing errors a provider would answer (HTTP 400)",
-    "check": "is this policy (or trim function) safe as it is?",
-    "regress": "compare incident rates with a baseline",
-    "baseline": "record a runtime's incident rates for regress",
     "policies": "list the built-in policies",
-    "import": "turn a production log of model requests into a reproduction",
+    "baseline": "record a runtime's incident rates for regress",
+    "regress": "compare incident rates with a baseline",
+    "sweep": "simulate policies × gates × runtimes × loads × seeds",
+    "report": "run the default sweep and write plots + summary.md",
 }
 
 #: Subcommands in the order ``--help`` lists them.
