@@ -14,12 +14,23 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.provider import Provider
 from prunecheck.sim.cli.argtypes import count, natural
 
-__all__ = ["KNOBS", "add_runtime_arguments", "runtime_config"]
+__all__ = ["CHECK_AT_HELP", "KNOBS", "add_runtime_arguments", "runtime_config"]
+
+#: When each placement fires its budget check (model/runtime.py, model/budget.py).
+CHECK_AT_HELP = (
+    "when the runtime fires its budget check: after_append after every message "
+    "appended or grown (each streamed chunk too); after_batch after an append that "
+    "completes a unit: the system prompt, every user message (also one that arrives "
+    "while calls are pending), the last chunk of assistant text, the result or failure "
+    "that completes a batch, a retry's re-run batch; before_invoke only when a model "
+    "call goes ahead (none while calls are pending). An explicit check event fires at "
+    "every placement"
+)
 
 #: (flag, RuntimeConfig field, enum, help) for every enum-valued knob.
 KNOBS: tuple[tuple[str, str, type[Any], str], ...] = (
     ("--gate", "gate", Gate, "what stands between policy and context"),
-    ("--check-at", "check_at", CheckAt, "when the runtime fires its budget check"),
+    ("--check-at", "check_at", CheckAt, CHECK_AT_HELP),
     ("--retry", "retry", RetryMode, "what a retry after a rejection re-runs"),
     (
         "--on-stream-loss",

@@ -33,6 +33,7 @@ from prunecheck.sim.cli.json_output import add_json_argument, document, record
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
+from prunecheck.sim.cli.runtime_options import CHECK_AT_HELP
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.drivers.workload import SESSION_TURNS
 from prunecheck.sim.stats.sessions import SessionRecord, observations, rate_of
@@ -121,7 +122,8 @@ def add_grid_options(
         "--check-at",
         default=CheckAt.AFTER_APPEND.value,
         metavar="LIST",
-        help="when budget checks fire, comma-separated (default after_append)",
+        help="when budget checks fire, comma-separated (default after_append): "
+        + CHECK_AT_HELP.removeprefix("when the runtime fires its budget check: "),
     )
     p.add_argument(
         "--retry",
