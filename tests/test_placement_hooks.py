@@ -51,9 +51,9 @@ HISTORY: list[tuple[Event, set[CheckAt]]] = [
 
 @pytest.mark.parametrize("placement", list(CheckAt), ids=str)
 def test_each_placement_fires_where_the_docs_say(placement: CheckAt) -> None:
-    state = initial_state(
-        RuntimeConfig(check_at=placement), builtin_policy("recency"), record=False
-    )
+    recency = builtin_policy("recency")
+    assert recency is not None
+    state = initial_state(RuntimeConfig(check_at=placement), recency, record=False)
     fired = []
     for event, _ in HISTORY:
         before = state.counters.get("checks", 0)
