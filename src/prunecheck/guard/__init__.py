@@ -30,6 +30,14 @@ conversation while the message is in the context or spilled.  A result is
 tracked under the ``mid`` given with its first chunk (default
 ``"result:" + call_id``); a summary as ``"summary:" + first id replaced``.
 
+Data.  The spill store holds conversation content: in the SQLite file named
+by ``store=`` (with SQLite's ``-wal`` and ``-shm`` files beside it while it is
+open), created readable by its owner only (:class:`SpillStore`'s ``mode=``);
+``":memory:"`` keeps it in the process.  When a conversation is over,
+``SpillStore(path).delete_conversation(conversation)`` deletes its units and
+leaves nothing of them in the files.  Assign ``guard.trimmer`` at any time:
+the next check asks the new one.
+
 Guarantees
 ----------
 What the guard promises (each a test in ``tests/test_guard*.py``):
