@@ -38,8 +38,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 class Item:
     """One message as the conversation's context holds it across requests.
 
-    ``label`` is unique in the conversation (``#`` and a digest, ``#CALLID``
-    for a result, ``#calls.CALLID`` for an assistant message holding calls);
+    ``label`` is unique in the conversation and reads as its own ids: ``#CALLID``
+    for a result, ``#calls.CALLID`` for an assistant message holding calls,
+    ``#ROLE-N`` for the N-th other message of that role (``#user-2``: the
+    conversation's second user message), never a digest;
     ``inferred`` says the log never showed it (see the module notes).
     """
 
@@ -112,6 +114,7 @@ class _Differ:
         self.results: dict[str, Item] = {}  # call id -> its result item
         self.call_labels: dict[str, str] = {}  # call id -> its result's label
         self.context: list[Item] = []
+        self.seen: dict[str, int] = {}  # role -> messages of it labelled so far
 
     def item(self, m: LoggedMessage, key: tuple[str, ...], number: int, inferred: str = "") -> Item:
         if m.answers is not None:
@@ -119,7 +122,8 @@ class _Differ:
         elif m.calls:
             base = "#calls." + _safe(m.calls[0].id)
         else:
-            base = "#" + m.digest
+            self.seen[m.role.value] = self.seen.get(m.role.value, 0) + 1
+            base = f"#{m.role.value}-{self.seen[m.role.value]}"
         label = base if m.answers is not None else self.labels.new(base)
         item = Item(label, m, number, inferred)
         self.by_key[key] = item
