@@ -18,8 +18,9 @@ from prunecheck.sim.adapters.telemetry.reading import read_log
 from prunecheck.sim.reproductions.narrative import narrate
 
 ROOT = Path(__file__).resolve().parent.parent
-LOGS = sorted((ROOT / "tests" / "data" / "telemetry").glob("*.json*")) + [
-    ROOT / "examples" / "incident" / "spans.otlp.jsonl"
+LOGS = [
+    *sorted((ROOT / "tests" / "data" / "telemetry").glob("*.json*")),
+    ROOT / "examples" / "incident" / "spans.otlp.jsonl",
 ]
 DIGEST = re.compile(r"#[0-9a-f]{8}")
 #: A label: a logged call id (its result), #calls.ID (its batch), #ROLE-N.
