@@ -25,6 +25,7 @@ alive.  ``os._exit``, a crash or a hang end it; the parent tells those apart.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -199,13 +200,54 @@ def main(argv: list[str]) -> int:
     a failure outside the user's code ends the worker with status 70, which
     the parent reports as that policy's error.
     """
-    die_with_parent()
+    _end_group_with_parent()
     req, resp = int(argv[0]), int(argv[1])
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the policy's stdin
     try:
-        return _serve(req, resp)
+        status = _serve(req, resp)
     except BaseException:
-        return 70
+        status = 70
+    _end_group()
+    return status
+
+
+def _end_group_with_parent() -> None:
+    """When the parent dies (a forked placement ends with ``os._exit``, or
+    prunecheck is killed), Linux sends this worker SIGTERM, and the worker
+    stops its whole process group (elsewhere: :func:`die_with_parent`'s no-op;
+    the pipe's end of file ends the group then)."""
+    import signal
+
+    def on_parent_death(signum: int, frame: object) -> None:
+        _end_group()
+        os._exit(0)
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        signal.signal(signal.SIGTERM, on_parent_death)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError, ValueError):
+        die_with_parent()
+
+
+def _end_group() -> None:
+    """Stop every process the policy started that is still in this worker's
+    process group (the worker leads it), the worker with them: a parent that
+    ends without closing its workers (a forked placement exits with
+    ``os._exit``) closes their pipes, and nothing a policy forked outlives
+    the command."""
+    import signal
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    if os.getpgrp() == os.getpid():  # never a group it does not lead
+        with contextlib.suppress(OSError):
+            os.killpg(os.getpid(), signal.SIGKILL)
 
 
 if __name__ == "__main__":
