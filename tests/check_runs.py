@@ -4,7 +4,8 @@ A whole ``check`` (three placements) is the costliest thing the fast suite
 does, and ``--json`` and ``--junit`` describe the same verdict: one run
 writes both, and ``tests/test_json_output.py`` and
 ``tests/test_junit_output.py`` read it (session-scoped fixtures in
-``conftest.py``; each xdist worker that needs a run makes its own).
+``conftest.py``, run once for the whole session: the first xdist worker that
+needs one runs it, the others read what it kept).
 """
 
 from __future__ import annotations

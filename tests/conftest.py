@@ -11,7 +11,8 @@ test, and any test you add:
 * assumes no current directory: paths come from ``Path(__file__)``;
   ``monkeypatch.chdir(tmp_path)`` when a command must run somewhere;
 * shares only immutable setup, through session- or module-scoped fixtures
-  (each worker builds its own copy);
+  (each worker builds its own copy; the costliest are built once for the
+  whole session, by ``once_per_session`` below);
 * never asserts on wall-clock time (the machine is shared);
 * runs pytester in process only after importing the C extensions the inner
   run may load (numpy, through matplotlib): the inner run drops the modules
@@ -47,9 +48,13 @@ Each xdist worker keeps its own example database
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from check_runs import TRIM, CheckRun, run_check
@@ -86,17 +91,89 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 os.environ["PRUNECHECK_FAILURES"] = "off"
 
 
+_T = TypeVar("_T")
+
+
+def once_per_session(
+    factory: pytest.TempPathFactory,
+    name: str,
+    build: Callable[[Path], _T],
+    save: Callable[[_T], Any],
+    load: Callable[[Any], _T],
+) -> _T:
+    """``build(folder)`` once for the whole test session, not once per xdist
+    worker: the first worker that asks builds it into a folder every worker
+    sees (the session's temporary folder) and keeps ``save(value)`` (JSON)
+    beside it; the others wait for it on a file lock and ``load`` that.  For
+    costly, read-only setup (a whole check, a drawn report): each worker
+    built its own copy before, and a worker that waits would have spent the
+    same time building."""
+    base = factory.getbasetemp()
+    root = base.parent if _WORKER else base  # xdist: pytest-N/popen-gwK -> pytest-N
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.json"
+    with (root / f"shared-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if done.is_file():
+            return load(json.loads(done.read_text(encoding="utf-8")))
+        shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
+        folder.mkdir()
+        value = build(folder)
+        done.write_text(json.dumps(save(value)), encoding="utf-8")
+        return value
+
+
+def _save_check(run: CheckRun) -> dict[str, Any]:
+    out = None if run.out is None else str(run.out)
+    return {
+        "status": run.status,
+        "doc": run.doc,
+        "err": run.err,
+        "junit": str(run.junit),
+        "out": out,
+    }
+
+
+def _load_check(saved: dict[str, Any]) -> CheckRun:
+    out = None if saved["out"] is None else Path(saved["out"])
+    return CheckRun(saved["status"], saved["doc"], saved["err"], Path(saved["junit"]), out)
+
+
 @pytest.fixture(scope="session")
 def unsafe_check(tmp_path_factory: pytest.TempPathFactory) -> CheckRun:
     """``check`` of a trimmer unsafe at two placements, with --json, --junit and
-    --out: one run for the JSON and the JUnit tests (see tests/check_runs.py)."""
-    return run_check(tmp_path_factory.mktemp("unsafe-check"), TRIM, bundle=True)
+    --out: one run for the JSON and the JUnit tests (see tests/check_runs.py),
+    once per session.  Read it only."""
+    return once_per_session(
+        tmp_path_factory,
+        "unsafe-check",
+        lambda folder: run_check(folder, TRIM, bundle=True),
+        _save_check,
+        _load_check,
+    )
 
 
 @pytest.fixture(scope="session")
 def safe_check(tmp_path_factory: pytest.TempPathFactory) -> CheckRun:
-    """``check unit_safe`` with --json and --junit (see tests/check_runs.py)."""
-    return run_check(tmp_path_factory.mktemp("safe-check"), "unit_safe", bundle=False)
+    """``check unit_safe`` with --json and --junit (see tests/check_runs.py),
+    once per session.  Read it only."""
+    return once_per_session(
+        tmp_path_factory,
+        "safe-check",
+        lambda folder: run_check(folder, "unit_safe", bundle=False),
+        _save_check,
+        _load_check,
+    )
+
+
+def _draw_rows(out: Path) -> tuple[Path, list[Path], dict[str, list[str]]]:
+    from figure_facts import recording
+    from report_rows import data
+
+    from prunecheck.sim.reports.writer import write_report  # not at import: tests watch imports
+
+    with recording() as problems:
+        files = write_report(data(), out)
+    return out, files, problems
 
 
 @pytest.fixture(scope="session")
@@ -104,19 +181,21 @@ def rows_drawn(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, list[Path], dict[str, list[str]]]:
     """The report of tests/report_rows.py's rows (``write_report``), drawn
-    once per worker for the page, browser and figure tests: the folder, the
+    once per session for the page, browser and figure tests: the folder, the
     files written, and each plot's readability problems as it was saved
     (tests/figure_facts.py).  Read it only; a test that adds to it works on
     a copy."""
-    from figure_facts import recording
-    from report_rows import data
-
-    from prunecheck.sim.reports.writer import write_report  # not at import: tests watch imports
-
-    out = tmp_path_factory.mktemp("rows-report")
-    with recording() as problems:
-        files = write_report(data(), out)
-    return out, files, problems
+    return once_per_session(
+        tmp_path_factory,
+        "rows-report",
+        _draw_rows,
+        lambda drawn: {
+            "out": str(drawn[0]),
+            "files": [str(f) for f in drawn[1]],
+            "problems": drawn[2],
+        },
+        lambda saved: (Path(saved["out"]), [Path(f) for f in saved["files"]], saved["problems"]),
+    )
 
 
 @pytest.fixture(scope="session")
