@@ -118,3 +118,44 @@ def test_a_streamed_replay_does_not_hold_the_events(
             assert steps == 7 * turns + 1
         growth[streamed] = (peaks[1] - peaks[0]) / (7 * (sizes[1] - sizes[0]))
     assert growth[True] * 2 < growth[False], growth
+
+
+@pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "indented"])
+@pytest.mark.parametrize("name", ["seed_parallel_batch.json", "stream_evicted_mid_append.json"])
+def test_a_large_trace_in_another_layout_streams_and_tells_the_same_story(
+    name: str,
+    indent: int | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A trace written by another tool (one line, or pretty-printed with an
+    event over several lines) is walked, not parsed whole; an indented one
+    failed at its first event before (issue 36)."""
+    import json
+
+    source = CORPUS / name
+    whole = main(["replay", str(source)]), capsys.readouterr().out
+    data = json.loads(source.read_text(encoding="utf-8"))
+    data["times"] = [float(i) for i in range(len(data["events"]))]  # after the events
+    other = tmp_path / name
+    other.write_text(json.dumps(data, indent=indent), encoding="utf-8")
+    monkeypatch.setattr(trace_file, "STREAM_BYTES", 0)
+    trace = trace_file.read_trace(other)
+    assert not isinstance(trace.events, tuple) and trace.times == tuple(data["times"])
+    status, out = main(["replay", str(other)]), capsys.readouterr().out
+    assert (status, out) == whole
+
+
+def test_a_large_trace_that_is_not_json_is_named_as_the_whole_parse_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (CORPUS / "seed_parallel_batch.json").read_text(encoding="utf-8")
+    cut = tmp_path / "cut.json"
+    cut.write_text(text.replace("\n", " ")[: len(text) // 2], encoding="utf-8")
+    assert main(["replay", str(cut)]) == 2
+    expected = capsys.readouterr().err
+    monkeypatch.setattr(trace_file, "STREAM_BYTES", 0)
+    assert main(["replay", str(cut)]) == 2
+    err = capsys.readouterr().err
+    assert err == expected and "is not JSON" in err and err.count("\n") == 1

@@ -5,8 +5,12 @@ header on the first lines and one event per line.  A large file in that
 layout is replayed without holding its events: the header is parsed and
 validated as a trace with no events, the event lines are counted, and the
 events are read again one line at a time while the replay runs — memory
-holds the context, not the file.  Any other layout, and every small file, is
-parsed whole (bounded in size and nesting, see :func:`~prunecheck.model.trace.loads`).
+holds the context, not the file.  A large file in any other layout (one
+line, pretty-printed by another tool) streams too: a first pass walks the
+JSON (:mod:`.json_stream`) for the header and the number of events, and the
+replay reads the events again one at a time.  Every small file, and a large
+one that is not well-formed, is parsed whole (bounded in size and nesting,
+see :func:`~prunecheck.model.trace.loads`), which names what is wrong.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import overload
 from prunecheck.model.errors import TraceError
 from prunecheck.model.events import Event, event_from_json
 from prunecheck.model.trace import MAX_DEPTH, Trace, depth_ok, loads, trace_from_json
+from prunecheck.sim.reproductions.json_stream import ELEMENT, END, NotStreamable, members
 
 __all__ = ["STREAM_BYTES", "read_trace"]
 
@@ -29,14 +34,33 @@ STREAM_BYTES = 4 * 2**20
 _EVENTS = '  "events": ['
 
 
-class _FileEvents(Sequence[Event]):
-    """The events of a trace file, read lazily one line at a time."""
+class _LazyEvents(Sequence[Event]):
+    """The events of a trace file, read again at each iteration."""
 
-    def __init__(self, path: Path, start: int, count: int) -> None:
-        self._path, self._start, self._count = path, start, count
+    def __init__(self, path: Path, count: int) -> None:
+        self._path, self._count = path, count
 
     def __len__(self) -> int:
         return self._count
+
+    def __iter__(self) -> Iterator[Event]:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        events = tuple(self)  # random access reads the file (rare: replay iterates)
+        return events[index]
+
+
+class _FileEvents(_LazyEvents):
+    """The events of a trace file in prunecheck's layout, one line at a time."""
+
+    def __init__(self, path: Path, start: int, count: int) -> None:
+        super().__init__(path, count)
+        self._start = start
 
     def __iter__(self) -> Iterator[Event]:
         decode = json.JSONDecoder().decode
@@ -60,19 +84,37 @@ class _FileEvents(Sequence[Event]):
                     ) from None
                 yield event_from_json(data, where)
 
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Event]: ...
-    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
-        events = tuple(self)  # random access reads the file (rare: replay iterates)
-        return events[index]
+
+class _WalkedEvents(_LazyEvents):
+    """The events of a trace file in any layout, walked one value at a time."""
+
+    def __iter__(self) -> Iterator[Event]:
+        prefix = f"{self._path}: events["
+        i = 0
+        try:
+            for key, value in members(self._path, "events", MAX_DEPTH):
+                if key is ELEMENT:
+                    yield event_from_json(value, prefix + str(i) + "]")
+                    i += 1
+                elif key is END:
+                    return
+        except NotStreamable:
+            raise TraceError(
+                str(self._path),
+                f"is no longer the JSON it was when the replay started (at events[{i}]).",
+                "do not change a trace while it replays.",
+            ) from None
 
 
 def _streamed(path: Path) -> Trace | None:
-    """The trace with lazily read events, or None if the layout is not ours."""
+    """The trace with lazily read events, or None if the layout is not ours:
+    a first line ``{``, the header, the events line, one event a line (each
+    ``{...}`` or ``{...},``), ``]`` and ``}``."""
     header: list[str] = []
     with path.open("rb") as handle:
+        if handle.readline(64) != b"{\n":  # not ours (a one-line file is not read whole)
+            return None
+        header.append("{")
         for raw in handle:
             line = raw.decode("utf-8").rstrip("\n")
             if line == _EVENTS:
@@ -86,12 +128,15 @@ def _streamed(path: Path) -> Trace | None:
         count = 0
         closed = False
         for raw in handle:
-            if raw.strip() == b"]":
+            event = raw.strip()
+            if event == b"]":
                 closed = True
                 break
+            if not event.startswith(b"{") or not event.endswith((b"}", b"},")):
+                return None  # an event over several lines: not ours
             count += 1
-        if not closed:
-            return None
+        if not closed or handle.read(64).strip() != b"}":
+            return None  # nothing may follow the events but the end of the object
     if not header or header[0] != "{":
         return None
     text = "\n".join(header).rstrip().rstrip(",") + ', "events": []}'
@@ -108,6 +153,27 @@ def _streamed(path: Path) -> Trace | None:
     if times is not None:
         times = _times(times, count, str(path))
     lazy: Sequence[Event] = _FileEvents(path, start, count)
+    return replace(bare, events=lazy, times=times)  # type: ignore[arg-type]
+
+
+def _walked(path: Path) -> Trace | None:
+    """The trace with lazily walked events, or None if the file is not one
+    well-formed JSON object with a list of events."""
+    header: dict[str, object] = {}
+    count = 0
+    try:
+        for key, value in members(path, "events", MAX_DEPTH):
+            if key is ELEMENT:
+                count += 1
+            elif key is not END:
+                header[str(key)] = value
+    except NotStreamable:
+        return None
+    times = header.pop("times", None)
+    bare = trace_from_json({**header, "events": []}, str(path))
+    if times is not None:
+        times = _times(times, count, str(path))
+    lazy: Sequence[Event] = _WalkedEvents(path, count)
     return replace(bare, events=lazy, times=times)  # type: ignore[arg-type]
 
 
@@ -141,7 +207,7 @@ def read_trace(path: Path) -> Trace:
     try:
         size = path.stat().st_size
         if size >= STREAM_BYTES:
-            found = _streamed(path)
+            found = _streamed(path) or _walked(path)
             if found is not None:
                 return found
         text = path.read_text(encoding="utf-8")
