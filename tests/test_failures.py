@@ -61,7 +61,7 @@ def test_a_fixed_bug_that_comes_back_is_caught_first_by_the_saved_failure(tmp_pa
     assert db.problems == []
 
 
-def test_bad_saved_state_is_reported_and_discarded_never_fatal(tmp_path: Path) -> None:
+def test_bad_saved_state_is_reported_and_skipped_never_fatal(tmp_path: Path) -> None:
     db = FailureDatabase(tmp_path / "failures")
     spec = _policy(tmp_path, "correct")
     config = RuntimeConfig()
@@ -85,8 +85,15 @@ def test_bad_saved_state_is_reported_and_discarded_never_fatal(tmp_path: Path) -
     result = check_policy(spec, failures=db, **SMALL)
     assert result.verdict is Verdict.SAFE and result.scenarios
     assert len(db.problems) == 3
-    assert all("it was discarded" in p for p in db.problems)
-    assert sorted(p.name for p in folder.iterdir()) == [".half-written.json.123.tmp"]
+    # what is not an entry of ours is skipped and left; our stale entry is discarded
+    skipped = sorted(p for p in db.problems if "skipped and left in place" in p)
+    assert len(skipped) == 2 and "garbage.json" in skipped[0] and "other.json" in skipped[1]
+    assert sum("it was discarded" in p and "impossible.json" in p for p in db.problems) == 1
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".half-written.json.123.tmp",
+        "garbage.json",
+        "other.json",
+    ]
 
 
 def _save_many(root: str, worker: int) -> None:

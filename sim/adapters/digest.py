@@ -66,7 +66,7 @@ def policy_digest(spec: str) -> str:
     ``unread:<16 hex>`` when its file cannot be read.  A file's digest is of
     its content alone, however the spec names it."""
     path = source_of(spec)
-    text = hashlib.sha256(spec.encode()).hexdigest()[:16]
+    text = hashlib.sha256(spec.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     if path is None:
         return f"spec:{text}"
     try:

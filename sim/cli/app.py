@@ -20,6 +20,8 @@ import errno
 import importlib
 import os
 import re
+import select
+import signal
 import sys
 import textwrap
 import time
@@ -30,7 +32,11 @@ from prunecheck.sim.cli.commands import COMMANDS, SUMMARIES, module_of
 from prunecheck.sim.cli.policy_argument import REMOVED_IN, resolve_policy
 from prunecheck.sim.support.extras import extra_of, missing_paragraph
 
-__all__ = ["build_parser", "chosen_command", "main", "plain"]
+__all__ = ["EXIT_BROKEN_PIPE", "build_parser", "chosen_command", "main", "plain"]
+
+#: The exit status when standard output's reader goes away (``| head -1``):
+#: 128 + SIGPIPE, what a shell reports for any tool a broken pipe ends.
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 _ROLE = re.compile(r":[a-z]+:`~?\.?([^`]+)`")
@@ -170,6 +176,38 @@ def _sturdy_streams() -> None:
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
 
+def _closed_streams() -> set[int]:
+    """The standard descriptors (0, 1, 2) that were closed when prunecheck
+    started (``>&-``, ``<&-``); each is reopened on /dev/null, so that no
+    file opened later (a results file, a worker's pipe) takes its number
+    and receives what was meant for the stream."""
+    closed = set()
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.add(fd)
+            with contextlib.suppress(OSError):
+                devnull = os.open(os.devnull, os.O_RDWR)
+                if devnull != fd:
+                    os.dup2(devnull, fd)
+                    os.close(devnull)
+    if sys.stderr is None:  # Python found it closed: a paragraph must go somewhere
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process
+    return closed
+
+
+def _stdout_broken() -> bool:
+    """Whether standard output is a pipe whose reader has gone (``| head``)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return True  # a stream without a descriptor that raised EPIPE
+    poller = select.poll()
+    poller.register(fd, 0)  # POLLERR (no reader left) is reported whatever is asked
+    return any(event & select.POLLERR for _, event in poller.poll(0))
+
+
 def _drop_stdout() -> None:
     """Point standard output at /dev/null (it failed: a full disk, a closed
     pipe), so that the interpreter's last flush cannot fail again."""
@@ -186,6 +224,7 @@ def _say(command: str, text: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    closed = _closed_streams()
     _sturdy_streams()
     try:
         os.getcwd()
@@ -198,6 +237,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     words = sys.argv[1:] if argv is None else list(argv)
     command = chosen_command(words)
+    if sys.stdout is None or 1 in closed:
+        _say(
+            command or "",
+            "standard output is closed (the command was started with >&- or by a process "
+            "that closed it), and prunecheck prints its verdict there. Hint: send it to "
+            "/dev/null (>/dev/null) or to a file instead of closing it.",
+        )
+        return 2
     try:
         return _main(words, command)
     except ModuleNotFoundError as exc:  # an extra left out of the install (README, "Install")
@@ -247,10 +294,18 @@ def _main(words: list[str], command: str | None) -> int:
     except PrunecheckError as exc:
         _say(args.command, exc.paragraph())
         return 2
-    except BrokenPipeError:  # stdout closed early (e.g. piped into head): not an error
+    except BrokenPipeError as exc:
+        if not _stdout_broken():  # another pipe (not stdout): the machine's fault
+            _say(
+                args.command,
+                f"a pipe closed while prunecheck was writing to it ({exc.strerror}). "
+                "Hint: run the command again; if it happens again, report it.",
+            )
+            return 2
+        # stdout's reader stopped reading (| head): quietly, with the status of a
+        # tool a broken pipe ends (128 + SIGPIPE), as cat and grep do
         _drop_stdout()
-        sys.stderr.close()
-        return 0
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         _say(args.command, "interrupted.")
         return 130

@@ -26,6 +26,7 @@ from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_poli
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
+from prunecheck.sim.support.outputs import output_file
 from prunecheck.sim.verdicts.baseline_file import Baseline, runtime_digest, write_baseline
 from prunecheck.sim.verdicts.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
 from prunecheck.sim.verdicts.suite import BASELINE_SEEDS, Suite
@@ -57,6 +58,9 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--out", required=True, metavar="FILE", help="baseline JSON to write")
+    p.add_argument(
+        "--force", action="store_true", help="let --out replace a file that already exists"
+    )
     add_policy_argument(p, help=f"the policy spec (default {DEFAULT_POLICY})")
     add_format_argument(p)
     add_runtime_arguments(p, RuntimeConfig())
@@ -72,13 +76,13 @@ def register(sub: Any) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     resolve_policy(args)
+    out = output_file(args.out, force=args.force)  # refused before any work (exit 2)
     args.policy = with_format(args.policy or DEFAULT_POLICY, args.format)
     config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))
     suite = Suite.of(args.levels, args.seeds, args.horizon, default_seeds=BASELINE_SEEDS)
     folder = default_corpus(args.corpus)
     paths = corpus_paths(folder)
     system = load_system(args.policy, args.policy_timeout)
-    out = args.out
     recorder = Recorder(
         Baseline(
             args.policy,
@@ -98,7 +102,7 @@ def execute(args: argparse.Namespace) -> int:
     invocations = sum(r.invocations for r in final.runs)
     sessions = sum(len(r.sessions) for r in final.runs)
     print(
-        f"baseline {out}: policy {args.policy}, gate {config.gate}, checks {config.check_at}; "
+        f"baseline {args.out}: policy {args.policy}, gate {config.gate}, checks {config.check_at}; "
         f"{len(final.runs)} of {suite.size()} runs, {sessions} sessions, {invocations} "
         "invocations; "
         f"{len(final.corpus)} corpus trace(s)"
@@ -106,7 +110,7 @@ def execute(args: argparse.Namespace) -> int:
     if error is not None:
         print(
             f"prunecheck baseline: {error} (the {len(final.runs)} finished run(s) are in "
-            f"{out}, marked incomplete; regress will refuse it)",
+            f"{args.out}, marked incomplete; regress will refuse it)",
             file=sys.stderr,
         )
         return 2

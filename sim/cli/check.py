@@ -141,7 +141,9 @@ def register(sub: Any) -> None:
         "--out", metavar="DIR", help="write the reproduction bundle here if unsafe (a new folder)"
     )
     p.add_argument(
-        "--force", action="store_true", help="let --out overwrite a folder that already holds files"
+        "--force",
+        action="store_true",
+        help="let --out overwrite a folder that already holds files, and --junit replace a file",
     )
     p.add_argument(
         "--quiet", action="store_true", help="print only the verdict line (and no progress)"
@@ -170,7 +172,7 @@ def execute(args: argparse.Namespace) -> int:
         # resolved now: user code that changes directory later cannot move it
         args.out = str(output_folder(Path(args.out)))
         check_out(Path(args.out), force=args.force)
-    check_junit(args.junit)
+    check_junit(args.junit, force=args.force)
     fmt = args.format or list_format(spec)
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     config = runtime_config(args, base)

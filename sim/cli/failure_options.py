@@ -34,6 +34,10 @@ def failure_database(args: argparse.Namespace) -> FailureDatabase | None:
 
 
 def report_problems(db: FailureDatabase | None, command: str) -> None:
-    """Print what the database reported and discarded (never fatal)."""
-    for problem in db.problems if db is not None else ():
+    """Print what the database reported and discarded (never fatal), each
+    once: what is printed is not printed again."""
+    if db is None:
+        return
+    for problem in db.problems:
         print(f"prunecheck {command}: {problem}", file=sys.stderr)
+    db.problems.clear()

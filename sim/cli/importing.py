@@ -38,6 +38,7 @@ from prunecheck.sim.cli.json_output import (
 )
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.reproductions.bundle import check_out, write_bundle
+from prunecheck.sim.support.outputs import output_folder
 from prunecheck.sim.support.progress import progress_for
 
 __all__ = ["execute", "register"]
@@ -143,7 +144,8 @@ def execute(args: argparse.Namespace) -> int:
                 f"the log holds: {', '.join(names[:8])}{' …' if len(names) > 8 else ''}.",
             )
         names = [args.conversation]
-    if args.out is not None:
+    if args.out is not None:  # resolved and refused (a device, a FIFO) before any work
+        args.out = output_folder(args.out)
         check_out(args.out, force=args.force)
     fix = load_system(args.policy, args.policy_timeout) if args.policy else None
     for name, gaps in log.gaps.items():

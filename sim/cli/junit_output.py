@@ -33,6 +33,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.sim.support.outputs import output_file, write_text
 from prunecheck.sim.verdicts.verdict import CheckResult
 
 __all__ = [
@@ -152,21 +153,31 @@ def add_junit_argument(parser: Any) -> None:
     )
 
 
-def check_junit(path: str | None) -> None:
-    """Refuse a ``--junit`` path that cannot be written, before any work (exit 2)."""
+def check_junit(path: str | None, *, force: bool = False) -> None:
+    """Refuse a ``--junit`` path that cannot be written, before any work
+    (exit 2): a folder, a device or a FIFO, a missing folder, or a file
+    that is not prunecheck's own JUnit report, unless ``force``."""
     if path is None:
         return
-    target = Path(path)
-    if target.is_dir():
-        raise ConfigError(
-            f"--junit {path}", "is a folder.", "pass a file name, e.g. --junit report.xml."
-        )
+    target = output_file(
+        path, "--junit", force=force, owned=_is_our_junit, mine="a JUnit report prunecheck wrote"
+    )
     if not target.parent.is_dir():
         raise ConfigError(
             f"--junit {path}",
             f"names a file in {str(target.parent)!r}, which is not an existing folder.",
             "create the folder first, or pass a file in an existing one.",
         )
+
+
+def _is_our_junit(path: Path) -> bool:
+    """Whether ``path`` is a JUnit report prunecheck wrote (replaced on a rerun)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return False
+    return head.startswith(b'<?xml version="1.0" encoding="utf-8"?>\n<testsuites name="prunecheck')
 
 
 def regress_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
@@ -258,9 +269,9 @@ def write_junit(
     properties: Mapping[str, Properties] | None = None,
 ) -> Path:
     """Write the JUnit XML to ``path``; an unwritable path is bad input."""
-    target = Path(path)
+    target = output_file(path, "--junit", force=True)  # checked by check_junit
     try:
-        target.write_text(junit_xml(suites, name=name, properties=properties), encoding="utf-8")
+        write_text(target, junit_xml(suites, name=name, properties=properties))
     except OSError as exc:
         raise ConfigError(
             f"--junit {path}",

@@ -15,7 +15,10 @@ now shows violations it did not show before.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
@@ -38,6 +41,7 @@ from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import default_corpus
+from prunecheck.sim.support.outputs import output_file
 from prunecheck.sim.verdicts.baseline_file import (
     Baseline,
     read_baseline,
@@ -104,6 +108,11 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="also write the current results (the baseline format), updated after every run",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="let --out and --junit replace a file that already exists (never the baseline)",
+    )
     add_policy_timeout(p)
     add_json_argument(p)
     add_junit_argument(p)
@@ -111,7 +120,8 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    check_junit(args.junit)  # before any work (exit 2)
+    check_junit(args.junit, force=args.force)  # before any work (exit 2)
+    out = _out_file(args) if args.out else None
     base = read_baseline(args.baseline)
     if not base.complete:
         raise ConfigError(
@@ -125,7 +135,6 @@ def execute(args: argparse.Namespace) -> int:
     folder = args.corpus or base.corpus_dir or default_corpus(None)
     paths = corpus_paths(folder)
     system = load_system(spec, args.policy_timeout)
-    out = args.out
     save = (lambda b: write_baseline(b, out)) if out else None
     recorder = Recorder(
         Baseline(
@@ -147,6 +156,14 @@ def execute(args: argparse.Namespace) -> int:
     result = compare(
         base, current, alpha=args.alpha, min_effect=args.min_effect, min_ratio=args.min_ratio
     )
+    if result.runs == 0 and error is None:  # nothing compared is no verdict, not a pass
+        raise ConfigError(
+            args.baseline,
+            f"shares no finished run with the current suite: 0 of {base.suite.size()} suite "
+            "runs were compared (the baseline's runs are missing or ended in a policy error), "
+            "so there is no verdict.",
+            "re-create the baseline with 'prunecheck baseline' from the runtime you trust.",
+        )
     print(f"baseline {args.baseline}: policy {base.policy}, {_knobs(base.config)}")
     print(f"current: policy {spec}, {_knobs(config)}")
     print(f"changed: {_diff(base, current)}")
@@ -166,7 +183,8 @@ def execute(args: argparse.Namespace) -> int:
         write_junit(args.junit, regress_cases(doc), name="regress")
     if error is not None:
         print(
-            f"prunecheck regress: {error}" + (f" (finished runs written to {out})" if out else ""),
+            f"prunecheck regress: {error}"
+            + (f" (finished runs written to {args.out})" if out else ""),
             file=sys.stderr,
         )
         return 2
@@ -179,6 +197,21 @@ def execute(args: argparse.Namespace) -> int:
         return 1
     print("\nverdict: no significant regression")
     return 0
+
+
+def _out_file(args: argparse.Namespace) -> Path:
+    """``--out``, refused before any work when it would replace a file
+    without ``--force``, or the baseline itself (even with it)."""
+    out = output_file(args.out, force=args.force)
+    with contextlib.suppress(OSError):
+        if out.exists() and os.path.samefile(out, args.baseline):
+            raise ConfigError(
+                f"--out {args.out}",
+                f"is the baseline file ({args.baseline}); writing the current results there "
+                "would destroy the baseline they are compared with.",
+                "give --out another file name.",
+            )
+    return out
 
 
 def _knobs(config: Any) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.config import CheckAt, RetryMode, RuntimeConfig
+from prunecheck.model.errors import ConfigError
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
 from prunecheck.sim.adapters.loader import load_policy
@@ -32,12 +33,20 @@ from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.drivers.workload import SESSION_TURNS, load_at
 from prunecheck.sim.reports.data import ReportData
-from prunecheck.sim.reports.writer import write_report
+from prunecheck.sim.reports.writer import PLOTS, write_report
 from prunecheck.sim.support.ledger import locked_folder
-from prunecheck.sim.support.outputs import output_folder
+from prunecheck.sim.support.outputs import output_file, output_folder
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
 from prunecheck.sim.sweeps.runs import RunSpec
-from prunecheck.sim.sweeps.sweep import configs, plan, policy_failure, read_rows, run_sweep
+from prunecheck.sim.sweeps.sweep import (
+    RESULTS_FILE,
+    configs,
+    holds_results,
+    plan,
+    policy_failure,
+    read_rows,
+    run_sweep,
+)
 
 __all__ = ["Parts", "default_parts", "execute", "register"]
 
@@ -82,6 +91,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--out", default="reports", metavar="DIR", help="folder for the report (default reports)"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="let --out replace files a report did not write (a folder without results.jsonl)",
     )
     p.add_argument("--seed", type=integer, default=1, help="first seed (default 1)")
     p.add_argument(
@@ -192,6 +206,26 @@ def execute(args: argparse.Namespace) -> int:
         return _report(args, out, main, tight, knobs, extra, seeds, limit)
 
 
+def _check_folder(out: Path, force: bool) -> bool:
+    """Refuse (exit 2) a folder whose files a report would replace without
+    having written them: its ``results.jsonl`` is not a results file, or
+    it has none but holds a file of the report's names; unless ``force``.
+    Whether to start from nothing (``force`` over another tool's file)."""
+    results = output_file(
+        out / "results.jsonl", "--out", force=force, owned=holds_results, mine=RESULTS_FILE
+    )
+    ours = holds_results(results)
+    held = [n for n in (*PLOTS, "summary.md", "index.html") if (out / n).exists()]
+    if held and not ours and not force:
+        raise ConfigError(
+            str(out),
+            f"holds {', '.join(held[:3])}{' …' if len(held) > 3 else ''} but no report's "
+            "results.jsonl: a report replaces only the files a report wrote.",
+            "give --out a new folder, or add --force to replace them.",
+        )
+    return force and not ours
+
+
 def _plan_message(results: Path, planned: int, reusable: set[str], stored: int) -> str:
     """What the report is about to do: reuse stored runs, simulate, or both.
 
@@ -229,8 +263,9 @@ def _report(
 ) -> int:
     started = time.perf_counter()
     results = out / "results.jsonl"
+    fresh = _check_folder(out, args.force)
     planned = {s.key for s in (*main, *tight, *knobs)}
-    stored = read_rows(results, lambda _: None)  # run_sweep warns about bad lines
+    stored = {} if fresh else read_rows(results, lambda _: None)  # run_sweep warns
     reusable = {k for k in planned & stored.keys() if stored[k].error is None}
     if not args.quiet and sys.stderr.isatty():  # the closing line says it in any case
         print(_plan_message(results, len(planned), reusable, len(stored)), file=sys.stderr)
@@ -244,6 +279,7 @@ def _report(
         scheduler=parse_scheduler(args.scheduler),
         time_limit=limit,
         command="report",
+        fresh=fresh,
     )
     failure = policy_failure(outcome.rows, out / "results.jsonl")
     if failure is not None:  # no report from runs that have no verdict

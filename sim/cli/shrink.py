@@ -112,7 +112,9 @@ def execute(args: argparse.Namespace) -> int:
     target = _target(args.target)
     if args.out:  # refuse a bad --out before any work (exit 2)
         from prunecheck.sim.reproductions.bundle import check_out
+        from prunecheck.sim.support.outputs import output_folder
 
+        args.out = str(output_folder(Path(args.out)))
         check_out(Path(args.out), force=args.force)
     trace = trusted_trace(args.trace, args.policy, args.trust_policy, "shrink")
     system = load_system(trace.policy, args.policy_timeout)

@@ -40,7 +40,14 @@ from prunecheck.sim.stats.sessions import SessionRecord, observations, rate_of
 from prunecheck.sim.stats.survival import kaplan_meier
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
 from prunecheck.sim.sweeps.runs import Row
-from prunecheck.sim.sweeps.sweep import configs, plan, policy_failure, run_sweep
+from prunecheck.sim.sweeps.sweep import (
+    RESULTS_FILE,
+    configs,
+    holds_results,
+    plan,
+    policy_failure,
+    run_sweep,
+)
 
 __all__ = ["add_grid_options", "execute", "rate_table", "register"]
 
@@ -86,6 +93,11 @@ def register(sub: Any) -> None:
         required=True,
         metavar="FILE",
         help="results file (JSON lines); an existing one is resumed",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="let --out replace a file that is not a results file (its content is lost)",
     )
     add_grid_options(p)
     add_json_argument(p)
@@ -246,7 +258,9 @@ def grid(
 def execute(args: argparse.Namespace) -> int:
     from prunecheck.sim.support.outputs import output_file
 
-    target = output_file(Path(args.out))  # resolved before any user code runs
+    # resolved (and refused: a device, another tool's file) before any user code runs
+    target = output_file(Path(args.out), force=args.force, owned=holds_results, mine=RESULTS_FILE)
+    fresh = args.force and not holds_results(target)
     policies, runtime, levels, tight, seeds = grid(args)
     limit = run_time_limit(args)
     # A runtime under test gates, places its budget checks and retries by
@@ -272,6 +286,7 @@ def execute(args: argparse.Namespace) -> int:
         timeout=args.policy_timeout,
         scheduler=parse_scheduler(args.scheduler),
         time_limit=limit,
+        fresh=fresh,
     )
     print(
         f"{len(outcome.rows)} runs ({outcome.ran} run now, {outcome.reused} reused) -> {out}",

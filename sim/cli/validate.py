@@ -8,6 +8,7 @@ tool pairing is clean, 1 when the provider would reject it, 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 
@@ -15,6 +16,7 @@ from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import Provider, ProviderError, validate
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import add_json_argument, document, record
+from prunecheck.sim.support.inputs import read_input
 from prunecheck.sim.verdicts.strict import UNVERIFIED, other_format, shape_errors
 
 __all__ = ["execute", "register"]
@@ -86,16 +88,31 @@ def execute(args: argparse.Namespace) -> int:
     return 1
 
 
+def _stdin(name: str) -> str:
+    """Standard input, all of it; a closed one is bad input, not a traceback."""
+    stream = sys.stdin
+    try:
+        if stream is None or stream.closed:
+            raise OSError(errno.EBADF, "closed")
+        return stream.read()
+    except (OSError, ValueError):
+        raise TranscriptError(
+            name,
+            "cannot be read: standard input is closed (started with <&- or by a "
+            "process that closed it).",
+            "pipe the transcript in (prunecheck validate - < request.json), or pass its path.",
+        ) from None
+
+
 def _load(path: str, name: str) -> object:
     """Parse the file (or stdin) as JSON; bad input raises TranscriptError."""
     from prunecheck.model.trace import MAX_CHARS, MAX_DEPTH, depth_ok
 
     try:
         if path == "-":
-            text = sys.stdin.read()
+            text = _stdin(name)
         else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
+            text = read_input(path, "a transcript", name=name).decode("utf-8")
     except FileNotFoundError:
         raise TranscriptError(
             name, "does not exist.", "Check the path, or pass '-' to read stdin."

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prunecheck.sim.support.outputs import output_folder
+from prunecheck.sim.support.outputs import make_folder, output_folder, write_text
 
 from .search import Outcome
 from .steps import schedule_to_json
@@ -71,7 +71,7 @@ def write_bundle(
     folder = output_folder(out)
     if folder.exists() and any(folder.iterdir()) and not force:
         raise FileExistsError(f"{folder} already holds files; use --force to overwrite them")
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, private=True)  # conversation content: its owner's only
     for name, text in bundle_texts(target, found, seed=seed, scenario=scenario).items():
-        (folder / name).write_text(text, encoding="utf-8")
+        write_text(folder / name, text, private=True)
     return folder

@@ -16,6 +16,7 @@ from prunecheck.sim.reports.data import ReportData
 from prunecheck.sim.reports.summary import summary_text
 from prunecheck.sim.reports.verdict_chart import Verdict, verdict_cells
 from prunecheck.sim.support.html import escape, markdown, page, slug, table
+from prunecheck.sim.support.outputs import write_text
 
 __all__ = [
     "CAPTIONS",
@@ -222,5 +223,5 @@ def index_html(data: ReportData, out: Path, plots: Sequence[str]) -> str:
 def write_index(data: ReportData, out: Path, plots: Sequence[str]) -> Path:
     """Write ``out/index.html``; return its path."""
     path = out / "index.html"
-    path.write_text(index_html(data, out, plots), encoding="utf-8")
+    write_text(path, index_html(data, out, plots))
     return path

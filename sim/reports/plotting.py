@@ -15,6 +15,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from prunecheck.sim.support.outputs import replacing
+
 __all__ = [
     "DPI",
     "MAX_WIDTH",
@@ -66,7 +68,8 @@ def legend_line(**style: Any) -> Any:
 def write_png(fig: Any, path: Path) -> None:
     """Write ``fig`` as a PNG with no software version or date: the same
     figure drawn by the same matplotlib gives the same bytes."""
-    fig.savefig(path, dpi=DPI, metadata={"Software": None})
+    with replacing(path) as tmp:  # atomic: a reader never sees half a plot
+        fig.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
 
 
 def save(fig: Any, path: Path) -> None:

@@ -22,6 +22,7 @@ from prunecheck.sim.reports.data import (
     table,
 )
 from prunecheck.sim.reports.tables import tables
+from prunecheck.sim.support.outputs import write_text
 
 __all__ = ["summary_text", "write_summary"]
 
@@ -119,4 +120,4 @@ def summary_text(data: ReportData, plots: Sequence[str]) -> str:
 
 
 def write_summary(data: ReportData, path: Path, plots: Sequence[str]) -> None:
-    path.write_text(summary_text(data, plots), encoding="utf-8", errors="backslashreplace")
+    write_text(path, summary_text(data, plots))

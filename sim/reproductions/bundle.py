@@ -31,7 +31,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shlex
-import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -52,6 +51,7 @@ from prunecheck.sim.reproductions.page import bundle_page
 from prunecheck.sim.reproductions.timeline import draw_timeline
 from prunecheck.sim.support.extras import missing_paragraph
 from prunecheck.sim.support.ledger import locked_folder
+from prunecheck.sim.support.outputs import make_folder, write_text
 
 __all__ = [
     "BUNDLE_FILES",
@@ -375,7 +375,7 @@ def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:
     if found is None or not found[0].is_file():
         return trace
     source, rest = found
-    shutil.copyfile(source, out_dir / source.name)
+    write_text(out_dir / source.name, source.read_bytes(), private=True)
     return replace(
         trace,
         policy=f"{prefix}{source.name}:{rest}",
@@ -403,6 +403,7 @@ def write_bundle(
         Overwrite a folder that holds files.
     """
     check_out(out_dir, force=force)
+    make_folder(out_dir, private=True)  # conversation content: its owner's only
     with locked_folder(out_dir, "bundle"):
         return _write(trace, out_dir, system if system is not None else load_system(trace.policy))
 
@@ -410,17 +411,15 @@ def write_bundle(
 def _write(trace: Trace, out_dir: Path, system: System[Any]) -> Path:
     trace = _with_policy_copy(trace, out_dir)
     text = dumps(trace)
-    (out_dir / "trace.json").write_text(text, encoding="utf-8", errors="backslashreplace")
+    write_text(out_dir / "trace.json", text, private=True)
     if "'''" in text:
         raise ValueError("a trace with ''' in it cannot be embedded")  # pragma: no cover
-    (out_dir / "test_reproduction.py").write_text(
-        _TEST.format(trace=text), encoding="utf-8", errors="backslashreplace"
-    )
+    write_text(out_dir / "test_reproduction.py", _TEST.format(trace=text), private=True)
     request, steps = _request(trace, system)
-    (out_dir / "request.json").write_text(
+    write_text(  # a lone surrogate (half an emoji) is written as its escape
+        out_dir / "request.json",
         json.dumps(request.body, indent=2, sort_keys=False, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-        errors="backslashreplace",  # a lone surrogate (half an emoji) as its JSON escape
+        private=True,
     )
     story = narrate(trace, steps, markdown=True)
     head = _header(trace, story.incidents, request, _under_commit(trace, system))
@@ -428,9 +427,7 @@ def _write(trace: Trace, out_dir: Path, system: System[Any]) -> Path:
     plots = importlib.util.find_spec("matplotlib") is not None
     if not plots:  # the base or harness install: the plots are the report extra
         lines += ["", missing_paragraph("timeline.png (not drawn)", "matplotlib")]
-    (out_dir / "narrative.md").write_text(
-        "\n".join(lines) + "\n", encoding="utf-8", errors="backslashreplace"
-    )
+    write_text(out_dir / "narrative.md", "\n".join(lines) + "\n", private=True)
     if plots:
         draw_timeline(trace, system, out_dir / "timeline.png")
     page = bundle_page(
@@ -443,5 +440,5 @@ def _write(trace: Trace, out_dir: Path, system: System[Any]) -> Path:
         origin=_origin(request),
         timeline=plots,
     )
-    (out_dir / "index.html").write_text(page, encoding="utf-8")
+    write_text(out_dir / "index.html", page, private=True)
     return out_dir

@@ -27,6 +27,7 @@ from prunecheck.model.policies import ContextView, Policy
 from prunecheck.model.state import RuntimeState
 from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace
+from prunecheck.sim.support.outputs import make_folder, replacing
 
 __all__ = ["Cell", "Lanes", "draw_timeline", "lanes_of"]
 
@@ -253,6 +254,7 @@ def draw_timeline(trace: Trace, system: System[Any], path: Path) -> Path:
         loc="left",
     )
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", metadata={"Software": None})
+    make_folder(path.parent, private=True)
+    with replacing(path, private=True) as tmp:  # a bundle's: its owner's only
+        fig.savefig(tmp, format="png", metadata={"Software": None})
     return path

@@ -26,6 +26,7 @@ from prunecheck.model.errors import TraceError
 from prunecheck.model.events import Event, event_from_json
 from prunecheck.model.trace import MAX_DEPTH, Trace, depth_ok, loads, trace_from_json
 from prunecheck.sim.reproductions.json_stream import ELEMENT, END, NotStreamable, members
+from prunecheck.sim.support.inputs import check_input, read_input
 
 __all__ = ["STREAM_BYTES", "read_trace"]
 
@@ -204,13 +205,14 @@ def _times(times: object, count: int, source: str) -> tuple[float, ...]:
 
 def read_trace(path: Path) -> Trace:
     """The trace in ``path``; TraceError naming the file if it is not one."""
+    check_input(path, "a trace")  # a FIFO or a device: refused, never waited on
     try:
         size = path.stat().st_size
         if size >= STREAM_BYTES:
             found = _streamed(path) or _walked(path)
             if found is not None:
                 return found
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path, "a trace").decode("utf-8")
     except FileNotFoundError:
         raise TraceError(
             str(path), "does not exist.", "give the path of a trace JSON file."

@@ -11,6 +11,9 @@ silently ignored (``PRUNECHECK_POLICY_MEMORY_MB=-5`` once meant "no limit").
   (a check's placements side by side; default: one per core).
 - ``PRUNECHECK_PROGRESS_INTERVAL``: seconds between progress lines on a
   stderr that is not a terminal (default 10; ``0``: none).
+- ``PRUNECHECK_SHARED_FILES``: ``0`` (default) creates files holding
+  conversation content (bundles, saved failures) readable by their owner
+  only; ``1`` with the umask's permissions (see :mod:`.outputs`).
 - ``PRUNECHECK_GATE``: read by a bundle's ``test_reproduction.py`` only (the
   gate to replay under); validated there.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import os
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.sim.support.outputs import shared_files
 
 __all__ = [
     "cage_enabled",
@@ -127,3 +131,4 @@ def check_environment() -> None:
     memory_limit_mb()
     jobs_limit()
     progress_interval()
+    shared_files()

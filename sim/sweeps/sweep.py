@@ -40,7 +40,16 @@ from prunecheck.sim.support.outputs import output_file, refusing_full_disk, writ
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.sweeps.runs import Row, RunSpec, work
 
-__all__ = ["SweepOutcome", "configs", "plan", "policy_failure", "read_rows", "run_sweep"]
+__all__ = [
+    "RESULTS_FILE",
+    "SweepOutcome",
+    "configs",
+    "holds_results",
+    "plan",
+    "policy_failure",
+    "read_rows",
+    "run_sweep",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +190,22 @@ def _is_ours(line: str) -> bool:
     return isinstance(data, dict) and (CHECKSUM in data or "key" in data)
 
 
+#: What a results file is, in messages.
+RESULTS_FILE = "a prunecheck results file"
+
+
+def holds_results(path: Path) -> bool:
+    """Whether ``path`` is a results file a sweep wrote (its first line a
+    result row, or a row cut short): one it may resume and rewrite."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(1 << 20).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    torn = not first.endswith("\n")  # a sweep cut off while writing its first row
+    return _is_ours(first) or (torn and first.startswith('{"config": {"budget": '))
+
+
 def _refuse_foreign(path: Path, lines: Sequence[str]) -> None:
     """Refuse a file of another tool's data: complete lines, none of them a
     prunecheck row (a torn line alone is a sweep interrupted mid-write)."""
@@ -221,6 +246,7 @@ def run_sweep(
     scheduler: str | None = None,
     time_limit: float | None = None,
     command: str = "sweep",
+    fresh: bool = False,
 ) -> SweepOutcome:
     """Run every spec whose key is not in ``out`` yet; return all their rows.
 
@@ -242,8 +268,11 @@ def run_sweep(
         flight finish and are kept.  The outcome then says how many runs were
         ``skipped``; rerunning resumes with them.
     command: the command its progress lines name (``sweep``, ``report``).
+    fresh: start from nothing, replacing what ``out`` holds (``--force``);
+        by default an existing ``out`` must be a results file (it is resumed).
     """
-    out = output_file(out)  # a device, FIFO or folder refused; a symlink's target written
+    # a device, FIFO, folder or another tool's file refused; a symlink's target written
+    out = output_file(out, force=fresh, owned=holds_results, mine=RESULTS_FILE)
     with locked(out, "sweep"):  # a second writer refuses (exit 2): no lost rows
         return _run_sweep(
             specs,
@@ -257,6 +286,7 @@ def run_sweep(
             scheduler=scheduler,
             time_limit=time_limit,
             command=command,
+            fresh=fresh,
         )
 
 
@@ -273,10 +303,11 @@ def _run_sweep(
     scheduler: str | None,
     time_limit: float | None,
     command: str,
+    fresh: bool,
 ) -> SweepOutcome:
     deadline = None if time_limit is None else time.monotonic() + time_limit
     wanted = {s.key: s for s in specs}
-    stored = read_rows(out, warn)
+    stored = {} if fresh else read_rows(out, warn)
     new: dict[str, Row] = {}
 
     def kept() -> str:

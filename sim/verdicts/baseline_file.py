@@ -23,7 +23,6 @@ hint to re-create them: their numbers cannot be compared over sessions.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,9 @@ from prunecheck.sim.stats.sessions import (
     sessions_from_json,
     sessions_to_json,
 )
+from prunecheck.sim.support.inputs import read_input
+from prunecheck.sim.support.outputs import write_text
+from prunecheck.sim.verdicts.baseline_schema import check_baseline_json
 from prunecheck.sim.verdicts.suite import Suite
 
 __all__ = [
@@ -142,13 +144,11 @@ def runtime_digest(config: RuntimeConfig) -> str:
 
 
 def write_baseline(baseline: Baseline, path: str | Path) -> None:
-    """Write atomically (a reader never sees half a file)."""
-    target = Path(path)
+    """Write atomically (a reader never sees half a file; see
+    :func:`~prunecheck.sim.support.outputs.write_text`)."""
     text = json.dumps(baseline.to_json(), indent=1, sort_keys=True) + "\n"
-    tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
-        os.replace(tmp, target)
+        write_text(Path(path), text)
     except OSError as exc:
         raise ConfigError(
             str(path),
@@ -161,7 +161,8 @@ def read_baseline(path: str | Path) -> Baseline:
     """Read a baseline file; :class:`ConfigError` naming it if malformed."""
     where = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8", errors="backslashreplace"))
+        raw = read_input(path, "a baseline")
+        data = json.loads(raw.decode("utf-8", errors="backslashreplace"))
     except FileNotFoundError:
         raise ConfigError(
             where, "does not exist.", "write one with 'prunecheck baseline --out FILE'."
@@ -201,6 +202,7 @@ def read_baseline(path: str | Path) -> Baseline:
             f"(this prunecheck reads version {VERSION}).",
             "re-create it with 'prunecheck baseline'.",
         )
+    check_baseline_json(data, where)
     try:
         runs = tuple(
             SuiteRun(

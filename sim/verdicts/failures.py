@@ -16,9 +16,17 @@ folder, or ``$PRUNECHECK_FAILURES`` (``0`` or ``off``: none).
 Safe under concurrent processes: an entry is written to a temporary file
 beside it and renamed into place (atomic on POSIX), so a reader sees a
 whole entry or none; two processes saving the same counterexample write
-the same name.  Bad saved state — an entry that is not JSON, not an entry,
-or whose trace no longer replays (its events are impossible now) — is
-reported and discarded, never fatal (pytest's stepwise habit).
+the same name.  Entries hold conversation content: they are readable by
+their owner only (``0600``, folders ``0700``) unless
+``PRUNECHECK_SHARED_FILES=1``.
+
+Bad saved state is never fatal (pytest's stepwise habit).  An entry of
+ours whose trace no longer replays (its events are impossible now) is
+reported and discarded.  Anything else in the database that is not an
+entry — a folder, a FIFO or a device, a file that is not JSON or not an
+entry — is reported once and skipped, and left where it is: prunecheck
+deletes only what it wrote.  A database folder that is not a folder (a
+file, a FIFO) is bad input (exit 2).
 
 Examples
 --------
@@ -33,20 +41,24 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
-from prunecheck.model.errors import PolicyError, PrunecheckError
+from prunecheck.model.errors import ConfigError, PolicyError, PrunecheckError
 from prunecheck.model.system import System, incidents_of
 from prunecheck.model.trace import Trace, dumps, loads
 from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.adapters.policy_spec import user_code_of
+from prunecheck.sim.support.inputs import read_input
+from prunecheck.sim.support.outputs import file_kind, make_folder, write_text
 
 __all__ = [
     "DEFAULT_ROOT",
@@ -54,6 +66,7 @@ __all__ = [
     "MAX_ENTRIES",
     "FailureDatabase",
     "Saved",
+    "check_root",
     "database",
 ]
 
@@ -114,12 +127,12 @@ class FailureDatabase:
             "trace": json.loads(text),
         }
         body = json.dumps(entry, sort_keys=True, indent=1) + "\n"
-        path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
-        tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+        name = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        path = folder / f"{name}.json"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(body, encoding="utf-8")
-            os.replace(tmp, path)  # atomic: a reader sees all of it or none
+            make_folder(self.root, private=True)  # conversation content: its owner's only
+            make_folder(folder, private=True)
+            write_text(path, body, private=True)  # atomic: a reader sees all of it or none
         except OSError as exc:
             self.problems.append(
                 f"failure database {self.root}: cannot save a counterexample ({exc.strerror}); "
@@ -130,9 +143,10 @@ class FailureDatabase:
         return path
 
     def _trim(self, folder: Path) -> None:
-        entries = sorted(_listed(folder), key=_mtime)
+        entries = sorted((p for p in _listed(folder) if _is_regular(p)), key=_mtime)
         for old in entries[: max(0, len(entries) - MAX_ENTRIES)]:
-            old.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                old.unlink()
 
     def entries(self, spec: str, config: RuntimeConfig) -> list[tuple[Path, Trace, str]]:
         """The readable entries for ``spec`` in ``config``, oldest first;
@@ -140,31 +154,40 @@ class FailureDatabase:
         out = []
         for path in sorted(_listed(self.folder(spec, config)), key=lambda p: (_mtime(p), p.name)):
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                if not isinstance(data, Mapping) or data.get("format") != _FORMAT:
-                    raise ValueError("it is not a saved failure")
+                data = json.loads(read_input(path, "a saved failure").decode("utf-8"))
+            except (OSError, ValueError, RecursionError, PrunecheckError) as exc:
+                self._skip(path, _why(exc))
+                continue
+            if not isinstance(data, Mapping) or data.get("format") != _FORMAT:
+                self._skip(path, "it is not a saved failure")
+                continue
+            try:
                 trace = loads(json.dumps(data["trace"]), str(path))
                 digest = str(data.get("policy_digest", ""))
-            except (
-                OSError,
-                ValueError,
-                KeyError,
-                TypeError,
-                RecursionError,
-                PrunecheckError,
-            ) as exc:
-                self._discard(
-                    path, str(exc.paragraph() if isinstance(exc, PrunecheckError) else exc)
-                )
+            except (ValueError, KeyError, TypeError, RecursionError, PrunecheckError) as exc:
+                self._discard(path, _why(exc))
                 continue
             out.append((path, trace, digest))
         return out
 
+    def _report(self, text: str) -> None:
+        if text not in self.problems:  # once, however often it is met
+            self.problems.append(text)
+
+    def _skip(self, path: Path, why: str) -> None:
+        """Report what is not an entry of ours; leave it where it is."""
+        self._report(
+            f"failure database: {path} is not a saved failure ({why.rstrip('.')}); skipped and "
+            "left in place (prunecheck deletes only what it wrote; remove it to silence this)."
+        )
+
     def _discard(self, path: Path, why: str) -> None:
-        self.problems.append(
+        """Report and delete an entry of ours that cannot be used any more."""
+        self._report(
             f"failure database: {path} cannot be used ({why.rstrip('.')}); it was discarded."
         )
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            path.unlink()
 
     def still_failing(self, spec: str, system: System[Any], config: RuntimeConfig) -> Saved | None:
         """Replay every saved failure of ``spec`` in ``config`` (as it is
@@ -193,11 +216,44 @@ class FailureDatabase:
         return None
 
 
+def _why(exc: BaseException) -> str:
+    return exc.paragraph() if isinstance(exc, PrunecheckError) else str(exc)
+
+
 def _listed(folder: Path) -> list[Path]:
     try:
         return [p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith(".")]
     except OSError:
         return []
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def check_root(root: Path, name: str | None = None) -> Path:
+    """``root`` if it is a folder or does not exist yet.
+
+    Raises
+    ------
+    ConfigError
+        if it is a file, a FIFO, a device or a socket (exit 2).
+    """
+    try:
+        mode = os.stat(root).st_mode
+    except OSError:
+        return root
+    if not stat.S_ISDIR(mode):
+        kind = file_kind(mode) or "a file"
+        raise ConfigError(
+            name or str(root),
+            f"is {kind}, not a folder; the failure database is a folder of saved failures.",
+            f"give --failures (or ${ENV}) a folder, or --no-failures for none.",
+        )
+    return root
 
 
 def _mtime(path: Path) -> float:
@@ -210,12 +266,20 @@ def _mtime(path: Path) -> float:
 def database(where: str | Path | bool | None = None) -> FailureDatabase | None:
     """The database to use: ``where`` if a folder, none if False; if None,
     ``$PRUNECHECK_FAILURES`` (a folder, or ``0``/``off``), else none; if
-    True, ``$PRUNECHECK_FAILURES`` or :data:`DEFAULT_ROOT`."""
+    True, ``$PRUNECHECK_FAILURES`` or :data:`DEFAULT_ROOT`.
+
+    Raises
+    ------
+    ConfigError
+        if the folder named is a file, a FIFO or a device (:func:`check_root`).
+    """
     if where is False:
         return None
     if isinstance(where, str | Path):
-        return FailureDatabase(Path(where))
+        return FailureDatabase(check_root(Path(where)))
     env = os.environ.get(ENV)
     if env is not None:
-        return None if env.strip().lower() in _OFF else FailureDatabase(Path(env))
-    return FailureDatabase(DEFAULT_ROOT) if where is True else None
+        if env.strip().lower() in _OFF:
+            return None
+        return FailureDatabase(check_root(Path(env), f"environment variable {ENV}={env!r}"))
+    return FailureDatabase(check_root(DEFAULT_ROOT)) if where is True else None

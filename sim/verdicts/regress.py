@@ -35,6 +35,7 @@ from prunecheck.model.system import System, incidents_of
 from prunecheck.model.trace import loads
 from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
+from prunecheck.sim.support.inputs import read_input
 from prunecheck.sim.verdicts.baseline_file import (
     Baseline,
     CorpusResult,
@@ -92,7 +93,8 @@ def run_corpus(
     out = []
     for path in paths:
         try:
-            trace = loads(path.read_text(encoding="utf-8"), str(path))
+            # a FIFO in the corpus is reported like any unreadable trace, never waited on
+            trace = loads(read_input(path, "a trace").decode("utf-8"), str(path))
             knobs = replace(
                 config, budget=trace.config.budget, hard_ceiling=trace.config.hard_ceiling
             )

@@ -36,6 +36,7 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.system import System
 from prunecheck.model.trace import Trace, dumps
 from prunecheck.sim.drivers.coverage import Coverage
+from prunecheck.sim.support.outputs import make_folder, write_text
 from prunecheck.sim.verdicts.suite import Scenario
 from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
@@ -184,13 +185,9 @@ class CheckResult:
         try:
             bundles = importlib.import_module("prunecheck.sim.reproductions.bundle")
         except ImportError:  # the bundle writer of the search issue is not installed
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "trace.json").write_text(
-                dumps(self.reproduction), encoding="utf-8", errors="backslashreplace"
-            )
-            (out / "narrative.md").write_text(
-                self.narrative, encoding="utf-8", errors="backslashreplace"
-            )
+            make_folder(out, private=True)
+            write_text(out / "trace.json", dumps(self.reproduction), private=True)
+            write_text(out / "narrative.md", self.narrative, private=True)
             return out
         system = self.system
         return Path(bundles.write_bundle(self.reproduction, out, system=system, force=force))

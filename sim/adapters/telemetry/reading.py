@@ -30,6 +30,7 @@ from prunecheck.model.trace import MAX_CHARS, MAX_DEPTH, depth_ok
 from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest, Source
 from prunecheck.sim.adapters.telemetry.runs import is_run, request_of_record, request_of_run
 from prunecheck.sim.adapters.telemetry.spans import Span, is_span, request_of_span, spans_of
+from prunecheck.sim.support.inputs import check_input, read_input
 
 __all__ = ["Log", "read_log"]
 
@@ -51,7 +52,7 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
     """(where, JSON value) for each record of one file."""
     name = str(path)
     try:
-        data = path.read_bytes()
+        data = read_input(path, "a log")  # a FIFO or a device: refused, never waited on
     except OSError as exc:
         raise TranscriptError(
             name, f"cannot be read: {exc.strerror}.", "pass a log file."
@@ -144,6 +145,7 @@ def _shaped(where: str, kind: str) -> Iterator[None]:
 def _files(paths: Sequence[Path]) -> list[Path]:
     out: list[Path] = []
     for path in paths:
+        check_input(path, "a log", folder=True)
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
             if not found:

@@ -1,0 +1,99 @@
+"""Reading a file a user named: a regular file, or a clear error — never a hang.
+
+A FIFO given where a trace, a baseline or a log is expected would block the
+reading command for ever, and a device (``/dev/zero``, ``/dev/urandom``)
+would feed it without end.  :func:`check_input` looks at the file's type
+first (``os.stat``) and refuses anything but a regular file (and a folder,
+where the command reads folders) with one paragraph, exit 2;
+:func:`read_input` then opens it non-blocking and checks the type again on
+the open descriptor, so a file swapped for a FIFO in between cannot hang
+either.
+
+>>> import tempfile, os
+>>> fifo = os.path.join(tempfile.mkdtemp(), "pipe")
+>>> os.mkfifo(fifo)
+>>> try:
+...     read_input(fifo)
+... except Exception as exc:
+...     print(type(exc).__name__, "FIFO" in str(exc))
+ConfigError True
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.sim.support.outputs import file_kind
+
+__all__ = ["check_input", "read_input"]
+
+
+def _refusal(name: str, kind: str, what: str) -> ConfigError:
+    return ConfigError(
+        name,
+        f"is {kind}, not a regular file: prunecheck reads {what} whole, and a pipe or a "
+        "device would make it wait, or read, for ever.",
+        f"save {what} to a regular file and give its path.",
+    )
+
+
+def check_input(
+    path: str | Path, what: str = "the file", *, name: str | None = None, folder: bool = False
+) -> None:
+    """Refuse ``path`` unless it is a regular file (or a folder, if
+    ``folder``), or missing (the caller says what a missing file means).
+
+    Raises
+    ------
+    ConfigError
+        naming the file (``name``, default the path) and its kind.
+    """
+    shown = str(path) if name is None else name
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise ConfigError(
+            shown, f"cannot be examined ({exc.strerror}).", f"give the path of {what}."
+        ) from None
+    except ValueError:  # a NUL byte in the name
+        raise ConfigError(shown, "is not a file name (it holds a NUL byte).") from None
+    if stat.S_ISDIR(mode):
+        if folder:
+            return
+        raise ConfigError(shown, "is a folder, not a file.", f"give the path of {what}.")
+    kind = file_kind(mode)
+    if kind is not None:
+        raise _refusal(shown, kind, what)
+
+
+def read_input(path: str | Path, what: str = "the file", *, name: str | None = None) -> bytes:
+    """The bytes of the regular file ``path``, read without ever blocking on
+    a FIFO or a device.
+
+    Raises
+    ------
+    ConfigError
+        if it is not a regular file.
+    OSError
+        as :func:`open` does (``FileNotFoundError`` for a missing file).
+    """
+    shown = str(path) if name is None else name
+    check_input(path, what, name=name)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = file_kind(mode)
+            if kind is None:
+                raise ConfigError(shown, "is a folder, not a file.", f"give the path of {what}.")
+            raise _refusal(shown, kind, what)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
