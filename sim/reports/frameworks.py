@@ -31,6 +31,7 @@ from prunecheck.sim.adapters.catalog import ADAPTERS
 from prunecheck.sim.adapters.frameworks import framework_policy, library_version
 from prunecheck.sim.adapters.frameworks.repro import Capture, capture, script
 from prunecheck.sim.reports.claims import INVARIANT
+from prunecheck.sim.support.outputs import write_text
 from prunecheck.sim.verdicts.minimal import AIM
 
 __all__ = ["ROWS", "Cell", "Row", "longest_line", "main", "markdown", "run_row"]
@@ -202,9 +203,8 @@ def write_script(row: Row, folder: Path) -> Row:
         settings = parse_settings(getattr(module, adapter.settings), name, settings_text)
     path = folder / f"{_slug(row.spec)}.py"
     folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        script(name, row.spec, settings, row.library, row.version, row.found, row.placement),
-        encoding="utf-8",
+    write_text(
+        path, script(name, row.spec, settings, row.library, row.version, row.found, row.placement)
     )
     done = subprocess.run(
         [sys.executable, str(path)], capture_output=True, text=True, timeout=300, check=False
@@ -374,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         rows.append(row)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(markdown(rows, seed=args.seed, root=root, base=out.parent), encoding="utf-8")
+    write_text(out, markdown(rows, seed=args.seed, root=root, base=out.parent))
     print(f"wrote {out}")
     return 0
 

@@ -40,6 +40,7 @@ from prunecheck.sim.loops.scenarios import SCENARIOS
 from prunecheck.sim.loops.target import LoopTarget, load_target
 from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck, check_loop
 from prunecheck.sim.reports.alone import finding_of, run_alone
+from prunecheck.sim.support.outputs import write_text
 
 __all__ = [
     "GUARD_MARK",
@@ -232,9 +233,9 @@ def check_row(spec: str, *, seed: int, max_examples: int, scripts: Path, table: 
         texts = bundle_texts(target, cell.found, seed=seed, scenario=name)
         scripts.mkdir(parents=True, exist_ok=True)
         path = scripts / f"{_slug(spec, name)}.py"
-        path.write_text(texts["repro.py"], encoding="utf-8")
+        write_text(path, texts["repro.py"])
         schedule = scripts / f"{_slug(spec, name)}.json"
-        schedule.write_text(texts["schedule.json"], encoding="utf-8")
+        write_text(schedule, texts["schedule.json"])
         status = _run_script(path, root, target) if run_scripts else 0
         rel = os.path.relpath(path.resolve(), table.parent.resolve())
         written[name] = (rel.replace(os.sep, "/"), status)
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
                               scripts=scripts, table=out, root=Path.cwd(),
                               run_scripts=not args.no_run))  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(rows, seed=args.seed, max_examples=args.max_examples), encoding="utf-8")
+    write_text(out, render(rows, seed=args.seed, max_examples=args.max_examples))
     print(f"wrote {out} ({len(rows)} agents)", file=sys.stderr)
     return 0
 
