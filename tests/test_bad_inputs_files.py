@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -30,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_bad_inputs import DOCUMENTED_TRACE, Case, _c, _files, _run
+from test_bad_inputs import DOCUMENTED_TRACE, TELEMETRY, Case, _c, _run
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import SystemPrompt, UserMessage
@@ -112,7 +113,7 @@ BASELINES = {
 
 
 # ----------------------------------------------------------------- cases
-#: Special files in the case folder: ``pipe.fifo`` (from test_bad_inputs),
+#: Special files in the case folder: ``pipe.fifo``,
 #: ``link_fifo`` -> it, ``dev`` (a character device node, the null device,
 #: made here; a FIFO where mknod is not permitted), ``link_dev`` -> it,
 #: ``sock`` (a listening Unix socket) and ``keep.txt`` (a user's file).
@@ -264,10 +265,12 @@ def test_every_class_has_cases() -> None:
 # -------------------------------------------------------------- fixtures
 @pytest.fixture
 def files_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """test_bad_inputs' files, and this suite's: special files, a user's
-    files, baselines; a watchdog for the FIFOs."""
-    _files(tmp_path)
+    """The case folder: special files, a user's files, baselines, a log to
+    import; a watchdog for the FIFOs."""
     tmp = tmp_path
+    os.mkfifo(tmp / "pipe.fifo")
+    (tmp / "empty_dir").mkdir()
+    shutil.copyfile(TELEMETRY / "raw_chat_cut.jsonl", tmp / "imp_chat.jsonl")
     (tmp / "keep.txt").write_text("a user's notes, not prunecheck's\n", encoding="utf-8")
     (tmp / "oneline.txt").write_text("one line without a newline", encoding="utf-8")
     for name, data in BASELINES.items():
@@ -563,3 +566,11 @@ def test_real_closed_descriptors_and_a_real_broken_pipe() -> None:
     proc.stdout.close()
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == EXIT_BROKEN_PIPE and err == b"", err[-2000:]
+
+
+def test_write_text_escapes_what_utf8_cannot_hold(tmp_path: Path) -> None:
+    """A page naming a folder whose name is not UTF-8 (report --out b'\\xefr'):
+    the byte is written as its escape, not a traceback."""
+    page = tmp_path / "index.html"
+    write_text(page, f"<a href='{BYTES_DIR}/x'>bundle</a>")
+    assert "\\udcfe" in page.read_text(encoding="utf-8")
