@@ -10,12 +10,36 @@ file in the case folder changed.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 from test_bad_inputs import DOCUMENTED_TRACE, Case, _c, _run, case_dir
 
 __all__ = ["case_dir"]  # the fixture, imported for pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CUT_LOG = ROOT / "tests" / "data" / "telemetry" / "raw_chat_cut.jsonl"
+INCIDENT = ROOT / "examples" / "incident" / "spans.otlp.jsonl"
+
+
+def _files(tmp: Path) -> None:
+    """This module's inputs, beside test_bad_inputs' own."""
+    # user text that looks like a label (the old digest form, and the new one)
+    text = CUT_LOG.read_text(encoding="utf-8")
+    fake = text.replace(
+        '"What do app.py, db.py and auth.py do?"', '"#b2ab4565 #user-2 What do the files do?"'
+    )
+    assert fake != text
+    (tmp / "fake_labels.jsonl").write_text(fake, encoding="utf-8")
+    trace = json.loads(Path(DOCUMENTED_TRACE).read_text(encoding="utf-8"))
+    for name, policy in (
+        ("observed_verb", "observed:@#user-1 nuke #user-2"),
+        ("observed_label", "observed:@#user-1 evict user-2"),
+        ("observed_empty", "observed:@#user-1"),
+    ):
+        (tmp / f"{name}.json").write_text(json.dumps({**trace, "policy": policy}), "utf-8")
+
 
 CASES = [
     *(
@@ -33,6 +57,34 @@ CASES = [
         )
         for value in ("-1", "soon", "nan", "inf")
     ),
+    # when a placement fires: a placement that is none of the three
+    *(
+        _c(
+            f"{cmd.split()[0]}-check-at-sometimes",
+            f"{cmd} --check-at sometimes",
+            needle="--check-at",
+        )
+        for cmd in (
+            "check recency",
+            "search recency",
+            "explore recency",
+            "baseline --out {tmp}/b.json",
+        )
+    ),
+    # imported labels: an observed policy whose entries are not '@#T VERB #L ...'
+    _c("replay-observed-verb", "replay {tmp}/observed_verb.json", needle="has the verb 'nuke'"),
+    _c("replay-observed-label", "replay {tmp}/observed_label.json", needle="not a #label"),
+    _c("replay-observed-empty", "replay {tmp}/observed_empty.json", needle="observed policy"),
+    # user text that looks like a label (old digest or new #ROLE-N) imports as text
+    _c("import-fake-labels", "import {tmp}/fake_labels.jsonl", status=1),
+    # the output options: --json and --junit of a bad run print no document, write no file
+    _c(
+        "check-junit-under-a-file",
+        "check recency --levels 0.5 --seeds 1 --max-examples 2 --horizon 5 "
+        "--junit {tmp}/fake_labels.jsonl/r.xml --json",
+        needle="--junit",
+    ),
+    _c("import-json-missing-log", "import {tmp}/no_such_log.jsonl --json", needle="no_such_log"),
 ]
 
 
@@ -51,6 +103,7 @@ def test_bad_output_input(
 ) -> None:
     for var, value in case.env if not case.subprocess else ():
         monkeypatch.setenv(var, value)
+    _files(case_dir)
     before = _snapshot(case_dir)
     status, out, err = _run(case, case_dir, capsys)
     assert status == case.status, (status, out[-2000:], err[-2000:])
@@ -60,4 +113,6 @@ def test_bad_output_input(
         assert len(paragraph) == 1, err[-2000:]
         assert case.needle in paragraph[0], paragraph[0]
         assert out == ""
+    if case.name == "import-fake-labels":  # imported: the user's words, not taken for labels
+        assert "#b2ab4565 #user-2 What do the files do?" in out
     assert _snapshot(case_dir) == before

@@ -61,6 +61,7 @@ from prunecheck.sim.support.forked import fork_map
 from prunecheck.sim.support.progress import Progress
 from prunecheck.sim.verdicts.failures import FailureDatabase, database
 from prunecheck.sim.verdicts.minimal import minimal_reproduction, shrink_note
+from prunecheck.sim.verdicts.options import check_options
 from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
 from prunecheck.sim.verdicts.suite import (
     DEFAULT_HORIZON,
@@ -175,6 +176,21 @@ def check_policy(
     PolicyError
         if the policy cannot be loaded at all.
     """
+    check_options(  # a bad option is one paragraph, before any work
+        format=format,
+        gate=gate,
+        levels=levels,
+        seeds=seeds,
+        horizon=horizon,
+        slow_levels=slow_levels,
+        seed=seed,
+        max_examples=max_examples,
+        timeout=timeout,
+        placements=placements,
+        time_limit=time_limit,
+        max_events=max_events,
+        jobs=jobs,
+    )
     runtime = _runtime(policy, format, timeout)
     loaded: Policy | None = None
     if runtime is not None:  # a runtime under test: its own code is checked

@@ -35,9 +35,13 @@ installs it.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import tempfile
 import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +79,61 @@ def pytest_configure(config: pytest.Config) -> None:
         "prunecheck(**options): default check_policy options (format, gate, config, "
         "placements, levels, seeds, ...) for the prunecheck fixture's checks in this test",
     )
+    out = config.getoption("prunecheck_out", None)
+    if out:
+        _check_out(Path(out))
+
+
+def _check_out(out: Path) -> None:
+    """Refuse a ``--prunecheck-out`` that no bundle could be written under
+    (a file, a place that cannot be written, ``/proc``) before any test
+    runs: one paragraph, pytest's usage error.  Nothing is left behind."""
+    where = out
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    if not where.is_dir():
+        what = "is a file" if where == out else f"is under {where}, which is a file"
+        raise pytest.UsageError(
+            f"--prunecheck-out {out}: {what}, not a folder; each unsafe test's bundle is "
+            "written in a folder of its own inside it. Hint: give --prunecheck-out a folder "
+            "(a new one is created)."
+        )
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".prunecheck-probe-", dir=where))
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"--prunecheck-out {out}: bundles cannot be written there ({where}: "
+            f"{exc.strerror or exc}). Hint: give --prunecheck-out a folder you can write to."
+        ) from None
+
+
+@contextmanager
+def _one_paragraph(what: str) -> Iterator[None]:
+    """A prunecheck error (bad input: a bad option, a policy or loop spec
+    that is missing or raises, a bundle that cannot be written) fails the
+    test with its one paragraph, without prunecheck's frames."""
+    __tracebackhide__ = True
+    try:
+        yield
+    except ModuleNotFoundError:
+        raise
+    except Exception as exc:
+        from prunecheck.model.errors import PrunecheckError
+
+        if not isinstance(exc, PrunecheckError):
+            raise
+        # from None: the paragraph once, not the error it replaces as well
+        raise pytest.fail.Exception(f"{what}: {exc.paragraph()}", pytrace=False) from None
+
+
+def _checked(options: dict[str, Any], where: str, extra: tuple[str, ...] = ()) -> None:
+    """Fail the test (one paragraph) if ``options`` are not check_policy's."""
+    __tracebackhide__ = True
+    check_options: Callable[..., None] = _harness(
+        "check_options", "prunecheck.sim.verdicts.options"
+    )
+    with _one_paragraph(where):
+        check_options(extra=extra, **options)
 
 
 class PrunecheckFixture:
@@ -111,7 +170,10 @@ class PrunecheckFixture:
         """:func:`prunecheck.check_policy` with this test's default options."""
         __tracebackhide__ = True
         check_policy = _harness("check_policy")
-        return check_policy(policy, **{**self.options, **options})  # type: ignore[no-any-return]
+        _checked(options, "prunecheck.check(...)")
+        with _one_paragraph("prunecheck.check(...)"):
+            return check_policy(policy, **{**self.options, **options})  # type: ignore[no-any-return]
+        raise AssertionError("unreachable")  # pragma: no cover - pytest.fail raised
 
     def assert_policy_safe(self, policy: Any, **options: Any) -> CheckResult:
         """:func:`prunecheck.assert_policy_safe` with this test's default
@@ -119,19 +181,22 @@ class PrunecheckFixture:
         __tracebackhide__ = True
         assert_policy_safe = _harness("assert_policy_safe")
         unsafe = _harness("UnsafePolicy")
+        _checked(options, "prunecheck.assert_policy_safe(...)")
         folder = self._bundle_dir()
         try:
-            return assert_policy_safe(  # type: ignore[no-any-return]
-                policy,
-                bundle_dir=folder,
-                force=self.force,
-                _stacklevel=3,  # a vacuous safe's warning names the test's line
-                **{**self.options, **options},
-            )
+            with _one_paragraph("prunecheck.assert_policy_safe(...)"):
+                return assert_policy_safe(  # type: ignore[no-any-return]
+                    policy,
+                    bundle_dir=folder,
+                    force=self.force,
+                    _stacklevel=3,  # a vacuous safe's warning names the test's line
+                    **{**self.options, **options},
+                )
         except unsafe as exc:
             if exc.bundle is not None:
                 (exc.bundle / MARK).write_text(f"{self.test_name}\n", encoding="utf-8")
             raise
+        raise AssertionError("unreachable")  # pragma: no cover - pytest.fail raised
 
     def assert_loop_safe(self, agent: Any, **options: Any) -> Any:
         """:func:`prunecheck.assert_loop_safe` (an agent loop: a ``loop:`` spec or the
@@ -141,11 +206,13 @@ class PrunecheckFixture:
         unsafe = _harness("UnsafeLoop")
         folder = self._bundle_dir()
         try:
-            return assert_loop_safe(agent, bundle_dir=folder, force=self.force, **options)
+            with _one_paragraph("prunecheck.assert_loop_safe(...)"):
+                return assert_loop_safe(agent, bundle_dir=folder, force=self.force, **options)
         except unsafe as exc:
             if exc.bundle is not None:
                 (exc.bundle / MARK).write_text(f"{self.test_name}\n", encoding="utf-8")
             raise
+        raise AssertionError("unreachable")  # pragma: no cover - pytest.fail raised
 
     def assert_safe(self, policy: Any, **options: Any) -> CheckResult:
         """Deprecated alias of :meth:`assert_policy_safe` (one helper, one name)."""
@@ -187,13 +254,13 @@ def _ours(folder: Path) -> bool:
     return (folder / MARK).is_file()
 
 
-def _harness(name: str) -> Any:
-    """``prunecheck.<name>``, or fail the test saying which extra to install."""
+def _harness(name: str, module: str = "prunecheck") -> Any:
+    """``<module>.<name>``, or fail the test saying which extra to install."""
     __tracebackhide__ = True
-    import prunecheck
+    import importlib
 
     try:
-        return getattr(prunecheck, name)
+        return getattr(importlib.import_module(module), name)
     except ModuleNotFoundError as exc:
         from prunecheck.sim.support.extras import extra_of, missing_paragraph
 
@@ -209,23 +276,28 @@ def prunecheck(request: pytest.FixtureRequest) -> PrunecheckFixture:
     Default options come from ``@pytest.mark.prunecheck(...)`` (the closest
     wins) and from an indirect parameter (a dict).
     """
+    __tracebackhide__ = True
     options: dict[str, Any] = {}
     for mark in reversed(list(request.node.iter_markers("prunecheck"))):
         if mark.args:
-            raise pytest.UsageError(
-                f"@pytest.mark.prunecheck{mark.args!r} on {request.node.nodeid}: the marker "
-                "takes keyword options only. Hint: "
-                "@pytest.mark.prunecheck(gate='commit', placements=['before_invoke'])."
+            pytest.fail(
+                f"prunecheck: @pytest.mark.prunecheck{mark.args!r} on {request.node.nodeid}: "
+                "the marker takes keyword options only. Hint: "
+                "@pytest.mark.prunecheck(gate='commit', placements=['before_invoke']).",
+                pytrace=False,
             )
+        _checked(dict(mark.kwargs), f"@pytest.mark.prunecheck on {request.node.nodeid}")
         options.update(mark.kwargs)
     param = getattr(request, "param", None)
     if param is not None:
         if not isinstance(param, dict):
-            raise pytest.UsageError(
-                f"the prunecheck fixture of {request.node.nodeid} was parametrized with "
-                f"{param!r}: an indirect parameter is a dict of check_policy options. "
-                "Hint: parametrize('prunecheck', [{'gate': 'commit'}], indirect=True)."
+            pytest.fail(
+                f"prunecheck: the prunecheck fixture of {request.node.nodeid} was parametrized "
+                f"with {param!r}: an indirect parameter is a dict of check_policy options. "
+                "Hint: parametrize('prunecheck', [{'gate': 'commit'}], indirect=True).",
+                pytrace=False,
             )
+        _checked(param, f"the indirect parameter of {request.node.nodeid}")
         options.update(param)
     out = request.config.getoption("prunecheck_out")
     force = bool(request.config.getoption("prunecheck_force"))
