@@ -34,10 +34,11 @@ import pytest
 from test_bad_inputs import DOCUMENTED_TRACE, TELEMETRY, Case, _c, _run
 
 from prunecheck.model.config import RuntimeConfig
+from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import SystemPrompt, UserMessage
 from prunecheck.model.trace import Trace
 from prunecheck.sim.cli.app import EXIT_BROKEN_PIPE, main
-from prunecheck.sim.support.outputs import write_text
+from prunecheck.sim.support.outputs import check_bundle_folder, write_text
 from prunecheck.sim.verdicts.failures import FailureDatabase
 
 TINY = "--levels 0.5 --seeds 1 --horizon 5"
@@ -574,3 +575,16 @@ def test_write_text_escapes_what_utf8_cannot_hold(tmp_path: Path) -> None:
     page = tmp_path / "index.html"
     write_text(page, f"<a href='{BYTES_DIR}/x'>bundle</a>")
     assert "\\udcfe" in page.read_text(encoding="utf-8")
+
+
+def test_one_rule_for_every_bundle_folder(tmp_path: Path) -> None:
+    """Search's, explore's, check's, shrink's, import's and an agent loop's
+    bundles share one check: a folder holding files takes --force."""
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    (folder / "notes.md").write_text("mine", encoding="utf-8")
+    with pytest.raises(ConfigError, match="--force"):
+        check_bundle_folder(folder)
+    check_bundle_folder(folder, force=True)
+    check_bundle_folder(tmp_path / "new")  # a new folder: nothing to refuse
+    assert (folder / "notes.md").read_text(encoding="utf-8") == "mine"

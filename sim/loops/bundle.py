@@ -20,7 +20,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prunecheck.sim.support.outputs import make_folder, output_folder, write_text
+from prunecheck.sim.support.outputs import (
+    check_bundle_folder,
+    make_folder,
+    output_folder,
+    write_text,
+)
 
 from .search import Outcome
 from .steps import schedule_to_json
@@ -65,12 +70,12 @@ def write_bundle(
 
     Raises
     ------
-    FileExistsError
-        If ``out`` holds files and ``force`` is not set.
+    ConfigError
+        If ``out`` holds files and ``force`` is not set (see
+        :func:`~prunecheck.sim.support.outputs.check_bundle_folder`).
     """
     folder = output_folder(out)
-    if folder.exists() and any(folder.iterdir()) and not force:
-        raise FileExistsError(f"{folder} already holds files; use --force to overwrite them")
+    check_bundle_folder(folder, force=force)
     make_folder(folder, private=True)  # conversation content: its owner's only
     for name, text in bundle_texts(target, found, seed=seed, scenario=scenario).items():
         write_text(folder / name, text, private=True)

@@ -31,12 +31,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import shlex
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from prunecheck.model.errors import ConfigError, PrunecheckError
+from prunecheck.model.errors import PrunecheckError
 from prunecheck.model.events import Invoke
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
@@ -51,6 +50,7 @@ from prunecheck.sim.reproductions.page import bundle_page
 from prunecheck.sim.reproductions.timeline import draw_timeline
 from prunecheck.sim.support.extras import missing_paragraph
 from prunecheck.sim.support.ledger import locked_folder
+from prunecheck.sim.support.outputs import check_bundle_folder as check_out
 from prunecheck.sim.support.outputs import make_folder, write_text
 
 __all__ = [
@@ -337,32 +337,6 @@ def replay_command(spec: str, trace: str = "trace.json", *, folder: Path | None 
     elif ran is not None and folder is not None and not ran[0].is_absolute():
         spec = f"runtime:{folder / ran[0]}:{ran[1]}"
     return f"prunecheck replay {shlex.quote(trace)} {shlex.quote(spec)}"
-
-
-def check_out(out_dir: Path, *, force: bool = False) -> None:
-    """Refuse (ConfigError, exit 2) an ``--out`` that is a file, or a folder
-    holding files, unless ``force``: a bundle is never silently replaced."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(
-            str(out_dir), "exists and is not a folder.", "give --out a new folder name."
-        )
-    if not out_dir.exists():
-        parent = next((p for p in out_dir.absolute().parents if p.exists()), Path("/"))
-        try:  # try it for real: permissions alone do not tell (root, /proc, read-only mounts)
-            tempfile.TemporaryDirectory(dir=parent).cleanup()
-        except OSError as exc:
-            raise ConfigError(
-                str(out_dir),
-                f"cannot be created ({parent}: {exc.strerror}).",
-                "give --out a place you can write to.",
-            ) from None
-    if not force and out_dir.is_dir() and any(out_dir.iterdir()):
-        held = sorted(p.name for p in out_dir.iterdir())[:5]
-        raise ConfigError(
-            str(out_dir),
-            f"already holds files ({', '.join(held)}); a bundle never silently replaces them.",
-            "give --out a new folder, or add --force to overwrite.",
-        )
 
 
 def _with_policy_copy(trace: Trace, out_dir: Path) -> Trace:

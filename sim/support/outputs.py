@@ -32,6 +32,7 @@ import errno
 import os
 import secrets
 import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +43,7 @@ from prunecheck.model.errors import ConfigError, PrunecheckError
 __all__ = [
     "SHARED_ENV",
     "OutputError",
+    "check_bundle_folder",
     "disk_full",
     "file_kind",
     "is_disk_full",
@@ -210,6 +212,34 @@ def output_folder(path: Path | str, flag: str = "--out") -> Path:
             f"give {flag} a new folder name.",
         )
     return target
+
+
+def check_bundle_folder(out_dir: Path, *, force: bool = False) -> None:
+    """Refuse (ConfigError, exit 2) a bundle's ``--out`` that is a file, that
+    cannot be created, or a folder holding files, unless ``force``: a bundle
+    is never silently replaced (every command writing a bundle, and the
+    pytest plugin's ``--prunecheck-force``, go through here)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(
+            str(out_dir), "exists and is not a folder.", "give --out a new folder name."
+        )
+    if not out_dir.exists():
+        parent = next((p for p in out_dir.absolute().parents if p.exists()), Path("/"))
+        try:  # try it for real: permissions alone do not tell (root, /proc, read-only mounts)
+            tempfile.TemporaryDirectory(dir=parent).cleanup()
+        except OSError as exc:
+            raise ConfigError(
+                str(out_dir),
+                f"cannot be created ({parent}: {exc.strerror}).",
+                "give --out a place you can write to.",
+            ) from None
+    if not force and out_dir.is_dir() and any(out_dir.iterdir()):
+        held = sorted(p.name for p in out_dir.iterdir())[:5]
+        raise ConfigError(
+            str(out_dir),
+            f"already holds files ({', '.join(held)}); a bundle never silently replaces them.",
+            "give --out a new folder, or add --force to overwrite.",
+        )
 
 
 def make_folder(folder: Path, *, private: bool = False) -> Path:
