@@ -97,6 +97,10 @@ def proposal_from(result: object, known: Container[str], policy: str, step: int)
         naming the policy and the step, if the value is not an iterable of
         ids and actions, or names a message that is not in the context.
     """
+    if type(result) is list and all(type(mid) is str for mid in result):
+        chosen = dict.fromkeys(result)  # the common answer, ids to evict: read it quickly
+        if all(mid in known for mid in chosen):
+            return Proposal(evict=tuple(chosen))
     subject = f"policy {policy!r}"
     if isinstance(result, str | bytes | dict) or not isinstance(result, Iterable):
         raise PolicyError(

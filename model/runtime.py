@@ -135,7 +135,8 @@ def _on_assistant(work: EventWork, event: AssistantChunk) -> None:
         lost=stream.lost or _is_lost(work, stream),
     )
     target = _stream_target(work, stream, Role.ASSISTANT, event.tokens, event.last, None)
-    stream = evolve(stream, target=target)
+    if target != stream.target:
+        stream = evolve(stream, target=target)
     state.assistant_stream = None if event.last else stream
     if event.last:
         _check_truncation(work, stream, target, "assistant text")
@@ -319,7 +320,8 @@ def _on_result(work: EventWork, event: ResultChunk) -> None:
         return
     else:
         target = _stream_target(work, record, Role.TOOL, event.tokens, event.last, record.id)
-    record = evolve(record, target=target)
+    if target != record.target:  # the same record otherwise (one fewer copy a chunk)
+        record = evolve(record, target=target)
     state.calls[record.id] = record
     if event.last:
         record = work.close_call(record, CallStatus.DONE)

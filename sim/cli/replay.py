@@ -94,14 +94,16 @@ def execute(args: argparse.Namespace) -> int:
             streamed = not isinstance(trace.events, tuple)
             held: list[str] = []
             last = ""
-            for line in narrate_stream(trace, steps, met, markdown=args.markdown):
-                if args.quiet:
-                    pass
-                elif streamed:
-                    sys.stdout.write(line + "\n")
-                else:
-                    held.append(line)
-                last = line
+            try:
+                for line in narrate_stream(trace, steps, met, markdown=args.markdown):
+                    if not args.quiet:
+                        held.append(line)
+                        if streamed and len(held) >= _BATCH:
+                            _write(held)
+                    last = line
+            finally:
+                if streamed:  # what was told so far, also when an event is impossible
+                    _write(held)
     except TraceError as exc:  # an impossible event: name the file as well as the event
         raise TraceError(f"{args.trace}: {exc.subject}", exc.rule, exc.hint) from None
     sys.stdout.write(last + "\n" if args.quiet else "".join(f"{line}\n" for line in held))
@@ -117,6 +119,17 @@ def execute(args: argparse.Namespace) -> int:
         reproduction=args.trace,
     )
     return status
+
+
+#: Lines a streamed narrative writes at once (one write a line costs a long replay).
+_BATCH = 2048
+
+
+def _write(lines: list[str]) -> None:
+    """Write ``lines`` to stdout, one a line, and forget them."""
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n")
+        lines.clear()
 
 
 def _counted(steps: Iterable[tuple[_T, Any]], tell: Callable[[int], None] | None) -> Iterator[_T]:
