@@ -13,7 +13,12 @@ test, and any test you add:
 * shares only immutable setup, through session- or module-scoped fixtures
   (each worker builds its own copy; the costliest are built once for the
   whole session, by ``once_per_session`` below);
-* never asserts on wall-clock time (the machine is shared);
+* never asserts on wall-clock time (the machine is shared, and ``make
+  test`` must pass on one loaded to 5): a hang, a kill or a time limit is
+  asserted by its effect (the exit status, the message, how many calls
+  hung, what was kept), and a bound on how long it took, if any, is ten
+  times what it needs; a moment "a while into the work" is counted in work
+  done (records written, scenarios run), not in seconds slept;
 * runs pytester in process only after importing the C extensions the inner
   run may load (numpy, through matplotlib): the inner run drops the modules
   it imported, and numpy cannot load twice in one worker.
