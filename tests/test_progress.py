@@ -223,3 +223,23 @@ def test_report_names_itself_in_its_progress_lines(
     with pytest.raises(_Stop):
         main(["report", "--out", str(tmp_path / "rep"), "--seeds", "1", "--quick", "--jobs", "1"])
     assert asked["command"] == "report" and asked["quiet"] is False
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_forked_placements_report_each_one_done(jobs: int) -> None:
+    """check's placements side by side tell the progress as each finishes
+    (the parent saw nothing of them but their start before)."""
+    from prunecheck.sim.support.forked import fork_map
+
+    seen: list[int] = []
+    assert fork_map(lambda x: x * x, [1, 2, 3], jobs=jobs, done=seen.append) == [1, 4, 9]
+    assert sorted(seen) == [0, 1, 2]
+    clock = _Clock(tick=1.0)
+    bar, out = _log(clock, interval=1.0)
+    bar.start(3, "placements")
+    for i in seen:
+        bar.finished(f"checks {['after_append', 'after_batch', 'before_invoke'][i]} done")
+    assert (
+        out.getvalue().splitlines()[-1].startswith("prunecheck check: still running after ")
+        and " 3 of 3 placements (checks " in out.getvalue().splitlines()[-1]
+    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
 
 from prunecheck.sim.support.environment import jobs_limit
@@ -71,21 +71,38 @@ def _call(index: int) -> Any:
     return func(items[index])
 
 
-def fork_map(func: Callable[[T], R], items: Sequence[T], *, jobs: int | None = None) -> list[R]:
+def fork_map(
+    func: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    jobs: int | None = None,
+    done: Callable[[int], None] | None = None,
+) -> list[R]:
     """``[func(x) for x in items]``, in up to ``jobs`` forked processes
     (default: one per item when the machine has two cores or more, else
     this process).  Results must pickle; an exception in a task is raised
-    here."""
+    here.  ``done`` is told the index of each item as its task finishes
+    (in the order they finish)."""
     global _TASK
     if jobs is None:
         jobs = len(items) if available_jobs() >= 2 else 1
     jobs = min(jobs, len(items))
     if jobs <= 1:
-        return [func(x) for x in items]
+        out = []
+        for i, x in enumerate(items):
+            out.append(func(x))
+            if done is not None:
+                done(i)
+        return out
     _TASK = (func, items)
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            return list(pool.map(_call, range(len(items))))
+            futures = {pool.submit(_call, i): i for i in range(len(items))}
+            for future in as_completed(futures):
+                future.result()  # a task's exception, raised here
+                if done is not None:
+                    done(futures[future])
+            return [f.result() for f in futures]
     finally:
         _TASK = None

@@ -81,6 +81,8 @@ class TerminalProgress(Progress):
         from tqdm import tqdm
 
         # A terminal that reports no size (a bare pty) gets 100 × 20.
+        self.close()  # started again: a new bar
+        self.started = False
         self.counts_runs = what != "tasks"
         size = shutil.get_terminal_size((100, 20))
         self.bar = tqdm(

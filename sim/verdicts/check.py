@@ -57,7 +57,7 @@ from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.drivers.coverage import Coverage
 from prunecheck.sim.reproductions.narrative import narrate
-from prunecheck.sim.support.forked import fork_map
+from prunecheck.sim.support.forked import available_jobs, fork_map
 from prunecheck.sim.support.progress import Progress
 from prunecheck.sim.verdicts.failures import FailureDatabase, database
 from prunecheck.sim.verdicts.minimal import minimal_reproduction, shrink_note
@@ -237,11 +237,15 @@ def check_policy(
                 len(todo) > 1
                 and isinstance(policy, str)
                 and runtime is None
-                and (jobs is None or jobs > 1)
+                and (jobs if jobs is not None else available_jobs()) > 1
             )
             if many:  # side by side, one process a placement (see :mod:`.forked`)
-                bar.step(f"checks {', '.join(todo)} side by side")
-                results = fork_map(one, todo, jobs=jobs)
+                bar.start(len(todo), "placements")  # what this process sees of them
+
+                def finished(i: int) -> None:
+                    bar.finished(f"checks {todo[i]} done")
+
+                results = fork_map(one, todo, jobs=jobs, done=finished)
                 results = [
                     replace(r, policy_object=loaded, system_object=subject.system) for r in results
                 ]
