@@ -16,7 +16,32 @@ case_dir = test_bad_inputs.case_dir  # the fixture
 
 _STATELESS = "--levels 0.5 --seeds 1 --max-examples 2 --horizon 5"
 
+_RAISES = "{bad}/raises_index.py"
+_ASKED = "--levels 0.5 --seeds 1 --max-examples 1 --horizon 5 --budget 200"  # asked at once
+_AT_SELECT = "line 12: return [ids[len(ids) + 5]])"
+_AT_TRIM = "line 16: return [messages[len(messages) + 5]])"
+_AT_FEED = "line 27: self.fed[3 - len(self.fed) + 5])"
+_OFF = {"PRUNECHECK_CAGE": "0"}
+
 CASES = [
+    # a policy or runtime that raises: its file, line and code, in one paragraph
+    *(
+        _c(
+            f"{name}-raises-index{'-uncaged' if env else ''}",
+            argv,
+            needle=needle,
+            env=env,
+        )
+        for env in (None, _OFF)
+        for name, argv, needle in (
+            ("check", f"check {_RAISES}:select {_ASKED}", _AT_SELECT),
+            ("search", f"search {_RAISES}:select --max-examples 5 --budget 200", _AT_SELECT),
+            ("explore", f"explore {_RAISES}:select --depth 3", _AT_SELECT),
+            ("check-list", f"check {_RAISES}:trim@openai {_ASKED}", _AT_TRIM),
+            ("check-runtime", f"check runtime:{_RAISES}:Runtime {_ASKED}", _AT_FEED),
+            ("search-runtime", f"search runtime:{_RAISES}:Runtime --max-examples 5", _AT_FEED),
+        )
+    ),
     _c(
         "check-framework-setting-twice",
         f"check autogen:context=buffered,buffer_size=3,buffer_size=9 {_STATELESS}",

@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 
 from prunecheck._deprecated import MODEL_MOVED, PrunecheckDeprecationWarning
+from prunecheck.sim.runtimes.stimuli import Stimulus
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANGELOG = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
@@ -46,6 +47,10 @@ def _entries(release: str, kind: str) -> list[tuple[str, str]]:
 
 REMOVED = _entries("Unreleased", "Removed")
 DEPRECATED = _entries("Unreleased", "Deprecated")
+#: 0.2.0's stimulus classes (issue 36): each is a class the stimuli of its kind are
+#: instances of, not the replacement itself.
+STIMULI = [(old, new) for old, new in DEPRECATED if ".runtimes.stimuli." in old]
+MODEL_DEPRECATED = [pair for pair in DEPRECATED if pair not in STIMULI]
 
 
 def _module(name: str) -> ModuleType | None:
@@ -102,7 +107,7 @@ def _resolve(dotted: str) -> object:
 def test_the_changelog_has_the_sections_keep_a_changelog_names() -> None:
     assert CHANGELOG.startswith("# Changelog\n")
     assert re.findall(r"^## \[([^]]+)\]", CHANGELOG, re.M) == ["Unreleased", "0.2.0", "0.1.0"]
-    assert len(REMOVED) > 100 and len(DEPRECATED) == len(MODEL_MOVED)
+    assert len(REMOVED) > 80 and len(MODEL_DEPRECATED) == len(MODEL_MOVED)
     olds = [old for old, _ in REMOVED + DEPRECATED]
     assert len(olds) == len(set(olds)), "a name is listed twice"
 
@@ -114,7 +119,7 @@ def test_a_removed_name_is_gone_and_its_replacement_imports(old: str, new: str) 
     assert not _is_gone(new), f"{new} (the replacement of {old}) is not exported"
 
 
-@pytest.mark.parametrize(("old", "new"), DEPRECATED, ids=[old for old, _ in DEPRECATED])
+@pytest.mark.parametrize(("old", "new"), MODEL_DEPRECATED, ids=[old for old, _ in MODEL_DEPRECATED])
 def test_a_deprecated_name_warns_and_is_its_replacement(old: str, new: str) -> None:
     parent, name = old.rsplit(".", 1)
     with pytest.warns(PrunecheckDeprecationWarning, match="0.4.0"):
@@ -122,9 +127,50 @@ def test_a_deprecated_name_warns_and_is_its_replacement(old: str, new: str) -> N
     assert value is _resolve(new)
 
 
+@pytest.mark.parametrize(("old", "new"), STIMULI, ids=[old for old, _ in STIMULI])
+def test_a_020_stimulus_class_warns_and_matches_its_kind_of_the_replacement(
+    old: str, new: str
+) -> None:
+    from prunecheck.sim.runtimes.stimuli import _OLD_KINDS as NAMES
+
+    parent, name = old.rsplit(".", 1)
+    with pytest.warns(PrunecheckDeprecationWarning, match="0.4.0"):
+        value = getattr(importlib.import_module(parent), name)
+    replacement = _resolve(new)
+    assert isinstance(value, type) and isinstance(replacement, type)
+    kind = NAMES[name]
+    assert f'stimulus.kind == "{kind}"' in CHANGELOG  # the migration the entry names
+    for other, other_kind in NAMES.items():
+        sample = _stimulus(other)
+        assert isinstance(sample, replacement) and sample.kind == other_kind
+        assert isinstance(sample, value) is (other == name)
+
+
+def _stimulus(name: str) -> Stimulus:
+    """A stimulus built with 0.2.0's fields for the old class ``name``."""
+    from prunecheck.sim.runtimes.stimuli import Call
+    from prunecheck.sim.runtimes.stimuli import _old_class as old_class
+
+    args: dict[str, tuple[object, ...]] = {
+        "System": ("m1", "be brief"),
+        "User": ("m2", "hello there"),
+        "AssistantText": ("m3", "thinking", False),
+        "ToolCalls": ("m4", "calling", (Call("c1", "read_file", {"path": "a.py"}),)),
+        "ResultChunk": ("c1", "four words of output", True),
+        "ToolFailed": ("c1", "timed out"),
+        "FileChanged": ("a.py",),
+    }
+    built = old_class(name)(*args.get(name, ()))
+    assert isinstance(built, Stimulus)
+    return built
+
+
 def test_the_deprecated_list_is_what_the_shims_keep() -> None:
-    listed = {old.removeprefix("prunecheck.model."): new for old, new in DEPRECATED}
+    from prunecheck.sim.runtimes.stimuli import _OLD_KINDS as NAMES
+
+    listed = {old.removeprefix("prunecheck.model."): new for old, new in MODEL_DEPRECATED}
     assert listed == {name: f"{home}.{name}" for name, home in MODEL_MOVED.items()}
+    assert sorted(old.rsplit(".", 1)[1] for old, _ in STIMULI) == sorted(NAMES)
 
 
 def test_the_checks_tell_gone_from_present() -> None:

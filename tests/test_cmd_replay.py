@@ -192,7 +192,10 @@ def test_a_policy_that_raises_mid_replay(
     path = trace_file(tmp_path, [{"kind": "user", "tokens": 150}], f"{policy}:select")
     assert main(["replay", path, "--trust-policy"]) == 2
     err = capsys.readouterr().err
-    assert "policy 'select' at step 1: select(view, need=50) raised RuntimeError: no scores." in err
+    assert (
+        "policy 'select' at step 1: select(view, need=50) raised RuntimeError: no scores "
+        f"({policy}, line 2: raise RuntimeError('no scores'))." in err
+    )  # the policy's file, line and code (issue 36)
     assert err.count("\n") == 1 and "Traceback" not in err
 
 

@@ -19,6 +19,8 @@ from prunecheck._deprecated import (
 )
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
+DATA = Path(__file__).resolve().parent / "data"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 #: ``prunecheck.model.__all__`` in 0.2.0, as released.
 MODEL_020 = [
@@ -170,3 +172,31 @@ def test_no_shim_outlives_the_release_it_goes_in() -> None:
     assert installed < (0, 4), (
         "0.4.0: delete what RemovedIn040Warning keeps (prunecheck._deprecated)"
     )
+
+
+def test_a_020_stimulus_name_warns_with_its_release_and_how_to_migrate() -> None:
+    from prunecheck.sim.runtimes import stimuli
+
+    with pytest.warns(RemovedIn040Warning, match=r"stimuli\.ResultChunk .* 0\.4\.0.*'result'"):
+        exec("from prunecheck.sim.runtimes.stimuli import ResultChunk", {})  # as 0.2 users did
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        stimuli.Nope  # noqa: B018
+
+
+def test_a_runtime_written_against_020_runs_as_the_current_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # examples/agent_loop.py as 0.2.0 shipped it (isinstance(st, s.System | s.User),
+    # st.call, s.ToolCalls ...): it runs, and finds what today's example finds
+    from prunecheck.sim.cli.app import main
+
+    old = tmp_path / "agent_loop_020.py"
+    old.write_text((DATA / "agent_loop_020.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    trace = str(CORPUS / "seed_parallel_batch.json")
+    outs = []
+    for spec in (f"runtime:{old}:NaiveLoop", f"runtime:{EXAMPLES}/agent_loop.py:NaiveLoop"):
+        status = main(["replay", trace, spec, "--trust-policy"])
+        out, err = capsys.readouterr()
+        assert status == 1, err[-2000:]
+        outs.append(out.splitlines()[-1])
+    assert outs[0] == outs[1] and "violation" in outs[0]

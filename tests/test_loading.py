@@ -87,7 +87,7 @@ def test_module_specs(policy_file: Path, monkeypatch: pytest.MonkeyPatch) -> Non
             "object with a select method.",
         ),
         (":missing", "has no attribute 'missing'."),
-        (":Broken", "instantiating Broken raised RuntimeError: needs a model file."),
+        (":Broken", "instantiating Broken raised RuntimeError: needs a model file ("),
     ],
 )
 def test_bad_attributes(policy_file: Path, suffix: str, rule: str) -> None:
@@ -95,7 +95,7 @@ def test_bad_attributes(policy_file: Path, suffix: str, rule: str) -> None:
     with pytest.raises(PolicyError) as info:
         load_policy(spec)
     assert info.value.subject == f"policy spec {spec!r}"
-    assert info.value.rule.endswith(rule)
+    assert rule in info.value.rule and info.value.rule.endswith(".")
 
 
 def test_bad_specs(tmp_path: Path) -> None:

@@ -239,11 +239,7 @@ class Worker:
 
     # ------------------------------------------------------------ lifecycle
     def how_it_ended(self) -> str:
-        try:
-            code = self.proc.wait(timeout=2.0)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
+        code = self._reap(2.0)
         if code < 0:
             try:
                 sig = signal.Signals(-code).name
@@ -274,21 +270,54 @@ class Worker:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.req = self.resp = -1
-        try:
-            self.proc.wait(timeout=2.0)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._kill_group()  # what the policy forked must not outlive its worker
+        self._reap(2.0)  # what the policy forked must not outlive its worker
+
+    def _reap(self, timeout: float) -> int:
+        """Wait for the worker to end (SIGKILL after ``timeout`` seconds),
+        stop what is left of its process group while the worker is a zombie
+        (its id, the group's, cannot be reused until it is reaped: a group
+        id killed after that may be another program's), then reap it."""
+        if self.proc.returncode is not None:
+            return self.proc.returncode
+        if not _ended(self.proc.pid, timeout):
+            self._kill_group()
+            if not _ended(self.proc.pid, None):  # no waitid: reaped below as before
+                return self.proc.wait()
+        self._kill_group()
+        return self.proc.wait()
 
     def _kill_group(self) -> None:
         """SIGKILL the worker's process group (the worker and every process
-        it started that did not leave the group)."""
+        it started that did not leave the group) — only while the worker is
+        not reaped, so that the group id is still its own."""
+        if self.proc.returncode is not None:
+            return
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
+
+
+def _ended(pid: int, timeout: float | None) -> bool:
+    """Whether child ``pid`` has ended (without reaping it), waiting up to
+    ``timeout`` seconds (None: until it ends); False also where
+    :func:`os.waitid` cannot wait without reaping."""
+    waitid = getattr(os, "waitid", None)
+    nowait = getattr(os, "WNOWAIT", None)
+    if waitid is None or nowait is None:
+        return False
+    flags = os.WEXITED | nowait
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            done = waitid(os.P_PID, pid, flags | (os.WNOHANG if deadline is not None else 0))
+        except ChildProcessError:
+            return True  # reaped already
+        except OSError:
+            return False
+        if done is not None:
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
 
 
 _WORKERS: dict[tuple[int, str], Worker] = {}

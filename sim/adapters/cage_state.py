@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import random
 import sys
@@ -48,16 +49,18 @@ __all__ = ["MAX_STATE", "StateProbe", "user_modules"]
 #: Bytes a snapshot may take; a policy with more state is not proven pure.
 MAX_STATE = 1 << 20
 
-_OWN = str(Path(__file__).resolve().parents[2])  # the prunecheck package
+#: The prunecheck package, as its modules' files name it (not resolved: in a
+#: source checkout ``src/prunecheck/sim`` is a link to the top-level ``sim``).
+_OWN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _SKIP = (types.ModuleType, types.BuiltinFunctionType, types.MethodWrapperType)
 
 
 def _library_roots() -> tuple[str, ...]:
-    roots = {_OWN}
+    roots = {_OWN + os.sep, os.path.abspath(sys.prefix), os.path.abspath(sys.base_prefix)}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(key)
         if path:
-            roots.add(str(Path(path).resolve()))
+            roots |= {os.path.abspath(path), str(Path(path).resolve())}
     return tuple(sorted(roots))
 
 
@@ -75,7 +78,7 @@ def user_modules(before: Iterable[str]) -> list[types.ModuleType]:
         file = getattr(module, "__file__", None)
         if not isinstance(file, str):
             continue
-        where = str(Path(file).resolve())
+        where = os.path.abspath(file)
         if name.startswith("prunecheck_user_") or not where.startswith(roots):
             out.append(module)
     return out

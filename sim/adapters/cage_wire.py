@@ -8,12 +8,17 @@ payload; the parent sends pickles, the worker answers in JSON only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
+import sys
+import sysconfig
+import traceback
+from pathlib import Path
 from typing import Any
 
-__all__ = ["raised", "read_frame", "write_frame"]
+__all__ = ["raised", "read_frame", "where_raised", "write_frame"]
 
 _HEADER = struct.Struct(">I")
 
@@ -60,6 +65,47 @@ def raised(exc: BaseException, what: str, who: str = "policy") -> dict[str, Any]
             text = str(exc)
         except BaseException:
             text = ""
-        rule = f"{what} raised {kind}" + (f": {text[:500]}." if text else ".")
+        where = where_raised(exc)
+        rule = f"{what} raised {kind}" + (f": {text[:500]}" if text else "") + where + "."
         hint = f"fix the {who}; prunecheck records this as a {who} error, not a verdict."
     return {"raised": {"rule": rule, "hint": hint}}
+
+
+#: prunecheck's package folder, as its modules' files name it (not resolved:
+#: in a source checkout ``src/prunecheck/sim`` is a link to the top-level ``sim``).
+_OWN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _libraries() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {os.path.abspath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    roots |= {str(Path(r).resolve()) for r in roots}
+    return tuple(sorted(roots | {os.path.abspath(sys.prefix), os.path.abspath(sys.base_prefix)}))
+
+
+def where_raised(exc: BaseException) -> str:
+    """`` (policy.py, line 3: return [ids[99]])``: the file, line and code
+    of the user's own code where ``exc`` was raised (the innermost frame
+    outside prunecheck, the standard library and the installed packages; else
+    the innermost outside prunecheck), or '' when there is none.
+
+    A file under the current folder is named relative to it."""
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+    except Exception:
+        return ""
+    libraries = _libraries()
+    files = [f for f in frames if f.filename and not f.filename.startswith("<")]
+    outside = [f for f in files if not os.path.abspath(f.filename).startswith(_OWN + os.sep)]
+    own = [f for f in outside if not os.path.abspath(f.filename).startswith(libraries)]
+    candidates = own or outside
+    if not candidates:
+        return ""
+    chosen = candidates[-1]
+    name = chosen.filename
+    with contextlib.suppress(ValueError, OSError):
+        name = str(Path(name).resolve().relative_to(Path.cwd().resolve()))
+    code = " ".join((chosen.line or "").split())
+    if len(code) > 120:
+        code = code[:117] + "..."
+    return f" ({name}, line {chosen.lineno}" + (f": {code})" if code else ")")

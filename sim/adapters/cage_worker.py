@@ -236,18 +236,46 @@ def _end_group_with_parent() -> None:
 
 def _end_group() -> None:
     """Stop every process the policy started that is still in this worker's
-    process group (the worker leads it), the worker with them: a parent that
-    ends without closing its workers (a forked placement exits with
-    ``os._exit``) closes their pipes, and nothing a policy forked outlives
-    the command."""
+    process group (the worker leads it): a parent that ends without closing
+    its workers (a forked placement exits with ``os._exit``) closes their
+    pipes, and nothing a policy forked outlives the command.  The worker
+    itself ends with its own status."""
     import signal
 
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BaseException):
             stream.flush()
-    if os.getpgrp() == os.getpid():  # never a group it does not lead
-        with contextlib.suppress(OSError):
-            os.killpg(os.getpid(), signal.SIGKILL)
+    me = os.getpid()
+    if os.getpgrp() != me:  # never a group it does not lead
+        return
+    for _ in range(3):  # a member may fork while it is stopped
+        members = _members(me)
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _members(group: int) -> list[int]:
+    """The processes of process group ``group`` but this one (from /proc)."""
+    out: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    me = os.getpid()
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == group:
+            out.append(int(entry))
+    return out
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prunecheck.model.actions import Action
+from prunecheck.model.errors import PolicyError
 from prunecheck.model.policies import ContextView, Policy
+from prunecheck.sim.adapters.cage_wire import raised, where_raised
 
 __all__ = ["InProcessPolicy", "InProcessRuntime", "quiet"]
 
@@ -62,11 +64,23 @@ class InProcessPolicy:
         self.name: str = inner.name
 
     def select(self, view: ContextView, need: int) -> Iterable[str | Action]:
-        with quiet():
-            result = self.inner.select(view, need)
-            if isinstance(result, str | bytes | dict) or not isinstance(result, Iterable):
-                return result
-            return list(result)  # a generator runs here, inside the redirection
+        try:
+            with quiet():
+                result = self.inner.select(view, need)
+                if isinstance(result, str | bytes | dict) or not isinstance(result, Iterable):
+                    return result
+                return list(result)  # a generator runs here, inside the redirection
+        except PolicyError:
+            raise
+        except (Exception, SystemExit, GeneratorExit) as exc:  # as the model words it
+            said = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else ""
+            raise PolicyError(
+                f"policy {self.name!r}",
+                f"select(view, need={need}) "
+                + (said or f"raised {type(exc).__name__}: {exc}{where_raised(exc)}")
+                + ".",
+                "fix the policy; prunecheck records this as a policy error for the run.",
+            ) from exc
 
     def __getattr__(self, attr: str) -> Any:
         if attr in ("inner", "name") or attr.startswith("__"):  # not set yet (a copy)
@@ -78,24 +92,48 @@ class InProcessRuntime:
     """A user's runtime instance run in-process, its output on stderr; every
     method call runs inside :func:`quiet` (a copy it returns is wrapped too)."""
 
-    __slots__ = ("_inner",)
+    __slots__ = ("_inner", "_spec")
 
-    def __init__(self, inner: object) -> None:
-        self._inner = inner
+    def __init__(self, inner: object, spec: str) -> None:
+        self._inner, self._spec = inner, spec
 
     def __getattr__(self, attr: str) -> Any:
-        if attr == "_inner" or attr.startswith("__"):  # not set yet (a copy)
+        if attr in ("_inner", "_spec") or attr.startswith("__"):  # not set yet (a copy)
             raise AttributeError(attr)
         value = getattr(self._inner, attr)
         if not callable(value):
             return value
-        return _quietly(value, type(self._inner))
+        return _quietly(value, attr, self._spec, type(self._inner))
 
 
-def _quietly(method: Callable[..., Any], kind: type) -> Callable[..., Any]:
+def _quietly(method: Callable[..., Any], name: str, spec: str, kind: type) -> Callable[..., Any]:
+    """``method`` run inside :func:`quiet`; what it raises is the runtime's
+    :class:`PolicyError`, in the words of a caged runtime's."""
+
     def call(*args: Any, **kwargs: Any) -> Any:
-        with quiet():
-            result = method(*args, **kwargs)
-        return InProcessRuntime(result) if isinstance(result, kind) else result
+        try:
+            with quiet():
+                result = method(*args, **kwargs)
+        except PolicyError:
+            raise
+        except (Exception, SystemExit, GeneratorExit) as exc:
+            what = _call(name, args)
+            raise PolicyError(
+                f"runtime {spec!r}", **raised(exc, what, "runtime")["raised"]
+            ) from exc
+        return InProcessRuntime(result, spec) if isinstance(result, kind) else result
 
     return call
+
+
+def _call(name: str, args: tuple[Any, ...]) -> str:
+    """``feed(Stimulus m3)``: the method and, for ``feed``, what it was fed."""
+    if name == "feed" and args:
+        stimulus = args[0]
+        what = " ".join(
+            str(v)
+            for v in (type(stimulus).__name__, getattr(stimulus, "id", None))
+            if isinstance(v, str) and v
+        )
+        return f"feed({what})"
+    return f"{name}()"

@@ -36,6 +36,7 @@ from prunecheck.model.observed import parse_observed
 from prunecheck.model.policies import Policy, as_policy, builtin_policy
 from prunecheck.model.system import System
 from prunecheck.sim.adapters.cage import caged
+from prunecheck.sim.adapters.cage_wire import where_raised
 from prunecheck.sim.adapters.frameworks import framework_policy
 from prunecheck.sim.adapters.in_process import InProcessPolicy, InProcessRuntime, quiet
 from prunecheck.sim.adapters.lists import list_policy
@@ -167,7 +168,8 @@ def load_local(spec: str) -> Policy:
         ) from None
     except Exception as exc:
         raise PolicyError(
-            f"policy spec {spec!r}", f"instantiating {attr} raised {type(exc).__name__}: {exc}."
+            f"policy spec {spec!r}",
+            f"instantiating {attr} raised {type(exc).__name__}: {exc}{where_raised(exc)}.",
         ) from None
 
 
@@ -280,6 +282,6 @@ def load_runtime(spec: str | PolicySpec, timeout: float | None = None) -> Judged
     def quietly(config: RuntimeConfig) -> RuntimeUnderTest:
         with quiet():
             runtime = make(config)
-        return cast(RuntimeUnderTest, InProcessRuntime(runtime))
+        return cast(RuntimeUnderTest, InProcessRuntime(runtime, text))
 
     return JudgedSystem(text, quietly)

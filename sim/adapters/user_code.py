@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from prunecheck.model.errors import PolicyError
+from prunecheck.sim.adapters.cage_wire import where_raised
 from prunecheck.sim.adapters.policy_spec import is_file_reference
 
 __all__ = ["find_object", "import_where"]
@@ -43,7 +44,7 @@ def import_where(where: str, subject: str) -> object:
         ) from None
     except Exception as exc:
         raise PolicyError(
-            subject, f"importing {where} raised {type(exc).__name__}: {exc}."
+            subject, f"importing {where} raised {type(exc).__name__}: {exc}{where_raised(exc)}."
         ) from None
 
 
@@ -77,7 +78,7 @@ def _import_file(where: str, subject: str) -> object:
         del sys.modules[name]
         raise PolicyError(
             subject,
-            f"importing {where} raised {type(exc).__name__}: {exc}.",
+            f"importing {where} raised {type(exc).__name__}: {exc}{where_raised(exc)}.",
             "fix the file so that 'python FILE' runs.",
         ) from None
     return module

@@ -46,11 +46,12 @@ Conventions
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from prunecheck.model.events import AssistantChunk, Event, ResultChunk
+from prunecheck.model import events as _events
+from prunecheck.model.events import Event
 
 __all__ = [
     "Call",
@@ -112,7 +113,19 @@ class Stimulus:
     def last(self) -> bool:
         """Whether a chunk closes its stream (True for events that are not chunks)."""
         event = self.event
-        return event.last if isinstance(event, AssistantChunk | ResultChunk) else True
+        return (
+            event.last if isinstance(event, _events.AssistantChunk | _events.ResultChunk) else True
+        )
+
+    @property
+    def call(self) -> str:
+        """0.2.0's name of a result chunk's or a failure's ``id`` (the call)."""
+        return self.id
+
+    @property
+    def path(self) -> str:
+        """0.2.0's name of a file change's ``id`` (the file)."""
+        return self.id
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,3 +192,113 @@ class Keyed(Protocol):
     """A runtime whose state holds more than its request shows (e.g. what it spilled)."""
 
     def state_key(self) -> tuple[object, ...]: ...
+
+
+# ---------------------------------------------------------------- 0.2.0's classes
+# 0.2.0 fed a runtime one object of eleven classes (System, User, AssistantText,
+# ToolCalls, ResultChunk, ToolFailed, BudgetCheck, Invoke, Retry, NewSession,
+# FileChanged); 0.3 feeds one Stimulus whose kind says which.  Each old name
+# (deprecated, goes in 0.4.0; prunecheck._deprecated says so) is a class that
+# the stimuli of its kind are instances of (isinstance(st, System | User) works)
+# and that builds one from the 0.2 fields (ResultChunk("c1", "ok", last=False)),
+# so a 0.2 runtime and its own tests run.
+
+
+def _text(id: str, text: str, make: Callable[[int], _events.Event]) -> Stimulus:
+    return Stimulus(make(count_tokens(text)), id, text)
+
+
+def _batch(id: str, text: str, calls: tuple[Call, ...] = ()) -> Stimulus:
+    specs = tuple(
+        _events.CallSpec(c.tool, str(dict(c.arguments).get("path", "")), _events.Effect(c.effect))
+        for c in calls
+    )
+    return Stimulus(_events.IssueBatch(specs, count_tokens(text)), id, text, tuple(calls))
+
+
+_BUILD: dict[str, tuple[str, Callable[..., Stimulus]]] = {
+    "System": ("system", lambda id, text: _text(id, text, _events.SystemPrompt)),
+    "User": ("user", lambda id, text: _text(id, text, _events.UserMessage)),
+    "AssistantText": (
+        "assistant",
+        lambda id, text, last=True: _text(id, text, lambda n: _events.AssistantChunk(n, last)),
+    ),
+    "ToolCalls": ("batch", _batch),
+    "ResultChunk": (
+        "result",
+        lambda call, text, last=True: _text(
+            call, text, lambda n: _events.ResultChunk(call, n, last)
+        ),
+    ),
+    "ToolFailed": (
+        "failure",
+        lambda call, text: _text(
+            call, text, lambda n: _events.ToolFailure(call, _events.FailureReason.ERROR, n)
+        ),
+    ),
+    "BudgetCheck": ("check", lambda: Stimulus(_events.BudgetCheck())),
+    "Invoke": ("invoke", lambda: Stimulus(_events.Invoke())),
+    "Retry": ("retry", lambda: Stimulus(_events.Retry())),
+    "NewSession": ("session", lambda: Stimulus(_events.NewSession())),
+    "FileChanged": ("write", lambda path: Stimulus(_events.ExternalWrite(path), path)),
+}
+#: The 0.2.0 names, each with the kind of stimulus it stands for.
+_OLD_KINDS: dict[str, str] = {name: kind for name, (kind, _) in _BUILD.items()}
+
+
+class _Old(type):
+    """The metaclass of a 0.2 name: instances are the stimuli of its kind."""
+
+    _kind: str
+    _build: Callable[..., Stimulus]
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, Stimulus) and obj.kind == cls._kind
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Stimulus:
+        return cls._build(*args, **kwargs)
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def _old_class(name: str) -> type:
+    """The 0.2.0 class ``name`` (one of ``_OLD_KINDS``), made once."""
+    found = _CLASSES.get(name)
+    if found is None:
+        kind, build = _BUILD[name]
+        found = _Old(
+            name,
+            (),
+            {
+                "_kind": kind,
+                "_build": staticmethod(build),
+                "__doc__": f"0.2.0's {name}: a Stimulus of kind {kind!r} (deprecated).",
+                "__module__": "prunecheck.sim.runtimes.stimuli",
+            },
+        )
+        _CLASSES[name] = found
+    return found
+
+
+def __getattr__(name: str) -> type:
+    """0.2.0's stimulus classes (``System``, ``ResultChunk`` …), with a
+    warning: each is now a :class:`Stimulus` of one ``kind``
+    (see "0.2.0's classes" above).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     from prunecheck.sim.runtimes.stimuli import ResultChunk
+    >>> chunk = ResultChunk("c1", "four words of output", last=False)
+    >>> isinstance(chunk, ResultChunk), chunk.kind, chunk.call, chunk.last
+    (True, 'result', 'c1', False)
+    """
+    if name not in _OLD_KINDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    from prunecheck._deprecated import STIMULUS_NAME
+
+    warnings.warn(STIMULUS_NAME.format(name=name, kind=_OLD_KINDS[name]), stacklevel=2)
+    return _old_class(name)
