@@ -32,6 +32,13 @@ def _verdict(text: str) -> str:
 def test_a_rerun_the_failure_database_answers_prints_the_first_runs_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The first run (with --json: its text on stderr) and the rerun the
+    failure database answers print the same rows and classes; and the
+    first run's --json details are the record its verdict line reads.
+
+    They disagreed: details.incidents held classes the line does not name
+    (costs and outcomes: hard_ceiling_overrun, session_abort), with nothing
+    to tell them apart."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PRUNECHECK_JOBS", "1")  # the placements in this process: cheaper
     policy = tmp_path / "trim_policy.py"
@@ -50,8 +57,8 @@ def test_a_rerun_the_failure_database_answers_prints_the_first_runs_table(
         "--failures",
         str(tmp_path / "failures"),
     ]
-    assert main(argv) == 1
-    first = capsys.readouterr().out
+    assert main([*argv, "--json"]) == 1
+    document, first = capsys.readouterr()
     assert main(argv) == 1
     again = capsys.readouterr().out
     rows, placements = _rows(first)
@@ -72,27 +79,19 @@ def test_a_rerun_the_failure_database_answers_prints_the_first_runs_table(
     assert [c.split(" ", 1)[1] for c in classes.split(", ")] == [
         c.split(" ", 1)[1] for c in classes_again.split(", ")
     ]
-
-
-def test_json_details_and_the_verdict_line_come_from_one_record(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """They disagreed: details.incidents held classes the line does not name
-    (costs and outcomes: hard_ceiling_overrun, session_abort), with nothing to
-    tell them apart.  Now details is the record the line is rendered from."""
-    monkeypatch.chdir(tmp_path)
-    policy = f"{POLICIES / 'keeps_batch_call.py'}:select"
-    argv = ["check", policy, "--levels", "0.6", "--seeds", "1", "--slow-levels", "none"]
-    argv += ["--max-examples", "0", "--check-at", "after_append", "--no-failures"]
-    assert main([*argv, "--json"]) == 1
-    out, err = capsys.readouterr()
-    details = json.loads(out)["details"]
-    line = _verdict(err)
-    assert main(argv) == 1
-    assert _verdict(capsys.readouterr().out) == line == details["verdict_line"]
+    # --json: one record, two renderings
+    details = json.loads(document)["details"]
+    line = _verdict(first)
+    assert details["verdict_line"] == line
     named = line.removeprefix("verdict: UNSAFE — ").split(";")[0].split(", ")
     assert named == [k.replace("_", " ") for k in details["violations"]]
     assert details["costs"], "the case needs classes the line does not name"
     assert not set(details["costs"]) & set(details["violations"])
-    assert details["incidents"] == {**details["violations"], **details["costs"]}
-    assert details["unsafe_at"] == ["after_append"] and details["safe_at"] == []
+    assert details["incidents"] == dict(
+        sorted({**details["violations"], **details["costs"]}.items())
+    )
+    assert set(details["unsafe_at"]) | set(details["safe_at"]) == {
+        "after_append",
+        "after_batch",
+        "before_invoke",
+    }
