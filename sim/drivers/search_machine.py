@@ -37,6 +37,7 @@ from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.state import RuntimeState
 from prunecheck.model.system import S, System
 from prunecheck.sim.drivers.coverage import CoverageTally
+from prunecheck.sim.drivers.search_draws import Draws, draw
 from prunecheck.sim.drivers.shape import (
     Shape,
     Usage,
@@ -156,8 +157,10 @@ def build_machine(
     whole = st.booleans().map(lambda b: not b)  # shrinks toward a whole message
     paths = tuple(dict.fromkeys(c.path for c in shape.calls if c.path))
 
+    made = Draws()  # each strategy built once (see .search_draws)
+
     def pending_id(data: st.DataObject, state: RuntimeState) -> str:
-        return data.draw(st.sampled_from([r.id for r in pending_records(state)]), label="call")
+        return draw(data, made.one_of([r.id for r in pending_records(state)]))
 
     def idle(machine: Any) -> bool:
         truth = machine.state
@@ -218,20 +221,15 @@ def build_machine(
             return self.state.calls[call].chunks
 
         def _calls(self, data: st.DataObject) -> tuple[Any, ...]:
-            width = data.draw(st.integers(1, self.bounds.max_calls), label="width")
-            return tuple(
-                data.draw(
-                    st.lists(st.sampled_from(shape.calls), min_size=width, max_size=width),
-                    label="calls",
-                )
-            )
+            width = draw(data, made.integers(1, self.bounds.max_calls))
+            return tuple(draw(data, made.exactly(width, shape.calls)))
 
         # -- the opening: this run's own bounds, then system prompt and user
         # message, or a resumed persisted history (see .swarm)
         @initialize(data=st.data())
         def begin(self, data: st.DataObject) -> None:
             self.bounds = bounds = narrow(
-                shape, lambda low, high: data.draw(st.integers(low, high))
+                shape, lambda low, high: draw(data, made.integers(low, high))
             )
             events = (
                 persisted_history(bounds, bounds.max_resume, bounds.crashed)
@@ -278,11 +276,11 @@ def build_machine(
             self._do(UserMessage(size, user_text(self.state.turn + 1)))
             self._do(Invoke())
             if self.usage.batches < self.bounds.max_batches and not self.hit:
-                self._do(IssueBatch(self._calls(data), data.draw(batch_sizes)))
+                self._do(IssueBatch(self._calls(data), draw(data, batch_sizes)))
                 for record in pending_records(self.state):
-                    self._do(ResultChunk(record.id, data.draw(result_sizes)))
+                    self._do(ResultChunk(record.id, draw(data, result_sizes)))
             if self.usage.texts < self.bounds.max_texts:
-                self._do(AssistantChunk(data.draw(text_sizes)))
+                self._do(AssistantChunk(draw(data, text_sizes)))
             self._do(Invoke())
 
         @precondition(lambda self: bool(self.state.pending))
@@ -297,11 +295,9 @@ def build_machine(
         @rule(data=st.data())
         def results(self, data: st.DataObject) -> None:
             """Macro: every pending result, whole, in a drawn order."""
-            order = data.draw(
-                st.permutations([r.id for r in pending_records(self.state)]), label="order"
-            )
+            order = draw(data, made.order([r.id for r in pending_records(self.state)]))
             for call in order:
-                self._do(ResultChunk(call, data.draw(result_sizes, label=f"{call} tokens")))
+                self._do(ResultChunk(call, draw(data, result_sizes)))
 
         @precondition(lambda self: bool(self.state.pending) and self.bounds.max_chunks > 1)
         @rule(data=st.data())
@@ -310,11 +306,8 @@ def build_machine(
             chunks interleaved round by round, checks firing as the
             runtime's ``check_at`` says."""
             ids = [r.id for r in pending_records(self.state)]
-            calls = data.draw(
-                st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids), unique=True),
-                label="streams",
-            )
-            rounds = data.draw(st.integers(2, self.bounds.max_chunks), label="chunks")
+            calls = draw(data, made.some_of(ids))
+            rounds = draw(data, made.integers(2, self.bounds.max_chunks))
             for i in range(rounds):
                 for call in calls:
                     if call not in self.state.pending:
@@ -322,7 +315,7 @@ def build_machine(
                     last = (
                         i == rounds - 1 or self._chunks_so_far(call) + 1 >= self.bounds.max_chunks
                     )
-                    self._do(ResultChunk(call, data.draw(result_sizes), last=last))
+                    self._do(ResultChunk(call, draw(data, result_sizes), last=last))
 
         @precondition(lambda self: bool(self.state.pending))
         @rule(data=st.data(), reason=st.sampled_from(FailureReason))
@@ -340,7 +333,7 @@ def build_machine(
             """Let time pass before the next event: a slow tool, a user who
             comes back later (from a second to this run's widest gap; a
             shrinking run drops waits or shortens them)."""
-            self.gap += data.draw(st.integers(1, max_gap(self.bounds)), label="seconds")
+            self.gap += draw(data, made.integers(1, max_gap(self.bounds)))
 
         @precondition(
             lambda self: (
@@ -353,7 +346,7 @@ def build_machine(
         def later(self, data: st.DataObject, size: int) -> None:
             """Macro: time passes while calls run (a test run, a build), then
             the user writes — a check fires with old units still pending."""
-            self.gap += data.draw(st.integers(1, max_gap(self.bounds)), label="seconds")
+            self.gap += draw(data, made.integers(1, max_gap(self.bounds)))
             self._do(UserMessage(size, user_text(self.state.turn + 1)))
 
         @precondition(lambda self: self.state.rejected_units is not None)

@@ -34,6 +34,7 @@ Examples
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections import Counter
@@ -51,12 +52,14 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace
+from prunecheck.sim.adapters.cage import close_all
 from prunecheck.sim.adapters.loader import load_runtime, model_system
 from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.adapters.tripwire import Tripwire, search_error
 from prunecheck.sim.drivers.coverage import Coverage
 from prunecheck.sim.reproductions.narrative import narrate
+from prunecheck.sim.support.collector import fewer_full_collections
 from prunecheck.sim.support.forked import available_jobs, fork_map
 from prunecheck.sim.support.progress import Progress
 from prunecheck.sim.verdicts.failures import FailureDatabase, database
@@ -214,55 +217,61 @@ def check_policy(
     todo: list[CheckAt] = []
     saved_by: dict[CheckAt, Trace] = {}  # placements a saved failure answers
     subject = _Subject(spec, loaded, runtime, timeout)
-    try:
-        for check_at in wanted:  # saved failures first: a bug that came back, at once
-            run = _Check(subject, replace(base, check_at=check_at), deadline, bar)
-            try:
-                saved = db.still_failing(spec, run.system, run.config) if db is not None else None
-            except PolicyError as exc:
-                run.error = f"replaying a saved failure: {exc.paragraph()}"
-                done[check_at] = run.result(None)
-                break
-            if saved is not None:  # unsafe at once; the suite still runs for its table
-                saved_by[check_at] = saved.trace
-            todo.append(check_at)
-        if not any(r.verdict is Verdict.ERROR for r in done.values()):
-            one = _placement(
-                subject, base, deadline, suite, seed, max_examples, max_events, saved_by
-            )
-            # a policy given as an object may keep state in this process: one by one
-            # (a runtime under test is checked one placement after the other: its
-            # worker's failures are reported by the process that started it)
-            many = (
-                len(todo) > 1
-                and isinstance(policy, str)
-                and runtime is None
-                and (jobs if jobs is not None else available_jobs()) > 1
-            )
-            if many:  # side by side, one process a placement (see :mod:`.forked`)
-                bar.start(len(todo), "placements")  # what this process sees of them
+    with fewer_full_collections():  # see :mod:`.collector`
+        try:
+            for check_at in wanted:  # saved failures first: a bug that came back, at once
+                run = _Check(subject, replace(base, check_at=check_at), deadline, bar)
+                try:
+                    saved = (
+                        db.still_failing(spec, run.system, run.config) if db is not None else None
+                    )
+                except PolicyError as exc:
+                    run.error = f"replaying a saved failure: {exc.paragraph()}"
+                    done[check_at] = run.result(None)
+                    break
+                if saved is not None:  # unsafe at once; the suite still runs for its table
+                    saved_by[check_at] = saved.trace
+                todo.append(check_at)
+            if not any(r.verdict is Verdict.ERROR for r in done.values()):
+                one = _placement(
+                    subject, base, deadline, suite, seed, max_examples, max_events, saved_by
+                )
+                # a policy given as an object may keep state in this process: one by one
+                # (a runtime under test is checked one placement after the other: its
+                # worker's failures are reported by the process that started it)
+                many = (
+                    len(todo) > 1
+                    and isinstance(policy, str)
+                    and runtime is None
+                    and (jobs if jobs is not None else available_jobs()) > 1
+                )
+                if many:  # side by side, one process a placement (see :mod:`.forked`)
+                    if max_examples > 0:
+                        _ready_to_search()  # once here, not in each forked process
+                    bar.start(len(todo), "placements")  # what this process sees of them
 
-                def finished(i: int) -> None:
-                    bar.finished(f"checks {todo[i]} done")
+                    def finished(i: int) -> None:
+                        bar.finished(f"checks {todo[i]} done")
 
-                results = fork_map(one, todo, jobs=jobs, done=finished)
-                results = [
-                    replace(r, policy_object=loaded, system_object=subject.system) for r in results
-                ]
-            else:
-                results = []
-                for check_at in todo:
-                    results.append(one(check_at, bar))
-                    if results[-1].verdict is Verdict.ERROR:
-                        break
-            for check_at, result in zip(todo, results, strict=False):
-                done[check_at] = result
-                repro = result.reproduction
-                unsafe = result.verdict is Verdict.UNSAFE and check_at not in saved_by
-                if db is not None and unsafe and repro is not None:  # a new one: saved
-                    db.save(repro, spec)
-    finally:
-        bar.close()
+                    results = fork_map(one, todo, jobs=jobs, done=finished)
+                    results = [
+                        replace(r, policy_object=loaded, system_object=subject.system)
+                        for r in results
+                    ]
+                else:
+                    results = []
+                    for check_at in todo:
+                        results.append(one(check_at, bar))
+                        if results[-1].verdict is Verdict.ERROR:
+                            break
+                for check_at, result in zip(todo, results, strict=False):
+                    done[check_at] = result
+                    repro = result.reproduction
+                    unsafe = result.verdict is Verdict.UNSAFE and check_at not in saved_by
+                    if db is not None and unsafe and repro is not None:  # a new one: saved
+                        db.save(repro, spec)
+        finally:
+            bar.close()
     ordered = [done[c] for c in wanted if c in done]
     first_error = next((i for i, r in enumerate(ordered) if r.verdict is Verdict.ERROR), None)
     return combine(ordered if first_error is None else ordered[: first_error + 1])
@@ -284,6 +293,8 @@ def _placement(
     reproduction instead of searching."""
 
     def one(check_at: CheckAt, progress: Progress | None = None) -> CheckResult:
+        if progress is None:  # a forked process: its cage workers end with it
+            _close_cages_at_exit()
         config = replace(base, check_at=check_at)
         run = _Check(subject, config, deadline, progress or Progress())
         result = run.run(suite, seed, max_examples, max_events, saved_by.get(check_at))
@@ -292,6 +303,31 @@ def _placement(
         return replace(result, policy_object=None, system_object=None)  # not sent back
 
     return one
+
+
+def _close_cages_at_exit() -> None:
+    """Stop (and wait for) this forked process's cage workers when it ends: a
+    forked worker exits without running ``atexit``, which would leave them to
+    die unreaped (and their CPU time unaccounted) when it is gone."""
+    import multiprocessing.util
+
+    pid = os.getpid()
+    if pid not in _CLOSING:
+        _CLOSING.add(pid)
+        multiprocessing.util.Finalize(None, close_all, exitpriority=0)
+
+
+#: Processes that stop their cage workers when they end (:func:`_close_cages_at_exit`).
+_CLOSING: set[int] = set()
+
+
+def _ready_to_search() -> None:
+    """Import the search and warm what Hypothesis computes once a process
+    (:func:`~prunecheck.sim.drivers.search_draws.warm_up`), before forking."""
+    from prunecheck.sim.drivers import search  # noqa: F401 - imported, to be inherited
+    from prunecheck.sim.drivers.search_draws import warm_up
+
+    warm_up()
 
 
 def _runtime(policy: PolicyLike, format: str | None, timeout: float) -> System[Any] | None:
