@@ -180,12 +180,18 @@ def _is_our_junit(path: Path) -> bool:
     return head.startswith(b'<?xml version="1.0" encoding="utf-8"?>\n<testsuites name="prunecheck')
 
 
-def regress_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
-    """The suites of a ``regress`` document: a case per incident class compared
-    (failing on a regression) and a case per corpus trace (failing when it now
-    shows a violation its baseline did not)."""
+def regress_cases(
+    doc: Mapping[str, Any], times: tuple[float, Mapping[str, float]] | None = None
+) -> list[tuple[str, list[Case]]]:
+    """The suites of a ``regress`` document: the suite re-run (its wall
+    seconds, ``times[0]``), a case per incident class compared (failing on a
+    regression; a comparison takes no measurable time) and a case per corpus
+    trace (failing when it now shows a violation its baseline did not; its
+    replay's seconds from ``times[1]``)."""
     details = doc["details"]
-    classes: list[Case] = []
+    suite_seconds, corpus_seconds = times or (0.0, {})
+    runs = doc["exercised"]["runs"]
+    classes: list[Case] = [(f"suite re-run, {runs} runs compared", None, suite_seconds)]
     for c in details["classes"]:
         failure = None
         if c["change"] == "REGRESSION":
@@ -204,7 +210,7 @@ def regress_cases(doc: Mapping[str, Any]) -> list[tuple[str, list[Case]]]:
             failure = (f"corpus trace regressed: {c['change']}", _reproduction_text(c["path"]))
         elif c["error"]:
             failure = (f"corpus trace not replayed: {c['error']}", _reproduction_text(c["path"]))
-        corpus.append((c["path"], failure, 0.0))
+        corpus.append((c["path"], failure, corpus_seconds.get(c["path"], 0.0)))
     suites = [("prunecheck.regress.classes", classes)]
     if corpus:
         suites.append(("prunecheck.regress.corpus", corpus))
@@ -233,7 +239,7 @@ def junit_xml(
             failures=str(sum(1 for c in cases if c[1] is not None)),
             errors="0",
             skipped="0",
-            time=f"{seconds_in_suite:.3f}",
+            time=f"{seconds_in_suite:.6f}",
         )
         props = (properties or {}).get(suite_name)
         if props:
@@ -242,7 +248,7 @@ def junit_xml(
                 ElementTree.SubElement(holder, "property", name=key, value=value)
         for case_name, failure, seconds in cases:
             case = ElementTree.SubElement(
-                suite, "testcase", name=case_name, classname=suite_name, time=f"{seconds:.3f}"
+                suite, "testcase", name=case_name, classname=suite_name, time=f"{seconds:.6f}"
             )
             if failure is not None:
                 node = ElementTree.SubElement(case, "failure", message=failure[0], type="violation")
@@ -252,7 +258,7 @@ def junit_xml(
     root.set("tests", str(total))
     root.set("failures", str(failed))
     root.set("errors", "0")
-    root.set("time", f"{seconds_in_all:.3f}")
+    root.set("time", f"{seconds_in_all:.6f}")
     ElementTree.indent(root)
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n'

@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +148,10 @@ def execute(args: argparse.Namespace) -> int:
         ),
         save,
     )
+    began = time.perf_counter()
     for item in run_suite(system, config, base.suite):
         recorder.add(item)
+    suite_seconds = time.perf_counter() - began
     error = error_of(recorder.runs)
     current = recorder.finish(
         run_corpus(paths, config, timeout=args.policy_timeout), complete=error is None
@@ -180,7 +183,8 @@ def execute(args: argparse.Namespace) -> int:
     doc = regress_document(result, current, baseline=args.baseline, status=status, error=error)
     record(args, doc)
     if args.junit:
-        write_junit(args.junit, regress_cases(doc), name="regress")
+        times = (suite_seconds, {c.path: c.seconds for c in current.corpus})
+        write_junit(args.junit, regress_cases(doc, times), name="regress")
     if error is not None:
         print(
             f"prunecheck regress: {error}"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,11 +76,13 @@ class SuiteRun:
 
 @dataclass(frozen=True, slots=True)
 class CorpusResult:
-    """One corpus trace replayed under a runtime's knobs."""
+    """One corpus trace replayed under a runtime's knobs (``seconds``: the
+    wall time the replay took, for ``--junit``; not saved in a baseline)."""
 
     path: str
     violations: Mapping[str, int]
     error: str | None = None
+    seconds: float = field(default=0.0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

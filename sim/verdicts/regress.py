@@ -23,6 +23,7 @@ the comparison is :mod:`.compare`'s.  This module runs them.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -92,6 +93,7 @@ def run_corpus(
     A trace that cannot be read or replayed is reported, never fatal."""
     out = []
     for path in paths:
+        began = time.perf_counter()
         try:
             # a FIFO in the corpus is reported like any unreadable trace, never waited on
             trace = loads(read_input(path, "a trace").decode("utf-8"), str(path))
@@ -101,10 +103,11 @@ def run_corpus(
             system = load_system(trace.policy, timeout)
             rerun = replace(trace, config=knobs, meta={})
             kinds = Counter(i.kind.value for i in incidents_of(rerun, system) if i.is_violation)
-            out.append(CorpusResult(path.name, dict(kinds)))
+            took = time.perf_counter() - began
+            out.append(CorpusResult(path.name, dict(kinds), seconds=took))
         except (PrunecheckError, OSError, UnicodeDecodeError) as exc:
             text = exc.paragraph() if isinstance(exc, PrunecheckError) else str(exc)
-            out.append(CorpusResult(path.name, {}, text))
+            out.append(CorpusResult(path.name, {}, text, time.perf_counter() - began))
     return out
 
 
