@@ -1,17 +1,21 @@
-"""``check`` of a caged user policy over every placement: the time a pull
-request waits, against the 10 s target (issue 20).
+"""``prunecheck check`` of a caged user policy, measured as a user runs it,
+against the 10 s target (issues 20 and 36).
 
-Each policy below is a user's file, so it runs caged (its own worker
-process); ``check_policy(spec)`` checks all three budget-check placements
-(the fixed suite and the adversarial search at each).  Each is checked
-twice, side by side in this one run: one placement after the other in this
-process (``jobs=1``, as before), and the default (placements side by side
-in forked processes when the machine has two cores or more).  Reported:
-wall seconds of each, their medians against the target, and the CPU
-seconds the one-by-one check spent (this process and its reaped children,
-the cage workers): the work to share out, so that ``CPU / cores`` is the
-best wall time the cores allow.  The machine's load average is printed
-beside them: on a shared machine wall times are upper bounds.
+Each check is the installed ``prunecheck`` console script, run as a
+subprocess in a fresh temporary folder into which the policy's file was
+copied (as a user's own file sits in their project): no failure database,
+no cache of ours, default jobs (placements side by side on two cores or
+more), no flag beyond the spec, every ``PRUNECHECK_*`` variable unset.  The
+README's example, ``examples/openai_commit_boundary.py:trim@openai``, is
+checked ``REPEATS`` times (its median is the figure held against the
+target); each other caged example policy once.
+
+Reported per check: its wall seconds, its CPU seconds (user + system of the
+command and every process it waited for: the forked placements and the
+policy's cage workers, from ``resource.getrusage(RUSAGE_CHILDREN)``), the
+exit status and verdicts, and the 1-minute load average when it started.
+``CPU / 2`` is the best wall time two idle cores allow; on a shared machine
+(load above the core count) the wall times are upper bounds.
 
     python benchmarks/run.py --only check [--quick]
 """
@@ -19,87 +23,127 @@ beside them: on a shared machine wall times are upper bounds.
 from __future__ import annotations
 
 import os
+import re
 import resource
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from prunecheck.sim.adapters.cage import close_all
-from prunecheck.sim.support.forked import available_jobs
-from prunecheck.sim.verdicts.check import check_policy
+__all__ = ["POLICIES", "README_EXAMPLE", "REPEATS", "TARGET", "TITLE", "Run", "run"]
 
-__all__ = ["TARGET", "TITLE", "run"]
-
-TITLE = "check: a caged user policy over every placement (target 10 s)"
+TITLE = "check: a caged user policy, as a user runs it (target 10 s)"
 
 #: Seconds a pull request may wait for ``prunecheck check POLICY`` (issue 20).
 TARGET = 10.0
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Caged user policies (spec, format): safe, unsafe and mixed verdicts.
-POLICIES: tuple[tuple[str, str | None], ...] = (
-    ("examples/openai_keep_last.py:trim", "openai"),
-    ("examples/openai_commit_boundary.py:trim", "openai"),
-    ("examples/anthropic_trim.py:trim", "anthropic"),
-    ("tests/policies/complete_history_trim.py:trim_openai", "openai"),
-    ("tests/policies/size_hidden.py:late_turn", None),
-    ("tests/policies/regress_correct.py:select", None),
+#: The README's safe example trimmer: (file in the repository, attribute and format).
+README_EXAMPLE = ("examples/openai_commit_boundary.py", "trim@openai")
+#: Times the README's example is checked (its median meets the target or not).
+REPEATS = 3
+#: The other caged user policies: safe, unsafe and mixed verdicts.
+POLICIES: tuple[tuple[str, str], ...] = (
+    ("examples/openai_keep_last.py", "trim@openai"),
+    ("examples/anthropic_trim.py", "trim@anthropic"),
+    ("tests/policies/complete_history_trim.py", "trim_openai@openai"),
+    ("tests/policies/size_hidden.py", "late_turn"),
+    ("tests/policies/regress_correct.py", "select"),
+)
+_VERDICTS = {0: "safe", 1: "unsafe", 2: "error", 3: "out of time", 4: "vacuous"}
+_PLACEMENT_ROW = re.compile(
+    r"^(after_append|after_batch|before_invoke)\s+\d+\s+\d+\s+\d+\s+(safe|unsafe|UNSAFE|\w+)"
 )
 
 
-def _cpu() -> float:
-    me = resource.getrusage(resource.RUSAGE_SELF)
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One ``prunecheck check`` as a user runs it."""
+
+    spec: str
+    wall: float
+    cpu: float
+    status: int
+    placements: str
+    load: float
+
+
+def _command() -> list[str]:
+    """The installed console script (beside this interpreter, else on PATH)."""
+    beside = Path(sys.executable).with_name("prunecheck")
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which("prunecheck")
+    if found is None:
+        raise SystemExit("bench_check: no prunecheck console script (make .venv/.installed-stamp)")
+    return [found]
+
+
+def _children_cpu() -> float:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return kids.ru_utime + kids.ru_stime
 
 
-def _one(
-    spec: str, fmt: str | None, jobs: int | None, max_examples: int
-) -> tuple[float, float, str]:
-    """(wall seconds, CPU seconds, verdicts) of one check, its cage started fresh."""
-    close_all()
-    cpu, start = _cpu(), time.perf_counter()
-    result = check_policy(str(ROOT / spec), format=fmt, jobs=jobs, max_examples=max_examples)
-    wall = time.perf_counter() - start
-    close_all()  # reap the cage worker, so that its CPU counts
-    verdicts = "/".join(p.verdict.value for p in result.placements)
-    return wall, _cpu() - cpu, verdicts
+def check_once(source: str, attribute: str) -> Run:
+    """``prunecheck check FILE:ATTR`` in a fresh folder holding a copy of the file."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRUNECHECK_")}
+    with tempfile.TemporaryDirectory(prefix="prunecheck-bench-") as folder:
+        name = Path(source).name
+        shutil.copyfile(ROOT / source, Path(folder) / name)
+        spec = f"{name}:{attribute}"
+        load = os.getloadavg()[0]
+        cpu, start = _children_cpu(), time.perf_counter()
+        done = subprocess.run(
+            [*_command(), "check", spec],
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = time.perf_counter() - start
+        cpu = _children_cpu() - cpu
+    if done.returncode not in _VERDICTS or done.returncode == 2:
+        raise SystemExit(f"bench_check: {spec} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    rows = [m.group(2).lower() for m in map(_PLACEMENT_ROW.match, done.stdout.splitlines()) if m]
+    placements = "/".join(rows) if rows else _VERDICTS[done.returncode]
+    return Run(spec, wall, cpu, done.returncode, placements, load)
 
 
 def run(quick: bool) -> str:
-    policies = POLICIES[:2] if quick else POLICIES
-    examples = 50 if quick else 200
-    cores = available_jobs()
+    repeats = 1 if quick else REPEATS
+    readme = [check_once(*README_EXAMPLE) for _ in range(repeats)]
+    others = [check_once(*p) for p in (POLICIES[:1] if quick else POLICIES)]
+    cores = os.cpu_count() or 1
+    wall = statistics.median(r.wall for r in readme)
+    cpu = statistics.median(r.cpu for r in readme)
+    loads = [r.load for r in (*readme, *others)]
+    verdict = "meets" if wall <= TARGET else "misses"
     rows = [
-        "| policy | verdicts (append / batch / invoke) | one by one (s) | CPU (s) "
-        "| side by side (s) | ratio |",
-        "|---|---|---|---|---|---|",
+        "| policy (a copy in a fresh folder) | exit | verdicts (append / batch / invoke) "
+        "| wall (s) | CPU (s) | CPU ÷ 2 (s) | load at start |",
+        "|---|---|---|---:|---:|---:|---:|",
     ]
-    serial, parallel, cpus = [], [], []
-    load_before = os.getloadavg()[0]
-    for spec, fmt in policies:
-        one_wall, one_cpu, verdicts = _one(spec, fmt, 1, examples)
-        many_wall, _, again = _one(spec, fmt, None, examples)
-        assert again == verdicts, f"{spec}: side by side gave {again}, one by one {verdicts}"
-        serial.append(one_wall)
-        parallel.append(many_wall)
-        cpus.append(one_cpu)
+    for r in (*readme, *others):
         rows.append(
-            f"| `{spec}` | {verdicts} | {one_wall:.1f} | {one_cpu:.1f} | {many_wall:.1f} "
-            f"| {one_wall / many_wall:.2f}× |"
+            f"| `{r.spec}` | {r.status} | {r.placements} | {r.wall:.1f} | {r.cpu:.1f} "
+            f"| {r.cpu / 2:.1f} | {r.load:.1f} |"
         )
-    load_after = os.getloadavg()[0]
-    median_many = statistics.median(parallel)
-    median_cpu = statistics.median(cpus)
-    verdict = "meets" if median_many <= TARGET else "misses"
     lines = [
-        f"Median wall time of `check POLICY` (all placements, {examples} search runs each), "
-        f"side by side: **{median_many:.1f} s** — it {verdict} the {TARGET:g} s target "
-        f"(one by one: {statistics.median(serial):.1f} s). Median CPU of one check: "
-        f"{median_cpu:.1f} s, so {median_cpu / max(1, min(cores, 3)):.1f} s is the best wall "
-        f"time {cores} core(s) allow. Cores available: {cores}; load average "
-        f"{load_before:.1f} before, {load_after:.1f} after (2 cores: a load above 2 means "
-        "other work shared them, and the wall times are upper bounds).",
+        f"`prunecheck check {readme[0].spec}` (the README's example), as a user runs it — "
+        "the installed console script in a fresh folder holding a copy of the file, no "
+        "failure database, default jobs, no flag — median of "
+        f"{len(readme)}: **{wall:.1f} s** wall, {cpu:.1f} s of CPU (the command and every "
+        f"process it waited for); it {verdict} the {TARGET:g} s target on this machine. "
+        f"CPU ÷ 2 = {cpu / 2:.1f} s is the best wall time two idle cores allow. "
+        f"Cores: {cores}; load average at the start of each check "
+        f"{min(loads):.1f}–{max(loads):.1f} (a load above {cores} means other work shared "
+        "the cores, and the wall times are upper bounds).",
         "",
         *rows,
     ]
