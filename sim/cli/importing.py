@@ -144,6 +144,7 @@ def execute(args: argparse.Namespace) -> int:
                 f"the log holds: {', '.join(names[:8])}{' …' if len(names) > 8 else ''}.",
             )
         names = [args.conversation]
+    args.out_shown = args.out  # what the user wrote: how the output names it
     if args.out is not None:  # resolved and refused (a device, a FIFO) before any work
         args.out = output_folder(args.out)
         check_out(args.out, force=args.force)
@@ -236,10 +237,11 @@ def _one(
     }
     if args.out is not None:
         folder = args.out if alone else args.out / _slug(name)
-        entry["bundle"] = str(folder)
+        shown = args.out_shown if alone else args.out_shown / _slug(name)
+        entry["bundle"] = str(shown)
         write_bundle(trace, folder, force=True)
-        print(f"  bundle: {folder}/ (trace.json, narrative.md, request.json, …)")
-        print(f"  next: prunecheck replay {folder / 'trace.json'}")
+        print(f"  bundle: {shown}/ (trace.json, narrative.md, request.json, …)")
+        print(f"  next: prunecheck replay {shown / 'trace.json'}")
     if fix is not None:
         fixed = replace(trace, policy=args.policy)
         bad = [i for i in incidents_of(fixed, fix) if i.is_violation]

@@ -114,6 +114,7 @@ def execute(args: argparse.Namespace) -> int:
         from prunecheck.sim.reproductions.bundle import check_out
         from prunecheck.sim.support.outputs import output_folder
 
+        shown = args.out  # what the user wrote: how the output names it
         args.out = str(output_folder(Path(args.out)))
         check_out(Path(args.out), force=args.force)
     trace = trusted_trace(args.trace, args.policy, args.trust_policy, "shrink")
@@ -133,7 +134,7 @@ def execute(args: argparse.Namespace) -> int:
         from prunecheck.sim.reproductions.bundle import write_bundle
 
         folder = write_bundle(out, Path(args.out), system=system, force=args.force)
-        print(f"reproduction bundle written to {folder}")
+        print(f"reproduction bundle written to {shown}")
     if args.json:
         driver_document(
             "shrink",
