@@ -166,12 +166,11 @@ def execute(args: argparse.Namespace) -> int:
             args.out = str(output_folder(Path(args.out)))
         return check_loop_command(args)
     if args.out:  # refuse a bad --out before any work (exit 2)
-        from prunecheck.sim.reproductions.bundle import check_out
-        from prunecheck.sim.support.outputs import output_folder
+        from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 
         # resolved now: user code that changes directory later cannot move it
         args.out = str(output_folder(Path(args.out)))
-        check_out(Path(args.out), force=args.force)
+        check_bundle_folder(Path(args.out), force=args.force)
     check_junit(args.junit, force=args.force)
     fmt = args.format or list_format(spec)
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)

@@ -88,12 +88,11 @@ def spec_from_args(args: argparse.Namespace) -> str:
 def check_out_arg(args: argparse.Namespace) -> None:
     """Refuse a bad ``--out`` before any work is done (exit 2)."""
     if getattr(args, "out", None):
-        from prunecheck.sim.reproductions.bundle import check_out
-        from prunecheck.sim.support.outputs import output_folder
+        from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 
         # resolved now: user code that changes directory later cannot move it
         args.out = str(output_folder(Path(args.out)))
-        check_out(Path(args.out), force=getattr(args, "force", False))
+        check_bundle_folder(Path(args.out), force=getattr(args, "force", False))
 
 
 def config_from_args(args: argparse.Namespace) -> RuntimeConfig:

@@ -37,8 +37,8 @@ from prunecheck.sim.cli.json_output import (
     violation_json,
 )
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.reproductions.bundle import check_out, write_bundle
-from prunecheck.sim.support.outputs import output_folder
+from prunecheck.sim.reproductions.bundle import write_bundle
+from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 from prunecheck.sim.support.progress import progress_for
 
 __all__ = ["execute", "register"]
@@ -147,7 +147,7 @@ def execute(args: argparse.Namespace) -> int:
     args.out_shown = args.out  # what the user wrote: how the output names it
     if args.out is not None:  # resolved and refused (a device, a FIFO) before any work
         args.out = output_folder(args.out)
-        check_out(args.out, force=args.force)
+        check_bundle_folder(args.out, force=args.force)
     fix = load_system(args.policy, args.policy_timeout) if args.policy else None
     for name, gaps in log.gaps.items():
         if name not in log.conversations:

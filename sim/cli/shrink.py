@@ -111,12 +111,11 @@ def _target(text: str | None) -> tuple[IncidentKind, ...] | None:
 def execute(args: argparse.Namespace) -> int:
     target = _target(args.target)
     if args.out:  # refuse a bad --out before any work (exit 2)
-        from prunecheck.sim.reproductions.bundle import check_out
-        from prunecheck.sim.support.outputs import output_folder
+        from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 
         shown = args.out  # what the user wrote: how the output names it
         args.out = str(output_folder(Path(args.out)))
-        check_out(Path(args.out), force=args.force)
+        check_bundle_folder(Path(args.out), force=args.force)
     trace = trusted_trace(args.trace, args.policy, args.trust_policy, "shrink")
     system = load_system(trace.policy, args.policy_timeout)
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit

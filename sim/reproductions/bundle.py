@@ -50,13 +50,11 @@ from prunecheck.sim.reproductions.page import bundle_page
 from prunecheck.sim.reproductions.timeline import draw_timeline
 from prunecheck.sim.support.extras import missing_paragraph
 from prunecheck.sim.support.ledger import locked_folder
-from prunecheck.sim.support.outputs import check_bundle_folder as check_out
-from prunecheck.sim.support.outputs import make_folder, write_text
+from prunecheck.sim.support.outputs import check_bundle_folder, make_folder, write_text
 
 __all__ = [
     "BUNDLE_FILES",
     "Request",
-    "check_out",
     "policy_file",
     "replay_command",
     "runtime_file",
@@ -376,7 +374,7 @@ def write_bundle(
     force:
         Overwrite a folder that holds files.
     """
-    check_out(out_dir, force=force)
+    check_bundle_folder(out_dir, force=force)
     make_folder(out_dir, private=True)  # conversation content: its owner's only
     with locked_folder(out_dir, "bundle"):
         return _write(trace, out_dir, system if system is not None else load_system(trace.policy))

@@ -119,12 +119,12 @@ class Stimulus:
 
     @property
     def call(self) -> str:
-        """0.2.0's name of a result chunk's or a failure's ``id`` (the call)."""
+        """The name 0.2.0 gave a result chunk's or a failure's ``id`` (the call)."""
         return self.id
 
     @property
     def path(self) -> str:
-        """0.2.0's name of a file change's ``id`` (the file)."""
+        """The name 0.2.0 gave a file change's ``id`` (the file)."""
         return self.id
 
 
@@ -194,7 +194,7 @@ class Keyed(Protocol):
     def state_key(self) -> tuple[object, ...]: ...
 
 
-# ---------------------------------------------------------------- 0.2.0's classes
+# ---------------------------------------------------------------- The classes of 0.2.0
 # 0.2.0 fed a runtime one object of eleven classes (System, User, AssistantText,
 # ToolCalls, ResultChunk, ToolFailed, BudgetCheck, Invoke, Retry, NewSession,
 # FileChanged); 0.3 feeds one Stimulus whose kind says which.  Each old name
@@ -273,7 +273,7 @@ def _old_class(name: str) -> type:
             {
                 "_kind": kind,
                 "_build": staticmethod(build),
-                "__doc__": f"0.2.0's {name}: a Stimulus of kind {kind!r} (deprecated).",
+                "__doc__": f"{name} of release 0.2.0 (deprecated): a Stimulus of kind {kind!r}.",
                 "__module__": "prunecheck.sim.runtimes.stimuli",
             },
         )
@@ -282,9 +282,9 @@ def _old_class(name: str) -> type:
 
 
 def __getattr__(name: str) -> type:
-    """0.2.0's stimulus classes (``System``, ``ResultChunk`` …), with a
+    """The stimulus classes of 0.2.0 (``System``, ``ResultChunk`` …), with a
     warning: each is now a :class:`Stimulus` of one ``kind``
-    (see "0.2.0's classes" above).
+    (see "The classes of 0.2.0" above).
 
     >>> import warnings
     >>> with warnings.catch_warnings():
