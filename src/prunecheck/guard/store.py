@@ -41,6 +41,7 @@ import math
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -201,17 +202,36 @@ class SpillStore:
         try:
             db.execute("PRAGMA secure_delete=ON")  # deleted content is overwritten
             if not self._memory:
-                db.execute("PRAGMA journal_mode=WAL")
+                self._busy_retried(db, "PRAGMA journal_mode=WAL")
                 db.execute(f"PRAGMA synchronous={self._synchronous}")
             if not self._restoring:  # a copy's tables come with its backup
                 for statement in _SCHEMA:
-                    db.execute(statement)
+                    self._busy_retried(db, statement)
         except BaseException:
             db.close()
             raise
         with self._lock:
             self._opened.append((os.getpid(), db))
         return db
+
+    def _busy_retried(self, db: sqlite3.Connection, statement: str) -> None:
+        """Run ``statement``, again while SQLite says the database is locked,
+        up to the busy timeout.  Two connections opening a new file at once
+        (two threads or processes starting their guards) meet in its switch
+        to WAL, where SQLite answers "database is locked" at once instead of
+        waiting its busy timeout: the store then failed to open one time in
+        ten, though nothing held the database for long."""
+        deadline = time.monotonic() + self._timeout
+        pause = 0.001
+        while True:
+            try:
+                db.execute(statement)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
