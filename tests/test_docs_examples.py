@@ -407,6 +407,26 @@ def test_few_blocks_are_left_unrun_and_each_still_parses() -> None:
                     _parses(parser, list(command.words[1:]), block.where)
 
 
+def test_every_slow_block_parses_in_the_fast_suite() -> None:
+    """The fast twin of :func:`test_every_example_of_a_page_runs_slow_ones_included`
+    (which runs them, in ``make test-all``): a ``slow`` block's Python
+    compiles, its ``pycon`` examples compile, and its ``prunecheck``
+    commands parse, so a renamed flag or a broken edit shows in ``make test``."""
+    parser = build_parser()
+    slow = [b for found, _ in ALL.values() for b in found if b.marker == "slow"]
+    assert slow
+    for block in slow:
+        if block.lang == "python":
+            compile(block.text, block.where, "exec")
+        elif block.lang == "pycon":
+            for example in doctest.DocTestParser().get_examples(block.text, block.where):
+                compile(example.source, block.where, "single")
+        else:
+            for command in commands_of(block):
+                if command.words[:1] == ("prunecheck",):
+                    _parses(parser, list(command.words[1:]), block.where)
+
+
 def test_a_file_block_is_named_before_it_and_used_after_it() -> None:
     """The reader sees the file's name (the marker is an invisible comment)
     in the paragraph before the block, and a later block uses the file."""
