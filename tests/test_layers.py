@@ -5,6 +5,8 @@ graph (nothing is copied or written: the import exists only in the graph)."""
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,23 @@ from importlinter.application.use_cases import lint_imports
 from importlinter.configuration import configure
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+
+@functools.cache
+def _real_graph(
+    root_package_names: tuple[str, ...],
+    include_external_packages: bool,
+    exclude_type_checking_imports: bool,
+) -> grimp.ImportGraph:
+    """The real import graph, built once per process (the tree does not
+    change while the tests run; building it is most of a lint's cost):
+    each lint gets its own copy to add imports to."""
+    return grimp.build_graph(
+        *root_package_names,
+        include_external_packages=include_external_packages,
+        exclude_type_checking_imports=exclude_type_checking_imports,
+        cache_dir=None,
+    )
 
 
 class _GraphWith:
@@ -32,11 +51,10 @@ class _GraphWith:
         include_external_packages: bool = False,
         exclude_type_checking_imports: bool = False,
     ) -> grimp.ImportGraph:
-        graph = grimp.build_graph(
-            *root_package_names,
-            include_external_packages=include_external_packages,
-            exclude_type_checking_imports=exclude_type_checking_imports,
-            cache_dir=None,
+        graph = copy.deepcopy(
+            _real_graph(
+                tuple(root_package_names), include_external_packages, exclude_type_checking_imports
+            )
         )
         for importer, imported in self.extra:
             assert importer in graph.modules, importer  # the test names real modules

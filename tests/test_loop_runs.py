@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 
+from prunecheck.sim.cli import loop_runs
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.loops import api as loop_api
+from prunecheck.sim.loops import search as loop_search
+from prunecheck.sim.loops import verdict as loop_verdict
 from prunecheck.sim.loops.bundle import BUNDLE_FILES
 
 FAKE = Path(__file__).resolve().parent / "loops_fake.py"
 
 
+@pytest.fixture
+def short_shrink(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every loop search of the test shrinks briefly (Hypothesis's 10 runs, 20
+    of step deletion): these tests ask what a check or a search reports, not
+    how short its schedules get (test_search_shrinks_one_scenario_class below
+    and test_loops_search shrink in full)."""
+    short = functools.partial(loop_search.search, shrink_runs=10, polish_runs=20)
+    for module in (loop_verdict, loop_api, loop_runs):
+        monkeypatch.setattr(module, "search", short)
+
+
+@pytest.mark.usefixtures("short_shrink")
 def test_check_prints_the_scenario_table_the_verdict_and_writes_bundles(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main(["check", f"loop:{FAKE}:buggy", "--max-examples", "120", "--seed", "1",
+    status = main(["check", f"loop:{FAKE}:buggy", "--max-examples", "60", "--seed", "1",
                    "--out", str(tmp_path / "repro")])  # fmt: skip
     out = capsys.readouterr().out
     assert status == 1
@@ -26,10 +43,11 @@ def test_check_prints_the_scenario_table_the_verdict_and_writes_bundles(
     )
 
 
+@pytest.mark.usefixtures("short_shrink")
 def test_check_of_the_careful_agent_with_crashes_left_out_is_safe_where_it_is(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status = main(["check", f"loop:{FAKE}:trimming_careful", "--max-examples", "150", "--quiet"])
+    status = main(["check", f"loop:{FAKE}:trimming_careful", "--max-examples", "42", "--quiet"])
     line = capsys.readouterr().out.strip().splitlines()[-1]
     # crashes lose what a commit-only store never wrote: unsafe there, safe elsewhere
     assert status == 1 and "safe under plain parallel batches" in line
@@ -49,6 +67,7 @@ def test_policies_lists_the_loop_spec(capsys: pytest.CaptureFixture[str]) -> Non
     assert "loop:FILE.py:ATTR" in out and "crash_new_message" in out
 
 
+@pytest.mark.usefixtures("short_shrink")
 def test_the_python_api_and_the_fixture_take_a_loop_spec(tmp_path: Path) -> None:
     import prunecheck
     from prunecheck.pytest_plugin import PrunecheckFixture
