@@ -15,6 +15,8 @@ import pytest
 from prunecheck.sim.cli.app import build_parser, main
 from prunecheck.sim.cli.commands import COMMANDS, SUMMARIES
 
+BAD = Path(__file__).resolve().parent / "bad_policies"
+
 #: What the model and a command's --help must not load.
 HEAVY = ("simpy", "hypothesis", "networkx", "matplotlib", "tqdm", "dask", "distributed", "numpy")
 
@@ -62,6 +64,29 @@ def test_the_units_oracle_still_uses_networkx() -> None:
         "assert units_spec(ms, {}) == [frozenset({'m1'})]"
     )
     assert "networkx" in loaded
+
+
+def test_a_policy_worker_loads_its_policy_without_the_parents_machinery() -> None:
+    """A caged policy's worker imports the loader to load its policy: the
+    cage, the runtimes a spec is driven in, the guard and the framework
+    adapters are the parent's, and importing them cost a worker start
+    about twice the CPU time (a check starts one per policy and placement)."""
+    probe = (
+        "import sys\n"
+        "from prunecheck.sim.adapters.loader import load_local\n"
+        f"load_local({str(BAD / 'cheats.py')!r} + ':raises')\n"
+        "print(' '.join(sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = set(done.stdout.split())
+    assert "prunecheck.sim.adapters.user_code" in loaded  # it did load the policy
+    parents = ["sim.runtimes", "guard", "sim.adapters.cage", "sim.adapters.frameworks"]
+    parents.append("sim.adapters.lists")
+    assert not {m for m in loaded if any((m + ".").startswith(f"prunecheck.{p}.") for p in parents)}
+    top = {m.split(".")[0] for m in loaded}
+    assert top.isdisjoint(HEAVY), top & set(HEAVY)
 
 
 def test_validate_help_loads_only_its_command_and_no_heavy_library() -> None:

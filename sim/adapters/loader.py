@@ -26,29 +26,26 @@ per-call time limit.
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
-from prunecheck.model.model_system import ModelSystem, reads_times
 from prunecheck.model.observed import parse_observed
 from prunecheck.model.policies import Policy, as_policy, builtin_policy
-from prunecheck.model.system import System
-from prunecheck.sim.adapters.cage import caged
 from prunecheck.sim.adapters.cage_wire import where_raised
-from prunecheck.sim.adapters.frameworks import framework_policy
-from prunecheck.sim.adapters.in_process import InProcessPolicy, InProcessRuntime, quiet
-from prunecheck.sim.adapters.lists import list_policy
 from prunecheck.sim.adapters.policy_spec import PolicySpec, SpecKind, parse_spec
-from prunecheck.sim.adapters.runtime_cage import caged_runtime
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.adapters.user_code import find_object
-from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
-from prunecheck.sim.runtimes.judged import JudgedSystem, factory_from
-from prunecheck.sim.runtimes.model_runtime import ModelRuntime
-from prunecheck.sim.runtimes.stimuli import RuntimeUnderTest
-from prunecheck.sim.support.environment import cage_enabled
+
+if TYPE_CHECKING:
+    from prunecheck.model.config import RuntimeConfig
+    from prunecheck.model.model_system import ModelSystem
+    from prunecheck.model.system import System
+    from prunecheck.sim.runtimes.judged import JudgedSystem
+    from prunecheck.sim.runtimes.stimuli import RuntimeUnderTest
+
+# A policy's worker (.cage_worker) imports this module to load its policy
+# with load_local: what only the parent's side needs (the cage, the runtimes
+# a spec is driven in, the framework adapters) is imported where it is used,
+# so that a worker starts in about a third of the CPU time.
 
 __all__ = [
     "FORMAT_HINT",
@@ -94,6 +91,9 @@ def load_system(spec: str, timeout: float | None = None) -> System[Any]:
 def model_system(spec: str, policy: Policy, timeout: float | None = None) -> ModelSystem:
     """The model runtime running a loaded ``policy`` (time-limited if
     ``timeout`` is given), recorded in traces as ``spec``."""
+    from prunecheck.model.model_system import ModelSystem, reads_times
+    from prunecheck.sim.adapters.time_limit import time_limited
+
     limited = policy if timeout is None else time_limited(policy, timeout)
     return ModelSystem(limited, spec, timed=reads_times(policy))
 
@@ -122,7 +122,13 @@ def load_policy(spec: str) -> Policy:
         raise _runtime_spec(spec)
     if parsed.kind in (SpecKind.BUILTIN, SpecKind.OBSERVED):
         return load_local(spec)
+    from prunecheck.sim.adapters.cage import caged
+    from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
+    from prunecheck.sim.support.environment import cage_enabled
+
     if not cage_enabled():  # in-process, for a debugger: its prints still go to stderr
+        from prunecheck.sim.adapters.in_process import InProcessPolicy, quiet
+
         with quiet():
             return InProcessPolicy(load_local(spec))
     return caged(spec, DEFAULT_TIMEOUT)
@@ -182,6 +188,8 @@ def adapter_policy(spec: str) -> Policy | None:
 
 def _adapted(parsed: PolicySpec) -> Policy | None:
     if parsed.kind is SpecKind.FRAMEWORK:  # autogen:context=buffered, langchain:...
+        from prunecheck.sim.adapters.frameworks import framework_policy
+
         policy: Policy = framework_policy(parsed.text)
         return policy
     if parsed.kind is not SpecKind.LIST:
@@ -195,6 +203,8 @@ def _adapted(parsed: PolicySpec) -> Policy | None:
             "need) policy object, not a list function trim(messages).",
             f"drop the @{parsed.format} suffix to check it as a policy.",
         )
+    from prunecheck.sim.adapters.lists import list_policy
+
     return list_policy(fn, parsed.format, name=parsed.text)
 
 
@@ -206,6 +216,8 @@ def _is_list_function(obj: object) -> bool:
     """A plain function of one positional parameter (trim(messages))."""
     if isinstance(obj, type) or hasattr(obj, "select") or not callable(obj):
         return False
+    import inspect
+
     try:
         params = inspect.signature(obj).parameters.values()
     except (TypeError, ValueError):
@@ -251,6 +263,14 @@ def load_runtime(spec: str | PolicySpec, timeout: float | None = None) -> Judged
     PolicyError
         if the spec is malformed or names no runtime.
     """
+    from prunecheck.sim.adapters.in_process import InProcessRuntime, quiet
+    from prunecheck.sim.adapters.runtime_cage import caged_runtime
+    from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
+    from prunecheck.sim.runtimes.guard_runtime import GuardedRuntime
+    from prunecheck.sim.runtimes.judged import JudgedSystem, factory_from
+    from prunecheck.sim.runtimes.model_runtime import ModelRuntime
+    from prunecheck.sim.support.environment import cage_enabled
+
     parsed = spec if isinstance(spec, PolicySpec) else parse_spec(spec)
     text = parsed.text
     if parsed.inner is not None:
