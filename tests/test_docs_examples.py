@@ -40,6 +40,12 @@ fresh venv holding that install and nothing else (``guard``: prunecheck
 alone, the standard library only), where a ``console`` block may run only
 ``python``.
 
+A page in :data:`QUICK` runs whole only in ``make test-all``; ``make test``
+runs it quick (:func:`test_a_quick_page_runs_quick`): its ``check`` and
+``search`` commands get the page's options (a search of no runs), and its
+commands' exit statuses are checked, not their shown output (which the
+search decides); every command of every page parses in ``make test`` too.
+
 Any other fenced block without a marker fails the suite, and so does a
 marker that stands before no block.  The pages ``docs/gen_cli.py``
 generates are left out: ``tests/test_docs.py`` checks them against the code.
@@ -79,6 +85,13 @@ _FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)[ \t]*$")
 _MARKER = re.compile(r"^[ \t]*<!-- (?P<kind>not-run|slow|file): (?P<arg>.*?) -->[ \t]*$")
 _EXIT = re.compile(r"\s#.*?\bexit (?P<status>\d+)")
 _INSTALL = re.compile(r"^<!-- install: (?P<name>[\w-]+) -->[ \t]*$", re.MULTILINE)
+#: Pages too costly for ``make test`` as written, each with the options its
+#: quick run there gives ``check`` and ``search`` (see the module's docstring).
+QUICK: dict[str, tuple[str, ...]] = {
+    # the check's 200-run search and its shrinking (about 2 s of CPU of the
+    # page's 2.5 s): the suite alone finds the trimmer unsafe
+    "docs/tutorial/check-a-trimmer.md": ("--max-examples", "0"),
+}
 #: The installs a page may be written for (``<!-- install: NAME -->``), with the
 #: command that makes each: the page's text names it.
 INSTALLS = {"guard": "pip install prunecheck"}
@@ -258,7 +271,10 @@ def _process(words: list[str], into: Path | None) -> tuple[int, str]:
     return done.returncode, done.stderr if into is not None else done.stdout
 
 
-def run_command(command: Command, block: Block) -> None:
+def run_command(command: Command, block: Block, quick: tuple[str, ...] | None = None) -> None:
+    """Run one command and check its exit status and shown output; ``quick``
+    (:data:`QUICK`): give ``check`` and ``search`` these options and check
+    the exit status alone."""
     words = list(command.words)
     if words[0] == "cd":
         os.chdir(words[1])
@@ -266,6 +282,8 @@ def run_command(command: Command, block: Block) -> None:
     into = None
     if len(words) > 2 and words[-2] == ">":  # standard output into a file
         into, words = Path(words[-1]), words[:-2]
+    if quick is not None and words[:1] == ["prunecheck"] and words[1:2] in (["check"], ["search"]):
+        words += quick
     with _environment(command.env):
         if words[0] == "prunecheck":
             status, got = _prunecheck(words[1:], into)
@@ -278,7 +296,7 @@ def run_command(command: Command, block: Block) -> None:
     shown = f"{block.where}: $ {command.line}"
     assert "Traceback" not in got or words[0] == "pytest", f"{shown}\n{got}"
     assert status == command.status, f"{shown}\nexit {status}, shown {command.status}:\n{got}"
-    if command.output is not None:
+    if command.output is not None and quick is None:
         want = "\n".join(line.rstrip() for line in command.output.splitlines()) + "\n"
         have = "\n".join(line.rstrip() for line in got.splitlines()) + "\n"
         checker = doctest.OutputChecker()
@@ -313,8 +331,9 @@ def _folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run_page(page: str, tmp_path: Path, *, slow: bool) -> int:
-    """Run a page's blocks in order; return how many ran."""
+def run_page(page: str, tmp_path: Path, *, slow: bool, quick: tuple[str, ...] | None = None) -> int:
+    """Run a page's blocks in order (``quick``: see :func:`run_command`);
+    return how many ran."""
     here = Path.cwd()
     os.chdir(_folder(tmp_path))
     namespace: dict[str, Any] = {"__name__": "__docs__"}
@@ -329,7 +348,7 @@ def run_page(page: str, tmp_path: Path, *, slow: bool) -> int:
                 target.write_text(block.text, encoding="utf-8")
             elif block.lang == "console":
                 for command in commands_of(block):
-                    run_command(command, block)
+                    run_command(command, block, quick)
             elif block.lang == "python":
                 run_python(block, namespace)
             elif block.lang == "pycon":
@@ -345,13 +364,24 @@ def _runnable(page: str, *, slow: bool) -> bool:
     return any(b.marker not in ("not-run",) and (slow or b.marker != "slow") for b in ALL[page][0])
 
 
-FAST = [p for p in ALL if _runnable(p, slow=False)]
-SLOW = [p for p in ALL if any(b.marker == "slow" for b in ALL[p][0])]
+FAST = [p for p in ALL if _runnable(p, slow=False) and p not in QUICK]
+SLOW = [p for p in ALL if any(b.marker == "slow" for b in ALL[p][0]) or p in QUICK]
 
 
 @pytest.mark.parametrize("page", FAST)
 def test_every_example_of_a_page_runs(page: str, tmp_path: Path) -> None:
     assert run_page(page, tmp_path, slow=False) > 0
+
+
+@pytest.mark.parametrize("page", sorted(QUICK))
+def test_a_quick_page_runs_quick(page: str, tmp_path: Path) -> None:
+    """The fast twin of a :data:`QUICK` page's run as written (in
+    :func:`test_every_example_of_a_page_runs_slow_ones_included`, ``make
+    test-all``, which adds the shown outputs of its commands, from the page's
+    own options): every block of its fast run runs, each command to its
+    shown exit status, with the quick options; its commands parse as written
+    (:func:`test_every_block_not_run_as_written_in_the_fast_suite_parses`)."""
+    assert page in ALL and run_page(page, tmp_path, slow=False, quick=QUICK[page]) > 0
 
 
 @pytest.mark.slow
@@ -407,21 +437,25 @@ def test_few_blocks_are_left_unrun_and_each_still_parses() -> None:
                     _parses(parser, list(command.words[1:]), block.where)
 
 
-def test_every_slow_block_parses_in_the_fast_suite() -> None:
+def test_every_block_not_run_as_written_in_the_fast_suite_parses() -> None:
     """The fast twin of :func:`test_every_example_of_a_page_runs_slow_ones_included`
-    (which runs them, in ``make test-all``): a ``slow`` block's Python
-    compiles, its ``pycon`` examples compile, and its ``prunecheck``
-    commands parse, so a renamed flag or a broken edit shows in ``make test``."""
+    (which runs them as written, in ``make test-all``), for the ``slow``
+    blocks and every block of a :data:`QUICK` page: the Python compiles, the
+    ``pycon`` examples compile, and the ``prunecheck`` commands parse as
+    written, so a renamed flag or a broken edit shows in ``make test``."""
     parser = build_parser()
-    slow = [b for found, _ in ALL.values() for b in found if b.marker == "slow"]
-    assert slow
-    for block in slow:
+    skipped = [
+        b for page, (found, _) in ALL.items() for b in found
+        if b.marker == "slow" or (page in QUICK and b.marker is None)
+    ]  # fmt: skip
+    assert skipped and all(page in ALL for page in QUICK)
+    for block in skipped:
         if block.lang == "python":
             compile(block.text, block.where, "exec")
         elif block.lang == "pycon":
             for example in doctest.DocTestParser().get_examples(block.text, block.where):
                 compile(example.source, block.where, "single")
-        else:
+        elif block.lang == "console":
             for command in commands_of(block):
                 if command.words[:1] == ("prunecheck",):
                     _parses(parser, list(command.words[1:]), block.where)
