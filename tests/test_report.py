@@ -97,9 +97,19 @@ def _claim(summary: str, title: str) -> str:
     return blocks[0].split("\n## ", 1)[0]
 
 
-def test_the_report_writes_plots_and_a_summary_from_the_rows(
-    small: ReportData, tmp_path: Path
-) -> None:
+def _sketch(*args: object, **_: object) -> None:
+    """Stands for a drawing function of the writer: writes a PNG header to
+    the path it was given (the one Path among its arguments)."""
+    path = next(a for a in args if isinstance(a, Path))
+    path.write_bytes(PNG)
+
+
+@pytest.mark.slow
+def test_the_report_draws_every_plot_of_a_real_sweep(small: ReportData, tmp_path: Path) -> None:
+    """The plots of a real sweep's rows, drawn (about 4 s of CPU: make
+    test-all).  Its fast twin below checks which plots and the summary
+    without drawing; make test draws every plot from tests/report_rows.py's
+    rows (the rows_drawn fixture: tests/test_figures.py, test_browser.py)."""
     files = write_report(small, tmp_path / "a")
     # no knobs part in this sweep: its plot is not drawn
     assert [f.name for f in files] == [
@@ -109,6 +119,26 @@ def test_the_report_writes_plots_and_a_summary_from_the_rows(
     ]
     for png in files[:-2]:
         assert png.read_bytes().startswith(PNG) and png.stat().st_size > 20_000
+
+
+def test_the_report_writes_plots_and_a_summary_from_the_rows(
+    small: ReportData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_report of a real sweep: which plots it draws, and the summary.
+    The drawing functions are sketched here (drawing costs about 4 s of CPU:
+    :func:`test_the_report_draws_every_plot_of_a_real_sweep` draws them)."""
+    import prunecheck.sim.reports.writer as writer
+
+    for name in ("draw_verdicts", "survival", "rate_grid", "failures", "costs", "knobs"):
+        monkeypatch.setattr(writer, name, _sketch)
+    files = write_report(small, tmp_path / "a")
+    # no knobs part in this sweep: its plot is not drawn
+    assert [f.name for f in files] == [
+        *(p for p in PLOTS if p != "runtime-knobs.png"),
+        "summary.md",
+        "index.html",
+    ]
+    assert all(png.read_bytes() == PNG for png in files[:-2])  # each sketched to its own file
     summary = files[-2].read_text()
     commit = [s for r in small.main if r.spec.config.gate is Gate.COMMIT for s in r.sessions]
     n = len(commit)
@@ -126,6 +156,7 @@ def test_the_report_writes_plots_and_a_summary_from_the_rows(
     k = sum(1 for s in raw if ORPHAN_400 in s.first)
     assert f"({k} of {len(raw)})" in summary  # lowest_salience's orphan-400 sessions
     assert "- [survival.png](survival.png)" in summary
+    assert "survival.png" in files[-1].read_text()  # and the page shows it
 
 
 def test_the_summary_states_the_unit_of_every_rate(small: ReportData) -> None:
