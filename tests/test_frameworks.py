@@ -404,7 +404,7 @@ def test_a_summary_that_swallows_half_a_unit_is_a_violation() -> None:
         format="openai",
         levels=(0.6,),
         seeds=(1,),
-        max_examples=30,
+        max_examples=10,  # the simulated run finds it; the search's runs are shrunk on top
         placements=["after_append"],  # one placement: the summary's verdict, not where it breaks
     )
     assert result.verdict is Verdict.UNSAFE

@@ -8,6 +8,7 @@ import ast
 import importlib
 import pkgutil
 import warnings
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -79,11 +80,28 @@ def _tree(name: str) -> tuple[ast.Module, bool]:
     return ast.parse(path.read_text(encoding="utf-8")), path.name == "__init__.py"
 
 
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every statement of ``tree``, at any depth (inside functions, classes,
+    ``if``, ``try``, ``with``, ``match``...): the nodes of :func:`ast.walk`
+    that can bind a name by def, class or assignment or import one, found
+    without visiting the expressions, most of a tree's nodes."""
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        for field in _BLOCKS:
+            todo.extend(getattr(node, field, ()))
+
+
 @cache  # one walk per tree (_tree is cached): the import check asks thousands of times
 def _defined(tree: ast.Module) -> frozenset[str]:
     """Names a module's own top level binds by def, class or assignment."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -153,7 +171,8 @@ def test_every_import_in_the_tree_names_the_defining_module() -> None:
     wrong = []
     for module, path in _sources():
         is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = _tree(module)[0] if module in MODULES else ast.parse(path.read_text("utf-8"))
+        for node in _statements(tree):
             if not isinstance(node, ast.ImportFrom):
                 continue
             home = _absolute(module, node, is_package)

@@ -9,6 +9,7 @@ so a lazy import that hides a loop at run time still counts.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,15 @@ def _module_name(path: Path) -> str:
     return PREFIX + ".".join(parts) if parts else "prunecheck.sim"
 
 
+@functools.cache  # the tree does not change during the session: each file parsed once
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(path: Path) -> set[str]:
     """Every module ``path`` imports (absolute names; ``from X import y``
     counts X, and X.y when that is a module of sim)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
@@ -128,7 +134,9 @@ def test_the_loop_finder_finds_a_loop() -> None:
 def _calls_file_import(path: Path) -> bool:
     """Whether ``path``'s code (not its strings: a script template may)
     imports a file by path."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if "spec_from_file_location" not in path.read_text(encoding="utf-8"):
+        return False  # the attribute's name is in the source of any code that uses it
+    tree = _tree(path)
     return any(
         isinstance(node, ast.Attribute) and node.attr == "spec_from_file_location"
         for node in ast.walk(tree)
