@@ -302,6 +302,6 @@ def load_runtime(spec: str | PolicySpec, timeout: float | None = None) -> Judged
     def quietly(config: RuntimeConfig) -> RuntimeUnderTest:
         with quiet():
             runtime = make(config)
-        return cast(RuntimeUnderTest, InProcessRuntime(runtime, text))
+        return cast("RuntimeUnderTest", InProcessRuntime(runtime, text))
 
     return JudgedSystem(text, quietly)
