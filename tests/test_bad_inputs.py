@@ -12,18 +12,21 @@ keep the suite fast.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.sweeps.runs import RunSpec
 
 BAD = Path(__file__).resolve().parent / "bad_policies"
 RUNTIMES = Path(__file__).resolve().parent / "bad_runtimes" / "runtimes.py"
@@ -403,10 +406,10 @@ def _policy_cases() -> Iterator[Case]:
             f"replay {DOCUMENTED_TRACE} {spec}",
             f"explore {spec} --depth 4",
         ):
-            yield _c(
+            yield _c(  # the policy hangs at its first call: any time limit stops it
                 f"{cmd.split()[0]}-{name}",
-                f"{cmd} --policy-timeout 0.5",
-                needle="did not return within 0.5 s",
+                f"{cmd} --policy-timeout 0.1",
+                needle="did not return within 0.1 s",
             )
     yield _c(
         "search-exit-on-import",
@@ -430,11 +433,14 @@ def _policy_cases() -> Iterator[Case]:
     yield _c("search-bad-format-suffix", f"search {BAD}/list_fn.py:trim@gemini", needle="gemini")
     # The acceptance points: a policy that ends its process, through every command,
     # run as a user runs it (a subprocess).  make test spawns the real binary once
-    # per way of exiting (check), and for sweep and report (their pools; no
-    # in-process case above takes those); the in-process cases above take
-    # search's, explore's and replay's path; make test-all spawns every command.
+    # per way of exiting (check), and for sweep's pool (--jobs 2, two runs; no
+    # in-process case above takes it, and report runs its sweep through the same
+    # pool: test_a_policy_that_exits_in_reports_pool_is_one_paragraph is its
+    # cheap twin, the real report's 530 runs are make test-all's); the in-process
+    # cases above take search's, explore's and replay's path; make test-all
+    # spawns every command.
     FAST_PROCESS = {"process-check-sys_exit", "process-check-os_exit"}
-    FAST_PROCESS |= {"process-sweep-sys_exit", "process-report-sys_exit"}
+    FAST_PROCESS |= {"process-sweep-sys_exit"}
     for name in ("sys_exit", "os_exit"):
         spec = f"{BAD}/exits.py:{name}"
         for cmd in (
@@ -443,7 +449,7 @@ def _policy_cases() -> Iterator[Case]:
             f"explore {spec} --depth 4",
             f"replay {DOCUMENTED_TRACE} {spec}",
             f"sweep --out {{tmp}}/r.jsonl {spec} --gate none --levels 1 "
-            "--seeds 1 --horizon 60 --jobs 1",
+            "--seeds 2 --horizon 60 --jobs 2",
             f"report --out {{tmp}}/rep {spec} --quick --seeds 1 --jobs 2",
         ):
             case = f"process-{cmd.split()[0]}-{name}"
@@ -655,8 +661,32 @@ def _trace(**change: object) -> str:
     return json.dumps({k: v for k, v in data.items() if v is not None})
 
 
-def _files(tmp: Path) -> None:
-    files = {
+def _files(tmp: Path, names: Collection[str] | None = None) -> None:
+    """Write the case files into ``tmp``: all of them, or those ``names``
+    gives (what a case's command line names under ``{tmp}/``)."""
+    for name, content in _contents().items():
+        if names is None or name in names:
+            path = tmp / name
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            elif content is _FIFO:
+                os.mkfifo(path)
+            elif content is _FOLDER:
+                path.mkdir()
+            else:
+                path.write_text(content, encoding="utf-8")
+    if names is None or "bundle" in names:
+        (tmp / "bundle" / "trace.json").write_text("an earlier bundle", encoding="utf-8")
+
+
+_FIFO, _FOLDER = "<a FIFO>", "<a folder>"
+
+
+@functools.cache
+def _contents() -> dict[str, str | bytes]:
+    """Every case file's content by name (a FIFO or a folder: ``_FIFO``,
+    ``_FOLDER``), built once."""
+    files: dict[str, str | bytes] = {
         "deep.json": "[" * 100_000,
         "deep_obj.json": '{"a":' * 50_000 + "1" + "}" * 50_000,
         "not_json.json": "{not json",
@@ -744,20 +774,15 @@ def _files(tmp: Path) -> None:
         "file.txt": "a file, not a folder",
     }
     files.update(_import_files())
-    for name, text in files.items():
-        (tmp / name).write_text(text, encoding="utf-8")
-    (tmp / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
-    os.mkfifo(tmp / "pipe.fifo")
-    (tmp / "foreign.jsonl").write_text('{"level": "info", "msg": "another tool"}\n' * 3)
+    files["binary.json"] = b"\xff\xfe\x00garbage"
+    files["pipe.fifo"] = _FIFO
+    files["foreign.jsonl"] = '{"level": "info", "msg": "another tool"}\n' * 3
     seed = json.loads(Path(DOCUMENTED_TRACE).read_text(encoding="utf-8"))
     seed["events"][1]["text"] = "half an emoji \ud83d, as a truncated log has"
-    (tmp / "surrogate.json").write_text(json.dumps(seed), encoding="utf-8")
-    (tmp / "surrogate_transcript.json").write_text(
-        json.dumps([{"role": "user", "content": "cut \ud83d"}]), encoding="utf-8"
-    )
-    (tmp / "empty_dir").mkdir()
-    (tmp / "bundle").mkdir()
-    (tmp / "bundle" / "trace.json").write_text("an earlier bundle", encoding="utf-8")
+    files["surrogate.json"] = json.dumps(seed)
+    files["surrogate_transcript.json"] = json.dumps([{"role": "user", "content": "cut \ud83d"}])
+    files["empty_dir"] = files["bundle"] = _FOLDER
+    return files
 
 
 TELEMETRY = Path(__file__).resolve().parent / "data" / "telemetry"
@@ -820,8 +845,18 @@ def _import_files() -> dict[str, str]:
 
 
 @pytest.fixture
-def case_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    _files(tmp_path)
+def case_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Path:
+    """The case's folder, holding the case files and its current folder.
+    This module's cases get the files their command line names (writing all
+    of them for each of ~400 cases cost about 2 s of CPU); other modules'
+    tests, which check that no file changed, get all of them."""
+    case = getattr(request.node, "callspec", None) and request.node.callspec.params.get("case")
+    if request.module.__name__ == __name__ and isinstance(case, Case):
+        _files(tmp_path, {m for a in case.argv for m in re.findall(r"\{tmp\}/([^/\s]+)", a)})
+    else:
+        _files(tmp_path)
     monkeypatch.setenv("EVIL_MARK", str(tmp_path / "evil-ran.txt"))
     monkeypatch.setenv("PRUNECHECK_POLICY_MEMORY_MB", "1024")
     monkeypatch.chdir(tmp_path)
@@ -860,7 +895,18 @@ def test_bad_input(
 ) -> None:
     for var, value in case.env if not case.subprocess else ():
         monkeypatch.setenv(var, value)
+    if case.name == "loop-spins":  # the same spin, declared after 2,000 loop turns, not 50,000
+        from prunecheck.sim.loops import clock
+
+        monkeypatch.setattr(clock, "MAX_TICKS", 2000)
     status, out, err = _run(case, case_dir, capsys)
+    _check(case, case_dir, status, out, err)
+
+
+def _check(case: Case, case_dir: Path, status: int, out: str, err: str) -> None:
+    """What every case asserts: its exit status, no traceback, no policy
+    output on stdout, one paragraph holding the needle for exit 2, and the
+    evil policy never ran."""
     assert status == case.status, (status, out[-2000:], err[-2000:])
     assert "Traceback" not in out and "Traceback" not in err
     assert "POLICY-STDOUT" not in out
@@ -869,6 +915,34 @@ def test_bad_input(
         assert len(paragraph) == 1, err[-2000:]
         assert case.needle in paragraph[0], paragraph[0]
     assert not (case_dir / "evil-ran.txt").exists()
+
+
+def _its(runs: list[RunSpec], spec: str) -> list[RunSpec]:
+    return [s for s in runs if s.policy == spec]
+
+
+def test_a_policy_that_exits_in_reports_pool_is_one_paragraph(
+    case_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast twin of process-report-sys_exit (make test-all): report's
+    sweep on its process pool (--jobs 2) meets a policy that exits, in
+    process, with the quick report cut to that policy's runs.  The slow case
+    adds the console script and the built-ins' 510 runs beside them."""
+    from prunecheck.sim.cli import report
+
+    spec = f"{BAD}/exits.py:sys_exit"
+    parts = report.default_parts
+
+    def its_runs(seeds: list[int], extra: list[str], *, quick: bool = False) -> report.Parts:
+        main, tight, knobs = parts(seeds, extra, quick=quick)
+        return _its(main, spec), _its(tight, spec), _its(knobs, spec)
+
+    monkeypatch.setattr(report, "default_parts", its_runs)
+    argv = f"report --out {{tmp}}/rep {spec} --quick --seeds 1 --jobs 2"
+    case = _c("report-pool-sys_exit", argv, needle="sys_exit")
+    status, out, err = _run(case, case_dir, capsys)
+    _check(case, case_dir, status, out, err)
+    assert "more run(s) failed too" in err  # several runs, on the pool
 
 
 @pytest.mark.parametrize(
