@@ -67,7 +67,16 @@ def test_check_prune_equals_spec_on_generated_contexts(
     run_checking(scenario, data)
 
 
-@pytest.mark.parametrize("policy", POLICY_NAMES)
+#: make test checks one policy of each action (clear, evict, summarize); the
+#: generated-contexts test above draws every policy, and make test-all runs
+#: this one for each of the others too.
+FAST_POLICIES = ("clear_old_results", "lowest_salience", "summarize_prefix")
+EACH_POLICY = [
+    pytest.param(p, marks=() if p in FAST_POLICIES else pytest.mark.slow) for p in POLICY_NAMES
+]
+
+
+@pytest.mark.parametrize("policy", EACH_POLICY)
 @settings(max_examples=20)
 @given(data=st.data())
 def test_check_prune_equals_spec_for_each_policy(policy: str, data: st.DataObject) -> None:

@@ -236,11 +236,11 @@ def _shape_for(policy: str, **bounds: int) -> Shape:
 
 @pytest.mark.parametrize(
     "policy, gate",
-    [
+    [  # one per gate in make test; make test-all adds two and the full matrix below
         ("lowest_salience", Gate.COMMIT),
         ("clear_old_results", Gate.SPILL),
-        ("summarize_prefix", Gate.COMMIT),
-        ("turn_window", Gate.SPILL),
+        pytest.param("summarize_prefix", Gate.COMMIT, marks=pytest.mark.slow),
+        pytest.param("turn_window", Gate.SPILL, marks=pytest.mark.slow),
     ],
 )
 def test_safe_gates_reduced(policy: str, gate: Gate) -> None:

@@ -66,7 +66,16 @@ def test_spec_partition_equals_index_after_every_step(scenario: Scenario) -> Non
     run_checking(scenario)
 
 
-@pytest.mark.parametrize("policy", POLICY_NAMES)
+#: make test checks one policy of each action (clear, evict, summarize); the
+#: partition test above draws every policy, and make test-all runs this one
+#: for each of the others too.
+FAST_POLICIES = ("clear_old_results", "lowest_salience", "summarize_prefix")
+EACH_POLICY = [
+    pytest.param(p, marks=() if p in FAST_POLICIES else pytest.mark.slow) for p in POLICY_NAMES
+]
+
+
+@pytest.mark.parametrize("policy", EACH_POLICY)
 @settings(max_examples=40)
 @given(data=st.data())
 def test_spec_equals_index_for_each_policy_under_gate_none(
