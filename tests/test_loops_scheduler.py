@@ -11,6 +11,7 @@ import weakref
 import pytest
 from loops_fake import FakeAdapter, FakeAgent, _FakeLoop, buggy, careful
 
+from prunecheck.sim.loops import clock
 from prunecheck.sim.loops.clock import LoopStuck, VirtualLoop
 from prunecheck.sim.loops.contract import Harness, ToolCall
 from prunecheck.sim.loops.ledger import BodyEnd
@@ -72,7 +73,9 @@ def test_settle_waits_for_a_thread_the_run_started() -> None:
     loop.discard()
 
 
-def test_a_loop_that_never_waits_is_stuck() -> None:
+def test_a_loop_that_never_waits_is_stuck(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a spin is told by a count of iterations, not by time: a small count finds it as surely
+    monkeypatch.setattr(clock, "MAX_TICKS", 2_000)
     loop = VirtualLoop()
 
     async def spin() -> None:

@@ -27,7 +27,7 @@ honest partial verdict: *unsafe* if a violation was already found, else
 
 Examples
 --------
->>> result = check_policy("unit_safe", levels=(0.2,), seeds=(1,), max_examples=20)
+>>> result = check_policy("unit_safe", levels=(0.2,), seeds=(1,), max_examples=5)
 >>> result.safe, result.reproduction is None
 (True, True)
 """
