@@ -106,7 +106,7 @@ def _save_many(root: str, worker: int) -> None:
 
 def test_concurrent_processes_never_leave_a_half_written_entry(tmp_path: Path) -> None:
     root = tmp_path / "failures"
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("fork")  # spawn imported prunecheck in each
     workers = [context.Process(target=_save_many, args=(str(root), w)) for w in range(3)]
     for w in workers:
         w.start()

@@ -33,9 +33,16 @@ def _event_guard(store: SpillStore | str, **kwargs: Any) -> CommitGuard:
 
 
 # ------------------------------------------------------------------ ownership
+#: Steps each guard's loop takes: in make test's 100 each guard spills over
+#: a hundred units and re-injects dozens (the checks' cost grows faster than
+#: the steps: 300 cost about ten times the CPU); make test-all runs 300 too.
+STEPS = [100, pytest.param(300, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("steps", STEPS)
 @pytest.mark.parametrize("shared", ["one store object", "one file, a store each"])
 def test_two_guards_on_one_store_in_two_threads_never_see_each_others_units(
-    tmp_path: Path, shared: str
+    tmp_path: Path, shared: str, steps: int
 ) -> None:
     """The README's own example, twice: same file, same message and call ids."""
     path = str(tmp_path / "spill.db")
@@ -49,7 +56,7 @@ def test_two_guards_on_one_store_in_two_threads_never_see_each_others_units(
             guard = _event_guard(common if common is not None else SpillStore(path))
             loop = EventLoop(guard, tag, seed, big=450)
             barrier.wait(timeout=120)  # a thread that failed before it must not hang the other
-            for _ in range(300):
+            for _ in range(steps):
                 loop.step()
             figures[tag] = loop.figures
         except BaseException as exc:  # reported below, in the test's thread
@@ -63,7 +70,7 @@ def test_two_guards_on_one_store_in_two_threads_never_see_each_others_units(
     assert errors == []
     for tag in ("A", "B"):  # both spilled and re-injected: the check had something to see
         assert figures[tag]["spilled"] > 20 and figures[tag]["reinjected"] > 5, figures[tag]
-        assert figures[tag]["steps"] == 300
+        assert figures[tag]["steps"] == steps
     assert len(SpillStore(path).conversations()) == 2
 
 
@@ -89,13 +96,14 @@ def test_two_stores_opening_a_new_file_at_once_both_open(tmp_path: Path) -> None
     assert failures == []
 
 
+@pytest.mark.parametrize("steps", STEPS)
 def test_two_guards_on_one_store_file_in_two_processes_never_see_each_others_units(
-    tmp_path: Path,
+    tmp_path: Path, steps: int
 ) -> None:
     db = str(tmp_path / "spill.db")
     children = [
         subprocess.Popen(
-            [sys.executable, str(LOOPS), "event", db, tag, str(seed), "300"],
+            [sys.executable, str(LOOPS), "event", db, tag, str(seed), str(steps)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -108,7 +116,8 @@ def test_two_guards_on_one_store_file_in_two_processes_never_see_each_others_uni
         lines = out.splitlines()
         assert lines[0] == "ready"
         figures = json.loads(lines[-1])
-        assert figures["steps"] == 300 and figures["spilled"] > 20 and figures["reinjected"] > 5
+        assert figures["steps"] == steps and figures["spilled"] > 20
+        assert figures["reinjected"] > 5
     store = SpillStore(db)
     assert len(store.conversations()) == 2
     for conversation in store.conversations():
