@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from timeline_sketch import timeline_sketched
+
 __all__ = ["QUICK_FIND", "ROOT", "SHARED_SUITE", "SMALL_SUITE", "TRIM", "CheckRun", "run_check"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +61,11 @@ def run_check(folder: Path, policy: str, *, bundle: bool) -> CheckRun:
     if out is not None:
         argv += ["--out", str(out)]
     stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    # the bundles' trace, narrative and request are read, their timelines' pixels are not
+    with (
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+        timeline_sketched(),
+    ):
         status = main(argv)
     return CheckRun(status, json.loads(stdout.getvalue()), stderr.getvalue(), junit, out)

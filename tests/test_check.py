@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from timeline_sketch import timeline_sketched
 
 from prunecheck import UnsafePolicy, Verdict, assert_policy_safe, check_policy
 from prunecheck.model.errors import PolicyError
@@ -189,7 +190,7 @@ def test_object_that_is_not_a_policy_is_refused() -> None:
 
 
 def test_assert_policy_safe_raises_with_the_narrative(tmp_path: Path) -> None:
-    with pytest.raises(UnsafePolicy) as info:
+    with pytest.raises(UnsafePolicy) as info, timeline_sketched():  # the bundle's pixels: not read
         assert_policy_safe("lowest_salience", bundle_dir=tmp_path / "b", **SUITE)
     text = str(info.value)
     assert "policy lowest_salience is UNSAFE" in text and "minimal reproduction" in text
@@ -202,8 +203,8 @@ def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     # the exit statuses, not the search, are the point: the suite finds keep_last
     # unsafe (no shrinking of a search's counterexample), a short search stays safe
     suite = ["--levels", "0.6", "--seeds", "1", "--check-at", "after_append"]
-    assert (
-        main(
+    with timeline_sketched():  # the bundle's trace is read, not its timeline's pixels
+        status = main(
             [
                 "check",
                 "--format",
@@ -216,8 +217,7 @@ def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                 "0",
             ]
         )
-        == 1
-    )
+    assert status == 1
     out = capsys.readouterr().out
     assert "verdict: UNSAFE" in out and "minimal reproduction" in out
     assert loads((tmp_path / "repro" / "trace.json").read_text()).events

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from check_runs import QUICK_FIND
+from timeline_sketch import timeline_sketched
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.trace import loads
@@ -24,6 +26,14 @@ OPENAI_400 = (
     "Invalid parameter: messages with role 'tool'",
     "An assistant message with 'tool_calls'",
 )
+
+
+@pytest.fixture(autouse=True)
+def _no_timeline_drawn() -> Iterator[None]:
+    """The bundles written here are read for their trace, narrative or
+    request, not their timeline's pixels (tests/timeline_sketch.py)."""
+    with timeline_sketched():
+        yield
 
 
 def _bundle(folder: Path) -> tuple[str, str]:

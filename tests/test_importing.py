@@ -10,20 +10,17 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from timeline_sketch import timeline_sketched
 
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.provider import Provider
-from prunecheck.model.system import System, incidents_of
-from prunecheck.model.trace import Trace
+from prunecheck.model.system import incidents_of
 from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.shrink import minimize
-from prunecheck.sim.reproductions import bundle
-from prunecheck.sim.reproductions.timeline import lanes_of
 from prunecheck.sim.reproductions.trace_file import read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,22 +67,13 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 Imported = Callable[[str], tuple[int, str, Path]]
 
 
-def _lanes_only(trace: Trace, system: System[Any], path: Path) -> Path:
-    """Stands for the bundle's ``draw_timeline``: the timeline's lanes are
-    computed from the imported trace (what an import could break), the PNG is
-    not drawn (about 0.3 s of CPU a bundle; the timeline of an imported trace
-    is drawn in make test by the README's and docs/on-call.md's examples,
-    tests/test_docs_examples.py, and its pixels are tests/test_bundle.py's)."""
-    assert lanes_of(trace, system).ticks
-    path.write_bytes(b"\x89PNG\r\n\x1a\n")
-    return path
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _no_timeline_drawn() -> Iterator[None]:
-    """Every bundle of this module's in-process imports gets :func:`_lanes_only`."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bundle, "draw_timeline", _lanes_only)
+    """The bundles of this module's in-process imports compute their
+    timeline's lanes from the imported trace but draw no PNG
+    (tests/timeline_sketch.py): the timeline of an imported trace is drawn in
+    make test by the README's and docs/on-call.md's import examples."""
+    with timeline_sketched():
         yield
 
 

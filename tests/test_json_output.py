@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 from check_runs import QUICK_FIND, SMALL_SUITE, CheckRun
+from timeline_sketch import timeline_sketched
 
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_NAME, SCHEMA_VERSION, VERDICT_OF_STATUS
@@ -20,6 +22,14 @@ from prunecheck.sim.cli.json_output import SCHEMA_NAME, SCHEMA_VERSION, VERDICT_
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / f"verdict-{SCHEMA_VERSION}.json"
 CORPUS = ROOT / "tests" / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def _no_timeline_drawn() -> Iterator[None]:
+    """The bundles written here are read for their trace, narrative or
+    request, not their timeline's pixels (tests/timeline_sketch.py)."""
+    with timeline_sketched():
+        yield
 
 
 @cache

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from timeline_sketch import timeline_sketched
 
 pytest_plugins = ("pytester",)
 
@@ -78,6 +80,14 @@ def _drawing_loaded_before_the_inner_run() -> None:
     for name in ("matplotlib.backends.backend_agg", "matplotlib.figure", "matplotlib.patches"):
         with contextlib.suppress(ImportError):  # without matplotlib, bundles draw no timeline
             importlib.import_module(name)
+
+
+@pytest.fixture(autouse=True)
+def _no_timeline_drawn(_drawing_loaded_before_the_inner_run: None) -> Iterator[None]:
+    """The inner runs' bundles are read for their files and messages, not
+    their timeline's pixels (tests/timeline_sketch.py)."""
+    with timeline_sketched():
+        yield
 
 
 @pytest.fixture
