@@ -184,14 +184,15 @@ _DEEPER = pytest.mark.slow
 @pytest.mark.parametrize(
     "policy, gate, depth, bounds",
     [
-        ("recency", Gate.COMMIT, 5, {}),
-        ("lowest_salience", Gate.COMMIT, 5, {}),
+        ("recency", Gate.COMMIT, 4, {}),
+        ("lowest_salience", Gate.COMMIT, 4, {}),
         ("clear_old_results", Gate.SPILL, 4, {"max_calls": 3}),
-        ("summarize_prefix", Gate.COMMIT, 6, {"max_batches": 1}),
+        ("summarize_prefix", Gate.COMMIT, 5, {"max_batches": 1}),
         ("token_span", Gate.NONE, 8, {}),
         pytest.param("recency", Gate.COMMIT, 6, {}, marks=_DEEPER),
         pytest.param("lowest_salience", Gate.COMMIT, 6, {}, marks=_DEEPER),
         pytest.param("clear_old_results", Gate.SPILL, 5, {"max_calls": 3}, marks=_DEEPER),
+        pytest.param("summarize_prefix", Gate.COMMIT, 6, {"max_batches": 1}, marks=_DEEPER),
     ],
 )
 def test_fingerprints_count_what_full_states_count(
