@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from timeline_sketch import timeline_sketched
 
 from prunecheck.model.trace import loads
 from prunecheck.sim.cli.app import main
@@ -90,7 +91,8 @@ def test_every_command_a_bundle_prints_runs_from_its_folder(
     if spec.startswith("autogen"):
         pytest.importorskip("autogen_core")
     trace = replace(loads(SEED.read_text(encoding="utf-8")), policy=spec)
-    folder = write_bundle(trace, tmp_path / "bundle")
+    with timeline_sketched():  # its commands are the point, not its timeline's pixels
+        folder = write_bundle(trace, tmp_path / "bundle")
     narrative = (folder / "narrative.md").read_text(encoding="utf-8")
     runtime = spec.startswith("runtime:")
     if runtime:  # the runtime's file travels with the bundle, and the story says no more
