@@ -104,6 +104,17 @@ def _sketch(*args: object, **_: object) -> None:
     path.write_bytes(PNG)
 
 
+@pytest.fixture
+def sketched_plots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's drawing functions write a PNG header alone (:func:`_sketch`):
+    for tests of which plots, the summary or the page, not the pixels, which
+    make test draws from tests/report_rows.py's rows (the rows_drawn fixture)."""
+    import prunecheck.sim.reports.writer as writer
+
+    for name in ("draw_verdicts", "survival", "rate_grid", "failures", "costs", "knobs"):
+        monkeypatch.setattr(writer, name, _sketch)
+
+
 @pytest.mark.slow
 def test_the_report_draws_every_plot_of_a_real_sweep(small: ReportData, tmp_path: Path) -> None:
     """The plots of a real sweep's rows, drawn (about 4 s of CPU: make
@@ -122,15 +133,11 @@ def test_the_report_draws_every_plot_of_a_real_sweep(small: ReportData, tmp_path
 
 
 def test_the_report_writes_plots_and_a_summary_from_the_rows(
-    small: ReportData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    small: ReportData, tmp_path: Path, sketched_plots: None
 ) -> None:
     """write_report of a real sweep: which plots it draws, and the summary.
     The drawing functions are sketched here (drawing costs about 4 s of CPU:
     :func:`test_the_report_draws_every_plot_of_a_real_sweep` draws them)."""
-    import prunecheck.sim.reports.writer as writer
-
-    for name in ("draw_verdicts", "survival", "rate_grid", "failures", "costs", "knobs"):
-        monkeypatch.setattr(writer, name, _sketch)
     files = write_report(small, tmp_path / "a")
     # no knobs part in this sweep: its plot is not drawn
     assert [f.name for f in files] == [
@@ -440,8 +447,11 @@ def test_report_command_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path:
 
 
 def test_report_with_a_time_limit_writes_a_partial_report_and_exits_3(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, sketched_plots: None
 ) -> None:
+    """The plots of the partial report are sketched (the time limit and what
+    the summary says are the point; the slow end-to-end test draws a report
+    of the command)."""
     status = main(
         [
             "report",
