@@ -4,7 +4,6 @@ where they live (issue 10), and the two policy-loading items of issue 8."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -172,17 +171,17 @@ def test_a_hanging_policy_costs_its_timeout_once(
 
 
 # ------------------------------------------------------------ issue 8 items
-def test_a_policy_file_imports_the_module_beside_it(tmp_path: Path) -> None:
-    done = _run(
-        "replay",
-        str(CORPUS / "seed_parallel_batch.json"),
-        "--policy",
-        f"{BAD}/with_sibling.py:select",
-        "--quiet",
-        cwd=tmp_path,
-    )
-    assert "ModuleNotFoundError" not in done.stderr
-    assert done.returncode in (0, 1) and done.stdout.startswith("verdict:")
+def test_a_policy_file_imports_the_module_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # in process (the policy's worker is a process of its own either way);
+    # test_policy_output_goes_to_stderr_never_stdout runs replay as a user does
+    monkeypatch.chdir(tmp_path)  # not the policy's folder
+    trace = str(CORPUS / "seed_parallel_batch.json")
+    status = main(["replay", trace, "--policy", f"{BAD}/with_sibling.py:select", "--quiet"])
+    out, err = capsys.readouterr()
+    assert "ModuleNotFoundError" not in err
+    assert status in (0, 1) and out.startswith("verdict:")
 
 
 def test_a_list_function_without_its_format_gets_a_hint_naming_the_suffix(
@@ -195,27 +194,25 @@ def test_a_list_function_without_its_format_gets_a_hint_naming_the_suffix(
 
 
 # ------------------------------------------------------ untrusted traces
-def test_replay_never_imports_a_traces_policy_without_consent(tmp_path: Path) -> None:
+def test_replay_never_imports_a_traces_policy_without_consent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prunecheck.sim.adapters.cage import close_all
+
     trace = json.loads((CORPUS / "seed_parallel_batch.json").read_text())
     trace["policy"] = f"{BAD}/evil.py:select"
     path = tmp_path / "evil_trace.json"
     path.write_text(json.dumps(trace))
     mark = tmp_path / "evil-ran.txt"
-    env = {**os.environ, "EVIL_MARK": str(mark)}
-    done = subprocess.run(
-        [*PY, "replay", str(path)], capture_output=True, text=True, env=env, timeout=60
-    )
-    assert done.returncode == 2 and not mark.exists()
-    assert "evil.py" in done.stderr and "--trust-policy" in done.stderr
-    assert "sha256" in done.stderr  # what it would run
-    consented = subprocess.run(
-        [*PY, "replay", str(path), "--trust-policy", "--quiet"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert consented.returncode in (0, 1) and mark.exists()  # the check above can fail
+    monkeypatch.setenv("EVIL_MARK", str(mark))
+    close_all()  # the policy's worker starts anew, with this EVIL_MARK
+    assert main(["replay", str(path)]) == 2 and not mark.exists()
+    err = capsys.readouterr().err
+    assert "evil.py" in err and "--trust-policy" in err
+    assert "sha256" in err  # what it would run
+    consented = main(["replay", str(path), "--trust-policy", "--quiet"])
+    close_all()
+    assert consented in (0, 1) and mark.exists()  # the check above can fail
 
 
 # ------------------------------------------------------- locks, checksums
@@ -457,7 +454,7 @@ def test_a_caged_hang_is_a_policy_timeout_and_later_calls_fail_at_once() -> None
     from prunecheck.sim.adapters.cage import close_all
 
     close_all()
-    caged = time_limited(load_policy(f"{BAD}/hangs.py:sleeps"), 0.5)
+    caged = time_limited(load_policy(f"{BAD}/hangs.py:sleeps"), 0.1)
     assert isinstance(caged, CagedPolicy)
     ctx = Context()
     ctx.append(Message("m1", Role.USER, 5, 1, 0.0, unit_id="m1"))
@@ -468,7 +465,7 @@ def test_a_caged_hang_is_a_policy_timeout_and_later_calls_fail_at_once() -> None
             caged.select(view, 1)
         errors.append(info.value)
     close_all()
-    assert "did not return within 0.5 s" in errors[0].rule and errors[0].step is None
+    assert "did not return within 0.1 s" in errors[0].rule and errors[0].step is None
     assert errors[1] is not errors[0] and errors[1].paragraph() == errors[0].paragraph()
 
 

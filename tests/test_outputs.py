@@ -92,8 +92,7 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 
 def test_a_full_file_system_keeps_finished_runs_and_no_temporary_file(small_fs: Path) -> None:
     out = small_fs / "r.jsonl"
-    first = _prunecheck("sweep", "--out", str(out), *SWEEP, "--seeds", "1")
-    assert first.returncode == 0, first.stderr
+    assert main(["sweep", "--out", str(out), *SWEEP, "--seeds", "1"]) == 0  # in process: setup
     kept = out.read_text(encoding="utf-8")
     filler = os.open(small_fs / "filler", os.O_WRONLY | os.O_CREAT)
     try:  # fill the file system to the brim
