@@ -285,15 +285,24 @@ def test_the_guard_wrapping_each_trimmer_survives_the_default_sweep(tmp_path: Pa
     assert len(rows) >= len(LEVELS) * SEEDS * len(GUARDED) and invocations > 10_000
 
 
-@pytest.mark.parametrize("name", ["lowest_salience", "clear_old_results", "summarize_prefix"])
-def test_simulated_traces_give_the_same_verdicts_through_the_protocol(name: str) -> None:
+_SIMULATED = ["lowest_salience", "clear_old_results", "summarize_prefix"]
+
+
+@pytest.mark.parametrize(
+    ("name", "horizon"),  # a minute of load in make test; 150 s (more kinds met) in make test-all
+    [(name, 60.0) for name in _SIMULATED]
+    + [pytest.param(name, 150.0, marks=pytest.mark.slow) for name in _SIMULATED],
+)
+def test_simulated_traces_give_the_same_verdicts_through_the_protocol(
+    name: str, horizon: float
+) -> None:
     policy = load_policy(name)
     run = simulate(
         load_system(name, DEFAULT_TIMEOUT),
         RuntimeConfig(provider=Provider.OPENAI),
         load_at(1.0),
         1,
-        horizon=150.0,
+        horizon=horizon,
     )
     kinds = set()
     for trace in run.traces:

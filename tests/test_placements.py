@@ -158,9 +158,9 @@ def test_no_driver_fires_a_budget_check_of_its_own() -> None:
 
 
 @pytest.mark.parametrize(
-    ("check_at", "runs"),  # one placement, 40 runs in make test; every one, 80, in make test-all
+    ("check_at", "runs"),  # one placement, 20 runs in make test; every one, 80, in make test-all
     [
-        (CheckAt.AFTER_APPEND, 40),
+        (CheckAt.AFTER_APPEND, 20),
         *(pytest.param(c, 80, marks=pytest.mark.slow) for c in CheckAt),
     ],
 )
