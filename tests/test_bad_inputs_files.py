@@ -160,9 +160,19 @@ INPUTS = (
     ("search-failures", "search recency --max-examples 2 --failures {tmp}/{name}"),
 )
 
+#: Commands that meet every special file in make test: one per way a path
+#: is checked (an output file, a JUnit file, an output folder, an input, the
+#: failure database); every other command meets the FIFO (the file that
+#: would hang it) in make test, and every special file in make test-all.
+EVERY_KIND = {"sweep-out", "check-junit", "search-out", "replay", "check-failures"}
 SPECIAL_CASES = [
     *(
-        _c(f"{cmd}-{kind}", argv.format(tmp="{tmp}", name=name), needle=needle)
+        _c(
+            f"{cmd}-{kind}",
+            argv.format(tmp="{tmp}", name=name),
+            needle=needle,
+            slow=kind != "fifo" and cmd not in EVERY_KIND,
+        )
         for cmd, argv in (*OUTPUT_FILES, *OUTPUT_FOLDERS, *INPUTS)
         for kind, name, needle in SPECIAL
     ),
@@ -258,6 +268,7 @@ CASES = [
 
 def test_every_class_has_cases() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
+    assert EVERY_KIND <= {cmd for cmd, _ in (*OUTPUT_FILES, *OUTPUT_FOLDERS, *INPUTS)}
     commands = {c.argv[0] for c in SPECIAL_CASES}
     assert {"baseline", "regress", "sweep", "report", "search", "explore", "check"} <= commands
     assert {"import", "shrink", "replay", "validate"} <= commands
@@ -341,7 +352,9 @@ def _snapshot(folder: Path) -> dict[str, tuple[object, ...]]:
     return seen
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.name, marks=[pytest.mark.slow] if c.slow else []) for c in CASES]
+)
 def test_bad_file(
     case: Case, files_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
