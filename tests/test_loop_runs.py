@@ -19,11 +19,11 @@ FAKE = Path(__file__).resolve().parent / "loops_fake.py"
 
 @pytest.fixture
 def short_shrink(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every loop search of the test shrinks briefly (Hypothesis's 10 runs, 20
+    """Every loop search of the test shrinks briefly (Hypothesis's 4 runs, 8
     of step deletion): these tests ask what a check or a search reports, not
     how short its schedules get (test_search_shrinks_one_scenario_class below
     and test_loops_search shrink in full)."""
-    short = functools.partial(loop_search.search, shrink_runs=10, polish_runs=20)
+    short = functools.partial(loop_search.search, shrink_runs=4, polish_runs=8)
     for module in (loop_verdict, loop_api, loop_runs):
         monkeypatch.setattr(module, "search", short)
 

@@ -61,9 +61,10 @@ def _examples(folder: Path) -> Path:
 @pytest.mark.parametrize(
     "shrink",
     [
-        # a short shrink (Hypothesis's and the step deletion's): the same schedules
-        # found and shrunk, byte for byte, for a quarter of the default's time
-        pytest.param((10, 20), id="short-shrink"),
+        # a short shrink (Hypothesis's 4 runs and the step deletion's 8): the same
+        # schedules found and shrunk, byte for byte, run after run (determinism is
+        # the point, not how short they get); the default shrink in make test-all
+        pytest.param((4, 8), id="short-shrink"),
         pytest.param(None, id="default-shrink", marks=pytest.mark.slow),
     ],
 )

@@ -21,12 +21,12 @@ FAKE = Path(loops_fake.__file__)
 
 def _search(agent: object, scenario: ScenarioClass, seed: int = 1, *, short: bool = True):  # type: ignore[no-untyped-def]
     """The search of one scenario class.  ``short``: 20 runs and a short shrink
-    (Hypothesis's 10 runs, 20 of step deletion), for the tests that ask what
+    (Hypothesis's 4 runs, 8 of step deletion), for the tests that ask what
     is found, not how short it gets; the first test below shrinks in full."""
     if not short:
         return search(FakeAdapter(), agent, SCENARIOS[scenario], seed=seed, max_examples=40)
     return search(FakeAdapter(), agent, SCENARIOS[scenario], seed=seed, max_examples=20,
-                  shrink_runs=10, polish_runs=20)  # fmt: skip
+                  shrink_runs=4, polish_runs=8)  # fmt: skip
 
 
 def test_each_bug_of_the_buggy_fake_is_found_and_shrunk_to_a_short_schedule() -> None:
