@@ -502,7 +502,7 @@ def _runtime_cases() -> Iterator[Case]:
     )
     yield _c(
         "search-runtime-hangs-past-time-limit",
-        f"search runtime:{RUNTIMES}:Hangs --time-limit 1",
+        f"search runtime:{RUNTIMES}:Hangs --time-limit 0.5",
         needle="before --time-limit ran out",
     )
     for name in ("SysExit", "OsExit", "Keyboard"):  # as a user runs it: a subprocess
