@@ -201,8 +201,9 @@ class _Cycle:
 def test_a_run_collects_only_what_it_allocated_and_puts_the_heap_back() -> None:
     """Each run ends with a collection (the debris of its event loops); a full
     one walks the whole heap, ~0.5 s with a framework imported, so a run sets
-    aside (gc.freeze) what existed before it and puts it back when it closes."""
-    gc.collect()
+    aside (gc.freeze) what existed before it and puts it back when it closes.
+    (One full collection, at the end: in a worker with the frameworks
+    imported each costs ~0.3 s.)"""
     assert gc.get_freeze_count() == 0
     old = _Cycle()
     old_ref = weakref.ref(old)
