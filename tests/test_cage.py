@@ -82,7 +82,7 @@ def test_policy_output_goes_to_stderr_never_stdout() -> None:
 
 
 def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PRUNECHECK_POLICY_MEMORY_MB", "512")
+    monkeypatch.setenv("PRUNECHECK_POLICY_MEMORY_MB", "256")  # its first 256 MB fail at once
     from prunecheck.sim.adapters.cage import close_all
 
     close_all()  # workers read the limit when they start
