@@ -62,15 +62,15 @@ test-all: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-full} $(PYTEST) -q -n $(JOBS) --dist worksteal --durations=20 --cov
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check model sim src tests benchmarks examples docs/gen_cli.py
-	$(VENV)/bin/ruff check model sim src tests benchmarks examples docs/gen_cli.py
+	$(VENV)/bin/ruff format --check src tests benchmarks examples docs/gen_cli.py
+	$(VENV)/bin/ruff check src tests benchmarks examples docs/gen_cli.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-logo
 
 # Apply the formatter and the fixable lint rules (make lint checks both).
 format: $(STAMP)
-	$(VENV)/bin/ruff format model sim src tests benchmarks examples docs/gen_cli.py
-	$(VENV)/bin/ruff check --fix model sim src tests benchmarks examples docs/gen_cli.py
+	$(VENV)/bin/ruff format src tests benchmarks examples docs/gen_cli.py
+	$(VENV)/bin/ruff check --fix src tests benchmarks examples docs/gen_cli.py
 
 # The documentation site (mkdocs.yml, docs/) into site/, warnings as errors; the
 # command-line and incident-class reference pages are generated first (docs/gen_cli.py).

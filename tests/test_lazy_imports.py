@@ -177,7 +177,7 @@ def test_policy_timeout_is_the_one_option_everywhere(command: str) -> None:
 
 
 def test_policy_timeout_is_defined_in_one_module() -> None:
-    sim = Path(__file__).resolve().parent.parent / "sim"
+    sim = Path(__file__).resolve().parent.parent / "src" / "prunecheck" / "sim"
     defining = sorted(
         str(p.relative_to(sim))
         for p in sim.rglob("*.py")

@@ -43,8 +43,8 @@ def test_no_source_file_writes_the_number_again() -> None:
     quoted = re.compile(rf"[\"']{written}[\"']")
     sources = [
         *(ROOT / "src" / "prunecheck").glob("*.py"),
-        *(ROOT / "model").rglob("*.py"),
-        *(ROOT / "sim").rglob("*.py"),
+        *(ROOT / "src" / "prunecheck" / "model").rglob("*.py"),
+        *(ROOT / "src" / "prunecheck" / "sim").rglob("*.py"),
         *(ROOT / "src" / "prunecheck" / "guard").glob("*.py"),
     ]
     assert sources
