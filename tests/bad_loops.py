@@ -4,6 +4,7 @@ ever waiting on the harness, one cannot open its agent."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from prunecheck.sim.loops.contract import Capability, Harness, ToolSpec
@@ -47,7 +48,7 @@ class BadAdapter:
             raise RuntimeError("no API key")
         return _Spinner()
 
-    def script(self, target_spec: str, schedule_json: str) -> str:
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         return ""
 
 

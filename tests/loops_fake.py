@@ -221,7 +221,7 @@ class FakeAdapter:
         assert isinstance(target, FakeAgent)
         return _FakeLoop(target, harness)
 
-    def script(self, target_spec: str, schedule_json: str) -> str:
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         return _SCRIPT.format(schedule=json.dumps(json.loads(schedule_json)["steps"]))
 
 

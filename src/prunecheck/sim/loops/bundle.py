@@ -38,8 +38,11 @@ __all__ = ["BUNDLE_FILES", "bundle_texts", "write_bundle"]
 BUNDLE_FILES = ("schedule.json", "narrative.txt", "requests.jsonl", "incidents.json", "repro.py")
 
 
-def bundle_texts(target: LoopTarget, found: Outcome, *, seed: int, scenario: str) -> dict[str, str]:
-    """The bundle's files by name (see the module's docs)."""
+def bundle_texts(
+    target: LoopTarget, found: Outcome, *, seed: int, scenario: str, folder: Path | None = None
+) -> dict[str, str]:
+    """The bundle's files by name (see the module's docs); ``folder`` is where
+    they will be written (the script finds the user's module from there)."""
     story = retell(target.adapter, target.target, found.steps)
     expect = sorted({i.kind.value for i in story.incidents if i.is_violation})
     schedule = schedule_to_json(
@@ -59,7 +62,7 @@ def bundle_texts(target: LoopTarget, found: Outcome, *, seed: int, scenario: str
         "narrative.txt": head + narrative(story),
         "requests.jsonl": requests_json(story),
         "incidents.json": json.dumps(incidents, indent=2, sort_keys=True) + "\n",
-        "repro.py": target.adapter.script(target.reference, schedule),
+        "repro.py": target.adapter.script(target.reference, schedule, folder=folder),
     }
 
 
@@ -77,6 +80,8 @@ def write_bundle(
     folder = output_folder(out)
     check_bundle_folder(folder, force=force)
     make_folder(folder, private=True)  # conversation content: its owner's only
-    for name, text in bundle_texts(target, found, seed=seed, scenario=scenario).items():
+    for name, text in bundle_texts(
+        target, found, seed=seed, scenario=scenario, folder=folder
+    ).items():
         write_text(folder / name, text, private=True)
     return folder

@@ -253,9 +253,12 @@ class Adapter(Protocol):
         """
         ...
 
-    def script(self, target_spec: str, schedule_json: str) -> str:
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """The text of a standalone Python script that replays a schedule
         (:func:`prunecheck.sim.loops.steps.schedule_to_json`) with the
         framework alone (no prunecheck import), printing the broken request
-        or the ledger mismatch: for bundles."""
+        or the ledger mismatch: for bundles.  ``folder`` is where the script
+        will be written: it imports the user's module by its path relative to
+        that folder, so it runs from any working directory (``None``: the
+        working directory)."""
         ...

@@ -105,12 +105,18 @@ def run_alone(
 
 
 def finding_of(stdout: str) -> str:
-    """The script's first finding, or ``""`` if it printed none.
+    """The script's first finding, or ``""`` if it printed none: its line
+    ``reproduced: KIND: detail`` (or, in scripts before 0.3, ``N finding(s);
+    the first: ...``).
 
+    >>> finding_of("request #2: ...\\nreproduced: hang: the turn did not return")
+    'hang: the turn did not return'
     >>> finding_of("step 0: ...\\n1 finding(s); the first: HANG: the turn did not return")
     'HANG: the turn did not return'
     """
     for line in stdout.splitlines():
+        if line.startswith("reproduced: "):
+            return line.removeprefix("reproduced: ")
         head, sep, first = line.partition(" finding(s); the first: ")
         if sep and head.isdigit():
             return first

@@ -230,7 +230,7 @@ def check_row(spec: str, *, seed: int, max_examples: int, scripts: Path, table: 
     for cell in result.unsafe:
         assert cell.found is not None
         name = cell.scenario.name.value
-        texts = bundle_texts(target, cell.found, seed=seed, scenario=name)
+        texts = bundle_texts(target, cell.found, seed=seed, scenario=name, folder=scripts)
         scripts.mkdir(parents=True, exist_ok=True)
         path = scripts / f"{_slug(spec, name)}.py"
         write_text(path, texts["repro.py"])

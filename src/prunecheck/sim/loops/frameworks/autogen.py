@@ -177,7 +177,7 @@ class AutoGenAdapter:
         agent._workbench = [StaticStreamWorkbench(fakes)]
         return AutoGenLoop(agent, harness)
 
-    def script(self, target_spec: str, schedule_json: str) -> str:
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A standalone script replaying the schedule with AutoGen alone."""
         import sys
 

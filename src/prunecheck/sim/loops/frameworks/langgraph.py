@@ -227,7 +227,7 @@ class LangGraphAdapter:
             graph.checkpointer = InMemorySaver()  # in memory: a crash loses it
         return LangGraphLoop(graph, harness, saver)
 
-    def script(self, target_spec: str, schedule_json: str) -> str:
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A standalone script replaying the schedule with LangChain and LangGraph alone."""
         import sys
 

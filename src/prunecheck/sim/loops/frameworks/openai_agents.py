@@ -140,7 +140,7 @@ class OpenAIAgentsAdapter:
         agent, config = _need(target)
         return _AgentsLoop(agent, config, harness, self.cancel_mode)
 
-    def script(self, target_spec: str, schedule_json: str) -> str:
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         from ._scripts import script_text
 
         module = sys.modules[__name__]

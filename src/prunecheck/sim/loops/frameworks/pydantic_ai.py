@@ -133,7 +133,7 @@ class PydanticAIAdapter:
     def open(self, target: object, harness: Harness) -> _PydanticAILoop:
         return _PydanticAILoop(_need(target), harness, self)
 
-    def script(self, target_spec: str, schedule_json: str) -> str:
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         from ._scripts import script_text
 
         settings = f"persist=Persist({self.persist.value!r}), "
