@@ -21,7 +21,12 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-from prunecheck.sim.adapters.policy_spec import PolicySpec, SpecKind, parse_spec_or_none
+from prunecheck.sim.adapters.policy_spec import (
+    PolicySpec,
+    SpecKind,
+    parse_spec_or_none,
+    split_reference,
+)
 
 __all__ = ["policy_digest", "source_of"]
 
@@ -51,7 +56,7 @@ def source_of(spec: str) -> Path | None:
         for part in parsed.settings.split(","):
             value = part.partition("=")[2]
             if ".py:" in value:
-                return Path(value.rsplit(":", 1)[0])
+                return Path(split_reference(value)[0])
         return None
     if not parsed.where:
         return None

@@ -17,11 +17,16 @@ these).  A spec is one of
   :mod:`prunecheck.model.observed`);
 * ``runtime:FILE.py:CLASS`` or ``runtime:module:CLASS`` — a runtime under
   test; ``runtime:guard:POLICY`` and ``runtime:model:POLICY`` wrap any other
-  spec in prunecheck's reference runtime or the model runtime.
+  spec in prunecheck's reference runtime or the model runtime;
+* ``loop:FILE.py:ATTR``, ``loop:module:ATTR`` or ``loop:FRAMEWORK:FILE.py:ATTR``
+  — a real agent loop, the user's agent or a factory of one
+  (:mod:`prunecheck.sim.loops.target` loads it).
 
 :func:`parse_spec` reads a spec into a :class:`PolicySpec`; everything that
-needs to know what a spec names (loading, sweeps, reproductions, the
-``--format`` option) asks it, so the syntax has one set of rules.
+needs to know what a spec names (loading, sweeps, reproductions, reports,
+the ``--format`` option, the agent-loop harness) asks it, so the syntax has
+one set of rules and one parser (a test holds that no other module splits a
+spec).
 
 >>> parse_spec("mypkg.trim:select").kind
 <SpecKind.ATTRIBUTE: 'attribute'>
@@ -30,6 +35,9 @@ needs to know what a spec names (loading, sweeps, reproductions, the
 ('policies/trim.py', 'trim', 'anthropic', True)
 >>> parse_spec("runtime:guard:recency").inner.kind
 <SpecKind.BUILTIN: 'builtin'>
+>>> loop = parse_spec("loop:langgraph:app/agent.py:build")
+>>> loop.kind, loop.adapter, loop.where, loop.attr
+(<SpecKind.LOOP: 'loop'>, 'langgraph', 'app/agent.py', 'build')
 >>> with_format("my_trim.py:trim", "openai"), with_format("recency", "openai")
 ('my_trim.py:trim@openai', 'recency')
 """
@@ -48,10 +56,13 @@ from prunecheck.sim.adapters.catalog import ADAPTERS
 
 __all__ = [
     "FORMATS",
+    "LOOP_FRAMEWORKS",
+    "LOOP_PREFIX",
     "RUNTIME_PREFIX",
     "PolicySpec",
     "SpecKind",
     "is_file_reference",
+    "is_loop_spec",
     "list_format",
     "parse_spec",
     "parse_spec_or_none",
@@ -66,6 +77,11 @@ __all__ = [
 FORMATS = tuple(p.value for p in Provider)
 #: What starts a runtime spec.
 RUNTIME_PREFIX = "runtime:"
+#: What starts an agent-loop spec.
+LOOP_PREFIX = "loop:"
+#: The frameworks whose agent loops prunecheck drives (``loop:FRAMEWORK:...``).
+LOOP_FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph", "autogen")
+_LOOP_USAGE = "must be loop:FILE.py:ATTR, loop:module:ATTR or loop:FRAMEWORK:FILE.py:ATTR."
 _RUNTIME_USAGE = (
     "must be runtime:FILE.py:CLASS, runtime:module:CLASS, runtime:guard:POLICY "
     "or runtime:model:POLICY."
@@ -83,6 +99,7 @@ class SpecKind(Enum):
     GUARD_RUNTIME = "guard_runtime"  # runtime:guard:POLICY
     MODEL_RUNTIME = "model_runtime"  # runtime:model:POLICY
     OBSERVED = "observed"  # observed:@#T evict #L ... (an imported log's removals)
+    LOOP = "loop"  # loop:[FRAMEWORK:]FILE.py:ATTR, loop:module:ATTR (a real agent loop)
 
     @property
     def is_runtime(self) -> bool:
@@ -114,7 +131,8 @@ class PolicySpec:
     format : str or None
         A list function's provider format (LIST).
     adapter : str
-        A framework adapter's name (FRAMEWORK).
+        A framework adapter's name (FRAMEWORK), or the framework a loop spec
+        names (LOOP; empty: detected when loaded).
     settings : str
         A framework adapter's ``key=value,...`` text (FRAMEWORK).
     inner : PolicySpec or None
@@ -186,6 +204,8 @@ def parse_spec(text: str) -> PolicySpec:
     """
     if text.startswith(RUNTIME_PREFIX):
         return _runtime(text)
+    if is_loop_spec(text):
+        return _loop(text)
     if text in BUILTINS:
         return PolicySpec(text, SpecKind.BUILTIN)
     if text.startswith(OBSERVED_PREFIX):
@@ -233,6 +253,27 @@ def _runtime(text: str) -> PolicySpec:
             "for example runtime:examples/agent_loop.py:NaiveLoop.",
         )
     return PolicySpec(text, SpecKind.RUNTIME, where=where, attr=attr)
+
+
+def is_loop_spec(text: str) -> bool:
+    """Whether ``text`` names an agent loop (``loop:…``)."""
+    return text.startswith(LOOP_PREFIX)
+
+
+def _loop(text: str) -> PolicySpec:
+    rest = text[len(LOOP_PREFIX) :]
+    framework = ""
+    head, sep, tail = rest.partition(":")
+    if sep and head in LOOP_FRAMEWORKS:
+        framework, rest = head, tail
+    where, attr = split_reference(rest)
+    if not where or not attr:
+        raise PolicyError(
+            f"loop spec {text!r}",
+            _LOOP_USAGE,
+            "for example loop:examples/loops/fake_agent.py:agent.",
+        )
+    return PolicySpec(text, SpecKind.LOOP, where=where, attr=attr, adapter=framework)
 
 
 def parse_spec_or_none(text: str) -> PolicySpec | None:

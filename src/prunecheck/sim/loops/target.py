@@ -24,7 +24,12 @@ import importlib
 from dataclasses import dataclass
 
 from prunecheck.model.errors import PolicyError
-from prunecheck.sim.adapters.policy_spec import split_reference
+from prunecheck.sim.adapters.policy_spec import (
+    LOOP_PREFIX,
+    SpecKind,
+    is_loop_spec,
+    parse_spec,
+)
 from prunecheck.sim.adapters.user_code import find_object, import_where
 
 from .contract import Adapter
@@ -39,17 +44,14 @@ __all__ = [
 ]
 
 #: What starts a loop spec.
-LOOP_PREFIX = "loop:"
-
-#: Framework name → ``module:Class`` of its adapter.
-FRAMEWORKS: dict[str, str] = {
-    "pydantic-ai": "prunecheck.sim.loops.frameworks.pydantic_ai:PydanticAIAdapter",
-    "openai-agents": "prunecheck.sim.loops.frameworks.openai_agents:OpenAIAgentsAdapter",
-    "langgraph": "prunecheck.sim.loops.frameworks.langgraph:LangGraphAdapter",
-    "autogen": "prunecheck.sim.loops.frameworks.autogen:AutoGenAdapter",
+#: Framework name (as the spec parser knows them: ``LOOP_FRAMEWORKS``) →
+#: the module and class of its adapter.
+FRAMEWORKS: dict[str, tuple[str, str]] = {
+    "pydantic-ai": ("prunecheck.sim.loops.frameworks.pydantic_ai", "PydanticAIAdapter"),
+    "openai-agents": ("prunecheck.sim.loops.frameworks.openai_agents", "OpenAIAgentsAdapter"),
+    "langgraph": ("prunecheck.sim.loops.frameworks.langgraph", "LangGraphAdapter"),
+    "autogen": ("prunecheck.sim.loops.frameworks.autogen", "AutoGenAdapter"),
 }
-
-_USAGE = "must be loop:FILE.py:ATTR, loop:module:ATTR or loop:FRAMEWORK:FILE.py:ATTR."
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +80,6 @@ class LoopTarget:
         return self.adapter.framework
 
 
-def is_loop_spec(text: str) -> bool:
-    """Whether ``text`` is a loop spec."""
-    return text.startswith(LOOP_PREFIX)
-
-
 def adapter_named(name: str) -> Adapter:
     """The adapter of framework ``name``.
 
@@ -95,7 +92,7 @@ def adapter_named(name: str) -> Adapter:
     if where is None:
         raise PolicyError(f"loop framework {name!r}", "is not one prunecheck drives.",
                           f"use one of: {', '.join(FRAMEWORKS)}.")  # fmt: skip
-    module, _, cls = where.partition(":")
+    module, cls = where
     try:
         made = getattr(importlib.import_module(module), cls)()
     except (ImportError, AttributeError) as exc:
@@ -109,16 +106,11 @@ def adapter_named(name: str) -> Adapter:
 
 
 def _parse(text: str) -> tuple[str, str, str]:
-    rest = text[len(LOOP_PREFIX) :]
-    framework = ""
-    head, sep, tail = rest.partition(":")
-    if sep and head in FRAMEWORKS:
-        framework, rest = head, tail
-    where, attr = split_reference(rest)
-    if not where or not attr:
-        raise PolicyError(f"loop spec {text!r}", _USAGE,
+    spec = parse_spec(text)
+    if spec.kind is not SpecKind.LOOP:
+        raise PolicyError(f"loop spec {text!r}", f"must start with {LOOP_PREFIX}.",
                           "for example loop:examples/loops/fake_agent.py:agent.")  # fmt: skip
-    return framework, where, attr
+    return spec.adapter, spec.where, spec.attr
 
 
 def load_target(text: str) -> LoopTarget:

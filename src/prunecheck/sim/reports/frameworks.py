@@ -30,6 +30,7 @@ from prunecheck.model.trace import Trace
 from prunecheck.sim.adapters.catalog import ADAPTERS
 from prunecheck.sim.adapters.frameworks import framework_policy, library_version
 from prunecheck.sim.adapters.frameworks.repro import Capture, capture, script
+from prunecheck.sim.adapters.policy_spec import parse_spec
 from prunecheck.sim.reports.claims import INVARIANT
 from prunecheck.sim.support.outputs import write_text
 from prunecheck.sim.verdicts.minimal import AIM
@@ -93,7 +94,7 @@ def run_row(
     """Check one spec under every placement; capture its reproduction."""
     from prunecheck.sim.verdicts.check import check_policy
 
-    name = spec.partition(":")[0]
+    name = parse_spec(spec).adapter
     adapter = ADAPTERS[name]
     cells: dict[str, Cell] = {}
     found: Capture | None = None
@@ -182,7 +183,8 @@ def _relpath(path: Path, start: Path) -> str:
 
 
 def _slug(spec: str) -> str:
-    name, _, settings = spec.partition(":")
+    parsed = parse_spec(spec)
+    name, settings = parsed.adapter, parsed.settings
     settings = settings.replace(_PYDANTIC + ":", "")
     return re.sub(r"[^a-z0-9]+", "_", f"{name}_{settings}".lower()).strip("_")[:60]
 
@@ -193,10 +195,11 @@ def write_script(row: Row, folder: Path) -> Row:
         return row
     from prunecheck.sim.adapters.frameworks.spec import parse_settings
 
-    name = row.spec.partition(":")[0]
+    parsed = parse_spec(row.spec)
+    name = parsed.adapter
     adapter = ADAPTERS[name]
     module = __import__(adapter.module, fromlist=[adapter.settings])
-    settings_text = row.spec.partition(":")[2]
+    settings_text = parsed.settings
     if name == "langchain":
         settings = module.parse_settings(settings_text)
     else:

@@ -34,6 +34,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from prunecheck.model.errors import PrunecheckError
+from prunecheck.sim.adapters.policy_spec import (
+    LOOP_PREFIX,
+    SpecKind,
+    is_loop_spec,
+    parse_spec,
+    parse_spec_or_none,
+)
 from prunecheck.sim.loops.bundle import bundle_texts
 from prunecheck.sim.loops.contract import Capability
 from prunecheck.sim.loops.scenarios import SCENARIOS
@@ -134,7 +141,7 @@ class Row:
 def is_guarded(target: LoopTarget) -> bool:
     """Whether the spec's module imports ``prunecheck.guard`` at its top level
     (the agent trims through prunecheck's guard, as the ``*_guarded`` examples do)."""
-    where = target.reference.rpartition(":")[0]
+    where = parse_spec(target.spec).where if is_loop_spec(target.spec) else ""
     path: str | None = where
     if not where.endswith(".py"):
         try:
@@ -195,13 +202,15 @@ def as_shown(spec: str, cwd: Path | None = None) -> str:
     >>> as_shown("loop:examples/a.py:agent", Path("/home/max/repo"))
     'loop:examples/a.py:agent'
     """
-    kind, _, rest = spec.partition(":")
-    file, sep, attr = rest.rpartition(":")
-    path = Path(file)
-    here = (cwd or Path.cwd()).resolve()
-    if not sep or not path.is_absolute() or not path.is_relative_to(here):
+    parsed = parse_spec_or_none(spec)
+    if parsed is None or parsed.kind is not SpecKind.LOOP:
         return spec
-    return f"{kind}:{path.relative_to(here).as_posix()}:{attr}"
+    path = Path(parsed.where)
+    here = (cwd or Path.cwd()).resolve()
+    if not path.is_absolute() or not path.is_relative_to(here):
+        return spec
+    framework = f"{parsed.adapter}:" if parsed.adapter else ""
+    return f"{LOOP_PREFIX}{framework}{path.relative_to(here).as_posix()}:{parsed.attr}"
 
 
 def _slug(spec: str, scenario: str) -> str:

@@ -19,6 +19,7 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.incidents import Incident
 from prunecheck.model.trace import Trace, TraceStep
+from prunecheck.sim.adapters.policy_spec import RUNTIME_PREFIX, parse_spec_or_none
 
 __all__ = ["NOTABLE_GAP", "Narrative", "describe_event", "later", "narrate", "narrate_stream"]
 
@@ -94,10 +95,11 @@ def narrate_stream(
         f"{cfg.retry} · stream loss {cfg.on_stream_loss} · repair {cfg.repair} · "
         f"provider {cfg.provider} · budget {cfg.budget} / ceiling {cfg.hard_ceiling}"
     )
-    if trace.policy.startswith("runtime:"):  # its knobs are its own code
+    spec = parse_spec_or_none(trace.policy)
+    if spec is not None and spec.kind.is_runtime:  # its knobs are its own code
         head = (
-            f"runtime under test {trace.policy[len('runtime:') :]} · budget {cfg.budget} / "
-            f"ceiling {cfg.hard_ceiling}"
+            f"runtime under test {trace.policy.removeprefix(RUNTIME_PREFIX)} · "
+            f"budget {cfg.budget} / ceiling {cfg.hard_ceiling}"
         )
     yield f"**{head}**\n" if markdown else head
     counts: Counter[tuple[bool, str]] = Counter()

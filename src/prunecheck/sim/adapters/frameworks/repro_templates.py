@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from prunecheck.sim.adapters.policy_spec import split_reference
+
 __all__ = ["SNIPPETS", "pairing_problems"]
 
 
@@ -329,7 +331,7 @@ for m in reducer.messages:
 
 
 def _pydantic_ai(s: Any, max_tokens: int) -> str:
-    where, _, attr = s.processor.rpartition(":")
+    where, attr = split_reference(s.processor)
     return f"""import asyncio
 import importlib.util
 import inspect
