@@ -85,14 +85,12 @@ def test_the_scan_finds_a_second_parser(tmp_path: Path) -> None:
         hits = _spec_parsing(tmp_path / "x.py")
     finally:
         PACKAGE = saved
-    assert [h.rsplit(" ", 1)[1] for h in hits] == [
+    assert sorted(h.rsplit(" ", 1)[1] for h in hits) == [
         ".partition()",
         ".rpartition()",
         ".startswith()",
         ".startswith()",
-    ] or sorted(h.rsplit(" ", 1)[1] for h in hits) == sorted(
-        [".partition()", ".rpartition()", ".startswith()", ".startswith()"]
-    )
+    ]
 
 
 def test_every_exception_names_a_module_that_exists() -> None:
