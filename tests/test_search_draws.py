@@ -4,12 +4,10 @@ choices ``data.draw`` makes."""
 
 from __future__ import annotations
 
-import sys
-
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from prunecheck.sim.drivers.search_draws import Draws, draw, warm_up
+from prunecheck.sim.drivers.search_draws import Draws, draw
 
 
 def test_each_strategy_is_built_once_by_its_arguments() -> None:
@@ -49,10 +47,3 @@ def test_a_lean_draw_makes_the_choices_data_draw_makes() -> None:
     plain = _drawn(lean=False)
     assert len(plain) == 25 and len(set(map(repr, plain))) > 1
     assert _drawn(lean=True) == plain
-
-
-def test_warm_up_computes_the_pool_for_the_modules_loaded() -> None:
-    from hypothesis.internal.conjecture import providers
-
-    warm_up()
-    assert providers._sys_modules_len == len(sys.modules)

@@ -14,7 +14,7 @@ from typing import Any
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.policy_spec import list_format
+from prunecheck.sim.adapters.policy_spec import is_loop_spec, list_format
 from prunecheck.sim.cli.argtypes import integer, natural
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.failure_options import (
@@ -43,7 +43,6 @@ from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_poli
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import add_suite_arguments
-from prunecheck.sim.loops.target import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.minimal import shrink_note

@@ -12,6 +12,7 @@ from typing import Any
 
 from prunecheck.model.system import incidents_of
 from prunecheck.sim.adapters.digest import policy_digest
+from prunecheck.sim.adapters.policy_spec import is_loop_spec
 from prunecheck.sim.cli.argtypes import count, integer
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.counterexample import report_counterexample
@@ -36,7 +37,6 @@ from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argumen
 from prunecheck.sim.cli.loop_runs import LOOP_HELP, search_loop_command
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.loops.scenarios import ScenarioClass
-from prunecheck.sim.loops.target import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.vacuity import vacuous_clause
 

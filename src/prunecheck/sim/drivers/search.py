@@ -77,6 +77,7 @@ from prunecheck.sim.drivers.swarm import (
     persisted_history,
     random_draw,
 )
+from prunecheck.sim.support.seed_only import seed_only
 
 __all__ = ["SHRINK_RUNS", "SearchResult", "random_walk", "search"]
 
@@ -189,7 +190,8 @@ def search(
         print_blob=False,
     )
     try:
-        run_state_machine_as_test(machine, settings=run_settings)
+        with seed_only():  # the seed alone decides the draws (see that module)
+            run_state_machine_as_test(machine, settings=run_settings)
     except (Found, Enough):
         pass
     except Fatal as fatal:

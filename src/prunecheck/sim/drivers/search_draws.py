@@ -17,12 +17,9 @@ time, and neither changes a choice:
 The choices drawn, and so every run, counterexample and shrink of a given
 seed, are the same either way.
 
-:func:`warm_up` does once, in a process about to fork searches, what
-Hypothesis would otherwise do in each of them: read the constants of the
-local modules loaded (a pool its draws now and then take a value from;
-parsing them took a quarter of a second a process).  The pool is the same
-either way: it holds every loaded local module's constants, and a process
-that loads more later adds theirs at its next draw.
+ Hypothesis's pool of constants of the process's local modules is empty
+while a search runs (:mod:`prunecheck.sim.support.seed_only`): the seed
+alone decides the draws, and no process parses those modules for it.
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
-__all__ = ["Draws", "draw", "warm_up"]
+__all__ = ["Draws", "draw"]
 
 T = TypeVar("T")
 
@@ -98,14 +95,3 @@ class Draws:
                 st.sampled_from(pool), min_size=width, max_size=width
             )
         return found
-
-
-def warm_up() -> None:
-    """Compute Hypothesis's pool of local constants in this process now, so
-    that the processes it forks inherit it instead of each parsing the same
-    files (see the module's doc); a Hypothesis without the pool: nothing."""
-    try:
-        from hypothesis.internal.conjecture.providers import _get_local_constants
-    except ImportError:  # pragma: no cover - a Hypothesis without the pool
-        return
-    _get_local_constants()

@@ -27,6 +27,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from prunecheck.model.incidents import Incident
+from prunecheck.sim.support.seed_only import seed_only
 
 from .contract import Adapter
 from .scenarios import Bounds, Draw, Scenario, next_step
@@ -238,7 +239,8 @@ def search(
         print_blob=False,
     )(run)
     try:
-        run()
+        with seed_only():  # the seed alone decides the draws (see that module)
+            run()
     except (_Found, _Enough):
         pass
     except Exception as exc:  # Hypothesis's Flaky after an early stop, or a framework error

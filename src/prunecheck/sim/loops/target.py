@@ -27,7 +27,6 @@ from prunecheck.model.errors import PolicyError
 from prunecheck.sim.adapters.policy_spec import (
     LOOP_PREFIX,
     SpecKind,
-    is_loop_spec,
     parse_spec,
 )
 from prunecheck.sim.adapters.user_code import find_object, import_where
@@ -36,10 +35,8 @@ from .contract import Adapter
 
 __all__ = [
     "FRAMEWORKS",
-    "LOOP_PREFIX",
     "LoopTarget",
     "adapter_named",
-    "is_loop_spec",
     "load_target",
 ]
 

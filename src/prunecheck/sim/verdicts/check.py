@@ -322,12 +322,8 @@ _CLOSING: set[int] = set()
 
 
 def _ready_to_search() -> None:
-    """Import the search and warm what Hypothesis computes once a process
-    (:func:`~prunecheck.sim.drivers.search_draws.warm_up`), before forking."""
+    """Import the search before forking, so the processes inherit it."""
     from prunecheck.sim.drivers import search  # noqa: F401 - imported, to be inherited
-    from prunecheck.sim.drivers.search_draws import warm_up
-
-    warm_up()
 
 
 def _runtime(policy: PolicyLike, format: str | None, timeout: float) -> System[Any] | None:
