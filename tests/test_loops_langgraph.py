@@ -9,6 +9,7 @@ What these tests record is what langchain 1.5.2 / langgraph 1.2.24 really do.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,6 @@ from loops_play import (
     errors,
     load_example,
     played,
-    replay_script,
     roles,
 )
 from loops_play import search_call as call
@@ -280,6 +280,7 @@ def test_the_same_schedule_gives_the_same_requests(tmp_path: Path) -> None:
 
 TRIM = "examples/loops/langgraph_trim.py:agent"
 GUARDED = "examples/loops/langgraph_guarded.py:agent"
+ROOT = Path(__file__).resolve().parent.parent
 _TWO_TURNS: list[Step] = [
     User("look both up"),
     ReplyStep(calls=(call(1), call(2))),
@@ -290,32 +291,50 @@ _TWO_TURNS: list[Step] = [
 ]
 
 
+def replay(spec: str, steps: list[Step], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The adapter's script of ``steps`` on ``spec`` (from the repository's root),
+    written to ``tmp_path`` and run from there with LangChain alone (an agent built
+    on prunecheck's guard keeps it)."""
+    from prunecheck.sim.loops.steps import schedule_to_json
+    from prunecheck.sim.reports.alone import run_alone
+
+    schedule = schedule_to_json(steps, target=spec, framework="langgraph", seed=1)
+    text = LangGraphAdapter().script(str(ROOT / spec), schedule, folder=tmp_path)
+    assert "import prunecheck" not in text and "from prunecheck" not in text
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    guarded = "prunecheck.guard" in (ROOT / spec.rsplit(":", 1)[0]).read_text()
+    return run_alone(script, "langgraph", tmp_path, keep_guard=guarded, timeout=120)
+
+
 @pytest.mark.slow
 def test_standalone_script_shows_the_broken_request_with_langchain_alone(tmp_path: Path) -> None:
-    proc = replay_script(LangGraphAdapter(), TRIM, _TWO_TURNS, tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    assert "request 3: system user tool(call_2) assistant user" in proc.stdout
-    assert f"BROKEN REQUEST (HTTP 400): messages.2: {RESULT_WITHOUT_CALL}" in proc.stdout
-    assert (
-        "LEDGER MISMATCH: the trim removed call_1 (search, it ran) and kept call_2 of the same "
-        "unit: a prune must remove whole units"
-    ) in proc.stdout
+    proc = replay(TRIM, _TWO_TURNS, tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    sent = json.loads(proc.stdout.split("request #3: ", 1)[1].splitlines()[0])
+    assert [m["role"] for m in sent] == ["system", "user", "tool", "assistant", "user"]
+    assert f"openai says: {RESULT_WITHOUT_CALL}" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == (
+        "reproduced: orphaned_result: request #3 sends the result of call_2 without its call"
+    )
 
 
 @pytest.mark.slow
 def test_standalone_script_shows_the_broken_request_after_a_cancel(tmp_path: Path) -> None:
     steps: list[Step] = [*_TWO_TURNS[:3], Cancel(), User("still there?")]
-    proc = replay_script(LangGraphAdapter(), TRIM, steps, tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    assert "(send was cancelled)" in proc.stdout
-    assert f"messages.2: {CALLS_WITHOUT_RESULTS}call_1, call_2" in proc.stdout
+    proc = replay(TRIM, steps, tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"openai says: {CALLS_WITHOUT_RESULTS}call_1, call_2" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == (
+        "reproduced: provider_rejection: request #2 sends call_1, call_2 without a result"
+    )
 
 
 @pytest.mark.slow
 def test_standalone_script_of_the_guarded_agent_finds_nothing(tmp_path: Path) -> None:
-    proc = replay_script(LangGraphAdapter(), GUARDED, _TWO_TURNS, tmp_path)
+    proc = replay(GUARDED, _TWO_TURNS, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "no broken request and no ledger mismatch" in proc.stdout
+    assert proc.stdout.splitlines() == ["not reproduced"]
 
 
 def per_call_hitl(model: Any, checkpointer: Any = None) -> Any:
@@ -369,7 +388,7 @@ def test_standalone_script_replays_an_approval(tmp_path: Path) -> None:
         Complete("call_2", "sent"),
         ReplyStep(text="done"),
     ]
-    proc = replay_script(LangGraphAdapter(), GUARDED, steps, tmp_path)
+    proc = replay(GUARDED, steps, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "(approve returned)" in proc.stdout and "Traceback" not in proc.stderr
-    assert "no broken request and no ledger mismatch" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout.splitlines() == ["not reproduced"]

@@ -228,15 +228,22 @@ class LangGraphAdapter:
         return LangGraphLoop(graph, harness, saver)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
-        """A standalone script replaying the schedule with LangChain and LangGraph alone."""
-        import sys
+        """A standalone script replaying the schedule with LangChain and LangGraph alone
+        (:func:`~.langgraph_repro.repro_script`: the user's factory imported relative to
+        ``folder``, its checkpointer's kind kept)."""
+        import json
 
-        from . import lc_doubles
-        from ._scripts import script_text
+        from prunecheck.sim.adapters.policy_spec import split_reference
+        from prunecheck.sim.adapters.user_code import find_object
 
-        modules = [lc_doubles, sys.modules[__name__]]
-        return script_text(modules, "LangChain and LangGraph", target_spec, schedule_json,
-                           "LangGraphAdapter()")  # fmt: skip
+        from .langgraph_repro import repro_script
+
+        where, attr = split_reference(target_spec)
+        target = find_object(where, attr, f"loop target {target_spec!r}")
+        kind = self._shape_of(target).checkpointer
+        return repro_script(
+            target_spec, json.loads(schedule_json), checkpointer=kind, folder=folder
+        )
 
 
 class LangGraphLoop:
