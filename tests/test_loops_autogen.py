@@ -277,31 +277,58 @@ _BATCH: list[Step] = [
 ]
 
 
+def _last(stdout: str) -> str:
+    return stdout.rstrip().splitlines()[-1]
+
+
+def _request(stdout: str, number: int) -> list[dict[str, Any]]:
+    """The messages of the script's ``request #number:`` line."""
+    prefix = f"request #{number}: "
+    line = next(ln for ln in stdout.splitlines() if ln.startswith(prefix))
+    messages: list[dict[str, Any]] = json.loads(line.removeprefix(prefix))
+    return messages
+
+
 @pytest.mark.slow
 def test_standalone_script_shows_the_broken_request_with_autogen_alone(tmp_path: Path) -> None:
     proc = replay_script(AutoGenAdapter(), LIMITED, _BATCH, tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    assert "request 2: system user tool(call_1) tool(call_2)" in proc.stdout
-    assert f"BROKEN REQUEST (HTTP 400): messages.2: {RESULT_WITHOUT_CALL}" in proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert roles({"messages": _request(proc.stdout, 2)}) == ["S", "U", "T(call_1)", "T(call_2)"]
+    assert f"openai says: {RESULT_WITHOUT_CALL}" in proc.stdout
+    assert _last(proc.stdout) == (
+        "reproduced: orphaned_result: the result of call_1 is sent without its call"
+    )
 
 
 @pytest.mark.slow
 def test_standalone_script_shows_the_ledger_mismatch_after_a_crash(tmp_path: Path) -> None:
     steps: list[Step] = [*_BATCH[:3], Crash(), NewMessage("hello again")]
     proc = replay_script(AutoGenAdapter(), PLAIN, steps, tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    assert "BROKEN REQUEST" not in proc.stdout
-    assert (
-        "LEDGER MISMATCH: search ran for call_2 but the model is no longer told: no trim removed it"
-    ) in proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "openai says" not in proc.stdout
+    assert roles({"messages": _request(proc.stdout, 2)}) == ["S", "U"]
+    assert _last(proc.stdout) == (
+        "reproduced: silent_loss: search ran for call_2; request #2 does not say so"
+    )
 
 
 @pytest.mark.slow
 def test_standalone_script_shows_the_hang_after_a_cancel(tmp_path: Path) -> None:
     steps: list[Step] = [*_BATCH[:3], Cancel()]
     proc = replay_script(AutoGenAdapter(), LIMITED, steps, tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    assert "HANG: the turn did not return within 60 s after the cancel" in proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert _last(proc.stdout).startswith("reproduced: hang: the turn did not return")
+
+
+@pytest.mark.slow
+def test_standalone_script_of_a_schedule_that_fits_says_not_reproduced(tmp_path: Path) -> None:
+    """The same batch completed in order, on the untrimmed agent: every check
+    runs (the schedule names no violation) and none finds one."""
+    batch = ReplyStep(calls=(call(1), call(2)))
+    steps: list[Step] = [User("look both up"), batch, Complete("call_1", "a"),
+                         Complete("call_2", "b"), ReplyStep("both")]  # fmt: skip
+    proc = replay_script(AutoGenAdapter(), PLAIN, steps, tmp_path)
+    assert (proc.returncode, _last(proc.stdout)) == (0, "not reproduced"), proc.stderr
 
 
 def _instance(context: Any) -> Any:

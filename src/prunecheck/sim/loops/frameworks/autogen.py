@@ -178,15 +178,11 @@ class AutoGenAdapter:
         return AutoGenLoop(agent, harness)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
-        """A standalone script replaying the schedule with AutoGen alone."""
-        import sys
+        """A short standalone script replaying the schedule with AutoGen alone
+        (:func:`~.autogen_repro.script_text`), the user's file found from ``folder``."""
+        from .autogen_repro import script_text
 
-        from . import ag_doubles
-        from ._scripts import script_text
-
-        modules = [ag_doubles, sys.modules[__name__]]
-        return script_text(modules, "AutoGen AgentChat", target_spec, schedule_json,
-                           "AutoGenAdapter()")  # fmt: skip
+        return script_text(target_spec, schedule_json, folder=folder)
 
 
 class AutoGenLoop:

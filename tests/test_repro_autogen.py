@@ -1,0 +1,111 @@
+"""The AutoGen AgentChat reproductions in reports/loops (issue 30): each is at
+most 80 lines, what the adapter writes today, and run alone from a folder
+outside the repository it exits 1 showing the bundle's broken request
+(tests/repro_check.py).  One cell per violation kind runs in the fast suite,
+the rest in ``make test-all``."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+import repro_check
+from repro_check import Cell
+
+from prunecheck.sim.loops.frameworks.autogen_repro import script_text, step_lines
+
+CELLS = repro_check.cells("autogen_")
+#: One cell per violation kind the AutoGen cells show (fast); the rest are slow.
+FAST = {
+    "autogen_plain-agent-cancel",  # hang
+    "autogen_plain-agent-crash_resume",  # silent_loss
+    "autogen_token_limited-agent-trim",  # orphaned_result, provider_rejection
+}
+
+
+@pytest.fixture(autouse=True)
+def _framework() -> None:
+    pytest.importorskip("autogen_agentchat")
+    pytest.importorskip("autogen_ext.models.replay")
+
+
+def test_the_fast_cells_cover_every_violation_kind_of_the_autogen_cells() -> None:
+    every = {kind for cell in CELLS for kind in cell.data["expect"]}
+    fast = {kind for cell in CELLS if str(cell) in FAST for kind in cell.data["expect"]}
+    assert {str(c) for c in CELLS} >= FAST
+    assert fast == every
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [c if str(c) in FAST else pytest.param(c, marks=pytest.mark.slow) for c in CELLS],
+    ids=str,
+)
+def test_the_reproduction_reproduces_alone(cell: Cell, tmp_path: Path) -> None:
+    repro_check.check_reproduces(cell, tmp_path)
+
+
+def test_a_reproduction_found_on_another_version_exits_2_naming_both(tmp_path: Path) -> None:
+    repro_check.check_other_version_exits_2(CELLS[0], tmp_path)
+
+
+# ---------------------------------------------------------------- the generator (no run)
+_STEPS: list[dict[str, object]] = [
+    {"kind": "user", "text": "hi"},
+    {"kind": "reply", "text": "", "calls": [{"id": "call_1", "name": "search", "arguments": "{}"}]},
+    {"kind": "complete", "call": "call_1", "output": "found"},
+    {"kind": "crash"},
+    {"kind": "new_message", "text": "again"},
+]
+
+
+def _schedule(steps: list[dict[str, object]], **extra: object) -> str:
+    return json.dumps({"format": "prunecheck-loop-schedule/1", "seed": 3, "steps": steps, **extra})
+
+
+def test_the_script_imports_the_users_file_relative_to_its_folder(tmp_path: Path) -> None:
+    user = tmp_path / "app" / "agents" / "support.py"
+    text = script_text(f"{user}:agent", _schedule(_STEPS), folder=tmp_path / "out" / "bugs")
+    assert "pathlib.Path(__file__).resolve().parent / '../../app/agents'" in text
+    assert "importlib.import_module('support').agent" in text
+    assert str(tmp_path) not in text  # no machine path: same schedule, same bytes anywhere
+    compile(text, "repro.py", "exec")
+
+
+def test_the_script_imports_a_module_spec_by_its_name() -> None:
+    text = script_text("mypkg.agents:make", _schedule(_STEPS[:2]))
+    assert "agent = importlib.import_module('mypkg.agents').make(model_client=model)" in text
+    assert "sys.path.insert" not in text and "build = " not in text  # no crash: built once
+
+
+def test_the_version_gate_comes_first_and_names_the_installed_autogen() -> None:
+    text = script_text("mypkg.agents:make", _schedule(_STEPS))
+    gate = next(ln for ln in text.splitlines() if ln.startswith("FOUND_ON = "))
+    found = json.loads(gate.removeprefix("FOUND_ON = "))
+    assert next(iter(found)) == "autogen-agentchat"
+    assert found["autogen-agentchat"] == version("autogen-agentchat")
+    assert text.index("FOUND_ON = ") < text.index("from autogen_core import")
+    assert "found by prunecheck" in text.splitlines()[1] and "seed 3" in text.splitlines()[1]
+
+
+def test_the_checks_are_those_of_the_schedules_violations() -> None:
+    loss = script_text("m:a", _schedule(_STEPS, expect=["silent_loss"], scenario="crash"))
+    assert "silent_loss" in loss and "openai says" not in loss
+    orphan = script_text("m:a", _schedule(_STEPS, expect=["orphaned_result", "provider_rejection"]))
+    assert "orphaned_result" in orphan and "unanswered_call" not in orphan
+    assert "ran[call_id]" not in orphan and "ran[call_id]" in loss
+    every = script_text("m:a", _schedule(_STEPS))  # a schedule without expect: every check
+    assert all(k in every for k in ("orphaned_result", "unanswered_call", "silent_loss"))
+
+
+def test_each_step_is_a_line_of_plain_code() -> None:
+    assert step_lines({"kind": "user", "text": "hi"}) == ["    await step(start(agent, 'hi'))"]
+    assert step_lines({"kind": "timeout", "call": "call_2"}) == [
+        "    await step(finish('call_2', TimeoutError('the tool of call_2 timed out')))"
+    ]
+    assert "token.cancel()" in step_lines({"kind": "cancel"})[0]
+    assert step_lines({"kind": "resume"})[0].startswith("    await step(start(agent))")
+    with pytest.raises(ValueError, match="approve"):
+        step_lines({"kind": "approve", "call": "call_1", "approved": True})
