@@ -34,6 +34,7 @@ from prunecheck.model.events import (
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.system import S, System
 from prunecheck.sim.drivers.shape import Shape, hits
+from prunecheck.sim.support.shrinking import ddmin
 
 __all__ = ["minimize", "minimize_timed", "opening_length"]
 
@@ -158,7 +159,10 @@ def minimize_timed(
     """
     current = (list(events), None if times is None else _gaps(times, len(events)))
     while deadline is None or time.monotonic() < deadline:
-        better = _shorter(*current, config, system, shape, target, deadline)
+        current, settled = _delete_singles(current, config, system, target, deadline)
+        if not settled:
+            break
+        better = _Edits(*current, config, system, target).other(shape, deadline)
         if better is None:
             break
         current = better
@@ -167,34 +171,40 @@ def minimize_timed(
 
 
 _Item = tuple[int, Event, _Ref | None, float]  # index, event, its batch, the gap before it
+_Run = tuple[list[Event], list[float] | None]  # events and the gaps before them (None: no times)
 
 
-def _shorter(
-    events: list[Event],
-    gaps: list[float] | None,
-    config: RuntimeConfig,
-    system: System[S],
-    shape: Shape,
-    target: frozenset[IncidentKind] | None,
-    deadline: float | None,
-) -> tuple[list[Event], list[float] | None] | None:
-    before = gaps or [0.0] * len(events)
-    refs = _refs(events, _times(before), config, system)
-    items = list(zip(range(len(events)), events, refs, before, strict=True))
-    n = len(items)
-    keep = opening_length(events)
-    waited = sum(before)
+class _Edits:
+    """Edits of one run (deletions, resizes, cut gaps), each replayed."""
+
+    def __init__(
+        self,
+        events: list[Event],
+        gaps: list[float] | None,
+        config: RuntimeConfig,
+        system: System[S],
+        target: frozenset[IncidentKind] | None,
+    ) -> None:
+        self.events, self.gaps, self.config, self.system = events, gaps, config, system
+        self.target = target
+        self.before = gaps or [0.0] * len(events)
+        refs = _refs(events, _times(self.before), config, system)
+        self.items = list(zip(range(len(events)), events, refs, self.before, strict=True))
+        self.keep = opening_length(events)
 
     def attempt(
-        drop: tuple[int, ...],
+        self,
+        drop: tuple[int, ...] | range,
         resize: tuple[int, int] | None = None,
         cut: tuple[int, float] | None = None,
-    ) -> tuple[list[Event], list[float] | None] | None:
+    ) -> _Run | None:
+        """The edited run up to its hit if it is shorter (or, for a cut gap,
+        as long with less waiting), else None."""
         chosen: list[_Item] = []
         carry = 0.0  # a deleted event's time goes to the next one kept
-        for index, event, ref, gap in items:
+        for index, event, ref, gap in self.items:
             if index in drop:
-                if gaps is not None:
+                if self.gaps is not None:
                     carry += 1.0 + gap
                 continue
             if resize is not None and resize[0] == index:
@@ -203,38 +213,80 @@ def _shorter(
                 gap = cut[1]
             chosen.append((index, event, ref, gap + carry))
             carry = 0.0
-        run = _rerun(chosen, config, system, target)
+        run = _rerun(chosen, self.config, self.system, self.target)
         if run is None:
             return None
         out, out_gaps = run
-        if len(out) < n or (cut is not None and len(out) == n and sum(out_gaps) < waited):
-            return out, None if gaps is None else out_gaps
+        n = len(self.items)
+        if len(out) < n or (cut is not None and len(out) == n and sum(out_gaps) < sum(self.before)):
+            return out, None if self.gaps is None else out_gaps
         return None
 
-    resizes = [
-        (k, size)
-        for k in range(keep, n)
-        for size in shape.sizes_for(events[k])
-        if size != getattr(events[k], "tokens", size)
-    ]
-    edits: list[tuple[tuple[int, ...], tuple[int, int] | None]] = [
-        ((i,), None) for i in range(keep, n)
-    ]
-    edits += [((), r) for r in resizes]
-    edits += [((i, j), None) for i in range(keep, n) for j in range(i + 1, n)]
-    edits += [((i,), r) for i in range(keep, n) for r in resizes if r[0] != i]
-    for count, (drop, resize) in enumerate(edits):
-        if deadline is not None and count % 64 == 0 and time.monotonic() >= deadline:
-            return None
-        found = attempt(drop, resize)
-        if found is not None:
-            return found
-    for k in range(n):  # then every gap toward none
-        if before[k] > 0:
-            found = _cut(k, before[k], attempt)
+    def other(self, shape: Shape, deadline: float | None) -> _Run | None:
+        """The first edit besides a single deletion that still hits: a
+        resize, a pair deleted, one deleted and another resized, then every
+        gap toward none."""
+        events, keep, n = self.events, self.keep, len(self.items)
+        resizes = [
+            (k, size)
+            for k in range(keep, n)
+            for size in shape.sizes_for(events[k])
+            if size != getattr(events[k], "tokens", size)
+        ]
+        edits: list[tuple[tuple[int, ...], tuple[int, int] | None]] = [((), r) for r in resizes]
+        edits += [((i, j), None) for i in range(keep, n) for j in range(i + 1, n)]
+        edits += [((i,), r) for i in range(keep, n) for r in resizes if r[0] != i]
+        for count, (drop, resize) in enumerate(edits):
+            if deadline is not None and count % 64 == 0 and time.monotonic() >= deadline:
+                return None
+            found = self.attempt(drop, resize)
             if found is not None:
                 return found
-    return None
+        for k in range(n):  # then every gap toward none
+            if self.before[k] > 0:
+                found = _cut(k, self.before[k], self.attempt)
+                if found is not None:
+                    return found
+        return None
+
+
+def _delete_singles(
+    run: _Run,
+    config: RuntimeConfig,
+    system: System[S],
+    target: frozenset[IncidentKind] | None,
+    deadline: float | None,
+) -> tuple[_Run, bool]:
+    """Single events deleted, after the opening, while the run still hits:
+    the one shrinker (:func:`~prunecheck.sim.support.shrinking.ddmin`) at
+    its finest granularity.  The run reached, and whether it is 1-minimal
+    (False: the deadline came first)."""
+    events, gaps = run
+    edits = _Edits(events, gaps, config, system, target)
+    start: Sequence[tuple[Event, float]] = tuple(zip(events, edits.before, strict=True))
+    last = (start, edits)  # the edits of the items the shrinker holds now
+    now = run
+
+    def attempt(
+        items: Sequence[tuple[Event, float]], drop: range
+    ) -> list[tuple[Event, float]] | None:
+        nonlocal last, now
+        if items is not last[0]:
+            kept = [e for e, _ in items]
+            last = (items, _Edits(kept, None if gaps is None else [g for _, g in items],
+                                  config, system, target))  # fmt: skip
+        got = last[1].attempt(drop)
+        if got is None:
+            return None
+        now = got
+        return list(zip(got[0], got[1] or [0.0] * len(got[0]), strict=True))
+
+    def late() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
+    free = len(events) - edits.keep
+    done = ddmin(start, attempt, keep=edits.keep, parts=max(free, 1), stop=late)
+    return now, done.fixpoint
 
 
 _Attempt = Callable[..., tuple[list[Event], list[float] | None] | None]

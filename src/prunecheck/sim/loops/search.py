@@ -7,7 +7,8 @@ Hypothesis's choices are the environment's.  A run stops at its first
 violation; Hypothesis shrinks the choices for at most ``shrink_runs`` runs
 (a count, not a time: a seed always gives the same answer), and
 :func:`minimize` then deletes steps of the shortest schedule while it still
-fails the same way.  The result is a concrete schedule
+fails the same way (the one shrinker of every subject,
+:mod:`prunecheck.sim.support.shrinking`).  The result is a concrete schedule
 (:mod:`.steps`), replayable without the search.
 
 :func:`random_walk` is the baseline: uniform choices from a seeded
@@ -28,6 +29,7 @@ from hypothesis import strategies as st
 
 from prunecheck.model.incidents import Incident
 from prunecheck.sim.support.seed_only import seed_only
+from prunecheck.sim.support.shrinking import ddmin
 
 from .contract import Adapter
 from .scenarios import Bounds, Draw, Scenario, next_step
@@ -151,24 +153,25 @@ def minimize(
 ) -> Outcome:
     """Delete steps while the schedule still fails with the same violation kinds.
 
-    Tries to delete windows of 4, 3, 2 and 1 consecutive steps (a turn's
-    user message and reply go together), from the last to the first, again
-    while any deletion helped; at most ``budget`` replays.
+    The one shrinker (:func:`~prunecheck.sim.support.shrinking.ddmin`) with
+    windows of 4, 3, 2 and 1 consecutive steps (a turn's user message and
+    reply go together), from the last to the first, again while any
+    deletion helped; at most ``budget`` replays.
     """
     best = found
-    changed = True
-    while changed and budget > 0:
-        changed = False
-        for width in (4, 3, 2, 1):
-            i = len(best.steps) - width
-            while i >= 0 and budget > 0:
-                budget -= 1
-                if on_run is not None:
-                    on_run()
-                trial = rerun(adapter, target, best.steps[:i] + best.steps[i + width :])
-                if trial is not None and trial.violations and trial.kinds >= best.kinds:
-                    best, changed = trial, True
-                i = min(i, len(best.steps) - width) - 1
+
+    def attempt(steps: Sequence[Step], drop: range) -> tuple[Step, ...] | None:
+        nonlocal best
+        if on_run is not None:
+            on_run()
+        kept = [step for p, step in enumerate(steps) if p not in drop]
+        trial = rerun(adapter, target, kept)
+        if trial is not None and trial.violations and trial.kinds >= best.kinds:
+            best = trial
+            return trial.steps
+        return None
+
+    ddmin(found.steps, attempt, windows=(4, 3, 2, 1), limit=budget)
     return best
 
 
@@ -222,7 +225,7 @@ def search(
         if outcome.violations:
             if not first:
                 first.append(len(outcome.steps))
-            if not best or _shorter(outcome, best[0]):
+            if not best or len(outcome.steps) < len(best[0].steps):
                 best[:] = [outcome]
             raise _Found
 
@@ -263,10 +266,6 @@ def search(
         first[0] if first else None,
         time.perf_counter() - started,
     )
-
-
-def _shorter(a: Outcome, b: Outcome) -> bool:
-    return len(a.steps) < len(b.steps)
 
 
 def random_walk(

@@ -3,10 +3,10 @@
 A trace from ``check``'s simulated suite, a sweep, ``explore``, ``search``
 or an imported incident carries times, several sessions, external writes
 and stream chunks; :func:`shrink_trace` reduces it by delta debugging over
-its events (Zeller and Hildebrandt, "Simplifying and Isolating
-Failure-Inducing Input", TSE 2002): remove a chunk of events, replay, keep
-the removal if the replay still meets the same incident class; halve the
-chunks when no chunk can go, down to single events.  Each removal is also
+its events, with the one shrinker every subject shares
+(:func:`prunecheck.sim.support.shrinking.ddmin`): remove a chunk of events,
+replay, keep the removal if the replay still meets the same incident class;
+halve the chunks when no chunk can go, down to single events.  Each removal is also
 tried with the tokens it removed moved onto the nearest earlier plain
 message (a user message or a whole assistant text), so that many small
 messages that filled the budget become one large one and the budget
@@ -66,6 +66,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace
 from prunecheck.sim.reproductions.harm import extend_to_harm
+from prunecheck.sim.support.shrinking import ddmin
 
 __all__ = [
     "AIM",
@@ -324,40 +325,27 @@ def _without(items: list[_Item], drop: set[int], transfer: str) -> list[_Item] |
     ]
 
 
-def _ddmin(items: list[_Item], runner: _Runner) -> tuple[list[_Item], list[Event], bool]:
-    """Delta debugging by removal: chunks, halved until single events."""
+def _shrink_items(items: list[_Item], runner: _Runner) -> tuple[list[_Item], list[Event], bool]:
+    """Delta debugging by removal (:func:`~prunecheck.sim.support.shrinking.ddmin`):
+    each chunk removed as is, then with its tokens moved onto a kept plain
+    message, then onto the next chunk of its stream."""
     found = runner.run(items)
     if found is None:
         raise ValueError("the trace does not meet its own class")  # pragma: no cover
-    items, events = found
-    parts = 2
-    while len(items) > 1:
-        size = max(1, -(-len(items) // parts))
-        removed = False
-        for start in range(0, len(items), size):
-            if runner.spent():
-                return items, events, False
-            drop = set(range(start, min(start + size, len(items))))
-            if len(drop) >= len(items):
-                continue
-            for transfer in ("", "plain", "stream"):
-                candidate = _without(items, drop, transfer)
-                if candidate is None:
-                    continue
-                got = runner.run(candidate)
-                if got is not None and len(got[0]) < len(items):
-                    items, events = got
-                    removed = True
-                    break
-            if removed:
-                break
-        if removed:
-            parts = max(parts - 1, 2)
-        elif size == 1:
-            return items, events, True
-        else:
-            parts = min(parts * 2, len(items))
-    return items, events, True
+    events = found[1]
+
+    def attempt(current: Sequence[_Item], drop: range) -> list[_Item] | None:
+        nonlocal events
+        for transfer in ("", "plain", "stream"):
+            candidate = _without(list(current), set(drop), transfer)
+            got = None if candidate is None else runner.run(candidate)
+            if got is not None and len(got[0]) < len(current):
+                events = got[1]
+                return got[0]
+        return None
+
+    done = ddmin(found[0], attempt, stop=runner.spent)
+    return list(done.items), events, done.fixpoint
 
 
 def shrink_trace(
@@ -417,7 +405,7 @@ def shrink_trace(
             "name a class the trace's replay shows (--target).",
         )
     original = len(head[0])
-    items, events, fixpoint = _ddmin(head[0], runner)
+    items, events, fixpoint = _shrink_items(head[0], runner)
     if trace.times is None and len(events) > 1 and not runner.spent():
         events, fixpoint = _polish(trace, system, events, kinds, strict, runner, fixpoint)
         items = []
