@@ -1,10 +1,12 @@
-"""Polishing a counterexample after Hypothesis has shrunk it (delta
-debugging over events): delete one or two events (a batch goes with its
-results), or delete one and resize another within the shape's sizes for
-its kind, while the run still hits; repeat to a fixpoint.  A run whose
-events came with gaps of time between them (:func:`minimize_timed`) keeps
-each kept event's time when another is deleted, and then has every gap cut
-to none, or to half, while it still hits: toward a run without gaps.
+"""Polishing a counterexample after Hypothesis has shrunk it: delete single
+events while the run still hits (the one shrinker,
+:func:`prunecheck.sim.support.shrinking.ddmin`, at its finest granularity);
+then resize one within the shape's sizes for its kind, delete two, or
+delete one and resize another (a batch goes with its results); repeat to a
+fixpoint.  A run whose events came with gaps of time between them
+(:func:`minimize_timed`) keeps each kept event's time when another is
+deleted, and then has every gap cut to none, or to half, while it still
+hits: toward a run without gaps.
 
 The opening of a run — the system prompt and the user's first message —
 is never deleted: a counterexample opens as a real session does.
