@@ -19,7 +19,9 @@ harness's store.  Its knobs put the bugs real loops have:
   whole units or not (``trim_units``); ``keep_first`` keeps the first
   message too (the trim then removes from the middle);
 * ``guard_budget`` puts that trim behind prunecheck's ``ListGuard`` (list
-  mode, OpenAI messages) with this budget: only whole, closed units go.
+  mode, OpenAI messages) with this budget: only whole, closed units go;
+* ``tool_timeout`` gives up on a tool call after that many (virtual)
+  seconds, with ``asyncio.wait_for``: a timer the clock's jumps fire.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class FakeAgent:
     keep_first: bool = False
     guard_budget: int | None = None
     tools: tuple[ToolSpec, ...] = field(default=_TOOLS)
+    tool_timeout: float | None = None
 
 
 class _FakeLoop:
@@ -148,6 +151,8 @@ class _FakeLoop:
 
     async def _one(self, call: ToolCall) -> str:
         try:
+            if self.agent.tool_timeout is not None:
+                return await asyncio.wait_for(self.harness.tool(call), self.agent.tool_timeout)
             return await self.harness.tool(call)
         except ToolFailed as exc:
             return f"error: {exc}"
@@ -211,6 +216,8 @@ class FakeAdapter:
         caps = {Capability.CANCEL, Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
         if target.keep_last is not None:
             caps.add(Capability.TRIM_HOOK)
+        if target.tool_timeout is not None:
+            caps.add(Capability.TOOL_TIMEOUT)
         return frozenset(caps)
 
     def tools(self, target: object) -> list[ToolSpec]:
@@ -251,3 +258,5 @@ guarded_middle = FakeAgent(keep_last=3, keep_first=True, trim_units=False, guard
 trimming_dropping = FakeAgent(cancel="drop", keep_last=1)
 #: A repair layer that answers calls left without results by "ok".
 repairing = FakeAgent(persist="eager", repair=True)
+#: Tool calls that time out after a minute of the virtual clock.
+timing = FakeAgent(tool_timeout=60.0)

@@ -18,6 +18,7 @@ from prunecheck.model.events import (
 from prunecheck.model.policies import FunctionPolicy, Policy, builtin_policy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import CounterName, initial_state
+from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.drivers.coverage import Coverage, CoverageTally, Gap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,7 +113,9 @@ def test_merge_sums_and_tally_counts_transitions() -> None:
 
 
 def test_the_json_form_is_the_schemas_coverage() -> None:
-    schema = json.loads((ROOT / "schemas" / "verdict-1.json").read_text(encoding="utf-8"))
+    schema = json.loads(
+        (ROOT / "schemas" / f"verdict-{SCHEMA_VERSION}.json").read_text(encoding="utf-8")
+    )
     spec = schema["$defs"]["coverage"]
     doc = Coverage.from_counters({"checks": 1}, placements=(CheckAt.AFTER_BATCH,)).to_json()
     assert set(doc) == set(spec["required"]) == set(spec["properties"])

@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.cli.limits import EXIT_VACUOUS
 from prunecheck.sim.drivers.coverage import Coverage, Gap
 from prunecheck.sim.verdicts.vacuity import HINTS, vacuous_clause
@@ -22,7 +23,7 @@ from prunecheck.sim.verdicts.vacuity import HINTS, vacuous_clause
 SMALL_CHECK = ["--levels", "0.6", "--seeds", "1", "--max-examples", "20", "--no-failures"]
 #: A policy that never proposes is vacuous however long the search: a short one.
 NOOP_CHECK = ["--levels", "0.6", "--seeds", "1", "--max-examples", "5", "--no-failures"]
-SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "verdict-1.json"
+SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / f"verdict-{SCHEMA_VERSION}.json"
 
 
 @pytest.fixture

@@ -38,11 +38,13 @@ from prunecheck.sim.cli.limits import (
     exit_status,
     vacuous_status,
 )
+from prunecheck.sim.cli.loop_options import refuse_scenario_for_policy, remember_defaults
 from prunecheck.sim.cli.loop_runs import LOOP_HELP, check_loop_command
 from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import add_suite_arguments
+from prunecheck.sim.loops.scenarios import ScenarioClass
 from prunecheck.sim.support.progress import progress_for
 from prunecheck.sim.verdicts.check import check_policy
 from prunecheck.sim.verdicts.minimal import shrink_note
@@ -152,6 +154,13 @@ def register(sub: Any) -> None:
     add_junit_argument(p)
     add_fail_vacuous_argument(p)
     add_failure_arguments(p)
+    p.add_argument(
+        "--scenario",
+        metavar="CLASS[,CLASS]",
+        help="for a loop: spec, the scenario classes to check (default: every class); "
+        f"of {', '.join(c.value for c in ScenarioClass)}",
+    )
+    remember_defaults(p)
     p.set_defaults(func=execute)
 
 
@@ -159,11 +168,13 @@ def execute(args: argparse.Namespace) -> int:
     resolve_policy(args)
     spec: str = args.policy
     if is_loop_spec(spec):
-        if args.out:
-            from prunecheck.sim.support.outputs import output_folder
+        if args.out:  # refuse a bad --out before any work (exit 2)
+            from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 
             args.out = str(output_folder(Path(args.out)))
+            check_bundle_folder(Path(args.out), force=args.force)
         return check_loop_command(args)
+    refuse_scenario_for_policy(args)
     if args.out:  # refuse a bad --out before any work (exit 2)
         from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 

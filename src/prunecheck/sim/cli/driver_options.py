@@ -31,7 +31,9 @@ __all__ = [
     "add_shape_arguments",
     "check_out_arg",
     "config_from_args",
+    "parse_sizes",
     "parse_target",
+    "parse_time_steps",
     "shape_from_args",
     "spec_from_args",
     "system_from_args",
@@ -183,7 +185,8 @@ def add_shape_arguments(p: argparse.ArgumentParser, defaults: Shape) -> None:
     )
 
 
-def _sizes(text: str) -> tuple[int, ...]:
+def parse_sizes(text: str) -> tuple[int, ...]:
+    """``--sizes``: comma-separated token counts; ConfigError if malformed."""
     try:
         sizes = tuple(int(t) for t in text.split(","))
     except ValueError:
@@ -195,7 +198,8 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-def _time_steps(text: str) -> tuple[int, ...]:
+def parse_time_steps(text: str) -> tuple[int, ...]:
+    """``--time-steps``: whole seconds, ascending, or none (empty); ConfigError if malformed."""
     if text.strip().lower() in ("none", "0", ""):
         return ()
     try:
@@ -214,10 +218,10 @@ def shape_from_args(args: argparse.Namespace, make: Callable[..., Shape]) -> Sha
     command line (ConfigError if out of range)."""
     bounds: dict[str, Any] = {n: getattr(args, n) for n in _BOUNDS if getattr(args, n) is not None}
     if args.sizes is not None:
-        sizes = _sizes(args.sizes)
+        sizes = parse_sizes(args.sizes)
         bounds.update(user_sizes=sizes, text_sizes=sizes, batch_sizes=sizes, result_sizes=sizes)
     if getattr(args, "time_steps", None) is not None:
-        bounds["time_steps"] = _time_steps(args.time_steps)
+        bounds["time_steps"] = parse_time_steps(args.time_steps)
     if getattr(args, "max_waits", None) is not None:
         bounds["max_waits"] = args.max_waits
     return make(args.budget if args.budget is not None else BASE.budget, **bounds)

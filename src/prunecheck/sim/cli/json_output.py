@@ -3,7 +3,8 @@
 Every checking command (check, search, explore, replay, validate, regress,
 import, shrink, sweep) takes ``--json``.  With it, the command's human text goes to
 stderr and stdout holds one JSON document only, valid against the versioned
-schema ``schemas/verdict-1.json`` (JSON Schema draft 2020-12).  The exit
+schema ``schemas/verdict-2.json`` (JSON Schema draft 2020-12; version 2
+added an agent loop's scenario classes as placements, :mod:`.loop_output`).  The exit
 status is the command's own (0 safe, 1 violation, 2 bad input, 3 out of
 time); bad input prints its one paragraph on stderr and no document.
 
@@ -14,7 +15,7 @@ Examples
 --------
 >>> doc = document("validate", verdict="safe", exit_status=0)
 >>> doc["schema"], doc["schema_version"], doc["verdict"]
-('prunecheck/verdict', 1, 'safe')
+('prunecheck/verdict', 2, 'safe')
 """
 
 from __future__ import annotations
@@ -55,10 +56,12 @@ __all__ = [
     "violation_json",
 ]
 
-#: The schema's name and version: a document holds both; version 1 is
-#: ``schemas/verdict-1.json``.  A field removed or changed in meaning bumps it.
+#: The schema's name and version: a document holds both; version N is
+#: ``schemas/verdict-N.json``.  A field removed or changed in meaning, or a
+#: new shape of a field (version 2: a loop's scenario classes as placements),
+#: bumps it.
 SCHEMA_NAME = "prunecheck/verdict"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: The verdict a command's exit status stands for (4: safe but vacuous,
 #: under ``--fail-vacuous``).
@@ -73,8 +76,8 @@ def add_json_argument(parser: argparse.ArgumentParser) -> None:
         "--json",
         action="store_true",
         help="print the verdict as one JSON document on stdout (schema prunecheck/verdict "
-        "version 1, schemas/verdict-1.json); the human text goes to stderr; exit "
-        "statuses unchanged",
+        f"version {SCHEMA_VERSION}, schemas/verdict-{SCHEMA_VERSION}.json); the human text "
+        "goes to stderr; exit statuses unchanged",
     )
 
 

@@ -149,7 +149,8 @@ def add_junit_argument(parser: Any) -> None:
         "--junit",
         metavar="FILE",
         help="also write the verdict as JUnit XML to FILE (a test case per placement x "
-        "scenario; failures name the first violation and the reproduction's path)",
+        "scenario; a loop: spec, per scenario class; failures name the first violation and "
+        "the reproduction's path)",
     )
 
 

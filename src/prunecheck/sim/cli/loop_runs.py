@@ -3,35 +3,58 @@
 Shared by the two commands (a command module imports no other).  A loop spec
 (:mod:`prunecheck.sim.loops.target`) names the user's own agent; prunecheck
 drives the framework's own loop with a scripted model and fake tools and
-judges every request against the ledger (:mod:`prunecheck.sim.loops`).  Of
-the commands' options, ``--seed``, ``--max-examples``, ``--out``,
-``--force`` and ``--quiet`` apply (and ``--scenario`` for ``search``); the
-model runtime's knobs (``--gate``, ``--check-at`` …) do not: the loop is its
-own runtime.
+judges every request against the ledger (:mod:`prunecheck.sim.loops`).
+Every option either changes what runs for a loop or is refused for it
+(exit 2): :mod:`.loop_options` holds the table; the model runtime's knobs
+(``--gate``, ``--check-at`` …) are refused: the loop is its own runtime.
+``--json`` and ``--junit`` carry a placement per scenario class
+(:mod:`.loop_output`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.sim.cli.json_output import record
+from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, vacuous_status
+from prunecheck.sim.cli.loop_options import (
+    check_scenarios,
+    given_options,
+    loop_shape,
+    refuse_for_loop,
+)
 from prunecheck.sim.loops.bundle import write_bundle
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.loops.search import search
 from prunecheck.sim.loops.story import narrative, retell
 from prunecheck.sim.loops.target import load_target
-from prunecheck.sim.loops.verdict import CellVerdict, check_loop, not_applicable_reason
+from prunecheck.sim.loops.verdict import (
+    CellVerdict,
+    LoopCheck,
+    cell_of,
+    check_loop,
+    not_applicable_reason,
+)
+from prunecheck.sim.support.progress import progress_for
 
-__all__ = ["LOOP_HELP", "check_loop_command", "search_loop_command"]
+__all__ = ["LOOP_HELP", "MAX_STEPS", "check_loop_command", "search_loop_command"]
+
+#: Steps of one schedule at most, unless ``check --max-events`` or
+#: ``search --max-steps`` says otherwise.
+MAX_STEPS = 16
 
 #: What ``--help`` of check and search says of loop specs.
 LOOP_HELP = """\
 real agent loops (issue 21):
   prunecheck check loop:examples/loops/pydantic_ai_turns.py:agent
-  prunecheck check loop:langgraph:my_app/agent.py:build --out repro/
-  prunecheck search loop:my_app/agent.py:agent --scenario cancel
+  prunecheck check loop:langgraph:my_app/agent.py:build --out repro/ --json
+  prunecheck check loop:my_app/agent.py:agent --scenario cancel,crash_resume
+  prunecheck search loop:my_app/agent.py:agent --scenario trim --sizes 300,3000
 
 loop:FILE.py:ATTR (or loop:module:ATTR, or loop:FRAMEWORK:FILE.py:ATTR) is your
 agent, or a factory of one, of pydantic-ai, LangChain v1 create_agent (langgraph),
@@ -41,10 +64,49 @@ schemas; its middleware, history processors, trimming, sessions and checkpointer
 stay as configured.  The harness owns every await point (model replies, tool
 completions in any order, failures, timeouts, the clock, cancel, crash, resume,
 approvals) and judges every request against what really ran.  check searches each
-scenario class the agent supports (--max-examples runs in all) and prints the
-scenario table; search searches one class (--scenario).  Only --seed,
---max-examples, --out, --force and --quiet apply to a loop spec.
+scenario class the agent supports (--scenario A,B: those; --max-examples runs in
+all; --max-events: steps per schedule) and prints the scenario table; search
+searches one class (--scenario) within search's shape options: --max-calls (the
+widest parallel batch), --max-batches, --max-users, --max-steps, --sizes (token
+sizes of the tools' outputs, about 4 characters a token), --time-steps (the
+clock's jumps).  --seed, --out, --force, --time-limit, --json, --junit (check),
+--quiet (check), --target (search) and --fail-vacuous apply as for a policy.
+The runtime knobs (--gate, --check-at, --budget ...), the scenario suite's
+options (--levels, --seeds, --horizon ...), --policy-timeout, --format,
+--max-chunks, --max-texts, --max-writes and the failure database are refused
+for a loop (exit 2, saying why): the loop is its own runtime.
 """
+
+_STATUS = {
+    CellVerdict.UNSAFE: 1,
+    CellVerdict.SAFE: 0,
+    CellVerdict.VACUOUS: 0,
+    CellVerdict.OUT_OF_TIME: EXIT_OUT_OF_TIME,
+}
+
+
+def _status(result: LoopCheck, args: argparse.Namespace) -> int:
+    status = _STATUS.get(result.verdict, 0)
+    return vacuous_status(status, result.verdict is CellVerdict.VACUOUS, args)
+
+
+def _deadline(args: argparse.Namespace) -> float | None:
+    limit = getattr(args, "time_limit", None)
+    return None if limit is None else time.monotonic() + float(limit)
+
+
+def _max_steps(args: argparse.Namespace, dest: str) -> int:
+    if dest not in given_options(args):
+        return MAX_STEPS
+    steps = int(getattr(args, dest))
+    if steps < 1:
+        flag = "--" + dest.replace("_", "-")
+        raise ConfigError(
+            f"{flag} {steps}",
+            "must be at least 1 for a loop: subject (steps of one schedule).",
+            f"give {flag} 1 or more (default {MAX_STEPS}).",
+        )
+    return steps
 
 
 def _scenario(name: str | None) -> ScenarioClass:
@@ -62,15 +124,33 @@ def _scenario(name: str | None) -> ScenarioClass:
 
 def check_loop_command(args: argparse.Namespace) -> int:
     """``prunecheck check loop:…``: the scenario table, the verdict, the reproductions."""
+    from prunecheck.sim.cli.junit_output import check_junit, write_junit
+    from prunecheck.sim.cli.loop_output import loop_cases, loop_check_document, loop_properties
+
+    refuse_for_loop(args)
+    scenarios = check_scenarios(args)
+    max_steps = _max_steps(args, "max_events")
+    check_junit(args.junit, force=args.force)
     target = load_target(str(args.policy))
-    result = check_loop(target, seed=int(args.seed), max_examples=int(args.max_examples))
+    caps = target.adapter.capabilities(target.target)
+    chosen = [SCENARIOS[s] for s in (scenarios or list(SCENARIOS))]
+    bar = progress_for(args.time_limit, command="check", quiet=args.quiet)
+    bar.start(sum(1 for s in chosen if s.applies(caps)), "scenario classes")
+    try:
+        result = check_loop(
+            target, seed=int(args.seed), max_examples=int(args.max_examples),
+            scenarios=scenarios, max_steps=max_steps, deadline=_deadline(args),
+            on_class=lambda s: bar.step(f"{target.spec}: scenario class {s.title}"),
+        )  # fmt: skip
+    finally:
+        bar.close()
     out = getattr(args, "out", None)
     written: dict[str, Path] = {}
     if out:
         for i, cell in enumerate(result.unsafe):
             assert cell.found is not None
             folder = Path(out) / cell.scenario.name.value if i else Path(out)
-            written[cell.scenario.title] = write_bundle(
+            written[cell.scenario.name.value] = write_bundle(
                 target, cell.found, folder, seed=result.seed, scenario=cell.scenario.name.value,
                 force=bool(args.force) or bool(i),
             )  # fmt: skip
@@ -86,15 +166,31 @@ def check_loop_command(args: argparse.Namespace) -> int:
                 f"\nminimal reproduction ({cell.scenario.title}, {len(story.steps)} steps):\n"
                 + narrative(story)
             )
-    for title, folder in written.items():
-        print(f"reproduction bundle ({title}) written to {folder}")
-    return 1 if result.verdict is CellVerdict.UNSAFE else 0
+    for name, folder in written.items():
+        print(f"reproduction bundle ({SCENARIOS[ScenarioClass(name)].title}) written to {folder}")
+    status = _status(result, args)
+    if args.json or args.junit:
+        doc = loop_check_document(result, written, status, max_steps=max_steps)
+        record(args, doc)
+        if args.junit:
+            seconds = {c.scenario.name.value: c.seconds for c in result.cells}
+            write_junit(args.junit, loop_cases(doc, seconds), name="check",
+                        properties=loop_properties(doc))  # fmt: skip
+    return status
 
 
 def search_loop_command(args: argparse.Namespace) -> int:
     """``prunecheck search loop:…``: one scenario class searched, the failure shrunk."""
+    from prunecheck.sim.cli.driver_options import parse_target
+    from prunecheck.sim.cli.loop_output import loop_search_document
+
+    refuse_for_loop(args)
+    shape = loop_shape(args)
+    max_steps = _max_steps(args, "max_steps")
+    targeted = parse_target(getattr(args, "target", None))
+    kinds = None if targeted is None else frozenset(k.value for k in targeted)
     target = load_target(str(args.policy))
-    scenario = SCENARIOS[_scenario(getattr(args, "scenario", None))]
+    scenario = replace(SCENARIOS[_scenario(getattr(args, "scenario", None))], shape=shape)
     caps = target.adapter.capabilities(target.target)
     if not scenario.applies(caps):
         assert scenario.needs is not None
@@ -103,25 +199,48 @@ def search_loop_command(args: argparse.Namespace) -> int:
             f"does not apply to {target.reference}: {not_applicable_reason(scenario.needs)}.",
             "prunecheck check prints which scenario classes apply.",
         )
-    result = search(target.adapter, target.target, scenario, seed=int(args.seed),
-                    max_examples=int(args.max_examples))  # fmt: skip
+    bar = progress_for(args.time_limit, command="search")
+    bar.start(1)
+    bar.step(f"search {target.spec}, scenario class {scenario.title}")
+    try:
+        result = search(target.adapter, target.target, scenario, seed=int(args.seed),
+                        max_examples=int(args.max_examples), max_steps=max_steps,
+                        deadline=_deadline(args), kinds=kinds)  # fmt: skip
+    finally:
+        bar.close()
+    cell = cell_of(scenario, result)
+    checked = LoopCheck(target, (cell,), int(args.seed))
     print(
         f"{target.spec} ({target.framework}), scenario class {scenario.title}: "
         f"{result.examples} schedules generated, {result.schedules} run with shrinking, "
         f"{result.steps} steps"
     )
+    folder: Path | None = None
     if result.found is None:
-        print(f"no schedule broke it (seed {args.seed}).")
-        return 0
-    story = retell(target.adapter, target.target, result.found.steps)
-    kinds = ", ".join(sorted(result.found.kinds))
-    print(f"found: {kinds} — shrunk from {result.first_length} to {len(story.steps)} steps")
-    if not getattr(args, "quiet", False):
-        sys.stdout.write(narrative(story))
-    out = getattr(args, "out", None)
-    if out:
-        force = bool(getattr(args, "force", False))
-        folder = write_bundle(target, result.found, Path(out), seed=int(args.seed),
-                              scenario=scenario.name.value, force=force)  # fmt: skip
-        print(f"reproduction bundle written to {folder}")
-    return 1
+        what = "no schedule broke it" if kinds is None else f"no {'/'.join(sorted(kinds))}"
+        if result.timed_out:
+            print(f"out of time: {what} before --time-limit (seed {args.seed}); no verdict.")
+        else:
+            print(f"{what} (seed {args.seed}).")
+            if cell.verdict is CellVerdict.VACUOUS:
+                print(f"verdict: vacuous — {cell.note}: nothing this class is about was tested.")
+    else:
+        story = retell(target.adapter, target.target, result.found.steps)
+        found_kinds = ", ".join(sorted(result.found.kinds))
+        cut = " (stopped at --time-limit, shrinking cut short)" if result.timed_out else ""
+        print(
+            f"found: {found_kinds} — shrunk from {result.first_length} to "
+            f"{len(story.steps)} steps{cut}"
+        )
+        if not getattr(args, "quiet", False):
+            sys.stdout.write(narrative(story))
+        out = getattr(args, "out", None)
+        if out:
+            force = bool(getattr(args, "force", False))
+            folder = write_bundle(target, result.found, Path(out), seed=int(args.seed),
+                                  scenario=scenario.name.value, force=force)  # fmt: skip
+            print(f"reproduction bundle written to {folder}")
+    status = _status(checked, args)
+    if args.json:
+        record(args, loop_search_document(checked, folder, status, max_steps=max_steps))
+    return status

@@ -34,6 +34,7 @@ from prunecheck.sim.cli.failure_options import (
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argument, vacuous_status
+from prunecheck.sim.cli.loop_options import refuse_scenario_for_policy, remember_defaults
 from prunecheck.sim.cli.loop_runs import LOOP_HELP, search_loop_command
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.loops.scenarios import ScenarioClass
@@ -105,6 +106,7 @@ def register(sub: Any) -> None:
     add_json_argument(p)
     add_fail_vacuous_argument(p)
     add_failure_arguments(p)
+    remember_defaults(p)
     p.set_defaults(func=execute)
 
 
@@ -114,6 +116,7 @@ def execute(args: argparse.Namespace) -> int:
     if is_loop_spec(str(getattr(args, "policy", None) or "")):
         check_out_arg(args)
         return search_loop_command(args)
+    refuse_scenario_for_policy(args)
     config = config_from_args(args)
     target = parse_target(args.target)
     check_out_arg(args)

@@ -8,13 +8,18 @@ resume …) and applies only where the configured agent has the capability.
 search, a seeded ``random.Random``'s in a walk) into the next enabled step,
 materialised with every concrete value (call ids, arguments, outputs), so a
 schedule replays without its chooser.
+
+A :class:`LoopShape` (search's shape options on the command line: the
+widest batch, batches and user messages per schedule, tool output sizes,
+the clock's jumps) bounds every class alike; the default shape draws as
+it always did, so the same seed gives the same schedules.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .contract import Capability, ToolCall, ToolSpec
@@ -34,7 +39,16 @@ from .steps import (
     User,
 )
 
-__all__ = ["SCENARIOS", "Bounds", "Draw", "Scenario", "ScenarioClass", "next_step"]
+__all__ = [
+    "ADVANCES",
+    "SCENARIOS",
+    "Bounds",
+    "Draw",
+    "LoopShape",
+    "Scenario",
+    "ScenarioClass",
+    "next_step",
+]
 
 #: ``draw(n)``: an integer in ``range(n)`` (n >= 1).
 Draw = Callable[[int], int]
@@ -50,6 +64,46 @@ class ScenarioClass(StrEnum):
     CRASH_NEW_MESSAGE = "crash_new_message"
     INTERRUPT = "interrupt"
     TRIM = "trim"
+
+
+#: Seconds the virtual clock may jump in one ``advance`` step (a tool timeout's
+#: class): a second, half a minute, five minutes.
+ADVANCES: tuple[float, ...] = (1.0, 30.0, 300.0)
+
+#: Characters per token of a sized tool output (``LoopShape.sizes``): the rule
+#: of thumb of the frameworks' approximate counters (LangChain's
+#: ``count_tokens_approximately`` divides characters by 4).
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True, slots=True)
+class LoopShape:
+    """Bounds every scenario class shares (``search``'s shape options).
+
+    Attributes
+    ----------
+    width : int
+        Calls one reply may issue at most (the widest parallel batch; each
+        run draws its own width up to it).
+    batches : int or None
+        Replies with calls one schedule may hold at most (None: no bound).
+    users : int or None
+        User messages (a new message after a crash included) one schedule
+        may hold at most (None: no bound).
+    sizes : tuple[int, ...]
+        Token sizes a tool output may have (about :data:`CHARS_PER_TOKEN`
+        characters a token); empty: a short text, or a long one in the
+        trimming class.
+    advances : tuple[float, ...]
+        Seconds the virtual clock may jump in one step; empty: it never
+        jumps (no ``advance`` step).
+    """
+
+    width: int = 3
+    batches: int | None = None
+    users: int | None = None
+    sizes: tuple[int, ...] = ()
+    advances: tuple[float, ...] = ADVANCES
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +124,8 @@ class Scenario:
         The step kind the class is about (a safe verdict without one is vacuous).
     large_outputs : bool
         Whether tool outputs may be large (pressure for a trimming hook).
+    shape : LoopShape
+        The bounds every class shares (the default: as the table draws).
     """
 
     name: ScenarioClass
@@ -78,6 +134,7 @@ class Scenario:
     needs: Capability | None
     key: str
     large_outputs: bool = False
+    shape: LoopShape = field(default=LoopShape())
 
     def applies(self, capabilities: frozenset[Capability]) -> bool:
         return self.needs is None or self.needs in capabilities
@@ -123,8 +180,8 @@ class Bounds:
 
     @staticmethod
     def draw(scenario: Scenario, draw: Draw, *, max_steps: int = 16) -> Bounds:
-        steps = 3 + draw(max_steps - 2)
-        width = 1 + draw(3)
+        steps = min(max_steps, 3 + draw(max(1, max_steps - 2)))
+        width = 1 + draw(scenario.shape.width)
         kinds = {"user", "reply", "complete"}
         for kind in sorted({"fail", *scenario.extra}):
             if kind in scenario.extra or draw(2) == 1:  # the class's own steps always
@@ -160,6 +217,22 @@ def _output(call: ToolCall, large: bool, size: int) -> str:
     return head + (" " + "lorem ipsum " * (40 if large and size else 1)).rstrip()
 
 
+def _sized_output(call: ToolCall, tokens: int) -> str:
+    """A tool output of about ``tokens`` tokens (:data:`CHARS_PER_TOKEN` each)."""
+    head = f"{call.name} result for {call.id}"
+    length = tokens * CHARS_PER_TOKEN
+    filler = "lorem ipsum " * (length // 12 + 1)
+    return (head + " " + filler)[:length].rstrip() if length > len(head) else head
+
+
+def _count(run: LoopRun, *types: type) -> int:
+    return sum(1 for s in run.steps if isinstance(s, types))
+
+
+def _count_batches(run: LoopRun) -> int:
+    return sum(1 for s in run.steps if isinstance(s, ReplyStep) and s.calls)
+
+
 def next_step(
     run: LoopRun,
     scenario: Scenario,
@@ -176,6 +249,8 @@ def next_step(
     options: list[str] = []
     up = run.phase is Phase.UP
     kinds = bounds.kinds
+    shape = scenario.shape
+    users_left = shape.users is None or _count(run, User, NewMessage) < shape.users
     if up:
         if run.pending_requests():
             options += ["reply", "reply"]
@@ -183,7 +258,7 @@ def next_step(
         if waiting:  # completing is the common case: weighted by the calls waiting
             options += ["complete"] * (2 * len(waiting))
             options += [k for k in ("fail", "timeout") if k in kinds]
-        if not run.turn_running and not run.approvals:
+        if not run.turn_running and not run.approvals and users_left:
             options.append("user")
         if run.approvals and not run.turn_running and "approve" in kinds:
             options.append("approve")
@@ -196,10 +271,12 @@ def next_step(
             options += ["cancel"] * weight
         if "crash" in kinds and (run.turn_running or run.ledger.issued):
             options += ["crash"] * weight
-        if "advance" in kinds and run.has_timers():
+        if "advance" in kinds and run.has_timers() and shape.advances:
             options.append("advance")
     else:
         options += [k for k in ("resume", "new_message") if k in kinds]
+        if not users_left and "new_message" in options:
+            options.remove("new_message")
     if not options:
         return None
     kind = options[draw(len(options))]
@@ -211,6 +288,8 @@ def next_step(
         return NewMessage(f"user message {n} after the crash")
     if kind == "reply":
         width = (draw(bounds.width + 1) if draw(3) else 0) if tools else 0
+        if shape.batches is not None and _count_batches(run) >= shape.batches:
+            width = 0
         if width == 0:
             return ReplyStep(f"answer {n}")
         calls = []
@@ -224,6 +303,8 @@ def next_step(
         cid = waiting[draw(len(waiting))]
         issued = run.ledger.issued.get(cid)
         call = issued.call if issued is not None else ToolCall(cid, "tool", "{}")
+        if kind == "complete" and shape.sizes:
+            return Complete(cid, _sized_output(call, shape.sizes[draw(len(shape.sizes))]))
         if kind == "complete":
             return Complete(cid, _output(call, scenario.large_outputs, draw(2)))
         if kind == "fail":
@@ -232,6 +313,6 @@ def next_step(
     if kind == "approve":
         return Approve(run.approvals[draw(len(run.approvals))], approved=draw(2) == 0)
     if kind == "advance":
-        return Advance((1.0, 30.0, 300.0)[draw(3)])
+        return Advance(shape.advances[draw(len(shape.advances))])
     plain: dict[str, Step] = {"cancel": Cancel(), "crash": Crash(), "resume": Resume()}
     return plain[kind]

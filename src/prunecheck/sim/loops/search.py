@@ -89,6 +89,8 @@ class SearchOutcome:
         Steps of the first counterexample, before shrinking.
     seconds : float
         Wall time (informational).
+    timed_out : bool
+        The deadline stopped the search (and cut its shrinking short).
     """
 
     found: Outcome | None
@@ -98,6 +100,7 @@ class SearchOutcome:
     exercised: Counter[str] = field(default_factory=Counter)
     first_length: int | None = None
     seconds: float = 0.0
+    timed_out: bool = False
 
 
 class _Found(Exception):
@@ -185,6 +188,8 @@ def search(
     max_steps: int = 16,
     shrink_runs: int = SHRINK_RUNS,
     polish_runs: int = 120,
+    deadline: float | None = None,
+    kinds: frozenset[str] | None = None,
 ) -> SearchOutcome:
     """Search for a schedule on which the loop breaks (see the module's docs).
 
@@ -202,15 +207,25 @@ def search(
         Steps of one schedule at most.
     shrink_runs, polish_runs : int
         Runs spent shrinking (Hypothesis) and deleting steps (:func:`minimize`).
+    deadline : float or None
+        A ``time.monotonic()`` after which no run starts (``--time-limit``):
+        the search stops with what it found, unshrunk past it.
+    kinds : frozenset[str] or None
+        Violation kinds that count as a finding (``--target``); a run whose
+        first violations are of other kinds ends there and is no finding.
+        None: any violation.
     """
     started = time.perf_counter()
     exercised: Counter[str] = Counter()
-    state = {"examples": 0, "schedules": 0, "shrinking": 0}
+    state = {"examples": 0, "schedules": 0, "shrinking": 0, "timed_out": 0}
     best: list[Outcome] = []
     first: list[int] = []
 
     @given(st.data())
     def run(data: st.DataObject) -> None:
+        if deadline is not None and time.monotonic() >= deadline:
+            state["timed_out"] = 1
+            raise _Enough
         if best:
             state["shrinking"] += 1
             if state["shrinking"] > shrink_runs:
@@ -222,7 +237,7 @@ def search(
             return int(data.draw(st.integers(0, max(0, n - 1)))) if n > 1 else 0
 
         outcome = _generate(adapter, target, scenario, draw, max_steps, exercised)
-        if outcome.violations:
+        if outcome.violations and (kinds is None or outcome.kinds & kinds):
             if not first:
                 first.append(len(outcome.steps))
             if not best or len(outcome.steps) < len(best[0].steps):
@@ -251,7 +266,7 @@ def search(
             raise
         del exc
     found = best[0] if best else None
-    if found is not None:
+    if found is not None and not state["timed_out"]:
 
         def count() -> None:
             state["schedules"] += 1
@@ -265,6 +280,7 @@ def search(
         exercised,
         first[0] if first else None,
         time.perf_counter() - started,
+        bool(state["timed_out"]),
     )
 
 

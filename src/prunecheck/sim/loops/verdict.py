@@ -10,21 +10,31 @@ a class the agent does not support says why.  A cell is
 * **vacuous** — no run broke it, but the class's own step never became
   enabled: nothing was tested;
 * **n/a** — the agent lacks the capability (no cancel API, no durable
-  persistence …).
+  persistence …);
+* **out of time** — the deadline (``--time-limit``) came before the class's
+  search found anything or finished: no verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from .contract import Capability
-from .scenarios import SCENARIOS, Scenario, ScenarioClass
-from .search import Outcome, search
+from .scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
+from .search import Outcome, SearchOutcome, search
 from .target import LoopTarget
 
-__all__ = ["Cell", "CellVerdict", "LoopCheck", "check_loop", "not_applicable_reason"]
+__all__ = [
+    "Cell",
+    "CellVerdict",
+    "LoopCheck",
+    "cell_of",
+    "check_loop",
+    "not_applicable_reason",
+]
 
 _WHY_NOT = {
     Capability.CANCEL: "the framework has no cancel API for this agent",
@@ -46,6 +56,7 @@ class CellVerdict(StrEnum):
     SAFE = "safe"
     VACUOUS = "vacuous"
     NOT_APPLICABLE = "n/a"
+    OUT_OF_TIME = "out of time"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +123,8 @@ class LoopCheck:
     def verdict(self) -> CellVerdict:
         if self.unsafe:
             return CellVerdict.UNSAFE
+        if any(c.verdict is CellVerdict.OUT_OF_TIME for c in self.cells):
+            return CellVerdict.OUT_OF_TIME
         if any(c.verdict is CellVerdict.SAFE for c in self.cells):
             return CellVerdict.SAFE
         return CellVerdict.VACUOUS
@@ -139,6 +152,14 @@ class LoopCheck:
             return f"verdict: UNSAFE — {who} breaks under {names}{tail}"
         if self.verdict is CellVerdict.SAFE:
             return f"verdict: safe — {who}: no schedule broke it in the classes it supports"
+        if self.verdict is CellVerdict.OUT_OF_TIME:
+            names = ", ".join(
+                c.scenario.title for c in self.cells if c.verdict is CellVerdict.OUT_OF_TIME
+            )
+            return (
+                f"verdict: out of time — {who}: the time limit came before {names} "
+                "finished; no verdict"
+            )
         return f"verdict: vacuous — {who}: no scenario class could be exercised"
 
 
@@ -149,6 +170,9 @@ def check_loop(
     max_examples: int = 200,
     scenarios: Sequence[ScenarioClass] | None = None,
     max_steps: int = 16,
+    shape: LoopShape | None = None,
+    deadline: float | None = None,
+    on_class: Callable[[Scenario], None] | None = None,
 ) -> LoopCheck:
     """Search every applicable scenario class (see the module's docs).
 
@@ -164,9 +188,18 @@ def check_loop(
         The classes to check; None: all.
     max_steps : int
         Steps of one schedule at most.
+    shape : LoopShape or None
+        The bounds every class shares (None: the table's).
+    deadline : float or None
+        A ``time.monotonic()`` after which no search run starts; the
+        classes it cuts short or never reaches are out of time.
+    on_class : callable or None
+        Called with each applicable class before it is searched (progress).
     """
     caps = target.adapter.capabilities(target.target)
     chosen = [SCENARIOS[s] for s in (scenarios or list(SCENARIOS))]
+    if shape is not None:
+        chosen = [replace(s, shape=shape) for s in chosen]
     live = [s for s in chosen if s.applies(caps)]
     share = max(1, max_examples // max(1, len(live)))
     cells: list[Cell] = []
@@ -176,17 +209,31 @@ def check_loop(
             cells.append(Cell(scenario, CellVerdict.NOT_APPLICABLE, None, 0, 0, 0,
                               not_applicable_reason(scenario.needs)))  # fmt: skip
             continue
+        if deadline is not None and time.monotonic() >= deadline:
+            cells.append(Cell(scenario, CellVerdict.OUT_OF_TIME, None, 0, 0, 0,
+                              "not searched: the time limit came first"))  # fmt: skip
+            continue
+        if on_class is not None:
+            on_class(scenario)
         result = search(target.adapter, target.target, scenario, seed=seed,
-                        max_examples=share, max_steps=max_steps)  # fmt: skip
-        key = result.exercised.get(scenario.key, 0)
-        if result.found is not None:
-            verdict, note = CellVerdict.UNSAFE, ""
-        elif key:
-            verdict = CellVerdict.SAFE
-            note = f"{result.examples} schedules, {scenario.key} applied {key} times"
-        else:
-            verdict = CellVerdict.VACUOUS
-            note = f"{result.examples} schedules, {scenario.key} never enabled"
-        cells.append(Cell(scenario, verdict, result.found, result.examples, result.schedules,
-                          key, note, result.seconds))  # fmt: skip
+                        max_examples=share, max_steps=max_steps, deadline=deadline)  # fmt: skip
+        cells.append(cell_of(scenario, result))
     return LoopCheck(target, tuple(cells), seed)
+
+
+def cell_of(scenario: Scenario, result: SearchOutcome) -> Cell:
+    """The cell of one class's search (see the module's docs)."""
+    key = result.exercised.get(scenario.key, 0)
+    if result.found is not None:
+        verdict, note = CellVerdict.UNSAFE, ""
+    elif result.timed_out:
+        verdict = CellVerdict.OUT_OF_TIME
+        note = f"{result.examples} schedules before the time limit"
+    elif key:
+        verdict = CellVerdict.SAFE
+        note = f"{result.examples} schedules, {scenario.key} applied {key} times"
+    else:
+        verdict = CellVerdict.VACUOUS
+        note = f"{result.examples} schedules, {scenario.key} never enabled"
+    return Cell(scenario, verdict, result.found, result.examples, result.schedules, key, note,
+                result.seconds)  # fmt: skip
