@@ -15,6 +15,7 @@ import repro_check
 from repro_check import Cell
 
 from prunecheck.sim.loops.frameworks.autogen_repro import script_text, step_lines
+from prunecheck.sim.reports.alone import run_alone
 
 CELLS = repro_check.cells("autogen_")
 #: One cell per violation kind the AutoGen cells show (fast); the rest are slow.
@@ -109,3 +110,34 @@ def test_each_step_is_a_line_of_plain_code() -> None:
     assert step_lines({"kind": "resume"})[0].startswith("    await step(start(agent))")
     with pytest.raises(ValueError, match="approve"):
         step_lines({"kind": "approve", "call": "call_1", "approved": True})
+
+
+_STREAMING = '''
+from autogen_agentchat.agents import AssistantAgent
+
+
+async def search(query: str) -> str:
+    """Search."""
+    raise NotImplementedError
+
+
+def agent(model_client):
+    return AssistantAgent("s", model_client=model_client, tools=[search], model_client_stream=True)
+'''
+
+
+@pytest.mark.slow
+def test_a_streaming_agents_reproduction_records_its_requests(tmp_path: Path) -> None:
+    """A ``model_client_stream=True`` agent asks the model through
+    ``create_stream``: the script's model records and answers it there too."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "streaming.py").write_text(_STREAMING, encoding="utf-8")
+    steps = [*_STEPS[:3], {"kind": "user", "text": "more?"}, {"kind": "reply", "text": "no"}]
+    script = tmp_path / "out" / "repro.py"
+    script.parent.mkdir()
+    schedule = _schedule(steps, expect=["silent_loss"])
+    text = script_text(f"{tmp_path}/app/streaming.py:agent", schedule, folder=script.parent)
+    script.write_text(text, encoding="utf-8")
+    done = run_alone(script, "autogen", tmp_path, keep_guard=False, timeout=120)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "not reproduced"), done.stderr
+    assert "turn raised" not in done.stdout

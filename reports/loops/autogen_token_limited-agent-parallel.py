@@ -25,6 +25,8 @@ class Model(ReplayChatCompletionClient):  # records each request; answers at the
         requests.append(chat(messages))
         await cancellation_token.link_future(asked.setdefault(len(requests), asyncio.Future()))
         return await super().create(messages, **kwargs)
+    async def create_stream(self, messages, **kwargs):  # a streaming agent (model_client_stream=True)
+        yield await self.create(messages, **kwargs)
     def count_tokens(self, messages, *, tools=()):  # as prunecheck's model counts: 4 characters a token
         return len(json.dumps(chat(messages)) + json.dumps(list(tools))) // 4
 model = Model([], model_info={"vision": False, "function_calling": True, "json_output": False, "family": "unknown", "structured_output": False})
@@ -38,8 +40,7 @@ async def tool_body(tool, args, cancellation_token, call_id=None):  # every tool
     if isinstance(outcome[call_id], Exception): raise outcome[call_id]
     return outcome[call_id]
 def finish(call_id, result):  # the tool of call_id returns result (or raises it)
-    outcome[call_id] = result
-    done[call_id].set()
+    outcome[call_id] = result; done[call_id].set()
 def start(agent, task=None):  # a turn of the app: agent.run, then it saves the agent's state
     global running, token
     async def turn():
