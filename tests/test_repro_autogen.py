@@ -132,7 +132,8 @@ def test_a_streaming_agents_reproduction_records_its_requests(tmp_path: Path) ->
     ``create_stream``: the script's model records and answers it there too."""
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "streaming.py").write_text(_STREAMING, encoding="utf-8")
-    steps = [*_STEPS[:3], {"kind": "user", "text": "more?"}, {"kind": "reply", "text": "no"}]
+    steps: list[dict[str, object]] = [*_STEPS[:3], {"kind": "user", "text": "more?"},
+                                      {"kind": "reply", "text": "no"}]  # fmt: skip
     script = tmp_path / "out" / "repro.py"
     script.parent.mkdir()
     schedule = _schedule(steps, expect=["silent_loss"])
