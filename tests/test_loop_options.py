@@ -376,3 +376,44 @@ def test_search_json_has_the_class_searched_as_its_placement(
     # same seed, same document
     again = _doc(_run(f"{_UNSAFE_SEARCH} --json", tmp_path, capsys))
     assert again == doc
+
+
+class _Told:
+    """A progress that keeps what it is told."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet, self.told = quiet, []  # type: tuple[bool, list[str]]
+
+    def start(self, total: int, what: str = "tasks") -> None:
+        self.told.append(f"start {total} {what}")
+
+    def step(self, label: str) -> None:
+        self.told.append(label.rsplit(": ", 1)[-1])
+
+    def close(self) -> None:
+        self.told.append("close")
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_check_reports_progress_per_scenario_class_unless_quiet(
+    quiet: bool, recorded: list[list[Step]], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    bars: list[_Told] = []
+
+    def progress_for(limit: float | None, *, command: str, quiet: bool = False) -> _Told:
+        bars.append(_Told(quiet))
+        return bars[-1]
+
+    monkeypatch.setattr(loop_runs, "progress_for", progress_for)
+    line = f"check {FAKE}:careful --scenario parallel,cancel,interrupt --max-examples 4 --seed 1"
+    _run(line + (" --quiet" if quiet else ""), tmp_path, capsys)
+    (bar,) = bars
+    assert bar.quiet is quiet  # progress_for is silent when quiet
+    # the two classes that apply, each named as it starts; interrupt (n/a) is not searched
+    assert bar.told == [
+        "start 2 scenario classes",
+        "scenario class plain parallel batches",
+        "scenario class cancellation",
+        "close",
+    ]
