@@ -142,3 +142,18 @@ def test_a_streaming_agents_reproduction_records_its_requests(tmp_path: Path) ->
     done = run_alone(script, "autogen", tmp_path, keep_guard=False, timeout=120)
     assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "not reproduced"), done.stderr
     assert "turn raised" not in done.stdout
+
+
+def test_a_reproduction_whose_framework_is_missing_exits_2_naming_it(tmp_path: Path) -> None:
+    """The version gate runs before any import of AutoGen: a distribution that
+    is not installed is named with the version the failure was found on."""
+    cell = CELLS[0]
+    text = cell.script.read_text(encoding="utf-8")
+    found = version("autogen-agentchat")
+    script = tmp_path / cell.script.name
+    script.write_text(text.replace('{"autogen-agentchat": ', '{"autogen-gone": ', 1))
+    done = run_alone(script, "autogen", tmp_path, keep_guard=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout.strip() == (
+        f"could not run: autogen-gone is not installed (found on autogen-gone {found})"
+    )
