@@ -30,6 +30,7 @@ from prunecheck.sim.cli import build_parser, loop_runs
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.cli.loop_options import REFUSED, WIRED
+from prunecheck.sim.loops import api as loop_api
 from prunecheck.sim.loops import scheduler
 from prunecheck.sim.loops import search as loop_search
 from prunecheck.sim.loops import verdict as loop_verdict
@@ -287,7 +288,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[l
 
     monkeypatch.setattr(loop_search, "LoopRun", Recorded)
     short = functools.partial(loop_search.search, shrink_runs=4, polish_runs=8)
-    for module in (loop_verdict, loop_runs):
+    for module in (loop_verdict, loop_api):
         monkeypatch.setattr(module, "search", short)
     monkeypatch.chdir(tmp_path)
     _RUNS.clear()
@@ -417,3 +418,24 @@ def test_check_reports_progress_per_scenario_class_unless_quiet(
         "scenario class cancellation",
         "close",
     ]
+
+
+def test_the_python_api_takes_the_same_knobs_and_runs_the_same_schedules(
+    recorded: list[list[Step]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command line searches through the API: the same options, the same schedules."""
+    import prunecheck
+    from prunecheck.sim.loops.scenarios import LoopShape
+
+    line = f"{_SEARCH} --max-calls 2 --max-users 2 --sizes 40 --time-steps 7 --max-steps 8"
+    cli = _run(line.replace("--max-examples 4", "--max-examples 8"), tmp_path, capsys)
+    _RUNS.clear()
+    shape = LoopShape(width=2, users=2, sizes=(40,), advances=(7.0,))
+    prunecheck.search_loop(f"{FAKE}:careful", scenario="parallel", seed=1, max_examples=8,
+                           max_steps=8, shape=shape)  # fmt: skip
+    assert _schedules(cli) == [[repr(s) for s in r] for r in _RUNS] != []
+    assert _width(cli) == 2 and _sizes(cli) == {160}
+    _RUNS.clear()
+    checked = prunecheck.check_loop(f"{FAKE}:careful", scenarios=["parallel"], max_examples=4,
+                                    seed=1, max_steps=3, time_limit=60.0)  # fmt: skip
+    assert checked.cells[0].verdict.value == "safe" and max(map(len, _RUNS)) <= 3

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.cli import loop_runs
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.loops import api as loop_api
 from prunecheck.sim.loops import search as loop_search
@@ -24,7 +23,7 @@ def short_shrink(monkeypatch: pytest.MonkeyPatch) -> None:
     how short its schedules get (test_search_shrinks_one_scenario_class below
     and test_loops_search shrink in full)."""
     short = functools.partial(loop_search.search, shrink_runs=4, polish_runs=8)
-    for module in (loop_verdict, loop_api, loop_runs):
+    for module in (loop_verdict, loop_api):  # the command line searches through the API
         monkeypatch.setattr(module, "search", short)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,18 +27,12 @@ from prunecheck.sim.cli.loop_options import (
     loop_shape,
     refuse_for_loop,
 )
+from prunecheck.sim.loops.api import check_loop, search_loop
 from prunecheck.sim.loops.bundle import write_bundle
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.search import search
 from prunecheck.sim.loops.story import narrative, retell
 from prunecheck.sim.loops.target import load_target
-from prunecheck.sim.loops.verdict import (
-    CellVerdict,
-    LoopCheck,
-    cell_of,
-    check_loop,
-    not_applicable_reason,
-)
+from prunecheck.sim.loops.verdict import CellVerdict, LoopCheck, cell_of, not_applicable_reason
 from prunecheck.sim.support.progress import progress_for
 
 __all__ = ["LOOP_HELP", "MAX_STEPS", "check_loop_command", "search_loop_command"]
@@ -90,11 +83,6 @@ def _status(result: LoopCheck, args: argparse.Namespace) -> int:
     return vacuous_status(status, result.verdict is CellVerdict.VACUOUS, args)
 
 
-def _deadline(args: argparse.Namespace) -> float | None:
-    limit = getattr(args, "time_limit", None)
-    return None if limit is None else time.monotonic() + float(limit)
-
-
 def _max_steps(args: argparse.Namespace, dest: str) -> int:
     if dest not in given_options(args):
         return MAX_STEPS
@@ -139,7 +127,7 @@ def check_loop_command(args: argparse.Namespace) -> int:
     try:
         result = check_loop(
             target, seed=int(args.seed), max_examples=int(args.max_examples),
-            scenarios=scenarios, max_steps=max_steps, deadline=_deadline(args),
+            scenarios=scenarios, max_steps=max_steps, time_limit=args.time_limit,
             on_class=lambda s: bar.step(f"{target.spec}: scenario class {s.title}"),
         )  # fmt: skip
     finally:
@@ -203,9 +191,9 @@ def search_loop_command(args: argparse.Namespace) -> int:
     bar.start(1)
     bar.step(f"search {target.spec}, scenario class {scenario.title}")
     try:
-        result = search(target.adapter, target.target, scenario, seed=int(args.seed),
-                        max_examples=int(args.max_examples), max_steps=max_steps,
-                        deadline=_deadline(args), kinds=kinds)  # fmt: skip
+        result = search_loop(target, scenario=scenario.name, seed=int(args.seed),
+                             max_examples=int(args.max_examples), max_steps=max_steps,
+                             shape=shape, time_limit=args.time_limit, target=kinds)  # fmt: skip
     finally:
         bar.close()
     cell = cell_of(scenario, result)

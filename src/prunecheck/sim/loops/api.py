@@ -12,11 +12,13 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from .bundle import write_bundle
-from .scenarios import SCENARIOS, ScenarioClass
+from .scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
 from .search import SearchOutcome, search
 from .story import narrative, retell
 from .target import FRAMEWORKS, LoopTarget, adapter_named, load_target
@@ -43,13 +45,16 @@ class UnsafeLoop(AssertionError):
 
 
 def loop_target(agent: object) -> LoopTarget:
-    """A loop spec, or an agent object (the framework detected), as a :class:`LoopTarget`.
+    """A loop spec, or an agent object (the framework detected), as a :class:`LoopTarget`
+    (one already loaded is returned as it is).
 
     Raises
     ------
     PolicyError
         If the spec is bad or no framework adapter accepts the object.
     """
+    if isinstance(agent, LoopTarget):
+        return agent
     if isinstance(agent, str):
         return load_target(agent)
     from prunecheck.model.errors import PolicyError
@@ -68,26 +73,51 @@ def loop_target(agent: object) -> LoopTarget:
     )
 
 
+def _deadline(time_limit: float | None) -> float | None:
+    return None if time_limit is None else time.monotonic() + time_limit
+
+
 def check_loop(
     agent: object,
     *,
     seed: int = 0,
     max_examples: int = 200,
     scenarios: Sequence[str | ScenarioClass] | None = None,
+    max_steps: int = 16,
+    shape: LoopShape | None = None,
+    time_limit: float | None = None,
+    on_class: Callable[[Scenario], None] | None = None,
 ) -> LoopCheck:
-    """``prunecheck check loop:…`` without the printing: a cell per scenario class."""
+    """``prunecheck check loop:…`` without the printing: a cell per scenario class.
+
+    ``max_steps`` bounds a schedule (``--max-events``), ``shape`` the
+    schedules of every class (:class:`~.scenarios.LoopShape`), ``time_limit``
+    (seconds) the search (classes it cuts short are out of time);
+    ``on_class`` is told each class before it is searched.
+    """
     chosen = [ScenarioClass(s) for s in scenarios] if scenarios is not None else None
-    return _check(loop_target(agent), seed=seed, max_examples=max_examples, scenarios=chosen)
+    return _check(loop_target(agent), seed=seed, max_examples=max_examples, scenarios=chosen,
+                  max_steps=max_steps, shape=shape, deadline=_deadline(time_limit),
+                  on_class=on_class)  # fmt: skip
 
 
 def search_loop(
     agent: object, *, scenario: str | ScenarioClass = "parallel", seed: int = 0,
-    max_examples: int = 40,
+    max_examples: int = 40, max_steps: int = 16, shape: LoopShape | None = None,
+    time_limit: float | None = None, target: Iterable[str] | None = None,
 ) -> SearchOutcome:  # fmt: skip
-    """``prunecheck search loop:… --scenario NAME`` without the printing."""
-    target = loop_target(agent)
-    return search(target.adapter, target.target, SCENARIOS[ScenarioClass(scenario)], seed=seed,
-                  max_examples=max_examples)  # fmt: skip
+    """``prunecheck search loop:… --scenario NAME`` without the printing.
+
+    ``max_steps``, ``shape`` and ``time_limit`` as in :func:`check_loop`;
+    ``target``: the violation kinds that count as a finding (``--target``).
+    """
+    subject = loop_target(agent)
+    chosen = SCENARIOS[ScenarioClass(scenario)]
+    if shape is not None:
+        chosen = replace(chosen, shape=shape)
+    kinds = None if target is None else frozenset(target)
+    return search(subject.adapter, subject.target, chosen, seed=seed, max_examples=max_examples,
+                  max_steps=max_steps, deadline=_deadline(time_limit), kinds=kinds)  # fmt: skip
 
 
 def assert_loop_safe(

@@ -218,11 +218,14 @@ def _output(call: ToolCall, large: bool, size: int) -> str:
 
 
 def _sized_output(call: ToolCall, tokens: int) -> str:
-    """A tool output of about ``tokens`` tokens (:data:`CHARS_PER_TOKEN` each)."""
+    """A tool output of ``tokens`` tokens of :data:`CHARS_PER_TOKEN` characters
+    (no shorter than the line naming the call)."""
     head = f"{call.name} result for {call.id}"
     length = tokens * CHARS_PER_TOKEN
-    filler = "lorem ipsum " * (length // 12 + 1)
-    return (head + " " + filler)[:length].rstrip() if length > len(head) else head
+    if length <= len(head):
+        return head
+    text = (head + " " + "lorem ipsum " * (length // 12 + 1))[:length]
+    return text[:-1] + "." if text.endswith(" ") else text
 
 
 def _count(run: LoopRun, *types: type) -> int:
