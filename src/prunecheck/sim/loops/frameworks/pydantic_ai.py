@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -134,13 +133,14 @@ class PydanticAIAdapter:
         return _PydanticAILoop(_need(target), harness, self)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
-        from ._scripts import script_text
+        """A standalone script of ~50 lines on pydantic-ai alone (:mod:`.pydantic_ai_repro`)."""
+        from ..target import load_target
+        from .pydantic_ai_repro import script_text
 
-        settings = f"persist=Persist({self.persist.value!r}), "
-        settings += f"repair_on_new_message={self.repair_on_new_message!r}"
-        module = sys.modules[__name__]
-        adapter = f"PydanticAIAdapter({settings})"
-        return script_text([module], "pydantic-ai", target_spec, schedule_json, adapter)
+        target = load_target(f"loop:{self.framework}:{target_spec}").target
+        return script_text(self, target, target_spec, schedule_json, folder=folder,
+                           persist_every_node=self.persist is Persist.NODE,
+                           repair_on_new_message=self.repair_on_new_message)  # fmt: skip
 
 
 def _need(target: object) -> Any:
