@@ -7,10 +7,13 @@ ledger, the judge), and records what openai-agents 0.24 really does."""
 
 from __future__ import annotations
 
+import os
+from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import pytest
-from loops_play import call, kinds, load_example, play, roles, run_script, tool_text
+from loops_play import EXAMPLES, call, kinds, load_example, play, roles, tool_text
 
 from prunecheck.sim.loops.contract import Capability
 from prunecheck.sim.loops.frameworks.openai_agents import OpenAIAgentsAdapter
@@ -23,10 +26,13 @@ from prunecheck.sim.loops.steps import (
     Fail,
     NewMessage,
     ReplyStep,
+    Resume,
     Step,
+    Timeout,
     User,
     schedule_to_json,
 )
+from prunecheck.sim.reports.alone import run_alone
 
 
 @pytest.fixture(autouse=True)
@@ -209,31 +215,131 @@ def test_tool_failure_becomes_the_sdks_error_result() -> None:
         assert kinds(run) == []
 
 
+def script_of(steps: list[Step], spec: str, folder: Path, **adapter: str) -> Path:
+    """The adapter's standalone script of ``steps`` on ``spec``, written into ``folder``."""
+    schedule = schedule_to_json(steps, target=spec, framework="openai-agents", seed=1)
+    script = folder / "reproduce.py"
+    folder.mkdir(parents=True, exist_ok=True)
+    script.write_text(OpenAIAgentsAdapter(**adapter).script(spec, schedule, folder=folder))
+    return script
+
+
+def replay_alone(steps: list[Step], example: str, attr: str, tmp_path: Path, **adapter: str) -> Any:
+    """The script of ``steps`` on an example agent, run with the SDK alone from
+    ``tmp_path`` (prunecheck unimportable), the script in a folder of its own."""
+    script = script_of(steps, f"{EXAMPLES / example}.py:{attr}", tmp_path / "bundle", **adapter)
+    return run_alone(script, "openai-agents", tmp_path, keep_guard=False, timeout=120)
+
+
+#: A schedule of every step kind the SDK takes (a cancel ends the first turn).
+EVERY_KIND: list[Step] = [
+    User("clean up"),
+    ReplyStep("", (call(1, "delete_file"), call(2), call(3, "run_tests"))),
+    Fail("call_2", "disk on fire"),
+    Advance(31.0),
+    Approve("call_1", False),
+    Cancel(),
+    Crash(),
+    NewMessage("hello?"),
+    ReplyStep("", (call(4),)),
+    Timeout("call_4"),
+    ReplyStep("done"),
+]
+
+
+def test_script_of_every_step_kind_is_plain_python(tmp_path: Path) -> None:
+    """Generated without running: it compiles, imports no prunecheck, gates on
+    the version it was written with, finds the user's module by its path
+    relative to the script's folder, and a step the SDK cannot take (resume)
+    is refused."""
+    spec = f"{EXAMPLES / TURNS}.py:app"
+    text = script_of(EVERY_KIND, spec, tmp_path).read_text()
+    compile(text, "reproduce.py", "exec")
+    code = [line.split() for line in text.splitlines()]
+    assert not [w for w in code if w[:1] in (["import"], ["from"]) and "prunecheck" in w[1]]
+    assert f'FOUND_ON = {{"openai-agents": "{version("openai-agents")}"}}' in text
+    relative = os.path.relpath(EXAMPLES, tmp_path)
+    assert f'parent / "{relative}"' in text and f"import {TURNS} as user" in text
+    for helper in ("say", "reply", "complete", "advance", "cancel", "approve"):
+        assert f"async def {helper}(" in text and f"await {helper}(" in text
+    assert "open_agent()  # the process dies" in text
+    schedule = schedule_to_json([User("hi"), Crash(), Resume()], target=spec)
+    with pytest.raises(ValueError, match="resumes only a RunState"):
+        OpenAIAgentsAdapter().script(spec, schedule, folder=tmp_path)
+
+
 @pytest.mark.slow
 def test_standalone_script_shows_the_broken_request(tmp_path: Path) -> None:
-    adapter = OpenAIAgentsAdapter()
-    spec = f"examples/loops/{KEEP_LAST}.py:app"
     steps: list[Step] = [User("fix the bug"), *batches(1, 2, 2), ReplyStep("done")]
-    text = adapter.script(spec, schedule_to_json(steps, target=spec, framework="openai-agents"))
-    done = run_script(text, tmp_path)
-    assert done.returncode == 1, done.stderr
-    assert (
-        "BROKEN REQUEST (HTTP 400): messages.1: Invalid parameter: messages with role 'tool' "
-        "must be a response to a preceeding message with 'tool_calls'."
-    ) in done.stdout
+    done = replay_alone(steps, KEEP_LAST, "app", tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("request #3: [") and '"tool_call_id": "call_1"' in lines[0]
+    assert lines[1:] == [
+        "openai says: Invalid parameter: messages with role 'tool' must be a response to a "
+        "preceeding message with 'tool_calls'.",
+        "reproduced: provider_rejection: request #3 sends the result of call_1 (messages.1) "
+        "without its call",
+    ]
 
 
 @pytest.mark.slow
 def test_standalone_script_shows_the_silent_loss_of_a_cancel(tmp_path: Path) -> None:
-    adapter = OpenAIAgentsAdapter()
-    spec = f"examples/loops/{KEEP_LAST}.py:agent"
     steps: list[Step] = [*MID_BATCH, Cancel(), User("go on"), ReplyStep("ok")]
-    done = run_script(adapter.script(spec, schedule_to_json(steps, target=spec)), tmp_path)
-    assert done.returncode == 1, done.stderr
-    assert (
-        "LEDGER MISMATCH: read_file ran for call_2 but the model is no longer told: no trim "
-        "removed it"
-    ) in done.stdout
+    done = replay_alone(steps, KEEP_LAST, "agent", tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[1:] == [
+        "read_file ran for call_2; neither this request nor the session holds its call or result",
+        "reproduced: silent_loss: read_file ran for call_2 and the model is no longer told",
+    ]
+
+
+@pytest.mark.slow
+def test_standalone_script_shows_the_hang_of_an_after_turn_cancel(tmp_path: Path) -> None:
+    steps: list[Step] = [*MID_BATCH, Cancel(), Complete("call_1", "one"), User("go on")]
+    done = replay_alone(steps, KEEP_LAST, "agent", tmp_path, cancel_mode="after_turn")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert 'results[-1].cancel(mode="after_turn")' in (tmp_path / "bundle/reproduce.py").read_text()
+    assert done.stdout.splitlines()[-1] == "reproduced: hang: the turn did not return"
+
+
+#: Schedules the harness finds safe on the unit-safe filter (approvals, a
+#: failure, a timeout, a crash while an approval waits).
+SAFE: dict[str, list[Step]] = {
+    "approval": [
+        User("clean up"),
+        ReplyStep("", (call(1, "delete_file"), call(2))),
+        Complete("call_2", "read"),
+        Approve("call_1", True),
+        Complete("call_1", "deleted"),
+        ReplyStep("done"),
+        User("thanks"),
+    ],
+    "failure-and-timeout": [
+        User("read"),
+        ReplyStep("", (call(1), call(2, "run_tests"))),
+        Fail("call_1", "disk on fire"),
+        Advance(31.0),
+        ReplyStep("sorry"),
+        User("ok"),
+    ],
+    "crash-while-an-approval-waits": [
+        User("clean up"),
+        ReplyStep("", (call(1, "delete_file"), call(2))),
+        Complete("call_2", "read"),
+        Crash(),
+        NewMessage("hello?"),
+    ],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SAFE))
+def test_standalone_script_of_a_safe_schedule_does_not_reproduce(name: str, tmp_path: Path) -> None:
+    """The unit-safe filter on schedules the harness finds safe: the script's
+    approvals, failures, timeouts and crashes play through, and it exits 0."""
+    done = replay_alone(SAFE[name], TURNS, "app", tmp_path)
+    assert (done.returncode, done.stdout.splitlines()) == (0, ["not reproduced"]), done.stderr
 
 
 @pytest.mark.slow

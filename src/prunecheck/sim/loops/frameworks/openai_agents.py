@@ -40,7 +40,6 @@ import asyncio
 import dataclasses
 import json
 import sqlite3
-import sys
 from collections.abc import AsyncIterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -141,11 +140,9 @@ class OpenAIAgentsAdapter:
         return _AgentsLoop(agent, config, harness, self.cancel_mode)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
-        from ._scripts import script_text
+        from .openai_agents_repro import script_text
 
-        module = sys.modules[__name__]
-        adapter = f"OpenAIAgentsAdapter(cancel_mode={self.cancel_mode!r})"
-        return script_text([module], "openai-agents", target_spec, schedule_json, adapter)
+        return script_text(target_spec, schedule_json, folder=folder, cancel_mode=self.cancel_mode)
 
 
 def render_items(items: Any, instructions: str | None) -> list[dict[str, object]]:
