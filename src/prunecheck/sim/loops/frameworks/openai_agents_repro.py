@@ -39,6 +39,8 @@ from typing import Any
 
 __all__ = ["script_text"]
 
+# ruff: noqa: E501 -- the templates are the script's own lines, whole as a maintainer reads them
+
 #: What the script prints as OpenAI's 400 texts (DESIGN.md, "Facts").
 TEXT_ORPHAN = (
     "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
@@ -221,8 +223,10 @@ def _where(target_spec: str, folder: Path | None) -> tuple[str, str, str]:
     except ValueError:  # another drive: no relative path
         return _USER_FILE.format(path=_lit(path.as_posix())), path.name, attr
     stem = path.stem
-    if stem.isidentifier() and not keyword.iskeyword(stem) and stem not in _TAKEN | set(
-        sys.stdlib_module_names
+    if (
+        stem.isidentifier()
+        and not keyword.iskeyword(stem)
+        and stem not in _TAKEN | set(sys.stdlib_module_names)
     ):
         parent = os.path.dirname(rel) or "."
         return _USER_PATH.format(folder=_lit(parent), module=stem), rel, attr
@@ -273,7 +277,9 @@ def _step(step: dict[str, Any], replies: int) -> str:
         calls = step.get("calls") or []
         items = [_call(c) for c in calls]
         if step.get("text") or not calls:
-            items.insert(0, f"assistant_message({_lit(step.get('text', ''))}, item_id=\"msg_{replies}\")")
+            items.insert(
+                0, f'assistant_message({_lit(step.get("text", ""))}, item_id="msg_{replies}")'
+            )
         return "    await reply(" + ",\n                ".join(items) + ")"
     if kind == "complete":
         return f"    await complete({_lit(step['call'])}, {_lit(step['output'])})"
