@@ -351,8 +351,6 @@ def script_text(
     ValueError
         If a step is one the SDK cannot take (``resume``).
     """
-    from prunecheck import __version__
-
     data = json.loads(schedule_json)
     steps: list[dict[str, Any]] = list(data["steps"])
     expect = set(data.get("expect") or ())
@@ -370,7 +368,7 @@ def script_text(
         dist_version=dist_version,
         scenario=data.get("scenario", "unnamed"),
         kinds=", ".join(sorted(expect)) or "the violations prunecheck found",
-        version=__version__,
+        version=importlib.metadata.version("prunecheck"),
         seed=data.get("seed", 0),
         attr=attr,
         where=where,
