@@ -42,7 +42,7 @@ def open_agent():  # a process: the user's agent and run config, the scripted mo
     global agent, config, session, replies
     agent, config = user.app()  # the user's, with fake tools, the scripted model and a session
     agent = agent.clone(tools=[fake(t) if isinstance(t, FunctionTool) else t for t in agent.tools])
-    config = dataclasses.replace(config, model=ScriptedModel(ModelStep.respond(answer) for _ in range(2)), tracing_disabled=True)
+    config = dataclasses.replace(config, model=ScriptedModel(ModelStep.respond(answer) for _ in range(5)), tracing_disabled=True)
     session, replies = SQLiteSession("conversation", f"{STORE.name}/session.sqlite"), asyncio.Queue()
 open_agent()
 async def settle():  # every task runs until all of them wait on the schedule
@@ -65,7 +65,7 @@ async def main():
     await complete("call_1", "read_file result for call_1 lorem ipsum")
     open_agent()  # the process dies; a new one opens the agent on the same store
     await say("user message 5 after the crash")
-    [task.result() for task in turns if task.done()]  # a run that raised: the replay went wrong
+    [task.result() for task in turns if task.done() and not task.cancelled()]  # a run that raised: the replay went wrong
 
 try:
     asyncio.run(main())

@@ -194,7 +194,7 @@ async def main():
 """
 
 _TAIL = """\
-    [task.result() for task in turns if task.done()]  # a run that raised: the replay went wrong
+    [task.result() for task in turns if task.done() and not task.cancelled()]  # a run that raised: the replay went wrong
 
 try:
     asyncio.run(main())
@@ -383,9 +383,8 @@ def script_text(
             "out = outputs[ctx.tool_call_id]\n        return default_tool_error_function(ctx, out) "
             "if isinstance(out, Exception) else out"
         )
-    replies = sum(1 for s in steps if s["kind"] == "reply")
     text += constants + _ANSWER + judges + _FAKE.format(tool_return=tool_return)
-    process = _PROCESS.format(build=_build(target_spec, attr), requests=replies + 1)
+    process = _PROCESS.format(build=_build(target_spec, attr), requests=len(steps))
     if "crash" in kinds:  # a crash opens the agent again: a function
         body = "".join("    " + line for line in process.splitlines(keepends=True))
         process = _OPEN + body + "open_agent()\n"
