@@ -6,6 +6,7 @@ time, a ledger, the judge), and records what pydantic-ai 2.68 really does."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -311,3 +312,28 @@ def test_script_plays_approvals_and_cancels(name: str, tmp_path: Path) -> None:
     schedule = schedule_to_json(EVERY_STEP[name], target=spec, framework="pydantic-ai")
     done = run_script(PydanticAIAdapter().script(spec, schedule, folder=tmp_path), tmp_path)
     assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "not reproduced"), done.stderr
+
+
+def test_script_follows_the_adapters_settings_and_rebuilds_a_factorys_agent(
+    tmp_path: Path,
+) -> None:
+    """Saved once per run (Persist.RUN), the agent of a factory built again by
+    each new process, the user's module imported from its folder relative to
+    the script."""
+    spec = "examples/loops/pydantic_ai_guarded.py:agent"
+    steps: list[Step] = [
+        User("hi"),
+        ReplyStep("", (call(1),)),
+        Complete("call_1", "one"),
+        Crash(),
+        Resume(),
+    ]
+    schedule = schedule_to_json(steps, target=spec, framework="pydantic-ai")
+    text = PydanticAIAdapter(persist=Persist.RUN).script(spec, schedule, folder=tmp_path)
+    main = text[text.index("async def main():") :]
+    assert main.count("agent = build()") == 2  # the first process, and the one after the crash
+    assert "from pydantic_ai_guarded import agent as build" in main
+    assert "saves.append(Saved.dump_json(run.all_messages()))" in text
+    assert "when each run ends" in text and "async for _node in run:\n" in text
+    folder = os.path.relpath(Path("examples/loops").resolve(), tmp_path)
+    assert f'sys.path.insert(0, str(Path(__file__).resolve().parent / "{folder}"))' in main

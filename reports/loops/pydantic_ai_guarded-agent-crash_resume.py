@@ -1,54 +1,48 @@
 """pydantic-ai: a tool call that already ran runs again (duplicated_side_effect).
-
 Agent `agent` of ../../examples/loops/pydantic_ai_guarded.py (relative to this file), scenario
-class crash_resume, found by prunecheck 0.2.0, seed 1. FunctionModel plays the model; the
-tools' bodies wait for the script; the app saves all_messages() after every node of agent.iter.
-Run from any directory: python <this file>.
+class crash_resume, found by prunecheck 0.2.0, seed 1. Run from any directory: python <this file>.
 Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run.
 """
-import asyncio
-import sys
+import asyncio, sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
 FOUND_ON = {"pydantic-ai-slim": "2.68.0"}
-for dist, found in FOUND_ON.items():
-    try:
-        have = version(dist)
-    except PackageNotFoundError:
-        print(f"could not run: {dist} is not installed (found on {dist} {found})"); sys.exit(2)
-    if have != found:
-        print(f"could not run: found on {dist} {found}, installed {dist} {have}"); sys.exit(2)
+for dist, found in FOUND_ON.items():  # exit 2 unless pydantic-ai is installed as it was found on
+    try: have = version(dist)
+    except PackageNotFoundError: sys.exit(print(f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+    if have != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {have}") or 2)
 from pydantic_ai.messages import ModelMessagesTypeAdapter as Saved, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.toolsets import WrapperToolset
 
-waiting, tasks, done, outputs, ran, saves = [], [], {}, {}, [], [b"[]"]  # saves: the app's store
+waiting, tasks, done, outputs, ran = [], [], {}, {}, []
+saves = [b"[]"]  # the app's store: all_messages() as JSON after every node; a crash keeps the last
 
-async def model(messages, info):  # pydantic-ai's test model: awaits the script's reply
+async def model(messages, info):  # pydantic-ai's test model: each request waits for the script's reply
     waiting.append(asyncio.Future())
     return await waiting[-1]
 
 class FakeTools(WrapperToolset):  # the agent's tools, names and schemas kept
-    async def call_tool(self, name, args, ctx, tool):  # the body waits for the script
+    async def call_tool(self, name, args, ctx, tool):  # its body waits for the script
         done[ctx.tool_call_id] = asyncio.Event()
         await done[ctx.tool_call_id].wait()
         ran.append(ctx.tool_call_id)  # its side effect happened
         return outputs[ctx.tool_call_id]
 
-async def turn(agent, prompt):  # one run of the agent, saving all_messages() after every node
-    with agent.override(model=FunctionModel(model), tools=[], toolsets=[FakeTools(t) for t in agent.toolsets]):
+async def turn(agent, prompt):  # one run of the agent (prompt None: it continues)
+    fakes = [FakeTools(t) for t in agent.toolsets]
+    with agent.override(model=FunctionModel(model), tools=[], toolsets=fakes):
         try:
             async with agent.iter(prompt, message_history=Saved.validate_json(saves[-1]) or None) as run:
                 async for _node in run:
                     saves.append(Saved.dump_json(run.all_messages()))
-        except Exception as exc:  # the turn's outcome, as the harness records it
-            print(f"the run raised {exc!r}")
+        except Exception as exc: print(f"the run raised {exc!r}")  # the turn's outcome
 
-async def settle():  # after each step: the agent runs until it waits for the model or a tool
-    for _ in range(100):
-        await asyncio.sleep(0)
+async def settle():  # after each step the agent runs until it waits for the model or a tool
+    for _ in range(100): await asyncio.sleep(0)
 
-async def start(agent, prompt):  # a run (prompt None: it continues the saved run)
+async def start(agent, prompt):  # a run of the agent, until it waits
     tasks.append(asyncio.create_task(turn(agent, prompt)))
     await settle()
 
@@ -65,9 +59,7 @@ async def main():
     if ran.count("call_1") > 1:  # its body returned, and ran again
         return "duplicated_side_effect: the tool body of call_1 ran twice"
 
-try:
-    finding = asyncio.run(main())
-except Exception as exc:
-    print(f"could not run: {type(exc).__name__}: {exc}"); sys.exit(2)
+try: finding = asyncio.run(main())
+except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
 print(f"reproduced: {finding}" if finding else "not reproduced")
 sys.exit(1 if finding else 0)

@@ -1,26 +1,30 @@
 """The standalone reproduction of a pydantic-ai schedule (issue 30).
 
 :func:`script_text` writes the bug report a pydantic-ai maintainer can paste
-into an issue: a script of about fifty lines on pydantic-ai's public API
-alone.  pydantic-ai's own ``FunctionModel`` answers each request with the
-schedule's scripted reply; a ``WrapperToolset`` around each of the agent's
-toolsets keeps the tools' names, schemas and timeouts and swaps their bodies
+into an issue: a script of 60 to 80 lines on pydantic-ai's public API alone
+(the table's cells: 64-71).  pydantic-ai's own ``FunctionModel`` answers each
+request when the schedule's reply step sets its future; a ``WrapperToolset``
+around each of the agent's toolsets keeps the tools' names and schemas (and,
+for a schedule that moves the clock, their timeouts) and swaps their bodies
 for fakes that wait on an ``asyncio.Event`` per call and record that they
-ran; the user's module is imported by its path relative to the script.
-The application's store is ``all_messages()`` as ``ModelMessagesTypeAdapter``
-JSON, written as :class:`~.pydantic_ai.PydanticAIAdapter` writes it (after
-every node of ``agent.iter``, or once per run); a crash abandons the run
-where it waits and the next "process" starts from the last write.  The
-steps are plain lines in ``main()``, each settled the way the harness settles
-them (the loop runs until the agent waits on the model or a tool).
+ran; the user's module is imported from its folder, given relative to the
+script.  The application's store is ``all_messages()`` as
+``ModelMessagesTypeAdapter`` JSON, written as
+:class:`~.pydantic_ai.PydanticAIAdapter` writes it (after every node of
+``agent.iter``, or once per run); a crash abandons the run where it waits
+and the next "process" starts from the last write.  The steps are plain
+lines in ``main()``, numbered as the narrative numbers them, each settled the
+way the harness settles them (the loop runs until the agent waits on the
+model or a tool).
 
 The script checks the schedule's first violation as the run shows it (a body
-that ran twice, a call that ran and is gone from request ``#N`` while its
-batch was never closed in the store, a request OpenAI rejects, a result no
-tool returned, a cancelled turn that does not return) and ends with
-``reproduced: KIND: detail`` (exit 1) or ``not reproduced`` (exit 0); it
-exits 2, saying why, when pydantic-ai is missing, is another version than
-the one it was found on, or the replay raises.
+that ran twice; a call that ran and is gone from request ``#N`` while, for a
+trimming agent, its batch was never closed in the store; a request OpenAI
+rejects, printed with OpenAI's text; a result no tool returned; a cancelled
+turn that does not return) and ends with ``reproduced: KIND: detail`` (exit
+1) or ``not reproduced`` (exit 0); it exits 2, saying why, when pydantic-ai
+is missing, is another version than the one it was found on, or the replay
+raises.
 """
 
 from __future__ import annotations
@@ -84,46 +88,41 @@ _TEXT_UNANSWERED = (
 
 _GATE = """\
 FOUND_ON = {found_on}
-for dist, found in FOUND_ON.items():
-    try:
-        have = version(dist)
-    except PackageNotFoundError:
-        print(f"could not run: {{dist}} is not installed (found on {{dist}} {{found}})"); \
-sys.exit(2)
-    if have != found:
-        print(f"could not run: found on {{dist}} {{found}}, installed {{dist}} {{have}}"); \
-sys.exit(2)
+for dist, found in FOUND_ON.items():  # exit 2 unless pydantic-ai is installed as it was found on
+    try: have = version(dist)
+    except PackageNotFoundError: \
+sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{found}})") or 2)
+    if have != found: \
+sys.exit(print(f"could not run: found on {{dist}} {{found}}, installed {{dist}} {{have}}") or 2)
 """
 
 #: The request in OpenAI Chat Completions form (only where the script prints one).
-_OPENAI = """\
-
-def openai(messages, instructions):  # a request as OpenAI Chat Completions messages
-    out = [{"role": "system", "content": instructions}] if instructions else []
-    for m in messages:
-        calls = [{"id": p.tool_call_id, "type": "function", "function": {"name": p.tool_name,
-                  "arguments": p.args_as_json_str()}} for p in m.parts \
-if p.part_kind == "tool-call"]
-        if m.kind == "response":
-            out.append({"role": "assistant", "content": m.text} \
-| ({"tool_calls": calls} if calls else {}))
-        for p in m.parts if m.kind == "request" else ():
-            if p.part_kind in ("system-prompt", "user-prompt"):
-                out.append({"role": p.part_kind[:-7], "content": str(p.content)})
-            elif p.part_kind == "tool-return" or getattr(p, "tool_name", None):
-                text = p.model_response_str() if p.part_kind == "tool-return" \
-else p.model_response()
-                out.append({"role": "tool", "tool_call_id": p.tool_call_id, "content": text})
-            elif p.part_kind == "retry-prompt":
-                out.append({"role": "user", "content": p.model_response()})
-    return out
-"""
+_OPENAI = "\n".join(
+    [
+        "def openai(messages, instructions):  # a request as OpenAI Chat Completions messages",
+        '    out = [{"role": "system", "content": instructions}] if instructions else []',
+        "    for m in messages:",
+        '        if m.kind == "response":  # the model\'s text and its tool calls',
+        '            calls = [{"id": p.tool_call_id, "type": "function", "function": {"name": '
+        'p.tool_name, "arguments": p.args_as_json_str()}} for p in m.tool_calls]',
+        '            out.append({"role": "assistant", "content": m.text} '
+        '| ({"tool_calls": calls} if calls else {}))',
+        '        for p in m.parts if m.kind == "request" else ():  # prompts, results, retries',
+        '            if p.part_kind == "tool-return" or getattr(p, "tool_name", None):',
+        '                out.append({"role": "tool", "tool_call_id": p.tool_call_id, "content": '
+        'p.model_response_str() if p.part_kind == "tool-return" else p.model_response()})',
+        '            elif p.part_kind in ("system-prompt", "user-prompt"):',
+        '                out.append({"role": p.part_kind[:-7], "content": str(p.content)})',
+        '            elif p.part_kind == "retry-prompt":',
+        '                out.append({"role": "user", "content": p.model_response()})',
+        "    return out",
+        "",
+    ]
+)
 
 _TAIL = """
-try:
-    finding = asyncio.run(main())
-except Exception as exc:
-    print(f"could not run: {type(exc).__name__}: {exc}"); sys.exit(2)
+try: finding = asyncio.run(main())
+except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
 print(f"reproduced: {finding}" if finding else "not reproduced")
 sys.exit(1 if finding else 0)
 """
@@ -339,38 +338,36 @@ def script_text(
     load.append(f"from {module} import {attr}" + ("" if attr == name else f" as {name}"))
     load += ["agent = build()"] if factory else []
     what = _WHAT.get(kinds[0], "a violation") if kinds else "no violation"
-    saves = "after every node of agent.iter" if persist_every_node else "when each run ends"
     scenario = f"scenario class {data['scenario']}, " if data.get("scenario") else ""
     about = (
-        f"Agent {agent_of}, {scenario}found by prunecheck "
-        f"{version('prunecheck')}, seed {data.get('seed', 0)}. FunctionModel plays the model; "
-        f"the tools' bodies wait for the script; the app saves all_messages() {saves}. "
-        "Run from any directory: python <this file>."
+        f"Agent {agent_of}, {scenario}found by prunecheck {version('prunecheck')}, seed "
+        f"{data.get('seed', 0)}. Run from any directory: python <this file>."
     )
+    imports = ["asyncio", *(["json"] if prints else []), "sys"]
     out = [
         f'"""pydantic-ai: {what} ({", ".join(kinds) or "none"}).',
-        "",
-        *textwrap.wrap(about, 95, break_on_hyphens=False, break_long_words=False),
+        *textwrap.wrap(about, 99, break_on_hyphens=False, break_long_words=False),
         "Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run.",
         '"""',
-        "import asyncio",
-        *(["import json"] if prints else []),
-        "import sys",
+        f"import {', '.join(imports)}",
         *(["from dataclasses import replace"] if "advance" in used else []),
         "from importlib.metadata import PackageNotFoundError, version",
         *(["from pathlib import Path"] if is_file_reference(where) else []),
+        "",
         _GATE.format(found_on=json.dumps({DIST: version(DIST)})).rstrip("\n"),
         *_framework_imports(used, repair_on_new_message),
         "",
     ]
     records = prints or any("requests" in line for line in check)
     state = ["requests"] * records + ["instructions"] * prints + ["waiting", "tasks"]
-    state += ["done", "outputs", "ran", "saves"]
-    empty = {"done": "{}", "outputs": "{}", "saves": '[b"[]"]'}
-    out.append(f"{', '.join(state)} = {', '.join(empty.get(v, '[]') for v in state)}"
-               "  # saves: the app's store")  # fmt: skip
+    state += ["done", "outputs", "ran"]
+    empty = {"done": "{}", "outputs": "{}"}
+    out.append(f"{', '.join(state)} = {', '.join(empty.get(v, '[]') for v in state)}")
+    when = "after every node" if persist_every_node else "when each run ends"
+    out.append(f'saves = [b"[]"]  # the app\'s store: all_messages() as JSON {when}; '
+               "a crash keeps the last")  # fmt: skip
     out += _helpers(used, prints, records, persist_every_node, repair_on_new_message)
-    out += ["async def main():", *(f"    {line}" for line in load)]
+    out += ["", "async def main():", *(f"    {line}" for line in load)]
     hang_at = incident.step if incident is not None and incident.kind.value == "hang" else -1
     again = "build()" if factory else ""
     held_at = -1  # a silent loss in a trimming agent: what the store held after the last crash
@@ -404,45 +401,44 @@ def _helpers(
     used: set[str], prints: bool, records: bool, every_node: bool, repair: bool
 ) -> list[str]:
     """The script's functions: the model, the fake tools, a run, the steps' helpers."""
-    text = _OPENAI if prints else ""
+    approves, cancels, advances = "approve" in used, "cancel" in used, "advance" in used
+    text = "\n" + _OPENAI if prints else ""
     text += "\nasync def model(messages, info):  # pydantic-ai's test model: "
-    text += "awaits the script's reply\n"
+    text += "each request waits for the script's reply\n"
     if prints:
         text += "    requests.append(list(messages)); instructions.append(info.instructions)\n"
     elif records:
         text += "    requests.append(list(messages))\n"
     text += "    waiting.append(asyncio.Future())\n    return await waiting[-1]\n\n"
-    if "advance" in used:  # through the tool's own call, inside pydantic-ai's timeout
-        text += "async def body(args, ctx):  # every tool's body: waits for the script\n"
+    if advances:  # the body goes through the tool's own call: inside pydantic-ai's timeout
+        text += "async def body(args, ctx):  # every tool's body waits for the script\n"
     else:
         text += "class FakeTools(WrapperToolset):  # the agent's tools, names and schemas kept\n"
         text += "    async def call_tool(self, name, args, ctx, tool):  "
-        text += "# the body waits for the script\n"
-    pad = "    " if "advance" in used else "        "
+        text += "# its body waits for the script\n"
+    pad = "    " if advances else "        "
     text += f"{pad}done[ctx.tool_call_id] = asyncio.Event()\n"
     text += f"{pad}await done[ctx.tool_call_id].wait()\n"
     if used & {"fail", "timeout"}:
         text += f"{pad}if isinstance(outputs[ctx.tool_call_id], Exception):\n"
         text += f"{pad}    raise outputs[ctx.tool_call_id]\n"
     text += f"{pad}ran.append(ctx.tool_call_id)  # its side effect happened\n"
-    text += f"{pad}return outputs[ctx.tool_call_id]\n"
-    if "advance" in used:
-        text += (
-            "\nclass FakeTools(WrapperToolset):  # the agent's tools (names, schemas, "
-            "timeouts) with that body\n    async def call_tool(self, name, args, ctx, tool):\n"
-            "        return await super().call_tool(name, args, ctx, "
-            "replace(tool, call_func=body, is_async=True))\n"
-        )
-    approves, cancels = "approve" in used, "cancel" in used
+    text += f"{pad}return outputs[ctx.tool_call_id]\n\n"
+    if advances:
+        text += "class FakeTools(WrapperToolset):  # the agent's tools (names, schemas, timeouts)\n"
+        text += "    async def call_tool(self, name, args, ctx, tool):\n"
+        text += "        tool = replace(tool, call_func=body, is_async=True)\n"
+        text += "        return await super().call_tool(name, args, ctx, tool)\n\n"
     params = "agent, prompt, deferred=None" if approves else "agent, prompt"
-    when = "after every node" if every_node else "when the run ends"
-    text += f"\nasync def turn({params}):  # one run of the agent, saving all_messages() {when}\n"
+    text += f"async def turn({params}):  # one run of the agent (prompt None: it continues)\n"
     history = "Saved.validate_json(saves[-1]) or None"
     if repair and "new_message" in used:  # the UserError's advice for a new prompt
         text += "    history = Saved.validate_json(saves[-1])\n"
-        history = "(repair_messages(history) if prompt is not None else history) or None"
-    text += ("    with agent.override(model=FunctionModel(model), tools=[], "
-             "toolsets=[FakeTools(t) for t in agent.toolsets]):\n        try:\n")  # fmt: skip
+        text += "    history = repair_messages(history) if prompt is not None else history\n"
+        history = "history or None"
+    text += "    fakes = [FakeTools(t) for t in agent.toolsets]\n"
+    text += "    with agent.override(model=FunctionModel(model), tools=[], toolsets=fakes):\n"
+    text += "        try:\n"
     extra = ", deferred_tool_results=deferred" if approves else ""
     text += f"            async with agent.iter(prompt, message_history={history}{extra}) as run:\n"
     if cancels:
@@ -459,14 +455,14 @@ def _helpers(
         text += "        except RunCancelled as exc:  "
         text += "# the run's completed work, as pydantic-ai hands it\n"
         text += "            saves.append(Saved.dump_json(exc.all_messages()))\n"
-    text += "        except Exception as exc:  # the turn's outcome, as the harness records it\n"
-    text += '            print(f"the run raised {exc!r}")\n'
+    text += (
+        '        except Exception as exc: print(f"the run raised {exc!r}")  # the turn\'s outcome\n'
+    )
     text += """
-async def settle():  # after each step: the agent runs until it waits for the model or a tool
-    for _ in range(100):
-        await asyncio.sleep(0)
+async def settle():  # after each step the agent runs until it waits for the model or a tool
+    for _ in range(100): await asyncio.sleep(0)
 
-async def start(agent, prompt{approve_arg}):  # a run (prompt None: it continues the saved run)
+async def start(agent, prompt{approve_arg}):  # a run of the agent, until it waits
     tasks.append(asyncio.create_task(turn(agent, prompt{approve_pass})))
     await settle()
 """.format(
@@ -474,13 +470,15 @@ async def start(agent, prompt{approve_arg}):  # a run (prompt None: it continues
         approve_pass=", deferred" if approves else "",
     )
     if cancels:
-        text += """runs = []
+        text += """
+runs = []
 async def cancel():  # AgentRun.cancel(); the task itself before the run has started
     runs[-1].cancel() if runs and not tasks[-1].done() else tasks[-1].cancel()
     await settle()
 """
     if approves:
-        text += """approvals, decisions = [], {}
+        text += """
+approvals, decisions = [], {}
 async def approve(agent, call, decision):  # the run continues once every pending call is answered
     decisions[call] = decision
     if {p.tool_call_id for p in approvals} <= set(decisions):
@@ -488,4 +486,4 @@ async def approve(agent, call, decision):  # the run continues once every pendin
         await start(agent, None, DeferredToolResults(approvals=dict(decisions)))
         decisions.clear()
 """
-    return text.split("\n")
+    return text.split("\n")[:-1]
