@@ -304,7 +304,8 @@ def test_standalone_script_shows_the_hang_of_an_after_turn_cancel(tmp_path: Path
 
 
 #: Schedules the harness finds safe on the unit-safe filter (approvals, a
-#: failure, a timeout, a crash while an approval waits).
+#: failure, a timeout, cancels while the model thinks, a crash while an
+#: approval waits).
 SAFE: dict[str, list[Step]] = {
     "approval": [
         User("clean up"),
@@ -322,6 +323,15 @@ SAFE: dict[str, list[Step]] = {
         Advance(31.0),
         ReplyStep("sorry"),
         User("ok"),
+    ],
+    "cancels-while-the-model-thinks": [
+        User("one"),
+        Cancel(),
+        User("two"),
+        Cancel(),
+        User("three"),
+        ReplyStep("ok"),
+        User("four"),
     ],
     "crash-while-an-approval-waits": [
         User("clean up"),

@@ -72,7 +72,7 @@ for dist, version in FOUND_ON.items():
 from agents import {agents_names}
 from agents.models.chatcmpl_converter import Converter
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
-{user_import}
+{tool_import}{user_import}
 STORE, requests, ran, outputs, done, turns, results, findings = tempfile.TemporaryDirectory(), [], {{}}, {{}}, collections.defaultdict(asyncio.Event), [], [], []
 class Inline(concurrent.futures.ThreadPoolExecutor):  # the session's to_thread work: at once, in order
     def submit(self, fn, /, *args, **kwargs):
@@ -129,7 +129,7 @@ def fake(tool):  # the user's tool, its body replaced: it returns when the sched
         await done[ctx.tool_call_id].wait()
         ran[ctx.tool_call_id] = tool.name
         {tool_return}
-    return dataclasses.replace(tool, on_invoke_tool=body)
+    return dataclasses.replace(tool, on_invoke_tool={invoke})
 """
 
 _PROCESS = """\
@@ -358,8 +358,6 @@ def script_text(
     kinds = {s["kind"] for s in steps}
     fails = bool(kinds & {"fail", "timeout"})
     names = ["FunctionTool", "RunConfig", "Runner", "SQLiteSession"]
-    if fails:
-        names.insert(0, "default_tool_error_function")
     constants, judges, imports = _judges(expect)
     if "importlib.util" in user_import:
         imports += "importlib.util, "
@@ -376,14 +374,19 @@ def script_text(
         found_on=json.dumps({"openai-agents": dist_version}),
         agents_names=", ".join(names),
         user_import=user_import,
+        tool_import="from agents.tool import with_function_tool_failure_error_handler\n"
+        if fails
+        else "",
     )
-    tool_return = "return outputs[ctx.tool_call_id]"
-    if fails:  # the SDK's default failure text, as its default failure handler writes it
+    tool_return, invoke = "return outputs[ctx.tool_call_id]", "body"
+    if fails:  # the tool's own failure handling (the user's, or the SDK's default) answers
         tool_return = (
-            "out = outputs[ctx.tool_call_id]\n        return default_tool_error_function(ctx, out) "
-            "if isinstance(out, Exception) else out"
+            "out = outputs[ctx.tool_call_id]\n"
+            "        if isinstance(out, Exception): raise out  # the tool's failure handling answers\n"
+            "        return out"
         )
-    text += constants + _ANSWER + judges + _FAKE.format(tool_return=tool_return)
+        invoke = "with_function_tool_failure_error_handler(body, lambda *_: None)"
+    text += constants + _ANSWER + judges + _FAKE.format(tool_return=tool_return, invoke=invoke)
     process = _PROCESS.format(build=_build(target_spec, attr), requests=len(steps))
     if "crash" in kinds:  # a crash opens the agent again: a function
         body = "".join("    " + line for line in process.splitlines(keepends=True))
