@@ -40,7 +40,7 @@ async def turn(agent, prompt):  # one run of the agent (prompt None: it continue
         except Exception as exc: print(f"the run raised {exc!r}")  # the turn's outcome
 
 async def settle():  # after each step the agent runs until it waits for the model or a tool
-    for _ in range(100): await asyncio.sleep(0)
+    for _ in range(1000): await asyncio.sleep(0)  # (about 40 are enough today)
 
 async def start(agent, prompt):  # a run of the agent, until it waits
     tasks.append(asyncio.create_task(turn(agent, prompt)))

@@ -460,7 +460,7 @@ def _helpers(
     )
     text += """
 async def settle():  # after each step the agent runs until it waits for the model or a tool
-    for _ in range(100): await asyncio.sleep(0)
+    for _ in range(1000): await asyncio.sleep(0)  # (about 40 are enough today)
 
 async def start(agent, prompt{approve_arg}):  # a run of the agent, until it waits
     tasks.append(asyncio.create_task(turn(agent, prompt{approve_pass})))
