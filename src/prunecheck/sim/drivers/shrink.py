@@ -161,10 +161,11 @@ def minimize_timed(
     """
     current = (list(events), None if times is None else _gaps(times, len(events)))
     while deadline is None or time.monotonic() < deadline:
-        current, settled = _delete_singles(current, config, system, target, deadline)
+        edits, settled = _delete_singles(current, config, system, target, deadline)
+        current = edits.events, edits.gaps
         if not settled:
             break
-        better = _Edits(*current, config, system, target).other(shape, deadline)
+        better = edits.other(shape, deadline)
         if better is None:
             break
         current = better
@@ -258,37 +259,30 @@ def _delete_singles(
     system: System[S],
     target: frozenset[IncidentKind] | None,
     deadline: float | None,
-) -> tuple[_Run, bool]:
+) -> tuple[_Edits, bool]:
     """Single events deleted, after the opening, while the run still hits:
     the one shrinker (:func:`~prunecheck.sim.support.shrinking.ddmin`) at
-    its finest granularity.  The run reached, and whether it is 1-minimal
-    (False: the deadline came first)."""
-    events, gaps = run
-    edits = _Edits(events, gaps, config, system, target)
-    start: Sequence[tuple[Event, float]] = tuple(zip(events, edits.before, strict=True))
-    last = (start, edits)  # the edits of the items the shrinker holds now
-    now = run
+    its finest granularity.  The edits of the run reached, and whether it is
+    1-minimal (False: the deadline came first)."""
+    first = _Edits(*run, config, system, target)
+    edits: _Edits | None = first
+    now, keep = run, first.keep
 
-    def attempt(
-        items: Sequence[tuple[Event, float]], drop: range
-    ) -> list[tuple[Event, float]] | None:
-        nonlocal last, now
-        if items is not last[0]:
-            kept = [e for e, _ in items]
-            last = (items, _Edits(kept, None if gaps is None else [g for _, g in items],
-                                  config, system, target))  # fmt: skip
-        got = last[1].attempt(drop)
+    def attempt(events: Sequence[Event], drop: range) -> list[Event] | None:
+        nonlocal edits, now
+        if edits is None:  # the run changed: its calls and times are read again
+            edits = _Edits(*now, config, system, target)
+        got = edits.attempt(drop)
         if got is None:
             return None
-        now = got
-        return list(zip(got[0], got[1] or [0.0] * len(got[0]), strict=True))
+        now, edits = got, None
+        return got[0]
 
     def late() -> bool:
         return deadline is not None and time.monotonic() >= deadline
 
-    free = len(events) - edits.keep
-    done = ddmin(start, attempt, keep=edits.keep, parts=max(free, 1), stop=late)
-    return now, done.fixpoint
+    done = ddmin(run[0], attempt, keep=keep, parts=max(len(run[0]) - keep, 1), stop=late)
+    return edits or _Edits(*now, config, system, target), done.fixpoint
 
 
 _Attempt = Callable[..., tuple[list[Event], list[float] | None] | None]
