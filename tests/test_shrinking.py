@@ -6,7 +6,9 @@ caller, on sequences of small integers and predicates Hypothesis draws.
 * a monotone failure ("these items are all there") shrinks to exactly them;
 * ``limit`` bounds the attempts, ``stop`` ends the pass, ``keep`` is kept;
 * ``windows`` deletes a pair that only goes together (single deletions cannot);
-* the same items and answers give the same result and the same attempts.
+* the same items and answers give the same result and the same attempts;
+* both schedules ask exactly what the hand-written shrinkers they replaced
+  asked, in the same order (oracles at the end of this file).
 """
 
 from __future__ import annotations
@@ -136,3 +138,84 @@ def test_windows_delete_a_pair_that_only_goes_together() -> None:
 def test_nothing_to_delete(items: list[int]) -> None:
     done = ddmin(items, removing(lambda xs: True))
     assert done == Reduction(tuple(items), 0, True, "fixpoint")
+
+
+# --------------------------------------- the schedules committed results depend on
+#
+# The two schedules as the shrinkers wrote them before they shared this module
+# (sim/verdicts/minimal.py's _ddmin, sim/loops/search.py's minimize), kept here as
+# oracles: the same attempts in the same order, so the same shrunk traces, loop
+# schedules and replay counts as the reports and bundles committed before.
+
+
+def _zeller_as_it_was(items: list[int], attempt, spent) -> tuple[list[int], bool]:  # type: ignore[no-untyped-def]
+    parts = 2
+    while len(items) > 1:
+        size = max(1, -(-len(items) // parts))
+        removed = False
+        for start in range(0, len(items), size):
+            if spent():
+                return items, False
+            drop = range(start, min(start + size, len(items)))
+            if len(drop) >= len(items):
+                continue
+            got = attempt(items, drop)
+            if got is not None and len(got) < len(items):
+                items, removed = list(got), True
+                break
+        if removed:
+            parts = max(parts - 1, 2)
+        elif size == 1:
+            return items, True
+        else:
+            parts = min(parts * 2, len(items))
+    return items, True
+
+
+def _windows_as_they_were(items: list[int], attempt, budget: int) -> list[int]:  # type: ignore[no-untyped-def]
+    changed = True
+    while changed and budget > 0:
+        changed = False
+        for width in (4, 3, 2, 1):
+            i = len(items) - width
+            while i >= 0 and budget > 0:
+                budget -= 1
+                got = attempt(items, range(i, i + width))
+                if got is not None:
+                    items, changed = list(got), True
+                i = min(i, len(items) - width) - 1
+    return items
+
+
+def _recorded(fails, log: list[tuple[tuple[int, ...], range]]):  # type: ignore[no-untyped-def]
+    def attempt(xs: Sequence[int], drop: range) -> Sequence[int] | None:
+        log.append((tuple(xs), drop))
+        return removing(fails)(xs, drop)
+
+    return attempt
+
+
+@given(cases(), st.integers(1, 60))
+def test_halving_asks_what_the_trace_shrinker_asked(
+    case: tuple[list[int], frozenset[int]], replays: int
+) -> None:
+    items, required = case
+    fails = _needs(required)
+    old: list[tuple[tuple[int, ...], range]] = []
+    new: list[tuple[tuple[int, ...], range]] = []
+    then = _zeller_as_it_was(list(items), _recorded(fails, old), lambda: len(old) >= replays)
+    now = ddmin(items, _recorded(fails, new), stop=lambda: len(new) >= replays)
+    assert (list(now.items), now.fixpoint) == then and new == old
+
+
+@given(cases(), st.integers(0, 60))
+def test_windows_ask_what_the_loop_search_asked(
+    case: tuple[list[int], frozenset[int]], budget: int
+) -> None:
+    items, required = case
+    fails = _needs(required)
+    old: list[tuple[tuple[int, ...], range]] = []
+    new: list[tuple[tuple[int, ...], range]] = []
+    then = _windows_as_they_were(list(items), _recorded(fails, old), budget)
+    now = ddmin(items, _recorded(fails, new), windows=(4, 3, 2, 1), limit=budget)
+    assert list(now.items) == then and new == old
