@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from loops_play import call, kinds, load_example, play, roles, run_script, tool_text
+from loops_play import EXAMPLES, call, kinds, load_example, play, roles, run_script, tool_text
 
 from prunecheck.sim.loops.contract import Capability
 from prunecheck.sim.loops.frameworks.pydantic_ai import Persist, PydanticAIAdapter
@@ -337,3 +337,16 @@ def test_script_follows_the_adapters_settings_and_rebuilds_a_factorys_agent(
     assert "when each run ends" in text and "async for _node in run:\n" in text
     folder = os.path.relpath(Path("examples/loops").resolve(), tmp_path)
     assert f'sys.path.insert(0, str(Path(__file__).resolve().parent / "{folder}"))' in main
+
+
+def test_script_imports_a_module_whose_file_name_is_no_python_name(tmp_path: Path) -> None:
+    """``my-agent.py`` cannot be written in an import statement: the script
+    imports it by its name from its folder, relative to the script."""
+    user = tmp_path / "app" / "my-agent.py"
+    user.parent.mkdir()
+    user.write_text((EXAMPLES / f"{TURNS}.py").read_text(encoding="utf-8"), encoding="utf-8")
+    spec = f"{user}:agent"
+    schedule = schedule_to_json([User("hi"), ReplyStep("hello")], target=spec)
+    text = PydanticAIAdapter().script(spec, schedule, folder=tmp_path / "bundle")
+    compile(text, "reproduce.py", "exec")
+    assert 'parent / "../app"))\n    agent = __import__("my-agent").agent\n' in text

@@ -3,16 +3,20 @@
 from a folder outside the repository with pydantic-ai alone, a kind the
 bundle shows; told another version, exit 2 naming both.
 
-One cell per violation kind runs in the fast suite (each costs about 1.5 s
-of CPU in a child process, most of it importing pydantic-ai), the rest are
+One cell per violation kind runs in the fast suite (each costs about 1.2 s
+of CPU in a child process, 1.0 s of it importing pydantic-ai), the rest are
 ``slow``."""
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 from repro_check import Cell, cells, check_other_version_exits_2, check_reproduces
+
+from prunecheck.sim.loops.frameworks.pydantic_ai_repro import DIST
+from prunecheck.sim.reports.alone import run_alone
 
 PREFIX = "pydantic_ai_"
 CELLS = cells(PREFIX)
@@ -47,10 +51,9 @@ def _framework() -> None:
     pytest.importorskip("pydantic_ai")
 
 
-def test_there_are_cells_of_both_kinds() -> None:
-    """The table's pydantic-ai cells: a resume that reruns a finished tool, and
-    a crash and new message that lose one (so each kind has a fast test)."""
-    assert {_kind(c) for c in CELLS} == {"duplicated_side_effect", "silent_loss"}
+def test_the_table_has_pydantic_ai_cells() -> None:
+    """A table without them would leave the tests below with nothing to run."""
+    assert CELLS, f"no {PREFIX}*.json in reports/loops"
 
 
 @pytest.mark.parametrize("cell", _params())
@@ -60,3 +63,18 @@ def test_reproduces_alone(cell: Cell, tmp_path: Path) -> None:
 
 def test_another_version_exits_2_naming_both(tmp_path: Path) -> None:
     check_other_version_exits_2(CELLS[0], tmp_path)
+
+
+def test_a_missing_distribution_exits_2_naming_it(tmp_path: Path) -> None:
+    """The version gate runs before pydantic-ai is imported: a distribution that
+    is not installed is named with the version the failure was found on."""
+    cell = CELLS[0]
+    script = tmp_path / cell.script.name
+    text = cell.script.read_text(encoding="utf-8")
+    script.write_text(text.replace(f'{{"{DIST}": ', '{"pydantic-ai-gone": ', 1))
+    done = run_alone(script, "pydantic-ai", tmp_path, keep_guard=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    found = version(DIST)
+    assert done.stdout.strip() == (
+        f"could not run: pydantic-ai-gone is not installed (found on pydantic-ai-gone {found})"
+    )

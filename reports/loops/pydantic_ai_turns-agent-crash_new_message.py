@@ -59,7 +59,7 @@ async def main():
     await start(agent, "user message 7 after the crash")  # 5. a new message after the crash
     waiting.pop().set_result(ModelResponse([TextPart("answer 8")])); await settle()  # 6.
     # 7. crash: the run is abandoned where it waits (never resumed); a new process starts from the last save
-    held = {p.tool_call_id for m in Saved.validate_json(saves[-1]) for p in m.parts if p.part_kind == "tool-return"}  # what the crash left
+    held = {p.tool_call_id for m in Saved.validate_json(saves[-1]) for p in m.parts if p.part_kind in ("tool-return", "retry-prompt")}  # what the crash left
     await start(agent, "user message 10 after the crash")  # 8. a new message after the crash
     told = {p.tool_call_id for m in requests[2] for p in m.parts if hasattr(p, "tool_call_id")}  # request #3
     if "call_3" in ran and "call_3" not in told and not {"call_2", "call_3"} <= held:  # and its batch never closed in the store

@@ -215,7 +215,7 @@ def _step_code(i: int, step: Step, new_agent: str, hang: bool) -> str:
 
 #: The calls the store answers (after a crash: what the next process starts from).
 _HELD = ("held = {p.tool_call_id for m in Saved.validate_json(saves[-1]) "
-         'for p in m.parts if p.part_kind == "tool-return"}')  # fmt: skip
+         'for p in m.parts if p.part_kind in ("tool-return", "retry-prompt")}')  # fmt: skip
 
 
 def _told(n: int) -> str:
@@ -335,7 +335,10 @@ def script_text(
     else:
         module, agent_of, load = where, f"`{attr}` of module {where}", []
     name = "build" if factory else "agent"
-    load.append(f"from {module} import {attr}" + ("" if attr == name else f" as {name}"))
+    if all(part.isidentifier() for part in module.split(".")):
+        load.append(f"from {module} import {attr}" + ("" if attr == name else f" as {name}"))
+    else:  # a file name that is no Python name (my-agent.py)
+        load.append(f"{name} = __import__({_q(module)}).{attr}")
     load += ["agent = build()"] if factory else []
     what = _WHAT.get(kinds[0], "a violation") if kinds else "no violation"
     scenario = f"scenario class {data['scenario']}, " if data.get("scenario") else ""
