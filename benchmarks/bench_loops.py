@@ -16,8 +16,8 @@ from pathlib import Path
 
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.search import search
 from prunecheck.sim.loops.target import load_target
+from prunecheck.sim.verdicts.loop_verdict import search_scenario
 
 TITLE = "Agent loops: schedules per second per framework"
 
@@ -52,8 +52,8 @@ def run(quick: bool) -> str:
             rows.append(f"| {framework} | `{spec}` | {exc.rule} | | | | | |")
             continue
         started = time.perf_counter()
-        result = search(target.adapter, target.target, SCENARIOS[ScenarioClass.PARALLEL],
-                        seed=1, max_examples=examples)  # fmt: skip
+        result = search_scenario(target, SCENARIOS[ScenarioClass.PARALLEL], seed=1,
+                                 max_examples=examples)  # fmt: skip
         took = time.perf_counter() - started
         rate = f"{result.schedules / took:.1f} | {result.steps / took:.0f}"
         met = "yes" if took <= TARGET_SECONDS else "**no**"

@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prunecheck.sim.loops.bundle import bundle_texts
-from prunecheck.sim.loops.search import rerun
+from prunecheck.sim.drivers.action_search import rerun
 from prunecheck.sim.loops.steps import schedule_from_json
+from prunecheck.sim.loops.system import LoopSystem
 from prunecheck.sim.loops.target import load_target
 from prunecheck.sim.reports.alone import finding_of, run_alone
 from prunecheck.sim.reports.loops import is_guarded
+from prunecheck.sim.reproductions.loop_bundle import bundle_texts
 
 __all__ = [
     "LOOPS",
@@ -99,7 +100,7 @@ def _bundle(cell: Cell) -> tuple[str, list[dict[str, Any]], set[str]]:
     data = cell.data
     target = _target(cell)
     steps = schedule_from_json(cell.schedule.read_text(encoding="utf-8"))
-    found = rerun(target.adapter, target.target, steps)
+    found = rerun(LoopSystem(target), steps)
     assert found is not None, f"{cell}: a step of the schedule is no longer enabled"
     texts = bundle_texts(target, found, seed=int(data.get("seed", 0)),
                          scenario=str(data["scenario"]), folder=LOOPS)  # fmt: skip

@@ -94,7 +94,7 @@ def lint(capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
 def test_the_contract_holds_on_the_real_tree(lint: Any) -> None:
     passed, report = lint()
     assert passed, report
-    assert "Contracts: 7 kept, 0 broken." in report
+    assert "Contracts: 8 kept, 0 broken." in report
 
 
 @pytest.mark.parametrize(
@@ -135,6 +135,24 @@ def test_the_contract_holds_on_the_real_tree(lint: Any) -> None:
             [("prunecheck.sim.drivers.search_machine", "prunecheck.model.runtime")],
             "drivers-take-a-system",
             "prunecheck.sim.drivers.search_machine -> prunecheck.model.runtime",
+        ),
+        # the loop subject grows a search of its own
+        (
+            [("prunecheck.sim.loops.scenarios", "hypothesis")],
+            "loops-are-a-subject",
+            "prunecheck.sim.loops.scenarios -> hypothesis",
+        ),
+        # ... or a shrinker of its own
+        (
+            [("prunecheck.sim.loops.system", "prunecheck.sim.support.shrinking")],
+            "loops-are-a-subject",
+            "prunecheck.sim.loops.system -> prunecheck.sim.support.shrinking",
+        ),
+        # ... or writes bundles itself
+        (
+            [("prunecheck.sim.loops.ledger", "prunecheck.sim.support.outputs")],
+            "loops-are-a-subject",
+            "prunecheck.sim.loops.ledger -> prunecheck.sim.support.outputs",
         ),
         # one command module imports another
         (

@@ -15,7 +15,6 @@ short.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,12 +29,11 @@ from prunecheck.sim.cli import build_parser, loop_runs
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.cli.loop_options import REFUSED, WIRED
-from prunecheck.sim.loops import api as loop_api
+from prunecheck.sim.drivers import action_search
 from prunecheck.sim.loops import scheduler
-from prunecheck.sim.loops import search as loop_search
-from prunecheck.sim.loops import verdict as loop_verdict
-from prunecheck.sim.loops.bundle import BUNDLE_FILES
+from prunecheck.sim.loops import system as loop_system
 from prunecheck.sim.loops.steps import ReplyStep, Step
+from prunecheck.sim.reproductions.loop_bundle import BUNDLE_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = f"loop:{ROOT / 'tests' / 'loops_fake.py'}"
@@ -286,10 +284,9 @@ def recorded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[l
             super().__init__(*args, **kwargs)  # type: ignore[arg-type]
             _RUNS.append(self.steps)
 
-    monkeypatch.setattr(loop_search, "LoopRun", Recorded)
-    short = functools.partial(loop_search.search, shrink_runs=4, polish_runs=8)
-    for module in (loop_verdict, loop_api):
-        monkeypatch.setattr(module, "search", short)
+    monkeypatch.setattr(loop_system, "LoopRun", Recorded)
+    monkeypatch.setattr(action_search, "SHRINK_RUNS", 4)
+    monkeypatch.setattr(action_search, "POLISH_RUNS", 8)
     monkeypatch.chdir(tmp_path)
     _RUNS.clear()
     yield _RUNS

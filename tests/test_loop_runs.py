@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
 
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.loops import api as loop_api
-from prunecheck.sim.loops import search as loop_search
-from prunecheck.sim.loops import verdict as loop_verdict
-from prunecheck.sim.loops.bundle import BUNDLE_FILES
+from prunecheck.sim.drivers import action_search
+from prunecheck.sim.reproductions.loop_bundle import BUNDLE_FILES
 
 FAKE = Path(__file__).resolve().parent / "loops_fake.py"
 
@@ -22,9 +19,8 @@ def short_shrink(monkeypatch: pytest.MonkeyPatch) -> None:
     of step deletion): these tests ask what a check or a search reports, not
     how short its schedules get (test_search_shrinks_one_scenario_class below
     and test_loops_search shrink in full)."""
-    short = functools.partial(loop_search.search, shrink_runs=4, polish_runs=8)
-    for module in (loop_verdict, loop_api):  # the command line searches through the API
-        monkeypatch.setattr(module, "search", short)
+    monkeypatch.setattr(action_search, "SHRINK_RUNS", 4)  # every entry point's search
+    monkeypatch.setattr(action_search, "POLISH_RUNS", 8)
 
 
 @pytest.mark.usefixtures("short_shrink")

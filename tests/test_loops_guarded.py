@@ -26,14 +26,15 @@ from typing import Any
 import pytest
 from loops_play import call, load_example, play, roles
 
+from prunecheck.sim.drivers.action_search import search
 from prunecheck.sim.loops.contract import Adapter, ToolCall
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.search import search
 from prunecheck.sim.loops.steps import Complete, Crash, NewMessage, ReplyStep, Step, User
 from prunecheck.sim.loops.story import retell
+from prunecheck.sim.loops.system import LoopSystem
 from prunecheck.sim.loops.target import load_target
-from prunecheck.sim.loops.verdict import CellVerdict, check_loop
 from prunecheck.sim.reports.loops import OUTSIDE_THE_TRIM
+from prunecheck.sim.verdicts.loop_verdict import CellVerdict, check_loop
 
 #: Violations that a trim that cuts a unit causes.
 PAIRING = {"provider_rejection", "orphaned_result", "unanswered_call", "invalid_prune"}
@@ -237,7 +238,7 @@ def test_the_guard_breaks_nothing_in_any_scenario_where_it_applies(framework: st
         guarded = _violations(adapter, target.target, cell.found.steps)
         untrimmed = _violations(adapter, case.untrimmed(), cell.found.steps)
         assert guarded and guarded <= untrimmed, (cell.scenario.name, guarded, untrimmed)
-    found = search(adapter, case.unguarded(), SCENARIOS[ScenarioClass.TRIM], seed=1,
+    found = search(LoopSystem.of(adapter, case.unguarded(), SCENARIOS[ScenarioClass.TRIM]), seed=1,
                    max_examples=40).found  # fmt: skip
     assert found is not None and found.kinds & (PAIRING | {"synthesized_result"})
 

@@ -9,7 +9,8 @@ from prunecheck.sim.loops.judge import judge_request, removed_by_trim, to_anthro
 from prunecheck.sim.loops.ledger import Body, BodyEnd, Ledger
 from prunecheck.sim.loops.scheduler import LoopRun
 from prunecheck.sim.loops.steps import Cancel, Complete, ReplyStep, Step, User
-from prunecheck.sim.loops.story import Story, narrative
+from prunecheck.sim.loops.story import Story
+from prunecheck.sim.reproductions.loop_narrative import narrative
 
 CALL = ToolCall("call_1", "read_file", '{"path": "a"}')
 OTHER = ToolCall("call_2", "read_file", '{"path": "b"}')

@@ -4,7 +4,6 @@ byte-identical rows, bar the wall-clock column, and byte-identical bundles)."""
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 
@@ -12,12 +11,10 @@ import pytest
 from loops_fake import FakeAdapter
 
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.sim.loops import verdict as loop_verdict
-from prunecheck.sim.loops.bundle import bundle_texts
+from prunecheck.sim.drivers import action_search
+from prunecheck.sim.drivers.action_search import Outcome
 from prunecheck.sim.loops.contract import ToolCall
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.search import Outcome
-from prunecheck.sim.loops.search import search as loop_search
 from prunecheck.sim.loops.steps import (
     Cancel,
     Complete,
@@ -29,7 +26,6 @@ from prunecheck.sim.loops.steps import (
     User,
 )
 from prunecheck.sim.loops.target import LoopTarget, load_target
-from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck, check_loop
 from prunecheck.sim.reports.loops import (
     GUARD_MARK,
     GUARD_NOTE,
@@ -41,6 +37,8 @@ from prunecheck.sim.reports.loops import (
     render,
     setting_of,
 )
+from prunecheck.sim.reproductions.loop_bundle import bundle_texts
+from prunecheck.sim.verdicts.loop_verdict import Cell, CellVerdict, LoopCheck, check_loop
 
 FAKE = Path(__file__).resolve().parent / "loops_fake.py"
 
@@ -72,8 +70,8 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shrink: tuple[int, int] | None
 ) -> None:
     if shrink is not None:
-        short = functools.partial(loop_search, shrink_runs=shrink[0], polish_runs=shrink[1])
-        monkeypatch.setattr(loop_verdict, "search", short)
+        monkeypatch.setattr(action_search, "SHRINK_RUNS", shrink[0])
+        monkeypatch.setattr(action_search, "POLISH_RUNS", shrink[1])
     examples = _examples(tmp_path / "ex")
     assert discover(examples) == [f"loop:{FAKE}:buggy", f"loop:{FAKE}:trimming_buggy"]
     (examples / "c.py").write_text(f'"""prunecheck check loop:{FAKE}:careful"""\n')

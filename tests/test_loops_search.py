@@ -1,5 +1,6 @@
-"""Search, shrink, check and bundles of loop schedules (sim/loops/search.py,
-verdict.py, bundle.py), on the fake framework of tests/loops_fake.py."""
+"""Search, shrink, check and bundles of loop schedules (the generic action search
+of sim/drivers/action_search.py driving a LoopSystem, sim/verdicts/loop_verdict.py,
+sim/reproductions/loop_bundle.py), on the fake framework of tests/loops_fake.py."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import loops_fake
 import pytest
 from loops_fake import FakeAdapter, buggy, careful, repairing, trimming_buggy, trimming_careful
 
-from prunecheck.sim.loops.bundle import BUNDLE_FILES, bundle_texts, write_bundle
+from prunecheck.sim.drivers.action_search import random_walk, rerun, search
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.search import random_walk, rerun, search
 from prunecheck.sim.loops.steps import schedule_from_json
+from prunecheck.sim.loops.system import LoopSystem
 from prunecheck.sim.loops.target import LoopTarget, load_target
-from prunecheck.sim.loops.verdict import CellVerdict, check_loop
+from prunecheck.sim.reproductions.loop_bundle import BUNDLE_FILES, bundle_texts, write_bundle
+from prunecheck.sim.verdicts.loop_verdict import CellVerdict, check_loop
 
 FAKE = Path(loops_fake.__file__)
 
@@ -23,10 +25,10 @@ def _search(agent: object, scenario: ScenarioClass, seed: int = 1, *, short: boo
     """The search of one scenario class.  ``short``: 20 runs and a short shrink
     (Hypothesis's 4 runs, 8 of step deletion), for the tests that ask what
     is found, not how short it gets; the first test below shrinks in full."""
+    system = LoopSystem.of(FakeAdapter(), agent, SCENARIOS[scenario])
     if not short:
-        return search(FakeAdapter(), agent, SCENARIOS[scenario], seed=seed, max_examples=40)
-    return search(FakeAdapter(), agent, SCENARIOS[scenario], seed=seed, max_examples=20,
-                  shrink_runs=4, polish_runs=8)  # fmt: skip
+        return search(system, seed=seed, max_examples=40)
+    return search(system, seed=seed, max_examples=20, shrink_runs=4, polish_runs=8)
 
 
 def test_each_bug_of_the_buggy_fake_is_found_and_shrunk_to_a_short_schedule() -> None:
@@ -40,7 +42,7 @@ def test_each_bug_of_the_buggy_fake_is_found_and_shrunk_to_a_short_schedule() ->
         assert result.found is not None, scenario
         assert kind in result.found.kinds
         assert len(result.found.steps) <= 6  # the shortest stories are 4-6 steps
-        again = rerun(FakeAdapter(), buggy, result.found.steps)
+        again = rerun(LoopSystem.of(FakeAdapter(), buggy), result.found.steps)
         assert again is not None and again.kinds == result.found.kinds
 
 
@@ -101,6 +103,6 @@ def test_a_bundle_holds_the_schedule_narrative_requests_and_script_byte_for_byte
 
 
 def test_the_random_walk_baseline_finds_the_crash_bug_too() -> None:
-    result = random_walk(FakeAdapter(), buggy, SCENARIOS[ScenarioClass.CRASH_NEW_MESSAGE],
-                         seed=3, runs=80)  # fmt: skip
+    system = LoopSystem.of(FakeAdapter(), buggy, SCENARIOS[ScenarioClass.CRASH_NEW_MESSAGE])
+    result = random_walk(system, seed=3, runs=80)
     assert result.found is not None

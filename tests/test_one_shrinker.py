@@ -43,7 +43,7 @@ ENTRY_POINTS = {
     ("prunecheck.sim.verdicts.minimal", "shrink_trace"),
     ("prunecheck.sim.drivers.shrink", "minimize"),
     ("prunecheck.sim.drivers.shrink", "minimize_timed"),
-    ("prunecheck.sim.loops.search", "minimize"),
+    ("prunecheck.sim.drivers.action_search", "minimize"),
 }
 
 Key = tuple[str, str]
@@ -256,9 +256,10 @@ def test_a_search_run_is_polished_through_the_one_pass(passes: list[str]) -> Non
 def test_a_loop_schedule_shrinks_through_the_one_pass(passes: list[str]) -> None:
     from loops_fake import FakeAdapter, buggy
 
+    from prunecheck.sim.drivers.action_search import search
     from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-    from prunecheck.sim.loops.search import search
+    from prunecheck.sim.loops.system import LoopSystem
 
-    found = search(FakeAdapter(), buggy, SCENARIOS[ScenarioClass.CANCEL], seed=1,
-                   max_examples=20, shrink_runs=0, polish_runs=4)  # fmt: skip
+    system = LoopSystem.of(FakeAdapter(), buggy, SCENARIOS[ScenarioClass.CANCEL])
+    found = search(system, seed=1, max_examples=20, shrink_runs=0, polish_runs=4)  # fmt: skip
     assert found.found is not None and passes == ["_windows"]

@@ -17,9 +17,10 @@ import pytest
 from loops_fake import FakeAdapter, buggy
 
 from prunecheck.model.trace import dumps
+from prunecheck.sim.drivers.action_search import search
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.search import search
 from prunecheck.sim.loops.steps import schedule_to_json
+from prunecheck.sim.loops.system import LoopSystem
 from prunecheck.sim.support import seed_only as seed_only_module
 from prunecheck.sim.support.seed_only import seed_only
 from prunecheck.sim.verdicts.python_api import search_policy
@@ -41,7 +42,7 @@ def _load_constants_module(tmp_path: Path) -> None:
 def _found(seed: int) -> tuple[str, int, int, list[tuple[str, int]]]:
     """What a search of ``seed`` did: the schedule it found, how many it ran,
     their steps, and how often each kind of step was taken."""
-    result = search(FakeAdapter(), buggy, SCENARIOS[ScenarioClass.CANCEL], seed=seed,
+    result = search(LoopSystem.of(FakeAdapter(), buggy, SCENARIOS[ScenarioClass.CANCEL]), seed=seed,
                     max_examples=30)  # fmt: skip
     found = result.found
     text = schedule_to_json(found.steps, target="t", framework="fake") if found else ""

@@ -55,8 +55,13 @@ if TYPE_CHECKING:
     from prunecheck.sim.adapters.lists import list_policy
     from prunecheck.sim.drivers.explore import ExploreResult
     from prunecheck.sim.drivers.search import SearchResult
-    from prunecheck.sim.loops.api import UnsafeLoop, assert_loop_safe, check_loop, search_loop
     from prunecheck.sim.verdicts.check import UnsafePolicy, assert_policy_safe, check_policy
+    from prunecheck.sim.verdicts.loop_api import (
+        UnsafeLoop,
+        assert_loop_safe,
+        check_loop,
+        search_loop,
+    )
     from prunecheck.sim.verdicts.python_api import (
         ReplayResult,
         explore_policy,
@@ -122,7 +127,7 @@ def _require(name: str) -> None:
 
 
 _API = "prunecheck.sim.verdicts.python_api"
-_LOOPS = "prunecheck.sim.loops.api"
+_LOOPS = "prunecheck.sim.verdicts.loop_api"
 
 __getattr__, __dir__ = lazy_exports(
     __name__,

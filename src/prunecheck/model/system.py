@@ -30,6 +30,22 @@ decides when the model is called and the harness owns the environment, is
 one more: its state holds the loop and the harness's ledger, ``truth``
 reads the ledger, ``apply`` delivers one event of the environment.
 
+**Enabled actions** (:class:`Actions`, issue 30).  A driver that proposes
+model events from ``truth`` may propose what the subject is not ready for:
+a framework's agent loop decides itself when it calls the model and runs
+its tools.  The second half of the protocol is the subject's own alphabet:
+:meth:`Actions.enabled` says which kinds of action can happen *now* (for a
+loop, read from the live run: a model request waiting for its reply, tool
+calls outstanding — complete, fail, time out —, a user message, a cancel,
+a crash, a resume, an interrupt's approval, the clock), and
+:meth:`Actions.action` draws one of a kind with every value concrete, so
+that the sequence replays without its chooser.  The model runtime's
+enabled actions are its enabled events, derived from ``truth`` as the
+drivers do (:mod:`prunecheck.sim.drivers.shape`); a loop's come from its
+:class:`~prunecheck.sim.loops.scheduler.LoopRun`.  One search and one
+shrinker (:mod:`prunecheck.sim.drivers.action_search`) take any
+:class:`Actions` subject.
+
 Why this shape: the state is a type parameter, not a field of ``Any`` on a
 model state, so each implementation keeps what it needs (the model's
 :class:`~prunecheck.model.state.RuntimeState` alone, or a shadow with a
@@ -42,7 +58,7 @@ every subject.  Nothing here does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
@@ -55,6 +71,9 @@ from .state import RuntimeState, StepResult
 from .trace import Trace, TraceStep
 
 __all__ = [
+    "A",
+    "Actions",
+    "Draw",
     "Facts",
     "Fragile",
     "RequestBody",
@@ -66,6 +85,13 @@ __all__ = [
 
 #: The state type of a system (each implementation chooses its own).
 S = TypeVar("S")
+
+#: The action type of an :class:`Actions` subject (a loop's steps, the model's events).
+A = TypeVar("A")
+
+#: ``draw(n)``: an integer in ``range(n)`` (n >= 1): Hypothesis's choice in a
+#: search, a seeded ``random.Random``'s in a walk.
+Draw = Callable[[int], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +216,65 @@ class System(Protocol[S]):
 
     def request(self, state: S) -> RequestBody:
         """The request the subject would send now."""
+        ...
+
+
+@runtime_checkable
+class Actions(Protocol[S, A]):
+    """A subject driven by its own enabled actions (see the module's docs).
+
+    A driver's run: ``state = start(draw)``; then, while ``enabled(state)``
+    is not empty, pick a kind among them with ``draw``, make the action with
+    ``action(state, kind, draw)`` and ``perform`` it; ``close(state)`` at the
+    end, always.  A replay (``start(None)``) performs given actions, and an
+    action not enabled when its turn comes is a
+    :class:`~prunecheck.model.errors.TraceError`.
+
+    Attributes
+    ----------
+    name : str
+        The spec of the subject.
+    """
+
+    @property
+    def name(self) -> str:
+        """The subject's spec (``loop:examples/loops/x.py:agent`` …)."""
+        ...
+
+    def start(self, draw: Draw | None = None) -> S:
+        """A fresh subject; ``draw`` draws the run's own bounds (swarm
+        testing), None: no bounds beyond the subject's (a replay)."""
+        ...
+
+    def enabled(self, state: S) -> Sequence[str]:
+        """The kinds of action that can happen now, a kind repeated to weigh
+        more; empty when none can (or the run's bounds are reached)."""
+        ...
+
+    def action(self, state: S, kind: str, draw: Draw) -> A:
+        """An action of an enabled ``kind``, every value drawn (ids, sizes, …)."""
+        ...
+
+    def perform(self, state: S, action: A) -> StepResult:
+        """Perform ``action`` now; its incidents.
+
+        Raises
+        ------
+        TraceError
+            If the action is not enabled now.
+        """
+        ...
+
+    def kind(self, action: A) -> str:
+        """The kind of ``action`` (what a driver counts as exercised)."""
+        ...
+
+    def sent(self, state: S) -> int:
+        """Requests the subject sent its model so far."""
+        ...
+
+    def close(self, state: S) -> None:
+        """Release what the run holds (its event loops, its store)."""
         ...
 
 

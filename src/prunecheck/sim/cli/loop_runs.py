@@ -27,13 +27,19 @@ from prunecheck.sim.cli.loop_options import (
     loop_shape,
     refuse_for_loop,
 )
-from prunecheck.sim.loops.api import check_loop, search_loop
-from prunecheck.sim.loops.bundle import write_bundle
 from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.story import narrative, retell
+from prunecheck.sim.loops.story import retell
 from prunecheck.sim.loops.target import load_target
-from prunecheck.sim.loops.verdict import CellVerdict, LoopCheck, cell_of, not_applicable_reason
+from prunecheck.sim.reproductions.loop_bundle import write_bundle
+from prunecheck.sim.reproductions.loop_narrative import narrative
 from prunecheck.sim.support.progress import progress_for
+from prunecheck.sim.verdicts.loop_api import check_loop, search_loop
+from prunecheck.sim.verdicts.loop_verdict import (
+    CellVerdict,
+    LoopCheck,
+    cell_of,
+    not_applicable_reason,
+)
 
 __all__ = ["LOOP_HELP", "MAX_STEPS", "check_loop_command", "search_loop_command"]
 

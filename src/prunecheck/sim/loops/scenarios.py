@@ -4,10 +4,13 @@ A *scenario class* bounds what the environment may do to a loop: every class
 has users, model replies (text, or parallel calls of any width) and tool
 completions in any order; each adds its own steps (a cancel, a crash and a
 resume …) and applies only where the configured agent has the capability.
-:func:`next_step` turns a draw (an integer chooser: Hypothesis's during a
-search, a seeded ``random.Random``'s in a walk) into the next enabled step,
-materialised with every concrete value (call ids, arguments, outputs), so a
-schedule replays without its chooser.
+:func:`enabled_kinds` is the loop's enabled actions (what the live run can
+take now, within the class) and :func:`make_step` turns a draw (an integer
+chooser: Hypothesis's during a search, a seeded ``random.Random``'s in a
+walk) into a step of a chosen kind, materialised with every concrete value
+(call ids, arguments, outputs), so a schedule replays without its chooser:
+the loop's action vocabulary, which :class:`.system.LoopSystem` offers the
+drivers.
 
 A :class:`LoopShape` (search's shape options on the command line: the
 widest batch, batches and user messages per schedule, tool output sizes,
@@ -47,11 +50,12 @@ __all__ = [
     "LoopShape",
     "Scenario",
     "ScenarioClass",
-    "next_step",
+    "enabled_kinds",
+    "make_step",
 ]
 
 #: ``draw(n)``: an integer in ``range(n)`` (n >= 1).
-Draw = Callable[[int], int]
+Draw = Callable[[int], int]  # the System protocol's (prunecheck.model.system.Draw)
 
 
 class ScenarioClass(StrEnum):
@@ -236,25 +240,19 @@ def _count_batches(run: LoopRun) -> int:
     return sum(1 for s in run.steps if isinstance(s, ReplyStep) and s.calls)
 
 
-def next_step(
-    run: LoopRun,
-    scenario: Scenario,
-    bounds: Bounds,
-    tools: list[ToolSpec],
-    draw: Draw,
-    counter: list[int],
-) -> Step | None:
-    """The next step, chosen by ``draw`` among those enabled; None if none is.
+def enabled_kinds(run: LoopRun, scenario: Scenario, kinds: frozenset[str]) -> list[str]:
+    """The kinds of step enabled now in ``run`` that ``kinds`` allows, a kind
+    repeated to weigh more (the loop's enabled actions).
 
-    ``counter`` holds the numbers used so far (call ids, user messages) and
-    is advanced.
+    A reply while a model request waits; a completion, failure or timeout
+    per call outstanding; a user message between turns; an approval while an
+    interrupt waits; a cancel while a turn runs; a crash once anything ran;
+    the clock while a timer is set; after a crash, a resume or a new message.
     """
     options: list[str] = []
-    up = run.phase is Phase.UP
-    kinds = bounds.kinds
     shape = scenario.shape
     users_left = shape.users is None or _count(run, User, NewMessage) < shape.users
-    if up:
+    if run.phase is Phase.UP:
         if run.pending_requests():
             options += ["reply", "reply"]
         waiting = run.waiting_calls()
@@ -280,9 +278,25 @@ def next_step(
         options += [k for k in ("resume", "new_message") if k in kinds]
         if not users_left and "new_message" in options:
             options.remove("new_message")
-    if not options:
-        return None
-    kind = options[draw(len(options))]
+    return options
+
+
+def make_step(
+    kind: str,
+    run: LoopRun,
+    scenario: Scenario,
+    bounds: Bounds,
+    tools: list[ToolSpec],
+    draw: Draw,
+    counter: list[int],
+) -> Step:
+    """A step of an enabled ``kind``, every value drawn (call ids, arguments,
+    outputs), so that a schedule replays without its chooser.
+
+    ``counter`` holds the numbers used so far (call ids, user messages) and
+    is advanced.
+    """
+    shape = scenario.shape
     counter[0] += 1
     n = counter[0]
     if kind == "user":

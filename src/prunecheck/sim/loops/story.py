@@ -1,16 +1,14 @@
-"""A schedule retold: its run with everything kept, and the narrative of it.
+"""A schedule retold: its run on the loop with everything kept.
 
 :func:`retell` runs a concrete schedule once more keeping the requests the
-model received, the ledger and the framework's history; :func:`narrative`
-writes it step by step, as the model runtime's narratives do: each step,
-what the loop did (the requests it sent, the whole units its trim removed,
-tool bodies it started, how its turn ended), and each incident at the step
-it happened.
+model received, the ledger and the framework's history (past a violation
+too): the subject's own account of a run, which its adapters' script
+generators and the evidence (:mod:`prunecheck.sim.reproductions.loop_narrative`,
+:mod:`prunecheck.sim.reproductions.loop_bundle`) read.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,9 +17,9 @@ from prunecheck.model.incidents import Incident
 from .contract import Adapter
 from .ledger import Ledger
 from .scheduler import LoopRun, StepRefused
-from .steps import Step, step_to_json
+from .steps import Step
 
-__all__ = ["Story", "describe", "narrative", "requests_json", "retell"]
+__all__ = ["Story", "retell"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,68 +60,3 @@ def retell(adapter: Adapter, target: object, steps: Sequence[Step]) -> Story:
                 break
         history = run.loop.history() if run.loop is not None else []
         return Story(tuple(run.steps), tuple(run.incidents), run.ledger, history, refused)
-
-
-def describe(step: Step) -> str:
-    """One line for a step."""
-    data = step_to_json(step)
-    kind = str(data.pop("kind"))
-    if kind == "reply":
-        calls = data.get("calls") or []
-        assert isinstance(calls, list)
-        if calls:
-            shown = ", ".join(f"{c['name']}({c['id']}, {c['arguments']})" for c in calls)
-            return f"the model replies with {len(calls)} call(s): {shown}"
-        return f"the model answers {data.get('text')!r}"
-    words = {
-        "user": "the user says {text!r}",
-        "complete": "the tool of {call} returns {output!r}",
-        "fail": "the tool of {call} fails: {error!r}",
-        "timeout": "the tool of {call} times out",
-        "advance": "{seconds:g} s pass (virtual clock)",
-        "cancel": "the turn is cancelled (the framework's cancel API)",
-        "crash": "the process crashes: the run's task and every in-memory object are dropped",
-        "resume": "a new process resumes the run from the store",
-        "new_message": "a new process gets a new user message on the same thread: {text!r}",
-        "approve": "a human answers the approval of {call}: {approved}",
-    }
-    text = words[kind].format(**data)
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
-def narrative(story: Story, *, provider_texts: bool = True) -> str:
-    """The run step by step, each incident where it happened (plain text)."""
-    lines: list[str] = []
-    led = story.ledger
-    for i, step in enumerate(story.steps):
-        lines.append(f"{i + 1:>3}. {describe(step)}")
-        for r, req in enumerate(led.requests):
-            if req.step == i:
-                msgs = req.body.get("messages")
-                count = len(msgs) if isinstance(msgs, list) else 0
-                lines.append(f"       -> request #{r + 1} to the model ({count} messages)")
-        for at, unit in led.trims:
-            if at == i:
-                lines.append(f"       -> the trim removed the whole, closed unit of "
-                             f"{', '.join(unit)} (allowed: no loss)")  # fmt: skip
-        for b in led.bodies:
-            if b.started == i:
-                lines.append(f"       -> the tool body of {b.call} starts (process {b.epoch})")
-        for at, what in led.outcomes:
-            if at == i:
-                lines.append(f"       -> the turn: {what}")
-        for inc in story.incidents:
-            if inc.step == i:
-                mark = "VIOLATION" if inc.is_violation else "cost"
-                lines.append(f"       !! {mark} {inc.kind.value}: {inc.detail}")
-                if provider_texts and inc.text:
-                    lines.append(f"          provider says: {inc.text}")
-    return "\n".join(lines) + "\n"
-
-
-def requests_json(story: Story) -> str:
-    """The requests the model received, as JSON lines (sorted keys)."""
-    return "".join(
-        json.dumps({"request": n + 1, "step": r.step + 1, "body": r.body}, sort_keys=True) + "\n"
-        for n, r in enumerate(story.ledger.requests)
-    )

@@ -1,9 +1,27 @@
 """A framework's agent loop as a :class:`~prunecheck.model.system.System`.
 
-The drivers' alphabet is the model's events; a loop's is the environment's
-steps (:mod:`.steps`).  :class:`LoopSystem` translates one into the other so
-that :func:`prunecheck.model.system.replay` and ``incidents_of`` (and any
-driver that only proposes events the loop can take) drive a real loop:
+**Its own actions** (:class:`~prunecheck.model.system.Actions`, what the
+drivers drive it by).  A loop's alphabet is the environment's steps
+(:mod:`.steps`), and what is enabled comes from the live
+:class:`.scheduler.LoopRun`, not from a model of it: a reply while the
+framework awaits the model, a completion, failure or timeout per tool call
+outstanding, a user message between turns, a cancel while a turn runs, a
+crash, a resume or a new message after one, an approval while an interrupt
+waits, the clock while a timer is set (:func:`.scenarios.enabled_kinds`,
+within the scenario class's step kinds).  :meth:`LoopSystem.start` draws a
+run's own bounds (:class:`.scenarios.Bounds`: swarm testing) and opens a
+fresh loop; :meth:`LoopSystem.action` materialises a step of a chosen kind
+(:func:`.scenarios.make_step`).  The generic action search
+(:mod:`prunecheck.sim.drivers.action_search`: Hypothesis and the one
+shrinker) drives it; the verdict per scenario class
+(:mod:`prunecheck.sim.verdicts.loop_verdict`) and the bundle
+(:mod:`prunecheck.sim.reproductions.loop_bundle`) are the generic
+packages'.  This package keeps the subject only.
+
+**Model events** (the :class:`~prunecheck.model.system.System` half).  The
+model's drivers speak the model's events; :class:`LoopSystem` translates one
+into the other so that :func:`prunecheck.model.system.replay` and
+``incidents_of`` replay a model trace on a real loop:
 
 ============================  ==========================================
 model event                   loop step
@@ -35,10 +53,9 @@ body has not started) is a :class:`~prunecheck.model.errors.TraceError`.
 Limits, said plainly: :meth:`LoopSystem.copy` replays the state's events on a
 fresh loop (a live framework loop cannot be forked), so the explorer's
 breadth-first branching costs one replay per branch; and the model-event
-drivers (``search``, ``explore``, the simulator) propose events from the
-shadow's truth, which a loop may not be ready for — the loop's own search
-(:mod:`.search`) chooses among the steps the loop has enabled, and is what
-``prunecheck check loop:`` and ``search loop:`` run.
+drivers propose events from the shadow's truth, which a loop may not be
+ready for: ``prunecheck check loop:`` and ``search loop:`` drive the loop
+by its own actions.
 """
 
 from __future__ import annotations
@@ -62,15 +79,22 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import Provider
 from prunecheck.model.state import RuntimeState, StepResult
-from prunecheck.model.system import Facts, RequestBody
+from prunecheck.model.system import Draw, Facts, RequestBody
 
-from .contract import ToolCall
-from .scenarios import _arguments
+from .contract import Adapter, ToolCall, ToolSpec
+from .scenarios import SCENARIOS, Bounds, Scenario, ScenarioClass, _arguments, enabled_kinds
+from .scenarios import make_step as _make_step
 from .scheduler import LoopRun, StepRefused
 from .steps import Complete, Fail, ReplyStep, Step, Timeout, User, step_to_json
 from .target import LoopTarget
 
-__all__ = ["LoopState", "LoopSystem"]
+__all__ = ["LoopSession", "LoopState", "LoopSystem"]
+
+#: Every step kind: a replay's bounds (it performs given steps only).
+_ALL_KINDS = frozenset(
+    {"user", "reply", "complete", "fail", "timeout", "advance", "cancel", "crash", "resume",
+     "new_message", "approve"}
+)  # fmt: skip
 
 _UNBOUNDED = 10**12
 
@@ -87,6 +111,31 @@ class LoopState:
     steps: list[Step] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class LoopSession:
+    """One run driven by its own actions: the live loop and the run's bounds.
+
+    Attributes
+    ----------
+    run : LoopRun
+        The loop, its ledger and incidents.
+    bounds : Bounds
+        The run's own bounds (steps, batch width, step kinds).
+    tools : list[ToolSpec]
+        The agent's tools.
+    counter : list[int]
+        Numbers used so far: user messages and steps, call ids.
+    taken : int
+        Steps performed.
+    """
+
+    run: LoopRun
+    bounds: Bounds
+    tools: list[ToolSpec]
+    counter: list[int] = field(default_factory=lambda: [0, 0])
+    taken: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class LoopSystem:
     """The agent of ``target`` under its framework's loop, as a System.
@@ -95,10 +144,25 @@ class LoopSystem:
     ----------
     target : LoopTarget
         The agent and its adapter (:func:`.target.load_target`).
+    scenario : Scenario
+        What the environment may do (its actions' kinds and shape); the
+        plain parallel class by default.
+    max_steps : int
+        Steps of one run at most.
     """
 
     target: LoopTarget
+    scenario: Scenario = field(default=SCENARIOS[ScenarioClass.PARALLEL])
+    max_steps: int = 16
     facts: Facts = field(default=Facts(reads_times=False, own_gate=True, provider=Provider.OPENAI))
+
+    @classmethod
+    def of(
+        cls, adapter: Adapter, agent: object, scenario: Scenario | None = None, max_steps: int = 16
+    ) -> LoopSystem:
+        """The loop of an agent object under ``adapter`` (no spec: ``loop:FRAMEWORK:<object>``)."""
+        target = LoopTarget(f"loop:{adapter.framework}:<object>", "<object>", agent, adapter)
+        return cls(target, scenario or SCENARIOS[ScenarioClass.PARALLEL], max_steps)
 
     @property
     def name(self) -> str:
@@ -188,6 +252,56 @@ class LoopSystem:
         body = requests[-1].body if requests else {"messages": []}
         return RequestBody(Provider.OPENAI, body)
 
-    def close(self, state: LoopState) -> None:
+    def close(self, state: LoopState | LoopSession) -> None:
         """Drop the loop's event loops and its store."""
         state.run.close()
+
+    # ------------------------------------------------ its own actions (Actions)
+    def start(self, draw: Draw | None = None) -> LoopSession:
+        """A fresh loop (a new store); ``draw`` draws the run's bounds, None: a replay's.
+
+        The run sets the process's heap aside until :meth:`close` (drivers
+        always close what they start).
+        """
+        if draw is None:
+            bounds = Bounds(self.max_steps, self.scenario.shape.width, _ALL_KINDS)
+        else:
+            bounds = Bounds.draw(self.scenario, draw, max_steps=self.max_steps)
+        tools = self.target.adapter.tools(self.target.target)
+        return LoopSession(LoopRun(self.target.adapter, self.target.target), bounds, tools)
+
+    def enabled(self, state: LoopSession) -> list[str]:
+        """The step kinds the live loop can take now (none past the run's bounds)."""
+        if state.taken >= state.bounds.steps:
+            return []
+        return enabled_kinds(state.run, self.scenario, state.bounds.kinds)
+
+    def action(self, state: LoopSession, kind: str, draw: Draw) -> Step:
+        """A step of ``kind`` with every value drawn."""
+        return _make_step(kind, state.run, self.scenario, state.bounds, state.tools, draw,
+                          state.counter)  # fmt: skip
+
+    def perform(self, state: LoopSession, action: Step) -> StepResult:
+        """Apply the step and run the loop until quiescent; its incidents.
+
+        Raises
+        ------
+        TraceError
+            If the loop cannot take the step now.
+        """
+        try:
+            incidents = state.run.apply(action)
+        except StepRefused as exc:
+            raise TraceError(f"{action.kind} step", f"the loop cannot take it now ({exc}).",
+                             "the framework decides when it calls the model and runs tools."
+                             ) from None  # fmt: skip
+        state.taken += 1
+        return StepResult(tuple(incidents))
+
+    def kind(self, action: Step) -> str:
+        """The step's kind."""
+        return action.kind
+
+    def sent(self, state: LoopSession) -> int:
+        """Requests the model received."""
+        return len(state.run.ledger.requests)

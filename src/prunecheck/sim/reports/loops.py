@@ -41,13 +41,13 @@ from prunecheck.sim.adapters.policy_spec import (
     parse_spec,
     parse_spec_or_none,
 )
-from prunecheck.sim.loops.bundle import bundle_texts
 from prunecheck.sim.loops.contract import Capability
 from prunecheck.sim.loops.scenarios import SCENARIOS
 from prunecheck.sim.loops.target import LoopTarget, load_target
-from prunecheck.sim.loops.verdict import Cell, CellVerdict, LoopCheck, check_loop
 from prunecheck.sim.reports.alone import finding_of, run_alone
+from prunecheck.sim.reproductions.loop_bundle import bundle_texts
 from prunecheck.sim.support.outputs import write_text
+from prunecheck.sim.verdicts.loop_verdict import Cell, CellVerdict, LoopCheck, check_loop
 
 __all__ = [
     "GUARD_MARK",

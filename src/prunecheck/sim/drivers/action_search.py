@@ -1,18 +1,20 @@
-"""Search and shrink schedules of a real agent loop (Hypothesis swarm search).
+"""Search and shrink action sequences of any subject driven by its own actions.
 
-Each generated run draws its own bounds (length, batch width, which of the
-class's optional steps it may use: swarm testing) and then, step after step,
-one of the steps enabled by the run's state (:func:`.scenarios.next_step`):
-Hypothesis's choices are the environment's.  A run stops at its first
-violation; Hypothesis shrinks the choices for at most ``shrink_runs`` runs
-(a count, not a time: a seed always gives the same answer), and
-:func:`minimize` then deletes steps of the shortest schedule while it still
-fails the same way (the one shrinker of every subject,
-:mod:`prunecheck.sim.support.shrinking`).  The result is a concrete schedule
-(:mod:`.steps`), replayable without the search.
+The driver of an :class:`~prunecheck.model.system.Actions` subject — a
+framework's agent loop (:class:`prunecheck.sim.loops.system.LoopSystem`), or
+any subject that says what it can do now.  Each generated run starts the
+subject with Hypothesis's draws (it draws its own bounds: swarm testing),
+then, step after step, draws one of the kinds of action the subject has
+enabled now and an action of that kind: Hypothesis's choices are the
+environment's.  A run stops at its first violation; Hypothesis shrinks the
+choices for at most ``shrink_runs`` runs (a count, not a time: a seed always
+gives the same answer), and :func:`minimize` then deletes actions of the
+shortest sequence while it still fails the same way (the one shrinker of
+every subject, :mod:`prunecheck.sim.support.shrinking`).  The result is a
+concrete action sequence, replayable without the search (:func:`rerun`).
 
 :func:`random_walk` is the baseline: uniform choices from a seeded
-``random.Random``, no shrinking.
+``random.Random``, no shrinking.  Nothing here knows what an action is.
 """
 
 from __future__ import annotations
@@ -22,41 +24,51 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import Incident
+from prunecheck.model.system import A, Actions, Draw, S
 from prunecheck.sim.support.seed_only import seed_only
 from prunecheck.sim.support.shrinking import ddmin
 
-from .contract import Adapter
-from .scenarios import Bounds, Draw, Scenario, next_step
-from .scheduler import LoopRun, StepRefused
-from .steps import Step
+__all__ = [
+    "POLISH_RUNS",
+    "SHRINK_RUNS",
+    "Outcome",
+    "SearchOutcome",
+    "minimize",
+    "random_walk",
+    "rerun",
+    "search",
+]
 
-__all__ = ["SHRINK_RUNS", "Outcome", "SearchOutcome", "minimize", "random_walk", "rerun", "search"]
-
-#: Runs Hypothesis may spend shrinking one counterexample.
+#: Runs Hypothesis may spend shrinking one counterexample (read at each call).
 SHRINK_RUNS = 60
+
+#: Replays :func:`minimize` may spend deleting actions (read at each call).
+POLISH_RUNS = 120
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
-    """One run of a schedule.
+class Outcome(Generic[A]):
+    """One run of an action sequence.
 
     Attributes
     ----------
-    steps : tuple[Step, ...]
-        The steps applied (up to the first violation).
+    steps : tuple
+        The actions performed (up to the first violation).
     incidents : tuple[Incident, ...]
         Every incident, in order.
     requests : int
-        Requests the model received.
+        Requests the subject sent its model.
     """
 
-    steps: tuple[Step, ...]
+    steps: tuple[A, ...]
     incidents: tuple[Incident, ...]
     requests: int
 
@@ -70,7 +82,7 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchOutcome:
+class SearchOutcome(Generic[A]):
     """What a search found.
 
     Attributes
@@ -80,20 +92,20 @@ class SearchOutcome:
     examples : int
         Runs generated (shrinking included).
     schedules : int
-        Schedules run in all (shrinking and polishing included).
+        Action sequences run in all (shrinking and polishing included).
     steps : int
-        Steps applied over all runs.
+        Actions performed over all generated runs.
     exercised : Counter[str]
-        Step kinds applied over all runs, by kind.
+        Actions performed over all generated runs, by kind.
     first_length : int or None
-        Steps of the first counterexample, before shrinking.
+        Actions of the first counterexample, before shrinking.
     seconds : float
         Wall time (informational).
     timed_out : bool
         The deadline stopped the search (and cut its shrinking short).
     """
 
-    found: Outcome | None
+    found: Outcome[A] | None
     examples: int
     schedules: int
     steps: int
@@ -111,102 +123,105 @@ class _Enough(Exception):
     pass
 
 
-def _generate(
-    adapter: Adapter, target: object, scenario: Scenario, draw: Draw, max_steps: int,
-    exercised: Counter[str],
-) -> Outcome:  # fmt: skip
-    bounds = Bounds.draw(scenario, draw, max_steps=max_steps)
-    tools = adapter.tools(target)
-    counter = [0, 0]
-    with LoopRun(adapter, target) as run:
-        for _ in range(bounds.steps):
-            step = next_step(run, scenario, bounds, tools, draw, counter)
-            if step is None:
+def _generate(system: Actions[S, A], draw: Draw, exercised: Counter[str]) -> Outcome[A]:
+    """One run: start, then the drawn enabled actions until none or a violation."""
+    state = system.start(draw)
+    try:
+        steps: list[A] = []
+        incidents: list[Incident] = []
+        while kinds := system.enabled(state):
+            kind = kinds[draw(len(kinds))]
+            action = system.action(state, kind, draw)
+            exercised[kind] += 1
+            found = system.perform(state, action).incidents
+            steps.append(action)
+            incidents.extend(found)
+            if any(i.is_violation for i in found):
                 break
-            exercised[step.kind] += 1
-            run.apply(step)
-            if any(i.is_violation for i in run.incidents):
-                break
-        return Outcome(tuple(run.steps), tuple(run.incidents), len(run.ledger.requests))
+        return Outcome(tuple(steps), tuple(incidents), system.sent(state))
+    finally:
+        system.close(state)
 
 
-def rerun(adapter: Adapter, target: object, steps: Sequence[Step]) -> Outcome | None:
-    """Run a concrete schedule; None if one of its steps is not enabled when its turn comes.
+def rerun(system: Actions[S, A], actions: Sequence[A]) -> Outcome[A] | None:
+    """Perform a concrete sequence; None if an action is not enabled when its turn comes.
 
     Stops at the first violation, as a search does.
     """
-    with LoopRun(adapter, target) as run:
-        for step in steps:
+    state = system.start(None)
+    try:
+        steps: list[A] = []
+        incidents: list[Incident] = []
+        for action in actions:
             try:
-                run.apply(step)
-            except StepRefused:
+                found = system.perform(state, action).incidents
+            except TraceError:
                 return None
-            if any(i.is_violation for i in run.incidents):
+            steps.append(action)
+            incidents.extend(found)
+            if any(i.is_violation for i in found):
                 break
-        return Outcome(tuple(run.steps), tuple(run.incidents), len(run.ledger.requests))
+        return Outcome(tuple(steps), tuple(incidents), system.sent(state))
+    finally:
+        system.close(state)
 
 
 def minimize(
-    adapter: Adapter,
-    target: object,
-    found: Outcome,
+    system: Actions[S, A],
+    found: Outcome[A],
     *,
-    budget: int = 60,
+    budget: int | None = None,
     on_run: Callable[[], None] | None = None,
-) -> Outcome:
-    """Delete steps while the schedule still fails with the same violation kinds.
+) -> Outcome[A]:
+    """Delete actions while the sequence still fails with the same violation kinds.
 
     The one shrinker (:func:`~prunecheck.sim.support.shrinking.ddmin`) with
-    windows of 4, 3, 2 and 1 consecutive steps (a turn's user message and
-    reply go together), from the last to the first, again while any
-    deletion helped; at most ``budget`` replays.
+    windows of 4, 3, 2 and 1 consecutive actions (a loop's turn — a user
+    message and its reply — goes together), from the last to the first,
+    again while any deletion helped; at most ``budget`` replays
+    (:data:`POLISH_RUNS` by default).
     """
     best = found
 
-    def attempt(steps: Sequence[Step], drop: range) -> tuple[Step, ...] | None:
+    def attempt(steps: Sequence[A], drop: range) -> tuple[A, ...] | None:
         nonlocal best
         if on_run is not None:
             on_run()
         kept = [step for p, step in enumerate(steps) if p not in drop]
-        trial = rerun(adapter, target, kept)
+        trial = rerun(system, kept)
         if trial is not None and trial.violations and trial.kinds >= best.kinds:
             best = trial
             return trial.steps
         return None
 
-    ddmin(found.steps, attempt, windows=(4, 3, 2, 1), limit=budget)
+    limit = POLISH_RUNS if budget is None else budget
+    ddmin(found.steps, attempt, windows=(4, 3, 2, 1), limit=limit)
     return best
 
 
 def search(
-    adapter: Adapter,
-    target: object,
-    scenario: Scenario,
+    system: Actions[S, A],
     *,
     seed: int = 0,
     max_examples: int = 40,
-    max_steps: int = 16,
-    shrink_runs: int = SHRINK_RUNS,
-    polish_runs: int = 120,
+    shrink_runs: int | None = None,
+    polish_runs: int | None = None,
     deadline: float | None = None,
     kinds: frozenset[str] | None = None,
-) -> SearchOutcome:
-    """Search for a schedule on which the loop breaks (see the module's docs).
+) -> SearchOutcome[A]:
+    """Search for an action sequence on which ``system`` breaks (see the module's docs).
 
     Parameters
     ----------
-    adapter, target : Adapter, object
-        The framework's adapter and the user's agent.
-    scenario : Scenario
-        What the environment may do.
+    system : Actions
+        The subject, driven by its own enabled actions.
     seed : int
-        The same seed gives the same schedules, verdict and counterexample.
+        The same seed gives the same runs, verdict and counterexample.
     max_examples : int
         Runs generated before shrinking.
-    max_steps : int
-        Steps of one schedule at most.
-    shrink_runs, polish_runs : int
-        Runs spent shrinking (Hypothesis) and deleting steps (:func:`minimize`).
+    shrink_runs, polish_runs : int or None
+        Runs spent shrinking (Hypothesis) and deleting actions
+        (:func:`minimize`); None: :data:`SHRINK_RUNS`, :data:`POLISH_RUNS`.
     deadline : float or None
         A ``time.monotonic()`` after which no run starts (``--time-limit``):
         the search stops with what it found, unshrunk past it.
@@ -215,10 +230,12 @@ def search(
         first violations are of other kinds ends there and is no finding.
         None: any violation.
     """
+    shrink = SHRINK_RUNS if shrink_runs is None else shrink_runs
+    polish = POLISH_RUNS if polish_runs is None else polish_runs
     started = time.perf_counter()
     exercised: Counter[str] = Counter()
     state = {"examples": 0, "schedules": 0, "shrinking": 0, "timed_out": 0}
-    best: list[Outcome] = []
+    best: list[Outcome[A]] = []
     first: list[int] = []
 
     @given(st.data())
@@ -228,7 +245,7 @@ def search(
             raise _Enough
         if best:
             state["shrinking"] += 1
-            if state["shrinking"] > shrink_runs:
+            if state["shrinking"] > shrink:
                 raise _Enough
         state["examples"] += 1
         state["schedules"] += 1
@@ -236,7 +253,7 @@ def search(
         def draw(n: int) -> int:
             return int(data.draw(st.integers(0, max(0, n - 1)))) if n > 1 else 0
 
-        outcome = _generate(adapter, target, scenario, draw, max_steps, exercised)
+        outcome = _generate(system, draw, exercised)
         if outcome.violations and (kinds is None or outcome.kinds & kinds):
             if not first:
                 first.append(len(outcome.steps))
@@ -261,7 +278,7 @@ def search(
             run()
     except (_Found, _Enough):
         pass
-    except Exception as exc:  # Hypothesis's Flaky after an early stop, or a framework error
+    except Exception as exc:  # Hypothesis's Flaky after an early stop, or the subject's error
         if not best:
             raise
         del exc
@@ -271,7 +288,7 @@ def search(
         def count() -> None:
             state["schedules"] += 1
 
-        found = minimize(adapter, target, found, budget=polish_runs, on_run=count)
+        found = minimize(system, found, budget=polish, on_run=count)
     return SearchOutcome(
         found,
         state["examples"],
@@ -284,25 +301,16 @@ def search(
     )
 
 
-def random_walk(
-    adapter: Adapter,
-    target: object,
-    scenario: Scenario,
-    *,
-    seed: int = 0,
-    runs: int = 50,
-    max_steps: int = 16,
-) -> SearchOutcome:
-    """Uniform random schedules from ``random.Random(seed)``, until one fails; no shrinking."""
+def random_walk(system: Actions[S, A], *, seed: int = 0, runs: int = 50) -> SearchOutcome[A]:
+    """Uniform random runs from ``random.Random(seed)``, until one fails; no shrinking."""
     started = time.perf_counter()
     rng = random.Random(seed)
     exercised: Counter[str] = Counter()
-    found: Outcome | None = None
+    found: Outcome[A] | None = None
     done = 0
     for _ in range(runs):
         done += 1
-        outcome = _generate(adapter, target, scenario, lambda n: rng.randrange(max(1, n)),
-                            max_steps, exercised)  # fmt: skip
+        outcome = _generate(system, lambda n: rng.randrange(max(1, n)), exercised)
         if outcome.violations:
             found = outcome
             break

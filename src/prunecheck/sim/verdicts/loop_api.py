@@ -1,7 +1,10 @@
 """Agent loops from Python: ``prunecheck.check_loop``, ``search_loop``, ``assert_loop_safe``.
 
-The ``loop:`` spec (:mod:`.target`) as the command line takes it, or the
-agent object itself (its framework detected by the adapters' ``accepts``).
+The ``loop:`` spec (:mod:`prunecheck.sim.loops.target`) as the command line
+takes it, or the agent object itself (its framework detected by the
+adapters' ``accepts``).  The searches are the generic action search of the
+loop's System (:mod:`.loop_verdict`), the bundle the generic package's
+(:mod:`prunecheck.sim.reproductions.loop_bundle`).
 
 Examples
 --------
@@ -17,13 +20,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .bundle import write_bundle
-from .scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
-from .search import SearchOutcome, search
-from .story import narrative, retell
-from .target import FRAMEWORKS, LoopTarget, adapter_named, load_target
-from .verdict import CellVerdict, LoopCheck
-from .verdict import check_loop as _check
+from prunecheck.sim.drivers.action_search import SearchOutcome
+from prunecheck.sim.loops.scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
+from prunecheck.sim.loops.steps import Step
+from prunecheck.sim.loops.story import retell
+from prunecheck.sim.loops.target import FRAMEWORKS, LoopTarget, adapter_named, load_target
+from prunecheck.sim.reproductions.loop_bundle import write_bundle
+from prunecheck.sim.reproductions.loop_narrative import narrative
+
+from .loop_verdict import CellVerdict, LoopCheck, search_scenario
+from .loop_verdict import check_loop as _check
 
 __all__ = ["UnsafeLoop", "assert_loop_safe", "check_loop", "loop_target", "search_loop"]
 
@@ -91,7 +97,7 @@ def check_loop(
     """``prunecheck check loop:…`` without the printing: a cell per scenario class.
 
     ``max_steps`` bounds a schedule (``--max-events``), ``shape`` the
-    schedules of every class (:class:`~.scenarios.LoopShape`), ``time_limit``
+    schedules of every class (:class:`~prunecheck.sim.loops.scenarios.LoopShape`), ``time_limit``
     (seconds) the search (classes it cuts short are out of time);
     ``on_class`` is told each class before it is searched.
     """
@@ -105,7 +111,7 @@ def search_loop(
     agent: object, *, scenario: str | ScenarioClass = "parallel", seed: int = 0,
     max_examples: int = 40, max_steps: int = 16, shape: LoopShape | None = None,
     time_limit: float | None = None, target: Iterable[str] | None = None,
-) -> SearchOutcome:  # fmt: skip
+) -> SearchOutcome[Step]:  # fmt: skip
     """``prunecheck search loop:… --scenario NAME`` without the printing.
 
     ``max_steps``, ``shape`` and ``time_limit`` as in :func:`check_loop`;
@@ -116,8 +122,9 @@ def search_loop(
     if shape is not None:
         chosen = replace(chosen, shape=shape)
     kinds = None if target is None else frozenset(target)
-    return search(subject.adapter, subject.target, chosen, seed=seed, max_examples=max_examples,
-                  max_steps=max_steps, deadline=_deadline(time_limit), kinds=kinds)  # fmt: skip
+    return search_scenario(subject, chosen, seed=seed, max_examples=max_examples,
+                           max_steps=max_steps, deadline=_deadline(time_limit),
+                           kinds=kinds)  # fmt: skip
 
 
 def assert_loop_safe(

@@ -2,7 +2,8 @@
 
 A folder holding everything needed to see and re-run one counterexample:
 
-* ``schedule.json`` — the shrunk schedule (:mod:`.steps`), the spec it was
+* ``schedule.json`` — the shrunk schedule
+  (:mod:`prunecheck.sim.loops.steps`), the spec it was
   found on, the seed, and the violations it must show (``expect``);
 * ``narrative.txt`` — the run step by step, incidents where they happened;
 * ``requests.jsonl`` — every request the model received, in order;
@@ -18,8 +19,13 @@ machine or a random value.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
+from prunecheck.sim.loops.steps import Step, schedule_to_json
+from prunecheck.sim.loops.story import retell
+from prunecheck.sim.loops.target import LoopTarget
 from prunecheck.sim.support.outputs import (
     check_bundle_folder,
     make_folder,
@@ -27,19 +33,24 @@ from prunecheck.sim.support.outputs import (
     write_text,
 )
 
-from .search import Outcome
-from .steps import schedule_to_json
-from .story import narrative, requests_json, retell
-from .target import LoopTarget
+from .loop_narrative import narrative, requests_json
 
 __all__ = ["BUNDLE_FILES", "bundle_texts", "write_bundle"]
+
+
+class Found(Protocol):
+    """A counterexample: a search's outcome (its steps are what a bundle replays)."""
+
+    @property
+    def steps(self) -> Sequence[Step]: ...
+
 
 #: The files of a bundle.
 BUNDLE_FILES = ("schedule.json", "narrative.txt", "requests.jsonl", "incidents.json", "repro.py")
 
 
 def bundle_texts(
-    target: LoopTarget, found: Outcome, *, seed: int, scenario: str, folder: Path | None = None
+    target: LoopTarget, found: Found, *, seed: int, scenario: str, folder: Path | None = None
 ) -> dict[str, str]:
     """The bundle's files by name (see the module's docs); ``folder`` is where
     they will be written (the script finds the user's module from there)."""
@@ -67,7 +78,7 @@ def bundle_texts(
 
 
 def write_bundle(
-    target: LoopTarget, found: Outcome, out: Path, *, seed: int, scenario: str, force: bool = False
+    target: LoopTarget, found: Found, out: Path, *, seed: int, scenario: str, force: bool = False
 ) -> Path:
     """Write the bundle into ``out`` (created); the folder.
 

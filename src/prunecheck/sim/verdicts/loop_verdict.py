@@ -1,8 +1,11 @@
 """``prunecheck check loop:…``: a verdict per scenario class, and one for the agent.
 
-Each scenario class (:data:`.scenarios.SCENARIOS`) the configured agent
-supports is searched (:func:`.search.search`) with its share of the runs;
-a class the agent does not support says why.  A cell is
+Each scenario class (:data:`~prunecheck.sim.loops.scenarios.SCENARIOS`) the
+configured agent supports is searched with its share of the runs by the
+generic action search (:func:`search_scenario`: the loop as a
+:class:`~prunecheck.sim.loops.system.LoopSystem` driven by its own enabled
+actions, :mod:`prunecheck.sim.drivers.action_search`); a class the agent
+does not support says why.  A cell (the loop's placement) is
 
 * **UNSAFE** — a schedule broke the loop; the cell holds the shrunk one;
 * **safe** — no run broke it, and the class's own step (a cancel, a resume …)
@@ -22,10 +25,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from .contract import Capability
-from .scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
-from .search import Outcome, SearchOutcome, search
-from .target import LoopTarget
+from prunecheck.sim.drivers.action_search import Outcome, SearchOutcome, search
+from prunecheck.sim.loops.contract import Capability
+from prunecheck.sim.loops.scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
+from prunecheck.sim.loops.steps import Step
+from prunecheck.sim.loops.system import LoopSystem
+from prunecheck.sim.loops.target import LoopTarget
 
 __all__ = [
     "Cell",
@@ -34,6 +39,7 @@ __all__ = [
     "cell_of",
     "check_loop",
     "not_applicable_reason",
+    "search_scenario",
 ]
 
 _WHY_NOT = {
@@ -85,7 +91,7 @@ class Cell:
 
     scenario: Scenario
     verdict: CellVerdict
-    found: Outcome | None
+    found: Outcome[Step] | None
     examples: int
     schedules: int
     exercised: int
@@ -106,7 +112,7 @@ class LoopCheck:
     target : LoopTarget
         The agent.
     cells : tuple[Cell, ...]
-        In the order of :data:`.scenarios.SCENARIOS`.
+        In the order of :data:`~prunecheck.sim.loops.scenarios.SCENARIOS`.
     seed : int
         The search's seed.
     """
@@ -179,7 +185,7 @@ def check_loop(
     Parameters
     ----------
     target : LoopTarget
-        The agent and its adapter (:func:`.target.load_target`).
+        The agent and its adapter (:func:`~prunecheck.sim.loops.target.load_target`).
     seed : int
         The same seed gives the same cells, schedules and counterexamples.
     max_examples : int
@@ -215,13 +221,35 @@ def check_loop(
             continue
         if on_class is not None:
             on_class(scenario)
-        result = search(target.adapter, target.target, scenario, seed=seed,
-                        max_examples=share, max_steps=max_steps, deadline=deadline)  # fmt: skip
+        result = search_scenario(target, scenario, seed=seed, max_examples=share,
+                                 max_steps=max_steps, deadline=deadline)  # fmt: skip
         cells.append(cell_of(scenario, result))
     return LoopCheck(target, tuple(cells), seed)
 
 
-def cell_of(scenario: Scenario, result: SearchOutcome) -> Cell:
+def search_scenario(
+    target: LoopTarget,
+    scenario: Scenario,
+    *,
+    seed: int = 0,
+    max_examples: int = 40,
+    max_steps: int = 16,
+    shrink_runs: int | None = None,
+    polish_runs: int | None = None,
+    deadline: float | None = None,
+    kinds: frozenset[str] | None = None,
+) -> SearchOutcome[Step]:
+    """Search one scenario class: the generic action search of the loop's System.
+
+    Parameters as :func:`prunecheck.sim.drivers.action_search.search`;
+    ``max_steps`` bounds one schedule.
+    """
+    system = LoopSystem(target, scenario, max_steps)
+    return search(system, seed=seed, max_examples=max_examples, shrink_runs=shrink_runs,
+                  polish_runs=polish_runs, deadline=deadline, kinds=kinds)  # fmt: skip
+
+
+def cell_of(scenario: Scenario, result: SearchOutcome[Step]) -> Cell:
     """The cell of one class's search (see the module's docs)."""
     key = result.exercised.get(scenario.key, 0)
     if result.found is not None:
