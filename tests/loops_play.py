@@ -132,41 +132,41 @@ def tool_text(run: Any, call_id: str, index: int = -1) -> str:
     raise AssertionError(f"no tool message for {call_id}")
 
 
-def run_script(text: str, tmp: Path, *, guarded: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run a standalone reproduction script from the repository's root with
-    prunecheck made unimportable: the framework alone (``guarded``: prunecheck's
-    harness, ``prunecheck.sim``, alone is, for an agent built on prunecheck's guard)."""
-    script = tmp / "reproduce.py"
+def run_script(
+    text: str, tmp: Path, framework: str, *, guarded: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run a standalone reproduction script from ``tmp`` (outside the
+    repository) with its framework alone: prunecheck's harness, its
+    dependencies and the other frameworks unimportable (``guarded``: an agent
+    built on prunecheck's guard keeps the guard)."""
+    from prunecheck.sim.reports.alone import run_alone
+
+    script = tmp / "repro.py"
     script.write_text(text)
-    blocked = "prunecheck.sim" if guarded else "prunecheck"
-    guard = (
-        f"import runpy, sys; sys.modules[{blocked!r}] = None; "
-        f"runpy.run_path({str(script)!r}, run_name='__main__')"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", guard],
-        cwd=EXAMPLES.parent.parent,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_alone(script, framework, tmp, keep_guard=guarded, timeout=120)
 
 
 def replay_script(
     adapter: Adapter, spec: str, steps: Sequence[Step], tmp: Path
 ) -> subprocess.CompletedProcess[str]:
     """The adapter's standalone script of ``steps`` on ``spec`` (a path from the
-    repository's root), run with the framework alone (:func:`run_script`;
-    an agent that imports prunecheck's guard keeps it)."""
+    repository's root), written to ``tmp`` and run from there with the
+    framework alone (:func:`run_script`; an agent that imports prunecheck's
+    guard keeps it)."""
+    from prunecheck.sim.adapters.policy_spec import split_reference
     from prunecheck.sim.loops.steps import schedule_to_json
 
-    schedule = schedule_to_json(steps, target=spec, framework=adapter.framework, seed=1)
-    text = adapter.script(spec, schedule)
+    where, attr = split_reference(spec)
+    path = EXAMPLES.parent.parent / where
+    schedule = schedule_to_json(steps, target=f"{path}:{attr}", framework=adapter.framework,
+                                seed=1)  # fmt: skip
+    text = adapter.script(f"{path}:{attr}", schedule, folder=tmp)
     code = [ln.strip() for ln in text.splitlines()]
-    assert not [ln for ln in code if ln.startswith(("from prunecheck", "import prunecheck"))]
-    source = (EXAMPLES.parent.parent / spec.rsplit(":", 1)[0]).read_text()
-    return run_script(text, tmp, guarded="prunecheck.guard" in source)
+    assert not [
+        ln for ln in code if ln.startswith(("from prunecheck.sim", "import prunecheck.sim"))
+    ]
+    guarded = "prunecheck.guard" in path.read_text()
+    return run_script(text, tmp, adapter.framework, guarded=guarded)
 
 
 class Drive:

@@ -236,7 +236,7 @@ def test_standalone_script_shows_the_invented_result(tmp_path: Path) -> None:
     schedule = schedule_to_json(steps, target=spec, framework="pydantic-ai")
     text = adapter.script(spec, schedule, folder=tmp_path)
     assert len(text.splitlines()) <= 80 and "repair_messages(history)" in text
-    done = run_script(text, tmp_path)
+    done = run_script(text, tmp_path, "pydantic-ai")
     assert done.returncode == 1, done.stdout + done.stderr
     last = done.stdout.splitlines()[-1]
     assert (
@@ -246,7 +246,7 @@ def test_standalone_script_shows_the_invented_result(tmp_path: Path) -> None:
     safe = PydanticAIAdapter().script(
         spec, schedule_to_json(MID_BATCH, target=spec), folder=tmp_path
     )
-    clean = run_script(safe, tmp_path)
+    clean = run_script(safe, tmp_path, "pydantic-ai")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert clean.stdout.splitlines()[-1] == "not reproduced"
 
@@ -310,7 +310,8 @@ def test_script_plays_approvals_and_cancels(name: str, tmp_path: Path) -> None:
     the framework did not make possible would stop the script with exit 2)."""
     spec = f"examples/loops/{TURNS}.py:agent"
     schedule = schedule_to_json(EVERY_STEP[name], target=spec, framework="pydantic-ai")
-    done = run_script(PydanticAIAdapter().script(spec, schedule, folder=tmp_path), tmp_path)
+    text = PydanticAIAdapter().script(spec, schedule, folder=tmp_path)
+    done = run_script(text, tmp_path, "pydantic-ai")
     assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "not reproduced"), done.stderr
 
 

@@ -39,19 +39,6 @@ TABLE = ROOT / "reports" / "loops.md"
 SCRIPTS = TABLE.parent / "loops"
 FRAMEWORKS = ("autogen", "langgraph", "openai-agents", "pydantic-ai")
 
-#: What a script prints for each kind of violation its cell found.
-MARKS = {
-    "provider_rejection": "BROKEN REQUEST (HTTP 400)",
-    "unanswered_call": "BROKEN REQUEST (HTTP 400)",
-    "orphaned_result": "BROKEN REQUEST (HTTP 400)",
-    "silent_loss": "LEDGER MISMATCH",
-    "synthesized_result": "LEDGER MISMATCH",
-    "truncated_payload": "LEDGER MISMATCH",
-    "duplicated_side_effect": "LEDGER MISMATCH",
-    "invalid_prune": "LEDGER MISMATCH",
-    "hang": "HANG",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class TableRow:
@@ -184,22 +171,19 @@ def _scripts() -> list[Path]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", _scripts(), ids=lambda p: p.stem)
-def test_a_committed_script_reproduces_with_its_framework_alone(script: Path) -> None:
+def test_a_committed_script_reproduces_with_its_framework_alone(
+    script: Path, tmp_path: Path
+) -> None:
     schedule = json.loads(script.with_suffix(".json").read_text(encoding="utf-8"))
     framework = schedule["framework"]
     assert framework in FRAMEWORK_PACKAGES
     pytest.importorskip(FRAMEWORK_PACKAGES[framework][0])
     example = ROOT / schedule["target"].rsplit(":", 1)[0]
     keep_guard = "prunecheck.guard" in example.read_text(encoding="utf-8")
-    done = run_alone(script, framework, ROOT, keep_guard=keep_guard, timeout=300)
+    done = run_alone(script, framework, tmp_path, keep_guard=keep_guard, timeout=300)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     first = finding_of(done.stdout)
     assert first, done.stdout[-2000:]
-    if done.stdout.rstrip().splitlines()[-1].startswith("reproduced: "):  # a short reproduction
-        assert first.split(":", 1)[0] in schedule["expect"], first
-        return
-    marks = {MARKS[kind] for kind in schedule["expect"]}
-    assert marks and any(f"  >>> {mark}" in done.stdout for mark in marks), (
-        f"expected {sorted(marks)} for {schedule['expect']}; the script found: {first}"
-    )
+    assert done.stdout.rstrip().splitlines()[-1].startswith("reproduced: "), done.stdout[-2000:]
+    assert first.split(":", 1)[0] in schedule["expect"], first

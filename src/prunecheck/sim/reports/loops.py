@@ -28,6 +28,7 @@ import importlib.util
 import os
 import re
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -218,16 +219,18 @@ def _slug(spec: str, scenario: str) -> str:
     return f"{tail}-{scenario}"
 
 
-def _run_script(path: Path, cwd: Path, target: LoopTarget) -> int:
-    """The script's exit status with its framework alone (1: it reproduced)."""
-    done = run_alone(path, target.framework, cwd, keep_guard=is_guarded(target))
+def _run_script(path: Path, target: LoopTarget) -> int:
+    """The script's exit status with its framework alone, run from an empty
+    temporary folder (it must run from any directory; 1: it reproduced)."""
+    with tempfile.TemporaryDirectory(prefix="prunecheck-loop-script-") as elsewhere:
+        done = run_alone(path, target.framework, Path(elsewhere), keep_guard=is_guarded(target))
     if done.returncode == 1 and not finding_of(done.stdout):
         return RAISED
     return done.returncode
 
 
 def check_row(spec: str, *, seed: int, max_examples: int, scripts: Path, table: Path,
-              root: Path, run_scripts: bool = True) -> Row:  # fmt: skip
+              run_scripts: bool = True) -> Row:  # fmt: skip
     """Check one example agent and write its unsafe cells' scripts."""
     started = time.perf_counter()
     try:
@@ -245,7 +248,7 @@ def check_row(spec: str, *, seed: int, max_examples: int, scripts: Path, table: 
         write_text(path, texts["repro.py"])
         schedule = scripts / f"{_slug(spec, name)}.json"
         write_text(schedule, texts["schedule.json"])
-        status = _run_script(path, root, target) if run_scripts else 0
+        status = _run_script(path, target) if run_scripts else 0
         rel = os.path.relpath(path.resolve(), table.parent.resolve())
         written[name] = (rel.replace(os.sep, "/"), status)
     seconds = time.perf_counter() - started
@@ -354,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in specs:
         print(f"checking {spec} ...", file=sys.stderr, flush=True)
         rows.append(check_row(spec, seed=args.seed, max_examples=args.max_examples,
-                              scripts=scripts, table=out, root=Path.cwd(),
+                              scripts=scripts, table=out,
                               run_scripts=not args.no_run))  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text(out, render(rows, seed=args.seed, max_examples=args.max_examples))
