@@ -118,9 +118,10 @@ def test_explore_keeps_the_correct_age_policy_safe_across_time_jumps() -> None:
 @pytest.mark.parametrize(
     ("seed", "shrink_runs"),
     [  # make test: a seed that finds it in 5 runs, 50 runs of shrinking (minimize
-        # polishes the rest); make test-all: 93 runs to find it, the default shrinking
+        # polishes the rest); make test-all: 28 runs to find it, the default shrinking
+        # (seeds 0 and 5 find nothing in 200 runs since searches draw from the seed alone)
         (3, 50),
-        pytest.param(0, SHRINK_RUNS, marks=pytest.mark.slow),
+        pytest.param(1, SHRINK_RUNS, marks=pytest.mark.slow),
     ],
 )
 def test_search_draws_gaps_and_catches_the_age_policy(seed: int, shrink_runs: int) -> None:
