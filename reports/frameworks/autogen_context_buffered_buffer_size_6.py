@@ -5,15 +5,7 @@ autogen-core.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is what the runtime holds mid-turn (a call still pending or a message still streaming): safe only if the runtime never trims here.
 
 Expected problems:
-  - call c1 was dropped while its result is still pending: the result will arrive orphaned
   - call c2 was dropped while its result is still pending: the result will arrive orphaned
-  - call c3 was dropped while its result is still pending: the result will arrive orphaned
-  - call c4 was dropped while its result is still pending: the result will arrive orphaned
-  - call c5 was dropped while its result is still pending: the result will arrive orphaned
-  - call c6 was dropped while its result is still pending: the result will arrive orphaned
-  - call c7 was dropped while its result is still pending: the result will arrive orphaned
-  - call c9 was dropped while its result is still pending: the result will arrive orphaned
-  - message 3 (tool) was dropped while still streaming
 """
 
 from __future__ import annotations
@@ -62,18 +54,17 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 26012, 268, 10, 866, 756, 664, 1402, 3292]  # the size of each message below, in tokens
-STREAMING = [3]  # positions of messages still streaming
+TOKENS = [640, 320, 20, 22400, 22400, 22400, 22400, 22400]  # the size of each message below, in tokens
+STREAMING = []  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
     {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
-    {'role': 'user', 'content': 'please look at src/app.py' + ' ' + filler('m2', 104022)},  # m2
-    {'role': 'assistant', 'content': 'edit_file(src/db.py); grep(src/app.py); read_file(app.log); grep(config.yaml); read_file(src/util.py); stat(src/db.py); grep(README.md); edit_file(app.log); write_file(src/app.py)' + ' ' + filler('m3', 640), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "src/db.py"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "src/app.py"}'}}, {'id': 'c3', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "app.log"}'}}, {'id': 'c4', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "config.yaml"}'}}, {'id': 'c5', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "src/util.py"}'}}, {'id': 'c6', 'type': 'function', 'function': {'name': 'stat', 'arguments': '{"path": "src/db.py"}'}}, {'id': 'c7', 'type': 'function', 'function': {'name': 'grep', 'arguments': '{"path": "README.md"}'}}, {'id': 'c8', 'type': 'function', 'function': {'name': 'edit_file', 'arguments': '{"path": "app.log"}'}}, {'id': 'c9', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "src/app.py"}'}}]},  # m3
-    {'role': 'tool', 'tool_call_id': 'c8', 'content': 'edit_file app.log @v1 foo.py. File user_'},  # m4
-    {'role': 'user', 'content': 'please look at README.md' + ' ' + filler('m5', 3439)},  # m5
-    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m6', 3001)},  # m6
-    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m7', 2629)},  # m7
-    {'role': 'user', 'content': 'please look at src/api.py' + ' ' + filler('m8', 5582)},  # m8
-    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m9', 13141)},  # m9
+    {'role': 'assistant', 'content': 'write_file(a.txt); read_file(a.txt)' + ' ' + filler('m3', 1192), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m3
+    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'error: tool error foo.py. File user_id, error id=7 user_id, the writes module th'},  # m4
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m5', 89586)},  # m5
+    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m6', 89584)},  # m6
+    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m7', 89579)},  # m7
+    {'role': 'user', 'content': 'grep src for TODO' + ' ' + filler('m8', 89582)},  # m8
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m9', 89586)},  # m9
 ]
 
 

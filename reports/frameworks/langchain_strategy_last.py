@@ -5,7 +5,7 @@ langchain-core.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is a complete, valid history (nothing streaming, every call answered): the trimmer itself breaks it.
 
 Expected problems:
-  - orphaned tool message: the result of c2 is kept, its call is gone
+  - orphaned tool message: the result of c1 is kept, its call is gone
 """
 
 from __future__ import annotations
@@ -54,14 +54,14 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 320, 320, 41600, 320]  # the size of each message below, in tokens
+TOKENS = [640, 320, 960, 41600, 9600]  # the size of each message below, in tokens
 STREAMING = []  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
     {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
     {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m2', 1259)},  # m2
-    {'role': 'assistant', 'content': 'write_file(a.txt); read_file(a.txt)' + ' ' + filler('m3', 1192), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m3
-    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'write_file a.txt @v1' + ' ' + filler('m4', 166379)},  # m4
-    {'role': 'tool', 'tool_call_id': 'c2', 'content': 'read_file a.txt @v1' + ' ' + filler('m5', 1260)},  # m5
+    {'role': 'assistant', 'content': 'write_file(a.txt); write_file(a.txt)' + ' ' + filler('m3', 3751), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}]},  # m3
+    {'role': 'tool', 'tool_call_id': 'c2', 'content': 'write_file a.txt @v2' + ' ' + filler('m4', 166379)},  # m4
+    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'write_file a.txt @v1' + ' ' + filler('m5', 38379)},  # m5
 ]
 
 

@@ -5,7 +5,11 @@ langchain-core.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is what the runtime holds mid-turn (a call still pending or a message still streaming): safe only if the runtime never trims here.
 
 Expected problems:
+  - call c1 was dropped while its result is still pending: the result will arrive orphaned
   - call c2 was dropped while its result is still pending: the result will arrive orphaned
+  - call c3 was dropped while its result is still pending: the result will arrive orphaned
+  - call c4 was dropped while its result is still pending: the result will arrive orphaned
+  - message 3 (tool) was dropped while still streaming
 """
 
 from __future__ import annotations
@@ -54,13 +58,13 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 320, 320, 41600]  # the size of each message below, in tokens
-STREAMING = []  # positions of messages still streaming
+TOKENS = [640, 320, 960, 41600]  # the size of each message below, in tokens
+STREAMING = [3]  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
     {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
     {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m2', 1259)},  # m2
-    {'role': 'assistant', 'content': 'write_file(a.txt); read_file(a.txt)' + ' ' + filler('m3', 1192), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m3
-    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'write_file a.txt @v1' + ' ' + filler('m4', 166379)},  # m4
+    {'role': 'assistant', 'content': 'run_tests(tests); read_file(a.txt); read_file(a.txt); read_file(a.txt); run_tests(tests)' + ' ' + filler('m3', 3623), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'run_tests', 'arguments': '{"path": "tests"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c3', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c4', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c5', 'type': 'function', 'function': {'name': 'run_tests', 'arguments': '{"path": "tests"}'}}]},  # m3
+    {'role': 'tool', 'tool_call_id': 'c5', 'content': 'run_tests tests @v0' + ' ' + filler('m4', 166380)},  # m4
 ]
 
 

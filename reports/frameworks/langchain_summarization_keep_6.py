@@ -5,7 +5,7 @@ langchain.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is what the runtime holds mid-turn (a call still pending or a message still streaming): safe only if the runtime never trims here.
 
 Expected problems:
-  - message 2 (assistant) was dropped while still streaming
+  - call c1 was dropped while its result is still pending: the result will arrive orphaned
 """
 
 from __future__ import annotations
@@ -54,18 +54,18 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 212, 22400, 22400, 22400, 22400, 22400, 22400, 9600]  # the size of each message below, in tokens
-STREAMING = [2]  # positions of messages still streaming
+TOKENS = [640, 24100, 59, 957, 1720, 1695, 1110, 310, 2758]  # the size of each message below, in tokens
+STREAMING = []  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
     {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
-    {'role': 'user', 'content': '[summary of 1 messages] Here is a summary of the conversation to date:\n\nSummary: User_id, index {ok} build tool {ok} module checks model database returns 42 test err: v2. (x) module string budget cache agent the result chunk change version index. Message agent chunk 42 object against before v2. And result null -> then context line number list value user_id, the handler. (x) model version 42 result the of id=7 v2 configuration path i++. The it v2 agent 42 table foo.py number. Import the stream schema 2024 that [a]. Value before it source stream line true 0.5 42. Chunk import token error response of. Path value review returns and 0.5 (x) module each user agent result x=1; err: foo.py cfg.yml. Caller id=7 row array model error stream policy. Table result checks [a] against function source. Table null the response field the 0.5 file schema '},  # m9
-    {'role': 'assistant', 'content': filler('m3', 89600)},  # m3
-    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m4', 89586)},  # m4
-    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m5', 89584)},  # m5
-    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m6', 89579)},  # m6
-    {'role': 'user', 'content': 'grep src for TODO' + ' ' + filler('m7', 89582)},  # m7
-    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m8', 89586)},  # m8
-    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m10', 38384)},  # m10
+    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m2', 96377)},  # m2
+    {'role': 'assistant', 'content': 'read_file(README.md)' + ' ' + filler('m3', 187), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "README.md"}'}}]},  # m3
+    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m4', 3801)},  # m4
+    {'role': 'user', 'content': 'please look at src/db.py' + ' ' + filler('m5', 6855)},  # m5
+    {'role': 'user', 'content': 'please look at config.yaml' + ' ' + filler('m6', 6753)},  # m6
+    {'role': 'user', 'content': 'please look at src/app.py' + ' ' + filler('m7', 4414)},  # m7
+    {'role': 'user', 'content': 'please look at src/util.py' + ' ' + filler('m8', 1213)},  # m8
+    {'role': 'user', 'content': 'please look at src/db.py' + ' ' + filler('m9', 11007)},  # m9
 ]
 
 

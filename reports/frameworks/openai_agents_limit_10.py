@@ -6,6 +6,9 @@ reproduced.  Verdict: the input is a complete, valid history (nothing streaming,
 
 Expected problems:
   - orphaned tool message: the result of c2 is kept, its call is gone
+  - orphaned tool message: the result of c3 is kept, its call is gone
+  - orphaned tool message: the result of c4 is kept, its call is gone
+  - orphaned tool message: the result of c5 is kept, its call is gone
 """
 
 from __future__ import annotations
@@ -54,20 +57,18 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 320, 320, 320, 320, 320, 320, 22400, 960, 41600, 22400]  # the size of each message below, in tokens
+TOKENS = [640, 320, 960, 41600, 41600, 41600, 41600, 41600, 22400]  # the size of each message below, in tokens
 STREAMING = []  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
     {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
     {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m2', 1259)},  # m2
-    {'role': 'assistant', 'content': 'write_file(a.txt); read_file(a.txt)' + ' ' + filler('m3', 1192), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m3
-    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'write_file a.txt @v1' + ' ' + filler('m4', 1259)},  # m4
-    {'role': 'tool', 'tool_call_id': 'c2', 'content': 'read_file a.txt @v1' + ' ' + filler('m5', 1260)},  # m5
-    {'role': 'assistant', 'content': filler('m6', 1280)},  # m6
-    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m7', 1266)},  # m7
-    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m8', 89584)},  # m8
-    {'role': 'assistant', 'content': 'read_file(a.txt)' + ' ' + filler('m9', 3799), 'tool_calls': [{'id': 'c3', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m9
-    {'role': 'tool', 'tool_call_id': 'c3', 'content': 'read_file a.txt @v1' + ' ' + filler('m10', 166380)},  # m10
-    {'role': 'assistant', 'content': filler('m11', 89600)},  # m11
+    {'role': 'assistant', 'content': 'read_file(a.txt); read_file(a.txt); read_file(a.txt); read_file(a.txt); read_file(a.txt)' + ' ' + filler('m3', 3623), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c3', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c4', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c5', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m3
+    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'read_file a.txt @v0' + ' ' + filler('m4', 166380)},  # m4
+    {'role': 'tool', 'tool_call_id': 'c2', 'content': 'read_file a.txt @v0' + ' ' + filler('m5', 166380)},  # m5
+    {'role': 'tool', 'tool_call_id': 'c3', 'content': 'read_file a.txt @v0' + ' ' + filler('m6', 166380)},  # m6
+    {'role': 'tool', 'tool_call_id': 'c4', 'content': 'read_file a.txt @v0' + ' ' + filler('m7', 166380)},  # m7
+    {'role': 'tool', 'tool_call_id': 'c5', 'content': 'read_file a.txt @v0' + ' ' + filler('m8', 166380)},  # m8
+    {'role': 'assistant', 'content': filler('m9', 89600)},  # m9
 ]
 
 

@@ -5,7 +5,8 @@ semantic-kernel.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is what the runtime holds mid-turn (a call still pending or a message still streaming): safe only if the runtime never trims here.
 
 Expected problems:
-  - message 3 (assistant) was dropped while still streaming
+  - call c1 was dropped while its result is still pending: the result will arrive orphaned
+  - call c2 was dropped while its result is still pending: the result will arrive orphaned
 """
 
 from __future__ import annotations
@@ -54,18 +55,18 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 1347, 27533, 69, 810, 736, 1492, 1671, 532]  # the size of each message below, in tokens
-STREAMING = [3]  # positions of messages still streaming
+TOKENS = [640, 320, 320, 320, 22400, 22400, 22400, 22400, 22400]  # the size of each message below, in tokens
+STREAMING = []  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
     {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
-    {'role': 'user', 'content': 'please look at src/api.py' + ' ' + filler('m2', 5362)},  # m2
-    {'role': 'user', 'content': 'please look at src/api.py' + ' ' + filler('m3', 110106)},  # m3
-    {'role': 'assistant', 'content': filler('m4', 276)},  # m4
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m5', 3207)},  # m5
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m6', 2911)},  # m6
-    {'role': 'user', 'content': 'please look at src/db.py' + ' ' + filler('m7', 5943)},  # m7
-    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m8', 6661)},  # m8
-    {'role': 'user', 'content': 'please look at src/app.py' + ' ' + filler('m9', 2102)},  # m9
+    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m2', 1259)},  # m2
+    {'role': 'user', 'content': 'grep src for TODO' + ' ' + filler('m3', 1262)},  # m3
+    {'role': 'assistant', 'content': 'write_file(a.txt); read_file(a.txt)' + ' ' + filler('m4', 1192), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m4
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m5', 89586)},  # m5
+    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m6', 89584)},  # m6
+    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m7', 89579)},  # m7
+    {'role': 'user', 'content': 'grep src for TODO' + ' ' + filler('m8', 89582)},  # m8
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m9', 89586)},  # m9
 ]
 
 

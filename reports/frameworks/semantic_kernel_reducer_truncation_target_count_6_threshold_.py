@@ -5,7 +5,8 @@ semantic-kernel.  Run: python {this file}.  Exit status 1 = the broken result is
 reproduced.  Verdict: the input is what the runtime holds mid-turn (a call still pending or a message still streaming): safe only if the runtime never trims here.
 
 Expected problems:
-  - call c5 was dropped while its result is still pending: the result will arrive orphaned
+  - call c1 was dropped while its result is still pending: the result will arrive orphaned
+  - call c2 was dropped while its result is still pending: the result will arrive orphaned
 """
 
 from __future__ import annotations
@@ -54,18 +55,18 @@ def filler(key: str, chars: int) -> str:
 
 
 MAX_TOKENS = 32000  # what the agent asks the history to fit at this check
-TOKENS = [640, 28114, 83, 68, 810, 736, 1492, 1671, 532]  # the size of each message below, in tokens
+TOKENS = [640, 320, 320, 320, 22400, 22400, 22400, 22400, 22400]  # the size of each message below, in tokens
 STREAMING = []  # positions of messages still streaming
 messages: list[dict[str, Any]] = [
     {'role': 'system', 'content': 'You are a coding agent.' + ' ' + filler('m1', 2536)},  # m1
-    {'role': 'assistant', 'content': filler('m8', 112456)},  # m8
-    {'role': 'assistant', 'content': filler('m9', 332)},  # m9
-    {'role': 'assistant', 'content': 'build(tests)' + ' ' + filler('m10', 239), 'tool_calls': [{'id': 'c5', 'type': 'function', 'function': {'name': 'build', 'arguments': '{"path": "tests"}'}}]},  # m10
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m11', 3207)},  # m11
-    {'role': 'user', 'content': 'please look at tests/test_app.py' + ' ' + filler('m12', 2911)},  # m12
-    {'role': 'user', 'content': 'please look at src/db.py' + ' ' + filler('m13', 5943)},  # m13
-    {'role': 'user', 'content': 'please look at app.log' + ' ' + filler('m14', 6661)},  # m14
-    {'role': 'user', 'content': 'please look at src/app.py' + ' ' + filler('m15', 2102)},  # m15
+    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m2', 1259)},  # m2
+    {'role': 'user', 'content': 'grep src for TODO' + ' ' + filler('m3', 1262)},  # m3
+    {'role': 'assistant', 'content': 'write_file(a.txt); read_file(a.txt)' + ' ' + filler('m4', 1192), 'tool_calls': [{'id': 'c1', 'type': 'function', 'function': {'name': 'write_file', 'arguments': '{"path": "a.txt"}'}}, {'id': 'c2', 'type': 'function', 'function': {'name': 'read_file', 'arguments': '{"path": "a.txt"}'}}]},  # m4
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m5', 89586)},  # m5
+    {'role': 'user', 'content': 'and a.txt again' + ' ' + filler('m6', 89584)},  # m6
+    {'role': 'user', 'content': 'fix the bug in a.txt' + ' ' + filler('m7', 89579)},  # m7
+    {'role': 'user', 'content': 'grep src for TODO' + ' ' + filler('m8', 89582)},  # m8
+    {'role': 'user', 'content': 'run the tests' + ' ' + filler('m9', 89586)},  # m9
 ]
 
 
