@@ -36,6 +36,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from prunecheck.sim.adapters.policy_spec import split_reference
+
 __all__ = ["DISTRIBUTIONS", "HANG_SECONDS", "script_text", "step_lines"]
 
 #: What the script checks the version of: AgentChat first (``FOUND_ON``'s main entry).
@@ -164,7 +166,7 @@ def _prunecheck_version() -> str:
 def _load_lines(target_spec: str, folder: Path | None, *, crashes: bool) -> tuple[str, str]:
     """The lines importing the user's factory and building the agent, and how
     the docstring names the agent."""
-    where, _, attr = target_spec.rpartition(":")
+    where, attr = split_reference(target_spec)
     if where.endswith(".py"):
         path = Path(where).resolve()
         place = _relative(path.parent, folder)

@@ -37,6 +37,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prunecheck.sim.adapters.policy_spec import split_reference
+
 __all__ = ["script_text"]
 
 # ruff: noqa: E501 -- the templates are the script's own lines, whole as a maintainer reads them
@@ -214,7 +216,7 @@ _TAKEN = frozenset({"agents", "openai", "user"})
 def _where(target_spec: str, folder: Path | None) -> tuple[str, str, str]:
     """The user's module: (the lines importing it as ``user``, how the
     docstring names it, the attribute)."""
-    where, _, attr = target_spec.rpartition(":")
+    where, attr = split_reference(target_spec)
     if not where.endswith(".py"):
         return f"import {where} as user  # the user's agent, as written", where, attr
     path = Path(where).resolve()
@@ -238,7 +240,7 @@ def _build(target_spec: str, attr: str) -> str:
     """How the script gets ``(agent, run_config)`` from the user's attribute."""
     from prunecheck.sim.adapters.user_code import find_object
 
-    where = target_spec.rpartition(":")[0]
+    where = split_reference(target_spec)[0]
     name = "user." + attr if attr.isidentifier() else f"getattr(user, {attr!r})"
     found = find_object(where, attr, f"loop spec {target_spec!r}")
     if type(found).__module__.split(".")[0] == "agents":

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.incidents import Incident
-from prunecheck.sim.adapters.policy_spec import is_file_reference
+from prunecheck.sim.adapters.policy_spec import is_file_reference, split_reference
 
 from ..contract import Adapter
 from ..steps import (
@@ -325,7 +325,7 @@ def script_text(
     trims = "trim_hook" in {c.value for c in adapter.capabilities(target)}
     check, prints = _check(story, incident, trims)
     used = {s.kind for s in steps}
-    where, _, attr = target_spec.rpartition(":")
+    where, attr = split_reference(target_spec)
     factory = not isinstance(target, Agent)
     if is_file_reference(where):
         rel = _relpath(where, folder)
