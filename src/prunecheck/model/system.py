@@ -41,8 +41,11 @@ a crash, a resume, an interrupt's approval, the clock), and
 :meth:`Actions.action` draws one of a kind with every value concrete, so
 that the sequence replays without its chooser.  The model runtime's
 enabled actions are its enabled events, derived from ``truth`` as the
-drivers do (:mod:`prunecheck.sim.drivers.shape`); a loop's come from its
-:class:`~prunecheck.sim.loops.scheduler.LoopRun`.  One search and one
+drivers do (:mod:`prunecheck.sim.drivers.shape`): any model-event System is
+an :class:`Actions` subject through
+:class:`prunecheck.sim.drivers.event_actions.EventActions`; a loop's come
+from its :class:`~prunecheck.sim.loops.scheduler.LoopRun`
+(:class:`prunecheck.sim.loops.system.LoopSystem`).  One search and one
 shrinker (:mod:`prunecheck.sim.drivers.action_search`) take any
 :class:`Actions` subject.
 
