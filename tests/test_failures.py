@@ -129,9 +129,8 @@ def test_the_database_is_configurable_and_off_when_asked(
     found = database(None)
     assert found is not None and found.root == tmp_path
     monkeypatch.delenv("PRUNECHECK_FAILURES")
-    assert database(None) is None  # the Python API: off unless asked
-    default = database(True)  # the command line: on by default
-    assert default is not None and default.root == Path(".prunecheck/failures")
+    for default in (database(None), database(True)):  # one default, every entry point
+        assert default is not None and default.root == Path(".prunecheck/failures")
     assert database(tmp_path / "x") is not None
 
 

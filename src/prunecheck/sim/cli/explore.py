@@ -5,7 +5,6 @@ reproduction bundle, or says that there is none up to the depth."""
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +107,7 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    from prunecheck.sim.drivers.explore import explore
+    from prunecheck.sim.verdicts.python_api import run_explore
 
     config = config_from_args(args)
     target = parse_target(args.target)
@@ -120,26 +119,16 @@ def execute(args: argparse.Namespace) -> int:
         raise ConfigError("--max-states", f"must be at least 1, got {args.max_states}.")
     system = system_from_args(args)
     spec = spec_from_args(args)
-    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
-    bar = progress_for(args.time_limit, command="explore")
-    bar.start(args.depth, "levels")
-
-    def tell(level: int, states: int) -> None:
-        bar.step(f"explore {spec}: depth {level + 1} of {args.depth}, {states} states")
-
-    try:
-        result = explore(
-            system,
-            config,
-            depth=args.depth,
-            shape=shape,
-            target=target,
-            max_states=args.max_states,
-            deadline=deadline,
-            progress=tell,
-        )
-    finally:
-        bar.close()
+    result = run_explore(  # the API, with its progress
+        system,
+        config,
+        depth=args.depth,
+        shape=shape,
+        target=target,
+        max_states=args.max_states,
+        time_limit=args.time_limit,
+        progress=progress_for(args.time_limit, command="explore"),
+    )
 
     def verdict(status: int, bundle: Path | None = None) -> int:
         driver_document(

@@ -30,7 +30,7 @@ def failure_database(args: argparse.Namespace) -> FailureDatabase | None:
     """The database the flags (or the environment) name; None for none."""
     if args.no_failures:
         return None
-    return database(args.failures if args.failures else True)
+    return database(args.failures or None)  # the API's one default (see database)
 
 
 def report_problems(db: FailureDatabase | None, command: str) -> None:

@@ -6,11 +6,9 @@ shrunk reproduction bundle.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import Any
 
-from prunecheck.model.system import incidents_of
 from prunecheck.sim.adapters.digest import policy_digest
 from prunecheck.sim.adapters.policy_spec import is_loop_spec
 from prunecheck.sim.cli.argtypes import count, integer
@@ -111,7 +109,7 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    from prunecheck.sim.drivers.search import search
+    from prunecheck.sim.verdicts.python_api import run_search, saved_failure
 
     if is_loop_spec(str(getattr(args, "policy", None) or "")):
         check_out_arg(args)
@@ -123,17 +121,31 @@ def execute(args: argparse.Namespace) -> int:
     shape = shape_from_args(args, Shape.for_budget)
     spec = spec_from_args(args)
     system = system_from_args(args)
-    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     db = failure_database(args)
-    saved = db.still_failing(spec, system, config) if db is not None else None
-    report_problems(db, "search")
-    if saved is not None:
-        lead = (
-            f"prunecheck search: a saved failure still fails ({saved.path}; found with policy "
-            f"source {saved.digest or 'unknown'}, now {policy_digest(spec)}); not searched again"
+    try:
+        result = run_search(  # the API: the failure database first, the search, the save
+            system,
+            config,
+            seed=args.seed,
+            max_examples=args.max_examples,
+            shape=shape,
+            target=target,
+            time_limit=args.time_limit,
+            progress=progress_for(args.time_limit, command="search"),
+            failures=db if db is not None else False,
         )
-        met = tuple(incidents_of(saved.trace, system))
-        bundle = report_counterexample(saved.trace, met, system, args.out, lead, force=args.force)
+    finally:
+        report_problems(db, "search")
+    saved = saved_failure(result)
+    if saved is not None and result.trace is not None:
+        lead = (
+            f"prunecheck search: a saved failure still fails ({saved.get('path')}; found with "
+            f"policy source {saved.get('policy_digest') or 'unknown'}, now "
+            f"{policy_digest(spec)}); not searched again"
+        )
+        bundle = report_counterexample(
+            result.trace, result.incidents, system, args.out, lead, force=args.force
+        )
         driver_document(  # --json: the saved failure, replayed, is the verdict
             "search",
             args,
@@ -141,33 +153,17 @@ def execute(args: argparse.Namespace) -> int:
             spec=spec,
             config=config,
             exercised={"examples": 0, "saved_failures_replayed": 1},
-            incidents=met,
+            incidents=result.incidents,
             reproduction=bundle,
             details={
                 "seed": args.seed,
-                "saved_failure": str(saved.path),
-                "saved_policy_digest": saved.digest or None,
+                "saved_failure": str(saved.get("path")),
+                "saved_policy_digest": saved.get("policy_digest") or None,
                 "policy_digest": policy_digest(spec),
-                "reproduction_events": len(saved.trace.events),
+                "reproduction_events": len(result.trace.events),
             },
         )
         return 1
-    bar = progress_for(args.time_limit, command="search")
-    bar.start(args.max_examples, "runs")
-    bar.step(f"search {spec} (checks {config.check_at})")
-    try:
-        result = search(
-            system,
-            config,
-            seed=args.seed,
-            max_examples=args.max_examples,
-            shape=shape,
-            target=target,
-            deadline=deadline,
-            progress=bar.runs(args.max_examples),
-        )
-    finally:
-        bar.close()
     costs = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(result.costs.items()))
 
     def verdict(status: int, bundle: Path | None = None) -> int:
@@ -222,9 +218,6 @@ def execute(args: argparse.Namespace) -> int:
         f"({result.first_seconds or 0:.2f} s; {result.first_length} events, shrunk to "
         f"{len(result.trace.events)}; {where}{stopped})"
     )
-    if db is not None:
-        db.save(result.trace, spec)
-        report_problems(db, "search")
     bundle = report_counterexample(
         result.trace, result.incidents, system, args.out, lead, force=args.force
     )

@@ -62,7 +62,7 @@ from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.support.collector import fewer_full_collections
 from prunecheck.sim.support.forked import available_jobs, fork_map
 from prunecheck.sim.support.progress import Progress
-from prunecheck.sim.verdicts.failures import FailureDatabase, database
+from prunecheck.sim.verdicts.failures import FailuresLike, open_database, warn_problems
 from prunecheck.sim.verdicts.minimal import minimal_reproduction, shrink_note
 from prunecheck.sim.verdicts.options import check_options
 from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
@@ -106,7 +106,7 @@ def check_policy(
     time_limit: float | None = None,
     max_events: int = DEFAULT_MAX_EVENTS,
     progress: Progress | None = None,
-    failures: FailureDatabase | str | Path | bool | None = None,
+    failures: FailuresLike = None,
     jobs: int | None = None,
 ) -> CheckResult:
     """Check a policy against the commit-boundary invariant.
@@ -154,13 +154,15 @@ def check_policy(
         Told what runs and how far it got (see :mod:`.progress`).
     failures:
         The failure database (:mod:`.failures`): a folder, a
-        :class:`FailureDatabase`, True (``$PRUNECHECK_FAILURES`` or
-        ``.prunecheck/failures``), False (none); None: ``$PRUNECHECK_FAILURES``
-        if set, else none.  Saved failures of this policy in this runtime
+        :class:`FailureDatabase`, False (none); None or True, the default
+        of every entry point: ``$PRUNECHECK_FAILURES`` (a folder, or
+        ``off``), else ``.prunecheck/failures`` in the current folder.
+        Saved failures of this policy in this runtime
         are replayed first: one that still fails decides its placement at
         once (unsafe, its reproduction) and replaces the search; the suite
         still runs, so the table shows the same rows as when the failure was
-        found; every new counterexample is saved.
+        found; every new counterexample is saved.  What a database opened
+        here discards is reported as a ``RuntimeWarning``.
     jobs:
         Processes to check placements in, side by side (forked; each starts
         its own policy worker).  None: one a placement when the machine has
@@ -209,7 +211,7 @@ def check_policy(
         placements = tuple(CheckAt) if config is None else (base.check_at,)
     wanted = tuple(dict.fromkeys(CheckAt(p) for p in placements))
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    db = failures if isinstance(failures, FailureDatabase) else database(failures)
+    db = open_database(failures)
     bar = progress or Progress()
     suite = Suite(tuple(levels), tuple(seeds), horizon, tuple(slow_levels))
     bar.start(len(wanted) * (suite.size() + (1 if max_examples > 0 else 0)))
@@ -272,6 +274,7 @@ def check_policy(
                         db.save(repro, spec)
         finally:
             bar.close()
+    warn_problems(db, failures)
     ordered = [done[c] for c in wanted if c in done]
     first_error = next((i for i, r in enumerate(ordered) if r.verdict is Verdict.ERROR), None)
     return combine(ordered if first_error is None else ordered[: first_error + 1])

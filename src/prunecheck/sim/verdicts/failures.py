@@ -4,7 +4,11 @@ As Hypothesis's example database does, ``check`` and ``search`` save every
 counterexample they find, and replay the saved ones for the same policy and
 runtime before anything else: a fixed bug that comes back (a revert, a
 refactoring that undoes the fix) is caught in the first second, with the
-reproduction it had.
+reproduction it had.  The Python API does it (:func:`~.check.check_policy`,
+:func:`~.python_api.search_policy`, ``check_loop``, ``search_loop``), so the
+command line and the pytest plugin, thin layers over it, do too, with one
+default (:func:`database`).  An agent loop's failing schedules are kept
+beside the policies' traces (:mod:`.loop_failures`).
 
 Layout: ``ROOT/<key>/<trace digest>.json``, where ``key`` digests the
 policy (its spec, a file's path made absolute) and the runtime (every
@@ -46,6 +50,7 @@ import hashlib
 import json
 import os
 import stat
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -65,9 +70,12 @@ __all__ = [
     "ENV",
     "MAX_ENTRIES",
     "FailureDatabase",
+    "FailuresLike",
     "Saved",
     "check_root",
     "database",
+    "open_database",
+    "warn_problems",
 ]
 
 #: Where saved failures live unless told otherwise (relative to the current folder).
@@ -264,9 +272,11 @@ def _mtime(path: Path) -> float:
 
 
 def database(where: str | Path | bool | None = None) -> FailureDatabase | None:
-    """The database to use: ``where`` if a folder, none if False; if None,
-    ``$PRUNECHECK_FAILURES`` (a folder, or ``0``/``off``), else none; if
-    True, ``$PRUNECHECK_FAILURES`` or :data:`DEFAULT_ROOT`.
+    """The database to use: ``where`` if a folder, none if False; if None
+    or True (the default of every entry point: the command line, the
+    Python API, the pytest plugin), ``$PRUNECHECK_FAILURES`` (a folder, or
+    ``0``/``off`` for none), else :data:`DEFAULT_ROOT` in the current folder
+    — as Hypothesis keeps its example database in ``.hypothesis/``.
 
     Raises
     ------
@@ -282,4 +292,31 @@ def database(where: str | Path | bool | None = None) -> FailureDatabase | None:
         if env.strip().lower() in _OFF:
             return None
         return FailureDatabase(check_root(Path(env), f"environment variable {ENV}={env!r}"))
-    return FailureDatabase(check_root(DEFAULT_ROOT)) if where is True else None
+    return FailureDatabase(check_root(DEFAULT_ROOT))
+
+
+#: What the API's ``failures=`` takes: a database, a folder, True or None (the
+#: default: :func:`database`), False (none).
+FailuresLike = FailureDatabase | str | Path | bool | None
+
+
+def open_database(failures: FailuresLike) -> FailureDatabase | None:
+    """The database ``failures`` names (see :data:`FailuresLike`).
+
+    Raises
+    ------
+    ConfigError
+        if the folder named is a file, a FIFO or a device (:func:`check_root`).
+    """
+    return failures if isinstance(failures, FailureDatabase) else database(failures)
+
+
+def warn_problems(db: FailureDatabase | None, given: FailuresLike, stacklevel: int = 3) -> None:
+    """Report what a database the API opened itself discarded or skipped, as
+    warnings (never fatal).  A database passed in is its owner's to report
+    (the command line prints them: ``report_problems``)."""
+    if db is None or isinstance(given, FailureDatabase):
+        return
+    for problem in db.problems:
+        warnings.warn(f"prunecheck: {problem}", RuntimeWarning, stacklevel=stacklevel)
+    db.problems.clear()

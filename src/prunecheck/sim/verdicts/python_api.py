@@ -30,21 +30,27 @@ from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.provider import Provider
-from prunecheck.model.system import System, replay
+from prunecheck.model.system import System, incidents_of, replay
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import load_system, model_system
+from prunecheck.sim.adapters.loader import load_runtime, load_system, model_system
+from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
 from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.explore import MAX_STATES, ExploreResult, explore
 from prunecheck.sim.drivers.search import SearchResult, search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.reproductions.narrative import narrate
 from prunecheck.sim.reproductions.trace_file import read_trace
+from prunecheck.sim.support.progress import Progress
+from prunecheck.sim.verdicts.failures import FailuresLike, open_database, warn_problems
 from prunecheck.sim.verdicts.resolve import PolicyLike, format_of, resolve_policy
 
 __all__ = [
     "ReplayResult",
     "explore_policy",
     "replay_trace",
+    "run_explore",
+    "run_search",
+    "saved_failure",
     "search_policy",
 ]
 
@@ -87,7 +93,15 @@ def _runtime(
     timeout: float,
 ) -> tuple[System[Any], RuntimeConfig]:
     """The system a driver is given (the policy, time-limited, in the model
-    runtime: wrapped once, here) and its runtime."""
+    runtime: wrapped once, here; or the runtime under test a ``runtime:``
+    spec names) and its runtime."""
+    if isinstance(policy, str) and format is None:
+        parsed = parse_spec_or_none(policy)
+        if parsed is not None and parsed.kind.is_runtime:
+            base = config or RuntimeConfig()
+            if gate is not None:
+                base = replace(base, gate=Gate(gate))
+            return load_runtime(parsed, timeout), base
     spec, loaded = resolve_policy(policy, format=format, name=name)
     fmt = format or format_of(loaded)
     base = config or RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
@@ -113,8 +127,15 @@ def search_policy(
     timeout: float = DEFAULT_TIMEOUT,
     name: str | None = None,
     time_limit: float | None = None,
+    progress: Progress | None = None,
+    failures: FailuresLike = None,
 ) -> SearchResult:
     """Search adversarially for a run on which the policy breaks (``prunecheck search``).
+
+    The failure database is replayed first (as ``check_policy`` does): a
+    saved counterexample of this policy in this runtime that still fails is
+    the result at once (``examples`` 0; its trace's ``meta["found_by"]``
+    names the saved file), and a new one is saved.
 
     Parameters
     ----------
@@ -141,6 +162,11 @@ def search_policy(
         How to name a policy given as an object.
     time_limit : float, optional
         Seconds the search may take (``timed_out`` is then True).
+    progress : Progress, optional
+        Told what runs and how far it got (``prunecheck search``'s bar).
+    failures : FailureDatabase, str, Path or bool, optional
+        The failure database, as :func:`~.check.check_policy` takes it
+        (default: ``$PRUNECHECK_FAILURES``, else ``.prunecheck/failures``).
 
     Returns
     -------
@@ -153,15 +179,73 @@ def search_policy(
         if the policy cannot be loaded, raised, hung or returned garbage.
     """
     system, base = _runtime(policy, format, name, gate, config, timeout)
-    return search(
+    return run_search(
         system,
         base,
         seed=seed,
         max_examples=max_examples,
         shape=shape,
         target=target,
-        deadline=_deadline(time_limit),
+        time_limit=time_limit,
+        progress=progress,
+        failures=failures,
     )
+
+
+def run_search(
+    system: System[Any],
+    config: RuntimeConfig,
+    *,
+    seed: int = 0,
+    max_examples: int = 200,
+    shape: Shape | None = None,
+    target: frozenset[IncidentKind] | None = None,
+    time_limit: float | None = None,
+    progress: Progress | None = None,
+    failures: FailuresLike = None,
+) -> SearchResult:
+    """:func:`search_policy` of a system already loaded (``prunecheck
+    search`` loads it from its options): the failure database replayed
+    first, the search with its progress, a new counterexample saved."""
+    deadline = _deadline(time_limit)
+    spec = system.name
+    db = open_database(failures)
+    try:
+        saved = db.still_failing(spec, system, config) if db is not None else None
+        if saved is not None:
+            return SearchResult(True, saved.trace, tuple(incidents_of(saved.trace, system)), 0, 0.0)
+        bar = progress or Progress()
+        bar.start(max_examples, "runs")
+        bar.step(f"search {spec} (checks {config.check_at})")
+        try:
+            result = search(
+                system,
+                config,
+                seed=seed,
+                max_examples=max_examples,
+                shape=shape,
+                target=target,
+                deadline=deadline,
+                progress=bar.runs(max_examples),
+            )
+        finally:
+            bar.close()
+        if db is not None and result.found and result.trace is not None:
+            db.save(result.trace, spec)
+        return result
+    finally:
+        warn_problems(db, failures)
+
+
+def saved_failure(result: SearchResult) -> dict[str, Any] | None:
+    """Where a search's result came from when the failure database answered
+    (``{"driver", "path", "policy_digest"}``), else None."""
+    if result.trace is None:
+        return None
+    found = result.trace.meta.get("found_by")
+    if isinstance(found, dict) and found.get("driver") == "failure database":
+        return found
+    return None
 
 
 def explore_policy(
@@ -177,6 +261,7 @@ def explore_policy(
     timeout: float = DEFAULT_TIMEOUT,
     name: str | None = None,
     time_limit: float | None = None,
+    progress: Progress | None = None,
 ) -> ExploreResult:
     """Explore every interleaving up to ``depth`` events (``prunecheck explore``).
 
@@ -193,6 +278,8 @@ def explore_policy(
         it small: every interleaving is enumerated).
     max_states : int
         Stop after this many distinct states (``capped`` is then True).
+    progress : Progress, optional
+        Told each level as it is explored (``prunecheck explore``'s bar).
 
     Returns
     -------
@@ -205,15 +292,50 @@ def explore_policy(
         if the policy cannot be loaded, raised, hung or returned garbage.
     """
     system, base = _runtime(policy, format, name, gate, config, timeout)
-    return explore(
+    return run_explore(
         system,
         base,
         depth=depth,
         shape=shape or Shape.small(base.budget),
         target=target,
         max_states=max_states,
-        deadline=_deadline(time_limit),
+        time_limit=time_limit,
+        progress=progress,
     )
+
+
+def run_explore(
+    system: System[Any],
+    config: RuntimeConfig,
+    *,
+    depth: int,
+    shape: Shape,
+    target: frozenset[IncidentKind] | None = None,
+    max_states: int = MAX_STATES,
+    time_limit: float | None = None,
+    progress: Progress | None = None,
+) -> ExploreResult:
+    """:func:`explore_policy` of a system already loaded (``prunecheck
+    explore`` loads it from its options), with its progress: a step a level."""
+    bar = progress or Progress()
+    bar.start(depth, "levels")
+
+    def tell(level: int, states: int) -> None:
+        bar.step(f"explore {system.name}: depth {level + 1} of {depth}, {states} states")
+
+    try:
+        return explore(
+            system,
+            config,
+            depth=depth,
+            shape=shape,
+            target=target,
+            max_states=max_states,
+            deadline=_deadline(time_limit),
+            progress=tell,
+        )
+    finally:
+        bar.close()
 
 
 def replay_trace(
