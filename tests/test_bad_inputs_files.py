@@ -500,7 +500,7 @@ def test_the_python_api_skips_strays_without_raising(tmp_path: Path) -> None:
     (folder / "b.json").mkdir()
     assert db.entries("recency", RuntimeConfig()) == []
     assert len(db.problems) == 2 and all("skipped" in p for p in db.problems)
-    db._trim(folder)  # a folder or a FIFO among the entries is never deleted
+    db.trim(folder)  # a folder or a FIFO among the entries is never deleted
     assert (folder / "a.json").is_fifo() and (folder / "b.json").is_dir()
 
 

@@ -30,13 +30,15 @@ CASES = [
     _c("check-loop-budget-json", f"{CHECK} --budget 4000 --json", needle="--budget"),
     _c("check-loop-levels-junit", f"{CHECK} --levels 0.5 --junit {{tmp}}/r.xml", needle="--levels"),
     _c("check-loop-policy-timeout", f"{CHECK} --policy-timeout 3", needle="--policy-timeout"),
-    _c("check-loop-no-failures", f"{CHECK} --no-failures", needle="--no-failures"),
     _c("search-loop-provider", f"{SEARCH} --provider openai", needle="--provider"),
     _c("search-loop-max-chunks-out", f"{SEARCH} --max-chunks 2 --out {{tmp}}/repro",
        needle="--max-chunks"),
     _c("search-loop-format", f"{SEARCH} --format openai", needle="--format"),
-    _c("search-loop-failures", f"{SEARCH} --failures {{tmp}}/db", needle="--failures"),
-    # a bad value of an option that applies
+    # a bad value of an option that applies (the failure database is a folder, not a file)
+    _c("check-loop-failures-file", f"{CHECK} --failures {{tmp}}/empty.json",
+       needle="failure database is a folder"),
+    _c("search-loop-failures-file", f"{SEARCH} --failures {{tmp}}/empty.json",
+       needle="failure database is a folder"),
     _c("check-loop-max-examples-0", f"check {FAKE} --max-examples 0", needle="--max-examples 0"),
     _c("check-loop-scenario-unknown", f"{CHECK} --scenario cancel,nap", needle="--scenario 'nap'"),
     _c("check-loop-junit-folder", f"{CHECK} --junit {{tmp}}", needle="--junit"),

@@ -125,6 +125,11 @@ def _bundle(a: Ran) -> list[str]:
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
+def _saved(a: Ran) -> int:
+    """Schedules the run saved in its failure database (``--failures db``)."""
+    return len(list((a.tmp / "db").glob("loop-*/*.json")))
+
+
 def _junit_cases(a: Ran) -> list[str]:
     path = a.tmp / "report.xml"
     if not path.is_file():
@@ -172,6 +177,11 @@ ROWS: tuple[Row, ...] = (
            lambda b, g: not _junit_cases(b) and len(_junit_cases(g)) == 2),
     _wired("check", "fail_vacuous", f"{_CHECK} --max-events 1", "--fail-vacuous",
            lambda b, g: (b.status, g.status) == (0, 4)),
+    # the suite runs with PRUNECHECK_FAILURES=off: --failures turns the database on
+    _wired("check", "failures", _UNSAFE_CHECK, "--failures db",
+           lambda b, g: _saved(g) == 1 and _saved(b) == 0 and g.status == 1),
+    _wired("check", "no_failures", f"{_UNSAFE_CHECK} --failures db", "--no-failures",
+           lambda b, g: _saved(b) == 1 and _saved(g) == 0 and g.status == 1),
     # ----------------------------------------------------------- search, wired
     Row("search", "policy_option",
         f"search --policy {_SEARCH.split()[1]} {' '.join(_SEARCH.split()[2:])}",
@@ -208,6 +218,10 @@ ROWS: tuple[Row, ...] = (
            lambda b, g: _doc(b) is None and _placements(g) == ["cancel:unsafe"]),
     _wired("search", "fail_vacuous", f"{_SEARCH} --max-users 0", "--fail-vacuous",
            lambda b, g: (b.status, g.status) == (0, 4)),
+    _wired("search", "failures", _UNSAFE_SEARCH, "--failures db",
+           lambda b, g: _saved(g) == 1 and _saved(b) == 0 and g.status == 1),
+    _wired("search", "no_failures", f"{_UNSAFE_SEARCH} --failures db", "--no-failures",
+           lambda b, g: _saved(b) == 1 and _saved(g) == 0 and g.status == 1),
     # ---------------------------------------------------------------- refused
     *(
         _refused(command, dest, option, option.split()[0])
@@ -224,8 +238,6 @@ ROWS: tuple[Row, ...] = (
             ("hard_ceiling", "--hard-ceiling 9000"),
             ("max_retries", "--max-retries 1"),
             ("policy_timeout", "--policy-timeout 3"),
-            ("failures", "--failures db"),
-            ("no_failures", "--no-failures"),
         )
     ),
     _refused("check", "langchain_option", "--langchain strategy=last", "--langchain"),

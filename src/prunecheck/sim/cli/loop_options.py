@@ -65,6 +65,8 @@ WIRED: Mapping[str, str] = {
     "json": "the verdict as one JSON document, a placement per scenario class",
     "junit": "check: JUnit XML, a test case per scenario class",
     "fail_vacuous": "exit 4 when no class's own step was ever applied",
+    "failures": "the failure database: a class's saved schedules replayed first, new ones saved",
+    "no_failures": "neither replay saved schedules nor save new ones",
 }
 
 _RUNTIME = (
@@ -154,17 +156,6 @@ REFUSED: Mapping[str, Refusal] = {
     "max_writes": Refusal(
         "bounds writes to files the model runtime's tools read; a loop's fake tools share "
         "no file the harness could write to between steps.",
-        "drop {flag}.",
-    ),
-    "failures": Refusal(
-        "names the failure database, which keeps the model runtime's traces; a loop's "
-        "failing schedules are not saved there or replayed from it.",
-        "keep a loop's failing schedule with --out DIR (its schedule.json replays it); "
-        "drop {flag}.",
-    ),
-    "no_failures": Refusal(
-        "turns the failure database off; a loop's failing schedules are never saved there "
-        "or replayed from it, so there is nothing to turn off.",
         "drop {flag}.",
     ),
 }

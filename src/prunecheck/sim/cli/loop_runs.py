@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.sim.cli.failure_options import failure_database, report_problems
 from prunecheck.sim.cli.json_output import record
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, vacuous_status
 from prunecheck.sim.cli.loop_options import (
@@ -69,12 +70,20 @@ searches one class (--scenario) within search's shape options: --max-calls (the
 widest parallel batch), --max-batches, --max-users, --max-steps, --sizes (token
 sizes of the tools' outputs, about 4 characters a token), --time-steps (the
 clock's jumps).  --seed, --out, --force, --time-limit, --json, --junit (check),
---quiet (check), --target (search) and --fail-vacuous apply as for a policy.
+--quiet (check), --target (search), --fail-vacuous and the failure database
+(--failures, --no-failures: a class's saved schedules are replayed first, keyed
+by the agent's file and the framework's version) apply as for a policy.
 The runtime knobs (--gate, --check-at, --budget ...), the scenario suite's
 options (--levels, --seeds, --horizon ...), --policy-timeout, --format,
---max-chunks, --max-texts, --max-writes and the failure database are refused
-for a loop (exit 2, saying why): the loop is its own runtime.
+--max-chunks, --max-texts and --max-writes are refused for a loop (exit 2,
+saying why): the loop is its own runtime.
 """
+
+#: What ``check`` says before a class's reproduction the failure database gave.
+_REPLAYED = (
+    "\nreplayed first: the saved schedule {path} still breaks the loop; this class "
+    "was not searched.\n"
+)
 
 _STATUS = {
     CellVerdict.UNSAFE: 1,
@@ -126,18 +135,16 @@ def check_loop_command(args: argparse.Namespace) -> int:
     max_steps = _max_steps(args, "max_events")
     check_junit(args.junit, force=args.force)
     target = load_target(str(args.policy))
-    caps = target.adapter.capabilities(target.target)
-    chosen = [SCENARIOS[s] for s in (scenarios or list(SCENARIOS))]
-    bar = progress_for(args.time_limit, command="check", quiet=args.quiet)
-    bar.start(sum(1 for s in chosen if s.applies(caps)), "scenario classes")
+    db = failure_database(args)
     try:
-        result = check_loop(
+        result = check_loop(  # the API: saved schedules first, the search, the save
             target, seed=int(args.seed), max_examples=int(args.max_examples),
             scenarios=scenarios, max_steps=max_steps, time_limit=args.time_limit,
-            on_class=lambda s: bar.step(f"{target.spec}: scenario class {s.title}"),
+            progress=progress_for(args.time_limit, command="check", quiet=args.quiet),
+            failures=db if db is not None else False,
         )  # fmt: skip
     finally:
-        bar.close()
+        report_problems(db, "check")
     out = getattr(args, "out", None)
     written: dict[str, Path] = {}
     if out:
@@ -156,6 +163,8 @@ def check_loop_command(args: argparse.Namespace) -> int:
         for cell in result.unsafe:
             assert cell.found is not None
             story = retell(target.adapter, target.target, cell.found.steps)
+            if cell.saved is not None:
+                sys.stdout.write(_REPLAYED.format(path=cell.saved))
             sys.stdout.write(
                 f"\nminimal reproduction ({cell.scenario.title}, {len(story.steps)} steps):\n"
                 + narrative(story)
@@ -193,22 +202,26 @@ def search_loop_command(args: argparse.Namespace) -> int:
             f"does not apply to {target.reference}: {not_applicable_reason(scenario.needs)}.",
             "prunecheck check prints which scenario classes apply.",
         )
-    bar = progress_for(args.time_limit, command="search")
-    bar.start(1)
-    bar.step(f"search {target.spec}, scenario class {scenario.title}")
+    db = failure_database(args)
     try:
         result = search_loop(target, scenario=scenario.name, seed=int(args.seed),
                              max_examples=int(args.max_examples), max_steps=max_steps,
-                             shape=shape, time_limit=args.time_limit, target=kinds)  # fmt: skip
+                             shape=shape, time_limit=args.time_limit, target=kinds,
+                             progress=progress_for(args.time_limit, command="search"),
+                             failures=db if db is not None else False)  # fmt: skip
     finally:
-        bar.close()
+        report_problems(db, "search")
     cell = cell_of(scenario, result)
     checked = LoopCheck(target, (cell,), int(args.seed))
-    print(
-        f"{target.spec} ({target.framework}), scenario class {scenario.title}: "
-        f"{result.examples} schedules generated, {result.schedules} run with shrinking, "
-        f"{result.steps} steps"
-    )
+    if cell.saved is None:
+        print(
+            f"{target.spec} ({target.framework}), scenario class {scenario.title}: "
+            f"{result.examples} schedules generated, {result.schedules} run with shrinking, "
+            f"{result.steps} steps"
+        )
+    else:
+        print(f"{target.spec} ({target.framework}), scenario class {scenario.title}: "
+              "a saved schedule replayed first, nothing searched")  # fmt: skip
     folder: Path | None = None
     if result.found is None:
         what = "no schedule broke it" if kinds is None else f"no {'/'.join(sorted(kinds))}"
@@ -222,10 +235,14 @@ def search_loop_command(args: argparse.Namespace) -> int:
         story = retell(target.adapter, target.target, result.found.steps)
         found_kinds = ", ".join(sorted(result.found.kinds))
         cut = " (stopped at --time-limit, shrinking cut short)" if result.timed_out else ""
-        print(
-            f"found: {found_kinds} — shrunk from {result.first_length} to "
-            f"{len(story.steps)} steps{cut}"
-        )
+        if cell.saved is not None:
+            print(f"found: {found_kinds} — {len(story.steps)} steps, the failure database's "
+                  f"{cell.saved} still breaks the loop")  # fmt: skip
+        else:
+            print(
+                f"found: {found_kinds} — shrunk from {result.first_length} to "
+                f"{len(story.steps)} steps{cut}"
+            )
         if not getattr(args, "quiet", False):
             sys.stdout.write(narrative(story))
         out = getattr(args, "out", None)

@@ -147,10 +147,10 @@ class FailureDatabase:
                 "it is not kept for the next run."
             )
             return None
-        self._trim(folder)
+        self.trim(folder)
         return path
 
-    def _trim(self, folder: Path) -> None:
+    def trim(self, folder: Path) -> None:
         entries = sorted((p for p in _listed(folder) if _is_regular(p)), key=_mtime)
         for old in entries[: max(0, len(entries) - MAX_ENTRIES)]:
             with contextlib.suppress(OSError):
@@ -164,16 +164,16 @@ class FailureDatabase:
             try:
                 data = json.loads(read_input(path, "a saved failure").decode("utf-8"))
             except (OSError, ValueError, RecursionError, PrunecheckError) as exc:
-                self._skip(path, _why(exc))
+                self.skip(path, _why(exc))
                 continue
             if not isinstance(data, Mapping) or data.get("format") != _FORMAT:
-                self._skip(path, "it is not a saved failure")
+                self.skip(path, "it is not a saved failure")
                 continue
             try:
                 trace = loads(json.dumps(data["trace"]), str(path))
                 digest = str(data.get("policy_digest", ""))
             except (ValueError, KeyError, TypeError, RecursionError, PrunecheckError) as exc:
-                self._discard(path, _why(exc))
+                self.discard(path, _why(exc))
                 continue
             out.append((path, trace, digest))
         return out
@@ -182,14 +182,14 @@ class FailureDatabase:
         if text not in self.problems:  # once, however often it is met
             self.problems.append(text)
 
-    def _skip(self, path: Path, why: str) -> None:
+    def skip(self, path: Path, why: str) -> None:
         """Report what is not an entry of ours; leave it where it is."""
         self._report(
             f"failure database: {path} is not a saved failure ({why.rstrip('.')}); skipped and "
             "left in place (prunecheck deletes only what it wrote; remove it to silence this)."
         )
 
-    def _discard(self, path: Path, why: str) -> None:
+    def discard(self, path: Path, why: str) -> None:
         """Report and delete an entry of ours that cannot be used any more."""
         self._report(
             f"failure database: {path} cannot be used ({why.rstrip('.')}); it was discarded."
@@ -211,7 +211,7 @@ class FailureDatabase:
             except PolicyError:
                 raise
             except PrunecheckError as exc:  # its events are impossible now
-                self._discard(path, exc.paragraph())
+                self.discard(path, exc.paragraph())
                 continue
             if bad:
                 found = {

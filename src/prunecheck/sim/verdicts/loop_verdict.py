@@ -87,6 +87,9 @@ class Cell:
         Why n/a, or what a safe cell covered.
     seconds : float
         Wall time (informational).
+    saved : str or None
+        The failure database's file whose schedule, replayed first, is
+        ``found`` (the class was not searched), or None.
     """
 
     scenario: Scenario
@@ -97,6 +100,7 @@ class Cell:
     exercised: int
     note: str
     seconds: float = 0.0
+    saved: str | None = None
 
     @property
     def kinds(self) -> str:
@@ -179,6 +183,7 @@ def check_loop(
     shape: LoopShape | None = None,
     deadline: float | None = None,
     on_class: Callable[[Scenario], None] | None = None,
+    replay: Callable[[Scenario], SearchOutcome[Step] | None] | None = None,
 ) -> LoopCheck:
     """Search every applicable scenario class (see the module's docs).
 
@@ -201,6 +206,10 @@ def check_loop(
         classes it cuts short or never reaches are out of time.
     on_class : callable or None
         Called with each applicable class before it is searched (progress).
+    replay : callable or None
+        Given each applicable class first: the outcome of a saved schedule
+        that still breaks the loop there (the failure database, replayed by
+        :mod:`.loop_api`) makes the class UNSAFE without a search.
     """
     caps = target.adapter.capabilities(target.target)
     chosen = [SCENARIOS[s] for s in (scenarios or list(SCENARIOS))]
@@ -221,6 +230,10 @@ def check_loop(
             continue
         if on_class is not None:
             on_class(scenario)
+        saved = replay(scenario) if replay is not None else None
+        if saved is not None:
+            cells.append(cell_of(scenario, saved))
+            continue
         result = search_scenario(target, scenario, seed=seed, max_examples=share,
                                  max_steps=max_steps, deadline=deadline)  # fmt: skip
         cells.append(cell_of(scenario, result))
@@ -263,5 +276,7 @@ def cell_of(scenario: Scenario, result: SearchOutcome[Step]) -> Cell:
     else:
         verdict = CellVerdict.VACUOUS
         note = f"{result.examples} schedules, {scenario.key} never enabled"
+    if result.found is not None and not result.exercised:  # replayed, not searched
+        key = sum(1 for step in result.found.steps if step.kind == scenario.key)
     return Cell(scenario, verdict, result.found, result.examples, result.schedules, key, note,
-                result.seconds)  # fmt: skip
+                result.seconds, saved=getattr(result, "saved", None) or None)  # fmt: skip
