@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "MAX_LINES",
     "Cell",
     "cells",
+    "check_a_failing_import_exits_2",
     "check_other_version_exits_2",
     "check_reproduces",
     "shape",
@@ -150,3 +152,19 @@ def check_other_version_exits_2(cell: Cell, tmp_path: Path) -> None:
     assert done.returncode == 2, f"{cell}: exit {done.returncode}\n{done.stdout}"
     said = done.stdout + done.stderr
     assert "0.0.1" in said and version in said and dist in said, said
+
+
+def check_a_failing_import_exits_2(cell: Cell, module: str, tmp_path: Path) -> None:
+    """The framework installed at the right version but one of its modules
+    failing to import (a broken install): the script could not run, exit 2,
+    never 1 (which would say it reproduced)."""
+    from prunecheck.sim.reports.alone import alone_command, hidden_packages
+
+    target = _target(cell)
+    hidden = (*hidden_packages(target.framework, keep_guard=is_guarded(target)), module)
+    done = subprocess.run(alone_command(cell.script, hidden), cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 2, f"{cell}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    last = done.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("could not run: ModuleNotFoundError") and module in last, last
+    assert "Traceback" not in done.stderr, done.stderr

@@ -1,12 +1,13 @@
 """AutoGen AgentChat: agent() of ../../examples/loops/autogen_token_limited.py, scenario class trim, violations orphaned_result, provider_rejection;
 found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
 Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
-import asyncio, collections, importlib.metadata, json, pathlib, sys
+import asyncio, collections, importlib.metadata, json, os, pathlib, sys
 
 FOUND_ON = {"autogen-agentchat": "0.7.5", "autogen-core": "0.7.5", "autogen-ext": "0.7.5"}
 HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
 from autogen_core import CancellationToken, FunctionCall, models, tools
 from autogen_ext.models.replay import ReplayChatCompletionClient
 requests, asked, done, outcome, ran, saved = [], {}, collections.defaultdict(asyncio.Event), {}, {}, []

@@ -6,7 +6,7 @@ crash_new_message, violations provider_rejection, unanswered_call, found by prun
 1.  Run from any directory: python <this file>.  Exit 0 = not reproduced, 1 = reproduced, 2 = could
 not run.
 """
-import asyncio, importlib.metadata, itertools, json, runpy, sys, contextlib, tempfile
+import asyncio, importlib.metadata, itertools, json, os, runpy, sys, contextlib, tempfile
 from pathlib import Path
 
 FOUND_ON = {"langchain": "1.5.2", "langgraph": "1.2.24", "langchain-core": "1.8.3", "langgraph-checkpoint-sqlite": "3.1.2"}
@@ -14,6 +14,7 @@ for dist, version in FOUND_ON.items():  # checked before LangChain is imported
     if (have := next((d.version for d in importlib.metadata.distributions(name=dist)), None)) != version:
         sys.exit(print(f"could not run: {dist} is not installed (found on {dist} {version})" if have is None
                        else f"could not run: found on {dist} {version}, installed {dist} {have}") or 2)
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
 
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_openai_messages

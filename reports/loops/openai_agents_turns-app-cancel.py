@@ -2,7 +2,7 @@
 `app` of ../../examples/loops/openai_agents_turns.py (imported as written); found by prunecheck 0.2.0, seed 1.
 Run: python <this file>, from any directory; main() plays the schedule, one line a step.
 Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run."""
-import asyncio, collections, concurrent.futures, dataclasses, importlib.metadata, json, pathlib, sys, tempfile
+import asyncio, collections, concurrent.futures, dataclasses, importlib.metadata, json, os, pathlib, sys, tempfile
 
 FOUND_ON = {"openai-agents": "0.24.0"}
 for dist, version in FOUND_ON.items():
@@ -12,6 +12,7 @@ for dist, version in FOUND_ON.items():
         sys.exit(print(f"could not run: {dist} is not installed (found on {dist} {version})") or 2)
     if have != version:
         sys.exit(print(f"could not run: found on {dist} {version}, installed {dist} {have}") or 2)
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
 
 from agents import FunctionTool, RunConfig, Runner, SQLiteSession
 from agents.models.chatcmpl_converter import Converter

@@ -71,7 +71,7 @@ _HEAD = '''\
 
 {about}
 """
-import asyncio, importlib.metadata, itertools, json, runpy, sys{more_imports}
+import asyncio, importlib.metadata, itertools, json, os, runpy, sys{more_imports}
 from pathlib import Path
 
 FOUND_ON = {found_on}
@@ -79,6 +79,7 @@ for dist, version in FOUND_ON.items():  # checked before LangChain is imported
     if (have := next((d.version for d in importlib.metadata.distributions(name=dist)), None)) != version:
         sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{version}})" if have is None
                        else f"could not run: found on {{dist}} {{version}}, installed {{dist}} {{have}}") or 2)
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {{kind.__name__}}: {{error}}", flush=True), os._exit(2))  # any other error before the replay
 
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_openai_messages

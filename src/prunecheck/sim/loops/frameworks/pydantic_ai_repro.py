@@ -94,6 +94,8 @@ for dist, found in FOUND_ON.items():  # exit 2 unless pydantic-ai is installed a
 sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{found}})") or 2)
     if have != found: \
 sys.exit(print(f"could not run: found on {{dist}} {{found}}, installed {{dist}} {{have}}") or 2)
+sys.excepthook = lambda kind, error, _: \
+(print(f"could not run: {{kind.__name__}}: {{error}}", flush=True), os._exit(2))  # any other error
 """
 
 #: The request in OpenAI Chat Completions form (only where the script prints one).
@@ -346,7 +348,7 @@ def script_text(
         f"Agent {agent_of}, {scenario}found by prunecheck {version('prunecheck')}, seed "
         f"{data.get('seed', 0)}. Run from any directory: python <this file>."
     )
-    imports = ["asyncio", *(["json"] if prints else []), "sys"]
+    imports = ["asyncio", *(["json"] if prints else []), "os", "sys"]
     out = [
         f'"""pydantic-ai: {what} ({", ".join(kinds) or "none"}).',
         *textwrap.wrap(about, 99, break_on_hyphens=False, break_long_words=False),
