@@ -27,6 +27,13 @@ what they take and give     ``RuntimeConfig`` (the runtime), ``Trace``
 the version                 ``__version__``
 ==========================  ===================================================
 
+These functions are the one orchestrator: ``prunecheck check``, ``search``,
+``explore`` and the pytest plugin print what they return.  Each check and
+search replays the failure database first and saves what it finds
+(``failures=``: default ``$PRUNECHECK_FAILURES``, else
+``.prunecheck/failures`` in the current folder; ``PRUNECHECK_FAILURES=off``
+or ``failures=False`` for none), for policies and agent loops alike.
+
 What a policy author imports is in :mod:`prunecheck.model`; the runtime-side
 commit gate is :mod:`prunecheck.guard`; the pytest plugin is
 :mod:`prunecheck.pytest_plugin`.  ``__version__`` is the installed
