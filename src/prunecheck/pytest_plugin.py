@@ -31,6 +31,15 @@ fails such a test.  The fixture's old ``assert_safe`` is a
 deprecated alias.  The heavy machinery is imported on first use only; a
 harness the install left out fails the test with the one command that
 installs it.
+
+An agent loop is asserted with ``prunecheck.assert_loop_safe("loop:…", …)``
+(:func:`prunecheck.assert_loop_safe`, any of :func:`prunecheck.check_loop`'s
+options), its first unsafe class's bundle under ``--prunecheck-out`` as
+above.  The fixture is a thin layer over the Python API: the same subject and
+seed give the verdict, reproduction and bundle bytes ``prunecheck check``
+gives, and the failure database is replayed first as everywhere (default
+``$PRUNECHECK_FAILURES``, else ``.prunecheck/failures``; ``failures=False``
+or ``PRUNECHECK_FAILURES=off`` for none).
 """
 
 from __future__ import annotations
