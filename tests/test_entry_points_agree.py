@@ -181,11 +181,10 @@ def test_search_agrees_for_every_subject(
                         "--max-examples", "60", "--out", "cli", "--json", "--no-failures"],
                        capsys)  # fmt: skip
     api = search_policy(spec, seed=3, max_examples=60, failures=False)
-    assert (status == 1) == api.found and doc["verdict"] == ("unsafe" if api.found else "safe")
-    if api.trace is not None:
-        assert doc["details"]["reproduction_events"] == len(api.trace.events)
-        shown: Trace = read_trace(tmp_path / "cli" / "trace.json")  # run on to the harm
-        assert shown.events[: len(api.trace.events)] == api.trace.events
+    assert status == 1 and api.found and doc["verdict"] == "unsafe" and api.trace is not None
+    assert doc["details"]["reproduction_events"] == len(api.trace.events)
+    shown: Trace = read_trace(tmp_path / "cli" / "trace.json")  # run on to the harm
+    assert shown.events[: len(api.trace.events)] == api.trace.events
 
 
 @pytest.mark.slow
