@@ -72,6 +72,7 @@ def cell_json(cell: Cell, bundle: Path | None) -> dict[str, Any]:
         "key_step": cell.scenario.key,
         "key_steps_applied": cell.exercised,
         "note": cell.note,
+        "from_failure_database": cell.saved is not None,
     }
 
 
