@@ -137,6 +137,8 @@ def test_the_failure_database_is_replayed_first_whichever_entry_point_saved_it(
     assert main(["check", LOOP, *LOOP_ARGS, "--failures", str(db), "--out", "replayed"]) == 1
     out = capsys.readouterr().out
     assert "replayed first: the saved schedule" in out and str(db) in out
+    status, doc = _cli(["search", LOOP, *LOOP_ARGS, "--failures", str(db), "--json"], capsys)
+    assert status == 1 and doc["placements"][0]["from_failure_database"] is True
     again = PrunecheckFixture(None, "t")
     with pytest.raises(UnsafeLoop) as raised:
         again.assert_loop_safe(LOOP, failures=db, **LOOP_OPTIONS)
