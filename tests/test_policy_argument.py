@@ -14,7 +14,7 @@ from check_runs import QUICK_FIND
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.cli.app import build_parser, main
 from prunecheck.sim.cli.policies import spellings
-from prunecheck.sim.cli.policy_argument import REMOVED_IN, SPELLINGS, resolve_policy
+from prunecheck.sim.cli.policy_argument import REMOVED_IN, SPELLINGS, read_policy_argument
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 TRACE = str(CORPUS / "seed_parallel_batch.json")
@@ -34,7 +34,7 @@ MANY = [("sweep", ["--out", "r.jsonl"]), ("report", ["--out", "rep"])]
 
 def _parsed(argv: list[str]) -> argparse.Namespace:
     args = build_parser([argv[0]]).parse_args(argv)
-    resolve_policy(args)
+    read_policy_argument(args)
     return args
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.cli.commands import COMMANDS, SUMMARIES, module_of
-from prunecheck.sim.cli.policy_argument import REMOVED_IN, resolve_policy
+from prunecheck.sim.cli.policy_argument import REMOVED_IN, read_policy_argument
 from prunecheck.sim.support.extras import extra_of, missing_paragraph
 
 __all__ = ["EXIT_BROKEN_PIPE", "build_parser", "chosen_command", "main", "plain"]
@@ -283,7 +283,7 @@ def _main(words: list[str], command: str | None) -> int:
 
         set_deadline(time.monotonic() + float(args.time_limit))
     try:
-        resolve_policy(args)  # the policy argument, in whichever spelling it came
+        read_policy_argument(args)  # the policy argument, in whichever spelling it came
         if getattr(args, "json", False):  # the verdict as JSON on stdout, text on stderr
             from prunecheck.sim.cli.json_output import run_as_json
 

@@ -22,7 +22,7 @@ from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
-from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
+from prunecheck.sim.cli.policy_argument import add_policy_argument, read_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
@@ -75,7 +75,7 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    resolve_policy(args)
+    read_policy_argument(args)
     out = output_file(args.out, force=args.force)  # refused before any work (exit 2)
     args.policy = with_format(args.policy or DEFAULT_POLICY, args.format)
     config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))

@@ -40,7 +40,7 @@ from prunecheck.sim.cli.limits import (
 )
 from prunecheck.sim.cli.loop_options import refuse_scenario_for_policy, remember_defaults
 from prunecheck.sim.cli.loop_runs import LOOP_HELP, check_loop_command
-from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
+from prunecheck.sim.cli.policy_argument import add_policy_argument, read_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import add_suite_arguments
@@ -165,7 +165,7 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    resolve_policy(args)
+    read_policy_argument(args)
     spec: str = args.policy
     if is_loop_spec(spec):
         if args.out:  # refuse a bad --out before any work (exit 2)

@@ -19,7 +19,7 @@ from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.cli.argtypes import natural
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.limits import add_time_limit
-from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
+from prunecheck.sim.cli.policy_argument import add_policy_argument, read_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments as add_knobs
 from prunecheck.sim.cli.runtime_options import runtime_config
@@ -83,7 +83,7 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
 def spec_from_args(args: argparse.Namespace) -> str:
     """The policy spec (POLICY, in whichever spelling it came), with
     ``@format`` when the deprecated ``--format`` is given."""
-    resolve_policy(args)
+    read_policy_argument(args)
     return with_format(args.policy, getattr(args, "format", None))
 
 

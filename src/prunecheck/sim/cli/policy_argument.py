@@ -23,7 +23,7 @@ The older spellings (``--policy SPEC``, ``--runtime X``, ``check --langchain
 S``, ``--format F`` beside a spec) keep working until :data:`REMOVED_IN`;
 each prints one ``DeprecationWarning:`` line on stderr naming the new
 spelling (:func:`deprecated`).  :func:`add_policy_argument` adds the
-argument and its old spellings to a parser; :func:`resolve_policy` (run by
+argument and its old spellings to a parser; :func:`read_policy_argument` (run by
 :func:`prunecheck.sim.cli.app.main` before a command executes) reads them
 into ``args.policy``, the canonical spec, once.
 
@@ -57,7 +57,7 @@ __all__ = [
     "Spelling",
     "add_policy_argument",
     "deprecated",
-    "resolve_policy",
+    "read_policy_argument",
     "spelling_table",
 ]
 
@@ -158,7 +158,7 @@ def add_policy_argument(
         Whether the command takes several policies (``POLICY ...``; then
         ``args.policy`` is a list, possibly empty).
     required : bool
-        Whether the command needs a policy (:func:`resolve_policy` says so
+        Whether the command needs a policy (:func:`read_policy_argument` says so
         when none is given in any form).
     help : str or None
         The help of ``POLICY`` (default: what a spec may be).
@@ -207,7 +207,7 @@ def add_policy_argument(
     parser.set_defaults(**{_RESOLVED: False, _REQUIRED: required})
 
 
-def resolve_policy(args: argparse.Namespace) -> None:
+def read_policy_argument(args: argparse.Namespace) -> None:
     """Read the policy argument into ``args.policy``, the canonical spec (a
     list of them for a command of many; None or [] when none was given),
     printing one notice for each deprecated spelling used.  Idempotent; a

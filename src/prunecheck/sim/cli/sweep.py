@@ -31,7 +31,7 @@ from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
 from prunecheck.sim.cli.json_output import add_json_argument, document, record
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
-from prunecheck.sim.cli.policy_argument import add_policy_argument, resolve_policy
+from prunecheck.sim.cli.policy_argument import add_policy_argument, read_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import CHECK_AT_HELP
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
@@ -215,7 +215,7 @@ def grid(
     args: argparse.Namespace,
 ) -> tuple[list[str], list[RuntimeConfig], list[float], list[float | None], list[int]]:
     """The sweep's axes from parsed options; ConfigError/PolicyError if bad."""
-    resolve_policy(args)
+    read_policy_argument(args)
     fmt = getattr(args, "format", None)
     policies = list(dict.fromkeys(with_format(p, fmt) for p in args.policy or list(BUILTINS)))
     for spec in policies:
