@@ -51,14 +51,16 @@ def _found(seed: int) -> tuple[str, int, int, list[tuple[str, int]]]:
 
 def _policy_search(seed: int) -> str:
     """A policy search's counterexample of ``seed``, as trace JSON ("" if none)."""
-    result = search_policy("recency", seed=seed, max_examples=15)
+    result = search_policy("recency", seed=seed, max_examples=5)
     return dumps(result.trace) if result.trace is not None else ""
 
 
 def test_a_search_draws_the_same_after_more_local_modules_are_imported(tmp_path: Path) -> None:
-    before = [_found(seed) for seed in (1, 2)], [_policy_search(seed) for seed in (1, 2, 3)]
+    """Seed 2's policy search found another counterexample once the module was
+    imported, before searches emptied the pool (seeds 1 and 3 did not change)."""
+    before = _found(1), _policy_search(2)
     _load_constants_module(tmp_path)
-    after = [_found(seed) for seed in (1, 2)], [_policy_search(seed) for seed in (1, 2, 3)]
+    after = _found(1), _policy_search(2)
     assert after == before
 
 
