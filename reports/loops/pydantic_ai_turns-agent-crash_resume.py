@@ -12,7 +12,7 @@ for dist, found in FOUND_ON.items():  # exit 2 unless pydantic-ai is installed a
     try: have = version(dist)
     except PackageNotFoundError: sys.exit(print(f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
     if have != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {have}") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
 from pydantic_ai.messages import ModelMessagesTypeAdapter as Saved, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.toolsets import WrapperToolset

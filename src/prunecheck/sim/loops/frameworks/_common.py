@@ -1,6 +1,7 @@
 """What the pydantic-ai and OpenAI Agents SDK adapters share: recognizing a
 target (an agent, or a factory of one) and keeping executor work on the
-event loop's thread."""
+event loop's thread; and the line every framework's reproduction script
+writes after its version gate (:data:`SCRIPT_EXCEPTHOOK`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["InlineExecutor", "build_target", "inline_executor"]
+__all__ = ["SCRIPT_EXCEPTHOOK", "InlineExecutor", "build_target", "inline_executor"]
+
+#: The line a reproduction script writes right after its version gate: any
+#: error escaping later (a framework module failing to import, a setup step)
+#: says ``could not run: ...`` and exits 2, never 1 (which says "reproduced").
+SCRIPT_EXCEPTHOOK = (
+    "sys.excepthook = lambda kind, error, _: "
+    '(print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))'
+    "  # any other error before the replay"
+)
 
 
 def _of_package(obj: object, package: str) -> bool:

@@ -38,6 +38,8 @@ from typing import Any
 
 from prunecheck.sim.adapters.policy_spec import split_reference
 
+from ._common import SCRIPT_EXCEPTHOOK
+
 __all__ = ["DISTRIBUTIONS", "HANG_SECONDS", "script_text", "step_lines"]
 
 #: What the script checks the version of: AgentChat first (``FOUND_ON``'s main entry).
@@ -65,7 +67,7 @@ FOUND_ON = $found_on
 HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
+$excepthook
 from autogen_core import CancellationToken, FunctionCall, models, tools
 from autogen_ext.models.replay import ReplayChatCompletionClient
 requests, asked, done, outcome, ran, saved = [], {}, collections.defaultdict(asyncio.Event), {}, {}, []
@@ -262,6 +264,7 @@ def script_text(target_spec: str, schedule_json: str, *, folder: Path | None = N
     crashes = any(s["kind"] == "crash" for s in steps)
     load, agent = _load_lines(target_spec, folder, crashes=crashes)
     head = _HEAD.substitute(
+        excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent,
         scenario=schedule.get("scenario", "(none)"),
         kinds=", ".join(sorted(expect)) or "(not given)",

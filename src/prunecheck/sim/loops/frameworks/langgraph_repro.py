@@ -47,6 +47,8 @@ from typing import Any
 
 from prunecheck.sim.adapters.policy_spec import is_file_reference, split_reference
 
+from ._common import SCRIPT_EXCEPTHOOK
+
 __all__ = ["DISTRIBUTIONS", "repro_script"]
 
 #: The distributions whose versions a script checks: LangChain (``create_agent``) first.
@@ -79,7 +81,7 @@ for dist, version in FOUND_ON.items():  # checked before LangChain is imported
     if (have := next((d.version for d in importlib.metadata.distributions(name=dist)), None)) != version:
         sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{version}})" if have is None
                        else f"could not run: found on {{dist}} {{version}}, installed {{dist}} {{have}}") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {{kind.__name__}}: {{error}}", flush=True), os._exit(2))  # any other error before the replay
+{excepthook}
 
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_openai_messages
@@ -333,6 +335,7 @@ def repro_script(
         "0 = not reproduced, 1 = reproduced, 2 = could not run."
     )
     text = _HEAD.format(
+        excepthook=SCRIPT_EXCEPTHOOK,
         about=textwrap.fill(about, 100),
         what="a request OpenAI rejects" if chosen else "a tool call that ran and vanishes",
         more_imports="".join(more),

@@ -39,6 +39,8 @@ from typing import Any
 
 from prunecheck.sim.adapters.policy_spec import split_reference
 
+from ._common import SCRIPT_EXCEPTHOOK
+
 __all__ = ["script_text"]
 
 # ruff: noqa: E501 -- the templates are the script's own lines, whole as a maintainer reads them
@@ -70,7 +72,7 @@ for dist, version in FOUND_ON.items():
         sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{version}})") or 2)
     if have != version:
         sys.exit(print(f"could not run: found on {{dist}} {{version}}, installed {{dist}} {{have}}") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {{kind.__name__}}: {{error}}", flush=True), os._exit(2))  # any other error before the replay
+{excepthook}
 
 from agents import {agents_names}
 from agents.models.chatcmpl_converter import Converter
@@ -366,6 +368,7 @@ def script_text(
         imports += "importlib.util, "
     dist_version = importlib.metadata.version("openai-agents")
     text = _HEAD.format(
+        excepthook=SCRIPT_EXCEPTHOOK,
         dist_version=dist_version,
         scenario=data.get("scenario", "unnamed"),
         kinds=", ".join(sorted(expect)) or "the violations prunecheck found",

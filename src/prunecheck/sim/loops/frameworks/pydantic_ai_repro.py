@@ -57,6 +57,7 @@ from ..steps import (
     schedule_from_json,
 )
 from ..story import Story, retell
+from ._common import SCRIPT_EXCEPTHOOK
 
 __all__ = ["DIST", "script_text"]
 
@@ -94,8 +95,7 @@ for dist, found in FOUND_ON.items():  # exit 2 unless pydantic-ai is installed a
 sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{found}})") or 2)
     if have != found: \
 sys.exit(print(f"could not run: found on {{dist}} {{found}}, installed {{dist}} {{have}}") or 2)
-sys.excepthook = lambda kind, error, _: \
-(print(f"could not run: {{kind.__name__}}: {{error}}", flush=True), os._exit(2))  # any other error
+{excepthook}
 """
 
 #: The request in OpenAI Chat Completions form (only where the script prints one).
@@ -359,7 +359,9 @@ def script_text(
         "from importlib.metadata import PackageNotFoundError, version",
         *(["from pathlib import Path"] if is_file_reference(where) else []),
         "",
-        _GATE.format(found_on=json.dumps({DIST: version(DIST)})).rstrip("\n"),
+        _GATE.format(
+            found_on=json.dumps({DIST: version(DIST)}), excepthook=SCRIPT_EXCEPTHOOK
+        ).rstrip("\n"),
         *_framework_imports(used, repair_on_new_message),
         "",
     ]
