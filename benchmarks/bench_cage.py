@@ -2,8 +2,8 @@
 
 A user policy (oldest-first, written as a user would: reads
 ``view.messages``, returns ids) is loaded twice from one file: in-process
-with :func:`prunecheck.sim.adapters.loader.load_local` and caged in its worker
-process with :func:`~prunecheck.sim.adapters.loader.load_policy`.  Each answers the
+with :func:`prunecheck.sim.subjects.loader.load_local` and caged in its worker
+process with :func:`~prunecheck.sim.subjects.loader.load_policy`.  Each answers the
 same ``select(view, need)`` call on contexts of 10, 100 and 1,000 messages;
 the difference is the cage's cost per call (copying the view over a pipe,
 reading the proposal back).  Also measured: starting a worker (once per
@@ -23,10 +23,10 @@ from pathlib import Path
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.policies import ContextView, Policy
-from prunecheck.sim.adapters.cage import close_all
-from prunecheck.sim.adapters.loader import load_local, load_policy, model_system
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.subjects.cage import close_all
+from prunecheck.sim.subjects.loader import load_local, load_policy, model_system
 
 __all__ = ["TITLE", "run"]
 

@@ -30,11 +30,11 @@ MAX_PEAK_MB = 512
 
 _CHILD = """
 import json, sys
-from prunecheck.sim.adapters.loader import load_system
+from prunecheck.sim.subjects.loader import load_system
 from prunecheck.model.gates import Gate
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.sim.drivers.explore import explore
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.subjects.loader import load_policy
 from prunecheck.sim.drivers.shape import Shape
 
 def status_kb(field):

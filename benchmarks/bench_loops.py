@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from prunecheck.model.errors import PrunecheckError
-from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.target import load_target
-from prunecheck.sim.verdicts.loop_verdict import search_scenario
+from prunecheck.sim.api.loop_verdict import search_scenario
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+from prunecheck.sim.subjects.loops.target import load_target
 
 TITLE = "Agent loops: schedules per second per framework"
 

@@ -4,7 +4,7 @@ For one unsafe cell of ``reports/loops.md`` per framework, its minimal
 schedule is run two ways, interleaved, in this one process with every
 import already done: under the harness (the adapter, the virtual clock, the
 ledger and the judge: :func:`prunecheck.sim.drivers.action_search.rerun`
-of the loop's :class:`~prunecheck.sim.loops.system.LoopSystem`) and by the
+of the loop's :class:`~prunecheck.sim.subjects.loops.system.LoopSystem`) and by the
 cell's standalone reproduction (``reports/loops/<cell>.py``: the framework
 and its own test model alone, run with :mod:`runpy`, its output discarded).
 CPU seconds of this process per run, median of :data:`RUNS`; the ratio is the
@@ -35,9 +35,9 @@ from pathlib import Path
 
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.drivers.action_search import rerun
-from prunecheck.sim.loops.steps import schedule_from_json
-from prunecheck.sim.loops.system import LoopSystem
-from prunecheck.sim.loops.target import load_target
+from prunecheck.sim.subjects.loops.steps import schedule_from_json
+from prunecheck.sim.subjects.loops.system import LoopSystem
+from prunecheck.sim.subjects.loops.target import load_target
 
 TITLE = "Agent loops: one minimal schedule under the harness and by its reproduction alone"
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.incidents import IncidentKind
-from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.drivers.explore import explore
 from prunecheck.sim.drivers.search import random_walk, search
 from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.subjects.loader import load_system
 
 __all__ = ["TITLE", "run"]
 

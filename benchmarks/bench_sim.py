@@ -27,10 +27,10 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import RuntimeState, initial_state
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.loader import load_policy, load_system
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT, time_limited
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import Load, load_at
+from prunecheck.sim.subjects.loader import load_policy, load_system
+from prunecheck.sim.subjects.time_limit import DEFAULT_TIMEOUT, time_limited
 
 TITLE = "Simulator: driver overhead over apply"
 

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from prunecheck.sim.loops.contract import Capability, Harness, ToolSpec
+from prunecheck.sim.subjects.loops.contract import Capability, Harness, ToolSpec
 
 
 class _Spinner:

@@ -91,7 +91,7 @@ settings.register_profile("full", max_examples=100, **_COMMON)
 settings.register_profile("thorough", max_examples=1500, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-# The failure database (sim/verdicts/failures.py) would make one test's
+# The failure database (sim/evidence/failures.py) would make one test's
 # counterexample decide the next one's check: off unless a test turns it on.
 os.environ["PRUNECHECK_FAILURES"] = "off"
 

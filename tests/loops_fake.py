@@ -33,7 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prunecheck.sim.loops.contract import Capability, Harness, ToolCall, ToolFailed, ToolSpec
+from prunecheck.sim.subjects.loops.contract import (
+    Capability,
+    Harness,
+    ToolCall,
+    ToolFailed,
+    ToolSpec,
+)
 
 __all__ = ["FakeAdapter", "FakeAgent", "buggy", "careful"]
 

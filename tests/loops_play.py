@@ -17,8 +17,8 @@ from typing import Any, cast
 import pytest
 
 from prunecheck import validate_request
-from prunecheck.sim.loops.contract import Adapter, Reply, ToolCall
-from prunecheck.sim.loops.steps import (
+from prunecheck.sim.subjects.loops.contract import Adapter, Reply, ToolCall
+from prunecheck.sim.subjects.loops.steps import (
     Approve,
     Cancel,
     Complete,
@@ -95,8 +95,8 @@ def errors(body: Mapping[str, object]) -> list[str]:
 def play(adapter: Adapter, target: object, steps: Sequence[object]) -> Iterator[Any]:
     """The core's ``LoopRun`` after ``steps`` (schedule steps) applied one by
     one; a refused step fails the test.  Skips where the core's harness
-    (``prunecheck.sim.loops.scheduler``) is not installed."""
-    scheduler = pytest.importorskip("prunecheck.sim.loops.scheduler")
+    (``prunecheck.sim.subjects.loops.scheduler``) is not installed."""
+    scheduler = pytest.importorskip("prunecheck.sim.subjects.loops.scheduler")
     with scheduler.LoopRun(adapter, target) as run:
         for step in steps:
             run.apply(cast(Step, step))
@@ -153,8 +153,8 @@ def replay_script(
     repository's root), written to ``tmp`` and run from there with the
     framework alone (:func:`run_script`; an agent that imports prunecheck's
     guard keeps it)."""
-    from prunecheck.sim.adapters.policy_spec import split_reference
-    from prunecheck.sim.loops.steps import schedule_to_json
+    from prunecheck.sim.subjects.loops.steps import schedule_to_json
+    from prunecheck.sim.subjects.policy_spec import split_reference
 
     where, attr = split_reference(spec)
     path = EXAMPLES.parent.parent / where
@@ -176,13 +176,13 @@ class Drive:
     Parameters
     ----------
     adapter, target
-        As :class:`~prunecheck.sim.loops.scheduler.LoopRun` takes them.
+        As :class:`~prunecheck.sim.subjects.loops.scheduler.LoopRun` takes them.
     store : Path
         The framework's store (tests read its files).
     """
 
     def __init__(self, adapter: Adapter, target: object, store: Path) -> None:
-        scheduler = pytest.importorskip("prunecheck.sim.loops.scheduler")
+        scheduler = pytest.importorskip("prunecheck.sim.subjects.loops.scheduler")
         self.run: Any = scheduler.LoopRun(adapter, target, store=store)
         self._held: list[dict[str, object]] = []
 

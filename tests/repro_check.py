@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.sim.drivers.action_search import rerun
-from prunecheck.sim.loops.steps import schedule_from_json
-from prunecheck.sim.loops.system import LoopSystem
-from prunecheck.sim.loops.target import load_target
+from prunecheck.sim.evidence.loop_bundle import bundle_texts
 from prunecheck.sim.reports.alone import finding_of, run_alone
 from prunecheck.sim.reports.loops import is_guarded
-from prunecheck.sim.reproductions.loop_bundle import bundle_texts
+from prunecheck.sim.subjects.loops.steps import schedule_from_json
+from prunecheck.sim.subjects.loops.system import LoopSystem
+from prunecheck.sim.subjects.loops.target import load_target
 
 __all__ = [
     "LOOPS",

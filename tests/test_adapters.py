@@ -30,10 +30,10 @@ from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.cage import CagedPolicy
-from prunecheck.sim.adapters.list_render import render_list
-from prunecheck.sim.adapters.lists import ListPolicy, list_policy
-from prunecheck.sim.adapters.loader import load_local, load_policy
+from prunecheck.sim.subjects.cage import CagedPolicy
+from prunecheck.sim.subjects.list_render import render_list
+from prunecheck.sim.subjects.lists import ListPolicy, list_policy
+from prunecheck.sim.subjects.loader import load_local, load_policy
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 Msgs = list[dict[str, Any]]

@@ -22,14 +22,14 @@ from prunecheck.model.events import Event, IssueBatch, ResultChunk, UserMessage
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import dumps, loads
-from prunecheck.sim.adapters.loader import load_system
+from prunecheck.sim.api.check import check_policy
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.explore import explore
+from prunecheck.sim.drivers.polish import minimize_timed
 from prunecheck.sim.drivers.search import SHRINK_RUNS, search
 from prunecheck.sim.drivers.shape import DEFAULT_CALLS, Shape
-from prunecheck.sim.drivers.shrink import minimize_timed
 from prunecheck.sim.drivers.swarm import opening
-from prunecheck.sim.verdicts.check import check_policy
+from prunecheck.sim.subjects.loader import load_system
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 BUGGY = f"{POLICIES}/age_based.py:closed_for_a_minute"

@@ -896,7 +896,7 @@ def test_bad_input(
     for var, value in case.env if not case.subprocess else ():
         monkeypatch.setenv(var, value)
     if case.name == "loop-spins":  # the same spin, declared after 2,000 loop turns, not 50,000
-        from prunecheck.sim.loops import clock
+        from prunecheck.sim.subjects.loops import clock
 
         monkeypatch.setattr(clock, "MAX_TICKS", 2000)
     status, out, err = _run(case, case_dir, capsys)

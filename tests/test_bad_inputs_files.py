@@ -38,8 +38,8 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import SystemPrompt, UserMessage
 from prunecheck.model.trace import Trace
 from prunecheck.sim.cli.app import EXIT_BROKEN_PIPE, main
+from prunecheck.sim.evidence.failures import FailureDatabase
 from prunecheck.sim.support.outputs import check_bundle_folder, write_text
-from prunecheck.sim.verdicts.failures import FailureDatabase
 
 TINY = "--levels 0.5 --seeds 1 --horizon 5"
 CHECK = f"check recency {TINY} --max-examples 2 --check-at after_append"

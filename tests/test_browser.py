@@ -21,8 +21,8 @@ import pytest
 from report_rows import data
 
 from prunecheck.model.trace import loads
+from prunecheck.sim.evidence.bundle import write_bundle
 from prunecheck.sim.reports.html_report import write_index
-from prunecheck.sim.reproductions.bundle import write_bundle
 
 CORPUS = Path(__file__).parent / "corpus"
 #: Where Debian's chromium package puts the browser.

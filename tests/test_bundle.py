@@ -21,8 +21,8 @@ from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import validate
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import Trace, dumps, loads
-from prunecheck.sim.reproductions.bundle import BUNDLE_FILES, write_bundle
-from prunecheck.sim.reproductions.timeline import Cell, lanes_of
+from prunecheck.sim.evidence.bundle import BUNDLE_FILES, write_bundle
+from prunecheck.sim.evidence.timeline import Cell, lanes_of
 
 CORPUS = Path(__file__).parent / "corpus"
 

@@ -22,7 +22,7 @@ from timeline_sketch import timeline_sketched
 
 from prunecheck.model.trace import loads
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.reproductions.bundle import replay_command, write_bundle
+from prunecheck.sim.evidence.bundle import replay_command, write_bundle
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "tests" / "corpus" / "seed_parallel_batch.json"

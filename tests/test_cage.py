@@ -19,10 +19,10 @@ from prunecheck.model.errors import PolicyError
 from prunecheck.model.events import SystemPrompt, UserMessage
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
-from prunecheck.sim.adapters.cage import CagedPolicy
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import time_limited
 from prunecheck.sim.cli.app import main, plain
+from prunecheck.sim.subjects.cage import CagedPolicy
+from prunecheck.sim.subjects.loader import load_policy
+from prunecheck.sim.subjects.time_limit import time_limited
 from prunecheck.sim.support.ledger import is_intact, seal
 
 BAD = Path(__file__).resolve().parent / "bad_policies"
@@ -83,7 +83,7 @@ def test_policy_output_goes_to_stderr_never_stdout() -> None:
 
 def test_a_policy_that_exhausts_memory_is_a_policy_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRUNECHECK_POLICY_MEMORY_MB", "256")  # its first 256 MB fail at once
-    from prunecheck.sim.adapters.cage import close_all
+    from prunecheck.sim.subjects.cage import close_all
 
     close_all()  # workers read the limit when they start
     policy = load_policy(f"{BAD}/hangs.py:memory")  # 256 MB more at every turn of a loop
@@ -152,7 +152,7 @@ def test_a_hanging_policy_costs_its_timeout_once(
     once: told by its effect (one call reached the policy and hung), not by
     the wall clock, which a loaded machine stretches.  The time bound only
     says the command ended: ten times what it needs on an idle core."""
-    from prunecheck.sim.adapters.cage import close_all
+    from prunecheck.sim.subjects.cage import close_all
 
     mark = tmp_path / "hangs.txt"
     monkeypatch.setenv("HANG_MARK", str(mark))  # the worker inherits it when it starts
@@ -197,7 +197,7 @@ def test_a_list_function_without_its_format_gets_a_hint_naming_the_suffix(
 def test_replay_never_imports_a_traces_policy_without_consent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from prunecheck.sim.adapters.cage import close_all
+    from prunecheck.sim.subjects.cage import close_all
 
     trace = json.loads((CORPUS / "seed_parallel_batch.json").read_text())
     trace["policy"] = f"{BAD}/evil.py:select"
@@ -451,7 +451,7 @@ def test_a_caged_hang_is_a_policy_timeout_and_later_calls_fail_at_once() -> None
     from prunecheck.model.context import Context
     from prunecheck.model.errors import PolicyTimeout
     from prunecheck.model.policies import ContextView
-    from prunecheck.sim.adapters.cage import close_all
+    from prunecheck.sim.subjects.cage import close_all
 
     close_all()
     caged = time_limited(load_policy(f"{BAD}/hangs.py:sleeps"), 0.1)
@@ -476,8 +476,8 @@ def test_a_question_asked_again_is_answered_without_a_round_trip(
     # its answers saves the round trip (issue 20: check's speed)
     from prunecheck.model.context import Context
     from prunecheck.model.policies import ContextView
-    from prunecheck.sim.adapters import cage
-    from prunecheck.sim.adapters.cage import Worker, close_all
+    from prunecheck.sim.subjects import cage
+    from prunecheck.sim.subjects.cage import Worker, close_all
 
     close_all()
     monkeypatch.setattr(cage, "VERIFY_HITS", 0)  # tests/test_cage_memo.py asks again
@@ -514,8 +514,8 @@ def test_a_question_asked_again_is_answered_without_a_round_trip(
 @pytest.mark.slow
 def test_the_memo_changes_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     # the same check with and without the worker's memo: the same result
-    from prunecheck.sim.adapters import cage
-    from prunecheck.sim.verdicts.check import check_policy
+    from prunecheck.sim.api.check import check_policy
+    from prunecheck.sim.subjects import cage
 
     spec = f"{Path(__file__).resolve().parent}/policies/complete_history_trim.py:trim_openai"
     options: dict[str, Any] = {

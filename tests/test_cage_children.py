@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.adapters.cage import close_all
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.subjects.cage import close_all
 
 FORKS = Path(__file__).resolve().parent / "bad_policies" / "forks.py"
 _TINY = ["--levels", "0.5", "--seeds", "1", "--max-examples", "2", "--horizon", "5", "--quiet"]
@@ -46,7 +46,7 @@ def test_a_worker_whose_parent_ends_without_closing_it_stops_its_group(
     # as a forked placement does: its process ends with os._exit, closing nothing
     from prunecheck.model.context import Context, Message, Role
     from prunecheck.model.policies import ContextView
-    from prunecheck.sim.adapters.loader import load_policy
+    from prunecheck.sim.subjects.loader import load_policy
 
     monkeypatch.setenv("FORK_PIDS", str(tmp_path))
     close_all()

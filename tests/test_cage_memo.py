@@ -13,10 +13,10 @@ import pytest
 
 from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.policies import ContextView
-from prunecheck.sim.adapters import cage
-from prunecheck.sim.adapters.cage import CagedPolicy, Worker, close_all
-from prunecheck.sim.adapters.cage_state import StateProbe
-from prunecheck.sim.adapters.loader import load_policy
+from prunecheck.sim.subjects import cage
+from prunecheck.sim.subjects.cage import CagedPolicy, Worker, close_all
+from prunecheck.sim.subjects.cage_state import StateProbe
+from prunecheck.sim.subjects.loader import load_policy
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 STATEFUL = POLICIES / "stateful.py"

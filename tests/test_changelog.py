@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from prunecheck._deprecated import MODEL_MOVED, PrunecheckDeprecationWarning
-from prunecheck.sim.runtimes.stimuli import Stimulus
+from prunecheck.sim.subjects.runtimes.stimuli import Stimulus
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANGELOG = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
@@ -131,7 +131,7 @@ def test_a_deprecated_name_warns_and_is_its_replacement(old: str, new: str) -> N
 def test_a_020_stimulus_class_warns_and_matches_its_kind_of_the_replacement(
     old: str, new: str
 ) -> None:
-    from prunecheck.sim.runtimes.stimuli import _OLD_KINDS as NAMES
+    from prunecheck.sim.subjects.runtimes.stimuli import _OLD_KINDS as NAMES
 
     parent, name = old.rsplit(".", 1)
     with pytest.warns(PrunecheckDeprecationWarning, match="0.4.0"):
@@ -148,8 +148,8 @@ def test_a_020_stimulus_class_warns_and_matches_its_kind_of_the_replacement(
 
 def _stimulus(name: str) -> Stimulus:
     """A stimulus built with 0.2.0's fields for the old class ``name``."""
-    from prunecheck.sim.runtimes.stimuli import Call
-    from prunecheck.sim.runtimes.stimuli import _old_class as old_class
+    from prunecheck.sim.subjects.runtimes.stimuli import Call
+    from prunecheck.sim.subjects.runtimes.stimuli import _old_class as old_class
 
     args: dict[str, tuple[object, ...]] = {
         "System": ("m1", "be brief"),
@@ -166,7 +166,7 @@ def _stimulus(name: str) -> Stimulus:
 
 
 def test_the_deprecated_list_is_what_the_shims_keep() -> None:
-    from prunecheck.sim.runtimes.stimuli import _OLD_KINDS as NAMES
+    from prunecheck.sim.subjects.runtimes.stimuli import _OLD_KINDS as NAMES
 
     listed = {old.removeprefix("prunecheck.model."): new for old, new in MODEL_DEPRECATED}
     assert listed == {name: f"{home}.{name}" for name, home in MODEL_MOVED.items()}
@@ -177,7 +177,7 @@ def test_the_checks_tell_gone_from_present() -> None:
     assert _is_gone("prunecheck.sim.stimuli")  # a 0.1 module name, its alias removed
     assert _is_gone("prunecheck.model.runtime.RuntimeConfig")  # imported there, not exported
     assert not _is_gone("prunecheck.model.config.RuntimeConfig")
-    assert not _is_gone("prunecheck.sim.runtimes")
+    assert not _is_gone("prunecheck.sim.subjects.runtimes")
     with pytest.raises(AttributeError):
         _resolve("prunecheck.model.config.NoSuchName")
 

@@ -17,8 +17,8 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import ContextView, builtin_policy
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import dumps, loads
-from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.subjects.loader import load_system
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 50}
@@ -363,6 +363,6 @@ def test_suite_reproductions_are_shrunk_and_run_on_to_the_harm() -> None:
 
 
 def failure_report_text(result: Any) -> str:
-    from prunecheck.sim.verdicts.check import failure_report
+    from prunecheck.sim.api.check import failure_report
 
     return failure_report(result)

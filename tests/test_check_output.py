@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from prunecheck.sim.api.verdict import FROM_DATABASE
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.verdicts.verdict import FROM_DATABASE
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 

@@ -9,7 +9,7 @@ import pytest
 
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import loads
-from prunecheck.sim.adapters.loader import load_system
+from prunecheck.sim.subjects.loader import load_system
 
 CORPUS = Path(__file__).parent / "corpus"
 TRACES = sorted(CORPUS.glob("*.json"))

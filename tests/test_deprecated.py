@@ -175,10 +175,12 @@ def test_no_shim_outlives_the_release_it_goes_in() -> None:
 
 
 def test_a_020_stimulus_name_warns_with_its_release_and_how_to_migrate() -> None:
-    from prunecheck.sim.runtimes import stimuli
+    from prunecheck.sim.subjects.runtimes import stimuli
 
     with pytest.warns(RemovedIn040Warning, match=r"stimuli\.ResultChunk .* 0\.4\.0.*'result'"):
-        exec("from prunecheck.sim.runtimes.stimuli import ResultChunk", {})  # as 0.2 users did
+        exec(
+            "from prunecheck.sim.subjects.runtimes.stimuli import ResultChunk", {}
+        )  # as 0.2 users did
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         stimuli.Nope  # noqa: B018
 

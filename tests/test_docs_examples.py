@@ -237,7 +237,7 @@ def _environment(env: tuple[tuple[str, str], ...]) -> Iterator[None]:
 
 
 def _prunecheck(words: list[str], into: Path | None) -> tuple[int, str]:
-    from prunecheck.sim.adapters.cage import set_deadline
+    from prunecheck.sim.subjects.cage import set_deadline
 
     merged = io.StringIO()
     stdout = io.StringIO() if into is not None else merged

@@ -26,10 +26,10 @@ from timeline_sketch import timeline_sketched
 from prunecheck import UnsafeLoop, UnsafePolicy, check_policy, search_policy
 from prunecheck.model.trace import Trace
 from prunecheck.pytest_plugin import MARK, PrunecheckFixture
+from prunecheck.sim.api.loop_api import assert_loop_safe, check_loop
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers import action_search
-from prunecheck.sim.reproductions.trace_file import read_trace
-from prunecheck.sim.verdicts.loop_api import assert_loop_safe, check_loop
+from prunecheck.sim.evidence.trace_file import read_trace
 
 pytest_plugins = ("pytester",)
 

@@ -26,11 +26,11 @@ from prunecheck.model.runtime import apply
 from prunecheck.model.state import RuntimeState, initial_state
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import loads
-from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.explore import canonical_key, explore
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
 from prunecheck.sim.drivers.swarm import opening, opening_usage
+from prunecheck.sim.subjects.loader import load_system
 
 CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
 READ = CallSpec("read_file", "a.txt")

@@ -21,14 +21,14 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.provider import REJECTION_KINDS
 from prunecheck.model.state import CounterName
-from prunecheck.sim.adapters.loader import model_system
+from prunecheck.sim.api import compare
 from prunecheck.sim.cli import sweep as sweep_command
 from prunecheck.sim.drivers import shape
 from prunecheck.sim.drivers.simulator import RunResult, simulate
 from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.reports import data, figure_parts, tables
 from prunecheck.sim.stats import sessions
-from prunecheck.sim.verdicts import compare
+from prunecheck.sim.subjects.loader import model_system
 
 
 def test_the_keys_spelled_out() -> None:

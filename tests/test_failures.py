@@ -1,4 +1,4 @@
-"""The failure database (sim/verdicts/failures.py): a found counterexample is
+"""The failure database (sim/evidence/failures.py): a found counterexample is
 saved, replayed first on the next check and search, and bad saved state is
 reported and discarded."""
 
@@ -16,7 +16,7 @@ from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import SystemPrompt, UserMessage
 from prunecheck.model.trace import Trace
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.verdicts.failures import FailureDatabase, database
+from prunecheck.sim.evidence.failures import FailureDatabase, database
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 #: The suite alone finds the buggy version: what is saved and replayed is the

@@ -15,10 +15,10 @@ from timeline_sketch import timeline_sketched
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.trace import loads
-from prunecheck.sim.adapters.policy_spec import list_format, with_format
 from prunecheck.sim.cli.app import build_parser, main
 from prunecheck.sim.cli.sweep import grid
 from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.subjects.policy_spec import list_format, with_format
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 KEEP_LAST = f"{EXAMPLES}/openai_keep_last.py:trim"

@@ -28,10 +28,10 @@ from prunecheck.model.events import (
 from prunecheck.model.policies import BUILTINS, ContextView
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
-from prunecheck.sim.adapters.catalog import ADAPTERS
-from prunecheck.sim.adapters.frameworks import adapter_help, framework_policy, framework_spec
-from prunecheck.sim.adapters.list_render import render_list
-from prunecheck.sim.adapters.loader import load_local, load_policy
+from prunecheck.sim.subjects.catalog import ADAPTERS
+from prunecheck.sim.subjects.frameworks import adapter_help, framework_policy, framework_spec
+from prunecheck.sim.subjects.list_render import render_list
+from prunecheck.sim.subjects.loader import load_local, load_policy
 
 DATA = Path(__file__).resolve().parent / "data" / "frameworks"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "frameworks"
@@ -197,7 +197,7 @@ def test_autogen_stub_client_counts_the_declared_size() -> None:
     import autogen_core
     import autogen_core.models
 
-    from prunecheck.sim.adapters.frameworks.autogen_context import StubClient, to_autogen
+    from prunecheck.sim.subjects.frameworks.autogen_context import StubClient, to_autogen
 
     view = _view()
     _, history = _rendered(view)[:1], _rendered(view)[1:]
@@ -259,8 +259,8 @@ def test_llamaindex_memories_keep_a_recent_suffix(memory: str) -> None:
 # ------------------------------------------------------------------ semantic-kernel
 def test_semantic_kernel_messages_carry_the_declared_size() -> None:
     sk = pytest.importorskip("semantic_kernel")
-    from prunecheck.sim.adapters.frameworks.sk_reducer import to_semantic_kernel
-    from prunecheck.sim.adapters.sized_content import approx_tokens
+    from prunecheck.sim.subjects.frameworks.sk_reducer import to_semantic_kernel
+    from prunecheck.sim.subjects.sized_content import approx_tokens
 
     view = _view()
     converted = to_semantic_kernel(_rendered(view), sk)
@@ -292,8 +292,8 @@ def test_semantic_kernel_truncation_and_summarization() -> None:
 # ------------------------------------------------------------------ pydantic-ai
 def test_pydantic_ai_parts_carry_the_declared_size() -> None:
     pm = pytest.importorskip("pydantic_ai.messages")
-    from prunecheck.sim.adapters.frameworks.pydantic_ai_history import to_pydantic_ai
-    from prunecheck.sim.adapters.sized_content import approx_tokens
+    from prunecheck.sim.subjects.frameworks.pydantic_ai_history import to_pydantic_ai
+    from prunecheck.sim.subjects.sized_content import approx_tokens
 
     view = _view()
     history, _ = to_pydantic_ai(_rendered(view), pm)
@@ -322,8 +322,8 @@ def test_pydantic_ai_documented_processors() -> None:
 # ------------------------------------------------------------------ openai-agents
 def test_openai_agents_items_carry_the_declared_size() -> None:
     pytest.importorskip("agents")
-    from prunecheck.sim.adapters.frameworks.openai_agents_session import to_items
-    from prunecheck.sim.adapters.sized_content import approx_tokens
+    from prunecheck.sim.subjects.frameworks.openai_agents_session import to_items
+    from prunecheck.sim.subjects.sized_content import approx_tokens
 
     view = _view()
     rendered = _rendered(view)
@@ -372,11 +372,11 @@ def _swallow_half_a_unit(ms: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
-    from prunecheck.sim.verdicts.check import check_policy
-    from prunecheck.sim.verdicts.verdict import Verdict
+    from prunecheck.sim.api.check import check_policy
+    from prunecheck.sim.api.verdict import Verdict
 
     (group,) = (
-        __import__("prunecheck.sim.adapters.lists", fromlist=["list_policy"])
+        __import__("prunecheck.sim.subjects.lists", fromlist=["list_policy"])
         .list_policy(_summarize_before_last_user, "openai")
         .select(_view(), 1)
     )
@@ -396,8 +396,8 @@ def test_a_summarizing_trimmer_is_checked_not_refused() -> None:
 
 
 def test_a_summary_that_swallows_half_a_unit_is_a_violation() -> None:
-    from prunecheck.sim.verdicts.check import check_policy
-    from prunecheck.sim.verdicts.verdict import Verdict
+    from prunecheck.sim.api.check import check_policy
+    from prunecheck.sim.api.verdict import Verdict
 
     result = check_policy(
         _swallow_half_a_unit,
@@ -445,7 +445,7 @@ def test_table_row_writes_a_reproduction_that_reproduces(tmp_path: Path) -> None
 
 
 def test_pairing_problems_name_what_a_trimmer_broke() -> None:
-    from prunecheck.sim.adapters.frameworks.repro_templates import pairing_problems
+    from prunecheck.sim.subjects.frameworks.repro_templates import pairing_problems
 
     call: dict[str, Any] = {
         "role": "assistant",
@@ -499,7 +499,7 @@ def test_the_committed_table_carries_shrunk_reproductions() -> None:
     """Every reproduction in reports/frameworks.md is at most AIM events up
     to its violation, or the report names the bound it reached; the table
     states its longest one."""
-    from prunecheck.sim.verdicts.minimal import AIM
+    from prunecheck.sim.api.minimal import AIM
 
     text = (Path(__file__).resolve().parent.parent / "reports" / "frameworks.md").read_text(
         encoding="utf-8"

@@ -1,4 +1,4 @@
-"""Reproductions run past the violation to the harm (sim/reproductions/harm.py)."""
+"""Reproductions run past the violation to the harm (sim/evidence/harm.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import Trace
-from prunecheck.sim.reproductions.bundle import _request
-from prunecheck.sim.reproductions.harm import extend_to_harm
+from prunecheck.sim.evidence.bundle import _request
+from prunecheck.sim.evidence.harm import extend_to_harm
 
 SMALL = RuntimeConfig(budget=1000, hard_ceiling=2000)
 

@@ -12,10 +12,10 @@ import pytest
 from prunecheck.model.events import AssistantChunk, IssueBatch, SystemPrompt, UserMessage
 from prunecheck.model.observed import parse_observed
 from prunecheck.model.system import replay
-from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.adapters.telemetry.incident import import_conversation
-from prunecheck.sim.adapters.telemetry.reading import read_log
-from prunecheck.sim.reproductions.narrative import narrate
+from prunecheck.sim.evidence.narrative import narrate
+from prunecheck.sim.ingest.incident import import_conversation
+from prunecheck.sim.ingest.reading import read_log
+from prunecheck.sim.subjects.loader import load_system
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = [

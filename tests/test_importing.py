@@ -17,11 +17,11 @@ from timeline_sketch import timeline_sketched
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.provider import Provider
 from prunecheck.model.system import incidents_of
-from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.drivers.polish import minimize
 from prunecheck.sim.drivers.shape import Shape
-from prunecheck.sim.drivers.shrink import minimize
-from prunecheck.sim.reproductions.trace_file import read_trace
+from prunecheck.sim.evidence.trace_file import read_trace
+from prunecheck.sim.subjects.loader import load_system
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "telemetry"
@@ -165,8 +165,8 @@ def test_the_formats_are_told_apart_and_grouped_by_their_conversation_ids(
 
 
 def test_the_spans_of_the_two_layouts_import_to_the_same_trace(tmp_path: Path) -> None:
-    from prunecheck.sim.adapters.telemetry.incident import import_conversation
-    from prunecheck.sim.adapters.telemetry.reading import read_log
+    from prunecheck.sim.ingest.incident import import_conversation
+    from prunecheck.sim.ingest.reading import read_log
 
     traces = []
     for name in ("otel_genai_cut.otlp.jsonl", "otel_genai_cut.sdk.json", "raw_chat_cut.jsonl"):
@@ -270,8 +270,8 @@ def test_regenerated_logs_import_the_same_way(tmp_path: Path) -> None:
     """Run the real libraries again (generate.py) and import both sets."""
     import importlib.util
 
-    from prunecheck.sim.adapters.telemetry.incident import import_conversation
-    from prunecheck.sim.adapters.telemetry.reading import read_log
+    from prunecheck.sim.ingest.incident import import_conversation
+    from prunecheck.sim.ingest.reading import read_log
 
     spec = importlib.util.spec_from_file_location("generate", DATA / "generate.py")
     assert spec is not None and spec.loader is not None

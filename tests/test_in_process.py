@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.adapters.in_process import InProcessPolicy
-from prunecheck.sim.adapters.loader import load_policy
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.subjects.in_process import InProcessPolicy
+from prunecheck.sim.subjects.loader import load_policy
 
 PRINTS = Path(__file__).resolve().parent / "bad_policies" / "prints.py"
 _TINY = ["--levels", "0.5", "--seeds", "1", "--max-examples", "2", "--horizon", "5"]

@@ -1,4 +1,4 @@
-"""Tests of prunecheck.sim.reproductions.json_stream: one JSON object read a
+"""Tests of prunecheck.sim.evidence.json_stream: one JSON object read a
 member at a time, its streamed list an element at a time, in any layout."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.reproductions import json_stream
-from prunecheck.sim.reproductions.json_stream import ELEMENT, END, NotStreamable, members
+from prunecheck.sim.evidence import json_stream
+from prunecheck.sim.evidence.json_stream import ELEMENT, END, NotStreamable, members
 
 DOC = {
     "format": "x",

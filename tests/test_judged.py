@@ -1,4 +1,4 @@
-"""Real code under test (:mod:`prunecheck.sim.runtimes.judged`): the
+"""Real code under test (:mod:`prunecheck.sim.subjects.runtimes.judged`): the
 RuntimeUnderTest protocol, the judge, and drivers driving runtimes instead
 of the model runtime."""
 
@@ -17,8 +17,6 @@ from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import Trace, loads
-from prunecheck.sim.adapters.loader import load_policy, load_system
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.report import HORIZON, LEVELS, SEEDS, TIGHT_LEVEL, TIGHTNESS
 from prunecheck.sim.drivers.explore import explore
@@ -26,6 +24,8 @@ from prunecheck.sim.drivers.search import search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.subjects.loader import load_policy, load_system
+from prunecheck.sim.subjects.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.sweeps.runs import Row
 from prunecheck.sim.sweeps.sweep import plan, run_sweep
 

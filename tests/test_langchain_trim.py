@@ -11,8 +11,8 @@ import pytest
 
 from prunecheck import check_policy
 from prunecheck.model.errors import PolicyError
-from prunecheck.sim.adapters.langchain_trim import langchain_policy, make_trimmer, parse_settings
-from prunecheck.sim.adapters.loader import load_local
+from prunecheck.sim.subjects.langchain_trim import langchain_policy, make_trimmer, parse_settings
+from prunecheck.sim.subjects.loader import load_local
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SMALL: dict[str, Any] = {"levels": (0.6,), "seeds": (1,), "max_examples": 30}

@@ -94,7 +94,7 @@ def lint(capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
 def test_the_contract_holds_on_the_real_tree(lint: Any) -> None:
     passed, report = lint()
     assert passed, report
-    assert "Contracts: 8 kept, 0 broken." in report
+    assert "Contracts: 9 kept, 0 broken." in report
 
 
 @pytest.mark.parametrize(
@@ -126,9 +126,9 @@ def test_the_contract_holds_on_the_real_tree(lint: Any) -> None:
         ),
         # a driver imports an implementation of the System it drives
         (
-            [("prunecheck.sim.drivers.explore", "prunecheck.sim.runtimes.judged")],
+            [("prunecheck.sim.drivers.explore", "prunecheck.sim.subjects.runtimes.judged")],
             "drivers-take-a-system",
-            "prunecheck.sim.drivers.explore -> prunecheck.sim.runtimes.judged",
+            "prunecheck.sim.drivers.explore -> prunecheck.sim.subjects.runtimes.judged",
         ),
         # a driver calls the model's step function instead of the System's apply
         (
@@ -138,21 +138,27 @@ def test_the_contract_holds_on_the_real_tree(lint: Any) -> None:
         ),
         # the loop subject grows a search of its own
         (
-            [("prunecheck.sim.loops.scenarios", "hypothesis")],
+            [("prunecheck.sim.subjects.loops.scenarios", "hypothesis")],
             "loops-are-a-subject",
-            "prunecheck.sim.loops.scenarios -> hypothesis",
+            "prunecheck.sim.subjects.loops.scenarios -> hypothesis",
         ),
         # ... or a shrinker of its own
         (
-            [("prunecheck.sim.loops.system", "prunecheck.sim.support.shrinking")],
+            [("prunecheck.sim.subjects.loops.system", "prunecheck.sim.drivers.shrinking")],
             "loops-are-a-subject",
-            "prunecheck.sim.loops.system -> prunecheck.sim.support.shrinking",
+            "prunecheck.sim.subjects.loops.system -> prunecheck.sim.drivers.shrinking",
         ),
         # ... or writes bundles itself
         (
-            [("prunecheck.sim.loops.ledger", "prunecheck.sim.support.outputs")],
+            [("prunecheck.sim.subjects.loops.ledger", "prunecheck.sim.support.outputs")],
             "loops-are-a-subject",
-            "prunecheck.sim.loops.ledger -> prunecheck.sim.support.outputs",
+            "prunecheck.sim.subjects.loops.ledger -> prunecheck.sim.support.outputs",
+        ),
+        # a runtime under test reaches up into the policy adapters
+        (
+            [("prunecheck.sim.subjects.runtimes.judged", "prunecheck.sim.subjects.loader")],
+            "subjects-layers",
+            "prunecheck.sim.subjects.runtimes.judged -> prunecheck.sim.subjects.loader",
         ),
         # one command module imports another
         (

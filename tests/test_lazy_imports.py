@@ -73,7 +73,7 @@ def test_a_policy_worker_loads_its_policy_without_the_parents_machinery() -> Non
     about twice the CPU time (a check starts one per policy and placement)."""
     probe = (
         "import sys\n"
-        "from prunecheck.sim.adapters.loader import load_local\n"
+        "from prunecheck.sim.subjects.loader import load_local\n"
         f"load_local({str(BAD / 'cheats.py')!r} + ':raises')\n"
         "print(' '.join(sys.modules))\n"
     )
@@ -81,9 +81,9 @@ def test_a_policy_worker_loads_its_policy_without_the_parents_machinery() -> Non
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
     loaded = set(done.stdout.split())
-    assert "prunecheck.sim.adapters.user_code" in loaded  # it did load the policy
-    parents = ["sim.runtimes", "guard", "sim.adapters.cage", "sim.adapters.frameworks"]
-    parents.append("sim.adapters.lists")
+    assert "prunecheck.sim.subjects.user_code" in loaded  # it did load the policy
+    parents = ["sim.subjects.runtimes", "guard", "sim.subjects.cage", "sim.subjects.frameworks"]
+    parents.append("sim.subjects.lists")
     assert not {m for m in loaded if any((m + ".").startswith(f"prunecheck.{p}.") for p in parents)}
     top = {m.split(".")[0] for m in loaded}
     assert top.isdisjoint(HEAVY), top & set(HEAVY)
@@ -119,8 +119,8 @@ def test_other_command_helps_load_only_their_command(command: str) -> None:
     [
         "prunecheck.sim.reports.writer",
         "prunecheck.sim.reports.plotting",
-        "prunecheck.sim.reproductions.timeline",
-        "prunecheck.sim.reproductions.bundle",
+        "prunecheck.sim.evidence.timeline",
+        "prunecheck.sim.evidence.bundle",
     ],
 )
 def test_modules_that_draw_import_no_matplotlib_until_they_draw(module: str) -> None:
@@ -168,7 +168,7 @@ POLICY_COMMANDS = {
 
 @pytest.mark.parametrize("command", sorted(POLICY_COMMANDS))
 def test_policy_timeout_is_the_one_option_everywhere(command: str) -> None:
-    from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
+    from prunecheck.sim.subjects.time_limit import DEFAULT_TIMEOUT
 
     parser = build_parser([command])
     argv = POLICY_COMMANDS[command]

@@ -9,10 +9,10 @@ import pytest
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import ResultChunk
-from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import GIANT_RESULT, SESSION_TURNS, Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
+from prunecheck.sim.subjects.loader import load_system
 from prunecheck.sim.sweeps.runs import RunSpec
 
 HORIZON = 400.0

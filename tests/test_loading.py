@@ -16,8 +16,8 @@ from prunecheck.model.events import UserMessage
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.time_limit import TimeLimitedPolicy, time_limited
+from prunecheck.sim.subjects.loader import load_policy
+from prunecheck.sim.subjects.time_limit import TimeLimitedPolicy, time_limited
 
 POLICY_FILE = """
 class Oldest:

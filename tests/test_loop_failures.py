@@ -1,5 +1,5 @@
 """An agent loop's failing schedules in the failure database
-(sim/verdicts/loop_failures.py): saved by a check, replayed first by the
+(sim/evidence/loop_failures.py): saved by a check, replayed first by the
 next one of the same agent and scenario class, never replayed for an edited
 agent file or another framework version, and bad saved state reported,
 never fatal.  On the fake framework (tests/loops_fake.py), one class, few
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from prunecheck.sim.api.loop_api import check_loop, search_loop
 from prunecheck.sim.drivers import action_search
-from prunecheck.sim.verdicts import loop_failures
-from prunecheck.sim.verdicts.loop_api import check_loop, search_loop
+from prunecheck.sim.evidence import loop_failures
 
 FAKE = Path(__file__).resolve().parent / "loops_fake.py"
 OPTIONS: dict[str, Any] = {"scenarios": ["cancel"], "max_examples": 10, "seed": 1}
@@ -92,7 +92,7 @@ def test_bad_saved_state_is_reported_and_never_fatal(tmp_path: Path) -> None:
 def test_an_agent_given_as_an_object_is_checked_without_the_database(tmp_path: Path) -> None:
     import loops_fake
 
-    from prunecheck.sim.loops.target import LoopTarget
+    from prunecheck.sim.subjects.loops.target import LoopTarget
 
     target = LoopTarget(
         "loop:fake:<object>", "<object>", loops_fake.buggy, loops_fake.FakeAdapter()

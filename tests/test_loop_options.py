@@ -30,10 +30,10 @@ from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.cli.loop_options import REFUSED, WIRED
 from prunecheck.sim.drivers import action_search
-from prunecheck.sim.loops import scheduler
-from prunecheck.sim.loops import system as loop_system
-from prunecheck.sim.loops.steps import ReplyStep, Step
-from prunecheck.sim.reproductions.loop_bundle import BUNDLE_FILES
+from prunecheck.sim.evidence.loop_bundle import BUNDLE_FILES
+from prunecheck.sim.subjects.loops import scheduler
+from prunecheck.sim.subjects.loops import system as loop_system
+from prunecheck.sim.subjects.loops.steps import ReplyStep, Step
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = f"loop:{ROOT / 'tests' / 'loops_fake.py'}"
@@ -434,7 +434,7 @@ def test_the_python_api_takes_the_same_knobs_and_runs_the_same_schedules(
 ) -> None:
     """The command line searches through the API: the same options, the same schedules."""
     import prunecheck
-    from prunecheck.sim.loops.scenarios import LoopShape
+    from prunecheck.sim.subjects.loops.scenarios import LoopShape
 
     line = f"{_SEARCH} --max-calls 2 --max-users 2 --sizes 40 --time-steps 7 --max-steps 8"
     cli = _run(line.replace("--max-examples 4", "--max-examples 8"), tmp_path, capsys)

@@ -8,7 +8,7 @@ import pytest
 
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers import action_search
-from prunecheck.sim.reproductions.loop_bundle import BUNDLE_FILES
+from prunecheck.sim.evidence.loop_bundle import BUNDLE_FILES
 
 FAKE = Path(__file__).resolve().parent / "loops_fake.py"
 

@@ -1,4 +1,4 @@
-"""The AutoGen adapter (sim/loops/frameworks/autogen.py) driven through the
+"""The AutoGen adapter (sim/subjects/loops/frameworks/autogen.py) driven through the
 loop contract: AgentChat's ``AssistantAgent`` with its own tool execution,
 model context and ``save_state``/``load_state``, the model and the tools
 answered by the core's harness step by step (tests/loops_play.py's Drive).
@@ -26,9 +26,17 @@ from loops_play import (
 )
 from loops_play import search_call as call
 
-from prunecheck.sim.loops.contract import Capability
-from prunecheck.sim.loops.frameworks.autogen import AutoGenAdapter, state_file
-from prunecheck.sim.loops.steps import Cancel, Complete, Crash, NewMessage, ReplyStep, Step, User
+from prunecheck.sim.subjects.loops.contract import Capability
+from prunecheck.sim.subjects.loops.frameworks.autogen import AutoGenAdapter, state_file
+from prunecheck.sim.subjects.loops.steps import (
+    Cancel,
+    Complete,
+    Crash,
+    NewMessage,
+    ReplyStep,
+    Step,
+    User,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""The loop contract (sim/loops/contract.py) and the schedule vocabulary (sim/loops/steps.py)."""
+"""The loop contract (sim/subjects/loops/contract.py) and the schedule
+vocabulary (sim/subjects/loops/steps.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.loops import Adapter, Capability, Harness, Loop, Reply, ToolCall, ToolSpec
-from prunecheck.sim.loops.steps import (
+from prunecheck.sim.subjects.loops import (
+    Adapter,
+    Capability,
+    Harness,
+    Loop,
+    Reply,
+    ToolCall,
+    ToolSpec,
+)
+from prunecheck.sim.subjects.loops.steps import (
     SCHEDULE_FORMAT,
     Advance,
     Approve,

@@ -1,12 +1,16 @@
 """What the pydantic-ai and Agents SDK adapters share
-(``sim/loops/frameworks/_common.py``): recognizing a target, inline executor work."""
+(``sim/subjects/loops/frameworks/_common.py``): recognizing a target, inline executor work."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 
-from prunecheck.sim.loops.frameworks._common import InlineExecutor, build_target, inline_executor
+from prunecheck.sim.subjects.loops.frameworks._common import (
+    InlineExecutor,
+    build_target,
+    inline_executor,
+)
 
 #: This module stands for a framework's package.
 PACKAGE = __name__.split(".")[0]

@@ -26,15 +26,15 @@ from typing import Any
 import pytest
 from loops_play import call, load_example, play, roles
 
+from prunecheck.sim.api.loop_verdict import CellVerdict, check_loop
 from prunecheck.sim.drivers.action_search import search
-from prunecheck.sim.loops.contract import Adapter, ToolCall
-from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.steps import Complete, Crash, NewMessage, ReplyStep, Step, User
-from prunecheck.sim.loops.story import retell
-from prunecheck.sim.loops.system import LoopSystem
-from prunecheck.sim.loops.target import load_target
 from prunecheck.sim.reports.loops import OUTSIDE_THE_TRIM
-from prunecheck.sim.verdicts.loop_verdict import CellVerdict, check_loop
+from prunecheck.sim.subjects.loops.contract import Adapter, ToolCall
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+from prunecheck.sim.subjects.loops.steps import Complete, Crash, NewMessage, ReplyStep, Step, User
+from prunecheck.sim.subjects.loops.story import retell
+from prunecheck.sim.subjects.loops.system import LoopSystem
+from prunecheck.sim.subjects.loops.target import load_target
 
 #: Violations that a trim that cuts a unit causes.
 PAIRING = {"provider_rejection", "orphaned_result", "unanswered_call", "invalid_prune"}
@@ -125,7 +125,7 @@ class Case:
 CASES = {
     "pydantic-ai": Case(
         "pydantic_ai",
-        "prunecheck.sim.loops.frameworks.pydantic_ai:PydanticAIAdapter",
+        "prunecheck.sim.subjects.loops.frameworks.pydantic_ai:PydanticAIAdapter",
         ("pydantic_ai_guarded", "agent"),
         lambda: _pydantic_first_and_last(guarded=False),
         lambda: load_example("pydantic_ai_keep_last", "plain_agent"),
@@ -134,7 +134,7 @@ CASES = {
     ),
     "openai-agents": Case(
         "agents",
-        "prunecheck.sim.loops.frameworks.openai_agents:OpenAIAgentsAdapter",
+        "prunecheck.sim.subjects.loops.frameworks.openai_agents:OpenAIAgentsAdapter",
         ("openai_agents_guarded", "app"),
         lambda: load_example("openai_agents_keep_last", "app"),
         lambda: load_example("openai_agents_keep_last", "agent"),
@@ -143,7 +143,7 @@ CASES = {
     ),
     "langgraph": Case(
         "langchain.agents",
-        "prunecheck.sim.loops.frameworks.langgraph:LangGraphAdapter",
+        "prunecheck.sim.subjects.loops.frameworks.langgraph:LangGraphAdapter",
         ("langgraph_guarded", "agent"),
         lambda: load_example("langgraph_trim", "agent"),
         _langgraph_untrimmed,
@@ -152,7 +152,7 @@ CASES = {
     ),
     "autogen": Case(
         "autogen_agentchat",
-        "prunecheck.sim.loops.frameworks.autogen:AutoGenAdapter",
+        "prunecheck.sim.subjects.loops.frameworks.autogen:AutoGenAdapter",
         ("autogen_guarded", "agent"),
         lambda: load_example("autogen_token_limited", "agent"),
         _autogen_untrimmed,

@@ -1,16 +1,16 @@
-"""The loop judge (sim/loops/judge.py): every request held against the ledger."""
+"""The loop judge (sim/subjects/loops/judge.py): every request held against the ledger."""
 
 from __future__ import annotations
 
 from loops_fake import FakeAdapter, FakeAgent, guarded_middle, trimming_dropping
 
-from prunecheck.sim.loops.contract import ToolCall
-from prunecheck.sim.loops.judge import judge_request, removed_by_trim, to_anthropic
-from prunecheck.sim.loops.ledger import Body, BodyEnd, Ledger
-from prunecheck.sim.loops.scheduler import LoopRun
-from prunecheck.sim.loops.steps import Cancel, Complete, ReplyStep, Step, User
-from prunecheck.sim.loops.story import Story
-from prunecheck.sim.reproductions.loop_narrative import narrative
+from prunecheck.sim.evidence.loop_narrative import narrative
+from prunecheck.sim.subjects.loops.contract import ToolCall
+from prunecheck.sim.subjects.loops.judge import judge_request, removed_by_trim, to_anthropic
+from prunecheck.sim.subjects.loops.ledger import Body, BodyEnd, Ledger
+from prunecheck.sim.subjects.loops.scheduler import LoopRun
+from prunecheck.sim.subjects.loops.steps import Cancel, Complete, ReplyStep, Step, User
+from prunecheck.sim.subjects.loops.story import Story
 
 CALL = ToolCall("call_1", "read_file", '{"path": "a"}')
 OTHER = ToolCall("call_2", "read_file", '{"path": "b"}')

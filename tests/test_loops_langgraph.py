@@ -1,4 +1,4 @@
-"""The LangGraph adapter (sim/loops/frameworks/langgraph.py) driven through the
+"""The LangGraph adapter (sim/subjects/loops/frameworks/langgraph.py) driven through the
 loop contract: LangChain v1 ``create_agent`` with its own ToolNode,
 middleware, SQLite checkpointer and interrupts, the model and the tools
 answered by the core's harness step by step (tests/loops_play.py's Drive).
@@ -26,9 +26,9 @@ from loops_play import (
 )
 from loops_play import search_call as call
 
-from prunecheck.sim.loops.contract import Capability, ToolCall
-from prunecheck.sim.loops.frameworks.langgraph import LangGraphAdapter
-from prunecheck.sim.loops.steps import Approve, Cancel, Complete, ReplyStep, Step, User
+from prunecheck.sim.subjects.loops.contract import Capability, ToolCall
+from prunecheck.sim.subjects.loops.frameworks.langgraph import LangGraphAdapter
+from prunecheck.sim.subjects.loops.steps import Approve, Cancel, Complete, ReplyStep, Step, User
 
 
 @pytest.fixture(autouse=True)
@@ -295,8 +295,8 @@ def replay(spec: str, steps: list[Step], tmp_path: Path) -> subprocess.Completed
     """The adapter's script of ``steps`` on ``spec`` (from the repository's root),
     written to ``tmp_path`` and run from there with LangChain alone (an agent built
     on prunecheck's guard keeps it)."""
-    from prunecheck.sim.loops.steps import schedule_to_json
     from prunecheck.sim.reports.alone import run_alone
+    from prunecheck.sim.subjects.loops.steps import schedule_to_json
 
     schedule = schedule_to_json(steps, target=spec, framework="langgraph", seed=1)
     text = LangGraphAdapter().script(str(ROOT / spec), schedule, folder=tmp_path)

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 from loops_play import EXAMPLES, call, kinds, load_example, play, roles, tool_text
 
-from prunecheck.sim.loops.contract import Capability
-from prunecheck.sim.loops.frameworks.openai_agents import OpenAIAgentsAdapter
-from prunecheck.sim.loops.steps import (
+from prunecheck.sim.reports.alone import run_alone
+from prunecheck.sim.subjects.loops.contract import Capability
+from prunecheck.sim.subjects.loops.frameworks.openai_agents import OpenAIAgentsAdapter
+from prunecheck.sim.subjects.loops.steps import (
     Advance,
     Approve,
     Cancel,
@@ -32,7 +33,6 @@ from prunecheck.sim.loops.steps import (
     User,
     schedule_to_json,
 )
-from prunecheck.sim.reports.alone import run_alone
 
 
 @pytest.fixture(autouse=True)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from loops_play import EXAMPLES, call, kinds, load_example, play, roles, run_script, tool_text
 
-from prunecheck.sim.loops.contract import Capability
-from prunecheck.sim.loops.frameworks.pydantic_ai import Persist, PydanticAIAdapter
-from prunecheck.sim.loops.steps import (
+from prunecheck.sim.subjects.loops.contract import Capability
+from prunecheck.sim.subjects.loops.frameworks.pydantic_ai import Persist, PydanticAIAdapter
+from prunecheck.sim.subjects.loops.steps import (
     Advance,
     Approve,
     Cancel,

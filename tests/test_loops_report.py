@@ -11,21 +11,10 @@ import pytest
 from loops_fake import FakeAdapter
 
 from prunecheck.model.incidents import Incident, IncidentKind
+from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, LoopCheck, check_loop
 from prunecheck.sim.drivers import action_search
 from prunecheck.sim.drivers.action_search import Outcome
-from prunecheck.sim.loops.contract import ToolCall
-from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.steps import (
-    Cancel,
-    Complete,
-    Crash,
-    NewMessage,
-    ReplyStep,
-    Step,
-    Timeout,
-    User,
-)
-from prunecheck.sim.loops.target import LoopTarget, load_target
+from prunecheck.sim.evidence.loop_bundle import bundle_texts
 from prunecheck.sim.reports.loops import (
     GUARD_MARK,
     GUARD_NOTE,
@@ -37,8 +26,19 @@ from prunecheck.sim.reports.loops import (
     render,
     setting_of,
 )
-from prunecheck.sim.reproductions.loop_bundle import bundle_texts
-from prunecheck.sim.verdicts.loop_verdict import Cell, CellVerdict, LoopCheck, check_loop
+from prunecheck.sim.subjects.loops.contract import ToolCall
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+from prunecheck.sim.subjects.loops.steps import (
+    Cancel,
+    Complete,
+    Crash,
+    NewMessage,
+    ReplyStep,
+    Step,
+    Timeout,
+    User,
+)
+from prunecheck.sim.subjects.loops.target import LoopTarget, load_target
 
 FAKE = Path(__file__).resolve().parent / "loops_fake.py"
 

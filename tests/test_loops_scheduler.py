@@ -1,5 +1,5 @@
-"""The loop scheduler (sim/loops/scheduler.py) and its virtual clock (sim/loops/clock.py),
-driven through the fake framework of tests/loops_fake.py."""
+"""The loop scheduler (sim/subjects/loops/scheduler.py) and its virtual clock
+(sim/subjects/loops/clock.py), driven through the fake framework of tests/loops_fake.py."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import weakref
 import pytest
 from loops_fake import FakeAdapter, FakeAgent, _FakeLoop, buggy, careful
 
-from prunecheck.sim.loops import clock
-from prunecheck.sim.loops.clock import LoopStuck, VirtualLoop
-from prunecheck.sim.loops.contract import Harness, ToolCall
-from prunecheck.sim.loops.ledger import BodyEnd
-from prunecheck.sim.loops.scheduler import LoopRun, Phase, StepRefused
-from prunecheck.sim.loops.steps import (
+from prunecheck.sim.subjects.loops import clock
+from prunecheck.sim.subjects.loops.clock import LoopStuck, VirtualLoop
+from prunecheck.sim.subjects.loops.contract import Harness, ToolCall
+from prunecheck.sim.subjects.loops.ledger import BodyEnd
+from prunecheck.sim.subjects.loops.scheduler import LoopRun, Phase, StepRefused
+from prunecheck.sim.subjects.loops.steps import (
     Advance,
     Cancel,
     Complete,

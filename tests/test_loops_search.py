@@ -1,6 +1,6 @@
 """Search, shrink, check and bundles of loop schedules (the generic action search
-of sim/drivers/action_search.py driving a LoopSystem, sim/verdicts/loop_verdict.py,
-sim/reproductions/loop_bundle.py), on the fake framework of tests/loops_fake.py."""
+of sim/drivers/action_search.py driving a LoopSystem, sim/api/loop_verdict.py,
+sim/evidence/loop_bundle.py), on the fake framework of tests/loops_fake.py."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import loops_fake
 import pytest
 from loops_fake import FakeAdapter, buggy, careful, repairing, trimming_buggy, trimming_careful
 
+from prunecheck.sim.api.loop_verdict import CellVerdict, check_loop
 from prunecheck.sim.drivers.action_search import random_walk, rerun, search
-from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.steps import schedule_from_json
-from prunecheck.sim.loops.system import LoopSystem
-from prunecheck.sim.loops.target import LoopTarget, load_target
-from prunecheck.sim.reproductions.loop_bundle import BUNDLE_FILES, bundle_texts, write_bundle
-from prunecheck.sim.verdicts.loop_verdict import CellVerdict, check_loop
+from prunecheck.sim.evidence.loop_bundle import BUNDLE_FILES, bundle_texts, write_bundle
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+from prunecheck.sim.subjects.loops.steps import schedule_from_json
+from prunecheck.sim.subjects.loops.system import LoopSystem
+from prunecheck.sim.subjects.loops.target import LoopTarget, load_target
 
 FAKE = Path(loops_fake.__file__)
 

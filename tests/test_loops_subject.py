@@ -1,4 +1,4 @@
-"""A loop is a subject, not a second checker (issue 30): sim/loops holds the
+"""A loop is a subject, not a second checker (issue 30): sim/subjects/loops holds the
 loop (contract, scheduler, clock, ledger, judge, adapters, scenarios as its
 action vocabulary, its System) and no search, verdict, shrinker or bundle of
 its own; the generic action search (sim/drivers/action_search.py) drives any
@@ -20,12 +20,12 @@ from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.state import StepResult
 from prunecheck.model.system import Actions, Draw, System
 from prunecheck.sim.drivers.action_search import random_walk, rerun, search
-from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.steps import Cancel, ReplyStep, Resume, Step, User
-from prunecheck.sim.loops.system import LoopSystem
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+from prunecheck.sim.subjects.loops.steps import Cancel, ReplyStep, Resume, Step, User
+from prunecheck.sim.subjects.loops.system import LoopSystem
 
 ROOT = Path(__file__).resolve().parent.parent
-LOOPS = ROOT / "src" / "prunecheck" / "sim" / "loops"
+LOOPS = ROOT / "src" / "prunecheck" / "sim" / "subjects" / "loops"
 
 #: What only the generic packages may do, by the names their modules take.
 CHECKER_MODULES = ("search", "verdict", "shrink", "bundle", "narrative", "api")
@@ -44,7 +44,7 @@ def test_sim_loops_has_no_search_verdict_shrinker_or_bundle_module() -> None:
         for p in _modules()
         if any(p.stem == n or p.stem.startswith(f"{n}_") for n in CHECKER_MODULES)
     ]
-    assert named == [], f"sim/loops grew checker modules: {named}"
+    assert named == [], f"sim/subjects/loops grew checker modules: {named}"
 
 
 def test_sim_loops_calls_no_search_shrinker_or_bundle_writer() -> None:
@@ -65,8 +65,8 @@ def test_the_lint_contract_names_what_a_loop_may_not_import() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = {c["id"]: c for c in config["tool"]["importlinter"]["contracts"]}
     contract = contracts["loops-are-a-subject"]
-    assert contract["source_modules"] == ["prunecheck.sim.loops"]
-    assert {"hypothesis", "prunecheck.sim.support.shrinking",
+    assert contract["source_modules"] == ["prunecheck.sim.subjects.loops"]
+    assert {"hypothesis", "prunecheck.sim.drivers.shrinking",
             "prunecheck.sim.support.outputs"} <= set(contract["forbidden_modules"])  # fmt: skip
 
 

@@ -1,4 +1,5 @@
-"""The agent loop as a System (sim/loops/system.py): model events in, the loop's judge out."""
+"""The agent loop as a System (sim/subjects/loops/system.py): model events in,
+the loop's judge out."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.system import System, incidents_of, replay
 from prunecheck.model.trace import Trace
-from prunecheck.sim.loops.system import LoopSystem
-from prunecheck.sim.loops.target import LoopTarget
+from prunecheck.sim.subjects.loops.system import LoopSystem
+from prunecheck.sim.subjects.loops.target import LoopTarget
 
 
 def _system(agent: object) -> LoopSystem:

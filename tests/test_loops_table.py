@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.loops.scenarios import SCENARIOS
 from prunecheck.sim.reports.alone import (
     FRAMEWORK_PACKAGES,
     alone_command,
@@ -33,6 +32,7 @@ from prunecheck.sim.reports.alone import (
     run_alone,
 )
 from prunecheck.sim.reports.loops import MAX_REPRO_STEPS, PACKAGES, SETTINGS
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "reports" / "loops.md"

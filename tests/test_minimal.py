@@ -1,4 +1,4 @@
-"""Shrinking any failing trace (sim/verdicts/minimal.py): suite traces with
+"""Shrinking any failing trace (sim/api/minimal.py): suite traces with
 times, sessions, external writes and stream chunks shrink to ≤ 15 events of
 the same incident class, and run on to the harm."""
 
@@ -15,11 +15,11 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.system import incidents_of, replay
 from prunecheck.model.trace import Trace, dumps, loads
-from prunecheck.sim.adapters.loader import load_system
+from prunecheck.sim.api.minimal import AIM, incident_class, shrink_trace
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.simulator import simulate
 from prunecheck.sim.drivers.workload import load_at
-from prunecheck.sim.verdicts.minimal import AIM, incident_class, shrink_trace
+from prunecheck.sim.subjects.loader import load_system
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 GIANT = f"{POLICIES}/size_hidden.py:giant_output"
@@ -126,7 +126,7 @@ def test_shrink_refuses_code_it_was_not_told_to_trust(
 
 
 def test_a_target_class_keeps_the_harm_after_the_prune(long_suite_trace: Trace) -> None:
-    from prunecheck.sim.reproductions.harm import extend_to_harm
+    from prunecheck.sim.evidence.harm import extend_to_harm
 
     policy = load_system(GIANT)
     extended = extend_to_harm(long_suite_trace, policy)
@@ -157,8 +157,8 @@ def test_check_reproductions_are_within_the_aim_or_say_why(
 ) -> None:
     """Every reproduction check shows is shrunk to at most AIM events up to
     its violation, or its report says which bound it reached and why."""
-    from prunecheck.sim.verdicts.check import check_policy, failure_report
-    from prunecheck.sim.verdicts.minimal import shrink_note
+    from prunecheck.sim.api.check import check_policy, failure_report
+    from prunecheck.sim.api.minimal import shrink_note
 
     result = check_policy(
         spec,
@@ -179,7 +179,7 @@ def test_check_reproductions_are_within_the_aim_or_say_why(
 
 
 def test_a_reproduction_that_cannot_be_shrunk_says_why() -> None:
-    from prunecheck.sim.verdicts.minimal import minimal_reproduction, shrink_note
+    from prunecheck.sim.api.minimal import minimal_reproduction, shrink_note
 
     policy = builtin_policy("unit_safe")
     assert policy is not None

@@ -1,5 +1,5 @@
 """One shrinker module for every subject (issue 30): the only delta-debugging
-pass of ``src/prunecheck`` is :func:`prunecheck.sim.support.shrinking.ddmin`.
+pass of ``src/prunecheck`` is :func:`prunecheck.sim.drivers.shrinking.ddmin`.
 
 Read from the source (ast, no import):
 
@@ -25,10 +25,10 @@ import pytest
 import prunecheck
 from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.trace import Trace
-from prunecheck.sim.support import shrinking
+from prunecheck.sim.drivers import shrinking
 
 SRC = Path(prunecheck.__file__).resolve().parent
-ONE = "prunecheck.sim.support.shrinking"
+ONE = "prunecheck.sim.drivers.shrinking"
 PASS = (ONE, "ddmin")
 #: Names of a shrinker: each must reach the one pass.
 SHRINKER = re.compile(r"^_?(minimi[sz]e|shrink|polish|simplif)\w*$")
@@ -36,13 +36,13 @@ SHRINKER = re.compile(r"^_?(minimi[sz]e|shrink|polish|simplif)\w*$")
 OWN = re.compile(r"^_?(ddmin|delta_debug)\w*$")
 #: Shrinker-named functions that shrink nothing, and why.
 NOT_SHRINKERS = {
-    ("prunecheck.sim.verdicts.minimal", "shrink_note"): "words a bundle's meta in one sentence",
+    ("prunecheck.sim.api.minimal", "shrink_note"): "words a bundle's meta in one sentence",
 }
 #: The entry points of every subject's shrinking (the test below runs each).
 ENTRY_POINTS = {
-    ("prunecheck.sim.verdicts.minimal", "shrink_trace"),
-    ("prunecheck.sim.drivers.shrink", "minimize"),
-    ("prunecheck.sim.drivers.shrink", "minimize_timed"),
+    ("prunecheck.sim.api.minimal", "shrink_trace"),
+    ("prunecheck.sim.drivers.polish", "minimize"),
+    ("prunecheck.sim.drivers.polish", "minimize_timed"),
     ("prunecheck.sim.drivers.action_search", "minimize"),
 }
 
@@ -232,7 +232,7 @@ def _failing_trace() -> tuple[Trace, ModelSystem]:
 
 
 def test_a_trace_shrinks_through_the_one_pass(passes: list[str]) -> None:
-    from prunecheck.sim.verdicts.minimal import shrink_trace
+    from prunecheck.sim.api.minimal import shrink_trace
 
     trace, system = _failing_trace()
     assert shrink_trace(trace, system).events < len(trace.events)
@@ -240,8 +240,8 @@ def test_a_trace_shrinks_through_the_one_pass(passes: list[str]) -> None:
 
 
 def test_a_search_run_is_polished_through_the_one_pass(passes: list[str]) -> None:
+    from prunecheck.sim.drivers.polish import minimize, minimize_timed
     from prunecheck.sim.drivers.shape import Shape
-    from prunecheck.sim.drivers.shrink import minimize, minimize_timed
 
     trace, system = _failing_trace()
     shape = Shape.for_budget(trace.config.budget)
@@ -257,8 +257,8 @@ def test_a_loop_schedule_shrinks_through_the_one_pass(passes: list[str]) -> None
     from loops_fake import FakeAdapter, buggy
 
     from prunecheck.sim.drivers.action_search import search
-    from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-    from prunecheck.sim.loops.system import LoopSystem
+    from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+    from prunecheck.sim.subjects.loops.system import LoopSystem
 
     system = LoopSystem.of(FakeAdapter(), buggy, SCENARIOS[ScenarioClass.CANCEL])
     found = search(system, seed=1, max_examples=20, shrink_runs=0, polish_runs=4)  # fmt: skip

@@ -202,7 +202,7 @@ def test_what_a_worker_starts_does_not_outlive_it(
 ) -> None:
     """In process: the worker is a process of its own either way, and it is
     prunecheck's handling of its end that stops what it started."""
-    from prunecheck.sim.adapters.cage import close_all
+    from prunecheck.sim.subjects.cage import close_all
 
     mark = tmp_path / "child.pid"
     monkeypatch.setenv("FORK_MARK", str(mark))

@@ -1,4 +1,4 @@
-"""The page of a reproduction bundle (prunecheck.sim.reproductions.page):
+"""The page of a reproduction bundle (prunecheck.sim.evidence.page):
 every step, the context after it, the prune, the request and the provider's
 answer."""
 
@@ -12,8 +12,8 @@ import pytest
 from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.trace import Trace, loads
-from prunecheck.sim.reproductions.bundle import write_bundle
-from prunecheck.sim.reproductions.page import context_after
+from prunecheck.sim.evidence.bundle import write_bundle
+from prunecheck.sim.evidence.page import context_after
 
 CORPUS = Path(__file__).parent / "corpus"
 

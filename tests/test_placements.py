@@ -16,11 +16,11 @@ from prunecheck.model.provider import Provider
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
 from prunecheck.model.trace import loads
-from prunecheck.sim.adapters.loader import load_policy, load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.search import random_walk, search
 from prunecheck.sim.drivers.shape import Shape, Usage, enabled_events
 from prunecheck.sim.drivers.swarm import opening, persisted_history
+from prunecheck.sim.subjects.loader import load_policy, load_system
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 TRIM = {fmt: f"{POLICIES}/complete_history_trim.py:trim_{fmt}" for fmt in ("openai", "anthropic")}

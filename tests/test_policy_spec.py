@@ -1,4 +1,4 @@
-"""The one parser of policy specs (sim/adapters/policy_spec.py): every form,
+"""The one parser of policy specs (sim/subjects/policy_spec.py): every form,
 valid and invalid, and the helpers the command line, sweeps and bundles use."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from prunecheck.model.errors import PolicyError
-from prunecheck.sim.adapters.policy_spec import (
+from prunecheck.sim.subjects.policy_spec import (
     PolicySpec,
     SpecKind,
     list_format,

@@ -76,7 +76,7 @@ def _drawing_loaded_before_the_inner_run() -> None:
     plugin) keeps what it resolved lazily, so an inner run that imported the
     check anew would raise one copy of an error class where the other is
     caught (a worker that ran no other prunecheck test before this file)."""
-    importlib.import_module("prunecheck.sim.verdicts.check")
+    importlib.import_module("prunecheck.sim.api.check")
     for name in ("matplotlib.backends.backend_agg", "matplotlib.figure", "matplotlib.patches"):
         with contextlib.suppress(ImportError):  # without matplotlib, bundles draw no timeline
             importlib.import_module(name)
@@ -126,7 +126,7 @@ def test_unsafe_policy_fails_as_an_assertion_naming_the_violation(
         ]
     )
     text = result.stdout.str()
-    assert "sim/verdicts/check.py" not in text and "pytest_plugin.py" not in text
+    assert "sim/api/check.py" not in text and "pytest_plugin.py" not in text
 
 
 def test_prunecheck_out_writes_the_bundle_and_a_rerun_replaces_it(
@@ -228,7 +228,7 @@ def test_a_vacuous_safe_passes_with_a_warning_and_fails_under_w_error(
 ) -> None:
     # two inner runs in this process: the machinery is imported out here
     # first, so that the second run meets the same classes as the first
-    importlib.import_module("prunecheck.sim.verdicts.check")
+    importlib.import_module("prunecheck.sim.api.check")
     importlib.import_module("prunecheck.sim.drivers.simulator")
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     pytester.makepyfile(test_vacuous=VACUOUS)

@@ -63,7 +63,7 @@ INTERNAL = ("sim/", "pytest_plugin.py", "Traceback", "During handling", "prunech
 
 @pytest.fixture
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    importlib.import_module("prunecheck.sim.verdicts.check")  # see test_pytest_plugin.py
+    importlib.import_module("prunecheck.sim.api.check")  # see test_pytest_plugin.py
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("COLUMNS", "400")
     pytester.makepyfile(test_bad=BAD)

@@ -25,11 +25,11 @@ from prunecheck.model.events import (
 from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.trace import Trace, dumps
+from prunecheck.sim.api.baseline_file import Baseline, SuiteRun, read_baseline
+from prunecheck.sim.api.compare import Change, compare, fisher_greater
+from prunecheck.sim.api.suite import Suite
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.stats.sessions import SessionEnd, SessionRecord
-from prunecheck.sim.verdicts.baseline_file import Baseline, SuiteRun, read_baseline
-from prunecheck.sim.verdicts.compare import Change, compare, fisher_greater
-from prunecheck.sim.verdicts.suite import Suite
 
 SUITE = ["--levels", "0.6", "--seeds", "1-3", "--horizon", "200"]
 
@@ -391,7 +391,7 @@ def test_a_significantly_sooner_first_violation_alone_is_a_regression() -> None:
 
 
 def test_detectable_rate_is_the_smallest_significant_share_against_a_clean_baseline() -> None:
-    from prunecheck.sim.verdicts.compare import detectable_rate
+    from prunecheck.sim.api.compare import detectable_rate
 
     rate = detectable_rate(151, 0.01)
     assert rate is not None

@@ -18,7 +18,7 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import builtin_policy
 from prunecheck.model.system import incidents_of
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.reproductions import trace_file
+from prunecheck.sim.evidence import trace_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from gen_trace import write_trace

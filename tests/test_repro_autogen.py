@@ -14,8 +14,8 @@ import pytest
 import repro_check
 from repro_check import Cell
 
-from prunecheck.sim.loops.frameworks.autogen_repro import script_text, step_lines
 from prunecheck.sim.reports.alone import run_alone
+from prunecheck.sim.subjects.loops.frameworks.autogen_repro import script_text, step_lines
 
 CELLS = repro_check.cells("autogen_")
 #: One cell per violation kind the AutoGen cells show (fast); the rest are slow.

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from repro_check import Cell, cells, check_other_version_exits_2, check_reproduces
 
-from prunecheck.sim.loops.frameworks.pydantic_ai_repro import DIST
 from prunecheck.sim.reports.alone import run_alone
+from prunecheck.sim.subjects.loops.frameworks.pydantic_ai_repro import DIST
 
 PREFIX = "pydantic_ai_"
 CELLS = cells(PREFIX)

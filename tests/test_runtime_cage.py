@@ -1,4 +1,4 @@
-"""A user's runtime in its cage (prunecheck.sim.adapters.runtime_cage): the
+"""A user's runtime in its cage (prunecheck.sim.subjects.runtime_cage): the
 systems loaded from one ``runtime:`` spec share its worker, so each instance
 they make there must be its own."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import Invoke, SystemPrompt, UserMessage
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.loader import load_system
+from prunecheck.sim.subjects.loader import load_system
 
 LOOP = Path(__file__).resolve().parent.parent / "examples" / "agent_loop.py"
 CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500, provider=Provider.OPENAI)

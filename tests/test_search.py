@@ -28,12 +28,12 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import BUILTINS, builtin_policy
 from prunecheck.model.system import incidents_of
 from prunecheck.model.trace import Trace, dumps, loads
-from prunecheck.sim.adapters.loader import load_system, model_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.explore import explore
+from prunecheck.sim.drivers.polish import minimize
 from prunecheck.sim.drivers.search import SearchResult, random_walk, search
 from prunecheck.sim.drivers.shape import Shape
-from prunecheck.sim.drivers.shrink import minimize
+from prunecheck.sim.subjects.loader import load_system, model_system
 
 CONFIG = RuntimeConfig(budget=1000, hard_ceiling=1500)
 ORPHAN = frozenset({IncidentKind.ORPHANED_RESULT})

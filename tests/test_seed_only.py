@@ -17,13 +17,13 @@ import pytest
 from loops_fake import FakeAdapter, buggy
 
 from prunecheck.model.trace import dumps
+from prunecheck.sim.api.python_api import search_policy
 from prunecheck.sim.drivers.action_search import search
-from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.steps import schedule_to_json
-from prunecheck.sim.loops.system import LoopSystem
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+from prunecheck.sim.subjects.loops.steps import schedule_to_json
+from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.support import seed_only as seed_only_module
 from prunecheck.sim.support.seed_only import seed_only
-from prunecheck.sim.verdicts.python_api import search_policy
 
 
 def _load_constants_module(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The one shrinker (sim/support/shrinking.py): what ddmin promises any
+"""The one shrinker (sim/drivers/shrinking.py): what ddmin promises any
 caller, on sequences of small integers and predicates Hypothesis draws.
 
 * the result still fails (``attempt`` said so, or it is the input);
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prunecheck.sim.support.shrinking import Reduction, ddmin, removing
+from prunecheck.sim.drivers.shrinking import Reduction, ddmin, removing
 
 ITEMS = st.lists(st.integers(0, 30), min_size=1, max_size=24)
 WINDOWS = st.sampled_from([None, (1,), (2, 1), (4, 3, 2, 1)])
@@ -143,7 +143,7 @@ def test_nothing_to_delete(items: list[int]) -> None:
 # --------------------------------------- the schedules committed results depend on
 #
 # The two schedules as the shrinkers wrote them before they shared this module
-# (sim/verdicts/minimal.py's _ddmin, sim/loops/search.py's minimize), kept here as
+# (sim/api/minimal.py's _ddmin, sim/subjects/loops/search.py's minimize), kept here as
 # oracles: the same attempts in the same order, so the same shrunk traces, loop
 # schedules and replay counts as the reports and bundles committed before.
 

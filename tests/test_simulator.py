@@ -28,12 +28,12 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import ContextView, FunctionPolicy
 from prunecheck.model.system import replay
 from prunecheck.model.trace import Trace, dumps, loads
-from prunecheck.sim.adapters.loader import load_system, model_system
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.agents import TOOL_TIMEOUT
 from prunecheck.sim.drivers.simulator import RunResult, simulate, tally_trace
 from prunecheck.sim.drivers.workload import SESSION_TURNS, Load, load_at
 from prunecheck.sim.stats.sessions import SessionEnd
+from prunecheck.sim.subjects.loader import load_system, model_system
+from prunecheck.sim.subjects.time_limit import DEFAULT_TIMEOUT
 
 HORIZON = 240.0
 STRUCTURAL = (

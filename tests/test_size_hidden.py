@@ -13,9 +13,9 @@ import pytest
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.events import Event, IssueBatch, ResultChunk, UserMessage
-from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.search import search
+from prunecheck.sim.subjects.loader import load_system
 
 FILE = Path(__file__).resolve().parent / "policies" / "size_hidden.py"
 NAMES = ["wide_batch", "long_context", "giant_output", "concurrent_streams", "late_turn"]

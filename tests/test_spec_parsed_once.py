@@ -1,5 +1,5 @@
 """A spec string is parsed in one place (issue 30): the subjects layer's
-parser, :mod:`prunecheck.sim.adapters.policy_spec`.  Every other module asks
+parser, :mod:`prunecheck.sim.subjects.policy_spec`.  Every other module asks
 it (``parse_spec``, ``split_reference``, ``is_loop_spec`` …) instead of
 splitting a spec at its colons or testing its prefix itself; a second parser
 drifts from the first (two spellings accepted here and refused there).
@@ -15,15 +15,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from prunecheck.sim.adapters.policy_spec import (
+from prunecheck.sim.subjects.loops.target import FRAMEWORKS
+from prunecheck.sim.subjects.policy_spec import (
     LOOP_FRAMEWORKS,
     SpecKind,
     parse_spec,
 )
-from prunecheck.sim.loops.target import FRAMEWORKS
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "prunecheck"
-PARSER = PACKAGE / "sim" / "adapters" / "policy_spec.py"
+PARSER = PACKAGE / "sim" / "subjects" / "policy_spec.py"
 
 _SPLITS = {"partition", "rpartition", "split", "rsplit"}
 _PREFIX_TESTS = {"startswith", "removeprefix"}

@@ -1,4 +1,4 @@
-"""One seeded suite (sim/verdicts/suite.py) for check, baseline and regress:
+"""One seeded suite (sim/api/suite.py) for check, baseline and regress:
 the same scenarios, in the same order, giving the same runs."""
 
 from __future__ import annotations
@@ -6,15 +6,15 @@ from __future__ import annotations
 import inspect
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
-from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.verdicts.check import check_policy
-from prunecheck.sim.verdicts.regress import run_suite
-from prunecheck.sim.verdicts.suite import (
+from prunecheck.sim.api.check import check_policy
+from prunecheck.sim.api.regress import run_suite
+from prunecheck.sim.api.suite import (
     DEFAULT_HORIZON,
     DEFAULT_LEVELS,
     DEFAULT_SEEDS,
     Suite,
 )
+from prunecheck.sim.subjects.loader import load_system
 
 
 def test_the_defaults_are_defined_once() -> None:

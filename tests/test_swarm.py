@@ -15,10 +15,10 @@ from prunecheck.model.context import Role
 from prunecheck.model.policies import BUILTINS, ContextView, FunctionPolicy, Policy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import initial_state
-from prunecheck.sim.adapters.loader import model_system
 from prunecheck.sim.drivers.search import SearchResult, random_walk, search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.swarm import narrow, persisted_history, random_draw
+from prunecheck.sim.subjects.loader import model_system
 
 SAFE = BUILTINS["unit_safe"]()
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.sim.adapters.policy_spec import parse_spec
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.subjects.policy_spec import parse_spec
 
 
 @pytest.mark.parametrize(

@@ -26,12 +26,12 @@ from prunecheck.model.provider import Provider
 from prunecheck.model.system import Facts, System, incidents_of, replay
 from prunecheck.model.trace import Trace, loads
 from prunecheck.runtime import JudgedSystem
-from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.drivers.explore import explore
 from prunecheck.sim.drivers.search import random_walk, search
 from prunecheck.sim.drivers.shape import Shape
 from prunecheck.sim.drivers.simulator import simulate, tally_trace
 from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.subjects.loader import load_system
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "tests" / "corpus").glob("*.json"))
@@ -201,7 +201,7 @@ def test_replay_yields_the_systems_own_state_and_refuses_a_bare_policy() -> None
 
 def test_prunecheck_runtime_is_the_one_public_home_and_light() -> None:
     import prunecheck.runtime as public
-    from prunecheck.sim.runtimes import stimuli
+    from prunecheck.sim.subjects.runtimes import stimuli
 
     assert sorted(public.__all__) == public.__all__
     assert all(getattr(public, name) is not None for name in public.__all__)

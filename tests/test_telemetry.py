@@ -1,4 +1,4 @@
-"""The telemetry readers and the request differ (sim/adapters/telemetry/), and
+"""The telemetry readers and the request differ (sim/ingest/), and
 the observed policy that replays a log's removals (model/observed.py):
 partial logs import with their gaps named, never guessed at."""
 
@@ -19,18 +19,18 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.observed import ObservedPolicy, parse_observed
 from prunecheck.model.provider import Provider
 from prunecheck.model.system import incidents_of
-from prunecheck.sim.adapters.loader import load_policy, load_system
-from prunecheck.sim.adapters.telemetry.bodies import provider_message, read_body
-from prunecheck.sim.adapters.telemetry.differ import diff_requests
-from prunecheck.sim.adapters.telemetry.incident import import_conversation
-from prunecheck.sim.adapters.telemetry.reading import read_log
-from prunecheck.sim.adapters.telemetry.records import (
+from prunecheck.sim.ingest.bodies import provider_message, read_body
+from prunecheck.sim.ingest.differ import diff_requests
+from prunecheck.sim.ingest.incident import import_conversation
+from prunecheck.sim.ingest.reading import read_log
+from prunecheck.sim.ingest.records import (
     LogFormat,
     LoggedCall,
     LoggedMessage,
     LoggedRequest,
     Source,
 )
+from prunecheck.sim.subjects.loader import load_policy, load_system
 
 DATA = Path(__file__).resolve().parent / "data" / "telemetry"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.reproductions import trace_file
+from prunecheck.sim.evidence import trace_file
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

@@ -8,7 +8,7 @@ import pytest
 from prunecheck.model.context import Context, Message, Role
 from prunecheck.model.errors import PolicyError, PolicyTimeout
 from prunecheck.model.policies import ContextView, FunctionPolicy
-from prunecheck.sim.adapters.tripwire import AFTER_HANG, Tripwire, search_error
+from prunecheck.sim.subjects.tripwire import AFTER_HANG, Tripwire, search_error
 
 
 def _view() -> ContextView:

@@ -1,6 +1,7 @@
-"""How user code is reached: adapters → runtimes, never back; drivers take a
-policy and import nothing from adapters; no import loop inside adapters; the
-explorer does not import the search; one module imports user files.
+"""How user code is reached: the subjects' adapters → the runtimes under test,
+never back; the drivers take a policy and import nothing from
+the subjects; no import loop inside the subjects; the explorer does not import
+the search; one module imports user files.
 
 Imports are read from the source (every ``import``, also inside functions),
 so a lazy import that hides a loop at run time still counts.
@@ -70,11 +71,17 @@ def _package(sub: str) -> dict[str, set[str]]:
     return {_module_name(p): _imports(p) for p in sorted((SIM / sub).rglob("*.py"))}
 
 
-@pytest.mark.parametrize("sub", ["drivers", "runtimes"])
+def _adapter(module: str) -> bool:
+    """A module of the subjects other than the runtimes under test."""
+    return module.startswith(PREFIX + "subjects") and not module.startswith(
+        PREFIX + "subjects.runtimes"
+    )
+
+
+@pytest.mark.parametrize("sub", ["drivers", "subjects/runtimes"])
 def test_drivers_and_runtimes_import_nothing_from_adapters(sub: str) -> None:
     upward = {
-        mod: sorted(i for i in imports if i.startswith(PREFIX + "adapters"))
-        for mod, imports in _package(sub).items()
+        mod: sorted(i for i in imports if _adapter(i)) for mod, imports in _package(sub).items()
     }
     assert {mod: found for mod, found in upward.items() if found} == {}
 
@@ -122,8 +129,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def test_no_import_loop_inside_adapters() -> None:
-    assert _cycles(_package("adapters")) == []
+def test_no_import_loop_inside_the_subjects() -> None:
+    assert _cycles(_package("subjects")) == []
 
 
 def test_the_loop_finder_finds_a_loop() -> None:
@@ -145,13 +152,13 @@ def _calls_file_import(path: Path) -> bool:
 
 def test_user_files_are_imported_in_one_module() -> None:
     importers = sorted(_module_name(p) for p in SIM.rglob("*.py") if _calls_file_import(p))
-    assert importers == [PREFIX + "adapters.user_code"]
+    assert importers == [PREFIX + "subjects.user_code"]
 
 
-def test_runtime_loading_lives_in_adapters() -> None:
+def test_runtime_loading_lives_in_the_subjects() -> None:
     from prunecheck.model.errors import PolicyError
-    from prunecheck.sim.adapters.loader import load_policy, load_runtime, load_system
-    from prunecheck.sim.runtimes import judged
+    from prunecheck.sim.subjects.loader import load_policy, load_runtime, load_system
+    from prunecheck.sim.subjects.runtimes import judged
 
     assert not hasattr(judged, "load_runtime")
     runtime = load_runtime("runtime:guard:recency")

@@ -14,11 +14,11 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 
+from prunecheck.sim.api.vacuity import HINTS, vacuous_clause
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.cli.limits import EXIT_VACUOUS
 from prunecheck.sim.drivers.coverage import Coverage, Gap
-from prunecheck.sim.verdicts.vacuity import HINTS, vacuous_clause
 
 SMALL_CHECK = ["--levels", "0.6", "--seeds", "1", "--max-examples", "20", "--no-failures"]
 #: A policy that never proposes is vacuous however long the search: a short one.

@@ -4,7 +4,7 @@ other files.
 Drawing ``timeline.png`` (matplotlib) is most of what writing a bundle
 costs, about 0.3 s of CPU.  A test that reads a bundle's trace, narrative or
 request, not its picture, can write its bundles with :func:`lanes_only` in
-place of :func:`~prunecheck.sim.reproductions.timeline.draw_timeline`: the
+place of :func:`~prunecheck.sim.evidence.timeline.draw_timeline`: the
 timeline's lanes are still computed from the trace (what a trace could
 break), the PNG is a header alone.  The pixels are tests/test_bundle.py's,
 and every docs page's bundle (tests/test_docs_examples.py) is drawn.
@@ -30,7 +30,7 @@ PNG_HEADER = b"\x89PNG\r\n\x1a\n"
 
 def lanes_only(trace: Trace, system: System[Any], path: Path) -> Path:
     """Stands for ``draw_timeline``: computes the lanes, writes a PNG header."""
-    from prunecheck.sim.reproductions.timeline import lanes_of
+    from prunecheck.sim.evidence.timeline import lanes_of
 
     assert lanes_of(trace, system).ticks
     path.write_bytes(PNG_HEADER)
@@ -40,7 +40,7 @@ def lanes_only(trace: Trace, system: System[Any], path: Path) -> Path:
 @contextlib.contextmanager
 def timeline_sketched() -> Iterator[None]:
     """Bundles written inside get :func:`lanes_only` for their timeline."""
-    from prunecheck.sim.reproductions import bundle  # not at import: tests watch imports
+    from prunecheck.sim.evidence import bundle  # not at import: tests watch imports
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(bundle, "draw_timeline", lanes_only)

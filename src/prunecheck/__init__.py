@@ -58,26 +58,26 @@ if TYPE_CHECKING:
     from prunecheck.model.config import RuntimeConfig
     from prunecheck.model.provider import ProviderError
     from prunecheck.model.trace import Trace
-    from prunecheck.sim.adapters.frameworks import framework_policy
-    from prunecheck.sim.adapters.lists import list_policy
-    from prunecheck.sim.drivers.explore import ExploreResult
-    from prunecheck.sim.drivers.search import SearchResult
-    from prunecheck.sim.verdicts.check import UnsafePolicy, assert_policy_safe, check_policy
-    from prunecheck.sim.verdicts.loop_api import (
+    from prunecheck.sim.api.check import UnsafePolicy, assert_policy_safe, check_policy
+    from prunecheck.sim.api.loop_api import (
         UnsafeLoop,
         assert_loop_safe,
         check_loop,
         search_loop,
     )
-    from prunecheck.sim.verdicts.python_api import (
+    from prunecheck.sim.api.python_api import (
         ReplayResult,
         explore_policy,
         replay_trace,
         search_policy,
     )
-    from prunecheck.sim.verdicts.requests import validate_request
-    from prunecheck.sim.verdicts.vacuity import PrunecheckVacuousWarning
-    from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
+    from prunecheck.sim.api.requests import validate_request
+    from prunecheck.sim.api.vacuity import PrunecheckVacuousWarning
+    from prunecheck.sim.api.verdict import CheckResult, Verdict
+    from prunecheck.sim.drivers.explore import ExploreResult
+    from prunecheck.sim.drivers.search import SearchResult
+    from prunecheck.sim.subjects.frameworks import framework_policy
+    from prunecheck.sim.subjects.lists import list_policy
 
 __all__ = [
     "CheckResult",
@@ -133,34 +133,34 @@ def _require(name: str) -> None:
             raise ModuleNotFoundError(missing_paragraph(f"prunecheck.{name}", module), name=module)
 
 
-_API = "prunecheck.sim.verdicts.python_api"
-_LOOPS = "prunecheck.sim.verdicts.loop_api"
+_API = "prunecheck.sim.api.python_api"
+_LOOPS = "prunecheck.sim.api.loop_api"
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "CheckResult": "prunecheck.sim.verdicts.verdict",
+        "CheckResult": "prunecheck.sim.api.verdict",
         "ExploreResult": "prunecheck.sim.drivers.explore",
         "ProviderError": "prunecheck.model.provider",
-        "PrunecheckVacuousWarning": "prunecheck.sim.verdicts.vacuity",
+        "PrunecheckVacuousWarning": "prunecheck.sim.api.vacuity",
         "ReplayResult": _API,
         "RuntimeConfig": "prunecheck.model.config",
         "SearchResult": "prunecheck.sim.drivers.search",
         "Trace": "prunecheck.model.trace",
         "UnsafeLoop": _LOOPS,
-        "UnsafePolicy": "prunecheck.sim.verdicts.check",
-        "Verdict": "prunecheck.sim.verdicts.verdict",
+        "UnsafePolicy": "prunecheck.sim.api.check",
+        "Verdict": "prunecheck.sim.api.verdict",
         "assert_loop_safe": _LOOPS,
-        "assert_policy_safe": "prunecheck.sim.verdicts.check",
+        "assert_policy_safe": "prunecheck.sim.api.check",
         "check_loop": _LOOPS,
-        "check_policy": "prunecheck.sim.verdicts.check",
+        "check_policy": "prunecheck.sim.api.check",
         "explore_policy": _API,
-        "framework_policy": "prunecheck.sim.adapters.frameworks",
-        "list_policy": "prunecheck.sim.adapters.lists",
+        "framework_policy": "prunecheck.sim.subjects.frameworks",
+        "list_policy": "prunecheck.sim.subjects.lists",
         "replay_trace": _API,
         "search_loop": _LOOPS,
         "search_policy": _API,
-        "validate_request": "prunecheck.sim.verdicts.requests",  # the base install has it
+        "validate_request": "prunecheck.sim.api.requests",  # the base install has it
     },
     extra={"__version__": _installed_version},
     require=_require,

@@ -21,12 +21,12 @@ What a user of 0.2.0 imported, and how 0.3 keeps it:
   :data:`MODEL_MOVED` says where each lives; it still resolves, with
   :data:`MODEL_NAME`.  Removed in 0.4.0;
 * a runtime under test written against 0.2.0's stimulus classes
-  (``prunecheck.sim.runtimes.stimuli.System``, ``User``, ``AssistantText``,
+  (``prunecheck.sim.subjects.runtimes.stimuli.System``, ``User``, ``AssistantText``,
   ``ToolCalls``, ``ResultChunk``, ``ToolFailed``, ``BudgetCheck``,
   ``Invoke``, ``Retry``, ``NewSession``, ``FileChanged``): each name still
   resolves, with :data:`STIMULUS_NAME`, to a class that the stimuli of its
   kind are instances of and that builds one from the 0.2 fields
-  (:mod:`prunecheck.sim.runtimes.stimuli`).  Removed in 0.4.0;
+  (:mod:`prunecheck.sim.subjects.runtimes.stimuli`).  Removed in 0.4.0;
 * the spec syntax and the command line: every 0.2.0 spelling of a policy
   (``--policy SPEC``, ``--runtime X``, ``check --langchain S``, ``--format F``
   beside one policy) is read as before; the command line prints
@@ -89,10 +89,10 @@ MODEL_NAME = UnformattedWarning(
     "prunecheck.model.{name} is deprecated and goes in 0.4.0: "
     "import it from {home} (prunecheck.model keeps what a policy author needs).",
 )
-#: A stimulus class of 0.2.0 (``prunecheck.sim.runtimes.stimuli.System`` …).
+#: A stimulus class of 0.2.0 (``prunecheck.sim.subjects.runtimes.stimuli.System`` …).
 STIMULUS_NAME = UnformattedWarning(
     RemovedIn040Warning,
-    "prunecheck.sim.runtimes.stimuli.{name} is deprecated and goes in 0.4.0: a runtime is "
+    "prunecheck.sim.subjects.runtimes.stimuli.{name} is deprecated and goes in 0.4.0: a runtime is "
     "fed one prunecheck.runtime.Stimulus; test stimulus.kind == {kind!r} instead of "
     "isinstance(stimulus, {name}).",
 )

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from prunecheck.sim.verdicts.verdict import CheckResult
+    from prunecheck.sim.api.verdict import CheckResult
 
 __all__ = ["MARK", "PrunecheckFixture", "prunecheck", "pytest_addoption", "pytest_configure"]
 
@@ -138,9 +138,7 @@ def _one_paragraph(what: str) -> Iterator[None]:
 def _checked(options: dict[str, Any], where: str, extra: tuple[str, ...] = ()) -> None:
     """Fail the test (one paragraph) if ``options`` are not check_policy's."""
     __tracebackhide__ = True
-    check_options: Callable[..., None] = _harness(
-        "check_options", "prunecheck.sim.verdicts.options"
-    )
+    check_options: Callable[..., None] = _harness("check_options", "prunecheck.sim.api.options")
     with _one_paragraph(where):
         check_options(extra=extra, **options)
 

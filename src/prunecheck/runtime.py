@@ -18,7 +18,7 @@ Everything a runtime author needs, in one public place:
   policy).
 
 Why a module of its own: the protocol lives with the harness
-(:mod:`prunecheck.sim.runtimes.stimuli`) and the ``System`` with the model
+(:mod:`prunecheck.sim.subjects.runtimes.stimuli`) and the ``System`` with the model
 (:mod:`prunecheck.model.system`), where their layers put them; a runtime
 author should not have to know that, nor import from ``prunecheck.sim``.
 Importing this module loads no simulator, search or plotting library.
@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.system import Facts, RequestBody, System
-from prunecheck.sim.runtimes.judged import JudgedSystem
-from prunecheck.sim.runtimes.stimuli import (
+from prunecheck.sim.subjects.runtimes.judged import JudgedSystem
+from prunecheck.sim.subjects.runtimes.stimuli import (
     Call,
     Execution,
     Rejected,

@@ -1,6 +1,6 @@
 """Incidents: named, observed failures (and the costs of safety).
 
-Two classes are judged only in real agent loops (:mod:`prunecheck.sim.loops`):
+Two classes are judged only in real agent loops (:mod:`prunecheck.sim.subjects.loops`):
 ``silent_loss`` (a tool ran, its side effect happened, and the model is no
 longer told: its call and result are gone from a request although no trim
 removed their whole, closed unit) and ``hang`` (a turn that does not return

@@ -23,7 +23,7 @@ test, and nothing else:
 Implementations: the model runtime with a policy
 (:class:`prunecheck.model.model_system.ModelSystem`); a runtime under test
 pushed stimuli and judged against a shadow
-(:class:`prunecheck.sim.runtimes.judged.JudgedSystem`: a user's
+(:class:`prunecheck.sim.subjects.runtimes.judged.JudgedSystem`: a user's
 ``RuntimeUnderTest``, the guard's reference runtime, the model runtime
 behind that protocol).  A framework's agent loop, where the framework
 decides when the model is called and the harness owns the environment, is
@@ -44,8 +44,8 @@ enabled actions are its enabled events, derived from ``truth`` as the
 drivers do (:mod:`prunecheck.sim.drivers.shape`): any model-event System is
 an :class:`Actions` subject through
 :class:`prunecheck.sim.drivers.event_actions.EventActions`; a loop's come
-from its :class:`~prunecheck.sim.loops.scheduler.LoopRun`
-(:class:`prunecheck.sim.loops.system.LoopSystem`).  One search and one
+from its :class:`~prunecheck.sim.subjects.loops.scheduler.LoopRun`
+(:class:`prunecheck.sim.subjects.loops.system.LoopSystem`).  One search and one
 shrinker (:mod:`prunecheck.sim.drivers.action_search`) take any
 :class:`Actions` subject.
 

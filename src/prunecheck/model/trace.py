@@ -3,7 +3,7 @@ engine-independent, versioned JSON.
 
 A trace names its policy by spec (``lowest_salience``, ``pkg.mod:attr``,
 ``path/to/file.py:attr``); resolving the spec to code is the shell's job
-(:mod:`prunecheck.sim.adapters.loader`), so this module stays pure.  A trace
+(:mod:`prunecheck.sim.subjects.loader`), so this module stays pure.  A trace
 replays with :func:`prunecheck.model.system.replay`, by any subject.
 
 JSON form (version 1)::

@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.provider import Provider, validate
-from prunecheck.sim.adapters.telemetry.bodies import RESPONSES_TEXT, read_body
-from prunecheck.sim.adapters.telemetry.records import provider_body
+from prunecheck.sim.ingest.bodies import RESPONSES_TEXT, read_body
+from prunecheck.sim.ingest.records import provider_body
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

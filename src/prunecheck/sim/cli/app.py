@@ -147,7 +147,7 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 def _framework_epilog(parsers: Mapping[str, argparse.ArgumentParser]) -> None:
     """Every command's --help names the framework trimmer spec syntax; one
     that takes a policy, the spelling of every kind of POLICY."""
-    from prunecheck.sim.adapters.catalog import ADAPTERS
+    from prunecheck.sim.subjects.catalog import ADAPTERS
 
     words = (
         "framework trimmers are POLICY specs too: ADAPTER:key=value,... with ADAPTER "
@@ -279,7 +279,7 @@ def _main(words: list[str], command: str | None) -> int:
         return 2
     bounded = getattr(args, "bounds_calls", False) and getattr(args, "time_limit", None)
     if bounded:  # a hung policy or runtime cannot outlast --time-limit
-        from prunecheck.sim.adapters.cage import set_deadline
+        from prunecheck.sim.subjects.cage import set_deadline
 
         set_deadline(time.monotonic() + float(args.time_limit))
     try:

@@ -17,19 +17,19 @@ import sys
 from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
-from prunecheck.sim.adapters.digest import policy_digest
-from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.adapters.policy_spec import with_format
+from prunecheck.sim.api.baseline_file import Baseline, runtime_digest, write_baseline
+from prunecheck.sim.api.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
+from prunecheck.sim.api.suite import BASELINE_SEEDS, Suite
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.policy_argument import add_policy_argument, read_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
+from prunecheck.sim.subjects.digest import policy_digest
+from prunecheck.sim.subjects.loader import load_system
+from prunecheck.sim.subjects.policy_spec import with_format
 from prunecheck.sim.support.outputs import output_file
-from prunecheck.sim.verdicts.baseline_file import Baseline, runtime_digest, write_baseline
-from prunecheck.sim.verdicts.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
-from prunecheck.sim.verdicts.suite import BASELINE_SEEDS, Suite
 
 __all__ = ["DEFAULT_POLICY", "execute", "register"]
 

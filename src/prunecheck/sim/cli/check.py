@@ -14,7 +14,15 @@ from typing import Any
 
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.policy_spec import is_loop_spec, list_format
+from prunecheck.sim.api.check import check_policy
+from prunecheck.sim.api.minimal import shrink_note
+from prunecheck.sim.api.suite import (
+    DEFAULT_HORIZON,
+    DEFAULT_LEVELS,
+    DEFAULT_SEEDS,
+    DEFAULT_SLOW_LEVELS,
+)
+from prunecheck.sim.api.verdict import CheckResult, Verdict
 from prunecheck.sim.cli.argtypes import integer, natural
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.failure_options import (
@@ -44,17 +52,9 @@ from prunecheck.sim.cli.policy_argument import add_policy_argument, read_policy_
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import add_suite_arguments
-from prunecheck.sim.loops.scenarios import ScenarioClass
+from prunecheck.sim.subjects.loops.scenarios import ScenarioClass
+from prunecheck.sim.subjects.policy_spec import is_loop_spec, list_format
 from prunecheck.sim.support.progress import progress_for
-from prunecheck.sim.verdicts.check import check_policy
-from prunecheck.sim.verdicts.minimal import shrink_note
-from prunecheck.sim.verdicts.suite import (
-    DEFAULT_HORIZON,
-    DEFAULT_LEVELS,
-    DEFAULT_SEEDS,
-    DEFAULT_SLOW_LEVELS,
-)
-from prunecheck.sim.verdicts.verdict import CheckResult, Verdict
 
 __all__ = ["execute", "register"]
 

@@ -12,8 +12,8 @@ from typing import Any
 from prunecheck.model.incidents import Incident
 from prunecheck.model.system import System, incidents_of, replay
 from prunecheck.model.trace import Trace, loads
-from prunecheck.sim.reproductions.harm import extend_to_harm
-from prunecheck.sim.reproductions.narrative import narrate
+from prunecheck.sim.evidence.harm import extend_to_harm
+from prunecheck.sim.evidence.narrative import narrate
 
 __all__ = ["report_counterexample"]
 
@@ -29,7 +29,7 @@ def report_counterexample(
 ) -> Path | None:
     """Print the counterexample's narrative and write its bundle to ``out``;
     both run past the violation to the harm it causes (see
-    :mod:`~prunecheck.sim.reproductions.harm`).  Return the bundle's folder
+    :mod:`~prunecheck.sim.evidence.harm`).  Return the bundle's folder
     (None without ``out``)."""
     hit = len(trace.events) - 1
     longer = extend_to_harm(trace, system)
@@ -43,7 +43,7 @@ def report_counterexample(
     print()
     sys.stdout.write(narrate(trace, steps).text())
     if out:
-        from prunecheck.sim.reproductions.bundle import BUNDLE_FILES, replay_command, write_bundle
+        from prunecheck.sim.evidence.bundle import BUNDLE_FILES, replay_command, write_bundle
 
         folder = write_bundle(trace, Path(out), system=system, force=force)
         print(f"\nbundle written to {folder}/ ({', '.join(BUNDLE_FILES)})")

@@ -14,8 +14,6 @@ from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.system import System
-from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.cli.argtypes import natural
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.limits import add_time_limit
@@ -24,6 +22,8 @@ from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments as add_knobs
 from prunecheck.sim.cli.runtime_options import runtime_config
 from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.subjects.loader import load_system
+from prunecheck.sim.subjects.policy_spec import with_format
 
 __all__ = [
     "BASE",
@@ -117,7 +117,7 @@ def system_from_args(args: argparse.Namespace) -> System[Any]:
     -------
     System
         A :class:`~prunecheck.model.model_system.ModelSystem` or a
-        :class:`~prunecheck.sim.runtimes.judged.JudgedSystem`.
+        :class:`~prunecheck.sim.subjects.runtimes.judged.JudgedSystem`.
 
     Raises
     ------

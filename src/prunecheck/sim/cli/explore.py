@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.sim.api.vacuity import vacuous_clause
 from prunecheck.sim.cli.argtypes import count, natural
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.counterexample import report_counterexample
@@ -27,7 +28,6 @@ from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argumen
 from prunecheck.sim.drivers.explore import MAX_STATES, ExploreResult
 from prunecheck.sim.drivers.shape import EXPLORE_TIME_STEPS, Shape
 from prunecheck.sim.support.progress import progress_for
-from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
 __all__ = ["execute", "register"]
 
@@ -107,7 +107,7 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    from prunecheck.sim.verdicts.python_api import run_explore
+    from prunecheck.sim.api.python_api import run_explore
 
     config = config_from_args(args)
     target = parse_target(args.target)

@@ -1,12 +1,12 @@
 """``--failures DIR`` / ``--no-failures``: the failure database of ``check``
-and ``search`` (see :mod:`prunecheck.sim.verdicts.failures`)."""
+and ``search`` (see :mod:`prunecheck.sim.evidence.failures`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from prunecheck.sim.verdicts.failures import DEFAULT_ROOT, ENV, FailureDatabase, database
+from prunecheck.sim.evidence.failures import DEFAULT_ROOT, ENV, FailureDatabase, database
 
 __all__ = ["add_failure_arguments", "failure_database", "report_problems"]
 

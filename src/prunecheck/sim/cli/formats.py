@@ -22,8 +22,8 @@ from dataclasses import replace
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.policy_spec import list_format
 from prunecheck.sim.cli.policy_argument import REMOVED_IN
+from prunecheck.sim.subjects.policy_spec import list_format
 
 __all__ = ["FORMAT_HELP", "add_format_argument", "provider_default"]
 

@@ -24,10 +24,6 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.provider import validate
 from prunecheck.model.system import System, incidents_of
-from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.adapters.telemetry.incident import Imported, import_conversation
-from prunecheck.sim.adapters.telemetry.reading import Log, read_log
-from prunecheck.sim.adapters.telemetry.records import LogFormat, LoggedRequest
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import (
     add_json_argument,
@@ -37,7 +33,11 @@ from prunecheck.sim.cli.json_output import (
     violation_json,
 )
 from prunecheck.sim.cli.policy_options import add_policy_timeout
-from prunecheck.sim.reproductions.bundle import write_bundle
+from prunecheck.sim.evidence.bundle import write_bundle
+from prunecheck.sim.ingest.incident import Imported, import_conversation
+from prunecheck.sim.ingest.reading import Log, read_log
+from prunecheck.sim.ingest.records import LogFormat, LoggedRequest
+from prunecheck.sim.subjects.loader import load_system
 from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 from prunecheck.sim.support.progress import progress_for
 

@@ -30,15 +30,15 @@ from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.incidents import Incident
-from prunecheck.sim.drivers.coverage import Coverage
-from prunecheck.sim.verdicts.baseline_file import Baseline
-from prunecheck.sim.verdicts.compare import Comparison
-from prunecheck.sim.verdicts.verdict import (
+from prunecheck.sim.api.baseline_file import Baseline
+from prunecheck.sim.api.compare import Comparison
+from prunecheck.sim.api.verdict import (
     CheckResult,
     ScenarioResult,
     is_saved,
     verdict_record,
 )
+from prunecheck.sim.drivers.coverage import Coverage
 
 __all__ = [
     "SCHEMA_NAME",
@@ -242,7 +242,7 @@ def placement_json(result: CheckResult, bundle: Path | None) -> dict[str, Any]:
 
 def check_document(result: CheckResult, bundles: Mapping[str, Path], status: int) -> dict[str, Any]:
     """The document of ``prunecheck check``: one entry per placement checked.
-    ``details`` is the :class:`~prunecheck.sim.verdicts.verdict.VerdictRecord`
+    ``details`` is the :class:`~prunecheck.sim.api.verdict.VerdictRecord`
     the human verdict line is rendered from (``details.verdict_line`` is that
     line; ``details.violations`` the classes it names)."""
     placements = result.placements or (result,)

@@ -33,8 +33,8 @@ from typing import Any
 from xml.etree import ElementTree
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.sim.api.verdict import CheckResult
 from prunecheck.sim.support.outputs import output_file, write_text
-from prunecheck.sim.verdicts.verdict import CheckResult
 
 __all__ = [
     "Case",

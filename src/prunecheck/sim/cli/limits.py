@@ -11,7 +11,7 @@ use 3 too, when ``--time-limit`` stopped them):
 * 3 — out of time: the time limit came before a violation and before the
   command finished; no verdict;
 * 4 — safe but vacuous, only with ``--fail-vacuous``: nothing the invariant
-  is about was exercised (see :mod:`prunecheck.sim.verdicts.vacuity`);
+  is about was exercised (see :mod:`prunecheck.sim.api.vacuity`);
   without the flag a vacuous safe exits 0 and says so.
 """
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
-from prunecheck.sim.loops.scenarios import LoopShape, ScenarioClass
+from prunecheck.sim.subjects.loops.scenarios import LoopShape, ScenarioClass
 
 __all__ = [
     "REFUSED",

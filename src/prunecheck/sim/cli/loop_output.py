@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, LoopCheck
 from prunecheck.sim.cli.json_output import document, first_violation, violation_json
 from prunecheck.sim.cli.junit_output import Case
-from prunecheck.sim.verdicts.loop_verdict import Cell, CellVerdict, LoopCheck
 
 __all__ = [
     "VERDICT_JSON",

@@ -1,9 +1,9 @@
 """``check`` and ``search`` of a ``loop:`` spec: a real agent loop under test.
 
 Shared by the two commands (a command module imports no other).  A loop spec
-(:mod:`prunecheck.sim.loops.target`) names the user's own agent; prunecheck
+(:mod:`prunecheck.sim.subjects.loops.target`) names the user's own agent; prunecheck
 drives the framework's own loop with a scripted model and fake tools and
-judges every request against the ledger (:mod:`prunecheck.sim.loops`).
+judges every request against the ledger (:mod:`prunecheck.sim.subjects.loops`).
 Every option either changes what runs for a loop or is refused for it
 (exit 2): :mod:`.loop_options` holds the table; the model runtime's knobs
 (``--gate``, ``--check-at`` …) are refused: the loop is its own runtime.
@@ -19,6 +19,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.sim.api.loop_api import check_loop, search_loop
+from prunecheck.sim.api.loop_verdict import (
+    CellVerdict,
+    LoopCheck,
+    cell_of,
+    not_applicable_reason,
+)
 from prunecheck.sim.cli.failure_options import failure_database, report_problems
 from prunecheck.sim.cli.json_output import record
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, vacuous_status
@@ -28,19 +35,12 @@ from prunecheck.sim.cli.loop_options import (
     loop_shape,
     refuse_for_loop,
 )
-from prunecheck.sim.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.loops.story import retell
-from prunecheck.sim.loops.target import load_target
-from prunecheck.sim.reproductions.loop_bundle import write_bundle
-from prunecheck.sim.reproductions.loop_narrative import narrative
+from prunecheck.sim.evidence.loop_bundle import write_bundle
+from prunecheck.sim.evidence.loop_narrative import narrative
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+from prunecheck.sim.subjects.loops.story import retell
+from prunecheck.sim.subjects.loops.target import load_target
 from prunecheck.sim.support.progress import progress_for
-from prunecheck.sim.verdicts.loop_api import check_loop, search_loop
-from prunecheck.sim.verdicts.loop_verdict import (
-    CellVerdict,
-    LoopCheck,
-    cell_of,
-    not_applicable_reason,
-)
 
 __all__ = ["LOOP_HELP", "MAX_STEPS", "check_loop_command", "search_loop_command"]
 

@@ -7,9 +7,9 @@ import inspect
 from typing import Any
 
 from prunecheck.model.policies import BUILTINS
-from prunecheck.sim.adapters.frameworks import adapter_help
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.policy_argument import REMOVED_IN, spelling_table
+from prunecheck.sim.subjects.frameworks import adapter_help
 
 __all__ = ["describe", "execute", "register", "spellings"]
 
@@ -76,8 +76,8 @@ def execute(args: argparse.Namespace) -> int:
 
 def _loops() -> str:
     """The ``loop:`` spec: the frameworks driven and the scenario classes."""
-    from prunecheck.sim.loops.scenarios import SCENARIOS
-    from prunecheck.sim.loops.target import FRAMEWORKS
+    from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
+    from prunecheck.sim.subjects.loops.target import FRAMEWORKS
 
     classes = "\n".join(f"  {s.name.value:<18} {s.title}" for s in SCENARIOS.values())
     return (

@@ -4,7 +4,7 @@ Every command that runs a policy takes it the same way, as the positional
 ``POLICY`` (``prunecheck check recency``, ``prunecheck search recency``,
 ``prunecheck replay TRACE recency``, ``prunecheck sweep --out F recency
 lowest_salience``), and every kind of policy has one spelling, a spec
-(:mod:`prunecheck.sim.adapters.policy_spec` parses it):
+(:mod:`prunecheck.sim.subjects.policy_spec` parses it):
 
 =========================  ============================================
 kind                       spec
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 from prunecheck._deprecated import SPELLING, RemovedIn040Warning
 from prunecheck.model.errors import ConfigError
-from prunecheck.sim.adapters.policy_spec import RUNTIME_PREFIX, with_format
+from prunecheck.sim.subjects.policy_spec import RUNTIME_PREFIX, with_format
 
 __all__ = [
     "REMOVED_IN",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.cli.argtypes import seconds
+from prunecheck.sim.subjects.time_limit import DEFAULT_TIMEOUT
 
 __all__ = ["add_policy_timeout"]
 

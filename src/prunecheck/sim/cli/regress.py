@@ -25,9 +25,14 @@ from typing import Any
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.exposure import ANY_VIOLATION
-from prunecheck.sim.adapters.digest import policy_digest
-from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.adapters.policy_spec import with_format
+from prunecheck.sim.api.baseline_file import (
+    Baseline,
+    read_baseline,
+    runtime_digest,
+    write_baseline,
+)
+from prunecheck.sim.api.compare import compare, detectable_rate
+from prunecheck.sim.api.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -42,15 +47,10 @@ from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import default_corpus
+from prunecheck.sim.subjects.digest import policy_digest
+from prunecheck.sim.subjects.loader import load_system
+from prunecheck.sim.subjects.policy_spec import with_format
 from prunecheck.sim.support.outputs import output_file
-from prunecheck.sim.verdicts.baseline_file import (
-    Baseline,
-    read_baseline,
-    runtime_digest,
-    write_baseline,
-)
-from prunecheck.sim.verdicts.compare import compare, detectable_rate
-from prunecheck.sim.verdicts.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
 
 __all__ = ["execute", "register"]
 

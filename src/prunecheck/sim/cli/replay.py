@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import Incident
 from prunecheck.model.system import replay
-from prunecheck.sim.adapters.loader import load_system
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.trusted import add_trace_arguments, trusted_trace
-from prunecheck.sim.reproductions.narrative import narrate_stream
+from prunecheck.sim.evidence.narrative import narrate_stream
+from prunecheck.sim.subjects.loader import load_system
 from prunecheck.sim.support.progress import Progress, TerminalProgress, progress_for
 
 __all__ = ["execute", "register"]

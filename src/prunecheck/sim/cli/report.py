@@ -23,8 +23,6 @@ from prunecheck.model.config import CheckAt, RetryMode, RuntimeConfig
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS
-from prunecheck.sim.adapters.loader import load_policy
-from prunecheck.sim.adapters.policy_spec import with_format
 from prunecheck.sim.cli.argtypes import count, integer
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -34,6 +32,8 @@ from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.drivers.workload import SESSION_TURNS, load_at
 from prunecheck.sim.reports.data import ReportData
 from prunecheck.sim.reports.writer import PLOTS, write_report
+from prunecheck.sim.subjects.loader import load_policy
+from prunecheck.sim.subjects.policy_spec import with_format
 from prunecheck.sim.support.ledger import locked_folder
 from prunecheck.sim.support.outputs import output_file, output_folder
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler

@@ -9,8 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from prunecheck.sim.adapters.digest import policy_digest
-from prunecheck.sim.adapters.policy_spec import is_loop_spec
+from prunecheck.sim.api.vacuity import vacuous_clause
 from prunecheck.sim.cli.argtypes import count, integer
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.counterexample import report_counterexample
@@ -35,9 +34,10 @@ from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argumen
 from prunecheck.sim.cli.loop_options import refuse_scenario_for_policy, remember_defaults
 from prunecheck.sim.cli.loop_runs import LOOP_HELP, search_loop_command
 from prunecheck.sim.drivers.shape import Shape
-from prunecheck.sim.loops.scenarios import ScenarioClass
+from prunecheck.sim.subjects.digest import policy_digest
+from prunecheck.sim.subjects.loops.scenarios import ScenarioClass
+from prunecheck.sim.subjects.policy_spec import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
-from prunecheck.sim.verdicts.vacuity import vacuous_clause
 
 # The options shared with explore live in driver_options; they stay importable
 # from here, where they lived before.
@@ -109,7 +109,7 @@ def register(sub: Any) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    from prunecheck.sim.verdicts.python_api import run_search, saved_failure
+    from prunecheck.sim.api.python_api import run_search, saved_failure
 
     if is_loop_spec(str(getattr(args, "policy", None) or "")):
         check_out_arg(args)

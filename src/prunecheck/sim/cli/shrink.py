@@ -7,7 +7,7 @@ debugging over its events to a minimal trace with the same incident class
 violation causes (the rejected invocation and its HTTP 400, the retry and
 its duplicated side effect, the truncated payload read back), and narrated;
 ``--out DIR`` writes the usual reproduction bundle.  See
-:mod:`prunecheck.sim.verdicts.minimal`.
+:mod:`prunecheck.sim.api.minimal`.
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ from typing import Any
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.system import incidents_of, replay
-from prunecheck.sim.adapters.loader import load_system
+from prunecheck.sim.api.minimal import AIM, DEFAULT_REPLAYS, shrink_note, shrink_trace
 from prunecheck.sim.cli.argtypes import count
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import parse_time_limit
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.trusted import add_trace_arguments, trusted_trace
-from prunecheck.sim.reproductions.harm import extend_to_harm
-from prunecheck.sim.reproductions.narrative import narrate
-from prunecheck.sim.verdicts.minimal import AIM, DEFAULT_REPLAYS, shrink_note, shrink_trace
+from prunecheck.sim.evidence.harm import extend_to_harm
+from prunecheck.sim.evidence.narrative import narrate
+from prunecheck.sim.subjects.loader import load_system
 
 __all__ = ["execute", "register"]
 
@@ -130,7 +130,7 @@ def execute(args: argparse.Namespace) -> int:
         sys.stdout.write("\n" + narrate(out, steps).text())
     folder = None
     if args.out:
-        from prunecheck.sim.reproductions.bundle import write_bundle
+        from prunecheck.sim.evidence.bundle import write_bundle
 
         folder = write_bundle(out, Path(args.out), system=system, force=args.force)
         print(f"reproduction bundle written to {shown}")

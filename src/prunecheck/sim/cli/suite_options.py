@@ -17,15 +17,15 @@ import argparse
 from pathlib import Path
 
 from prunecheck.model.errors import ConfigError
-from prunecheck.sim.cli.argtypes import seconds
-from prunecheck.sim.cli.limits import parse_positive_int
-from prunecheck.sim.verdicts.suite import (
+from prunecheck.sim.api.suite import (
     DEFAULT_HORIZON,
     DEFAULT_LEVELS,
     DEFAULT_MAX_EVENTS,
     DEFAULT_SEEDS,
     DEFAULT_SLOW_LEVELS,
 )
+from prunecheck.sim.cli.argtypes import seconds
+from prunecheck.sim.cli.limits import parse_positive_int
 
 __all__ = [
     "DEFAULT_CORPUS",

@@ -24,8 +24,6 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.policies import BUILTINS
 from prunecheck.model.provider import Provider
-from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.adapters.policy_spec import parse_spec_or_none, with_format
 from prunecheck.sim.cli.argtypes import count, integer, natural, seconds
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -38,6 +36,8 @@ from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.drivers.workload import SESSION_TURNS
 from prunecheck.sim.stats.sessions import SessionRecord, observations, rate_of
 from prunecheck.sim.stats.survival import kaplan_meier
+from prunecheck.sim.subjects.loader import load_system
+from prunecheck.sim.subjects.policy_spec import parse_spec_or_none, with_format
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
 from prunecheck.sim.sweeps.runs import Row
 from prunecheck.sim.sweeps.sweep import (

@@ -16,15 +16,15 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.policy_spec import parse_spec_or_none
 from prunecheck.sim.cli.policy_argument import add_policy_argument
-from prunecheck.sim.reproductions.bundle import (
+from prunecheck.sim.evidence.bundle import (
     policy_file,
     replay_command,
     runtime_file,
     spec_is_data,
 )
-from prunecheck.sim.reproductions.trace_file import read_trace
+from prunecheck.sim.evidence.trace_file import read_trace
+from prunecheck.sim.subjects.policy_spec import parse_spec_or_none
 
 __all__ = ["add_trace_arguments", "load_trace", "trusted_trace"]
 

@@ -1,7 +1,7 @@
 """Search and shrink action sequences of any subject driven by its own actions.
 
 The driver of an :class:`~prunecheck.model.system.Actions` subject — a
-framework's agent loop (:class:`prunecheck.sim.loops.system.LoopSystem`), or
+framework's agent loop (:class:`prunecheck.sim.subjects.loops.system.LoopSystem`), or
 any subject that says what it can do now.  Each generated run starts the
 subject with Hypothesis's draws (it draws its own bounds: swarm testing),
 then, step after step, draws one of the kinds of action the subject has
@@ -10,7 +10,7 @@ environment's.  A run stops at its first violation; Hypothesis shrinks the
 choices for at most ``shrink_runs`` runs (a count, not a time: a seed always
 gives the same answer), and :func:`minimize` then deletes actions of the
 shortest sequence while it still fails the same way (the one shrinker of
-every subject, :mod:`prunecheck.sim.support.shrinking`).  The result is a
+every subject, :mod:`prunecheck.sim.drivers.shrinking`).  The result is a
 concrete action sequence, replayable without the search (:func:`rerun`).
 
 :func:`random_walk` is the baseline: uniform choices from a seeded
@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import Incident
 from prunecheck.model.system import A, Actions, Draw, S
+from prunecheck.sim.drivers.shrinking import ddmin
 from prunecheck.sim.support.seed_only import seed_only
-from prunecheck.sim.support.shrinking import ddmin
 
 __all__ = [
     "POLISH_RUNS",
@@ -175,7 +175,7 @@ def minimize(
 ) -> Outcome[A]:
     """Delete actions while the sequence still fails with the same violation kinds.
 
-    The one shrinker (:func:`~prunecheck.sim.support.shrinking.ddmin`) with
+    The one shrinker (:func:`~prunecheck.sim.drivers.shrinking.ddmin`) with
     windows of 4, 3, 2 and 1 consecutive actions (a loop's turn — a user
     message and its reply — goes together), from the last to the first,
     again while any deletion helped; at most ``budget`` replays

@@ -20,7 +20,7 @@ state and interleavings are judged.
 
 :func:`gaps` names what was never exercised; a *safe* verdict with a gap is
 *vacuous* — it says nothing about the states the invariant is about.  What
-flag widens each gap is the command's to say (:mod:`prunecheck.sim.verdicts.vacuity`).
+flag widens each gap is the command's to say (:mod:`prunecheck.sim.api.vacuity`).
 
 Examples
 --------

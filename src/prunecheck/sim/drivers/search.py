@@ -53,6 +53,7 @@ from prunecheck.model.system import S, System
 from prunecheck.model.trace import Trace
 from prunecheck.sim.drivers.coverage import Coverage, CoverageTally
 from prunecheck.sim.drivers.found import found_trace
+from prunecheck.sim.drivers.polish import minimize_timed
 from prunecheck.sim.drivers.search_machine import (
     Enough,
     Fatal,
@@ -68,7 +69,6 @@ from prunecheck.sim.drivers.shape import (
     ends_session,
     hits,
 )
-from prunecheck.sim.drivers.shrink import minimize_timed
 from prunecheck.sim.drivers.swarm import (
     max_gap,
     narrow,

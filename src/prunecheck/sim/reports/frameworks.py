@@ -1,7 +1,7 @@
 """``make frameworks``: the verdict table of framework trimmers.
 
 Checks each framework trimmer of :data:`ROWS` (representative settings)
-under each check placement with :func:`~prunecheck.sim.verdicts.check.check_policy`
+under each check placement with :func:`~prunecheck.sim.api.check.check_policy`
 and writes ``reports/frameworks.md``: library, version, setting, verdict per
 placement, time to the verdict and the reproduction's length; for every
 unsafe row a standalone script (``reports/frameworks/<row>.py``) that
@@ -27,13 +27,13 @@ from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.model.provider import Provider
 from prunecheck.model.trace import Trace
-from prunecheck.sim.adapters.catalog import ADAPTERS
-from prunecheck.sim.adapters.frameworks import framework_policy, library_version
-from prunecheck.sim.adapters.frameworks.repro import Capture, capture, script
-from prunecheck.sim.adapters.policy_spec import parse_spec
+from prunecheck.sim.api.minimal import AIM
 from prunecheck.sim.reports.claims import INVARIANT
+from prunecheck.sim.subjects.catalog import ADAPTERS
+from prunecheck.sim.subjects.frameworks import framework_policy, library_version
+from prunecheck.sim.subjects.frameworks.repro import Capture, capture, script
+from prunecheck.sim.subjects.policy_spec import parse_spec
 from prunecheck.sim.support.outputs import write_text
-from prunecheck.sim.verdicts.minimal import AIM
 
 __all__ = ["ROWS", "Cell", "Row", "longest_line", "main", "markdown", "run_row"]
 
@@ -92,7 +92,7 @@ def run_row(
     spec: str, *, seed: int, levels: Sequence[float], seeds: Sequence[int], max_examples: int
 ) -> Row:
     """Check one spec under every placement; capture its reproduction."""
-    from prunecheck.sim.verdicts.check import check_policy
+    from prunecheck.sim.api.check import check_policy
 
     name = parse_spec(spec).adapter
     adapter = ADAPTERS[name]
@@ -193,7 +193,7 @@ def write_script(row: Row, folder: Path) -> Row:
     """Write and run the reproduction script of an unsafe row."""
     if row.found is None:
         return row
-    from prunecheck.sim.adapters.frameworks.spec import parse_settings
+    from prunecheck.sim.subjects.frameworks.spec import parse_settings
 
     parsed = parse_spec(row.spec)
     name = parsed.adapter

@@ -2,7 +2,7 @@
 
 For each example agent of ``examples/loops/`` (every ``prunecheck check
 loop:…`` its docstring names) and each scenario class
-(:data:`prunecheck.sim.loops.scenarios.SCENARIOS`): the verdict, the minimal
+(:data:`prunecheck.sim.subjects.loops.scenarios.SCENARIOS`): the verdict, the minimal
 reproduction's length and its standalone script (``reports/loops/*.py``,
 written from the bundle and run once with the framework alone to confirm it,
 :mod:`prunecheck.sim.reports.alone`: exit status 1 with a finding printed is
@@ -35,20 +35,20 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from prunecheck.model.errors import PrunecheckError
-from prunecheck.sim.adapters.policy_spec import (
+from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, LoopCheck, check_loop
+from prunecheck.sim.evidence.loop_bundle import bundle_texts
+from prunecheck.sim.reports.alone import finding_of, run_alone
+from prunecheck.sim.subjects.loops.contract import Capability
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
+from prunecheck.sim.subjects.loops.target import LoopTarget, load_target
+from prunecheck.sim.subjects.policy_spec import (
     LOOP_PREFIX,
     SpecKind,
     is_loop_spec,
     parse_spec,
     parse_spec_or_none,
 )
-from prunecheck.sim.loops.contract import Capability
-from prunecheck.sim.loops.scenarios import SCENARIOS
-from prunecheck.sim.loops.target import LoopTarget, load_target
-from prunecheck.sim.reports.alone import finding_of, run_alone
-from prunecheck.sim.reproductions.loop_bundle import bundle_texts
 from prunecheck.sim.support.outputs import write_text
-from prunecheck.sim.verdicts.loop_verdict import Cell, CellVerdict, LoopCheck, check_loop
 
 __all__ = [
     "GUARD_MARK",

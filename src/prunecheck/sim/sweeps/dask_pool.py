@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError, PolicyError
-from prunecheck.sim.adapters.policy_spec import user_code_of
+from prunecheck.sim.subjects.policy_spec import user_code_of
 from prunecheck.sim.sweeps.runs import Row, RunSpec, work
 
 __all__ = [

@@ -18,13 +18,13 @@ from typing import Any
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.system import System
-from prunecheck.sim.adapters.digest import source_of
-from prunecheck.sim.adapters.loader import load_system
-from prunecheck.sim.adapters.policy_spec import SpecKind, parse_spec_or_none
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON, SIMULATOR_VERSION, simulate
 from prunecheck.sim.drivers.workload import Load
 from prunecheck.sim.stats.sessions import SessionRecord, sessions_from_json, sessions_to_json
+from prunecheck.sim.subjects.digest import source_of
+from prunecheck.sim.subjects.loader import load_system
+from prunecheck.sim.subjects.policy_spec import SpecKind, parse_spec_or_none
+from prunecheck.sim.subjects.time_limit import DEFAULT_TIMEOUT
 
 __all__ = ["Row", "RunSpec", "policy_fingerprint", "run_one", "work"]
 

@@ -31,10 +31,10 @@ from typing import TextIO
 from prunecheck.model.config import CheckAt, RetryMode, RuntimeConfig
 from prunecheck.model.errors import ConfigError, PolicyError
 from prunecheck.model.gates import Gate
-from prunecheck.sim.adapters.cage_worker import die_with_parent
-from prunecheck.sim.adapters.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.drivers.simulator import DEFAULT_HORIZON
 from prunecheck.sim.drivers.workload import load_at
+from prunecheck.sim.subjects.cage_worker import die_with_parent
+from prunecheck.sim.subjects.time_limit import DEFAULT_TIMEOUT
 from prunecheck.sim.support.ledger import CHECKSUM, is_intact, locked, seal
 from prunecheck.sim.support.outputs import output_file, refusing_full_disk, write_atomically
 from prunecheck.sim.support.progress import progress_for

@@ -1,0 +1,282 @@
+"""``prunecheck check loop:…``: a verdict per scenario class, and one for the agent.
+
+Each scenario class (:data:`~prunecheck.sim.subjects.loops.scenarios.SCENARIOS`) the
+configured agent supports is searched with its share of the runs by the
+generic action search (:func:`search_scenario`: the loop as a
+:class:`~prunecheck.sim.subjects.loops.system.LoopSystem` driven by its own enabled
+actions, :mod:`prunecheck.sim.drivers.action_search`); a class the agent
+does not support says why.  A cell (the loop's placement) is
+
+* **UNSAFE** — a schedule broke the loop; the cell holds the shrunk one;
+* **safe** — no run broke it, and the class's own step (a cancel, a resume …)
+  was applied (how often is shown);
+* **vacuous** — no run broke it, but the class's own step never became
+  enabled: nothing was tested;
+* **n/a** — the agent lacks the capability (no cancel API, no durable
+  persistence …);
+* **out of time** — the deadline (``--time-limit``) came before the class's
+  search found anything or finished: no verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from prunecheck.sim.drivers.action_search import Outcome, SearchOutcome, search
+from prunecheck.sim.subjects.loops.contract import Capability
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
+from prunecheck.sim.subjects.loops.steps import Step
+from prunecheck.sim.subjects.loops.system import LoopSystem
+from prunecheck.sim.subjects.loops.target import LoopTarget
+
+__all__ = [
+    "Cell",
+    "CellVerdict",
+    "LoopCheck",
+    "cell_of",
+    "check_loop",
+    "not_applicable_reason",
+    "search_scenario",
+]
+
+_WHY_NOT = {
+    Capability.CANCEL: "the framework has no cancel API for this agent",
+    Capability.CRASH_RESUME: "no durable persistence with a resume API in this configuration",
+    Capability.CRASH_NEW_MESSAGE: "no durable persistence of the thread in this configuration",
+    Capability.INTERRUPT: "no human-in-the-loop approval is configured",
+    Capability.TRIM_HOOK: "the configuration does not trim at the framework's hook",
+    Capability.TOOL_TIMEOUT: "no tool timeout is configured",
+}
+
+
+def not_applicable_reason(capability: Capability) -> str:
+    """Why a scenario class needing ``capability`` does not apply."""
+    return _WHY_NOT[capability]
+
+
+class CellVerdict(StrEnum):
+    UNSAFE = "UNSAFE"
+    SAFE = "safe"
+    VACUOUS = "vacuous"
+    NOT_APPLICABLE = "n/a"
+    OUT_OF_TIME = "out of time"
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One scenario class's verdict.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The class.
+    verdict : CellVerdict
+        See the module's docs.
+    found : Outcome or None
+        The minimal failing schedule (UNSAFE).
+    examples : int
+        Runs generated.
+    schedules : int
+        Schedules run, shrinking included.
+    exercised : int
+        Times the class's own step was applied.
+    note : str
+        Why n/a, or what a safe cell covered.
+    seconds : float
+        Wall time (informational).
+    saved : str or None
+        The failure database's file whose schedule, replayed first, is
+        ``found`` (the class was not searched), or None.
+    """
+
+    scenario: Scenario
+    verdict: CellVerdict
+    found: Outcome[Step] | None
+    examples: int
+    schedules: int
+    exercised: int
+    note: str
+    seconds: float = 0.0
+    saved: str | None = None
+
+    @property
+    def kinds(self) -> str:
+        return ", ".join(sorted(self.found.kinds)) if self.found is not None else ""
+
+
+@dataclass(frozen=True, slots=True)
+class LoopCheck:
+    """The verdict of ``check`` on a loop: one cell per scenario class.
+
+    Attributes
+    ----------
+    target : LoopTarget
+        The agent.
+    cells : tuple[Cell, ...]
+        In the order of :data:`~prunecheck.sim.subjects.loops.scenarios.SCENARIOS`.
+    seed : int
+        The search's seed.
+    """
+
+    target: LoopTarget
+    cells: tuple[Cell, ...]
+    seed: int
+
+    @property
+    def unsafe(self) -> tuple[Cell, ...]:
+        return tuple(c for c in self.cells if c.verdict is CellVerdict.UNSAFE)
+
+    @property
+    def verdict(self) -> CellVerdict:
+        if self.unsafe:
+            return CellVerdict.UNSAFE
+        if any(c.verdict is CellVerdict.OUT_OF_TIME for c in self.cells):
+            return CellVerdict.OUT_OF_TIME
+        if any(c.verdict is CellVerdict.SAFE for c in self.cells):
+            return CellVerdict.SAFE
+        return CellVerdict.VACUOUS
+
+    def table(self) -> str:
+        """The scenario table (plain text)."""
+        rows = [("scenario class", "verdict", "steps", "violations / covered")]
+        for c in self.cells:
+            steps = str(len(c.found.steps)) if c.found is not None else "-"
+            rows.append((c.scenario.title, c.verdict.value, steps, c.kinds or c.note))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        out = []
+        for n, r in enumerate(rows):
+            out.append("  ".join(v.ljust(widths[i]) for i, v in enumerate(r[:3])) + "  " + r[3])
+            if n == 0:
+                out.append("  ".join("-" * w for w in widths) + "  " + "-" * len(r[3]))
+        return "\n".join(out) + "\n"
+
+    def verdict_line(self) -> str:
+        who = f"{self.target.reference} ({self.target.framework})"
+        if self.verdict is CellVerdict.UNSAFE:
+            names = ", ".join(c.scenario.title for c in self.unsafe)
+            safe = [c.scenario.title for c in self.cells if c.verdict is CellVerdict.SAFE]
+            tail = f"; safe under {', '.join(safe)}" if safe else ""
+            return f"verdict: UNSAFE — {who} breaks under {names}{tail}"
+        if self.verdict is CellVerdict.SAFE:
+            return f"verdict: safe — {who}: no schedule broke it in the classes it supports"
+        if self.verdict is CellVerdict.OUT_OF_TIME:
+            names = ", ".join(
+                c.scenario.title for c in self.cells if c.verdict is CellVerdict.OUT_OF_TIME
+            )
+            return (
+                f"verdict: out of time — {who}: the time limit came before {names} "
+                "finished; no verdict"
+            )
+        return f"verdict: vacuous — {who}: no scenario class could be exercised"
+
+
+def check_loop(
+    target: LoopTarget,
+    *,
+    seed: int = 0,
+    max_examples: int = 200,
+    scenarios: Sequence[ScenarioClass] | None = None,
+    max_steps: int = 16,
+    shape: LoopShape | None = None,
+    deadline: float | None = None,
+    on_class: Callable[[Scenario], None] | None = None,
+    replay: Callable[[Scenario], SearchOutcome[Step] | None] | None = None,
+) -> LoopCheck:
+    """Search every applicable scenario class (see the module's docs).
+
+    Parameters
+    ----------
+    target : LoopTarget
+        The agent and its adapter (:func:`~prunecheck.sim.subjects.loops.target.load_target`).
+    seed : int
+        The same seed gives the same cells, schedules and counterexamples.
+    max_examples : int
+        Runs in all, split evenly among the applicable classes (at least 1 each).
+    scenarios : Sequence[ScenarioClass] or None
+        The classes to check; None: all.
+    max_steps : int
+        Steps of one schedule at most.
+    shape : LoopShape or None
+        The bounds every class shares (None: the table's).
+    deadline : float or None
+        A ``time.monotonic()`` after which no search run starts; the
+        classes it cuts short or never reaches are out of time.
+    on_class : callable or None
+        Called with each applicable class before it is searched (progress).
+    replay : callable or None
+        Given each applicable class first: the outcome of a saved schedule
+        that still breaks the loop there (the failure database, replayed by
+        :mod:`.loop_api`) makes the class UNSAFE without a search.
+    """
+    caps = target.adapter.capabilities(target.target)
+    chosen = [SCENARIOS[s] for s in (scenarios or list(SCENARIOS))]
+    if shape is not None:
+        chosen = [replace(s, shape=shape) for s in chosen]
+    live = [s for s in chosen if s.applies(caps)]
+    share = max(1, max_examples // max(1, len(live)))
+    cells: list[Cell] = []
+    for scenario in chosen:
+        if not scenario.applies(caps):
+            assert scenario.needs is not None
+            cells.append(Cell(scenario, CellVerdict.NOT_APPLICABLE, None, 0, 0, 0,
+                              not_applicable_reason(scenario.needs)))  # fmt: skip
+            continue
+        if deadline is not None and time.monotonic() >= deadline:
+            cells.append(Cell(scenario, CellVerdict.OUT_OF_TIME, None, 0, 0, 0,
+                              "not searched: the time limit came first"))  # fmt: skip
+            continue
+        if on_class is not None:
+            on_class(scenario)
+        saved = replay(scenario) if replay is not None else None
+        if saved is not None:
+            cells.append(cell_of(scenario, saved))
+            continue
+        result = search_scenario(target, scenario, seed=seed, max_examples=share,
+                                 max_steps=max_steps, deadline=deadline)  # fmt: skip
+        cells.append(cell_of(scenario, result))
+    return LoopCheck(target, tuple(cells), seed)
+
+
+def search_scenario(
+    target: LoopTarget,
+    scenario: Scenario,
+    *,
+    seed: int = 0,
+    max_examples: int = 40,
+    max_steps: int = 16,
+    shrink_runs: int | None = None,
+    polish_runs: int | None = None,
+    deadline: float | None = None,
+    kinds: frozenset[str] | None = None,
+) -> SearchOutcome[Step]:
+    """Search one scenario class: the generic action search of the loop's System.
+
+    Parameters as :func:`prunecheck.sim.drivers.action_search.search`;
+    ``max_steps`` bounds one schedule.
+    """
+    system = LoopSystem(target, scenario, max_steps)
+    return search(system, seed=seed, max_examples=max_examples, shrink_runs=shrink_runs,
+                  polish_runs=polish_runs, deadline=deadline, kinds=kinds)  # fmt: skip
+
+
+def cell_of(scenario: Scenario, result: SearchOutcome[Step]) -> Cell:
+    """The cell of one class's search (see the module's docs)."""
+    key = result.exercised.get(scenario.key, 0)
+    if result.found is not None:
+        verdict, note = CellVerdict.UNSAFE, ""
+    elif result.timed_out:
+        verdict = CellVerdict.OUT_OF_TIME
+        note = f"{result.examples} schedules before the time limit"
+    elif key:
+        verdict = CellVerdict.SAFE
+        note = f"{result.examples} schedules, {scenario.key} applied {key} times"
+    else:
+        verdict = CellVerdict.VACUOUS
+        note = f"{result.examples} schedules, {scenario.key} never enabled"
+    if result.found is not None and not result.exercised:  # replayed, not searched
+        key = sum(1 for step in result.found.steps if step.kind == scenario.key)
+    return Cell(scenario, verdict, result.found, result.examples, result.schedules, key, note,
+                result.seconds, saved=getattr(result, "saved", None) or None)  # fmt: skip

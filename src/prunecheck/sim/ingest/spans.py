@@ -1,0 +1,347 @@
+"""Model calls recorded as OpenTelemetry spans: the GenAI semantic
+conventions and OpenInference's.
+
+Two file layouts: OTLP JSON, as the OpenTelemetry Collector's file exporter
+writes it (one ``{"resourceSpans": [...]}`` export request a line; ids in
+hex, or base64 as protobuf's own JSON mapping writes them), and the Python
+SDK's own span JSON (``ReadableSpan.to_json()``, as the console exporter
+prints it: one object after another).  :func:`spans_of` reads either into
+:class:`Span` records.
+
+A span is a model request when it carries
+
+* ``gen_ai.input.messages`` (the current GenAI conventions: messages of
+  ``parts`` — ``text``, ``tool_call``, ``tool_call_response``), with
+  ``gen_ai.output.messages`` and ``gen_ai.system_instructions``; its
+  conversation is ``gen_ai.conversation.id`` (its own or an ancestor
+  span's), else its trace;
+* or ``llm.input_messages.N.message.*`` (OpenInference, span kind LLM),
+  with ``llm.output_messages``; its conversation is ``session.id``, else
+  its trace.
+
+A span whose content was not captured, or whose messages attribute was cut
+by an attribute length limit, is named as a gap, never guessed at.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prunecheck.model.context import Role
+from prunecheck.model.provider import Provider
+from prunecheck.sim.ingest.bodies import provider_message, text_of
+from prunecheck.sim.ingest.records import (
+    LogFormat,
+    LoggedCall,
+    LoggedMessage,
+    LoggedRequest,
+    Source,
+)
+
+__all__ = ["Span", "is_span", "request_of_span", "spans_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One span, whichever layout it was read from."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: float | None
+    end: float | None
+    attributes: dict[str, Any]
+    error: str | None
+    events: tuple[tuple[str, dict[str, Any]], ...] = field(default=())
+    where: str = ""
+
+
+def is_span(record: Mapping[str, Any]) -> bool:
+    """Whether a JSON record is OTLP JSON or the SDK's span JSON."""
+    return "resourceSpans" in record or ("context" in record and "attributes" in record)
+
+
+def _hex(value: object) -> str:
+    text = str(value or "")
+    if text.startswith("0x"):
+        return text[2:]
+    if re.fullmatch(r"[0-9a-fA-F]+", text):
+        return text.lower()
+    try:
+        return base64.b64decode(text, validate=True).hex()
+    except ValueError:
+        return text
+
+
+def _any_value(value: Mapping[str, Any]) -> Any:
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "arrayValue" in value:
+        return [_any_value(v) for v in value["arrayValue"].get("values", [])]
+    if "kvlistValue" in value:
+        return {kv["key"]: _any_value(kv.get("value", {})) for kv in value["kvlistValue"]["values"]}
+    return None
+
+
+def _kv(items: object) -> dict[str, Any]:
+    if not isinstance(items, list):
+        return {}
+    return {
+        kv["key"]: _any_value(kv.get("value") or {})
+        for kv in items
+        if isinstance(kv, Mapping) and "key" in kv
+    }
+
+
+def _nanos(value: object) -> float | None:
+    try:
+        return int(str(value)) / 1e9 if value not in (None, "", "0", 0) else None
+    except ValueError:
+        return None
+
+
+def _iso(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def spans_of(record: Mapping[str, Any], where: str) -> Iterator[Span]:
+    """The spans of one JSON record (an OTLP export request or one SDK span)."""
+    if "resourceSpans" in record:
+        for r in record.get("resourceSpans") or []:
+            for scope in (r or {}).get("scopeSpans") or []:
+                for s in (scope or {}).get("spans") or []:
+                    if not isinstance(s, Mapping):
+                        continue
+                    status = s.get("status") or {}
+                    failed = status.get("code") in (2, "STATUS_CODE_ERROR")
+                    yield Span(
+                        _hex(s.get("traceId")),
+                        _hex(s.get("spanId")),
+                        _hex(s.get("parentSpanId")) or None,
+                        str(s.get("name", "")),
+                        _nanos(s.get("startTimeUnixNano")),
+                        _nanos(s.get("endTimeUnixNano")),
+                        _kv(s.get("attributes")),
+                        (status.get("message") or "error") if failed else None,
+                        tuple((str(e.get("name")), _kv(e.get("attributes")))
+                              for e in s.get("events") or [] if isinstance(e, Mapping)),
+                        f"{where}, span {_hex(s.get('spanId'))}",
+                    )  # fmt: skip
+        return
+    context = record.get("context") or {}
+    status = record.get("status") or {}
+    attributes = record.get("attributes")
+    yield Span(
+        _hex(context.get("trace_id")),
+        _hex(context.get("span_id")),
+        _hex(record.get("parent_id")) or None,
+        str(record.get("name", "")),
+        _iso(record.get("start_time")),
+        _iso(record.get("end_time")),
+        dict(attributes) if isinstance(attributes, Mapping) else {},
+        (status.get("description") or "error") if status.get("status_code") == "ERROR" else None,
+        tuple((str(e.get("name")), dict(e.get("attributes") or {}))
+              for e in record.get("events") or [] if isinstance(e, Mapping)),
+        f"{where}, span {_hex(context.get('span_id'))}",
+    )  # fmt: skip
+
+
+_PROVIDERS = {"openai": Provider.OPENAI, "azure.ai.openai": Provider.OPENAI,
+              "anthropic": Provider.ANTHROPIC, "aws.bedrock": Provider.ANTHROPIC}  # fmt: skip
+
+
+def _provider(attributes: Mapping[str, Any]) -> Provider | None:
+    for key in ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"):
+        value = attributes.get(key)
+        if isinstance(value, str) and value.lower() in _PROVIDERS:
+            return _PROVIDERS[value.lower()]
+    return None
+
+
+def rejection_of(span: Span) -> tuple[str | None, int | None]:
+    """The provider's error text of a failed span, and the HTTP status."""
+    texts = [str(a.get("exception.message", "")) for n, a in span.events if n == "exception"]
+    texts.append(span.error or "")
+    for text in texts:
+        if text and text != "error":
+            return provider_message(text)
+    return span.error, None
+
+
+class Unreadable(Exception):
+    """A span's messages cannot be read; the message says why."""
+
+
+def _parsed(value: object, name: str) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if not isinstance(value, str):
+        raise Unreadable(f"its {name} attribute is not a JSON string of messages")
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError:
+        raise Unreadable(
+            f"its {name} attribute ({len(value)} characters) is cut off or not JSON — the "
+            "instrumentation truncated it (an attribute length limit?)"
+        ) from None
+    if not isinstance(data, list):
+        raise Unreadable(f"its {name} attribute is not a list of messages")
+    return data
+
+
+def _genai_messages(raw: Iterable[Any]) -> list[LoggedMessage]:
+    out = []
+    for m in raw:
+        if not isinstance(m, Mapping):
+            raise Unreadable("a message in it is not an object")
+        role = str(m.get("role", ""))
+        texts, calls = [], []
+        for part in m.get("parts") or []:
+            if not isinstance(part, Mapping):
+                continue
+            kind = part.get("type")
+            if kind == "tool_call":
+                args = part.get("arguments")
+                args = args if isinstance(args, str) else json.dumps(args, sort_keys=True)
+                calls.append(LoggedCall(str(part.get("id")), str(part.get("name", "")), args))
+            elif kind == "tool_call_response":
+                response = part.get("response", part.get("result"))
+                text = response if isinstance(response, str) else json.dumps(response)
+                out.append(LoggedMessage(Role.TOOL, text, answers=str(part.get("id"))))
+            elif kind == "text" or "content" in part:
+                texts.append(text_of(part.get("content")))
+        if role == "tool":
+            continue
+        known = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
+        if role not in known:
+            raise Unreadable(f"a message in it has role {role!r}")
+        if texts or calls or role == "assistant":
+            out.append(LoggedMessage(known[role], "\n".join(texts), tuple(calls)))
+    return out
+
+
+def _unflatten(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``llm.input_messages.N.message.*`` back into one dict per message."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix + "."):
+            continue
+        index, _, rest = key[len(prefix) + 1 :].partition(".")
+        if not index.isdigit():
+            continue
+        node = found.setdefault(int(index), {})
+        parts = rest.split(".")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            node = child if isinstance(child, dict) else {}
+        node[parts[-1]] = value
+    return [found[i] for i in sorted(found)]
+
+
+def _listed(node: object) -> list[Any]:
+    if not isinstance(node, Mapping):
+        return []
+    return [node[k] for k in sorted(node, key=lambda k: int(k) if k.isdigit() else -1)]
+
+
+def _openinference_messages(raw: list[dict[str, Any]]) -> list[LoggedMessage]:
+    out = []
+    for entry in raw:
+        m = entry.get("message", {})
+        role = str(m.get("role", ""))
+        contents = [c.get("message_content", {}) for c in _listed(m.get("contents"))]
+        text = m.get("content")
+        if not isinstance(text, str):
+            text = "\n".join(
+                str(c.get("text", "")) for c in contents if c.get("type") in ("text", None)
+            )
+        if role == "tool":
+            out.append(LoggedMessage(Role.TOOL, text, answers=str(m.get("tool_call_id"))))
+            continue
+        calls = []
+        for c in _listed(m.get("tool_calls")):
+            call = c.get("tool_call", {})
+            function = call.get("function", {})
+            calls.append(
+                LoggedCall(
+                    str(call.get("id")),
+                    str(function.get("name", "")),
+                    str(function.get("arguments", "")),
+                )
+            )
+        known = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
+        if role not in known:
+            raise Unreadable(f"a message in it has role {role!r}")
+        out.append(LoggedMessage(known[role], text, tuple(calls)))
+    return out
+
+
+def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest | str | None:
+    """The model request a span records; a sentence if it is one whose
+    messages cannot be read; None if it records no model call."""
+    a = span.attributes
+    where = Source(source, span.where.partition(", ")[2] or span.span_id)
+    provider = _provider(a) or Provider.OPENAI
+    rejection, status = rejection_of(span) if span.error else (None, None)
+    try:
+        if "gen_ai.input.messages" in a:
+            messages = _genai_messages(_parsed(a["gen_ai.input.messages"], "gen_ai.input.messages"))
+            system = a.get("gen_ai.system_instructions")
+            if system is not None:
+                parts = _parsed(system, "gen_ai.system_instructions")
+                text = "\n".join(text_of(p.get("content")) for p in parts if isinstance(p, Mapping))
+                messages.insert(0, LoggedMessage(Role.SYSTEM, text))
+            reply = None
+            if "gen_ai.output.messages" in a:
+                reply = tuple(
+                    _genai_messages(_parsed(a["gen_ai.output.messages"], "gen_ai.output.messages"))
+                )
+            fmt = LogFormat.OTEL_GENAI
+        elif a.get("openinference.span.kind") == "LLM":
+            raw = _unflatten(a, "llm.input_messages")
+            if not raw:
+                return (
+                    f"{where}: an LLM span without llm.input_messages (inputs hidden or not "
+                    "captured): this request is not in the trace"
+                )
+            messages = _openinference_messages(raw)
+            out = _unflatten(a, "llm.output_messages")
+            reply = tuple(_openinference_messages(out)) if out else None
+            fmt = LogFormat.OPENINFERENCE
+        elif a.get("gen_ai.operation.name") in ("chat", "text_completion", "generate_content"):
+            return (
+                f"{where}: a {a['gen_ai.operation.name']} span without gen_ai.input.messages "
+                "(message content not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_"
+                "MESSAGE_CONTENT): this request is not in the trace"
+            )
+        else:
+            return None
+    except Unreadable as exc:
+        return f"{where}: {exc}: this request is not in the trace"
+    return LoggedRequest(
+        conversation,
+        span.start,
+        where,
+        provider,
+        fmt,
+        tuple(messages),
+        reply if rejection is None else None,
+        rejection,
+        status,
+        ended=span.end,
+    )

@@ -1,0 +1,286 @@
+"""The AutoGen AgentChat reproduction: a short standalone script of one schedule.
+
+:func:`script_text` writes what a framework maintainer can paste into an
+issue: a script of at most 80 lines on AutoGen's public API alone.  It checks
+the installed AutoGen against the versions the failure was found on (exit 2
+naming both), imports the user's factory by its path relative to the script
+(or by module name), builds the agent on AutoGen's own
+``ReplayChatCompletionClient`` (its replies given at the schedule's steps, each
+request recorded in OpenAI Chat Completions form, tokens counted as the
+harness's double counts them, so a ``TokenLimitedChatCompletionContext``
+trims where it trimmed under prunecheck), and replaces every tool's body
+(``BaseTool.run_json``) by one that waits on an ``asyncio.Event`` per call.
+Then it plays the schedule as plain code, one line a step, as
+:class:`~.autogen.AutoGenLoop` does: a turn is ``agent.run(task=...,
+cancellation_token=token)`` followed by the app's ``save_state``; a cancel is
+``token.cancel()``; a crash drops the turn and the agent, and a new agent loads
+the saved state; a resume is ``agent.run()`` without a task.
+
+It checks only what its schedule showed (the schedule's ``expect``; every
+check when it has none): OpenAI's pairing rules on every request, with their
+exact texts; a tool that ran before a crash and that the request after it no
+longer shows; a turn that does not return :data:`HANG_SECONDS` after the
+cancel (the harness gives it 60 virtual seconds).  Its last
+line is ``reproduced: KIND: detail`` (exit 1) or ``not reproduced`` (exit 0).
+"""
+
+# ruff: noqa: E501  (the templates are the script's own lines, long where a reader wants them whole)
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from prunecheck.sim.subjects.policy_spec import split_reference
+
+from ._common import SCRIPT_EXCEPTHOOK
+
+__all__ = ["DISTRIBUTIONS", "HANG_SECONDS", "script_text", "step_lines"]
+
+#: What the script checks the version of: AgentChat first (``FOUND_ON``'s main entry).
+DISTRIBUTIONS = ("autogen-agentchat", "autogen-core", "autogen-ext")
+
+#: Seconds a cancelled turn has to return before the script calls it a hang.
+HANG_SECONDS = 2
+
+_ORPHAN = (
+    "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+    "message with 'tool_calls'."
+)
+_UNANSWERED = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding "
+    "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+)
+
+_HEAD = Template('''\
+"""AutoGen AgentChat: $agent, scenario class $scenario, violations $kinds;
+found by prunecheck $version, seed $seed. Run: python <this file>, from any directory.
+Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+import asyncio, collections, importlib.metadata, json, os, pathlib, sys
+
+FOUND_ON = $found_on
+HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
+for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
+    if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+$excepthook
+from autogen_core import CancellationToken, FunctionCall, models, tools
+from autogen_ext.models.replay import ReplayChatCompletionClient
+requests, asked, done, outcome, ran, saved = [], {}, collections.defaultdict(asyncio.Event), {}, {}, []
+def chat(messages):  # AutoGen's messages in OpenAI Chat Completions form (as prunecheck shows them)
+    out = []
+    for m in messages:
+        if m.type == "FunctionExecutionResultMessage":
+            out += [{"role": "tool", "tool_call_id": r.call_id, "content": r.content} for r in m.content]
+        elif m.type == "AssistantMessage" and isinstance(m.content, list):
+            out.append({"role": "assistant", "content": m.thought, "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in m.content]})
+        else:
+            out.append({"role": m.type.removesuffix("Message").lower(), "content": m.content})
+    return out
+class Model(ReplayChatCompletionClient):  # records each request; answers at the schedule's reply
+    async def create(self, messages, *, cancellation_token, **kwargs):
+        requests.append(chat(messages))
+        await cancellation_token.link_future(asked.setdefault(len(requests), asyncio.Future()))
+        return await super().create(messages, **kwargs)
+    async def create_stream(self, messages, **kwargs):  # a streaming agent (model_client_stream=True)
+        yield await self.create(messages, **kwargs)
+    def count_tokens(self, messages, *, tools=()):  # as prunecheck's model counts: 4 characters a token
+        return len(json.dumps(chat(messages)) + json.dumps(list(tools))) // 4
+model = Model([], model_info={"vision": False, "function_calling": True, "json_output": False, "family": "unknown", "structured_output": False})
+async def step(*_):  # after each step: let AutoGen run until it waits on the model or a tool
+    for _ in range(500): await asyncio.sleep(0)
+def answer(text, *calls):  # the model answers the oldest open request: text, or tool calls
+    model.chat_completions.append(models.CreateResult(finish_reason="function_calls", content=list(calls), thought=text or None, usage=models.RequestUsage(prompt_tokens=0, completion_tokens=0), cached=False) if calls else text)
+    next(f for f in asked.values() if not f.done()).set_result(None)
+async def tool_body(tool, args, cancellation_token, call_id=None):  # every tool waits for the schedule
+    await done[call_id].wait()
+$ran    if isinstance(outcome[call_id], Exception): raise outcome[call_id]
+    return outcome[call_id]
+def finish(call_id, result):  # the tool of call_id returns result (or raises it)
+    outcome[call_id] = result; done[call_id].set()
+def start(agent, task=None):  # a turn of the app: agent.run, then it saves the agent's state
+    global running, token
+    async def turn():
+        try: await agent.run(task=task, cancellation_token=token)
+        except Exception as exc: return print(f"(the turn raised {type(exc).__name__}: {exc})")
+        saved.append(json.dumps(await agent.save_state()))
+    running, token = asyncio.create_task(turn()), CancellationToken()
+''')
+
+_MAIN = Template("""\
+async def main():
+$load
+    tools.BaseTool.run_json = tool_body  # the tools keep their names and schemas; their bodies are fakes
+$steps
+$checks\
+    return print("not reproduced") or 0
+if __name__ == "__main__":
+    try: sys.exit(asyncio.run(main()))
+    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+""")
+
+_ORPHAN_CHECK = Template("""\
+    for n, body in enumerate(requests, 1):  # OpenAI: a tool message answers the assistant message before it
+        for i, m in enumerate(body):
+            calls = next((p.get("tool_calls") or [] for p in body[i::-1] if p["role"] != "tool"), [])  # of the message before
+            if m["role"] == "tool" and m["tool_call_id"] not in [c["id"] for c in calls]:
+                print(f"request #{n}: {json.dumps(body)}\\nopenai says: " + $text)
+                return print(f"reproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
+""")
+
+_UNANSWERED_CHECK = Template("""\
+    for n, body in enumerate(requests, 1):  # OpenAI: the tool messages after a call answer each of its calls
+        for i, m in enumerate(body):
+            after = [p.get("tool_call_id") for p in body[i + 1:]] + [None]
+            if missing := [c["id"] for c in m.get("tool_calls") or [] if c["id"] not in after[:after.index(None)]]:
+                print(f"request #{n}: {json.dumps(body)}\\nopenai says: " + $text + ", ".join(missing))
+                return print(f"reproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
+""")
+
+_LOSS_CHECK = """\
+    for call_id, name in ran.items():  # a tool that ran, and what the last request tells the model
+        if call_id not in {m.get("tool_call_id") for m in requests[-1]}:
+            print(f"request #{len(requests)}: {json.dumps(requests[-1])}")
+            return print(f"reproduced: silent_loss: {name} ran for {call_id}; request #{len(requests)} does not say so") or 1
+"""
+
+
+def _found_on() -> str:
+    """``FOUND_ON``'s dict literal: the installed versions, AgentChat first."""
+    versions: dict[str, str] = {}
+    for dist in DISTRIBUTIONS:
+        try:
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            continue
+    return json.dumps(versions)
+
+
+def _prunecheck_version() -> str:
+    """The installed prunecheck's version (``prunecheck.__version__`` reads the
+    same; importing the package from here would cross the layers)."""
+    return version("prunecheck")
+
+
+def _load_lines(target_spec: str, folder: Path | None, *, crashes: bool) -> tuple[str, str]:
+    """The lines importing the user's factory and building the agent, and how
+    the docstring names the agent."""
+    where, attr = split_reference(target_spec)
+    if where.endswith(".py"):
+        path = Path(where).resolve()
+        place = _relative(path.parent, folder)
+        module = path.stem
+        shown = f"{attr}() of {place}/{path.name}" if folder is not None else f"{attr}() of {path}"
+        if folder is not None and not Path(place).is_absolute():
+            place_expr = f"pathlib.Path(__file__).resolve().parent / {place!r}"
+        else:
+            place_expr = repr(place)
+        lines = [f"    sys.path.insert(0, str({place_expr}))  # the user's module"]
+    else:
+        module, shown, lines = where, f"{attr}() of module {where}", []
+    if crashes:
+        lines += [f"    build = importlib.import_module({module!r}).{attr}  # the user's factory",
+                  "    agent = build(model_client=model)  # its model context kept"]  # fmt: skip
+    else:
+        lines.append(f"    agent = importlib.import_module({module!r}).{attr}(model_client=model)"
+                     "  # its model context kept")  # fmt: skip
+    return "\n".join(lines), shown
+
+
+def _relative(path: Path, folder: Path | None) -> str:
+    """``path`` relative to ``folder`` (POSIX form), or absolute when there is no relative path."""
+    if folder is None:
+        return path.as_posix()
+    try:
+        return Path(os.path.relpath(path, folder.resolve())).as_posix()
+    except ValueError:  # another drive
+        return path.as_posix()
+
+
+def _call(call: Mapping[str, Any]) -> str:
+    return (f"FunctionCall(id={call['id']!r}, name={call['name']!r}, "
+            f"arguments={call['arguments']!r})")  # fmt: skip
+
+
+def step_lines(step: Mapping[str, Any]) -> list[str]:
+    """The script's lines (inside ``main``) playing one schedule step."""
+    kind = step["kind"]
+    if kind in ("user", "new_message"):
+        return [f"    await step(start(agent, {step['text']!r}))"]
+    if kind == "resume":
+        return ["    await step(start(agent))  # resume: run() without a task, on the loaded state"]
+    if kind == "reply":
+        calls = "".join(f", {_call(c)}" for c in step.get("calls") or ())
+        return [f"    await step(answer({step.get('text', '')!r}{calls}))"]
+    if kind == "complete":
+        return [f"    await step(finish({step['call']!r}, {step['output']!r}))"]
+    if kind == "fail":
+        error = step.get("error", "tool failed")
+        return [f"    await step(finish({step['call']!r}, RuntimeError({error!r})))"]
+    if kind == "timeout":
+        text = f"the tool of {step['call']} timed out"
+        return [f"    await step(finish({step['call']!r}, TimeoutError({text!r})))"]
+    if kind == "advance":
+        return [f"    await step(await asyncio.sleep({float(step['seconds'])!r}))"]
+    if kind == "cancel":
+        return [
+            "    token.cancel()  # AutoGen's cancel of the running turn",
+            f"    if not (await asyncio.wait([running], timeout={HANG_SECONDS}))[0]:",
+            f'        print("reproduced: hang: the turn did not return {HANG_SECONDS} s after '
+            'token.cancel()")',
+            "        return 1",
+        ]
+    if kind == "crash":
+        return [
+            "    asked.clear(), done.clear()  # a crash: the process's model call and tools never return",
+            "    agent = build(model_client=model)  # a new process builds the agent, loads the saved state",
+            "    await agent.load_state(json.loads(saved[-1])) if saved else None",
+        ]
+    raise ValueError(f"AutoGen's AssistantAgent has no {kind!r} step")
+
+
+def script_text(target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
+    """The standalone script replaying ``schedule_json`` on ``target_spec``.
+
+    Parameters
+    ----------
+    target_spec : str
+        ``path/to/file.py:factory`` or ``package.module:factory`` (an
+        ``agent(model_client)`` factory of an ``AssistantAgent``).
+    schedule_json : str
+        The schedule (:func:`prunecheck.sim.subjects.loops.steps.schedule_to_json`); its
+        ``expect`` (the violation kinds) chooses the script's checks.
+    folder : Path or None
+        Where the script will be written: it imports the user's file by its
+        path relative to there (None: by its absolute path).
+    """
+    schedule = json.loads(schedule_json)
+    steps: Sequence[Mapping[str, Any]] = schedule["steps"]
+    expect = set(schedule.get("expect") or ())
+    crashes = any(s["kind"] == "crash" for s in steps)
+    load, agent = _load_lines(target_spec, folder, crashes=crashes)
+    head = _HEAD.substitute(
+        excepthook=SCRIPT_EXCEPTHOOK,
+        agent=agent,
+        scenario=schedule.get("scenario", "(none)"),
+        kinds=", ".join(sorted(expect)) or "(not given)",
+        version=_prunecheck_version(),
+        seed=schedule.get("seed", 0),
+        found_on=_found_on(),
+        ran="    ran[call_id] = tool.name  # it ran\n"
+        if not expect or "silent_loss" in expect
+        else "",
+    )
+    checks: list[str] = []
+    if not expect or "orphaned_result" in expect or "provider_rejection" in expect:
+        checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
+    if not expect or "unanswered_call" in expect:
+        checks.append(_UNANSWERED_CHECK.substitute(text=repr(_UNANSWERED)))
+    if not expect or "silent_loss" in expect:
+        checks.append(_LOSS_CHECK)
+    body = "\n".join(line for step in steps for line in step_lines(step))
+    return head + _MAIN.substitute(load=load, steps=body, checks="".join(checks))

@@ -1,0 +1,371 @@
+"""LangChain v1 ``create_agent`` on LangGraph, driven inside the loop harness.
+
+The target is a factory the user already has, or writes in three lines: a
+callable with a ``model`` parameter returning the compiled graph that
+``langchain.agents.create_agent`` builds::
+
+    def agent(model):
+        return create_agent(model, tools=[search, send_email],
+                            middleware=[SummarizationMiddleware(model=model, ...)],
+                            checkpointer=SqliteSaver(...))
+
+:meth:`LangGraphAdapter.open` calls it with :class:`~.lc_doubles.HarnessChatModel`
+(so the agent's model and any middleware built on the same ``model``, a
+summarizer, ask the harness), replaces each tool in the graph's ``ToolNode``
+by a fake of the same name and argument schema whose body is
+``harness.tool``, and keeps every middleware, the system prompt and the
+repair of invalid tool calls as built.  The checkpointer keeps its kind:
+none stays none, ``InMemorySaver`` stays in memory (a crash loses it), any
+other (SQLite, Postgres …) becomes LangGraph's SQLite checkpointer on
+``harness.store`` (:class:`~.lc_doubles.InlineSqliteSaver`, whose module
+docstring says why its async methods run inline).
+
+Scenario classes: a turn is ``ainvoke`` on one ``thread_id`` (without a
+checkpointer, with the conversation the last turn returned, as a stateless
+app passes it); cancel is
+``task.cancel()`` on the turn (LangGraph has no other cancel API); a crash
+drops the graph, its task and the connection, and :meth:`open` builds a new
+graph on the same checkpoint file; resume is ``ainvoke(None, config)``; a
+new message after a crash is ``ainvoke`` on the same ``thread_id``;
+approvals answer ``HumanInTheLoopMiddleware``'s interrupt with
+``Command(resume=...)``.  LangGraph has no tool timeout of its own.
+
+Limits: a tool body is never run, so an ``interrupt()`` the user's own tool
+raises, or a ``Command`` it returns, is not reproduced (the fake returns the
+harness's text); ``HumanInTheLoopMiddleware`` is the interrupt driven here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prunecheck.sim.subjects.loops.contract import Capability, Harness, Loop, ToolSpec
+
+__all__ = ["LangGraphAdapter", "LangGraphLoop", "checkpoint_file"]
+
+_THREAD = "prunecheck"
+_HITL = "HumanInTheLoopMiddleware"
+_HOOKS = ("before_model", "abefore_model", "wrap_model_call", "awrap_model_call")
+
+
+def checkpoint_file(store: Path) -> Path:
+    """Where the SQLite checkpointer writes in ``store``."""
+    return store / "langgraph-checkpoints.sqlite"
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A call waiting for a human: its interrupt, its place in it, the interrupt's mode."""
+
+    interrupt: str
+    position: int
+    per_call: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What a built graph is made of (read once per target)."""
+
+    tools: tuple[Any, ...]
+    middleware: tuple[Any, ...]
+    checkpointer: str  # "none" | "memory" | "durable"
+
+
+def _is_factory(target: object) -> bool:
+    if not callable(target) or isinstance(target, type):
+        return False
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return False
+    return "model" in params
+
+
+def _takes_checkpointer(target: Callable[..., Any]) -> bool:
+    return "checkpointer" in inspect.signature(target).parameters
+
+
+def _build(target: Callable[..., Any], model: Any, checkpointer: Any = None) -> Any:
+    if _takes_checkpointer(target):
+        return target(model=model, checkpointer=checkpointer)
+    return target(model=model)
+
+
+def _middleware_of(graph: Any) -> list[Any]:
+    from langchain.agents.middleware import AgentMiddleware
+
+    found: dict[int, Any] = {}
+
+    def visit(obj: Any, depth: int) -> None:
+        if depth > 8 or obj is None:
+            return
+        owner = getattr(obj, "__self__", None)
+        if isinstance(owner, AgentMiddleware):
+            found.setdefault(id(owner), owner)
+            return
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                visit(cell.cell_contents, depth + 1)
+            except ValueError:  # an empty cell
+                continue
+
+    for name, node in graph.nodes.items():
+        bound = node.bound
+        if name == "model":
+            for cell in bound.afunc.__closure__ or ():
+                try:
+                    visit(cell.cell_contents, 0)
+                except ValueError:
+                    continue
+        for attr in ("func", "afunc"):
+            visit(getattr(bound, attr, None), 0)
+    return sorted(found.values(), key=lambda m: str(m.name))
+
+
+def _shape(target: Callable[..., Any]) -> _Shape:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from .lc_doubles import HarnessChatModel
+
+    durable = _takes_checkpointer(target)
+    graph = _build(target, HarnessChatModel(), InMemorySaver() if durable else None)
+    node = graph.nodes.get("tools")
+    tools = tuple(node.bound.tools_by_name.values()) if node is not None else ()
+    saver = graph.checkpointer
+    if durable or (saver not in (None, False) and not isinstance(saver, InMemorySaver)):
+        kind = "durable"
+    else:
+        kind = "none" if saver in (None, False) else "memory"
+    return _Shape(tools=tools, middleware=tuple(_middleware_of(graph)), checkpointer=kind)
+
+
+def _overrides(middleware: Any, hook: str) -> bool:
+    from langchain.agents.middleware import AgentMiddleware
+
+    return getattr(type(middleware), hook, None) is not getattr(AgentMiddleware, hook)
+
+
+class LangGraphAdapter:
+    """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of LangChain v1 agents."""
+
+    framework = "langgraph"
+
+    def __init__(self) -> None:
+        self._shapes: dict[int, _Shape] = {}
+
+    def _shape_of(self, target: object) -> _Shape:
+        key = id(target)
+        if key not in self._shapes:
+            assert callable(target)
+            self._shapes[key] = _shape(target)
+        return self._shapes[key]
+
+    def accepts(self, target: object) -> bool:
+        """A callable with a ``model`` parameter returning a LangGraph ``CompiledStateGraph``."""
+        if not _is_factory(target):
+            return False
+        try:
+            from langgraph.graph.state import CompiledStateGraph
+
+            from .lc_doubles import HarnessChatModel
+
+            assert callable(target)
+            return isinstance(_build(target, HarnessChatModel()), CompiledStateGraph)
+        except Exception:
+            return False
+
+    def capabilities(self, target: object) -> frozenset[Capability]:
+        """Cancel always; crash scenarios with a durable checkpointer; interrupts
+        with ``HumanInTheLoopMiddleware`` and a checkpointer; the trim hook when
+        another middleware rewrites messages before the model."""
+        shape = self._shape_of(target)
+        caps = {Capability.CANCEL}
+        if shape.checkpointer == "durable":
+            caps |= {Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
+        names = {type(m).__name__ for m in shape.middleware}
+        if _HITL in names and shape.checkpointer != "none":
+            caps.add(Capability.INTERRUPT)
+        if any(
+            type(m).__name__ != _HITL and any(_overrides(m, h) for h in _HOOKS)
+            for m in shape.middleware
+        ):
+            caps.add(Capability.TRIM_HOOK)
+        return frozenset(caps)
+
+    def tools(self, target: object) -> list[ToolSpec]:
+        """The names and schemas of the tools in the agent's ``ToolNode``."""
+        from .lc_doubles import tool_spec
+
+        return [tool_spec(t) for t in self._shape_of(target).tools]
+
+    def open(self, target: object, harness: Harness) -> Loop:
+        """A new graph from the factory: the model double, fake tools, the
+        checkpointer on ``harness.store``."""
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from .lc_doubles import HarnessChatModel, InlineSqliteSaver, fake_tool, inline_langsmith
+
+        assert callable(target)
+        inline_langsmith()
+        model = HarnessChatModel(harness=harness)
+        saver: Any = None
+        if self._shape_of(target).checkpointer == "durable":
+            saver = InlineSqliteSaver.at(checkpoint_file(harness.store))
+        graph = _build(target, model, saver)
+        node = graph.nodes.get("tools")
+        if node is not None:
+            by_name = node.bound.tools_by_name
+            for name, tool in list(by_name.items()):
+                by_name[name] = fake_tool(tool, harness)
+        if saver is not None:
+            graph.checkpointer = saver  # the user's own durable kind, pointed at the store
+        elif isinstance(graph.checkpointer, InMemorySaver):
+            graph.checkpointer = InMemorySaver()  # in memory: a crash loses it
+        return LangGraphLoop(graph, harness, saver)
+
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
+        """A standalone script replaying the schedule with LangChain and LangGraph alone
+        (:func:`~.langgraph_repro.repro_script`: the user's factory imported relative to
+        ``folder``, its checkpointer's kind kept)."""
+        import json
+
+        from prunecheck.sim.subjects.policy_spec import split_reference
+        from prunecheck.sim.subjects.user_code import find_object
+
+        from .langgraph_repro import repro_script
+
+        where, attr = split_reference(target_spec)
+        target = find_object(where, attr, f"loop target {target_spec!r}")
+        kind = self._shape_of(target).checkpointer
+        return repro_script(
+            target_spec, json.loads(schedule_json), checkpointer=kind, folder=folder
+        )
+
+
+class LangGraphLoop:
+    """One live graph on one ``thread_id``."""
+
+    def __init__(self, graph: Any, harness: Harness, saver: Any) -> None:
+        self._graph = graph
+        self._harness = harness
+        self._saver = saver
+        self._config: dict[str, Any] = {"configurable": {"thread_id": _THREAD}}
+        self._messages: list[Any] = []
+        self._awaiting: dict[str, _Pending] = {}
+        self._decisions: dict[str, bool] = {}
+
+    async def _run(self, payload: Any) -> None:
+        result = await self._graph.ainvoke(payload, self._config)
+        if isinstance(result, dict) and "messages" in result:
+            self._messages = list(result["messages"])
+        await self._collect_interrupts()
+
+    async def _collect_interrupts(self) -> None:
+        self._awaiting.clear()
+        self._decisions.clear()
+        if self._graph.checkpointer in (None, False):
+            return
+        state = await self._graph.aget_state(self._config)
+        self._messages = list(state.values.get("messages", self._messages))
+        last_calls = _last_tool_calls(self._messages)
+        for intr in state.interrupts:
+            value = intr.value
+            if not isinstance(value, dict):
+                continue
+            if value.get("type") == "tool_approval":  # per_call mode: one call per interrupt
+                self._awaiting[str(value["tool_call_id"])] = _Pending(intr.id, 0, True)
+                continue
+            free = list(last_calls)  # batched mode: action requests in the calls' order
+            for pos, req in enumerate(value.get("action_requests") or []):
+                match = next(
+                    (
+                        c
+                        for c in free
+                        if (c["name"], c["args"]) == (req.get("name"), req.get("args"))
+                    ),
+                    None,
+                )
+                if match is not None:
+                    free.remove(match)
+                    self._awaiting[str(match["id"])] = _Pending(intr.id, pos, False)
+        for call_id in self._awaiting:
+            self._harness.awaiting_approval(call_id)
+
+    async def send(self, text: str) -> None:
+        """One user turn: ``ainvoke({"messages": [user]}, config)``.
+
+        Without a checkpointer the graph remembers nothing between turns, so
+        the app passes the conversation so far, as LangChain's docs do: the
+        messages the last ``ainvoke`` returned, then the new user message.  A
+        turn that never returned (cancelled) leaves that conversation as it was.
+        """
+        from langchain_core.messages import HumanMessage
+
+        user = HumanMessage(content=text)
+        stateless = self._graph.checkpointer in (None, False)
+        await self._run({"messages": [*self._messages, user] if stateless else [user]})
+
+    async def cancel(self, turn: Any) -> None:
+        """LangGraph's cancel: cancel the task running ``ainvoke``."""
+        turn.cancel()
+
+    async def resume(self) -> None:
+        """After a crash: ``ainvoke(None, config)`` continues from the last checkpoint."""
+        await self._run(None)
+
+    async def approve(self, call_id: str, approved: bool) -> None:
+        """Record the decision; once every awaited call has one, resume with
+        ``Command(resume={interrupt_id: answer})`` (a batched interrupt's answer
+        lists its decisions in order; a per-call interrupt's is one decision)."""
+        from langgraph.types import Command
+
+        if call_id not in self._awaiting:
+            raise KeyError(f"no approval is awaited for call {call_id!r}")
+        self._decisions[call_id] = approved
+        if set(self._decisions) != set(self._awaiting):
+            return
+        batched: dict[str, list[tuple[int, dict[str, str]]]] = {}
+        answers: dict[str, Any] = {}
+        for cid, pending in self._awaiting.items():
+            decision = _decision(self._decisions[cid])
+            if pending.per_call:
+                answers[pending.interrupt] = decision
+            else:
+                batched.setdefault(pending.interrupt, []).append((pending.position, decision))
+        for interrupt, items in batched.items():
+            answers[interrupt] = {"decisions": [d for _, d in sorted(items)]}
+        await self._run(Command(resume=answers))
+
+    def history(self) -> list[dict[str, object]]:
+        """The thread's messages as checkpointed (the last result's without a checkpointer)."""
+        from .lc_doubles import render_messages
+
+        messages = self._messages
+        if self._graph.checkpointer not in (None, False):
+            state = self._graph.get_state(self._config)
+            messages = list(state.values.get("messages", messages))
+        return render_messages(messages)
+
+    def abandon(self) -> None:
+        """A crash: close the checkpoint connection, committing nothing more."""
+        if self._saver is not None:
+            self._saver.abandon()
+
+
+def _decision(approved: bool) -> dict[str, str]:
+    if approved:
+        return {"type": "approve"}
+    return {"type": "reject", "message": "The user rejected this tool call."}
+
+
+def _last_tool_calls(messages: list[Any]) -> list[dict[str, Any]]:
+    from langchain_core.messages import AIMessage
+
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return [dict(c) for c in message.tool_calls]
+    return []

@@ -1,0 +1,336 @@
+"""LangChain doubles for the loop harness: a chat model that asks the
+:class:`~prunecheck.sim.subjects.loops.contract.Harness` what to answer, fake tools
+of the user's names and schemas, and an SQLite checkpointer whose async
+methods run inline.
+
+The chat model renders every request as the OpenAI Chat Completions body
+``langchain-openai`` would send for the same LangChain messages (tool-call
+arguments as ``json.dumps(args, ensure_ascii=False)``, as ``ChatOpenAI``
+writes them), so the judge reads exactly what a provider would receive.
+
+Why the checkpointer is :class:`InlineSqliteSaver`, not ``AsyncSqliteSaver``:
+``AsyncSqliteSaver`` runs every statement on aiosqlite's worker thread and
+hands the result back with ``call_soon_threadsafe``, so when a checkpoint
+write finishes relative to the harness's steps would depend on the
+operating system's thread scheduler, and the harness could not tell
+"every task waits on me" from "a task waits on a thread".  ``SqliteSaver``
+is the same storage (the same tables, the same serializer, one committed
+transaction per write, the file is the durable record); its async methods
+here call the synchronous ones on the event loop's thread, so a write is
+durable exactly when LangGraph's ``await aput(...)`` returns.  Every other
+part of the checkpointer is LangGraph's own.
+
+Everything here imports LangChain: this module is imported only when the
+LangGraph adapter is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from prunecheck.sim.subjects.loops.contract import Harness, ToolCall, ToolSpec
+
+__all__ = [
+    "HarnessChatModel",
+    "InlineSqliteSaver",
+    "fake_tool",
+    "inline_langsmith",
+    "render_message",
+    "render_messages",
+    "tool_spec",
+]
+
+#: The id and arguments of the tool call a fake tool's body is running for.
+_CURRENT_CALL: ContextVar[tuple[str, str]] = ContextVar("prunecheck_call", default=("", "{}"))
+
+
+def _arguments(args: object) -> str:
+    return json.dumps(args, ensure_ascii=False)
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+        return "".join(parts)
+    return str(content)
+
+
+async def _inline_to_thread(
+    _default: Any, ctx: Any, func: Callable[..., Any], /, *args: Any, **kwargs: Any
+) -> Any:
+    return ctx.run(func, *args, **kwargs)
+
+
+def inline_langsmith() -> None:
+    """Make LangSmith's ``traceable`` run its bookkeeping on the event loop's thread.
+
+    ``create_agent`` wraps every ``wrap_model_call`` and ``wrap_tool_call``
+    middleware hook in ``langsmith.traceable``, whose async wrapper runs its
+    set-up and tear-down with ``run_in_executor`` even when tracing is off:
+    a thread per hook call, finishing whenever the OS schedules it.
+    ``langsmith.set_runtime_overrides(aio_to_thread=...)`` is LangSmith's own
+    hook for deterministic runtimes (Temporal); the harness installs it once.
+    """
+    import langsmith
+
+    langsmith.set_runtime_overrides(aio_to_thread=_inline_to_thread)
+
+
+def render_message(message: BaseMessage) -> dict[str, object]:
+    """One LangChain message as an OpenAI Chat Completions message.
+
+    Parameters
+    ----------
+    message : BaseMessage
+        A system, human, AI or tool message.
+
+    Returns
+    -------
+    dict[str, object]
+        ``{"role": ..., "content": ...}``, with ``tool_calls`` on an assistant
+        message that issued calls and ``tool_call_id`` on a tool message.
+    """
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": _content_text(message.content)}
+    if isinstance(message, HumanMessage):
+        return {"role": "user", "content": _content_text(message.content)}
+    if isinstance(message, AIMessage):
+        out: dict[str, object] = {"role": "assistant", "content": _content_text(message.content)}
+        calls = [
+            {
+                "id": str(call.get("id") or ""),
+                "type": "function",
+                "function": {"name": call["name"], "arguments": _arguments(call["args"])},
+            }
+            for call in message.tool_calls
+        ]
+        calls += [
+            {
+                "id": str(call.get("id") or ""),
+                "type": "function",
+                "function": {"name": call.get("name") or "", "arguments": call.get("args") or ""},
+            }
+            for call in message.invalid_tool_calls
+        ]
+        if calls:
+            out["tool_calls"] = calls
+        return out
+    if isinstance(message, ToolMessage):
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "content": _content_text(message.content),
+        }
+    return {"role": message.type, "content": _content_text(message.content)}
+
+
+def render_messages(messages: Sequence[BaseMessage]) -> list[dict[str, object]]:
+    """A list of LangChain messages as OpenAI Chat Completions messages."""
+    return [render_message(m) for m in messages]
+
+
+def tool_spec(tool: BaseTool) -> ToolSpec:
+    """The name, description and JSON schema of a LangChain tool, as the model sees it."""
+    function = convert_to_openai_tool(tool)["function"]
+    return ToolSpec(
+        name=str(function["name"]),
+        description=str(function.get("description", "")),
+        parameters=dict(function.get("parameters", {})),
+    )
+
+
+class HarnessChatModel(BaseChatModel):
+    """A chat model whose every answer comes from ``harness.model``.
+
+    ``bind_tools`` keeps the OpenAI form of the tools (what
+    ``ChatOpenAI.bind_tools`` sends); each call renders the messages and the
+    tools as one Chat Completions body and turns the harness's
+    :class:`~prunecheck.sim.subjects.loops.contract.Reply` into an ``AIMessage``.
+    Only the async path exists: the harness owns every await point, and a
+    synchronous call has none.
+    """
+
+    harness: Any = None
+    model_name: str = "prunecheck-double"
+
+    @property
+    def _llm_type(self) -> str:
+        return "prunecheck-harness"
+
+    def bind_tools(
+        self,
+        tools: Sequence[Any],
+        *,
+        tool_choice: object = None,
+        **kwargs: Any,
+    ) -> Any:
+        formatted = [convert_to_openai_tool(t) for t in tools]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=formatted, **kwargs)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        raise NotImplementedError(
+            "the prunecheck model double answers only asynchronously: "
+            "drive the agent with ainvoke/astream (the harness owns every await point)"
+        )
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        request: dict[str, object] = {"messages": render_messages(messages)}
+        tools = kwargs.get("tools")
+        if tools:
+            request["tools"] = list(tools)
+        harness: Harness = self.harness
+        reply = await harness.model(request)
+        message = AIMessage(
+            content=reply.text,
+            tool_calls=[
+                {"name": c.name, "args": json.loads(c.arguments or "{}"), "id": c.id}
+                for c in reply.calls
+            ],
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+class _FakeTool(StructuredTool):
+    """A ``StructuredTool`` that knows the id of the call it runs for."""
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        if isinstance(input, Mapping) and input.get("type") == "tool_call":
+            current = (str(input.get("id") or ""), _arguments(input.get("args", {})))
+        else:
+            current = ("", _arguments(input))
+        token = _CURRENT_CALL.set(current)
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        finally:
+            with contextlib.suppress(ValueError):  # closed by a crashed loop's teardown
+                _CURRENT_CALL.reset(token)
+
+
+def fake_tool(tool: BaseTool, harness: Harness) -> BaseTool:
+    """A tool of ``tool``'s name, description and argument schema whose body
+    is ``harness.tool``.
+
+    Parameters
+    ----------
+    tool : BaseTool
+        The user's tool (its body is never run).
+    harness : Harness
+        Decides when and how every call of the fake returns.
+
+    Returns
+    -------
+    BaseTool
+        The fake; its error handling (``handle_tool_error``,
+        ``handle_validation_error``) and ``return_direct`` are the user's.
+    """
+    name = tool.name
+    schema = tool.args_schema if tool.args_schema is not None else tool.get_input_schema()
+
+    async def body(**_kwargs: Any) -> str:
+        call_id, arguments = _CURRENT_CALL.get()
+        return await harness.tool(ToolCall(id=call_id, name=name, arguments=arguments))
+
+    return _FakeTool(
+        name=name,
+        description=tool.description,
+        args_schema=schema,
+        coroutine=body,
+        return_direct=tool.return_direct,
+        handle_tool_error=tool.handle_tool_error,
+        handle_validation_error=tool.handle_validation_error,
+        response_format="content",
+    )
+
+
+class InlineSqliteSaver(SqliteSaver):
+    """LangGraph's ``SqliteSaver`` with its async methods run inline on the
+    event loop's thread (see the module docstring for why).
+
+    Versions are deterministic (``SqliteSaver`` appends ``random.random()``
+    to each channel version; here the suffix is 0), so the same schedule
+    writes the same rows.
+    """
+
+    @classmethod
+    def at(cls, path: Path) -> InlineSqliteSaver:
+        """A saver on the SQLite file ``path`` (created if absent)."""
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        saver = cls(conn)
+        saver.setup()
+        return saver
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        if current is None:
+            number = 0
+        elif isinstance(current, int):
+            number = current
+        else:
+            number = int(current.split(".")[0])
+        return f"{number + 1:032}.{0:016}"
+
+    async def aget_tuple(self, config: Any) -> Any:
+        return self.get_tuple(config)
+
+    async def alist(
+        self,
+        config: Any,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Any = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[Any]:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def aget_delta_channel_history(self, *args: Any, **kwargs: Any) -> Any:
+        return self.get_delta_channel_history(*args, **kwargs)
+
+    def abandon(self) -> None:
+        """Close the connection without committing (a crash): committed writes stay."""
+        self.conn.close()

@@ -1,0 +1,344 @@
+"""The OpenAI Agents SDK's ``Runner`` driven through its own loop (issue 21).
+
+The user's ``Agent`` and ``RunConfig`` run as configured — the run config's
+``call_model_input_filter``, ``session_input_callback`` and
+``session_settings`` (the SDK's trimming hooks), the tools' ``needs_approval``,
+``timeout_seconds`` and failure handlers — with two substitutions at the SDK's
+own boundaries:
+
+- the model is a ``Model`` (the SDK's provider-neutral interface, set as
+  ``RunConfig.model`` so that it serves every agent of the run) which renders
+  the Responses input items it is handed with the SDK's own Chat Completions
+  converter (``Converter.items_to_messages``, what ``OpenAIChatCompletionsModel``
+  sends), asks :meth:`Harness.model` and answers with the scripted message and
+  parallel ``function_call`` items;
+- every ``FunctionTool`` of the agent is a copy whose ``on_invoke_tool`` calls
+  :meth:`Harness.tool`, rebound to the original's failure handler: name, JSON
+  schema, approval, timeout and error-as-result behaviour are the user's.
+
+**Durable persistence** is the SDK's ``SQLiteSession`` on
+``<store>/openai-agents-session.sqlite``: what the runner wrote there is what a
+crash keeps.  The session's ``asyncio.to_thread`` work runs inline on the loop
+(:class:`~._common.InlineExecutor`) so that the harness sees every step.
+
+**Cancel** is ``RunResultStreaming.cancel()`` (the turn runs
+``Runner.run_streamed``; ``cancel_mode`` chooses ``"immediate"``, the SDK's
+default, or ``"after_turn"``).  There is no resume of a crashed run: the SDK
+resumes only a ``RunState`` the application kept from an interruption, so
+after a crash the loop offers a **new message** on the same session.
+**Approval**: a run that ends with ``interruptions`` waits; once every pending
+call is answered, ``RunState.approve``/``reject`` and ``Runner.run_streamed(agent,
+state)`` continue it.
+
+A target is an ``Agent``, or a factory returning one or ``(agent, run_config)``.
+Needs ``pip install 'prunecheck[loops]'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..contract import Capability, Harness, Reply, ToolCall, ToolSpec
+from ._common import build_target, inline_executor
+
+__all__ = ["OpenAIAgentsAdapter", "render_items"]
+
+_FILE = "openai-agents-session.sqlite"
+_SESSION = "prunecheck"
+
+
+def _is_agent(obj: object) -> bool:
+    from agents import Agent
+
+    return isinstance(obj, Agent)
+
+
+def _target(target: object) -> tuple[Any, Any] | None:
+    """``(agent, run_config)`` of ``target``, or None if it is not the SDK's."""
+    from_target = build_target(target, "agents", _is_agent)
+    if from_target is None:
+        return None
+    if isinstance(from_target, tuple):
+        agent, config = (*from_target, None)[:2]
+    else:
+        agent, config = from_target, None
+    if config is None:
+        from agents import RunConfig
+
+        config = RunConfig()
+    return agent, config
+
+
+def _need(target: object) -> tuple[Any, Any]:
+    found = _target(target)
+    if found is None:
+        raise TypeError(
+            f"{target!r}: the OpenAI Agents SDK adapter drives an Agent; this is not one, nor "
+            "a function of no argument returning one or (agent, run_config). Hint: point at "
+            "the Agent (file.py:agent) or at a factory returning it with its RunConfig."
+        )
+    return found
+
+
+def _function_tools(agent: Any) -> list[Any]:
+    from agents import FunctionTool
+
+    return [t for t in agent.tools if isinstance(t, FunctionTool)]
+
+
+@dataclass(slots=True)
+class OpenAIAgentsAdapter:
+    """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of the OpenAI Agents SDK.
+
+    Attributes
+    ----------
+    cancel_mode : str
+        ``RunResultStreaming.cancel(mode=...)``: ``"immediate"`` (the SDK's
+        default) or ``"after_turn"``.
+    """
+
+    cancel_mode: str = "immediate"
+    framework: str = field(default="openai-agents", init=False)
+
+    def accepts(self, target: object) -> bool:
+        return _target(target) is not None
+
+    def tools(self, target: object) -> list[ToolSpec]:
+        agent, _ = _need(target)
+        return [
+            ToolSpec(t.name, t.description or "", dict(t.params_json_schema))
+            for t in _function_tools(agent)
+        ]
+
+    def capabilities(self, target: object) -> frozenset[Capability]:
+        agent, config = _need(target)
+        caps = {Capability.CANCEL, Capability.CRASH_NEW_MESSAGE}
+        tools = _function_tools(agent)
+        if any(t.needs_approval is not False for t in tools):
+            caps.add(Capability.INTERRUPT)
+        settings = config.session_settings
+        if (
+            config.call_model_input_filter is not None
+            or config.session_input_callback is not None
+            or (settings is not None and settings.limit is not None)
+        ):
+            caps.add(Capability.TRIM_HOOK)
+        if any(t.timeout_seconds is not None for t in tools):
+            caps.add(Capability.TOOL_TIMEOUT)
+        return frozenset(caps)
+
+    def open(self, target: object, harness: Harness) -> _AgentsLoop:
+        agent, config = _need(target)
+        return _AgentsLoop(agent, config, harness, self.cancel_mode)
+
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
+        from .openai_agents_repro import script_text
+
+        return script_text(target_spec, schedule_json, folder=folder, cancel_mode=self.cancel_mode)
+
+
+def render_items(items: Any, instructions: str | None) -> list[dict[str, object]]:
+    """Responses input items as OpenAI Chat Completions messages, by the
+    SDK's own converter (the instructions first, as a system message)."""
+    from agents.models.chatcmpl_converter import Converter
+
+    messages = [dict(m) for m in Converter.items_to_messages(items)]
+    if instructions:
+        messages.insert(0, {"role": "system", "content": instructions})
+    return messages
+
+
+class _Double:
+    """The model double: an ``agents.models.interface.Model``."""
+
+    @staticmethod
+    def make(loop: _AgentsLoop) -> Any:
+        from agents.items import ModelResponse
+        from agents.models.chatcmpl_converter import Converter
+        from agents.models.interface import Model
+        from agents.usage import Usage
+        from openai.types.responses import (
+            Response,
+            ResponseCompletedEvent,
+            ResponseFunctionToolCall,
+            ResponseOutputMessage,
+            ResponseOutputText,
+        )
+
+        class PrunecheckModel(Model):
+            async def _output(self, instructions: str | None, input: Any, tools: Any) -> list[Any]:
+                specs = []
+                for tool in tools:
+                    try:
+                        specs.append(dict(Converter.tool_to_openai(tool)))
+                    except Exception:  # hosted tools have no Chat Completions form
+                        continue
+                request = {"messages": render_items(input, instructions), "tools": specs}
+                reply: Reply = await loop.harness.model(request)
+                loop.replies += 1
+                out: list[Any] = []
+                if reply.text or not reply.calls:
+                    out.append(
+                        ResponseOutputMessage(
+                            id=f"msg_{loop.replies}",
+                            type="message",
+                            role="assistant",
+                            status="completed",
+                            content=[
+                                ResponseOutputText(
+                                    type="output_text", text=reply.text, annotations=[]
+                                )
+                            ],
+                        )
+                    )
+                for call in reply.calls:
+                    loop.issued[call.id] = call
+                    out.append(
+                        ResponseFunctionToolCall(
+                            id=f"fc_{call.id}",
+                            type="function_call",
+                            call_id=call.id,
+                            name=call.name,
+                            arguments=call.arguments,
+                            status="completed",
+                        )
+                    )
+                return out
+
+            async def get_response(
+                self, system_instructions: str | None, input: Any, model_settings: Any,
+                tools: Any, output_schema: Any, handoffs: Any, tracing: Any, **_: Any,
+            ) -> Any:  # fmt: skip
+                output = await self._output(system_instructions, input, tools)
+                return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+            async def stream_response(
+                self, system_instructions: str | None, input: Any, model_settings: Any,
+                tools: Any, output_schema: Any, handoffs: Any, tracing: Any, **_: Any,
+            ) -> AsyncIterator[Any]:  # fmt: skip
+                output = await self._output(system_instructions, input, tools)
+                response = Response(
+                    id=f"resp_{loop.replies}",
+                    created_at=0,
+                    model="prunecheck-double",
+                    object="response",
+                    output=output,
+                    parallel_tool_calls=True,
+                    tool_choice="auto",
+                    tools=[],
+                )
+                yield ResponseCompletedEvent(
+                    type="response.completed", response=response, sequence_number=0
+                )
+
+        return PrunecheckModel()
+
+
+def _fake_tool(tool: Any, loop: _AgentsLoop) -> Any:
+    """A copy of ``tool`` whose body calls the harness (failure handling kept)."""
+    from agents import tool as agents_tool
+
+    async def body(ctx: Any, arguments: str) -> str:
+        call_id = str(getattr(ctx, "tool_call_id", "") or "")
+        call = loop.issued.get(call_id) or ToolCall(call_id, tool.name, arguments)
+        return await loop.harness.tool(call)
+
+    invoker_type = getattr(agents_tool, "_FailureHandlingFunctionToolInvoker", None)
+    original = tool.on_invoke_tool
+    invoke: Any = body
+    if invoker_type is not None and isinstance(original, invoker_type):
+        invoke = invoker_type(body, original._on_handled_error)
+    return dataclasses.replace(tool, on_invoke_tool=invoke)
+
+
+class _AgentsLoop:
+    """One live instance of the user's agent (see the module docstring)."""
+
+    def __init__(self, agent: Any, config: Any, harness: Harness, cancel_mode: str) -> None:
+        from agents import SQLiteSession, set_tracing_disabled
+
+        set_tracing_disabled(True)
+        self.harness = harness
+        self.issued: dict[str, ToolCall] = {}
+        self.replies = 0
+        self._cancel_mode = cancel_mode
+        self._path = Path(harness.store) / _FILE
+        model = _Double.make(self)
+        fakes = {id(t): _fake_tool(t, self) for t in _function_tools(agent)}
+        self._agent = agent.clone(tools=[fakes.get(id(t), t) for t in agent.tools])
+        self._config = dataclasses.replace(config, model=model, tracing_disabled=True)
+        self._session = SQLiteSession(_SESSION, db_path=self._path)
+        self._result: Any = None
+        self._pending: dict[str, bool | None] = {}
+
+    async def _drive(self, given: Any) -> None:
+        from agents import Runner
+
+        inline_executor()
+        result = Runner.run_streamed(
+            self._agent, given, session=self._session, run_config=self._config
+        )
+        self._result = result
+        async for _event in result.stream_events():
+            pass
+        for item in result.interruptions:
+            call_id = str(getattr(item.raw_item, "call_id", "") or "")
+            self._pending[call_id] = None
+            self.harness.awaiting_approval(call_id)
+
+    async def send(self, text: str) -> None:
+        await self._drive(text)
+
+    async def cancel(self, turn: asyncio.Task[None]) -> None:
+        if self._result is not None and not self._result.is_complete:
+            self._result.cancel(mode=self._cancel_mode)
+        else:
+            turn.cancel()
+
+    async def resume(self) -> None:
+        raise NotImplementedError(
+            "the OpenAI Agents SDK resumes only a RunState kept from an interruption; "
+            "after a crash, send a new message on the session"
+        )
+
+    async def approve(self, call_id: str, approved: bool) -> None:
+        if call_id not in self._pending or self._result is None:
+            raise KeyError(f"no approval of {call_id!r} is pending")
+        self._pending[call_id] = approved
+        if any(v is None for v in self._pending.values()):
+            return
+        state = self._result.to_state()
+        for item in self._result.interruptions:
+            call_id = str(getattr(item.raw_item, "call_id", "") or "")
+            if self._pending.get(call_id):
+                state.approve(item)
+            else:
+                state.reject(item)
+        self._pending.clear()
+        await self._drive(state)
+
+    def history(self) -> list[dict[str, object]]:
+        """The session's items (read from its SQLite file), rendered."""
+        if not self._path.exists():
+            return []
+        with closing(sqlite3.connect(self._path)) as conn:
+            try:
+                rows = conn.execute(
+                    "SELECT message_data FROM agent_messages WHERE session_id = ? ORDER BY id",
+                    (_SESSION,),
+                ).fetchall()
+            except sqlite3.OperationalError:  # no table yet
+                return []
+        return render_items([json.loads(r[0]) for r in rows], None)
+
+    def abandon(self) -> None:
+        self._session.close()
+        self._result = None

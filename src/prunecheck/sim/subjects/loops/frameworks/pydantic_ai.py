@@ -1,0 +1,378 @@
+"""pydantic-ai's ``Agent`` driven through its own loop (issue 21).
+
+The user's agent runs as configured — its capabilities (``ProcessHistory``
+history processors, hooks), tool timeouts, ``requires_approval`` tools and
+output types — with two substitutions made at pydantic-ai's own boundaries:
+
+- the model is a ``FunctionModel`` whose function renders the messages it is
+  handed (after the history processors and pydantic-ai's own history repair:
+  what a provider would receive) as an OpenAI Chat Completions body, asks
+  :meth:`Harness.model` and answers with the scripted text and parallel calls;
+- every tool keeps its ``ToolDefinition`` (name, JSON schema, timeout,
+  approval kind): a ``WrapperToolset`` around each of the agent's toolsets
+  swaps the tool's ``call_func`` for a fake calling :meth:`Harness.tool`, so
+  pydantic-ai's own argument validation and ``anyio.fail_after`` tool timeout
+  still wrap the body.
+
+**Durable persistence.** pydantic-ai keeps a conversation as the
+``all_messages()`` the application stores and passes back as
+``message_history``.  The loop plays a careful application: it writes the
+history (``ModelMessagesTypeAdapter`` JSON, ``<store>/pydantic-ai-messages.json``)
+after every node of ``agent.iter`` (:attr:`Persist.NODE`, the pattern of
+pydantic-ai's durable-execution docs) or once per run (:attr:`Persist.RUN`),
+and on ``RunCancelled`` the history that exception carries.  "Durably written"
+is that file: a crash keeps what it held at the last write.
+
+**Cancel** is ``AgentRun.cancel()`` (first-party: the run's task is cancelled,
+tool tasks drained, and ``RunCancelled`` carries the completed work).
+**Resume** after a crash is ``agent.iter(None, message_history=saved)`` (the
+run executes the saved history's unanswered calls); a **new message** is
+``agent.iter(text, message_history=saved)``.  **Approval**: a run ending in
+``DeferredToolRequests`` waits; when every pending call is answered the run
+continues with ``deferred_tool_results``.
+
+Needs ``pip install 'prunecheck[loops]'`` (pydantic-ai-slim only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ..contract import Capability, Harness, Reply, ToolCall, ToolSpec
+from ._common import build_target, inline_executor
+
+__all__ = ["Persist", "PydanticAIAdapter", "render_messages"]
+
+_FILE = "pydantic-ai-messages.json"
+
+
+class Persist(StrEnum):
+    """When the application writes ``all_messages()`` to its store."""
+
+    NODE = "node"
+    """After every node of ``agent.iter`` (and at the end of the run)."""
+    RUN = "run"
+    """Once the run returns, or is cancelled."""
+
+
+def _pa() -> Any:
+    import pydantic_ai
+
+    return pydantic_ai
+
+
+def _agent(target: object) -> Any:
+    """The ``Agent`` of ``target`` (an agent, or a factory called once), or None."""
+    return build_target(target, "pydantic_ai", lambda obj: isinstance(obj, _pa().Agent))
+
+
+def _function_toolsets(agent: Any) -> list[Any]:
+    from pydantic_ai.toolsets import FunctionToolset
+
+    return [ts for ts in agent.toolsets if isinstance(ts, FunctionToolset)]
+
+
+def _capabilities_of(agent: Any) -> list[Any]:
+    found: list[Any] = []
+    agent.root_capability.apply(found.append)
+    return found
+
+
+@dataclass(slots=True)
+class PydanticAIAdapter:
+    """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of pydantic-ai.
+
+    Attributes
+    ----------
+    persist : Persist
+        When the application saves the history (see the module docstring).
+    repair_on_new_message : bool
+        Whether the application follows pydantic-ai's advice for a history
+        with unanswered calls and a new prompt (``repair_messages()`` first);
+        without it, pydantic-ai refuses the new prompt with a ``UserError``.
+    """
+
+    persist: Persist = Persist.NODE
+    repair_on_new_message: bool = False
+    framework: str = field(default="pydantic-ai", init=False)
+
+    def accepts(self, target: object) -> bool:
+        return _agent(target) is not None
+
+    def tools(self, target: object) -> list[ToolSpec]:
+        agent = _need(target)
+        out: list[ToolSpec] = []
+        for ts in _function_toolsets(agent):
+            for tool in ts.tools.values():
+                d = tool.tool_def
+                out.append(ToolSpec(d.name, d.description or "", dict(d.parameters_json_schema)))
+        return out
+
+    def capabilities(self, target: object) -> frozenset[Capability]:
+        from pydantic_ai.capabilities import ProcessHistory
+
+        agent = _need(target)
+        caps = {Capability.CANCEL, Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
+        tools = [t for ts in _function_toolsets(agent) for t in ts.tools.values()]
+        if any(t.requires_approval for t in tools):
+            caps.add(Capability.INTERRUPT)
+        if any(isinstance(c, ProcessHistory) for c in _capabilities_of(agent)):
+            caps.add(Capability.TRIM_HOOK)
+        timeouts = [agent._tool_timeout, *(ts.timeout for ts in _function_toolsets(agent))]
+        if any(t is not None for t in [*timeouts, *(t.timeout for t in tools)]):
+            caps.add(Capability.TOOL_TIMEOUT)
+        return frozenset(caps)
+
+    def open(self, target: object, harness: Harness) -> _PydanticAILoop:
+        return _PydanticAILoop(_need(target), harness, self)
+
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
+        """A standalone script of ~50 lines on pydantic-ai alone (:mod:`.pydantic_ai_repro`)."""
+        from ..target import load_target
+        from .pydantic_ai_repro import script_text
+
+        target = load_target(f"loop:{self.framework}:{target_spec}").target
+        return script_text(self, target, target_spec, schedule_json, folder=folder,
+                           persist_every_node=self.persist is Persist.NODE,
+                           repair_on_new_message=self.repair_on_new_message)  # fmt: skip
+
+
+def _need(target: object) -> Any:
+    agent = _agent(target)
+    if agent is None:
+        raise TypeError(
+            f"{target!r}: the pydantic-ai adapter drives an Agent; this is not one, nor a "
+            "function of no argument returning one. Hint: point at the Agent object "
+            "(file.py:agent) or at a factory building it."
+        )
+    return agent
+
+
+def render_messages(messages: list[Any], instructions: str | None) -> list[dict[str, object]]:
+    """pydantic-ai messages as OpenAI Chat Completions messages.
+
+    Parameters
+    ----------
+    messages : list[ModelMessage]
+        What the model is handed (``ModelRequest`` / ``ModelResponse``).
+    instructions : str or None
+        The agent's instructions, sent first as a system message.
+
+    Returns
+    -------
+    list[dict[str, object]]
+        ``system`` / ``user`` / ``assistant`` (``tool_calls``) / ``tool``
+        messages, parts in their order; a retry prompt for a tool call is that
+        call's ``tool`` message.
+    """
+    from pydantic_ai import messages as pm
+
+    out: list[dict[str, object]] = []
+    if instructions:
+        out.append({"role": "system", "content": instructions})
+    for message in messages:
+        if isinstance(message, pm.ModelResponse):
+            text = "".join(p.content for p in message.parts if isinstance(p, pm.TextPart))
+            calls = [
+                {
+                    "id": p.tool_call_id,
+                    "type": "function",
+                    "function": {"name": p.tool_name, "arguments": p.args_as_json_str()},
+                }
+                for p in message.parts
+                if isinstance(p, pm.ToolCallPart)
+            ]
+            entry: dict[str, object] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+            continue
+        for part in message.parts:
+            if isinstance(part, pm.SystemPromptPart):
+                out.append({"role": "system", "content": part.content})
+            elif isinstance(part, pm.UserPromptPart):
+                content = part.content
+                text = content if isinstance(content, str) else " ".join(map(str, content))
+                out.append({"role": "user", "content": text})
+            elif isinstance(part, pm.ToolReturnPart):
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": part.tool_call_id,
+                        "content": part.model_response_str(),
+                    }
+                )
+            elif isinstance(part, pm.RetryPromptPart):
+                if part.tool_name is not None:
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": part.tool_call_id,
+                            "content": part.model_response(),
+                        }
+                    )
+                else:
+                    out.append({"role": "user", "content": part.model_response()})
+    return out
+
+
+def _tool_json(d: Any) -> dict[str, object]:
+    return {
+        "type": "function",
+        "function": {
+            "name": d.name,
+            "description": d.description or "",
+            "parameters": d.parameters_json_schema,
+        },
+    }
+
+
+class _PydanticAILoop:
+    """One live instance of the user's agent (see the module docstring)."""
+
+    def __init__(self, agent: Any, harness: Harness, adapter: PydanticAIAdapter) -> None:
+        from pydantic_ai.models.function import FunctionModel
+
+        self._agent = agent
+        self._harness = harness
+        self._adapter = adapter
+        self._path = Path(harness.store) / _FILE
+        self._issued: dict[str, ToolCall] = {}
+        self._run: Any = None
+        self._pending: dict[str, bool | None] = {}  # approval call id -> decision
+        self._model = FunctionModel(self._respond, model_name="prunecheck-double")
+        self._toolsets = [_fake_toolset(ts, self) for ts in agent.toolsets]
+
+    # -- persistence -------------------------------------------------------------------
+
+    def _load(self) -> list[Any]:
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        if not self._path.exists():
+            return []
+        return list(ModelMessagesTypeAdapter.validate_json(self._path.read_bytes()))
+
+    def _save(self, messages: list[Any]) -> None:
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        tmp = self._path.with_suffix(".tmp")
+        tmp.write_bytes(ModelMessagesTypeAdapter.dump_json(messages))
+        tmp.replace(self._path)  # atomic: a crash leaves the old file or the new one
+
+    # -- the model double and the fake tools ------------------------------------------
+
+    async def _respond(self, messages: list[Any], info: Any) -> Any:
+        from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+        tools = [*info.function_tools, *info.output_tools]
+        request = {
+            "messages": render_messages(messages, info.instructions),
+            "tools": [_tool_json(d) for d in tools],
+        }
+        reply: Reply = await self._harness.model(request)
+        parts: list[Any] = [TextPart(reply.text)] if reply.text or not reply.calls else []
+        for call in reply.calls:
+            self._issued[call.id] = call
+            parts.append(ToolCallPart(call.name, call.arguments, tool_call_id=call.id))
+        return ModelResponse(parts=parts, model_name="prunecheck-double")
+
+    async def _body(self, name: str, args: Mapping[str, Any], ctx: Any) -> str:
+        call_id = str(ctx.tool_call_id or "")
+        call = self._issued.get(call_id) or ToolCall(call_id, name, json.dumps(dict(args)))
+        return await self._harness.tool(call)
+
+    # -- the turn ----------------------------------------------------------------------
+
+    async def _drive(self, prompt: str | None, deferred: Any = None) -> None:
+        from pydantic_ai import DeferredToolRequests
+        from pydantic_ai.exceptions import RunCancelled
+        from pydantic_ai.messages import repair_messages
+
+        inline_executor()
+        history = self._load()
+        if prompt is not None and self._adapter.repair_on_new_message:
+            history = repair_messages(history)
+        agent = self._agent
+        with agent.override(tools=[], toolsets=self._toolsets):
+            try:
+                async with agent.iter(
+                    prompt,
+                    message_history=history or None,
+                    model=self._model,
+                    deferred_tool_results=deferred,
+                ) as run:
+                    self._run = run
+                    async for _node in run:
+                        if self._adapter.persist is Persist.NODE:
+                            self._save(run.all_messages())
+                    self._save(run.all_messages())
+                    result = run.result
+            except RunCancelled as exc:
+                self._save(list(exc.all_messages()))
+                raise
+            finally:
+                self._run = None
+        output = result.output if result is not None else None
+        if isinstance(output, DeferredToolRequests):
+            for part in output.approvals:
+                self._pending[part.tool_call_id] = None
+                self._harness.awaiting_approval(part.tool_call_id)
+
+    async def send(self, text: str) -> None:
+        await self._drive(text)
+
+    async def cancel(self, turn: asyncio.Task[None]) -> None:
+        if self._run is not None:
+            self._run.cancel()
+        else:  # not inside agent.iter yet: nothing but the task to cancel
+            turn.cancel()
+
+    async def resume(self) -> None:
+        await self._drive(None)
+
+    async def approve(self, call_id: str, approved: bool) -> None:
+        from pydantic_ai import DeferredToolResults, ToolDenied
+
+        if call_id not in self._pending:
+            raise KeyError(f"no approval of {call_id!r} is pending")
+        self._pending[call_id] = approved
+        if any(v is None for v in self._pending.values()):
+            return  # pydantic-ai resumes with every pending call answered at once
+        decisions: dict[str, Any] = {
+            k: (True if v else ToolDenied()) for k, v in self._pending.items()
+        }
+        self._pending.clear()
+        await self._drive(None, DeferredToolResults(approvals=decisions))
+
+    def history(self) -> list[dict[str, object]]:
+        run = self._run
+        messages = run.all_messages() if run is not None else self._load()
+        return render_messages(messages, None)
+
+    def abandon(self) -> None:
+        """Nothing to release: every write is a closed, atomically replaced file."""
+        self._run = None
+
+
+def _fake_toolset(toolset: Any, loop: _PydanticAILoop) -> Any:
+    """``toolset`` with each function tool's body replaced by ``loop._body``."""
+    from pydantic_ai.toolsets import WrapperToolset
+    from pydantic_ai.toolsets.function import FunctionToolsetTool
+
+    class _Fakes(WrapperToolset[Any]):
+        async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+            async def body(args: dict[str, Any], run_ctx: Any) -> str:
+                return await loop._body(name, args, run_ctx)
+
+            if isinstance(tool, FunctionToolsetTool):
+                tool = replace(tool, call_func=body, is_async=True)
+                return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+            return await body(tool_args, ctx)
+
+    return _Fakes(toolset)

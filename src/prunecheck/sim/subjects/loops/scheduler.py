@@ -1,0 +1,478 @@
+"""The scheduler: one run of a schedule against a live agent loop.
+
+:class:`LoopRun` is the :class:`~prunecheck.sim.subjects.loops.contract.Harness` an
+adapter's loop calls back into, and the driver that applies a schedule's
+steps to it (:meth:`LoopRun.apply`).  The framework's loop runs on a
+:class:`~prunecheck.sim.subjects.loops.clock.VirtualLoop`; after each step the
+harness runs it until quiescent, so every model reply, every tool's end and
+every tick of the clock happens only when a step says so.  The same schedule
+gives the same requests, the same ledger and the same incidents, byte for
+byte.
+
+A crash drops the turn's task, the loop object and the event loop itself
+(nothing of the process survives but :attr:`LoopRun.store`); ``resume`` and
+``new_message`` then call ``adapter.open`` again on the same store.  A
+cancel is followed by a hang check: if the turn is still running when the
+loop is quiescent, the clock moves :data:`HANG_DEADLINE` virtual seconds on,
+and a turn still running then is a ``hang``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import warnings
+from collections import deque
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from prunecheck.model.errors import PolicyError
+from prunecheck.model.incidents import Incident, IncidentKind
+
+from .clock import LoopStuck, VirtualLoop, foreign_threads
+from .contract import Adapter, Capability, Loop, Reply, ToolCall, ToolFailed
+from .judge import calls_and_results, hang, judge_request, removed_by_trim
+from .ledger import Body, BodyEnd, Ledger, Received
+from .steps import (
+    Advance,
+    Approve,
+    Cancel,
+    Complete,
+    Crash,
+    Fail,
+    NewMessage,
+    ReplyStep,
+    Resume,
+    Step,
+    Timeout,
+    User,
+)
+
+__all__ = ["HANG_DEADLINE", "LoopError", "LoopRun", "Phase", "StepRefused"]
+
+#: Virtual seconds a cancelled turn has to return before it is a hang.
+HANG_DEADLINE = 60.0
+
+
+class LoopError(PolicyError):
+    """The agent loop (or its adapter) failed in a way no schedule explains:
+    it spins, a thread of it stays busy, or the adapter cannot open it (the
+    command line's exit status 2, one paragraph)."""
+
+
+class StepRefused(ValueError):
+    """A step is not enabled in the run's current state (a schedule that does not fit)."""
+
+
+class Phase(Enum):
+    """Whether the process of the agent is alive."""
+
+    UP = "up"
+    CRASHED = "crashed"
+
+
+@dataclass(slots=True)
+class _Waiting:
+    body: Body
+    future: asyncio.Future[str]
+
+
+def _set_heap_aside() -> bool:
+    """Freeze what the process holds before a run (:func:`gc.freeze`); True if this call did.
+
+    :func:`_drop` collects after every run, and a full collection walks the
+    whole heap: with a framework imported (LangChain, pydantic, the OpenAI
+    SDK…) that is about half a million objects, ~0.2–0.5 s a run, most of a
+    check's time.  Set aside, the objects from before the run are not
+    walked; the run's own debris, all allocated after, still is.  Whatever
+    was set aside is put back (:func:`gc.unfreeze`) when the run closes and
+    collected as usual later.  If something froze the heap already (an
+    enclosing run, or the user's program), it is left as it is.
+    """
+    if gc.get_freeze_count():
+        return False
+    gc.freeze()
+    return True
+
+
+def _drop(clocks: list[VirtualLoop]) -> None:
+    """Discard event loops and collect what they held, quietly.
+
+    The tasks of a crashed (or finished) run are never resumed; when the
+    garbage collector closes their coroutines, a framework's ``finally``
+    clause may try to schedule work on a loop that is gone.  What it raises
+    then is the run's debris, not the user's: it goes unreported.  (The
+    collection walks only what the run allocated: :func:`_set_heap_aside`.)
+    """
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _: None
+    logging.disable(logging.CRITICAL)  # e.g. OpenTelemetry's "Failed to detach context" in AutoGen
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # "coroutine ... never awaited"
+            for clock in clocks:
+                clock.discard()
+            clocks.clear()
+            gc.collect()
+    finally:
+        logging.disable(logging.NOTSET)
+        sys.unraisablehook = hook
+
+
+def _fresh_store() -> Path:
+    """A new, empty store directory: in memory-backed ``/dev/shm`` where there is
+    one (a simulated crash needs no disk, and a run writes its store often)."""
+    shm = Path("/dev/shm")
+    where = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="prunecheck-loop-", dir=where))
+
+
+class LoopRun:
+    """One run: the harness of an adapter's loop and the driver of a schedule.
+
+    Parameters
+    ----------
+    adapter : Adapter
+        The framework's adapter.
+    target : object
+        The user's agent (or its factory), as the adapter accepts it.
+    store : Path or None
+        The directory for the framework's durable persistence; None: a fresh
+        temporary one, removed by :meth:`close`.
+    set_heap_aside : bool
+        Freeze the process's heap until :meth:`close` (:func:`_set_heap_aside`),
+        so that closing collects only this run's objects.  Only for a run that
+        is sure to be closed (``with LoopRun(...)``): one left open would keep
+        the heap frozen.
+    """
+
+    def __init__(
+        self,
+        adapter: Adapter,
+        target: object,
+        *,
+        store: Path | None = None,
+        set_heap_aside: bool = True,
+    ) -> None:
+        # first: the run's own objects stay collectable
+        self._set_aside = set_heap_aside and _set_heap_aside()
+        try:
+            self._set_up(adapter, target, store)
+        except BaseException:
+            self._put_heap_back()
+            raise
+
+    def _set_up(self, adapter: Adapter, target: object, store: Path | None) -> None:
+        self.adapter, self.target = adapter, target
+        self._own_store = store is None
+        self.store = _fresh_store() if store is None else store
+        self.capabilities = adapter.capabilities(target)
+        self.trims = Capability.TRIM_HOOK in self.capabilities
+        self.ledger = Ledger()
+        self.incidents: list[Incident] = []
+        self.steps: list[Step] = []
+        self.phase = Phase.UP
+        self.epoch = 0
+        self._seen: set[tuple[str, tuple[str, ...], str]] = set()
+        self._requests: deque[asyncio.Future[Reply]] = deque()
+        self._waiting: dict[str, list[_Waiting]] = {}
+        self.approvals: list[str] = []
+        self._foreign = foreign_threads()
+        self._clock = VirtualLoop(0.0, foreign=self._foreign)
+        self._dead: list[VirtualLoop] = []
+        self._graveyard: list[object] = []
+        self._turn: asyncio.Task[None] | None = None
+        self.loop: Loop | None = None
+        self._open()
+
+    # ------------------------------------------------------ the Harness side
+    async def model(self, request: Mapping[str, object]) -> Reply:
+        """Record and judge the request, then wait for the schedule's reply."""
+        body = json.loads(json.dumps(request, sort_keys=True, default=str))
+        at = self._at()
+        self.ledger.requests.append(Received(at, body))
+        self._record(judge_request(body, self.ledger, at, trims=self.trims))
+        if self.trims:
+            for unit in removed_by_trim(body, self.ledger):
+                self.ledger.note_trim(at, unit)
+        self.ledger.witness(*calls_and_results(body))
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._requests.append(future)
+        try:
+            return await future
+        finally:
+            if future in self._requests:
+                self._requests.remove(future)
+
+    async def tool(self, call: ToolCall) -> str:
+        """Record the body's start, wait for the schedule's decision, return or raise it."""
+        cid = self.ledger.match(call)
+        body = Body(cid, self._at(), epoch=self.epoch)
+        self.ledger.bodies.append(body)
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        waiting = _Waiting(body, future)
+        self._waiting.setdefault(cid, []).append(waiting)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if body.end is BodyEnd.RUNNING:
+                body.end, body.ended = BodyEnd.CANCELLED, self._at()
+            raise
+        finally:
+            queue = self._waiting.get(cid, [])
+            if waiting in queue:
+                queue.remove(waiting)
+
+    def now(self) -> float:
+        """The virtual time."""
+        return self._clock.time()
+
+    def awaiting_approval(self, call_id: str) -> None:
+        """The run paused for a human's approval of ``call_id``."""
+        if call_id not in self.approvals:
+            self.approvals.append(call_id)
+
+    # ------------------------------------------------------------- the state
+    @property
+    def turn_running(self) -> bool:
+        return self._turn is not None and not self._turn.done()
+
+    def pending_requests(self) -> int:
+        return sum(1 for f in self._requests if not f.done())
+
+    def waiting_calls(self) -> list[str]:
+        """Call ids with a tool body waiting for the harness, in issue order."""
+        order = {cid: i for i, cid in enumerate(self.ledger.issued)}
+        live = [cid for cid, q in self._waiting.items() if any(not w.future.done() for w in q)]
+        return sorted(live, key=lambda c: (order.get(c, len(order)), c))
+
+    def has_timers(self) -> bool:
+        return self.phase is Phase.UP and self._clock.next_timer() is not None
+
+    # ------------------------------------------------------------ the driver
+    def apply(self, step: Step) -> list[Incident]:
+        """Apply one step and run the loop until quiescent; the new incidents.
+
+        Raises
+        ------
+        StepRefused
+            If the step is not enabled now.
+        LoopError
+            If the loop spins or its adapter fails.
+        """
+        before = len(self.incidents)
+        self._check_enabled(step)
+        self.steps.append(step)
+        disruptions = self.ledger.disruptions
+        self._apply(step)
+        if self.ledger.disruptions != disruptions:
+            self._witness_history()  # what the loop still holds after a cancel or a raise
+        return self.incidents[before:]
+
+    def _apply(self, step: Step) -> None:
+        match step:
+            case User(text):
+                self.ledger.users.append((self._at(), text))
+                self._start(self._live_loop().send(text), "send")
+            case ReplyStep(text, calls):
+                future = next(f for f in self._requests if not f.done())
+                self.ledger.issue(calls, self._at())
+                future.set_result(Reply(text, calls))
+            case Complete(call, output):
+                w = self._first_waiting(call)
+                w.body.end, w.body.ended, w.body.output = BodyEnd.OK, self._at(), output
+                if sum(1 for b in self.ledger.bodies_of(call) if b.end is BodyEnd.OK) > 1:
+                    twice = f"the tool body of {call} ran twice"
+                    self._record([Incident(IncidentKind.DUPLICATED_SIDE_EFFECT, self._at(),
+                                           (call,), twice)])  # fmt: skip
+                w.future.set_result(output)
+            case Fail(call, error):
+                w = self._first_waiting(call)
+                w.body.end, w.body.ended, w.body.output = BodyEnd.FAILED, self._at(), error
+                w.future.set_exception(ToolFailed(error))
+            case Timeout(call):
+                w = self._first_waiting(call)
+                w.body.end, w.body.ended = BodyEnd.TIMED_OUT, self._at()
+                w.future.set_exception(TimeoutError(f"the tool of {call} timed out"))
+            case Advance(seconds):
+                self._run(lambda: self._clock.advance(seconds))
+                return
+            case Cancel():
+                self._cancel()
+                return
+            case Crash():
+                self._crash()
+                return
+            case Resume():
+                self._reopen()
+                self._witness_history()
+                self._start(self._live_loop().resume(), "resume")
+            case NewMessage(text):
+                self.ledger.users.append((self._at(), text))
+                self._reopen()
+                self._witness_history()
+                self._start(self._live_loop().send(text), "send")
+            case Approve(call, approved):
+                self.approvals.remove(call)
+                if not approved:
+                    self.ledger.denied.add(call)
+                self._start(self._live_loop().approve(call, approved), "approve")
+        self._run(self._clock.settle)
+
+    def _check_enabled(self, step: Step) -> None:
+        up = self.phase is Phase.UP
+        ok = {
+            "user": up and not self.turn_running and not self.approvals,
+            "reply": up and self.pending_requests() > 0,
+            "advance": up,
+            "cancel": up and self.turn_running,
+            "crash": up,
+            "resume": not up,
+            "new_message": not up,
+            "approve": up and not self.turn_running and getattr(step, "call", "") in self.approvals,
+        }.get(step.kind)
+        if ok is None:  # complete, fail, timeout
+            ok = up and getattr(step, "call", "") in self.waiting_calls()
+        if not ok:
+            raise StepRefused(f"step {len(self.steps)} ({step.kind}) is not enabled now")
+
+    def _witness_history(self) -> None:
+        """Witness the units the loop's own history holds (after a disruption,
+        or on reopening from the store: what survived it)."""
+        if self.loop is None:
+            return
+        try:
+            history = self.loop.history()
+        except Exception:  # a history the adapter cannot read now witnesses nothing
+            return
+        self.ledger.witness(*calls_and_results({"messages": history}))
+
+    def _first_waiting(self, call: str) -> _Waiting:
+        return next(w for w in self._waiting[call] if not w.future.done())
+
+    def _at(self) -> int:
+        return max(0, len(self.steps) - 1)
+
+    def _record(self, incidents: list[Incident]) -> None:
+        for i in incidents:
+            key = (i.kind.value, i.ids, i.reason)
+            if key not in self._seen:
+                self._seen.add(key)
+                self.incidents.append(i)
+
+    def _live_loop(self) -> Loop:
+        assert self.loop is not None
+        return self.loop
+
+    def _start(self, coro: Coroutine[Any, Any, None], what: str) -> None:
+        async def turn() -> None:
+            try:
+                await coro
+                self.ledger.outcomes.append((self._at(), f"{what} returned"))
+            except asyncio.CancelledError:
+                self.ledger.outcomes.append((self._at(), f"{what} was cancelled"))
+            except Exception as exc:
+                self.ledger.raised.append(self._at())
+                self.ledger.outcomes.append(
+                    (self._at(), f"{what} raised {type(exc).__name__}: {exc}")
+                )
+
+        self._turn = self._clock.create_task(turn())
+
+    def _run(self, settle: Any) -> None:
+        try:
+            settle()
+        except LoopStuck as exc:
+            raise LoopError(f"the {self.adapter.framework} loop", str(exc),
+                            "an adapter must await only the harness (model, tool) "
+                            "and the framework's own work") from None  # fmt: skip
+
+    def _cancel(self) -> None:
+        turn = self._turn
+        assert turn is not None
+        self.ledger.cancels.append(self._at())
+        self._clock.create_task(self._live_loop().cancel(turn))
+        self._run(self._clock.settle)
+        if not turn.done():
+            self._run(lambda: self._clock.advance(HANG_DEADLINE))
+        if not turn.done():
+            self._record([hang(self._at(), HANG_DEADLINE)])
+
+    def _crash(self) -> None:
+        self.ledger.crashes.append(self._at())
+        for queue in self._waiting.values():
+            for w in queue:
+                if w.body.end is BodyEnd.RUNNING:
+                    w.body.end, w.body.ended = BodyEnd.DROPPED, self._at()
+        # the dropped process's objects are kept until close, which collects
+        # them quietly: garbage-collected mid-run, their finally clauses
+        # would report errors about a loop that is gone
+        self._graveyard += [self._waiting.copy(), list(self._requests), self._turn, self.loop]
+        self._waiting.clear()
+        self._requests.clear()
+        self.approvals.clear()
+        loop, self.loop, self._turn = self.loop, None, None
+        if loop is not None:
+            try:
+                loop.abandon()
+            except Exception as exc:
+                self.ledger.outcomes.append((self._at(), f"abandon raised {exc!r}"))
+        self._dead.append(self._clock)
+        self._clock = VirtualLoop(self._clock.time(), foreign=self._foreign)
+        self.phase = Phase.CRASHED
+        self.epoch += 1
+
+    def _reopen(self) -> None:
+        self.phase = Phase.UP
+        self._open()
+
+    def _open(self) -> None:
+        asyncio.set_event_loop(self._clock)
+        try:
+            self.loop = self.adapter.open(self.target, self)
+        except Exception as exc:
+            raise LoopError(
+                f"the {self.adapter.framework} adapter",
+                f"could not open the agent ({type(exc).__name__}: {exc}).",
+                "check that the target builds an agent without a network or an API key",
+            ) from None
+        finally:
+            asyncio.set_event_loop(None)
+
+    # ------------------------------------------------------------------ end
+    def close(self) -> None:
+        """Drop every event loop and the temporary store."""
+        if self.loop is not None:
+            with contextlib.suppress(Exception):
+                self.loop.abandon()
+            self.loop = None
+        clocks, self._dead = [*self._dead, self._clock], []
+        self._turn = None
+        self._requests.clear()
+        self._waiting.clear()
+        self._graveyard.clear()
+        _drop(clocks)
+        self._put_heap_back()
+        if self._own_store:
+            shutil.rmtree(self.store, ignore_errors=True)
+
+    def _put_heap_back(self) -> None:
+        if self._set_aside:
+            self._set_aside = False
+            gc.unfreeze()
+
+    def __enter__(self) -> LoopRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
