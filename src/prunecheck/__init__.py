@@ -18,6 +18,8 @@ check a policy              ``check_policy``, ``assert_policy_safe``
 the commands from Python    ``search_policy`` → ``SearchResult``,
                             ``explore_policy`` → ``ExploreResult``,
                             ``replay_trace`` → ``ReplayResult``,
+                            ``baseline_policy`` → ``BaselineRun``,
+                            ``regress_policy`` → ``RegressResult``,
                             ``validate_request`` → ``ProviderError`` tuple
 make a policy               ``list_policy`` (a ``trim(messages)`` function),
                             ``framework_policy`` (a framework's trimmer)
@@ -28,7 +30,8 @@ the version                 ``__version__``
 ==========================  ===================================================
 
 These functions are the one orchestrator: ``prunecheck check``, ``search``,
-``explore`` and the pytest plugin print what they return.  Each check and
+``explore``, ``replay``, ``baseline``, ``regress`` and the pytest plugin
+print what they return.  Each check and
 search replays the failure database first and saves what it finds
 (``failures=``: default ``$PRUNECHECK_FAILURES``, else
 ``.prunecheck/failures`` in the current folder; ``PRUNECHECK_FAILURES=off``
@@ -71,6 +74,12 @@ if TYPE_CHECKING:
         replay_trace,
         search_policy,
     )
+    from prunecheck.sim.api.regress_api import (
+        BaselineRun,
+        RegressResult,
+        baseline_policy,
+        regress_policy,
+    )
     from prunecheck.sim.api.requests import validate_request
     from prunecheck.sim.api.vacuity import PrunecheckVacuousWarning
     from prunecheck.sim.api.verdict import CheckResult, Verdict
@@ -80,10 +89,12 @@ if TYPE_CHECKING:
     from prunecheck.sim.subjects.lists import list_policy
 
 __all__ = [
+    "BaselineRun",
     "CheckResult",
     "ExploreResult",
     "ProviderError",
     "PrunecheckVacuousWarning",
+    "RegressResult",
     "ReplayResult",
     "RuntimeConfig",
     "SearchResult",
@@ -94,11 +105,13 @@ __all__ = [
     "__version__",
     "assert_loop_safe",
     "assert_policy_safe",
+    "baseline_policy",
     "check_loop",
     "check_policy",
     "explore_policy",
     "framework_policy",
     "list_policy",
+    "regress_policy",
     "replay_trace",
     "search_loop",
     "search_policy",
@@ -135,14 +148,17 @@ def _require(name: str) -> None:
 
 _API = "prunecheck.sim.api.python_api"
 _LOOPS = "prunecheck.sim.api.loop_api"
+_REGRESS = "prunecheck.sim.api.regress_api"
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "BaselineRun": _REGRESS,
         "CheckResult": "prunecheck.sim.api.verdict",
         "ExploreResult": "prunecheck.sim.drivers.explore",
         "ProviderError": "prunecheck.model.provider",
         "PrunecheckVacuousWarning": "prunecheck.sim.api.vacuity",
+        "RegressResult": _REGRESS,
         "ReplayResult": _API,
         "RuntimeConfig": "prunecheck.model.config",
         "SearchResult": "prunecheck.sim.drivers.search",
@@ -152,11 +168,13 @@ __getattr__, __dir__ = lazy_exports(
         "Verdict": "prunecheck.sim.api.verdict",
         "assert_loop_safe": _LOOPS,
         "assert_policy_safe": "prunecheck.sim.api.check",
+        "baseline_policy": _REGRESS,
         "check_loop": _LOOPS,
         "check_policy": "prunecheck.sim.api.check",
         "explore_policy": _API,
         "framework_policy": "prunecheck.sim.subjects.frameworks",
         "list_policy": "prunecheck.sim.subjects.lists",
+        "regress_policy": _REGRESS,
         "replay_trace": _API,
         "search_loop": _LOOPS,
         "search_policy": _API,

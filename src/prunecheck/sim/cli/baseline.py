@@ -17,17 +17,14 @@ import sys
 from typing import Any
 
 from prunecheck.model.config import RuntimeConfig
-from prunecheck.sim.api.baseline_file import Baseline, runtime_digest, write_baseline
-from prunecheck.sim.api.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
-from prunecheck.sim.api.suite import BASELINE_SEEDS, Suite
+from prunecheck.sim.api.regress_api import baseline_policy
+from prunecheck.sim.api.suite import BASELINE_SEEDS
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument, provider_default
 from prunecheck.sim.cli.policy_argument import add_policy_argument, read_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import DEFAULT_CORPUS, add_suite_arguments, default_corpus
-from prunecheck.sim.subjects.digest import policy_digest
-from prunecheck.sim.subjects.loader import load_system
 from prunecheck.sim.subjects.policy_spec import with_format
 from prunecheck.sim.support.outputs import output_file
 
@@ -79,31 +76,22 @@ def execute(args: argparse.Namespace) -> int:
     out = output_file(args.out, force=args.force)  # refused before any work (exit 2)
     args.policy = with_format(args.policy or DEFAULT_POLICY, args.format)
     config = runtime_config(args, provider_default(RuntimeConfig(), args.policy))
-    suite = Suite.of(args.levels, args.seeds, args.horizon, default_seeds=BASELINE_SEEDS)
-    folder = default_corpus(args.corpus)
-    paths = corpus_paths(folder)
-    system = load_system(args.policy, args.policy_timeout)
-    recorder = Recorder(
-        Baseline(
-            args.policy,
-            config,
-            suite,
-            corpus_dir=folder,
-            policy_digest=policy_digest(args.policy),
-            runtime_digest=runtime_digest(config),
-        ),
-        lambda b: write_baseline(b, out),
+    run = baseline_policy(
+        args.policy,
+        config=config,
+        levels=args.levels,
+        seeds=args.seeds,
+        horizon=args.horizon,
+        corpus=default_corpus(args.corpus),
+        out=out,
+        policy_timeout=args.policy_timeout,
     )
-    for item in run_suite(system, config, suite):
-        recorder.add(item)
-    error = error_of(recorder.runs)
-    corpus = run_corpus(paths, config, timeout=args.policy_timeout) if error is None else []
-    final = recorder.finish(corpus, complete=error is None)
+    final, error = run.baseline, run.error
     invocations = sum(r.invocations for r in final.runs)
     sessions = sum(len(r.sessions) for r in final.runs)
     print(
         f"baseline {args.out}: policy {args.policy}, gate {config.gate}, checks {config.check_at}; "
-        f"{len(final.runs)} of {suite.size()} runs, {sessions} sessions, {invocations} "
+        f"{len(final.runs)} of {final.suite.size()} runs, {sessions} sessions, {invocations} "
         "invocations; "
         f"{len(final.corpus)} corpus trace(s)"
     )

@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +27,9 @@ from prunecheck.model.exposure import ANY_VIOLATION
 from prunecheck.sim.api.baseline_file import (
     Baseline,
     read_baseline,
-    runtime_digest,
-    write_baseline,
 )
-from prunecheck.sim.api.compare import compare, detectable_rate
-from prunecheck.sim.api.regress import Recorder, corpus_paths, error_of, run_corpus, run_suite
+from prunecheck.sim.api.compare import detectable_rate
+from prunecheck.sim.api.regress_api import regress_policy
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
@@ -47,8 +44,6 @@ from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import default_corpus
-from prunecheck.sim.subjects.digest import policy_digest
-from prunecheck.sim.subjects.loader import load_system
 from prunecheck.sim.subjects.policy_spec import with_format
 from prunecheck.sim.support.outputs import output_file
 
@@ -124,51 +119,21 @@ def execute(args: argparse.Namespace) -> int:
     check_junit(args.junit, force=args.force)  # before any work (exit 2)
     out = _out_file(args) if args.out else None
     base = read_baseline(args.baseline)
-    if not base.complete:
-        raise ConfigError(
-            args.baseline,
-            f"is an incomplete baseline ({len(base.runs)} of "
-            f"{base.suite.size()} runs): its run stopped early.",
-            "re-create it with 'prunecheck baseline' once the policy runs.",
-        )
     spec = with_format(args.policy, args.format) if args.policy else base.policy
-    config = runtime_config(args, base.config)
-    folder = args.corpus or base.corpus_dir or default_corpus(None)
-    paths = corpus_paths(folder)
-    system = load_system(spec, args.policy_timeout)
-    save = (lambda b: write_baseline(b, out)) if out else None
-    recorder = Recorder(
-        Baseline(
-            spec,
-            config,
-            base.suite,
-            corpus_dir=folder,
-            policy_digest=policy_digest(spec),
-            runtime_digest=runtime_digest(config),
-        ),
-        save,
+    run = regress_policy(
+        args.baseline,
+        spec,
+        config=runtime_config(args, base.config),
+        corpus=args.corpus or base.corpus_dir or default_corpus(None),
+        out=out,
+        alpha=args.alpha,
+        min_effect=args.min_effect,
+        min_ratio=args.min_ratio,
+        policy_timeout=args.policy_timeout,
     )
-    began = time.perf_counter()
-    for item in run_suite(system, config, base.suite):
-        recorder.add(item)
-    suite_seconds = time.perf_counter() - began
-    error = error_of(recorder.runs)
-    current = recorder.finish(
-        run_corpus(paths, config, timeout=args.policy_timeout), complete=error is None
-    )
-    result = compare(
-        base, current, alpha=args.alpha, min_effect=args.min_effect, min_ratio=args.min_ratio
-    )
-    if result.runs == 0 and error is None:  # nothing compared is no verdict, not a pass
-        raise ConfigError(
-            args.baseline,
-            f"shares no finished run with the current suite: 0 of {base.suite.size()} suite "
-            "runs were compared (the baseline's runs are missing or ended in a policy error), "
-            "so there is no verdict.",
-            "re-create the baseline with 'prunecheck baseline' from the runtime you trust.",
-        )
+    base, current, result, error = run.baseline, run.current, run.comparison, run.error
     print(f"baseline {args.baseline}: policy {base.policy}, {_knobs(base.config)}")
-    print(f"current: policy {spec}, {_knobs(config)}")
+    print(f"current: policy {spec}, {_knobs(current.config)}")
     print(f"changed: {_diff(base, current)}")
     sessions = sum(len(r.sessions) for r in current.runs)
     print(
@@ -179,11 +144,11 @@ def execute(args: argparse.Namespace) -> int:
     )
     sys.stdout.write(result.table())
     print(_power(base, args.alpha))
-    status = 2 if error is not None else 1 if result.regressed else 0
+    status = run.status
     doc = regress_document(result, current, baseline=args.baseline, status=status, error=error)
     record(args, doc)
     if args.junit:
-        times = (suite_seconds, {c.path: c.seconds for c in current.corpus})
+        times = (run.suite_seconds, {c.path: c.seconds for c in current.corpus})
         write_junit(args.junit, regress_cases(doc, times), name="regress")
     if error is not None:
         print(
