@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops docs clean
+.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops known-bugs docs clean
 
 all: test
 
@@ -62,15 +62,15 @@ test-all: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-full} $(PYTEST) -q -n $(JOBS) --dist worksteal --durations=20 --cov
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check src tests benchmarks examples docs/gen_cli.py
-	$(VENV)/bin/ruff check src tests benchmarks examples docs/gen_cli.py
+	$(VENV)/bin/ruff format --check src tests benchmarks examples docs/gen_cli.py known_bugs/*.py
+	$(VENV)/bin/ruff check src tests benchmarks examples docs/gen_cli.py known_bugs/*.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-logo
 
 # Apply the formatter and the fixable lint rules (make lint checks both).
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests benchmarks examples docs/gen_cli.py
-	$(VENV)/bin/ruff check --fix src tests benchmarks examples docs/gen_cli.py
+	$(VENV)/bin/ruff format src tests benchmarks examples docs/gen_cli.py known_bugs/*.py
+	$(VENV)/bin/ruff check --fix src tests benchmarks examples docs/gen_cli.py known_bugs/*.py
 
 # The documentation site (mkdocs.yml, docs/) into site/, warnings as errors; the
 # command-line and incident-class reference pages are generated first (docs/gen_cli.py).
@@ -90,6 +90,16 @@ frameworks: $(STAMP)
 LOOP_SCHEDULES ?= 200
 loops: $(STAMP)
 	$(PY) -m prunecheck.sim.reports.loops --out reports/loops.md --scripts reports/loops --seed $(SEED) --max-examples $(LOOP_SCHEDULES)
+
+# The known-bug corpus (known_bugs/, reports/known-bugs.md): a venv per pinned release,
+# built from PyPI (known_bugs/venvs.py), then each bug's ground truth and `prunecheck check`
+# with its defaults on its buggy and its fixed release (known_bugs/run.py). Resumes where an
+# interrupted run stopped; BUGS="name ..." limits it to some bugs. A venv that fails to
+# build does not stop the others: its rows say so.
+BUGS ?=
+known-bugs: $(STAMP)
+	-$(PY) known_bugs/venvs.py $(BUGS)
+	$(PY) known_bugs/run.py $(BUGS)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --out reports/bench.md

@@ -1,0 +1,110 @@
+"""Ground truth of openai-agents issue 4322, with the SDK alone.
+
+Turn 1: the model calls get_weather, then answers.  The session now holds
+user, function_call, function_call_output, assistant message.  Turn 2 runs with
+the agent's ``SessionSettings(limit=2)``: the last two stored items are the
+output and the message.  Exit 1 if the model is handed a
+``function_call_output`` whose ``function_call`` is not in its input (the
+bug), 0 if not, 2 if the scenario could not run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def _load_agent() -> Any:
+    spec = importlib.util.spec_from_file_location("bug_agent", HERE / "agent.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+async def scenario() -> int:
+    from agents import Runner, SQLiteSession, set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    set_tracing_disabled(True)
+    seen: list[list[Any]] = []
+
+    def text(t: str) -> Any:
+        return ResponseOutputMessage(
+            id="msg",
+            type="message",
+            role="assistant",
+            status="completed",
+            content=[ResponseOutputText(type="output_text", text=t, annotations=[])],
+        )
+
+    script = [
+        [
+            ResponseFunctionToolCall(
+                type="function_call",
+                call_id="call_1",
+                name="get_weather",
+                arguments='{"city": "Paris"}',
+                id="fc_1",
+            )
+        ],
+        [text("It is sunny in Paris.")],
+        [text("Tomorrow too.")],
+    ]
+
+    class Scripted(Model):
+        async def get_response(
+            self, system_instructions: Any, input: Any, *a: Any, **k: Any
+        ) -> Any:
+            seen.append(list(input) if isinstance(input, list) else [input])
+            return ModelResponse(output=script.pop(0), usage=Usage(), response_id=None)
+
+        def stream_response(self, *a: Any, **k: Any) -> Any:
+            raise NotImplementedError
+
+    mod = _load_agent()
+    agent, config = mod.app()
+    agent = agent.clone(model=Scripted())
+    with tempfile.TemporaryDirectory() as tmp:
+        session = SQLiteSession("gt", str(Path(tmp) / "s.sqlite"))
+        await Runner.run(agent, "What is the weather in Paris?", session=session)
+        await Runner.run(agent, "And tomorrow?", session=session, run_config=config)
+        session.close()
+    last = [i for i in seen[-1] if isinstance(i, dict)]
+    calls = {i.get("call_id") for i in last if i.get("type") == "function_call"}
+    orphans = [
+        i.get("call_id")
+        for i in last
+        if i.get("type") == "function_call_output" and i.get("call_id") not in calls
+    ]
+    if orphans:
+        print(f"BUG: the model was sent function_call_output {orphans} without its call")
+        return 1
+    print("ok: every function_call_output sent has its function_call")
+    return 0
+
+
+def main() -> int:
+    try:
+        import agents  # noqa: F401
+    except ImportError as exc:
+        print(f"cannot run: {exc}")
+        return 2
+    return asyncio.run(scenario())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

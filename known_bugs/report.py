@@ -1,0 +1,203 @@
+"""``reports/known-bugs.md`` and ``reports/known-bugs.json`` from the corpus's
+results (:mod:`run`): a row per bug, its ground truth and prunecheck's verdict
+on the buggy and the fixed release, held-back bugs in a section of their own.
+
+A bug is **caught** when ``prunecheck check`` with its defaults, on the buggy
+release, reports the bug's violation kind (``kind`` in ``bug.toml``) in some
+scenario class; it is **quiet on the fix** when, on the fixed release, no
+scenario class reports that kind.  A ground truth **reproduces** when it exits
+1 on the buggy release and 0 on the fixed one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from known_bugs.corpus import RELEASES, Bug
+
+__all__ = ["row_of", "summary", "write_reports"]
+
+Results = Mapping[tuple[str, str], Mapping[str, object]]
+
+
+def _get(mapping: object, *keys: str) -> object:
+    for key in keys:
+        if not isinstance(mapping, Mapping):
+            return None
+        mapping = mapping.get(key)
+    return mapping
+
+
+def row_of(bug: Bug, results: Results) -> dict[str, object]:
+    """One bug's row: what each release's runs gave, and what follows."""
+    row: dict[str, object] = {
+        "bug": bug.name,
+        "framework": bug.framework,
+        "title": bug.title,
+        "issue": bug.issue,
+        "fix": bug.fix,
+        "kind": bug.kind,
+        "held_back": bug.held_back,
+        "notes": bug.notes,
+        "spec": bug.spec,
+    }
+    for release in RELEASES:
+        res = results.get((bug.name, release))
+        row[release] = {
+            "requirements": list(bug.requirements(release)),
+            "ran": res is not None and "check" in res,
+            "error": _get(res, "error"),
+            "ground_truth": _get(res, "ground_truth", "exit_status"),
+            "ground_truth_output": _get(res, "ground_truth", "output"),
+            "check_exit": _get(res, "check", "exit_status"),
+            "verdict": _get(res, "check", "verdict"),
+            "kinds": _get(res, "check", "kinds") or [],
+            "classes": _get(res, "check", "classes") or {},
+            "check_error": _get(res, "check", "error"),
+            "check_cpu_s": _get(res, "check", "cpu_s"),
+            "commands": _get(res, "commands"),
+        }
+    buggy, fixed = row["buggy"], row["fixed"]
+    assert isinstance(buggy, dict) and isinstance(fixed, dict)
+    ran = buggy["ran"] and fixed["ran"]
+    row["reproduces"] = (buggy["ground_truth"] == 1 and fixed["ground_truth"] == 0) if ran else None
+    row["caught"] = (bug.kind in buggy["kinds"]) if buggy["ran"] else None
+    row["quiet_on_fix"] = (bug.kind not in fixed["kinds"]) if fixed["ran"] else None
+    row["exit_differs"] = (buggy["check_exit"] != fixed["check_exit"]) if ran else None
+    return row
+
+
+def summary(rows: list[dict[str, object]]) -> dict[str, object]:
+    """The page's figures, over the bugs that are not held back and those that are."""
+
+    def count(part: list[dict[str, object]]) -> dict[str, object]:
+        return {
+            "bugs": len(part),
+            "frameworks": sorted({str(r["framework"]) for r in part}),
+            "ran": sum(1 for r in part if r["reproduces"] is not None),
+            "ground_truth_reproduces": sum(1 for r in part if r["reproduces"] is True),
+            "caught": sum(1 for r in part if r["caught"] is True),
+            "quiet_on_fix": sum(1 for r in part if r["quiet_on_fix"] is True),
+            "flagged_on_fix": sum(1 for r in part if r["quiet_on_fix"] is False),
+        }
+
+    return {
+        "all": count(rows),
+        "corpus": count([r for r in rows if not r["held_back"]]),
+        "held_back": count([r for r in rows if r["held_back"]]),
+    }
+
+
+def _yn(value: object) -> str:
+    return {True: "yes", False: "**no**", None: "not run"}.get(value, str(value))  # type: ignore[call-overload, no-any-return]
+
+
+def _verdict(rel: Mapping[str, object]) -> str:
+    if not rel["ran"]:
+        return f"not run ({rel['error']})" if rel["error"] else "not run"
+    kinds = ", ".join(str(k) for k in rel["kinds"])  # type: ignore[attr-defined]
+    text = f"{rel['verdict']} (exit {rel['check_exit']})"
+    return f"{text}: {kinds}" if kinds else text
+
+
+def _table(rows: list[dict[str, object]]) -> list[str]:
+    out = [
+        "| bug | framework | kind | releases (buggy → fixed) | ground truth buggy / fixed "
+        "| check on buggy | check on fixed | caught? | quiet on fix? |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        b, f = r["buggy"], r["fixed"]
+        assert isinstance(b, dict) and isinstance(f, dict)
+        out.append(
+            f"| [{r['bug']}](../known_bugs/{r['bug']}/) ([issue]({r['issue']}), [fix]({r['fix']})) "
+            f"| {r['framework']} | {r['kind']} "
+            f"| {', '.join(b['requirements'])} → {', '.join(f['requirements'])} "
+            f"| {b['ground_truth']} / {f['ground_truth']} "
+            f"| {_verdict(b)} | {_verdict(f)} | {_yn(r['caught'])} | {_yn(r['quiet_on_fix'])} |"
+        )
+    return out
+
+
+def _details(rows: list[dict[str, object]]) -> list[str]:
+    out: list[str] = []
+    for r in rows:
+        out += ["", f"### {r['bug']}", "", f"{r['title']}.", ""]
+        if r["notes"]:
+            out += [f"Notes: {r['notes']}", ""]
+        for release in RELEASES:
+            rel = r[release]
+            assert isinstance(rel, dict)
+            out.append(f"- **{release}** ({', '.join(rel['requirements'])}):")
+            if not rel["ran"]:
+                out.append(f"  not run: {rel['error'] or 'no result yet'}")
+                continue
+            gt = str(rel["ground_truth_output"] or "").strip().splitlines()
+            out.append(f"  ground truth exit {rel['ground_truth']}: {gt[-1] if gt else ''}")
+            classes = rel["classes"]
+            assert isinstance(classes, dict)
+            per = "; ".join(
+                f"{c} {v.get('verdict')}"
+                + (f" ({', '.join(v.get('violations') or [])})" if v.get("violations") else "")
+                for c, v in classes.items()
+            )
+            out.append(f"  check: {_verdict(rel)}; {per or 'no scenario class ran'}")
+            if rel["check_error"]:
+                err = str(rel["check_error"]).strip().replace("\n", " ")
+                out.append(f"  check said: {err[:600]}")
+            cmds = rel["commands"]
+            if isinstance(cmds, dict):
+                out.append(f"  rerun: `{cmds.get('row')}`; by hand: `{cmds.get('check')}`")
+    return out
+
+
+def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
+    """Write ``known-bugs.md`` and ``known-bugs.json`` into ``out``."""
+    rows = [row_of(b, results) for b in bugs]
+    figures = summary(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"schema": "prunecheck/known-bugs", "version": 1, "summary": figures, "rows": rows}
+    (out / "known-bugs.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    main = [r for r in rows if not r["held_back"]]
+    held = [r for r in rows if r["held_back"]]
+    c, h = figures["corpus"], figures["held_back"]
+    assert isinstance(c, dict) and isinstance(h, dict)
+    lines = [
+        "# Known bugs: the frameworks' own context bugs, buggy release vs fixed release",
+        "",
+        "Generated by `make known-bugs` (`known_bugs/venvs.py`, then `known_bugs/run.py`); "
+        "do not edit by hand. Each bug folder of `known_bugs/` holds the bug's `bug.toml`, "
+        "the agent as the report's user configured it (`agent.py`) and an independent ground "
+        "truth written with the framework's own test model (`ground_truth.py`: exit 1 = the bug "
+        "happened). Each release runs in a venv of its own built from PyPI. prunecheck's verdict "
+        "is `prunecheck check <spec> --json` with its defaults and an empty failure database "
+        "(a new user's first run).",
+        "",
+        "**Caught** = the buggy release's check reports the bug's kind in some scenario class. "
+        "**Quiet on fix** = the fixed release's check reports no violation of that kind (other "
+        "findings on a fixed release are listed in its verdict cell, not hidden).",
+        "",
+        f"Corpus: {c['bugs']} bugs of {len(c['frameworks'])} frameworks "
+        f"({', '.join(c['frameworks'])}); {c['ran']} run on both releases; ground truth "
+        f"reproduces on {c['ground_truth_reproduces']}; caught {c['caught']}; quiet on the fix "
+        f"{c['quiet_on_fix']} (flagged on the fix: {c['flagged_on_fix']}).",
+        "",
+        *_table(main),
+        "",
+        "## Held back",
+        "",
+        "Written after the rest were green, without changing prunecheck for them: a measure, "
+        "not a training set.",
+        "",
+        f"Held back: {h['bugs']} bugs; ground truth reproduces on {h['ground_truth_reproduces']}; "
+        f"caught {h['caught']}; quiet on the fix {h['quiet_on_fix']}.",
+        "",
+        *(_table(held) if held else ["(none yet)"]),
+        "",
+        "## Each bug",
+        *_details(rows),
+        "",
+    ]
+    (out / "known-bugs.md").write_text("\n".join(lines))

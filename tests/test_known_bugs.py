@@ -1,0 +1,194 @@
+"""The known-bug corpus (issue 32): every ``known_bugs/*/bug.toml`` is valid,
+bad input gets one paragraph and exit 2, the page is made from the results as
+its rules say, and (slow) one row runs end to end in its own venvs.
+
+The fast tests read files only; they build no venv and import no framework.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from known_bugs import corpus, report  # noqa: E402
+from known_bugs import run as kb_run  # noqa: E402
+from prunecheck.model.incidents import IncidentKind  # noqa: E402
+
+BUGS = corpus.load_bugs()
+
+
+def test_the_corpus_has_bugs() -> None:
+    assert BUGS, "known_bugs/ holds no bug folder"
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=[b.name for b in BUGS])
+def test_bug_toml_is_valid(bug: corpus.Bug) -> None:
+    # load_bugs validated every key; these are the rules a reader relies on
+    assert bug.folder.name == bug.name
+    assert (bug.folder / "agent.py").is_file()
+    assert (bug.folder / "ground_truth.py").is_file()
+    assert bug.issue.startswith("https://") and bug.fix.startswith("https://")
+    assert sorted(bug.requirements_buggy) != sorted(bug.requirements_fixed)
+    assert bug.kind in {k.value for k in IncidentKind}
+    spec_file = bug.spec.split(":")[1]
+    assert (bug.folder / spec_file).is_file(), f"{bug.spec} names no file of the folder"
+    text = (bug.folder / "ground_truth.py").read_text(encoding="utf-8")
+    assert "__file__" in text, "a ground truth finds agent.py from its own folder"
+
+
+def test_the_judges_kinds_are_incident_kinds() -> None:
+    assert {k.value for k in IncidentKind} >= corpus.KINDS
+
+
+def _folder(tmp: Path, toml: str, files: tuple[str, ...] = ("agent.py", "ground_truth.py")) -> Path:
+    folder = tmp / "x-1-bug"
+    folder.mkdir()
+    (folder / "bug.toml").write_text(toml, encoding="utf-8")
+    for name in files:
+        (folder / name).write_text("", encoding="utf-8")
+    return folder
+
+
+GOOD = """name = "x-1-bug"
+framework = "pydantic-ai"
+title = "t"
+issue = "https://github.com/o/r/issues/1"
+fix = "https://github.com/o/r/pull/2"
+kind = "orphaned_result"
+requirements_buggy = ["pydantic-ai-slim==2.0.0"]
+requirements_fixed = ["pydantic-ai-slim==2.1.0"]
+spec = "loop:agent.py:agent"
+held_back = false
+"""
+
+BAD_TOMLS = {
+    "not toml": ("name = ", "not valid TOML"),
+    "missing key": (GOOD.replace('kind = "orphaned_result"\n', ""), "missing key(s) kind"),
+    "unknown key": (GOOD + 'colour = "red"\n', "unknown key(s) colour"),
+    "name differs": (GOOD.replace('name = "x-1-bug"', 'name = "y"'), "must equal the folder"),
+    "bad kind": (GOOD.replace("orphaned_result", "oops"), "kind 'oops'"),
+    "bad url": (GOOD.replace("https://github.com/o/r/pull/2", "see PR 2"), "not a public https"),
+    "not pinned": (GOOD.replace("==2.1.0", ">=2.1"), "exact pins"),
+    "same pins": (GOOD.replace("2.1.0", "2.0.0"), "are the same"),
+    "held_back str": (GOOD.replace("held_back = false", 'held_back = "no"'), "must be a bool"),
+    "not a loop": (GOOD.replace("loop:agent.py:agent", "agent.py:agent"), "loop: spec"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TOMLS))
+def test_a_malformed_bug_toml_is_one_paragraph(tmp_path: Path, case: str) -> None:
+    toml, needle = BAD_TOMLS[case]
+    with pytest.raises(corpus.CorpusError) as err:
+        corpus.load_bug(_folder(tmp_path, toml))
+    text = str(err.value)
+    assert needle in text and "Hint:" in text and "\n" not in text
+
+
+def test_a_bug_without_its_ground_truth_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(corpus.CorpusError, match=r"ground_truth\.py is missing"):
+        corpus.load_bug(_folder(tmp_path, GOOD, files=("agent.py",)))
+
+
+@pytest.mark.parametrize("script", ["run", "venvs"])
+def test_an_unknown_bug_name_exits_2(script: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from known_bugs import venvs
+
+    main = kb_run.main if script == "run" else venvs.main
+    assert main(["no-such-bug"]) == 2
+    captured = capsys.readouterr()
+    assert "unknown bug(s) no-such-bug" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_requirement_sets_name_one_venv_each() -> None:
+    a = corpus.requirements_key(["b==1", "a==2"])
+    assert a == corpus.requirements_key(["a==2", "b==1"])
+    assert a != corpus.requirements_key(["a==2", "b==2"])
+
+
+def _result(bug: corpus.Bug, release: str, gt: int, kinds: list[str]) -> dict[str, object]:
+    return {
+        "bug": bug.name,
+        "release": release,
+        "ground_truth": {"exit_status": gt, "output": "x"},
+        "check": {
+            "exit_status": 1 if kinds else 0,
+            "verdict": "unsafe" if kinds else "safe",
+            "kinds": kinds,
+            "classes": {"trim": {"verdict": "unsafe" if kinds else "safe", "violations": kinds}},
+        },
+    }
+
+
+def test_the_page_says_caught_and_quiet_by_its_rule(tmp_path: Path) -> None:
+    bug = BUGS[0]
+    other = "hang" if bug.kind != "hang" else "silent_loss"
+    results = {
+        (bug.name, "buggy"): _result(bug, "buggy", 1, [bug.kind]),
+        (bug.name, "fixed"): _result(bug, "fixed", 0, [other]),
+    }
+    report.write_reports([bug], results, tmp_path)
+    doc = json.loads((tmp_path / "known-bugs.json").read_text())
+    (row,) = doc["rows"]
+    assert row["reproduces"] is True and row["caught"] is True
+    assert row["quiet_on_fix"] is True  # another kind on the fix is listed, not the bug's
+    page = (tmp_path / "known-bugs.md").read_text()
+    assert bug.name in page and other in page
+    # the same bug flagged on its fix is not quiet
+    results[(bug.name, "fixed")] = _result(bug, "fixed", 0, [bug.kind])
+    report.write_reports([bug], results, tmp_path)
+    (row,) = json.loads((tmp_path / "known-bugs.json").read_text())["rows"]
+    assert row["quiet_on_fix"] is False and doc["summary"]["all"]["bugs"] == 1
+
+
+def _installed(pin: str) -> bool:
+    name, version = pin.split("==")
+    try:
+        return importlib.metadata.version(name.split("[")[0]) == version
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+CHEAP = [
+    (b, r) for b in BUGS for r in corpus.RELEASES if all(_installed(p) for p in b.requirements(r))
+]
+
+
+@pytest.mark.skipif(not CHEAP, reason="no bug pins a release this venv has installed")
+def test_one_ground_truth_in_this_venv() -> None:
+    """A bug's release that this venv has installed: its ground truth, right here."""
+    bug, release = CHEAP[0]
+    done = subprocess.run(
+        [sys.executable, "ground_truth.py"],
+        cwd=bug.folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == (1 if release == "buggy" else 0), done.stdout + done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_one_row_end_to_end(tmp_path: Path) -> None:
+    """The first bug's row from its venvs (built if missing: needs PyPI) to the page."""
+    bug = BUGS[0]
+    assert kb_run.main([bug.name, "--out", str(tmp_path)]) == 0
+    (row,) = [
+        r
+        for r in json.loads((tmp_path / "known-bugs.json").read_text())["rows"]
+        if r["bug"] == bug.name
+    ]
+    assert row["reproduces"] is True, row
+    assert row["buggy"]["ran"] and row["fixed"]["ran"]
