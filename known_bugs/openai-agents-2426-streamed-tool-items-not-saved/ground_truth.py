@@ -116,7 +116,11 @@ def main() -> int:
     except ImportError as exc:
         print(f"cannot run: {exc}")
         return 2
-    return asyncio.run(scenario())
+    try:
+        return asyncio.run(scenario())
+    except Exception as exc:  # the scenario itself broke: no verdict on the bug
+        print(f"cannot run: could not play the scenario: {type(exc).__name__}: {exc}")
+        return 2
 
 
 if __name__ == "__main__":
