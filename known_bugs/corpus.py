@@ -41,7 +41,7 @@ VENVS = REPO / ".known-bugs" / "venvs"
 RELEASES = ("buggy", "fixed")
 
 #: The violation kinds of the loop judge (``prunecheck.model.incidents`` and
-#: :mod:`prunecheck.sim.loops.judge`), plus ``provider_rejection``: a request a
+#: :mod:`prunecheck.sim.subjects.loops.judge`), plus ``provider_rejection``: a request a
 #: provider refuses.
 KINDS = frozenset(
     {
