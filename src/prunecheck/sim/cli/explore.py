@@ -25,8 +25,11 @@ from prunecheck.sim.cli.driver_options import (
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argument, vacuous_status
+from prunecheck.sim.cli.loop_options import refuse_scenario_for_policy, remember_defaults
+from prunecheck.sim.cli.policy_argument import read_policy_argument
 from prunecheck.sim.drivers.explore import MAX_STATES, ExploreResult
 from prunecheck.sim.drivers.shape import EXPLORE_TIME_STEPS, Shape
+from prunecheck.sim.subjects.policy_spec import is_loop_spec
 from prunecheck.sim.support.progress import progress_for
 
 __all__ = ["execute", "register"]
@@ -101,14 +104,40 @@ def register(sub: Any) -> None:
         metavar="N",
         help="time jumps (--time-steps) one explored history may take (default 1)",
     )
+    p.add_argument(
+        "--scenario",
+        metavar="NAME",
+        help="an agent loop's scenario class to walk (loop: specs only; default parallel)",
+    )
+    p.add_argument(
+        "--values",
+        type=natural,
+        default=3,
+        metavar="N",
+        help="an agent loop's alternatives per drawn value (loop: specs only; default 3, 0: all)",
+    )
     add_json_argument(p)
     add_fail_vacuous_argument(p)
     p.set_defaults(func=execute)
+    remember_defaults(p)
 
 
 def execute(args: argparse.Namespace) -> int:
     from prunecheck.sim.api.python_api import run_explore
 
+    read_policy_argument(args)
+    if args.policy is not None and is_loop_spec(str(args.policy)):
+        from prunecheck.sim.cli.loop_explore import explore_loop_command
+
+        return explore_loop_command(args)
+    refuse_scenario_for_policy(args)
+    if args.values != 3:
+        raise ConfigError(
+            "--values",
+            "sets an agent loop's alternatives per drawn value; "
+            f"{args.policy!r} is not a loop: spec.",
+            "drop --values (the model runtime's explorer takes every value of its shape).",
+        )
     config = config_from_args(args)
     target = parse_target(args.target)
     check_out_arg(args)

@@ -29,6 +29,7 @@ __all__ = [
     "cell_json",
     "loop_cases",
     "loop_check_document",
+    "loop_explore_document",
     "loop_properties",
     "loop_search_document",
 ]
@@ -179,3 +180,11 @@ def loop_properties(doc: Mapping[str, Any]) -> dict[str, list[tuple[str, str]]]:
     if classes:
         props.append(("vacuous_classes", ", ".join(classes)))
     return {SUITE: props}
+
+
+def loop_explore_document(
+    result: LoopCheck, bundle: Path | None, status: int, **more: Any
+) -> dict[str, Any]:
+    """The document of ``explore loop:…``: its one class as the one placement."""
+    bundles = {} if bundle is None else {result.cells[0].scenario.name.value: bundle}
+    return _document("explore", result, bundles, status, **more)
