@@ -1,0 +1,359 @@
+"""Agents written the way users write them, each held to its verdict (issue 31).
+
+One row per agent of ``tests/user_agents/`` (agents prunecheck's authors did
+not shape to it; ``examples/loops/`` is what the project tunes on): the
+spec, the verdict the user expects and, for an unsafe one, the violation
+kinds that say why.  Each row runs ``prunecheck check loop:SPEC --json`` as
+a user would, in a child process whose environment has no provider key
+(``OPENAI_API_KEY`` and the like removed: a CI job without secrets), and
+reads the verdict of the scenario class the agent's own code is about
+(``trim``: its trimming at the framework's hook) or, for a whole-agent
+expectation, the check's.
+
+Each row costs a full check (seconds of CPU): the table is ``slow``
+(``make test-all``).  Its fast twin loads every agent the way ``check``
+does (the spec, no key) and asserts the framework adapter takes it.
+
+A row whose verdict is wrong today is ``xfail(strict=True)`` with what is
+wrong: whoever fixes it removes the mark (the strict xfail then fails).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = "tests/user_agents"
+
+#: A check that runs longer than this is a hang (a verdict the issue asks for;
+#: the row fails, the table goes on).  No row asserts on time otherwise.
+HANG_SECONDS = 300
+
+#: Violation kinds of a broken history: what an unsafe trimmer is caught by.
+STRUCTURAL = frozenset(
+    {"orphaned_result", "provider_rejection", "invalid_prune", "unanswered_call"}
+)
+
+
+_NO_KEY = " (OPENAI_API_KEY is not set)"
+_NO_WORD = ", and no word that the trimmer never fired"
+_LC_IMPORT = (
+    "exit 2: OpenAIError at import (ChatOpenAI: missing credentials); and a module-level "
+    "compiled graph is no factory the LangGraph adapter accepts"
+)
+_LC_STATELESS = (
+    "exit 1, UNSAFE silent_loss in every class: a raised or cancelled turn's results are lost "
+    "by the stateless app pattern (shared by every configuration), not by the middleware"
+)
+_NOT_VACUOUS = "trim cell safe (its key step is any reply): no word that the trimmer never fired"
+
+
+class Expect(StrEnum):
+    """What the user expects of ``check`` on the agent."""
+
+    LOADS = "loads"
+    """It loads without a provider key and gets a verdict (exit 0 or 1)."""
+    UNSAFE = "unsafe"
+    """The class is UNSAFE with one of the row's kinds; exit 1."""
+    SAFE = "safe"
+    """The class is safe (it was exercised) and the user's configuration exits 0."""
+    VACUOUS = "vacuous"
+    """The class is vacuous (never "safe"), its note giving the figures."""
+    FAULT = "fault"
+    """A summarizer's failure is a fault the verdict names."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One agent and the verdict it must get.
+
+    Attributes
+    ----------
+    spec : str
+        ``FILE.py:ATTR`` under ``tests/user_agents/``.
+    expect : Expect
+        What the user expects.
+    kinds : frozenset[str]
+        UNSAFE: at least one of these is among the class's violations.
+    scenario : str or None
+        The scenario class read (None: any class; the whole check).
+    figure : str or None
+        VACUOUS: the threshold the note must state (digits, commas ignored).
+    wrong_today : str or None
+        What ``check`` gives today instead (the row is a strict xfail).
+    """
+
+    spec: str
+    expect: Expect
+    kinds: frozenset[str] = frozenset()
+    scenario: str | None = "trim"
+    figure: str | None = None
+    wrong_today: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.spec.replace('.py:', ':')}-{self.expect}"
+
+
+ROWS: tuple[Row, ...] = (
+    # 1. A provider string, no key: the module must load.
+    Row(
+        "pa_provider_string.py:agent",
+        Expect.LOADS,
+        scenario=None,
+        wrong_today=f"exit 2: UserError at import{_NO_KEY}",
+    ),
+    Row(
+        "pa_provider_string.py:agent",
+        Expect.SAFE,
+        scenario=None,
+        wrong_today=f"exit 2: UserError at import{_NO_KEY}",
+    ),
+    # 2. LangChain's create_agent("openai:gpt-4o") at module level: a ChatOpenAI at import.
+    Row("lc_provider_string.py:agent", Expect.LOADS, scenario=None, wrong_today=_LC_IMPORT),
+    Row("lc_provider_string.py:agent", Expect.SAFE, scenario=None, wrong_today=_LC_IMPORT),
+    # 3. Token budgets far above the harness's default ~45-character tool outputs.
+    Row(
+        "lc_trim_tokens.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="the trim cell is UNSAFE only by silent_loss of a turn that raised (the "
+        "stateless app pattern, not the trimmer); 8,000 tokens are never reached",
+    ),
+    Row(
+        "ag_token_limited.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today=f"trim cell safe: 8,000 tokens are never reached{_NO_WORD}",
+    ),
+    # 4. Character budgets (20,000 characters).
+    Row(
+        "oa_char_budget.py:app",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today=f"trim cell safe: 20,000 characters are never reached{_NO_WORD}",
+    ),
+    Row(
+        "lc_char_budget.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="vacuous, exit 0: the sync wrap_model_call raises under ainvoke "
+        "(no awrap_model_call) on every turn, and nothing says so",
+    ),
+    # 5. Summarizers whose model call fails: a fault, named.
+    Row(
+        "lc_summarizer_fails.py:agent",
+        Expect.FAULT,
+        scenario=None,
+        wrong_today="the summarization call never fails in a schedule and no verdict names it",
+    ),
+    Row(
+        "pa_summarizer_docs.py:agent",
+        Expect.LOADS,
+        scenario=None,
+        wrong_today=f"exit 2: UserError at import of summarize_agent{_NO_KEY}",
+    ),
+    Row(
+        "pa_summarizer_docs.py:agent",
+        Expect.FAULT,
+        scenario=None,
+        wrong_today=f"exit 2: UserError at import of summarize_agent{_NO_KEY}",
+    ),
+    # 6. A custom Session subclass that trims: its trimming judged.
+    Row(
+        "oa_session_last_n.py:app",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="the session subclass is ignored (the adapter runs its own SQLiteSession): "
+        "trim n/a",
+    ),
+    # 7. Sync user code: a hand-built StateGraph's sync nodes, a sync history processor.
+    Row(
+        "lg_sync_graph.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        scenario=None,
+        wrong_today="safe, exit 0, while nothing ran: the sync node's llm.invoke raises "
+        "NotImplementedError (the model double is async only), swallowed; reply never enabled",
+    ),
+    Row(
+        "pa_sync_processor.py:agent",
+        Expect.SAFE,
+        wrong_today="FlakyStrategyDefinition traceback, then the process never exits (the sync "
+        "processor runs on anyio worker threads)",
+    ),
+    # 8. Clearing old tool outputs to an honest placeholder, every pair kept.
+    Row(
+        "pa_clear_tool_outputs.py:agent",
+        Expect.SAFE,
+        wrong_today="UNSAFE synthesized_result in every class: the placeholder is taken for an "
+        "invented result",
+    ),
+    Row("lc_clear_tool_outputs.py:agent", Expect.SAFE, wrong_today=_LC_STATELESS),
+    # 9. Whole calls dropped with their results: a history every provider accepts.
+    Row("lc_drop_whole_calls.py:agent", Expect.SAFE, wrong_today=_LC_STATELESS),
+    Row(
+        "oa_drop_whole_calls.py:app",
+        Expect.SAFE,
+        wrong_today="UNSAFE invalid_prune: one call of a batch dropped with its output is "
+        "called a split unit",
+    ),
+    # 10. A threshold never reached: vacuous, with figures.
+    Row("oa_never_fires.py:app", Expect.VACUOUS, figure="400", wrong_today=_NOT_VACUOUS),
+    Row("ag_buffered_large.py:agent", Expect.VACUOUS, figure="200", wrong_today=_NOT_VACUOUS),
+)
+
+
+def _env() -> dict[str, str]:
+    """This process's environment without any provider credential."""
+    secret = re.compile(r"(^OPENAI_|^AZURE_OPENAI|^ANTHROPIC_|^GOOGLE_API|^GEMINI_|_API_KEY$)")
+    return {k: v for k, v in os.environ.items() if not secret.search(k)}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One ``check --json`` of a spec: its exit status, JSON (None if none) and stderr."""
+
+    status: int
+    report: dict[str, Any] | None
+    stderr: str
+
+
+@cache
+def _check(spec: str) -> Outcome:
+    """``prunecheck check loop:tests/user_agents/SPEC --json``, once per spec per session."""
+    argv = [sys.executable, "-m", "prunecheck", "check", f"loop:{AGENTS}/{spec}", "--json"]
+    try:
+        done = subprocess.run(
+            argv, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=HANG_SECONDS
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"check of {spec} did not end in {HANG_SECONDS} s (a hang): {exc.stderr!r}")
+    try:
+        report = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        report = None
+    return Outcome(done.returncode, report, done.stderr)
+
+
+def _placement(report: dict[str, Any], scenario: str) -> dict[str, Any]:
+    for placement in report["placements"]:
+        if placement["scenario_class"] == scenario:
+            return dict(placement)
+    raise AssertionError(f"no placement for scenario class {scenario!r}: {report['placements']}")
+
+
+def _said(report: dict[str, Any]) -> str:
+    """What the verdict says about the run (not the spec, which names the file)."""
+    texts = [str(report["details"].get("verdict_line", ""))]
+    for placement in report["placements"]:
+        texts += [str(placement.get("title")), str(placement.get("note"))]
+        texts += [str(v) for v in placement.get("violations") or ()]
+        first = placement.get("first_violation") or {}
+        texts += [str(first.get("detail")), str(first.get("reason"))]
+    said = "\n".join(texts)
+    for name in (report["policy"], report["details"].get("agent")):  # the file's name
+        said = said.replace(str(name), "<agent>")
+    return said
+
+
+def _hold(row: Row, out: Outcome) -> None:
+    """Assert that ``out`` is the verdict ``row`` expects."""
+    where = f"check of {row.spec}: exit {out.status}\n{out.stderr[-3000:]}"
+    assert out.status != 2, f"did not load or run: {where}"
+    assert "Traceback" not in out.stderr, where
+    assert out.report is not None, f"no JSON report: {where}"
+    report = out.report
+    assert report["error"] is None, where
+    assert report["placements"], where
+    if row.expect is Expect.LOADS:
+        assert out.status in (0, 1), where
+        return
+    if row.expect is Expect.FAULT:
+        said = _said(report)
+        assert re.search(r"summar", said, re.IGNORECASE), f"no word of the summarizer: {said}"
+        return
+    if row.scenario is None:
+        found = {v for p in report["placements"] for v in p["violations"]}
+        vacuous = bool(report["details"].get("vacuous"))  # the document writes it "safe"
+        verdict = "vacuous" if vacuous else str(report["verdict"]).lower()
+        note = str(report["details"].get("verdict_line", ""))
+    else:
+        placement = _placement(report, row.scenario)
+        found = set(placement["violations"])
+        verdict = str(placement["verdict"]).lower()
+        note = str(placement["note"])
+    if row.expect is Expect.UNSAFE:
+        assert verdict == "unsafe" and found & row.kinds, (verdict, found, where)
+        assert out.status == 1, where
+    elif row.expect is Expect.SAFE:
+        assert verdict == "safe", (verdict, found, where)
+        assert out.status == 0, f"the user's configuration is safe, yet: {where}"
+    else:
+        assert row.figure is not None
+        assert verdict == "vacuous", (verdict, note, where)
+        assert row.figure in note.replace(",", ""), f"no figure {row.figure} in {note!r}"
+
+
+def _param(row: Row) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=row.wrong_today)] if row.wrong_today else []
+    return pytest.param(row, id=row.id, marks=marks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", [_param(row) for row in ROWS])
+def test_user_agent_verdict(row: Row) -> None:
+    _hold(row, _check(row.spec))
+
+
+# -- the fast twin: every agent loads as check loads it, without a key ------------------
+
+#: Specs whose loading is wrong today, and what is wrong.
+LOAD_WRONG_TODAY: dict[str, str] = {
+    "pa_provider_string.py:agent": "UserError at import: OPENAI_API_KEY is not set",
+    "lc_provider_string.py:agent": "OpenAIError at import (ChatOpenAI: missing credentials); "
+    "a module-level compiled graph is no factory the LangGraph adapter accepts",
+    "pa_summarizer_docs.py:agent": "UserError at import: summarize_agent's provider string",
+}
+
+
+@contextmanager
+def _no_keys() -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(_env())
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _load_param(spec: str) -> Any:
+    wrong = LOAD_WRONG_TODAY.get(spec)
+    marks = [pytest.mark.xfail(strict=True, reason=wrong)] if wrong else []
+    return pytest.param(spec, id=spec.replace(".py:", ":"), marks=marks)
+
+
+@pytest.mark.parametrize("spec", [_load_param(s) for s in dict.fromkeys(r.spec for r in ROWS)])
+def test_user_agent_loads_without_keys(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from prunecheck.sim.subjects.loops.target import load_target
+
+    monkeypatch.chdir(ROOT)
+    with _no_keys():
+        target = load_target(f"loop:{AGENTS}/{spec}")
+    assert target.framework in {"pydantic-ai", "langgraph", "openai-agents", "autogen"}
+    assert target.adapter.tools(target.target), f"{spec}: the agent's tools were not found"
