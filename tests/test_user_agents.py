@@ -139,6 +139,14 @@ ROWS: tuple[Row, ...] = (
         STRUCTURAL,
         wrong_today=f"trim cell safe: 8,000 tokens are never reached{_NO_WORD}",
     ),
+    Row(
+        "lg_react_pre_model_hook.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        scenario=None,
+        wrong_today="FlakyStrategyDefinition traceback, exit 1, no JSON: the sync pre_model_hook "
+        "runs on worker threads (the LangGraph loop has no inline executor)",
+    ),
     # 4. Character budgets (20,000 characters).
     Row(
         "oa_char_budget.py:app",
@@ -348,6 +356,9 @@ def _load_param(spec: str) -> Any:
     return pytest.param(spec, id=spec.replace(".py:", ":"), marks=marks)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:create_react_agent has been moved"
+)  # the user's API, as written
 @pytest.mark.parametrize("spec", [_load_param(s) for s in dict.fromkeys(r.spec for r in ROWS)])
 def test_user_agent_loads_without_keys(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from prunecheck.sim.subjects.loops.target import load_target
