@@ -10,9 +10,11 @@ current virtual time, and no thread the run started is busy — every task
 waits on a future only the harness resolves (a model reply, a tool's
 completion), on a timer in the virtual future, or is done.
 
-Threads.  Thread-backed persistence (aiosqlite's connection thread,
-``asyncio.to_thread`` behind the Agents SDK's ``SQLiteSession``) completes
-work outside the loop and posts the result with ``call_soon_threadsafe``.
+Threads.  The user's sync code runs on the loop's :class:`~.handoff.Handoff`
+executor (also AnyIO's ``to_thread``): its threads and the loop's pass one
+baton, so they never run at once (:mod:`.handoff`).  Other thread-backed
+persistence (aiosqlite's connection thread) completes work outside the loop
+and posts the result with ``call_soon_threadsafe``.
 Quiescence therefore also asks every thread started since the loop was made
 whether it is idle: its innermost Python frame is a wait of ``threading`` or
 ``queue`` (aiosqlite's queue, a condition) or an executor worker's wait for
@@ -38,6 +40,8 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
+from . import handoff
+
 __all__ = ["LoopStuck", "VirtualLoop", "foreign_threads"]
 
 #: Loop iterations one settle may take before the run is declared to spin forever.
@@ -57,7 +61,8 @@ class LoopStuck(RuntimeError):
 
 
 class VirtualLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock only the harness moves.
+    """An event loop whose clock only the harness moves, and which starts no
+    free thread for the user's sync code (:mod:`.handoff`).
 
     Parameters
     ----------
@@ -86,6 +91,10 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self.ticks = 0
         self.set_exception_handler(self._quiet)
         self.errors: list[str] = []
+        setattr(self, handoff.MARK, True)
+        handoff.install_anyio()
+        self.handoff = handoff.Handoff(self, patience=thread_patience)
+        self.set_default_executor(self.handoff)
 
     # ------------------------------------------------------------ the clock
     def _timers(self) -> list[asyncio.TimerHandle]:
@@ -123,7 +132,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         """
         out: dict[int, tuple[object, int]] = {}
         for ident, frame in sys._current_frames().items():
-            if ident in self._foreign:
+            if ident in self._foreign or ident in handoff.WORKERS:
                 continue
             top: Any = frame
             while top is not None and top.f_code.co_filename.endswith(_IDLE_FILES):
@@ -159,6 +168,8 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         waited_since: float | None = None
         for _ in range(MAX_TICKS):
             self._tick()
+            if self.handoff.stuck is not None:
+                raise LoopStuck(self.handoff.stuck)
             if self._queue() or self._due():
                 waited_since = None
                 continue
@@ -211,11 +222,11 @@ class VirtualLoop(asyncio.SelectorEventLoop):
     def discard(self) -> None:
         """Drop the loop without running anything more (a crash, or the run's end).
 
-        Its tasks are never resumed; its default executor's threads are told
-        to stop without waiting.
+        Its tasks are never resumed; its handoff workers still waiting on the
+        harness are ended (:meth:`.handoff.Handoff.shutdown`) and joined.
         """
         executor = getattr(self, "_default_executor", None)
         if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            executor.shutdown(wait=True, cancel_futures=True)
         if not self.is_closed():
             self.close()

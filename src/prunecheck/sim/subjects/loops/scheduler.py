@@ -43,6 +43,7 @@ from .clock import LoopStuck, VirtualLoop, foreign_threads
 from .contract import Adapter, Capability, Loop, Reply, ToolCall, ToolFailed
 from .judge import calls_and_results, hang, judge_request, removed_by_trim
 from .ledger import Body, BodyEnd, Ledger, Received
+from .leftovers import forget
 from .steps import (
     Advance,
     Approve,
@@ -122,6 +123,7 @@ def _drop(clocks: list[VirtualLoop]) -> None:
             warnings.simplefilter("ignore", RuntimeWarning)  # "coroutine ... never awaited"
             for clock in clocks:
                 clock.discard()
+                forget(clock)
             clocks.clear()
             gc.collect()
     finally:

@@ -11,6 +11,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ..handoff import MARK
+
 __all__ = ["SCRIPT_EXCEPTHOOK", "InlineExecutor", "build_target", "inline_executor"]
 
 #: The line a reproduction script writes right after its version gate: any
@@ -89,7 +91,13 @@ class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
 
 
 def inline_executor() -> None:
-    """Make the running loop's default executor an :class:`InlineExecutor` (idempotent)."""
+    """Make the running loop's default executor an :class:`InlineExecutor` (idempotent).
+
+    A harness's virtual loop keeps its own (:mod:`..handoff`: sync work on
+    threads that run one at a time, which can also wait on the harness).
+    """
     loop = asyncio.get_running_loop()
+    if getattr(loop, MARK, False):
+        return
     if not isinstance(getattr(loop, "_default_executor", None), InlineExecutor):
         loop.set_default_executor(InlineExecutor(max_workers=1))

@@ -49,6 +49,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from prunecheck.sim.subjects.loops.contract import Harness, ToolCall, ToolSpec
+from prunecheck.sim.subjects.loops.handoff import run_on_loop
 
 __all__ = [
     "HarnessChatModel",
@@ -173,8 +174,10 @@ class HarnessChatModel(BaseChatModel):
     ``ChatOpenAI.bind_tools`` sends); each call renders the messages and the
     tools as one Chat Completions body and turns the harness's
     :class:`~prunecheck.sim.subjects.loops.contract.Reply` into an ``AIMessage``.
-    Only the async path exists: the harness owns every await point, and a
-    synchronous call has none.
+    A synchronous call (``model.invoke`` in a sync graph node or a sync
+    middleware hook, which LangGraph runs on a thread) asks the harness too:
+    the thread is a handoff worker (:mod:`..handoff`) and waits, as a
+    thread waits on a provider, until the schedule's reply.
     """
 
     harness: Any = None
@@ -196,11 +199,14 @@ class HarnessChatModel(BaseChatModel):
             kwargs["tool_choice"] = tool_choice
         return self.bind(tools=formatted, **kwargs)
 
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        raise NotImplementedError(
-            "the prunecheck model double answers only asynchronously: "
-            "drive the agent with ainvoke/astream (the harness owns every await point)"
-        )
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return run_on_loop(self._agenerate(messages, stop, None, **kwargs))
 
     async def _agenerate(
         self,
@@ -226,19 +232,31 @@ class HarnessChatModel(BaseChatModel):
 
 
 class _FakeTool(StructuredTool):
-    """A ``StructuredTool`` that knows the id of the call it runs for."""
+    """A ``StructuredTool`` that knows the id of the call it runs for (also
+    when sync code invokes it: its sync body waits on the harness from a
+    handoff worker, :mod:`..handoff`)."""
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        token = _CURRENT_CALL.set(_current(input))
+        try:
+            return super().invoke(input, config, **kwargs)
+        finally:
+            with contextlib.suppress(ValueError):
+                _CURRENT_CALL.reset(token)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        if isinstance(input, Mapping) and input.get("type") == "tool_call":
-            current = (str(input.get("id") or ""), _arguments(input.get("args", {})))
-        else:
-            current = ("", _arguments(input))
-        token = _CURRENT_CALL.set(current)
+        token = _CURRENT_CALL.set(_current(input))
         try:
             return await super().ainvoke(input, config, **kwargs)
         finally:
             with contextlib.suppress(ValueError):  # closed by a crashed loop's teardown
                 _CURRENT_CALL.reset(token)
+
+
+def _current(input: Any) -> tuple[str, str]:
+    if isinstance(input, Mapping) and input.get("type") == "tool_call":
+        return (str(input.get("id") or ""), _arguments(input.get("args", {})))
+    return ("", _arguments(input))
 
 
 def fake_tool(tool: BaseTool, harness: Harness) -> BaseTool:
@@ -265,10 +283,14 @@ def fake_tool(tool: BaseTool, harness: Harness) -> BaseTool:
         call_id, arguments = _CURRENT_CALL.get()
         return await harness.tool(ToolCall(id=call_id, name=name, arguments=arguments))
 
+    def sync_body(**kwargs: Any) -> str:
+        return run_on_loop(body(**kwargs))
+
     return _FakeTool(
         name=name,
         description=tool.description,
         args_schema=schema,
+        func=sync_body,
         coroutine=body,
         return_direct=tool.return_direct,
         handle_tool_error=tool.handle_tool_error,

@@ -1,0 +1,68 @@
+"""Agents whose code is sync, written as their frameworks' docs write them
+(tests of the handoff executor, sim/subjects/loops/handoff.py).
+
+``pa_agent``: a pydantic-ai agent whose history processor is a plain
+``def`` (pydantic-ai runs it with ``anyio.to_thread``); ``PROCESSED`` counts
+its calls.  ``lg_agent``: a hand-built LangGraph ``StateGraph`` whose model
+node is a plain ``def`` calling ``model.invoke`` (LangGraph runs it with
+``run_in_executor``), with the prebuilt ``ToolNode``.  Frameworks are
+imported inside the factories: collecting a test needs none of them.
+"""
+
+import threading
+from typing import Any
+
+__all__ = ["PROCESSED", "lg_agent", "pa_agent"]
+
+#: Calls of the pydantic-ai processor, and the threads they ran on.
+PROCESSED: list[str] = []
+
+
+def pa_agent() -> Any:
+    """A pydantic-ai agent with a sync history processor keeping the last 6 messages."""
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from pydantic_ai.messages import ModelMessage
+
+    def keep_last(messages: list[ModelMessage]) -> list[ModelMessage]:
+        PROCESSED.append(threading.current_thread().name)
+        return messages[-6:] if len(messages) > 6 else messages
+
+    def read_file(path: str) -> str:
+        """Read a file."""
+        raise NotImplementedError("reads the file in the real app")
+
+    return Agent(
+        "test", tools=[read_file], capabilities=[ProcessHistory(keep_last)], defer_model_check=True
+    )
+
+
+def lg_agent(model: Any) -> Any:
+    """LangGraph's tutorial graph: a sync ``chatbot`` node, ``ToolNode``, ``tools_condition``."""
+    from typing import Annotated, TypedDict
+
+    from langchain_core.tools import tool
+    from langgraph.graph import START, StateGraph
+    from langgraph.graph.message import add_messages
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    class State(TypedDict):
+        messages: Annotated[list[Any], add_messages]
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        raise NotImplementedError("reads the file in the real app")
+
+    llm = model.bind_tools([read_file])
+
+    def chatbot(state: State) -> dict[str, Any]:
+        return {"messages": [llm.invoke(state["messages"])]}
+
+    builder = StateGraph(State)
+    builder.add_node("chatbot", chatbot)
+    builder.add_node("tools", ToolNode([read_file]))
+    builder.add_edge(START, "chatbot")
+    builder.add_conditional_edges("chatbot", tools_condition)
+    builder.add_edge("tools", "chatbot")
+    return builder.compile()

@@ -1,0 +1,133 @@
+"""Long searches end normally: what a run leaves behind is forgotten when it
+closes (sim/subjects/loops/leftovers.py, handoff.py).
+
+Before, every run a search dropped kept its unfinished tasks alive through
+AnyIO's process-wide ``_task_states`` (about 100 kB and 500 objects a run on
+pydantic-ai), and a sync history processor left an AnyIO worker thread per
+dropped turn (non-daemon: the process never exited).  The fast tests hold
+the per-run figures flat over a few runs; the slow ones run a 2,000-run
+search of each framework in a process of its own and check that it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import subprocess
+import sys
+import threading
+import weakref
+from pathlib import Path
+
+import pytest
+from loops_sync_agents import pa_agent
+
+from prunecheck.sim.drivers.action_search import search
+from prunecheck.sim.subjects.loops.clock import VirtualLoop
+from prunecheck.sim.subjects.loops.leftovers import forget
+from prunecheck.sim.subjects.loops.scheduler import LoopRun
+from prunecheck.sim.subjects.loops.steps import Crash, User
+from prunecheck.sim.subjects.loops.system import LoopSystem
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples" / "loops"
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+
+
+def test_forget_lets_a_dropped_loops_anyio_tasks_be_collected() -> None:
+    anyio = pytest.importorskip("anyio")
+    loop = VirtualLoop()
+
+    async def waits_in_a_cancel_scope() -> None:
+        with anyio.CancelScope():
+            await loop.create_future()  # never resolved: the run is dropped here
+
+    task = loop.create_task(waits_in_a_cancel_scope())
+    loop.settle()
+    gone = weakref.ref(task)
+    del task
+    loop.discard()
+    gc.collect()
+    assert gone() is not None  # AnyIO's registry keeps it (its value holds its key)
+    assert forget(loop) >= 1
+    hook, sys.unraisablehook = sys.unraisablehook, lambda _: None  # its scope exits off the loop
+    try:
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert gone() is None
+
+
+def _per_run(
+    system: LoopSystem, runs: int, monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[int, int, int]]:
+    """(threads, fds, live tasks of closed loops) after each run's close."""
+    figures: list[tuple[int, int, int]] = []
+    close = LoopSystem.close
+
+    def closing(self: LoopSystem, state: object) -> None:
+        close(self, state)  # type: ignore[arg-type]
+        gc.collect()
+        dead = sum(1 for o in gc.get_objects()
+                   if isinstance(o, asyncio.Task) and o.get_loop().is_closed())  # fmt: skip
+        figures.append((threading.active_count(), _fds(), dead))
+
+    monkeypatch.setattr(LoopSystem, "close", closing)
+    search(system, seed=1, max_examples=runs, shrink_runs=0, polish_runs=0)
+    return figures
+
+
+def test_a_pydantic_ai_search_leaves_nothing_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pydantic_ai")
+    from prunecheck.sim.subjects.loops.frameworks.pydantic_ai import PydanticAIAdapter
+    from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+
+    system = LoopSystem.of(PydanticAIAdapter(), pa_agent, SCENARIOS[ScenarioClass.CRASH_RESUME])
+    figures = _per_run(system, 12, monkeypatch)
+    assert len(figures) >= 8
+    threads, fds, dead = zip(*figures, strict=True)
+    assert set(threads) == {threads[0]} and set(fds) == {fds[0]}  # flat from the first run
+    assert set(dead) == {0}  # no task of a dropped run outlives it
+
+
+def test_a_crashed_run_keeps_no_thread_and_no_task() -> None:
+    pytest.importorskip("pydantic_ai")
+    from prunecheck.sim.subjects.loops.frameworks.pydantic_ai import PydanticAIAdapter
+
+    before = {t.ident for t in threading.enumerate()}
+    with LoopRun(PydanticAIAdapter(), pa_agent) as run:
+        run.apply(User("hi"))  # the sync processor runs, the model request waits
+        run.apply(Crash())
+        task = weakref.ref(run._graveyard[2])  # the dropped turn
+    gc.collect()
+    assert task() is None and {t.ident for t in threading.enumerate()} <= before
+
+
+#: One agent per framework (and the sync processor of pydantic-ai), searched 2,000 runs.
+LONG = [
+    ("pydantic-ai", f"loop:{EXAMPLES / 'pydantic_ai_keep_last.py'}:agent"),
+    ("pydantic-ai sync", f"loop:{ROOT / 'tests' / 'loops_sync_agents.py'}:pa_agent"),
+    ("openai-agents", f"loop:{EXAMPLES / 'openai_agents_guarded.py'}:app"),
+    ("langgraph", f"loop:{EXAMPLES / 'langgraph_guarded.py'}:agent"),
+    ("autogen", f"loop:{EXAMPLES / 'autogen_guarded.py'}:agent"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("framework", "spec"), LONG, ids=[name for name, _ in LONG])
+def test_a_2000_run_search_ends_normally(framework: str, spec: str, tmp_path: Path) -> None:
+    pytest.importorskip({"pydantic-ai": "pydantic_ai", "pydantic-ai sync": "pydantic_ai",
+                         "openai-agents": "agents", "langgraph": "langgraph",
+                         "autogen": "autogen_agentchat"}[framework])  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "prunecheck", "search", spec, "--max-examples", "2000",
+         "--no-failures", "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=3600, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), (done.returncode, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr and "Flaky" not in done.stderr
+    assert "schedules generated" in done.stdout
