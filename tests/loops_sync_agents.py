@@ -9,10 +9,15 @@ node is a plain ``def`` calling ``model.invoke`` (LangGraph runs it with
 imported inside the factories: collecting a test needs none of them.
 """
 
+import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 
-__all__ = ["PROCESSED", "lg_agent", "pa_agent"]
+__all__ = ["APP_DIR", "PROCESSED", "lg_agent", "oa_app", "pa_agent"]
+
+#: Where the Agents SDK app keeps its sessions (the harness never writes there).
+APP_DIR = Path(tempfile.gettempdir()) / "prunecheck-test-user-app"
 
 #: Calls of the pydantic-ai processor, and the threads they ran on.
 PROCESSED: list[str] = []
@@ -66,3 +71,25 @@ def lg_agent(model: Any) -> Any:
     builder.add_conditional_edges("chatbot", tools_condition)
     builder.add_edge("tools", "chatbot")
     return builder.compile()
+
+
+def oa_app() -> Any:
+    """An Agents SDK app on its own session class: a ``SQLiteSession`` keeping the last 4 items."""
+    from agents import Agent, RunConfig, SQLiteSession, function_tool
+
+    class LastFour(SQLiteSession):
+        def __init__(self, session_id: str, db_path: str = ":memory:") -> None:
+            super().__init__(session_id, db_path)
+            self.keep = 4
+
+        async def get_items(self, limit: int | None = None) -> list[Any]:
+            return (await super().get_items(limit))[-self.keep :]
+
+    @function_tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        raise NotImplementedError("reads the file in the real app")
+
+    agent = Agent(name="reader", instructions="Read files.", model="gpt-4.1", tools=[read_file])
+    APP_DIR.mkdir(exist_ok=True)
+    return agent, RunConfig(), LastFour("customer-42", str(APP_DIR / "sessions.sqlite"))

@@ -16,10 +16,17 @@ own boundaries:
   :meth:`Harness.tool`, rebound to the original's failure handler: name, JSON
   schema, approval, timeout and error-as-result behaviour are the user's.
 
-**Durable persistence** is the SDK's ``SQLiteSession`` on
-``<store>/openai-agents-session.sqlite``: what the runner wrote there is what a
-crash keeps.  The session's ``asyncio.to_thread`` work runs inline on the loop
-(:class:`~._common.InlineExecutor`) so that the harness sees every step.
+**Durable persistence** is the session the application passes: a factory
+may return ``(agent, run_config, session)``.  A ``SQLiteSession``, or the
+user's subclass of it (its ``get_items``/``add_items`` overrides and
+attributes kept: :func:`session_on_store`), runs on
+``<store>/openai-agents-session.sqlite`` (in memory if the user's was: a crash
+loses it); another session class is used as the user's object.  Without one,
+the SDK's ``SQLiteSession`` on the store.  What the runner wrote there is what
+a crash keeps.  A user's session class that overrides ``get_items`` trims: the
+trimming scenario class applies.  The session's ``asyncio.to_thread`` work
+runs on the harness's handoff threads (:mod:`..handoff`), in the schedule's
+order.
 
 **Cancel** is ``RunResultStreaming.cancel()`` (the turn runs
 ``Runner.run_streamed``; ``cancel_mode`` chooses ``"immediate"``, the SDK's
@@ -37,11 +44,11 @@ Needs ``pip install 'prunecheck[loops]'``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import sqlite3
 from collections.abc import AsyncIterator
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,31 +68,85 @@ def _is_agent(obj: object) -> bool:
     return isinstance(obj, Agent)
 
 
-def _target(target: object) -> tuple[Any, Any] | None:
-    """``(agent, run_config)`` of ``target``, or None if it is not the SDK's."""
+def _is_session(obj: object) -> bool:
+    from agents.memory import Session, SessionABC
+
+    return isinstance(obj, SessionABC | Session) and not _is_agent(obj)
+
+
+def _target(target: object) -> tuple[Any, Any, Any] | None:
+    """``(agent, run_config, session or None)`` of ``target``, or None if it is not the SDK's.
+
+    A factory may return the agent alone, ``(agent, run_config)``, or the
+    three the application passes to ``Runner.run``: ``(agent, run_config,
+    session)`` (the run config may be None).
+    """
     from_target = build_target(target, "agents", _is_agent)
     if from_target is None:
         return None
-    if isinstance(from_target, tuple):
-        agent, config = (*from_target, None)[:2]
-    else:
-        agent, config = from_target, None
-    if config is None:
-        from agents import RunConfig
+    parts = list(from_target) if isinstance(from_target, tuple) else [from_target]
+    from agents import RunConfig
 
-        config = RunConfig()
-    return agent, config
+    agent = parts[0]
+    config = next((p for p in parts[1:] if isinstance(p, RunConfig)), None) or RunConfig()
+    session = next((p for p in parts[1:] if _is_session(p)), None)
+    return agent, config, session
 
 
-def _need(target: object) -> tuple[Any, Any]:
+def _need(target: object) -> tuple[Any, Any, Any]:
     found = _target(target)
     if found is None:
         raise TypeError(
             f"{target!r}: the OpenAI Agents SDK adapter drives an Agent; this is not one, nor "
-            "a function of no argument returning one or (agent, run_config). Hint: point at "
-            "the Agent (file.py:agent) or at a factory returning it with its RunConfig."
+            "a function of no argument returning one, (agent, run_config) or (agent, "
+            "run_config, session). Hint: point at the Agent (file.py:agent) or at a factory "
+            "returning it with its RunConfig and Session."
         )
     return found
+
+
+def _own_session_class(session: Any) -> bool:
+    """Whether ``session`` is the user's own class (not one the SDK ships)."""
+    return type(session).__module__.split(".")[0] != "agents"
+
+
+def trims_in_session(session: Any) -> bool:
+    """Whether the user's session rewrites what it hands the runner (its own ``get_items``)."""
+    from agents import SQLiteSession
+
+    if session is None or not _own_session_class(session):
+        return False
+    if isinstance(session, SQLiteSession):
+        return type(session).get_items is not SQLiteSession.get_items
+    return True
+
+
+def session_on_store(session: Any, path: Path) -> Any:
+    """The session a process of the loop runs on: the user's, as written, on the store.
+
+    None: the SDK's ``SQLiteSession`` on ``path``.  A ``SQLiteSession`` (or a
+    subclass of the user's: its methods and attributes kept) is a copy
+    re-initialised by ``SQLiteSession.__init__`` on ``path`` (or in memory,
+    as the user's was: a crash then loses it), with the user's session id
+    and table names.  Any other session is the user's object itself.
+    """
+    from agents import SQLiteSession
+
+    if session is None:
+        return SQLiteSession(_SESSION, db_path=path)
+    if not isinstance(session, SQLiteSession):
+        return session
+    fresh = copy.copy(session)
+    where: Any = ":memory:" if str(session.db_path) == ":memory:" else path
+    SQLiteSession.__init__(
+        fresh,
+        session.session_id,
+        where,
+        sessions_table=session.sessions_table,
+        messages_table=session.messages_table,
+        session_settings=session.session_settings,
+    )
+    return fresh
 
 
 def _function_tools(agent: Any) -> list[Any]:
@@ -112,14 +173,14 @@ class OpenAIAgentsAdapter:
         return _target(target) is not None
 
     def tools(self, target: object) -> list[ToolSpec]:
-        agent, _ = _need(target)
+        agent, _, _ = _need(target)
         return [
             ToolSpec(t.name, t.description or "", dict(t.params_json_schema))
             for t in _function_tools(agent)
         ]
 
     def capabilities(self, target: object) -> frozenset[Capability]:
-        agent, config = _need(target)
+        agent, config, session = _need(target)
         caps = {Capability.CANCEL, Capability.CRASH_NEW_MESSAGE}
         tools = _function_tools(agent)
         if any(t.needs_approval is not False for t in tools):
@@ -129,6 +190,7 @@ class OpenAIAgentsAdapter:
             config.call_model_input_filter is not None
             or config.session_input_callback is not None
             or (settings is not None and settings.limit is not None)
+            or trims_in_session(session)
         ):
             caps.add(Capability.TRIM_HOOK)
         if any(t.timeout_seconds is not None for t in tools):
@@ -136,8 +198,8 @@ class OpenAIAgentsAdapter:
         return frozenset(caps)
 
     def open(self, target: object, harness: Harness) -> _AgentsLoop:
-        agent, config = _need(target)
-        return _AgentsLoop(agent, config, harness, self.cancel_mode)
+        agent, config, session = _need(target)
+        return _AgentsLoop(agent, config, session, harness, self.cancel_mode)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         from .openai_agents_repro import script_text
@@ -262,8 +324,10 @@ def _fake_tool(tool: Any, loop: _AgentsLoop) -> Any:
 class _AgentsLoop:
     """One live instance of the user's agent (see the module docstring)."""
 
-    def __init__(self, agent: Any, config: Any, harness: Harness, cancel_mode: str) -> None:
-        from agents import SQLiteSession, set_tracing_disabled
+    def __init__(
+        self, agent: Any, config: Any, session: Any, harness: Harness, cancel_mode: str
+    ) -> None:
+        from agents import set_tracing_disabled
 
         set_tracing_disabled(True)
         self.harness = harness
@@ -275,7 +339,7 @@ class _AgentsLoop:
         fakes = {id(t): _fake_tool(t, self) for t in _function_tools(agent)}
         self._agent = agent.clone(tools=[fakes.get(id(t), t) for t in agent.tools])
         self._config = dataclasses.replace(config, model=model, tracing_disabled=True)
-        self._session = SQLiteSession(_SESSION, db_path=self._path)
+        self._session = session_on_store(session, self._path)
         self._result: Any = None
         self._pending: dict[str, bool | None] = {}
 
@@ -326,17 +390,25 @@ class _AgentsLoop:
         await self._drive(state)
 
     def history(self) -> list[dict[str, object]]:
-        """The session's items (read from its SQLite file), rendered."""
-        if not self._path.exists():
+        """The session's stored items (all of them, as written), rendered.
+
+        A SQLite session is read through its own connection; another kind of
+        session cannot be read without the loop: nothing (no witness).
+        """
+        from agents import SQLiteSession
+
+        session = self._session
+        if not isinstance(session, SQLiteSession):
             return []
-        with closing(sqlite3.connect(self._path)) as conn:
-            try:
+        try:
+            with session._locked_connection() as conn:
                 rows = conn.execute(
-                    "SELECT message_data FROM agent_messages WHERE session_id = ? ORDER BY id",
-                    (_SESSION,),
+                    f"SELECT message_data FROM {session.messages_table} "
+                    "WHERE session_id = ? ORDER BY id",
+                    (session.session_id,),
                 ).fetchall()
-            except sqlite3.OperationalError:  # no table yet
-                return []
+        except (sqlite3.Error, RuntimeError):  # no table yet, or the session is closed
+            return []
         return render_items([json.loads(r[0]) for r in rows], None)
 
     def abandon(self) -> None:

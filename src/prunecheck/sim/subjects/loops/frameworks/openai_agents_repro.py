@@ -141,7 +141,7 @@ _PROCESS = """\
 agent, config = {build}  # the user's, with fake tools, the scripted model and a session
 agent = agent.clone(tools=[fake(t) if isinstance(t, FunctionTool) else t for t in agent.tools])
 config = dataclasses.replace(config, model=ScriptedModel(ModelStep.respond(answer) for _ in range({requests})), tracing_disabled=True)
-session, replies = SQLiteSession("conversation", f"{{STORE.name}}/session.sqlite"), asyncio.Queue()
+{session}
 """
 
 _HELPERS = """\
@@ -256,6 +256,36 @@ def _build(target_spec: str, attr: str) -> str:
     return f"{name}(), RunConfig()"
 
 
+def _session(target_spec: str, attr: str) -> str:
+    """How the script makes its session: the user's (``(agent, run_config, session)``
+    from a factory) re-initialised on the store, as the harness runs it; else the SDK's."""
+    from prunecheck.sim.subjects.user_code import find_object
+
+    from .openai_agents import _target
+
+    where = split_reference(target_spec)[0]
+    found: Any = find_object(where, attr, f"loop spec {target_spec!r}")
+    session = _target(found)
+    own = session[2] if session is not None else None
+    default = (
+        'session, replies = SQLiteSession("conversation", f"{STORE.name}/session.sqlite"), '
+        "asyncio.Queue()"
+    )
+    if own is None or not hasattr(own, "db_path"):
+        return default
+    name = "user." + attr if attr.isidentifier() else f"getattr(user, {attr!r})"
+    made = found()
+    position = next(i for i, part in enumerate(made) if isinstance(part, type(own)))
+    place = '":memory:"' if str(own.db_path) == ":memory:" else 'f"{STORE.name}/session.sqlite"'
+    return (
+        f"mine = {name}()[{position}]  # the app's own session: its class and settings\n"
+        f"session = copy.copy(mine); SQLiteSession.__init__(session, mine.session_id, {place}, "
+        "sessions_table=mine.sessions_table, messages_table=mine.messages_table, "
+        "session_settings=mine.session_settings)  # on the store\n"
+        "replies = asyncio.Queue()"
+    )
+
+
 def _lit(text: str) -> str:
     """``text`` as a Python literal, in double quotes unless it holds one.
 
@@ -366,6 +396,9 @@ def script_text(
     constants, judges, imports = _judges(expect)
     if "importlib.util" in user_import:
         imports += "importlib.util, "
+    session = _session(target_spec, attr)
+    if "copy.copy" in session:
+        imports = "copy, " + imports
     dist_version = importlib.metadata.version("openai-agents")
     text = _HEAD.format(
         excepthook=SCRIPT_EXCEPTHOOK,
@@ -393,7 +426,8 @@ def script_text(
         )
         invoke = "with_function_tool_failure_error_handler(body, lambda *_: None)"
     text += constants + _ANSWER + judges + _FAKE.format(tool_return=tool_return, invoke=invoke)
-    process = _PROCESS.format(build=_build(target_spec, attr), requests=len(steps))
+    process = _PROCESS.format(build=_build(target_spec, attr), requests=len(steps),
+                              session=session)  # fmt: skip
     if "crash" in kinds:  # a crash opens the agent again: a function
         body = "".join("    " + line for line in process.splitlines(keepends=True))
         process = _OPEN + body + "open_agent()\n"
