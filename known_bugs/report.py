@@ -145,7 +145,7 @@ def _details(rows: list[dict[str, object]]) -> list[str]:
             )
             out.append(f"  check: {_verdict(rel)}; {per or 'no scenario class ran'}")
             if rel["check_error"]:
-                err = str(rel["check_error"]).strip().replace("\n", " ")
+                err = str(rel["check_error"]).strip().splitlines()[-1]
                 out.append(f"  check said: {err[:600]}")
             cmds = rel["commands"]
             if isinstance(cmds, dict):

@@ -55,9 +55,12 @@ def _digest_tree(root: Path, pattern: str) -> str:
 
 
 def pair_key(bug: Bug, release: str, src_digest: str) -> str:
-    """What a pair's result depends on: the bug's files, the pins, prunecheck's code."""
+    """What a pair's result depends on: the agent, the ground truth, the spec, the pins and
+    prunecheck's code (not the prose of bug.toml: editing its notes reruns nothing)."""
     h = hashlib.sha256()
-    h.update(_digest_tree(bug.folder, "*").encode())
+    for name in ("agent.py", "ground_truth.py"):
+        h.update((bug.folder / name).read_bytes())
+    h.update(bug.spec.encode())
     h.update(json.dumps(sorted(bug.requirements(release))).encode())
     h.update(src_digest.encode())
     return h.hexdigest()[:16]
@@ -107,7 +110,8 @@ def _summarize_check(raw: dict[str, object]) -> dict[str, object]:
         doc = json.loads(str(raw["stdout"]))
     except json.JSONDecodeError:
         out["verdict"] = "timeout" if raw["timed_out"] else "error"
-        out["error"] = _tail(str(raw["stderr"]), 8)
+        out["error"] = _tail(str(raw["stderr"]), 1)  # a traceback's last line names it
+        out["stderr_tail"] = _tail(str(raw["stderr"]), 12)
         return out
     out["verdict"] = doc.get("verdict")
     out["verdict_line"] = (doc.get("details") or {}).get("verdict_line")
