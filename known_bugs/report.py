@@ -30,6 +30,11 @@ def _get(mapping: object, *keys: str) -> object:
     return mapping
 
 
+def _verdict_word(res: object) -> object:
+    line = str(_get(res, "check", "verdict_line") or "")
+    return "vacuous" if line.startswith("verdict: vacuous") else _get(res, "check", "verdict")
+
+
 def row_of(bug: Bug, results: Results) -> dict[str, object]:
     """One bug's row: what each release's runs gave, and what follows."""
     row: dict[str, object] = {
@@ -52,7 +57,7 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
             "ground_truth": _get(res, "ground_truth", "exit_status"),
             "ground_truth_output": _get(res, "ground_truth", "output"),
             "check_exit": _get(res, "check", "exit_status"),
-            "verdict": _get(res, "check", "verdict"),
+            "verdict": _verdict_word(res),
             "kinds": _get(res, "check", "kinds") or [],
             "classes": _get(res, "check", "classes") or {},
             "check_error": _get(res, "check", "error"),
@@ -64,7 +69,9 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
     ran = buggy["ran"] and fixed["ran"]
     row["reproduces"] = (buggy["ground_truth"] == 1 and fixed["ground_truth"] == 0) if ran else None
     row["caught"] = (bug.kind in buggy["kinds"]) if buggy["ran"] else None
-    row["quiet_on_fix"] = (bug.kind not in fixed["kinds"]) if fixed["ran"] else None
+    # quiet means something only where the check judged the fixed release (safe or unsafe)
+    judged = fixed["ran"] and fixed["verdict"] in ("safe", "unsafe")
+    row["quiet_on_fix"] = (bug.kind not in fixed["kinds"]) if judged else None
     row["exit_differs"] = (buggy["check_exit"] != fixed["check_exit"]) if ran else None
     return row
 
@@ -80,6 +87,7 @@ def summary(rows: list[dict[str, object]]) -> dict[str, object]:
             "ground_truth_reproduces": sum(1 for r in part if r["reproduces"] is True),
             "caught": sum(1 for r in part if r["caught"] is True),
             "quiet_on_fix": sum(1 for r in part if r["quiet_on_fix"] is True),
+            "fix_not_judged": sum(1 for r in part if r["quiet_on_fix"] is None),
             "flagged_on_fix": sum(1 for r in part if r["quiet_on_fix"] is False),
         }
 
@@ -91,7 +99,7 @@ def summary(rows: list[dict[str, object]]) -> dict[str, object]:
 
 
 def _yn(value: object) -> str:
-    return {True: "yes", False: "**no**", None: "not run"}.get(value, str(value))  # type: ignore[call-overload, no-any-return]
+    return {True: "yes", False: "**no**", None: "n/a"}.get(value, str(value))  # type: ignore[call-overload, no-any-return]
 
 
 def _verdict(rel: Mapping[str, object]) -> str:
@@ -182,17 +190,20 @@ def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
         f"Corpus: {c['bugs']} bugs of {len(c['frameworks'])} frameworks "
         f"({', '.join(c['frameworks'])}); {c['ran']} run on both releases; ground truth "
         f"reproduces on {c['ground_truth_reproduces']}; caught {c['caught']}; quiet on the fix "
-        f"{c['quiet_on_fix']} (flagged on the fix: {c['flagged_on_fix']}).",
+        f"{c['quiet_on_fix']}, flagged on the fix {c['flagged_on_fix']}, fix not judged (the "
+        f"check errored or exercised nothing) {c['fix_not_judged']}. "
+        f"Held back (below): {h['bugs']} more.",
         "",
         *_table(main),
         "",
         "## Held back",
         "",
-        "Written after the rest were green, without changing prunecheck for them: a measure, "
-        "not a training set.",
+        "Written after the machinery and the first rows had run, without changing prunecheck for "
+        "them: a measure, not a training set.",
         "",
         f"Held back: {h['bugs']} bugs; ground truth reproduces on {h['ground_truth_reproduces']}; "
-        f"caught {h['caught']}; quiet on the fix {h['quiet_on_fix']}.",
+        f"caught {h['caught']}; quiet on the fix {h['quiet_on_fix']}, flagged on the fix "
+        f"{h['flagged_on_fix']}, fix not judged {h['fix_not_judged']}.",
         "",
         *(_table(held) if held else ["(none yet)"]),
         "",

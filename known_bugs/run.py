@@ -113,8 +113,10 @@ def _summarize_check(raw: dict[str, object]) -> dict[str, object]:
         out["error"] = _tail(str(raw["stderr"]), 1)  # a traceback's last line names it
         out["stderr_tail"] = _tail(str(raw["stderr"]), 12)
         return out
-    out["verdict"] = doc.get("verdict")
-    out["verdict_line"] = (doc.get("details") or {}).get("verdict_line")
+    details = doc.get("details") or {}
+    # a safe verdict that exercised nothing says so: "vacuous", not "safe"
+    out["verdict"] = "vacuous" if details.get("vacuous") else doc.get("verdict")
+    out["verdict_line"] = details.get("verdict_line")
     out["error"] = doc.get("error")
     classes: dict[str, dict[str, object]] = {}
     for placement in doc.get("placements") or []:
