@@ -29,10 +29,12 @@ from prunecheck.sim.evidence.failures import FailuresLike, open_database, warn_p
 from prunecheck.sim.evidence.loop_bundle import write_bundle
 from prunecheck.sim.evidence.loop_failures import LoopFailures, SavedOutcome
 from prunecheck.sim.evidence.loop_narrative import narrative
+from prunecheck.sim.subjects.loops.confine import confined
+from prunecheck.sim.subjects.loops.offline import offline
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
 from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.story import retell
-from prunecheck.sim.subjects.loops.target import FRAMEWORKS, LoopTarget, adapter_named, load_target
+from prunecheck.sim.subjects.loops.target import LoopTarget, detect, load_target
 from prunecheck.sim.support.progress import Progress
 
 from .loop_verdict import CellVerdict, LoopCheck, search_scenario
@@ -70,20 +72,9 @@ def loop_target(agent: object) -> LoopTarget:
         return agent
     if isinstance(agent, str):
         return load_target(agent)
-    from prunecheck.model.errors import PolicyError
-
-    for name in FRAMEWORKS:
-        try:
-            adapter = adapter_named(name)
-        except PolicyError:
-            continue
-        if adapter.accepts(agent):
-            return LoopTarget(f"loop:{name}:<object>", "<object>", agent, adapter)
-    raise PolicyError(
-        f"agent {type(agent).__name__}",
-        "is an agent of no framework prunecheck drives.",
-        f"give a loop: spec or an agent of one of: {', '.join(FRAMEWORKS)}.",
-    )
+    with confined(), offline():
+        adapter = detect(agent, f"agent {type(agent).__name__}", "the object")
+    return LoopTarget(f"loop:{adapter.framework}:<object>", "<object>", agent, adapter)
 
 
 def _deadline(time_limit: float | None) -> float | None:
@@ -125,6 +116,25 @@ def check_loop(
     (the cell's ``saved`` names it); every new one is saved
     (:mod:`.loop_failures`).
     """
+    with confined(), offline():
+        return _check_loop(agent, seed=seed, max_examples=max_examples, scenarios=scenarios,
+                           max_steps=max_steps, shape=shape, time_limit=time_limit,
+                           on_class=on_class, progress=progress, failures=failures)  # fmt: skip
+
+
+def _check_loop(
+    agent: object,
+    *,
+    seed: int,
+    max_examples: int,
+    scenarios: Sequence[str | ScenarioClass] | None,
+    max_steps: int,
+    shape: LoopShape | None,
+    time_limit: float | None,
+    on_class: Callable[[Scenario], None] | None,
+    progress: Progress | None,
+    failures: FailuresLike,
+) -> LoopCheck:
     subject = loop_target(agent)
     chosen = [ScenarioClass(s) for s in scenarios] if scenarios is not None else None
     db = _database(subject, failures)
@@ -172,6 +182,17 @@ def search_loop(
     file); ``target``: the violation kinds that count as a finding
     (``--target``).
     """
+    with confined(), offline():
+        return _search_loop(agent, scenario=scenario, seed=seed, max_examples=max_examples,
+                            max_steps=max_steps, shape=shape, time_limit=time_limit,
+                            target=target, progress=progress, failures=failures)  # fmt: skip
+
+
+def _search_loop(
+    agent: object, *, scenario: str | ScenarioClass, seed: int, max_examples: int,
+    max_steps: int, shape: LoopShape | None, time_limit: float | None,
+    target: Iterable[str] | None, progress: Progress | None, failures: FailuresLike,
+) -> SearchOutcome[Step]:  # fmt: skip
     subject = loop_target(agent)
     chosen = SCENARIOS[ScenarioClass(scenario)]
     if shape is not None:
@@ -215,6 +236,14 @@ def assert_loop_safe(
     check loop:… --out`` writes for the same agent and seed).
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
+    with confined(), offline():
+        return _assert_loop_safe(agent, bundle_dir, force, options)
+
+
+def _assert_loop_safe(
+    agent: object, bundle_dir: Path | str | None, force: bool, options: dict[str, Any]
+) -> LoopCheck:
+    __tracebackhide__ = True
     result = check_loop(agent, **options)
     if result.verdict is not CellVerdict.UNSAFE:
         return result

@@ -246,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        return _main(words, command)
+        status = _main(words, command)
     except ModuleNotFoundError as exc:  # an extra left out of the install (README, "Install")
         if extra_of(exc.name) is None:
             raise
@@ -255,6 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    caged = sys.modules.get("prunecheck.sim.subjects.loops.confine")
+    if argv is None and caged is not None:  # the program, not a call: an agent's threads
+        caged.leave_now(status)  # left running do not keep it alive
+    return status
 
 
 def _main(words: list[str], command: str | None) -> int:

@@ -8,7 +8,9 @@ Every option either changes what runs for a loop or is refused for it
 (exit 2): :mod:`.loop_options` holds the table; the model runtime's knobs
 (``--gate``, ``--check-at`` …) are refused: the loop is its own runtime.
 ``--json`` and ``--junit`` carry a placement per scenario class
-(:mod:`.loop_output`).
+(:mod:`.loop_output`).  The agent is loaded and run offline and in the cage
+(:mod:`prunecheck.sim.subjects.loops.offline`, :mod:`prunecheck.sim.subjects.loops.confine`):
+the output says so in one line (``details.offline`` in ``--json``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from prunecheck.sim.cli.loop_options import (
 )
 from prunecheck.sim.evidence.loop_bundle import write_bundle
 from prunecheck.sim.evidence.loop_narrative import narrative
+from prunecheck.sim.subjects.loops.confine import confined
+from prunecheck.sim.subjects.loops.offline import Offline, offline
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.subjects.loops.story import retell
 from prunecheck.sim.subjects.loops.target import load_target
@@ -127,6 +131,11 @@ def _scenario(name: str | None) -> ScenarioClass:
 
 def check_loop_command(args: argparse.Namespace) -> int:
     """``prunecheck check loop:…``: the scenario table, the verdict, the reproductions."""
+    with confined(), offline() as net:
+        return _check_loop_command(args, net)
+
+
+def _check_loop_command(args: argparse.Namespace, net: Offline) -> int:
     from prunecheck.sim.cli.junit_output import check_junit, write_junit
     from prunecheck.sim.cli.loop_output import loop_cases, loop_check_document, loop_properties
 
@@ -156,7 +165,8 @@ def check_loop_command(args: argparse.Namespace) -> int:
                 force=bool(args.force) or bool(i),
             )  # fmt: skip
     if not args.quiet:
-        sys.stdout.write(f"{target.spec}: {target.framework} agent, seed {result.seed}\n\n")
+        sys.stdout.write(f"{target.spec}: {target.framework} agent, seed {result.seed}\n")
+        sys.stdout.write(f"{net.line()}\n\n")
         sys.stdout.write(result.table() + "\n")
     print(result.verdict_line())
     if not args.quiet:
@@ -173,7 +183,8 @@ def check_loop_command(args: argparse.Namespace) -> int:
         print(f"reproduction bundle ({SCENARIOS[ScenarioClass(name)].title}) written to {folder}")
     status = _status(result, args)
     if args.json or args.junit:
-        doc = loop_check_document(result, written, status, max_steps=max_steps)
+        doc = loop_check_document(result, written, status, max_steps=max_steps,
+                                  offline=net.to_json())  # fmt: skip
         record(args, doc)
         if args.junit:
             seconds = {c.scenario.name.value: c.seconds for c in result.cells}
@@ -184,6 +195,11 @@ def check_loop_command(args: argparse.Namespace) -> int:
 
 def search_loop_command(args: argparse.Namespace) -> int:
     """``prunecheck search loop:…``: one scenario class searched, the failure shrunk."""
+    with confined(), offline() as net:
+        return _search_loop_command(args, net)
+
+
+def _search_loop_command(args: argparse.Namespace, net: Offline) -> int:
     from prunecheck.sim.cli.driver_options import parse_target
     from prunecheck.sim.cli.loop_output import loop_search_document
 
@@ -222,6 +238,7 @@ def search_loop_command(args: argparse.Namespace) -> int:
     else:
         print(f"{target.spec} ({target.framework}), scenario class {scenario.title}: "
               "a saved schedule replayed first, nothing searched")  # fmt: skip
+    print(net.line())
     folder: Path | None = None
     if result.found is None:
         what = "no schedule broke it" if kinds is None else f"no {'/'.join(sorted(kinds))}"
@@ -253,5 +270,6 @@ def search_loop_command(args: argparse.Namespace) -> int:
             print(f"reproduction bundle written to {folder}")
     status = _status(checked, args)
     if args.json:
-        record(args, loop_search_document(checked, folder, status, max_steps=max_steps))
+        record(args, loop_search_document(checked, folder, status, max_steps=max_steps,
+                                          offline=net.to_json()))  # fmt: skip
     return status

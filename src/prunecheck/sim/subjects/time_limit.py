@@ -20,7 +20,7 @@ from prunecheck.model.errors import PolicyTimeout
 from prunecheck.model.policies import BUILTINS, ContextView, Policy
 from prunecheck.sim.subjects.cage import CagedPolicy
 
-__all__ = ["DEFAULT_TIMEOUT", "TimeLimitedPolicy", "time_limited"]
+__all__ = ["DEFAULT_TIMEOUT", "TimeLimitedPolicy", "interrupt_after", "time_limited"]
 
 #: Seconds one ``select`` call may take before it counts as hung.
 DEFAULT_TIMEOUT = 10.0
@@ -36,12 +36,21 @@ class _Timeout(BaseException):
 def _limit(seconds: float) -> Iterator[None]:
     """Interrupt the block after ``seconds`` with :class:`_Timeout` (main
     thread only; elsewhere the block runs unguarded)."""
+    with interrupt_after(seconds, _Timeout):
+        yield
+
+
+@contextmanager
+def interrupt_after(seconds: float, raising: type[BaseException]) -> Iterator[None]:
+    """Raise ``raising`` in the block after ``seconds`` of real time (``SIGALRM``;
+    main thread only, elsewhere the block runs unguarded).  A loop's schedule
+    has one too (:mod:`prunecheck.sim.subjects.loops.confine`)."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def on_alarm(signum: int, frame: FrameType | None) -> None:
-        raise _Timeout
+        raise raising
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)

@@ -15,6 +15,13 @@ A crash drops the turn's task, the loop object and the event loop itself
 cancel is followed by a hang check: if the turn is still running when the
 loop is quiescent, the clock moves :data:`HANG_DEADLINE` virtual seconds on,
 and a turn still running then is a ``hang``.
+
+The user's code runs in the cage (:func:`.confine.user_code`): each run
+(one schedule) has :data:`.confine.SCHEDULE_TIMEOUT` real seconds, and code
+that exits, raises ``KeyboardInterrupt`` or blocks past them ends the check
+with its error (:class:`.confine.Abort`), as does an ``ImportError`` a turn
+raises (an adapter or a framework module that moved: never a schedule's
+doing, never "vacuous").
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import warnings
 from collections import deque
 from collections.abc import Coroutine, Mapping
@@ -39,6 +47,7 @@ from typing import Any
 from prunecheck.model.errors import PolicyError
 from prunecheck.model.incidents import Incident, IncidentKind
 
+from . import confine
 from .clock import LoopStuck, VirtualLoop, foreign_threads
 from .contract import Adapter, Capability, Loop, Reply, ToolCall, ToolFailed
 from .judge import calls_and_results, hang, judge_request, removed_by_trim
@@ -176,6 +185,8 @@ class LoopRun:
 
     def _set_up(self, adapter: Adapter, target: object, store: Path | None) -> None:
         self.adapter, self.target = adapter, target
+        self._deadline = time.monotonic() + confine.SCHEDULE_TIMEOUT
+        self._broken: ImportError | None = None
         self._own_store = store is None
         self.store = _fresh_store() if store is None else store
         self.capabilities = adapter.capabilities(target)
@@ -276,7 +287,10 @@ class LoopRun:
         self._check_enabled(step)
         self.steps.append(step)
         disruptions = self.ledger.disruptions
-        self._apply(step)
+        with confine.user_code(f"the {self.adapter.framework} agent",
+                               f"step {len(self.steps)} ({step.kind}) of a schedule ran",
+                               deadline=self._deadline):  # fmt: skip
+            self._apply(step)
         if self.ledger.disruptions != disruptions:
             self._witness_history()  # what the loop still holds after a cancel or a raise
         return self.incidents[before:]
@@ -383,6 +397,8 @@ class LoopRun:
                 self.ledger.outcomes.append((self._at(), f"{what} returned"))
             except asyncio.CancelledError:
                 self.ledger.outcomes.append((self._at(), f"{what} was cancelled"))
+            except ImportError as exc:  # the adapter's or the framework's, not a schedule's
+                self._broken = self._broken or exc
             except Exception as exc:
                 self.ledger.raised.append(self._at())
                 self.ledger.outcomes.append(
@@ -398,6 +414,28 @@ class LoopRun:
             raise LoopError(f"the {self.adapter.framework} loop", str(exc),
                             "an adapter must await only the harness (model, tool) "
                             "and the framework's own work") from None  # fmt: skip
+        if self._broken is not None:
+            raise confine.Abort(self._import_error(self._broken))
+
+    def _import_error(self, exc: ImportError) -> PolicyError:
+        from prunecheck.sim.subjects.cage_wire import where_raised
+
+        from .versions import Supported, check_supported
+
+        framework = self.adapter.framework
+        supported = getattr(self.adapter, "supported", None)
+        if isinstance(supported, Supported):
+            try:
+                check_supported(framework, supported)
+            except PolicyError as wrong:  # a release it does not drive: named first
+                return wrong
+        drives = f"it drives {supported.text()}; " if isinstance(supported, Supported) else ""
+        return LoopError(
+            f"the {framework} adapter",
+            f"could not run the agent: a turn raised {type(exc).__name__}: {exc}"
+            f"{where_raised(exc)} (a module it needs moved or is not installed).",
+            f"{drives}pip install 'prunecheck[loops]' installs the releases it is tested with",
+        )
 
     def _cancel(self) -> None:
         turn = self._turn
@@ -441,7 +479,9 @@ class LoopRun:
     def _open(self) -> None:
         asyncio.set_event_loop(self._clock)
         try:
-            self.loop = self.adapter.open(self.target, self)
+            with confine.user_code(f"the {self.adapter.framework} agent",
+                                   "its loop was opened", deadline=self._deadline):  # fmt: skip
+                self.loop = self.adapter.open(self.target, self)
         except Exception as exc:
             raise LoopError(
                 f"the {self.adapter.framework} adapter",

@@ -14,8 +14,14 @@ adapter as a module-level ``prunecheck_loop_adapter`` (an
 :class:`~prunecheck.sim.subjects.loops.contract.Adapter`), tried first.
 
 Adapters are imported only when a spec is loaded, and a framework that is
-not installed is skipped (its adapter's import fails): ``pip install
-'prunecheck[loops]'`` installs all four.
+not installed is skipped: ``pip install 'prunecheck[loops]'`` installs all
+four.  A framework installed in a release its adapter does not drive
+(:mod:`.versions`), or one whose modules its adapter cannot import, is an
+error (exit status 2) naming the releases, never a skipped framework.
+
+The module is imported, and its factory called, offline (:mod:`.offline`:
+placeholder provider keys, outbound connections refused) and in the cage
+(:mod:`.confine`: an exit, an interrupt or a hang is named, exit status 2).
 """
 
 from __future__ import annotations
@@ -31,12 +37,16 @@ from prunecheck.sim.subjects.policy_spec import (
 )
 from prunecheck.sim.subjects.user_code import find_object, import_where
 
+from .confine import confined, user_code
 from .contract import Adapter
+from .offline import offline
+from .versions import Supported, check_supported, installed
 
 __all__ = [
     "FRAMEWORKS",
     "LoopTarget",
     "adapter_named",
+    "detect",
     "load_target",
 ]
 
@@ -113,39 +123,102 @@ def _parse(text: str) -> tuple[str, str, str]:
     return spec.adapter, spec.where, spec.attr
 
 
-def load_target(text: str) -> LoopTarget:
-    """Load a loop spec (see the module's docs).
+def _supported(adapter: Adapter) -> Supported | None:
+    found = getattr(adapter, "supported", None)
+    return found if isinstance(found, Supported) else None
+
+
+def _accepts(adapter: Adapter, target: object, subject: str, what: str) -> bool:
+    """Whether ``adapter`` takes ``target``; what its factory raises is an error.
 
     Raises
     ------
     PolicyError
-        If the spec is malformed, the file or attribute is missing, or no
-        adapter accepts the object.
+        If building the agent raised: the framework's release first (one the
+        adapter does not drive), else what was raised and where.
     """
-    framework, where, attr = _parse(text)
-    subject = f"loop spec {text!r}"
-    target = find_object(where, attr, subject)
-    reference = f"{where}:{attr}"
-    if framework:
-        adapter = adapter_named(framework)
-        if not adapter.accepts(target):
-            raise PolicyError(subject, f"{attr} is not a {framework} agent (or factory of one).",
-                              "drop the framework from the spec to detect it.")  # fmt: skip
-        return LoopTarget(text, reference, target, adapter)
-    own = getattr(import_where(where, subject), "prunecheck_loop_adapter", None)
+    from prunecheck.sim.subjects.cage_wire import where_raised
+
+    framework = adapter.framework
+    with user_code(subject, f"prunecheck built the agent from {what} (as a {framework} agent)"):
+        try:
+            return adapter.accepts(target)
+        except Exception as exc:
+            check_supported(framework, _supported(adapter))
+            supported = _supported(adapter)
+            hint = (
+                f"the {framework} adapter drives {supported.text()}; "
+                "pip install 'prunecheck[loops]' installs the releases it is tested with."
+                if isinstance(exc, ImportError) and supported is not None
+                else "fix the code so that it builds the agent without a network or an API key."
+            )
+            raise PolicyError(
+                subject,
+                f"building the agent from {what} (as a {framework} agent) raised "
+                f"{type(exc).__name__}: {exc}{where_raised(exc)}.",
+                hint,
+            ) from None
+
+
+def detect(target: object, subject: str, what: str, own: object = None) -> Adapter:
+    """The adapter of ``target``: ``own`` (a module's ``prunecheck_loop_adapter``)
+    first, then each installed framework's.
+
+    Raises
+    ------
+    PolicyError
+        If no adapter takes it, the framework that does is installed in a
+        release its adapter does not drive, or building the agent raised.
+    """
     candidates: list[Adapter] = [own] if isinstance(own, Adapter) else []
     skipped: list[str] = []
     for name in FRAMEWORKS:
         try:
-            candidates.append(adapter_named(name))
+            adapter = adapter_named(name)
         except PolicyError:
             skipped.append(name)
+            continue
+        supported = _supported(adapter)
+        if supported is not None and installed(supported.dist) is None:
+            skipped.append(name)
+            continue
+        candidates.append(adapter)
     for adapter in candidates:
-        if adapter.accepts(target):
-            return LoopTarget(text, reference, target, adapter)
+        if _accepts(adapter, target, subject, what):
+            check_supported(adapter.framework, _supported(adapter))
+            return adapter
     missing = f" (not installed or unavailable: {', '.join(skipped)})" if skipped else ""
     raise PolicyError(
         subject,
-        f"{attr} is an agent of no framework prunecheck drives{missing}.",
+        f"{what} is an agent of no framework prunecheck drives{missing}.",
         f"give an agent or a factory of one of: {', '.join(FRAMEWORKS)}.",
     )
+
+
+def load_target(text: str) -> LoopTarget:
+    """Load a loop spec (see the module's docs), offline and in the cage.
+
+    Raises
+    ------
+    PolicyError
+        If the spec is malformed, the file or attribute is missing, importing
+        it or building the agent fails (raises, exits, hangs), no adapter
+        accepts the object, or its framework's release is not one its
+        adapter drives.
+    """
+    framework, where, attr = _parse(text)
+    subject = f"loop spec {text!r}"
+    with confined(), offline():
+        with user_code(subject, f"importing {where}"):
+            target = find_object(where, attr, subject)
+        reference = f"{where}:{attr}"
+        if framework:
+            adapter = adapter_named(framework)
+            check_supported(framework, _supported(adapter))
+            if not _accepts(adapter, target, subject, attr):
+                raise PolicyError(subject, f"{attr} is not a {framework} agent (or factory of one).",
+                                  "drop the framework from the spec to detect it.")  # fmt: skip
+            return LoopTarget(text, reference, target, adapter)
+        with user_code(subject, f"importing {where}"):
+            own = getattr(import_where(where, subject), "prunecheck_loop_adapter", None)
+        return LoopTarget(text, reference, target, detect(target, subject, attr, own))

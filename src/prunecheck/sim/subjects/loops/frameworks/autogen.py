@@ -35,11 +35,19 @@ import inspect
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from prunecheck.sim.subjects.loops.contract import Capability, Harness, Loop, ToolSpec
+from prunecheck.sim.subjects.loops.versions import Needs, Supported
 
-__all__ = ["AutoGenAdapter", "AutoGenLoop", "state_file"]
+__all__ = ["SUPPORTED", "AutoGenAdapter", "AutoGenLoop", "state_file"]
+
+#: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
+#: docs' table in docs/how-to/own-runtime.md says the same).
+SUPPORTED = Supported(
+    (Needs("autogen-agentchat", "0.7.5", "0.8"), Needs("autogen-core", "0.7.5", "0.8")),
+    tested=("0.7.5",),
+)
 
 _UNTRIMMED = "UnboundedChatCompletionContext"
 
@@ -121,6 +129,7 @@ class AutoGenAdapter:
     """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of AutoGen AgentChat."""
 
     framework = "autogen"
+    supported: ClassVar[Supported] = SUPPORTED
 
     def _probe(self, target: object) -> Any:
         from .ag_doubles import HarnessClient

@@ -41,11 +41,18 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from prunecheck.sim.subjects.loops.contract import Capability, Harness, Loop, ToolSpec
+from prunecheck.sim.subjects.loops.versions import Needs, Supported
 
-__all__ = ["LangGraphAdapter", "LangGraphLoop", "checkpoint_file"]
+__all__ = ["SUPPORTED", "LangGraphAdapter", "LangGraphLoop", "checkpoint_file"]
+
+#: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
+#: docs' table in docs/how-to/own-runtime.md says the same).
+SUPPORTED = Supported(
+    (Needs("langchain", "1.5.2", "2"), Needs("langgraph", "1.2.24", "2")), tested=("1.5.2",)
+)
 
 _THREAD = "prunecheck"
 _HITL = "HumanInTheLoopMiddleware"
@@ -153,6 +160,7 @@ class LangGraphAdapter:
     """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of LangChain v1 agents."""
 
     framework = "langgraph"
+    supported: ClassVar[Supported] = SUPPORTED
 
     def __init__(self) -> None:
         self._shapes: dict[int, _Shape] = {}

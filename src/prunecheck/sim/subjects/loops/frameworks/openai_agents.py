@@ -51,12 +51,17 @@ import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..contract import Capability, Harness, Reply, ToolCall, ToolSpec
+from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
 
-__all__ = ["OpenAIAgentsAdapter", "render_items"]
+__all__ = ["SUPPORTED", "OpenAIAgentsAdapter", "render_items"]
+
+#: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
+#: docs' table in docs/how-to/own-runtime.md says the same).
+SUPPORTED = Supported((Needs("openai-agents", "0.24.0", "0.25"),), tested=("0.24.0",))
 
 _FILE = "openai-agents-session.sqlite"
 _SESSION = "prunecheck"
@@ -168,6 +173,7 @@ class OpenAIAgentsAdapter:
 
     cancel_mode: str = "immediate"
     framework: str = field(default="openai-agents", init=False)
+    supported: ClassVar[Supported] = SUPPORTED
 
     def accepts(self, target: object) -> bool:
         return _target(target) is not None

@@ -42,12 +42,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..contract import Capability, Harness, Reply, ToolCall, ToolSpec
+from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
 
-__all__ = ["Persist", "PydanticAIAdapter", "render_messages"]
+__all__ = ["SUPPORTED", "Persist", "PydanticAIAdapter", "render_messages"]
+
+#: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
+#: docs' table in docs/how-to/own-runtime.md says the same).
+SUPPORTED = Supported((Needs("pydantic-ai-slim", "2.68.0", "3"),), tested=("2.68.0",))
 
 _FILE = "pydantic-ai-messages.json"
 
@@ -101,6 +106,7 @@ class PydanticAIAdapter:
     persist: Persist = Persist.NODE
     repair_on_new_message: bool = False
     framework: str = field(default="pydantic-ai", init=False)
+    supported: ClassVar[Supported] = SUPPORTED
 
     def accepts(self, target: object) -> bool:
         return _agent(target) is not None
