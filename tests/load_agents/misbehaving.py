@@ -5,6 +5,7 @@ argument; each processor misbehaves at the first model request."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -18,7 +19,8 @@ from pydantic_ai.messages import ModelMessage
 
 def _agent(processor: object) -> Agent[None, str]:
     made: Agent[None, str] = Agent(
-        "openai:gpt-4o", capabilities=[ProcessHistory(processor)]  # type: ignore[arg-type]
+        "openai:gpt-4o",
+        capabilities=[ProcessHistory(processor)],  # type: ignore[arg-type]
     )
 
     @made.tool_plain
@@ -87,3 +89,12 @@ interrupts_in_run = _agent(_interrupts)
 hangs_in_run = _agent(_hangs)
 leaves_a_thread = _agent(_threads)
 forks_a_helper = _agent(_forks)
+
+
+async def _ctrl_c(messages: list[ModelMessage]) -> list[ModelMessage]:
+    os.kill(os.getpid(), signal.SIGINT)  # as if the user pressed Ctrl-C now
+    time.sleep(5)
+    return messages
+
+
+ctrl_c_in_run = _agent(_ctrl_c)

@@ -8,19 +8,17 @@ gets it; built-ins, trusted and fast, are returned as they are).
 
 from __future__ import annotations
 
-import signal
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from types import FrameType
 
 from prunecheck.model.actions import Action
 from prunecheck.model.errors import PolicyTimeout
 from prunecheck.model.policies import BUILTINS, ContextView, Policy
 from prunecheck.sim.subjects.cage import CagedPolicy
+from prunecheck.sim.support.alarm import interrupt_after
 
-__all__ = ["DEFAULT_TIMEOUT", "TimeLimitedPolicy", "interrupt_after", "time_limited"]
+__all__ = ["DEFAULT_TIMEOUT", "TimeLimitedPolicy", "time_limited"]
 
 #: Seconds one ``select`` call may take before it counts as hung.
 DEFAULT_TIMEOUT = 10.0
@@ -32,33 +30,10 @@ class _Timeout(BaseException):
     """Raised inside a hung policy by the alarm; never escapes :func:`_limit`."""
 
 
-@contextmanager
-def _limit(seconds: float) -> Iterator[None]:
+def _limit(seconds: float) -> AbstractContextManager[None]:
     """Interrupt the block after ``seconds`` with :class:`_Timeout` (main
     thread only; elsewhere the block runs unguarded)."""
-    with interrupt_after(seconds, _Timeout):
-        yield
-
-
-@contextmanager
-def interrupt_after(seconds: float, raising: type[BaseException]) -> Iterator[None]:
-    """Raise ``raising`` in the block after ``seconds`` of real time (``SIGALRM``;
-    main thread only, elsewhere the block runs unguarded).  A loop's schedule
-    has one too (:mod:`prunecheck.sim.subjects.loops.confine`)."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_alarm(signum: int, frame: FrameType | None) -> None:
-        raise raising
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return interrupt_after(seconds, _Timeout)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ schedule — rather than around a worker process as for a policy
   prunecheck: the interrupt handler notes the signal, and an interrupt that
   follows one is left alone;
 * **hangs** — each schedule has :data:`SCHEDULE_TIMEOUT` seconds of real
-  time (less if ``--time-limit`` ends sooner); code that blocks past it is
+  time; code that blocks past it is
   interrupted (``SIGALRM``, the main thread) and named, and the process
   still ends.  A thread of the run that stays busy, or a loop that spins, is
   the scheduler's :class:`~.scheduler.LoopError` already;
@@ -232,9 +232,9 @@ def _describe(exc: BaseException) -> str:
     return f"raised KeyboardInterrupt{where_raised(exc)} (no Ctrl-C was pressed)"
 
 
-def _alarm(seconds: float) -> Iterator[None]:
+def _alarm(seconds: float) -> contextlib.AbstractContextManager[None]:
     """Raise :class:`_TimeUp` in the main thread after ``seconds`` (elsewhere: nothing)."""
-    from prunecheck.sim.subjects.time_limit import interrupt_after
+    from prunecheck.sim.support.alarm import interrupt_after
 
     return interrupt_after(seconds, _TimeUp)
 
@@ -243,40 +243,41 @@ def _alarm(seconds: float) -> Iterator[None]:
 def user_code(subject: str, doing: str, *, deadline: float | None = None) -> Iterator[None]:
     """Run a stretch of the user's code (importing it, building the agent, a
     step of a schedule) so that an exit, an interrupt it raises itself, or a
-    hang past ``deadline`` (a :func:`time.monotonic` instant; the
-    ``--time-limit`` too, if sooner) raises :class:`Abort` naming ``subject``
-    and ``doing``.
+    hang past ``deadline`` (a :func:`time.monotonic` instant) raises
+    :class:`Abort` naming ``subject`` and ``doing``.
 
     A real Ctrl-C (SIGINT noted by :func:`confined`) goes through as the
     ``KeyboardInterrupt`` it is.
     """
-    from prunecheck.sim.subjects.cage import call_limit
-
     limited: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-    by_time_limit = False
     if deadline is not None:
-        seconds, by_time_limit = call_limit(max(0.01, deadline - time.monotonic()))
-        limited = _alarm(seconds or 0.01)
+        limited = _alarm(max(0.01, deadline - time.monotonic()))
     try:
         with limited:
             yield
     except _TimeUp:
         if _CAGES and _CAGES[0].interrupted:
             raise KeyboardInterrupt from None
-        why = (
-            "did not return before --time-limit ran out"
-            if by_time_limit
-            else f"did not return within {SCHEDULE_TIMEOUT:g} s of real time"
-        )
-        raise Abort(PolicyError(subject, f"{why} while {doing}: it blocks (a sync call "
-                                "waiting for what never comes, or a busy loop).",
-                                "make it return, or check it without that code.")) from None  # fmt: skip
+        why = f"did not return within {SCHEDULE_TIMEOUT:g} s of real time"
+        raise Abort(
+            PolicyError(
+                subject,
+                f"{why} while {doing}: it blocks (a sync call waiting for what never "
+                "comes, or a busy loop).",
+                "make it return, or check it without that code.",
+            )
+        ) from None
     except (SystemExit, KeyboardInterrupt) as exc:
         if isinstance(exc, KeyboardInterrupt) and (not _CAGES or _CAGES[0].interrupted):
             raise  # the user's Ctrl-C: prunecheck stops
-        raise Abort(PolicyError(subject, f"{_describe(exc)} while {doing}.",
-                                "an agent's code must not end the process: raise an "
-                                "exception instead, or check it without that code.")) from None  # fmt: skip
+        raise Abort(
+            PolicyError(
+                subject,
+                f"{_describe(exc)} while {doing}.",
+                "an agent's code must not end the process: raise an exception instead, "
+                "or check it without that code.",
+            )
+        ) from None
 
 
 def leave_now(status: int) -> None:

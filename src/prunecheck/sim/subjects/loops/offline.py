@@ -157,8 +157,8 @@ def _install() -> None:
     _SAVED["connect"] = socket.socket.connect
     _SAVED["connect_ex"] = socket.socket.connect_ex
     _SAVED["getaddrinfo"] = socket.getaddrinfo
-    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign,assignment]
     socket.getaddrinfo = _guarded_getaddrinfo
 
 

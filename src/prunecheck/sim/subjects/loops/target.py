@@ -216,8 +216,11 @@ def load_target(text: str) -> LoopTarget:
             adapter = adapter_named(framework)
             check_supported(framework, _supported(adapter))
             if not _accepts(adapter, target, subject, attr):
-                raise PolicyError(subject, f"{attr} is not a {framework} agent (or factory of one).",
-                                  "drop the framework from the spec to detect it.")  # fmt: skip
+                raise PolicyError(
+                    subject,
+                    f"{attr} is not a {framework} agent (or factory of one).",
+                    "drop the framework from the spec to detect it.",
+                )
             return LoopTarget(text, reference, target, adapter)
         with user_code(subject, f"importing {where}"):
             own = getattr(import_where(where, subject), "prunecheck_loop_adapter", None)
