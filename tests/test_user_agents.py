@@ -48,11 +48,10 @@ STRUCTURAL = frozenset(
 )
 
 
-_NO_KEY = " (OPENAI_API_KEY is not set)"
 _NO_WORD = ", and no word that the trimmer never fired"
 _LC_IMPORT = (
-    "exit 2: OpenAIError at import (ChatOpenAI: missing credentials); and a module-level "
-    "compiled graph is no factory the LangGraph adapter accepts"
+    "exit 2: it imports now (placeholder keys), but a module-level compiled graph is no "
+    "factory the LangGraph adapter accepts"
 )
 _LC_STATELESS = (
     "exit 1, UNSAFE silent_loss in every class: a raised or cancelled turn's results are lost "
@@ -110,17 +109,13 @@ class Row:
 
 ROWS: tuple[Row, ...] = (
     # 1. A provider string, no key: the module must load.
-    Row(
-        "pa_provider_string.py:agent",
-        Expect.LOADS,
-        scenario=None,
-        wrong_today=f"exit 2: UserError at import{_NO_KEY}",
-    ),
+    Row("pa_provider_string.py:agent", Expect.LOADS, scenario=None),
     Row(
         "pa_provider_string.py:agent",
         Expect.SAFE,
         scenario=None,
-        wrong_today=f"exit 2: UserError at import{_NO_KEY}",
+        wrong_today="exit 1, UNSAFE duplicated_side_effect on crash and resume: pydantic-ai's "
+        "own loop runs a finished call again (a framework finding, not yet told apart)",
     ),
     # 2. LangChain's create_agent("openai:gpt-4o") at module level: a ChatOpenAI at import.
     Row("lc_provider_string.py:agent", Expect.LOADS, scenario=None, wrong_today=_LC_IMPORT),
@@ -168,17 +163,13 @@ ROWS: tuple[Row, ...] = (
         scenario=None,
         wrong_today="the summarization call never fails in a schedule and no verdict names it",
     ),
-    Row(
-        "pa_summarizer_docs.py:agent",
-        Expect.LOADS,
-        scenario=None,
-        wrong_today=f"exit 2: UserError at import of summarize_agent{_NO_KEY}",
-    ),
+    Row("pa_summarizer_docs.py:agent", Expect.LOADS, scenario=None),
     Row(
         "pa_summarizer_docs.py:agent",
         Expect.FAULT,
         scenario=None,
-        wrong_today=f"exit 2: UserError at import of summarize_agent{_NO_KEY}",
+        wrong_today="it loads now (placeholder keys), but the summarizer's failure is no "
+        "fault a schedule injects, and no verdict names it",
     ),
     # 6. A custom Session subclass that trims: its trimming judged.
     Row(
@@ -331,10 +322,8 @@ def test_user_agent_verdict(row: Row) -> None:
 
 #: Specs whose loading is wrong today, and what is wrong.
 LOAD_WRONG_TODAY: dict[str, str] = {
-    "pa_provider_string.py:agent": "UserError at import: OPENAI_API_KEY is not set",
-    "lc_provider_string.py:agent": "OpenAIError at import (ChatOpenAI: missing credentials); "
-    "a module-level compiled graph is no factory the LangGraph adapter accepts",
-    "pa_summarizer_docs.py:agent": "UserError at import: summarize_agent's provider string",
+    "lc_provider_string.py:agent": "it imports now (placeholder keys), but a module-level "
+    "compiled graph is no factory the LangGraph adapter accepts",
 }
 
 

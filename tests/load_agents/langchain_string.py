@@ -3,6 +3,7 @@ import (a ``ChatOpenAI`` is built then, and refuses without ``OPENAI_API_KEY``),
 and the factory prunecheck checks, taking the model."""
 
 from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import tool
 
 
@@ -15,6 +16,6 @@ def weather(city: str) -> str:
 agent = create_agent("openai:gpt-4o", tools=[weather])
 
 
-def build(model: object = "openai:gpt-4o") -> object:
+def build(model: str | BaseChatModel = "openai:gpt-4o") -> object:
     """The app's agent with ``model`` (prunecheck passes its scripted one)."""
     return create_agent(model, tools=[weather])
