@@ -9,12 +9,13 @@ node is a plain ``def`` calling ``model.invoke`` (LangGraph runs it with
 imported inside the factories: collecting a test needs none of them.
 """
 
+import functools
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["APP_DIR", "PROCESSED", "lg_agent", "oa_app", "pa_agent"]
+__all__ = ["APP_DIR", "PROCESSED", "lg_agent", "oa_app", "pa_agent", "pa_module_agent"]
 
 #: Where the Agents SDK app keeps its sessions (the harness never writes there).
 APP_DIR = Path(tempfile.gettempdir()) / "prunecheck-test-user-app"
@@ -40,6 +41,12 @@ def pa_agent() -> Any:
     return Agent(
         "test", tools=[read_file], capabilities=[ProcessHistory(keep_last)], defer_model_check=True
     )
+
+
+@functools.cache
+def pa_module_agent() -> Any:
+    """:func:`pa_agent` built once, as a module-level ``agent = Agent(...)`` is."""
+    return pa_agent()
 
 
 def lg_agent(model: Any) -> Any:

@@ -176,8 +176,6 @@ ROWS: tuple[Row, ...] = (
         "oa_session_last_n.py:app",
         Expect.UNSAFE,
         STRUCTURAL,
-        wrong_today="the session subclass is ignored (the adapter runs its own SQLiteSession): "
-        "trim n/a",
     ),
     # 7. Sync user code: a hand-built StateGraph's sync nodes, a sync history processor.
     Row(

@@ -196,6 +196,7 @@ class LoopRun:
         self.steps: list[Step] = []
         self.phase = Phase.UP
         self.epoch = 0
+        self._closed = False
         self._seen: set[tuple[str, tuple[str, ...], str]] = set()
         self._requests: deque[asyncio.Future[Reply]] = deque()
         self._waiting: dict[str, list[_Waiting]] = {}
@@ -391,19 +392,27 @@ class LoopRun:
         return self.loop
 
     def _start(self, coro: Coroutine[Any, Any, None], what: str) -> None:
+        epoch = self.epoch
+
+        def note(outcome: str, raised: bool = False) -> None:
+            # a dropped process's turn, collected when the run closes (its
+            # finally clauses run then), is debris: it says nothing of the run
+            if self._closed or self.epoch != epoch:
+                return
+            if raised:
+                self.ledger.raised.append(self._at())
+            self.ledger.outcomes.append((self._at(), f"{what} {outcome}"))
+
         async def turn() -> None:
             try:
                 await coro
-                self.ledger.outcomes.append((self._at(), f"{what} returned"))
+                note("returned")
             except asyncio.CancelledError:
-                self.ledger.outcomes.append((self._at(), f"{what} was cancelled"))
+                note("was cancelled")
             except ImportError as exc:  # the adapter's or the framework's, not a schedule's
                 self._broken = self._broken or exc
             except Exception as exc:
-                self.ledger.raised.append(self._at())
-                self.ledger.outcomes.append(
-                    (self._at(), f"{what} raised {type(exc).__name__}: {exc}")
-                )
+                note(f"raised {type(exc).__name__}: {exc}", raised=True)
 
         self._turn = self._clock.create_task(turn())
 
@@ -494,6 +503,7 @@ class LoopRun:
     # ------------------------------------------------------------------ end
     def close(self) -> None:
         """Drop every event loop and the temporary store."""
+        self._closed = True
         if self.loop is not None:
             with contextlib.suppress(Exception):
                 self.loop.abandon()
