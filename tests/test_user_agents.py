@@ -183,14 +183,16 @@ ROWS: tuple[Row, ...] = (
         Expect.UNSAFE,
         STRUCTURAL,
         scenario=None,
-        wrong_today="safe, exit 0, while nothing ran: the sync node's llm.invoke raises "
-        "NotImplementedError (the model double is async only), swallowed; reply never enabled",
+        wrong_today="UNSAFE by silent_loss only (the sync nodes run now): a turn whose tool "
+        "failed raises and the stateless app loses it; the node's [-6:] slice is no trim hook "
+        "and its orphaned result is not reached",
     ),
     Row(
         "pa_sync_processor.py:agent",
         Expect.SAFE,
-        wrong_today="FlakyStrategyDefinition traceback, then the process never exits (the sync "
-        "processor runs on anyio worker threads)",
+        wrong_today="the trim cell is safe (the sync processor runs, no hang, the process "
+        "exits), but exit 1: crash_resume's duplicated_side_effect, a finding every pydantic-ai "
+        "configuration shares, still decides the exit status",
     ),
     # 8. Clearing old tool outputs to an honest placeholder, every pair kept.
     Row(
