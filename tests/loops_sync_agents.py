@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["APP_DIR", "PROCESSED", "lg_agent", "oa_app", "pa_agent", "pa_module_agent"]
+__all__ = ["APP_DIR", "PROCESSED", "lg_agent", "lg_react", "oa_app", "pa_agent", "pa_module_agent"]
 
 #: Where the Agents SDK app keeps its sessions (the harness never writes there).
 APP_DIR = Path(tempfile.gettempdir()) / "prunecheck-test-user-app"
@@ -100,3 +100,22 @@ def oa_app() -> Any:
     agent = Agent(name="reader", instructions="Read files.", model="gpt-4.1", tools=[read_file])
     APP_DIR.mkdir(exist_ok=True)
     return agent, RunConfig(), LastFour("customer-42", str(APP_DIR / "sessions.sqlite"))
+
+
+def lg_react(model: Any, checkpointer: Any = None) -> Any:
+    """LangGraph's prebuilt ``create_react_agent`` with a sync ``pre_model_hook`` keeping the
+    last 3 messages (the older API, as its "manage message history" guide writes it)."""
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        raise NotImplementedError("reads the file in the real app")
+
+    def pre_model_hook(state: dict[str, Any]) -> dict[str, Any]:
+        return {"llm_input_messages": state["messages"][-3:]}
+
+    return create_react_agent(
+        model, tools=[read_file], pre_model_hook=pre_model_hook, checkpointer=checkpointer
+    )

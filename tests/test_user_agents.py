@@ -139,8 +139,8 @@ ROWS: tuple[Row, ...] = (
         Expect.UNSAFE,
         STRUCTURAL,
         scenario=None,
-        wrong_today="FlakyStrategyDefinition traceback, exit 1, no JSON: the sync pre_model_hook "
-        "runs on worker threads (the LangGraph loop has no inline executor)",
+        wrong_today="trim cell safe: the sync pre_model_hook runs and is the trim hook now, "
+        "but 8,000 tokens are never reached",
     ),
     # 4. Character budgets (20,000 characters).
     Row(

@@ -20,6 +20,12 @@ other (SQLite, Postgres …) becomes LangGraph's SQLite checkpointer on
 ``harness.store`` (:class:`~.lc_doubles.InlineSqliteSaver`, whose module
 docstring says why its async methods run inline).
 
+LangGraph's prebuilt ``create_react_agent`` (the older API: no middleware
+module is needed) and hand-built ``StateGraph`` s are driven the same way
+(a graph whose tools are in a ``"tools"`` node); a ``pre_model_hook`` is the
+trim hook.  Sync nodes and hooks run on the harness's handoff threads, and a
+sync ``model.invoke`` waits on the harness from there (:mod:`..handoff`).
+
 Scenario classes: a turn is ``ainvoke`` on one ``thread_id`` (without a
 checkpointer, with the conversation the last turn returned, as a stateless
 app passes it); cancel is
@@ -80,6 +86,7 @@ class _Shape:
     tools: tuple[Any, ...]
     middleware: tuple[Any, ...]
     checkpointer: str  # "none" | "memory" | "durable"
+    pre_model_hook: bool  # create_react_agent's: what the model is sent, rewritten
 
 
 def _is_factory(target: object) -> bool:
@@ -102,8 +109,20 @@ def _build(target: Callable[..., Any], model: Any, checkpointer: Any = None) -> 
     return target(model=model)
 
 
+def _middleware_base() -> Any:
+    """LangChain v1's ``AgentMiddleware``, or None where it does not ship (a graph of
+    LangGraph's prebuilt ``create_react_agent`` or a hand-built one has no middleware)."""
+    try:
+        from langchain.agents.middleware import AgentMiddleware
+    except ImportError:
+        return None
+    return AgentMiddleware
+
+
 def _middleware_of(graph: Any) -> list[Any]:
-    from langchain.agents.middleware import AgentMiddleware
+    AgentMiddleware = _middleware_base()
+    if AgentMiddleware is None:
+        return []
 
     found: dict[int, Any] = {}
 
@@ -147,13 +166,12 @@ def _shape(target: Callable[..., Any]) -> _Shape:
         kind = "durable"
     else:
         kind = "none" if saver in (None, False) else "memory"
-    return _Shape(tools=tools, middleware=tuple(_middleware_of(graph)), checkpointer=kind)
+    return _Shape(tools=tools, middleware=tuple(_middleware_of(graph)), checkpointer=kind,
+                  pre_model_hook="pre_model_hook" in graph.nodes)  # fmt: skip
 
 
 def _overrides(middleware: Any, hook: str) -> bool:
-    from langchain.agents.middleware import AgentMiddleware
-
-    return getattr(type(middleware), hook, None) is not getattr(AgentMiddleware, hook)
+    return getattr(type(middleware), hook, None) is not getattr(_middleware_base(), hook, None)
 
 
 class LangGraphAdapter:
@@ -189,7 +207,8 @@ class LangGraphAdapter:
     def capabilities(self, target: object) -> frozenset[Capability]:
         """Cancel always; crash scenarios with a durable checkpointer; interrupts
         with ``HumanInTheLoopMiddleware`` and a checkpointer; the trim hook when
-        another middleware rewrites messages before the model."""
+        another middleware rewrites messages before the model, or a prebuilt
+        ``create_react_agent`` has a ``pre_model_hook``."""
         shape = self._shape_of(target)
         caps = {Capability.CANCEL}
         if shape.checkpointer == "durable":
@@ -197,7 +216,7 @@ class LangGraphAdapter:
         names = {type(m).__name__ for m in shape.middleware}
         if _HITL in names and shape.checkpointer != "none":
             caps.add(Capability.INTERRUPT)
-        if any(
+        if shape.pre_model_hook or any(
             type(m).__name__ != _HITL and any(_overrides(m, h) for h in _HOOKS)
             for m in shape.middleware
         ):
