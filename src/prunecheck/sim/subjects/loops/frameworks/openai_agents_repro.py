@@ -261,12 +261,13 @@ def _session(target_spec: str, attr: str) -> str:
     from a factory) re-initialised on the store, as the harness runs it; else the SDK's."""
     from prunecheck.sim.subjects.user_code import find_object
 
-    from .openai_agents import _target
-
     where = split_reference(target_spec)[0]
     found: Any = find_object(where, attr, f"loop spec {target_spec!r}")
-    session = _target(found)
-    own = session[2] if session is not None else None
+    made = (
+        found() if callable(found) and type(found).__module__.split(".")[0] != "agents" else found
+    )
+    parts = made[1:] if isinstance(made, tuple) else ()
+    own = next((p for p in parts if hasattr(p, "get_items") and hasattr(p, "db_path")), None)
     default = (
         'session, replies = SQLiteSession("conversation", f"{STORE.name}/session.sqlite"), '
         "asyncio.Queue()"
@@ -274,8 +275,7 @@ def _session(target_spec: str, attr: str) -> str:
     if own is None or not hasattr(own, "db_path"):
         return default
     name = "user." + attr if attr.isidentifier() else f"getattr(user, {attr!r})"
-    made = found()
-    position = next(i for i, part in enumerate(made) if isinstance(part, type(own)))
+    position = next(i for i, part in enumerate(made) if part is own)
     place = '":memory:"' if str(own.db_path) == ":memory:" else 'f"{STORE.name}/session.sqlite"'
     return (
         f"mine = {name}()[{position}]  # the app's own session: its class and settings\n"
