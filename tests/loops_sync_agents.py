@@ -15,7 +15,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["APP_DIR", "PROCESSED", "lg_agent", "lg_react", "oa_app", "pa_agent", "pa_module_agent"]
+__all__ = [
+    "APP_DIR",
+    "PROCESSED",
+    "lc_sync_middleware",
+    "lg_agent",
+    "lg_react",
+    "oa_app",
+    "pa_agent",
+    "pa_module_agent",
+]
 
 #: Where the Agents SDK app keeps its sessions (the harness never writes there).
 APP_DIR = Path(tempfile.gettempdir()) / "prunecheck-test-user-app"
@@ -119,3 +128,22 @@ def lg_react(model: Any, checkpointer: Any = None) -> Any:
     return create_react_agent(
         model, tools=[read_file], pre_model_hook=pre_model_hook, checkpointer=checkpointer
     )
+
+
+def lc_sync_middleware(model: Any) -> Any:
+    """A LangChain v1 agent whose middleware has a sync ``wrap_model_call`` only (its app
+    runs ``agent.invoke``): it sends the model the last 3 messages."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.tools import tool
+
+    class LastThree(AgentMiddleware):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request.override(messages=request.messages[-3:]))
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        raise NotImplementedError("reads the file in the real app")
+
+    return create_agent(model, tools=[read_file], middleware=[LastThree()])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from loops_sync_agents import lg_react
+from loops_sync_agents import lc_sync_middleware, lg_react
 
 from prunecheck.sim.subjects.loops.contract import Capability, ToolCall
 from prunecheck.sim.subjects.loops.scheduler import LoopRun
@@ -49,4 +49,29 @@ def test_a_turn_of_create_react_agent_runs_through_its_sync_hook() -> None:
         kinds = {i.kind.value for i in run.incidents}
     # the hook keeps the last 3 messages: the third request starts with call_1's result
     assert sent == [["user"], ["user", "assistant", "tool"], ["tool", "assistant", "tool"]]
+    assert "orphaned_result" in kinds
+
+
+def test_a_sync_only_middleware_runs_the_graph_with_invoke() -> None:
+    pytest.importorskip("langchain.agents.middleware")
+    from prunecheck.sim.subjects.loops.frameworks.langgraph import LangGraphAdapter
+
+    read = [ToolCall(f"call_{n}", "read_file", f'{{"path": "{n}"}}') for n in (1, 2, 3)]
+    with LoopRun(LangGraphAdapter(), lc_sync_middleware) as run:
+        assert Capability.TRIM_HOOK in run.capabilities
+        run.apply(User("read"))
+        run.apply(ReplyStep("", tuple(read[:2])))
+        assert run.waiting_calls() == ["call_1"]  # the sync ToolNode runs its calls in turn
+        run.apply(Complete("call_1", "one"))
+        run.apply(Complete("call_2", "two"))
+        run.apply(ReplyStep("", (read[2],)))
+        run.apply(Complete("call_3", "three"))
+        run.apply(ReplyStep("done"))
+        bodies = [r.body["messages"] for r in run.ledger.requests]
+        sent = [[m["role"] for m in body] for body in bodies if isinstance(body, list)]
+        outcomes = [text for _, text in run.ledger.outcomes]
+        kinds = {i.kind.value for i in run.incidents}
+    assert outcomes == ["send returned"]  # under ainvoke, LangChain refuses the sync hook
+    # the middleware's last 3 messages: call_2's result first in the third request
+    assert sent == [["user"], ["assistant", "tool", "tool"], ["tool", "assistant", "tool"]]
     assert "orphaned_result" in kinds

@@ -24,7 +24,11 @@ LangGraph's prebuilt ``create_react_agent`` (the older API: no middleware
 module is needed) and hand-built ``StateGraph`` s are driven the same way
 (a graph whose tools are in a ``"tools"`` node); a ``pre_model_hook`` is the
 trim hook.  Sync nodes and hooks run on the harness's handoff threads, and a
-sync ``model.invoke`` waits on the harness from there (:mod:`..handoff`).
+sync ``model.invoke`` waits on the harness from there (:mod:`..handoff`).  A
+middleware whose ``wrap_model_call`` or ``wrap_tool_call`` has no async form
+makes LangChain refuse ``ainvoke``: such an app calls ``graph.invoke``, and so
+does the loop (on a handoff thread; LangGraph's and ``ToolNode``'s thread
+pools then run their tasks one after another on that thread).
 
 Scenario classes: a turn is ``ainvoke`` on one ``thread_id`` (without a
 checkpointer, with the conversation the last turn returned, as a stateless
@@ -43,6 +47,7 @@ harness's text); ``HumanInTheLoopMiddleware`` is the interrupt driven here.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,6 +92,7 @@ class _Shape:
     middleware: tuple[Any, ...]
     checkpointer: str  # "none" | "memory" | "durable"
     pre_model_hook: bool  # create_react_agent's: what the model is sent, rewritten
+    sync_only: bool  # a middleware hook with no async form: the app runs graph.invoke
 
 
 def _is_factory(target: object) -> bool:
@@ -166,8 +172,19 @@ def _shape(target: Callable[..., Any]) -> _Shape:
         kind = "durable"
     else:
         kind = "none" if saver in (None, False) else "memory"
-    return _Shape(tools=tools, middleware=tuple(_middleware_of(graph)), checkpointer=kind,
-                  pre_model_hook="pre_model_hook" in graph.nodes)  # fmt: skip
+    middleware = tuple(_middleware_of(graph))
+    return _Shape(tools=tools, middleware=middleware, checkpointer=kind,
+                  pre_model_hook="pre_model_hook" in graph.nodes,
+                  sync_only=any(_sync_only(m) for m in middleware))  # fmt: skip
+
+
+def _sync_only(middleware: Any) -> bool:
+    """Whether a middleware wraps the model or tool calls in a sync hook only: LangChain
+    refuses it under ``ainvoke``, so the app runs the agent with ``invoke``."""
+    return any(
+        _overrides(middleware, hook) and not _overrides(middleware, "a" + hook)
+        for hook in ("wrap_model_call", "wrap_tool_call")
+    )
 
 
 def _overrides(middleware: Any, hook: str) -> bool:
@@ -234,10 +251,19 @@ class LangGraphAdapter:
         checkpointer on ``harness.store``."""
         from langgraph.checkpoint.memory import InMemorySaver
 
-        from .lc_doubles import HarnessChatModel, InlineSqliteSaver, fake_tool, inline_langsmith
+        from .lc_doubles import (
+            HarnessChatModel,
+            InlineSqliteSaver,
+            fake_tool,
+            inline_langsmith,
+            inline_sync_executors,
+        )
 
         assert callable(target)
         inline_langsmith()
+        sync = self._shape_of(target).sync_only
+        if sync:
+            inline_sync_executors()
         model = HarnessChatModel(harness=harness)
         saver: Any = None
         if self._shape_of(target).checkpointer == "durable":
@@ -252,7 +278,7 @@ class LangGraphAdapter:
             graph.checkpointer = saver  # the user's own durable kind, pointed at the store
         elif isinstance(graph.checkpointer, InMemorySaver):
             graph.checkpointer = InMemorySaver()  # in memory: a crash loses it
-        return LangGraphLoop(graph, harness, saver)
+        return LangGraphLoop(graph, harness, saver, sync=sync)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A standalone script replaying the schedule with LangChain and LangGraph alone
@@ -276,8 +302,9 @@ class LangGraphAdapter:
 class LangGraphLoop:
     """One live graph on one ``thread_id``."""
 
-    def __init__(self, graph: Any, harness: Harness, saver: Any) -> None:
+    def __init__(self, graph: Any, harness: Harness, saver: Any, *, sync: bool = False) -> None:
         self._graph = graph
+        self._sync = sync
         self._harness = harness
         self._saver = saver
         self._config: dict[str, Any] = {"configurable": {"thread_id": _THREAD}}
@@ -286,7 +313,10 @@ class LangGraphLoop:
         self._decisions: dict[str, bool] = {}
 
     async def _run(self, payload: Any) -> None:
-        result = await self._graph.ainvoke(payload, self._config)
+        if self._sync:  # graph.invoke, as the app calls it, on a handoff thread (..handoff)
+            result = await asyncio.to_thread(self._graph.invoke, payload, self._config)
+        else:
+            result = await self._graph.ainvoke(payload, self._config)
         if isinstance(result, dict) and "messages" in result:
             self._messages = list(result["messages"])
         await self._collect_interrupts()

@@ -56,6 +56,7 @@ __all__ = [
     "InlineSqliteSaver",
     "fake_tool",
     "inline_langsmith",
+    "inline_sync_executors",
     "render_message",
     "render_messages",
     "tool_spec",
@@ -102,6 +103,50 @@ def inline_langsmith() -> None:
     import langsmith
 
     langsmith.set_runtime_overrides(aio_to_thread=_inline_to_thread)
+
+
+_SYNC_POOLS: list[bool] = []
+
+
+def inline_sync_executors() -> None:
+    """Make the thread pools of a sync ``graph.invoke`` run inline on a handoff worker.
+
+    A sync graph runs parallel tasks (``Send`` fan-outs, a ``ToolNode``'s
+    calls) in a ``ContextThreadPoolExecutor`` from LangChain's
+    ``get_executor_for_config``: free threads the harness could not order, and
+    a fake tool's sync body waits on the harness only from a handoff worker
+    (:func:`..handoff.run_on_loop`).  On a handoff worker the executor runs
+    each task at once, on that thread; anywhere else it is LangChain's own
+    (the wrapper is installed once, for the process).
+    """
+    if _SYNC_POOLS:
+        return
+    import importlib
+
+    from langchain_core.runnables import config as lc_config
+
+    from ..handoff import is_worker
+    from ._common import InlineExecutor
+
+    original = lc_config.get_executor_for_config
+
+    @contextlib.contextmanager
+    def get_executor_for_config(config: Any = None) -> Any:
+        if not is_worker():
+            with original(config) as executor:
+                yield executor
+            return
+        yield InlineExecutor(max_workers=1)
+
+    for name in ("langchain_core.runnables.config", "langgraph.pregel._executor",
+                 "langgraph.prebuilt.tool_node"):  # fmt: skip
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if getattr(module, "get_executor_for_config", None) is original:
+            setattr(module, "get_executor_for_config", get_executor_for_config)  # noqa: B010
+    _SYNC_POOLS.append(True)
 
 
 def render_message(message: BaseMessage) -> dict[str, object]:
