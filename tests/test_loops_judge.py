@@ -73,10 +73,14 @@ def test_an_executed_tool_gone_without_a_trim_is_a_silent_loss_and_with_one_is_n
     assert judged([_assistant(later), _tool("call_3", "C")], led, trims=True) == []
     led.users.append((0, "hi"))  # the request's first message came before the batch
     assert judged([_assistant(later), _tool("call_3", "C")], led, trims=True) == []
-    # a batch the loop held, cut in two: the trim's invalid prune; after a cancel
-    # the loop was not seen holding it (nor call_3): losses
+    # a batch the loop held, call_2 removed with its result: the request pairs every
+    # call it keeps, which providers accept (a ruling, no violation); a cut that
+    # keeps call_2's result without its call breaks the pairing: an invalid prune
     cut = [_assistant(CALL), _tool("call_1", "A")]
-    assert judged(cut, led, trims=True) == ["invalid_prune:split_unit"]
+    assert judged(cut, led, trims=True) == []
+    assert any("call_2" in told and "provider's rules" in told for _, told in led.rulings)
+    assert "invalid_prune:split_unit" in judged([_tool("call_2", "B")], led, trims=True)
+    # after a cancel the loop was not seen holding it (nor call_3): losses
     led.cancels.append(3)
     assert judged(cut, led, trims=True) == ["silent_loss:", "silent_loss:"]
 
@@ -146,6 +150,57 @@ def test_a_result_no_tool_produced_is_synthesized_and_a_placeholder_is_not() -> 
         "synthesized_result:rewritten"]  # fmt: skip
 
 
+# Honest vs invented (sim/loops/placeholder.py): true positives and true negatives.
+_HONEST_CLEARED = ["[cleared]", "Output removed to save context (1,200 tokens).",
+                   "Old tool result omitted.", "<content elided>"]  # fmt: skip
+_HONEST_NOT_RUN = [
+    "Execution stopped before this tool call could run.",
+    "The tool call was interrupted before a result was produced.",  # pydantic-ai's repair
+    "Tool call cancelled", "read_file was not run for call_1.", "Error: the tool did not run",
+]
+_INVENTED = [
+    "42", "the real outp", "3 documents found (older results omitted)",  # a marker in content
+    "Weather: sunny (cached result, live fetch skipped)", '{"status": "ok", "rows": []}',
+    "read_file result for call_1 lorem ipsum", "File a: 120 lines (rest truncated)", "",
+]
+
+
+def test_an_honest_placeholder_for_a_cleared_output_is_no_violation_and_is_told() -> None:
+    for text in _HONEST_CLEARED:
+        led = _ledger(("call_1", BodyEnd.OK, "the real output of the tool"))
+        assert judged([_assistant(CALL), _tool("call_1", text)], led) == [], text
+        assert any("cleared" in told and "honest" in told for _, told in led.rulings), text
+
+
+def test_a_placeholder_saying_the_call_did_not_run_is_honest_where_none_ran() -> None:
+    for text in _HONEST_NOT_RUN:
+        assert judged([_assistant(CALL), _tool("call_1", text)], _ledger()) == [], text
+        led = _ledger()
+        led.bodies.append(Body("call_1", 1, BodyEnd.DROPPED, 2))  # a crash dropped its body
+        assert judged([_assistant(CALL), _tool("call_1", text)], led) == [], text
+
+
+def test_an_invented_result_stays_synthesized_whatever_words_it_borrows() -> None:
+    for text in _INVENTED:
+        found = judged([_assistant(CALL), _tool("call_1", text)], _ledger())
+        assert found == ["synthesized_result:no_body"], text
+        led = _ledger(("call_1", BodyEnd.OK, "the real output of the tool"))
+        found = judged([_assistant(CALL), _tool("call_1", text)], led)
+        assert found in (["synthesized_result:rewritten"], ["truncated_payload:result"]), text
+
+
+def test_a_placeholder_must_say_what_is_true_of_the_call() -> None:
+    """'cleared' where no tool ran claims an output that never existed; 'not run'
+    where the tool ran hides an effect that happened: both invented."""
+    found = judged([_assistant(CALL), _tool("call_1", "[cleared]")], _ledger())
+    assert found == ["synthesized_result:no_body"]
+    led = _ledger(("call_1", BodyEnd.OK, "the real output of the tool"))
+    body = {"messages": [_assistant(CALL), _tool("call_1", "Tool call cancelled")]}
+    found = judge_request(body, led, 3, trims=False)
+    assert [i.kind.value for i in found] == ["synthesized_result"]
+    assert "it says the call was not run, but its tool ran" in found[0].detail
+
+
 def test_shortened_results_and_changed_arguments_are_truncated_payloads() -> None:
     led = _ledger(("call_1", BodyEnd.OK, "a long output of the tool"))
     assert judged([_assistant(CALL), _tool("call_1", "a long outp")], led) == [
@@ -175,3 +230,15 @@ def test_a_trim_that_splits_a_batch_the_loop_held_is_an_invalid_prune() -> None:
         assert ("invalid_prune", ("call_1",), "split_unit") in found
         assert ("orphaned_result", ("call_2",), "") in found
         assert not any(i.kind.value == "silent_loss" for i in run.incidents)
+
+
+def test_the_narrative_names_the_rule_that_found_no_violation() -> None:
+    led = _ledger(("call_1", BodyEnd.OK, "the real output of the tool"), ("call_2", BodyEnd.OK, "B"))
+    led.witness({"call_1", "call_2"}, {"call_1", "call_2"})
+    body = {"messages": [_assistant(CALL), _tool("call_1", "[cleared]")]}
+    assert judge_request(body, led, 0, trims=True) == []
+    told = narrative(Story((User("hi"),), (), led, []))
+    assert "-> rule: the result of call_1 reads '[cleared]': a placeholder saying the call " \
+        "was cleared (honest: no loss)" in told
+    assert "-> rule: the trim removed call_2 (read_file) with its result from its batch" in told
+    assert "judged by the provider's rules" in told

@@ -239,8 +239,9 @@ def test_standalone_script_shows_the_invented_result(tmp_path: Path) -> None:
     done = run_script(text, tmp_path, "pydantic-ai")
     assert done.returncode == 1, done.stdout + done.stderr
     last = done.stdout.splitlines()[-1]
-    assert (
-        last == "reproduced: synthesized_result: the result of call_2 is not what its tool returned"
+    assert last == (
+        "reproduced: synthesized_result: the result of call_2 is not what its tool returned, "
+        "nor an honest placeholder: it says the call was not run, but its tool ran and returned"
     )
     # the safe path of the same schedule: no finding
     safe = PydanticAIAdapter().script(

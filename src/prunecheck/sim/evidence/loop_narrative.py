@@ -2,8 +2,10 @@
 
 :func:`narrative` writes a retold run (:func:`prunecheck.sim.subjects.loops.story.retell`)
 step by step, as the model runtime's narratives do: each step, what the loop
-did (the requests it sent, the whole units its trim removed, tool bodies it
-started, how its turn ended), and each incident at the step it happened.
+did (the requests it sent, the whole units its trim removed, the stated
+rules that found no violation — an honest placeholder, a whole call a trim
+removed, judged by the provider's rules —, tool bodies it started, how its
+turn ended), and each incident at the step it happened.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ def narrative(story: Story, *, provider_texts: bool = True) -> str:
             if at == i:
                 lines.append(f"       -> the trim removed the whole, closed unit of "
                              f"{', '.join(unit)} (allowed: no loss)")  # fmt: skip
+        for at, told in led.rulings:
+            if at == i:
+                lines.append(f"       -> rule: {told}")
         for b in led.bodies:
             if b.started == i:
                 lines.append(f"       -> the tool body of {b.call} starts (process {b.epoch})")

@@ -11,17 +11,22 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
   result no call of the request asked for;
 * **truncated payload** — a call's arguments differ from what the model
   issued, or a result is a shortened copy of the tool's output;
-* **synthesized result** — a result no tool body produced: the call's body
-  never ran to an outcome (never started, dropped by a crash) and the text is
-  not a plain "not run" placeholder, or a text that is not the tool's output;
+* **synthesized result** — a result that is neither its tool's output nor
+  an honest placeholder, by the rule of :mod:`.placeholder`: a placeholder
+  holds no piece of the output, says the content was *cleared* or the call
+  *not run* / *refused* / *failed* (true of the call), and speaks only of
+  the call, never of the world.  An honest placeholder is no violation; the
+  ledger's rulings tell the narrative which rule applied;
 * **invalid prune** — in a configuration that trims, a request keeps part
-  of a unit the loop held whole (a call of a parallel batch gone, its
-  sibling kept): the trim split a unit;
+  of a batch the loop held whole with a call or a result missing (the cut
+  broke the pairing).  A trim that removed whole calls of a batch, each
+  with its result, leaving every kept call paired, is judged by the
+  provider's rules: they accept it, so it is no violation (a ruling);
 * **silent loss** — a call whose tool body ran to an outcome (the side
   effect happened) is gone from what the model sees, with its result, and
   no trim removed its whole, closed unit: a configuration that does not trim
-  loses it; one that trims kept part of its parallel batch (the loop did
-  not hold it whole: else an invalid prune), or never held the whole unit
+  loses it; one that trims kept part of its parallel batch the loop did
+  not hold whole (else a whole-call trim, or an invalid prune), or never held the whole unit
   since the last cancel, crash or raising turn (the loop discarded it: a
   trim cannot be what removed it, :meth:`.Ledger.holds`).
   A whole, closed unit the loop held and a trim removed — from the front or
@@ -31,7 +36,7 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
 Repair layers hide 400s, so the history is judged against the ledger, not
 only the request's shape.  :func:`hang` is the check after a cancel; the
 ledger's duplicated bodies are judged where they end (:mod:`.scheduler`).
-Pure: no I/O.
+Pure but for the ledger's rulings: no I/O.
 """
 
 from __future__ import annotations
@@ -43,23 +48,15 @@ from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.provider import Provider, validate
 
 from .ledger import BodyEnd, Ledger
+from .placeholder import call_words, ruling
 
 __all__ = [
-    "PLACEHOLDER_WORDS",
     "calls_and_results",
     "hang",
     "judge_request",
     "removed_by_trim",
     "to_anthropic",
 ]
-
-#: Words that make a result for a call that never ran an honest placeholder
-#: ("cancelled", "interrupted" …) rather than an invented outcome.
-PLACEHOLDER_WORDS = (
-    "cancel", "interrupt", "abort", "denied", "reject", "not run", "not executed",
-    "error", "fail", "timeout", "timed out", "skipped", "missing", "no result",
-)  # fmt: skip
-
 
 def _messages(body: Mapping[str, object]) -> list[dict[str, object]]:
     raw = body.get("messages")
@@ -182,8 +179,12 @@ def judge_request(
 
 
 def _judge_result(cid: str, text: str, ledger: Ledger, step: int) -> list[Incident]:
+    """The result ``text`` of ``cid`` against what its tool did (the rule of
+    :mod:`.placeholder`: the output, a copy of it, an honest placeholder, or invented)."""
     bodies = ledger.bodies_of(cid)
     done = ledger.executed(cid)
+    issued = ledger.issued.get(cid)
+    words = call_words(issued.call.name, cid, issued.call.arguments) if issued else (cid,)
     if done is not None and done.end is BodyEnd.OK:
         if done.output in text or json.dumps(done.output) in text:
             return []
@@ -193,19 +194,32 @@ def _judge_result(cid: str, text: str, ledger: Ledger, step: int) -> list[Incide
                              f"the result of {cid} is a shortened copy of the tool's output "
                              f"({len(text)} of {len(done.output)} characters)",
                              reason="result")]  # fmt: skip
+        judged = ruling(text, ran="ok", call_words=words, outputs=[done.output])
+        if judged.honest:
+            ledger.rule(step, cid, f"the result of {cid} reads {_short(text)}: {judged.why} "
+                                   "(honest: no loss)")  # fmt: skip
+            return []
         return [Incident(IncidentKind.SYNTHESIZED_RESULT, step, (cid,),
-                         f"the result of {cid} is not what its tool returned",
-                         reason="rewritten")]  # fmt: skip
-    if done is not None or any(b.end is BodyEnd.CANCELLED for b in bodies) or cid in ledger.denied:
-        return []  # an error, a timeout, a cancel or a refusal, reported by the framework
+                         f"the result of {cid} is not what its tool returned, nor an honest "
+                         f"placeholder: {judged.why}", reason="rewritten")]  # fmt: skip
+    if done is not None or cid in ledger.denied:
+        return []  # an error, a timeout or a refusal, reported by the framework
     if cid not in ledger.issued:
         return []  # an orphan; judged above
-    lowered = text.lower()
-    if any(word in lowered for word in PLACEHOLDER_WORDS):
+    judged = ruling(text, ran="none", call_words=words, outputs=[b.output for b in bodies])
+    if judged.honest:
+        ledger.rule(step, cid, f"the result of {cid} reads {_short(text)}: {judged.why} "
+                               "(honest: no tool ran, and it says so)")  # fmt: skip
         return []
-    why = "its body was dropped by a crash" if bodies else "no tool body ran for it"
+    why = ("its body was cancelled" if any(b.end is BodyEnd.CANCELLED for b in bodies)
+           else "its body was dropped by a crash" if bodies else "no tool body ran for it")  # fmt: skip
     return [Incident(IncidentKind.SYNTHESIZED_RESULT, step, (cid,),
-                     f"the result of {cid} was invented: {why}", reason="no_body")]  # fmt: skip
+                     f"the result of {cid} was invented: {why}, and {_short(text)} is not an "
+                     f"honest placeholder: {judged.why}", reason="no_body")]  # fmt: skip
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def _silent_losses(
@@ -222,10 +236,17 @@ def _silent_losses(
         batch_kept = [b for b in issued.batch if b in calls or b in results]
         if batch_kept and trims and ledger.holds(cid):
             kept = ", ".join(batch_kept)
-            yield Incident(IncidentKind.INVALID_PRUNE, step, (cid,),
-                           f"the trim removed {cid} ({issued.call.name}, it ran) and kept "
-                           f"{kept} of the same unit: a prune must remove whole units",
-                           reason="split_unit")  # fmt: skip
+            if any((b in calls) != (b in results) for b in issued.batch):
+                yield Incident(IncidentKind.INVALID_PRUNE, step, (cid,),
+                               f"the trim removed {cid} ({issued.call.name}, it ran) and kept "
+                               f"{kept} of the same batch with a call or a result missing: "
+                               "the cut broke the pairing", reason="split_unit")  # fmt: skip
+            else:
+                ledger.rule(step, cid, f"the trim removed {cid} ({issued.call.name}) with its "
+                                       f"result from its batch, {kept} kept whole: the request "
+                                       "pairs every call with its result, which providers accept "
+                                       "(whole calls are judged by the provider's rules: no "
+                                       "loss)")  # fmt: skip
             continue
         if batch_kept:
             why = f"its parallel batch was cut ({', '.join(batch_kept)} kept)"

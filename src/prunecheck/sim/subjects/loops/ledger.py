@@ -120,6 +120,8 @@ class Ledger:
     held: dict[str, int] = field(default_factory=dict)
     trimmed: dict[str, int] = field(default_factory=dict)
     trims: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    rulings: list[tuple[int, str]] = field(default_factory=list)
+    _ruled: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
     @property
     def disruptions(self) -> int:
@@ -156,6 +158,14 @@ class Ledger:
             any(b.end.executed and b.ended > last for b in self.bodies_of(c))
             for c in self.unit(call)
         )
+
+    def rule(self, step: int, call: str, told: str) -> None:
+        """The judge applied a stated rule to ``call`` and found no violation
+        (an honest placeholder, a whole call a trim removed): ``told`` says
+        which, once per call and rule, for the narrative."""
+        if all(not (c == call and t == told) for c, t in self._ruled):
+            self._ruled.append((call, told))
+            self.rulings.append((step, told))
 
     def note_trim(self, step: int, unit: tuple[str, ...]) -> None:
         """A trim removed ``unit``, whole and closed, from the request of ``step``."""
