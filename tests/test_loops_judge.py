@@ -150,7 +150,7 @@ def test_a_result_no_tool_produced_is_synthesized_and_a_placeholder_is_not() -> 
         "synthesized_result:rewritten"]  # fmt: skip
 
 
-# Honest vs invented (sim/loops/placeholder.py): true positives and true negatives.
+# Honest vs invented (sim/subjects/loops/placeholder.py): true positives and true negatives.
 _HONEST_CLEARED = ["[cleared]", "Output removed to save context (1,200 tokens).",
                    "Old tool result omitted.", "<content elided>"]  # fmt: skip
 _HONEST_NOT_RUN = [
