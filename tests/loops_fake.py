@@ -21,7 +21,14 @@ harness's store.  Its knobs put the bugs real loops have:
 * ``guard_budget`` puts that trim behind prunecheck's ``ListGuard`` (list
   mode, OpenAI messages) with this budget: only whole, closed units go;
 * ``tool_timeout`` gives up on a tool call after that many (virtual)
-  seconds, with ``asyncio.wait_for``: a timer the clock's jumps fire.
+  seconds, with ``asyncio.wait_for``: a timer the clock's jumps fire;
+* ``release="drops_on_cancel"`` is a release of the fake framework whose
+  loop forgets a cancelled batch whatever the agent's ``cancel`` says: a
+  framework bug every configuration shares.
+
+The fake framework's plain agent (:meth:`FakeAdapter.without_trimming`) is
+its default agent with the same tools, tool timeout and release: every knob
+above is the user's configuration, the release is the framework's.
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ class FakeAgent:
     guard_budget: int | None = None
     tools: tuple[ToolSpec, ...] = field(default=_TOOLS)
     tool_timeout: float | None = None
+    release: str = "fixed"
 
 
 class _FakeLoop:
@@ -142,7 +150,7 @@ class _FakeLoop:
         except asyncio.CancelledError:
             for t in tasks:
                 t.cancel()
-            if self.agent.cancel == "drop":
+            if self.agent.cancel == "drop" or self.agent.release == "drops_on_cancel":
                 self.messages.pop()  # the batch, and what its tools did, forgotten
             else:
                 for c, t in zip(calls, tasks, strict=True):
@@ -237,6 +245,24 @@ class FakeAdapter:
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         return _SCRIPT.format(schedule=json.dumps(json.loads(schedule_json)["steps"]))
 
+    def without_trimming(self) -> FakeAdapter:
+        """The adapter of the fake framework's plain agent: each agent opened
+        as the framework's default with the same tools, timeout and release."""
+        return _PlainFakeAdapter()
+
+
+class _PlainFakeAdapter(FakeAdapter):
+    def _plain(self, target: object) -> FakeAgent:
+        assert isinstance(target, FakeAgent)
+        return FakeAgent(tools=target.tools, tool_timeout=target.tool_timeout,
+                         release=target.release)  # fmt: skip
+
+    def capabilities(self, target: object) -> frozenset[Capability]:
+        return super().capabilities(self._plain(target))
+
+    def open(self, target: object, harness: Harness) -> _FakeLoop:
+        return super().open(self._plain(target), harness)
+
 
 def options(**kwargs: Mapping[str, Any]) -> FakeAgent:
     return FakeAgent(**kwargs)  # type: ignore[arg-type]
@@ -266,3 +292,8 @@ trimming_dropping = FakeAgent(cancel="drop", keep_last=1)
 repairing = FakeAgent(persist="eager", repair=True)
 #: Tool calls that time out after a minute of the virtual clock.
 timing = FakeAgent(tool_timeout=60.0)
+#: A careful agent, trimming whole units, on a release that drops a cancelled
+#: batch: its cancel findings are the framework's.
+on_flawed_release = FakeAgent(keep_last=3, release="drops_on_cancel")
+#: The same release, trimming through units: the trim's findings are the configuration's.
+trimming_on_flawed_release = FakeAgent(keep_last=3, trim_units=False, release="drops_on_cancel")

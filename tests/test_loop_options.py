@@ -76,6 +76,9 @@ _SEARCH = f"search {FAKE}:careful --scenario parallel --max-examples 4 --seed 1"
 _UNSAFE_CHECK = f"check {FAKE}:buggy --scenario cancel --max-examples 10 --seed 1"
 _UNSAFE_SEARCH = f"search {FAKE}:buggy --scenario cancel --max-examples 10 --seed 1"
 _TIMING = f"search {FAKE}:timing --scenario tool_timeout --max-examples 6 --seed 1"
+#: A careful agent on a release of the fake framework that drops a cancelled
+#: batch: its finding is the framework's (exit 0 unless --fail-on-framework).
+_FLAWED_CHECK = f"check {FAKE}:on_flawed_release --scenario cancel --max-examples 10 --seed 1"
 
 
 def _schedules(a: Ran) -> list[list[str]]:
@@ -177,6 +180,8 @@ ROWS: tuple[Row, ...] = (
            lambda b, g: not _junit_cases(b) and len(_junit_cases(g)) == 2),
     _wired("check", "fail_vacuous", f"{_CHECK} --max-events 1", "--fail-vacuous",
            lambda b, g: (b.status, g.status) == (0, 4)),
+    _wired("check", "fail_on_framework", _FLAWED_CHECK, "--fail-on-framework",
+           lambda b, g: (b.status, g.status) == (0, 1) and "framework findings" in b.out),
     # the suite runs with PRUNECHECK_FAILURES=off: --failures turns the database on
     _wired("check", "failures", _UNSAFE_CHECK, "--failures db",
            lambda b, g: _saved(g) == 1 and _saved(b) == 0 and g.status == 1),
@@ -218,6 +223,9 @@ ROWS: tuple[Row, ...] = (
            lambda b, g: _doc(b) is None and _placements(g) == ["cancel:unsafe"]),
     _wired("search", "fail_vacuous", f"{_SEARCH} --max-users 0", "--fail-vacuous",
            lambda b, g: (b.status, g.status) == (0, 4)),
+    _wired("search", "fail_on_framework", _FLAWED_CHECK.replace("check", "search", 1),
+           "--fail-on-framework",
+           lambda b, g: (b.status, g.status) == (0, 1) and "framework findings" in b.out),
     _wired("search", "failures", _UNSAFE_SEARCH, "--failures db",
            lambda b, g: _saved(g) == 1 and _saved(b) == 0 and g.status == 1),
     _wired("search", "no_failures", f"{_UNSAFE_SEARCH} --failures db", "--no-failures",

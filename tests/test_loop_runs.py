@@ -44,8 +44,13 @@ def test_check_of_the_careful_agent_with_crashes_left_out_is_safe_where_it_is(
 ) -> None:
     status = main(["check", f"loop:{FAKE}:trimming_careful", "--max-examples", "42", "--quiet"])
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    # crashes lose what a commit-only store never wrote: unsafe there, safe elsewhere
-    assert status == 1 and "safe under plain parallel batches" in line
+    # crashes lose what a commit-only store never wrote: unsafe there, safe elsewhere; the
+    # fake framework's own store does that for every configuration: framework findings,
+    # which set the exit status only under --fail-on-framework
+    assert status == 0 and "safe under plain parallel batches" in line
+    assert line.startswith("verdict: UNSAFE (framework findings only)")
+    argv = ["check", f"loop:{FAKE}:trimming_careful", "--max-examples", "42", "--quiet"]
+    assert main([*argv, "--fail-on-framework"]) == 1
 
 
 def test_search_shrinks_one_scenario_class(capsys: pytest.CaptureFixture[str]) -> None:

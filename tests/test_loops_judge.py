@@ -156,12 +156,19 @@ _HONEST_CLEARED = ["[cleared]", "Output removed to save context (1,200 tokens)."
 _HONEST_NOT_RUN = [
     "Execution stopped before this tool call could run.",
     "The tool call was interrupted before a result was produced.",  # pydantic-ai's repair
-    "Tool call cancelled", "read_file was not run for call_1.", "Error: the tool did not run",
+    "Tool call cancelled",
+    "read_file was not run for call_1.",
+    "Error: the tool did not run",
 ]
 _INVENTED = [
-    "42", "the real outp", "3 documents found (older results omitted)",  # a marker in content
-    "Weather: sunny (cached result, live fetch skipped)", '{"status": "ok", "rows": []}',
-    "read_file result for call_1 lorem ipsum", "File a: 120 lines (rest truncated)", "",
+    "42",
+    "the real outp",
+    "3 documents found (older results omitted)",  # a marker in content
+    "Weather: sunny (cached result, live fetch skipped)",
+    '{"status": "ok", "rows": []}',
+    "read_file result for call_1 lorem ipsum",
+    "File a: 120 lines (rest truncated)",
+    "",
 ]
 
 
@@ -196,9 +203,9 @@ def test_a_placeholder_must_say_what_is_true_of_the_call() -> None:
     assert found == ["synthesized_result:no_body"]
     led = _ledger(("call_1", BodyEnd.OK, "the real output of the tool"))
     body = {"messages": [_assistant(CALL), _tool("call_1", "Tool call cancelled")]}
-    found = judge_request(body, led, 3, trims=False)
-    assert [i.kind.value for i in found] == ["synthesized_result"]
-    assert "it says the call was not run, but its tool ran" in found[0].detail
+    incidents = judge_request(body, led, 3, trims=False)
+    assert [i.kind.value for i in incidents] == ["synthesized_result"]
+    assert "it says the call was not run, but its tool ran" in incidents[0].detail
 
 
 def test_shortened_results_and_changed_arguments_are_truncated_payloads() -> None:
@@ -233,12 +240,16 @@ def test_a_trim_that_splits_a_batch_the_loop_held_is_an_invalid_prune() -> None:
 
 
 def test_the_narrative_names_the_rule_that_found_no_violation() -> None:
-    led = _ledger(("call_1", BodyEnd.OK, "the real output of the tool"), ("call_2", BodyEnd.OK, "B"))
+    led = _ledger(
+        ("call_1", BodyEnd.OK, "the real output of the tool"), ("call_2", BodyEnd.OK, "B")
+    )
     led.witness({"call_1", "call_2"}, {"call_1", "call_2"})
     body = {"messages": [_assistant(CALL), _tool("call_1", "[cleared]")]}
     assert judge_request(body, led, 0, trims=True) == []
     told = narrative(Story((User("hi"),), (), led, []))
-    assert "-> rule: the result of call_1 reads '[cleared]': a placeholder saying the call " \
+    assert (
+        "-> rule: the result of call_1 reads '[cleared]': a placeholder saying the call "
         "was cleared (honest: no loss)" in told
+    )
     assert "-> rule: the trim removed call_2 (read_file) with its result from its batch" in told
     assert "judged by the provider's rules" in told

@@ -16,6 +16,11 @@ does not support says why.  A cell (the loop's placement) is
   persistence …);
 * **out of time** — the deadline (``--time-limit``) came before the class's
   search found anything or finished: no verdict.
+
+An UNSAFE cell holds every violation kind the class shows (the search goes
+on past the kinds found), each finding the **framework's** (the plain agent
+fails the same way on its schedule) or the **user's configuration's**
+(:mod:`.loop_owner`); the exit status follows the configuration's.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, LoopShape, Scenar
 from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import LoopTarget
+
+from .loop_owner import Finding, Owner, every_kind, versions
 
 __all__ = [
     "Cell",
@@ -90,6 +97,10 @@ class Cell:
     saved : str or None
         The failure database's file whose schedule, replayed first, is
         ``found`` (the class was not searched), or None.
+    findings : tuple[Finding, ...]
+        Every finding of the class (``found`` first, then one per new
+        violation kind), each the framework's or the configuration's
+        (:mod:`.loop_owner`); empty when not judged.
     """
 
     scenario: Scenario
@@ -101,10 +112,37 @@ class Cell:
     note: str
     seconds: float = 0.0
     saved: str | None = None
+    findings: tuple[Finding, ...] = ()
 
     @property
     def kinds(self) -> str:
+        """Every violation kind found in the class."""
+        if self.findings:
+            return ", ".join(sorted(set().union(*(f.kinds for f in self.findings))))
         return ", ".join(sorted(self.found.kinds)) if self.found is not None else ""
+
+    def owned(self, owner: Owner) -> tuple[Finding, ...]:
+        """The class's findings of ``owner``."""
+        return tuple(f for f in self.findings if f.owner is owner)
+
+    @property
+    def configuration_unsafe(self) -> bool:
+        """UNSAFE by a finding of the user's configuration (a cell whose
+        findings were not judged counts as the configuration's)."""
+        if self.verdict is not CellVerdict.UNSAFE:
+            return False
+        return not self.findings or bool(self.owned(Owner.CONFIGURATION))
+
+    @property
+    def described(self) -> str:
+        """The violations column: every kind, the framework's marked as such."""
+        if not self.findings:
+            return self.kinds
+        parts = []
+        for f in self.findings:
+            kinds = ", ".join(sorted(f.kinds))
+            parts.append(f"{kinds} (framework)" if f.owner is Owner.FRAMEWORK else kinds)
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +168,30 @@ class LoopCheck:
         return tuple(c for c in self.cells if c.verdict is CellVerdict.UNSAFE)
 
     @property
+    def configuration_unsafe(self) -> tuple[Cell, ...]:
+        """The cells a finding of the user's configuration makes UNSAFE."""
+        return tuple(c for c in self.cells if c.configuration_unsafe)
+
+    @property
+    def framework_findings(self) -> tuple[tuple[Cell, Finding], ...]:
+        """Every framework finding, with its class."""
+        return tuple((c, f) for c in self.cells for f in c.owned(Owner.FRAMEWORK))
+
+    def framework_lines(self) -> str:
+        """The framework findings, told once, with the version and the reproduction's length."""
+        found = self.framework_findings
+        if not found:
+            return ""
+        made = versions(self.target)
+        lines = [f"framework findings ({made}: every configuration that can meet the "
+                 "schedule shares them; they do not set the exit status without "
+                 "--fail-on-framework):"]  # fmt: skip
+        for cell, f in found:
+            lines.append(f"  - {cell.scenario.title}: {', '.join(sorted(f.kinds))} "
+                         f"({len(f.outcome.steps)} steps; {f.why})")  # fmt: skip
+        return "\n".join(lines) + "\n"
+
+    @property
     def verdict(self) -> CellVerdict:
         if self.unsafe:
             return CellVerdict.UNSAFE
@@ -144,7 +206,7 @@ class LoopCheck:
         rows = [("scenario class", "verdict", "steps", "violations / covered")]
         for c in self.cells:
             steps = str(len(c.found.steps)) if c.found is not None else "-"
-            rows.append((c.scenario.title, c.verdict.value, steps, c.kinds or c.note))
+            rows.append((c.scenario.title, c.verdict.value, steps, c.described or c.note))
         widths = [max(len(r[i]) for r in rows) for i in range(3)]
         out = []
         for n, r in enumerate(rows):
@@ -159,6 +221,10 @@ class LoopCheck:
             names = ", ".join(c.scenario.title for c in self.unsafe)
             safe = [c.scenario.title for c in self.cells if c.verdict is CellVerdict.SAFE]
             tail = f"; safe under {', '.join(safe)}" if safe else ""
+            if not self.configuration_unsafe:
+                return (f"verdict: UNSAFE (framework findings only) — {who} breaks under "
+                        f"{names}, as {versions(self.target)}'s plain agent does; your "
+                        f"configuration adds none{tail}")  # fmt: skip
             return f"verdict: UNSAFE — {who} breaks under {names}{tail}"
         if self.verdict is CellVerdict.SAFE:
             return f"verdict: safe — {who}: no schedule broke it in the classes it supports"
@@ -232,11 +298,19 @@ def check_loop(
             on_class(scenario)
         saved = replay(scenario) if replay is not None else None
         if saved is not None:
-            cells.append(cell_of(scenario, saved))
+            cell = cell_of(scenario, saved)
+            findings = every_kind(target, scenario, saved, seed=seed, max_examples=share,
+                                  max_steps=max_steps, deadline=deadline, rounds=0)  # fmt: skip
+            cells.append(replace(cell, findings=findings))
             continue
         result = search_scenario(target, scenario, seed=seed, max_examples=share,
                                  max_steps=max_steps, deadline=deadline)  # fmt: skip
-        cells.append(cell_of(scenario, result))
+        cell = cell_of(scenario, result)
+        if result.found is not None:  # every kind of the class, and whose each is
+            cell = replace(cell, findings=every_kind(
+                target, scenario, result, seed=seed, max_examples=share, max_steps=max_steps,
+                deadline=deadline))  # fmt: skip
+        cells.append(cell)
     return LoopCheck(target, tuple(cells), seed)
 
 

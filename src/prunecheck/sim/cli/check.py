@@ -41,6 +41,7 @@ from prunecheck.sim.cli.junit_output import (
     write_junit,
 )
 from prunecheck.sim.cli.limits import (
+    add_fail_on_framework_argument,
     add_fail_vacuous_argument,
     add_time_limit,
     exit_status,
@@ -153,6 +154,7 @@ def register(sub: Any) -> None:
     add_json_argument(p)
     add_junit_argument(p)
     add_fail_vacuous_argument(p)
+    add_fail_on_framework_argument(p)
     add_failure_arguments(p)
     p.add_argument(
         "--scenario",

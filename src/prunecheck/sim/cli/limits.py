@@ -26,6 +26,7 @@ from prunecheck.model.errors import ConfigError
 __all__ = [
     "EXIT_OUT_OF_TIME",
     "EXIT_VACUOUS",
+    "add_fail_on_framework_argument",
     "add_fail_vacuous_argument",
     "add_run_time_limit",
     "add_time_limit",
@@ -115,6 +116,17 @@ def run_time_limit(args: argparse.Namespace) -> float | None:
             "for example --time-limit 60.",
         )
     return limit
+
+
+def add_fail_on_framework_argument(parser: argparse.ArgumentParser) -> None:
+    """``--fail-on-framework``: a loop's framework findings set the exit status too."""
+    parser.add_argument(
+        "--fail-on-framework",
+        action="store_true",
+        help="for a loop: spec, exit 1 on framework findings too (failures the framework's "
+        "plain agent shows on the same schedule; by default only your configuration's set "
+        "the exit status)",
+    )
 
 
 def add_fail_vacuous_argument(parser: argparse.ArgumentParser) -> None:

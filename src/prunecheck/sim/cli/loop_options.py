@@ -65,6 +65,7 @@ WIRED: Mapping[str, str] = {
     "json": "the verdict as one JSON document, a placement per scenario class",
     "junit": "check: JUnit XML, a test case per scenario class",
     "fail_vacuous": "exit 4 when no class's own step was ever applied",
+    "fail_on_framework": "exit 1 on framework findings too (the plain agent fails the same way)",
     "failures": "the failure database: a class's saved schedules replayed first, new ones saved",
     "no_failures": "neither replay saved schedules nor save new ones",
 }
@@ -212,8 +213,17 @@ def refuse_for_loop(args: argparse.Namespace) -> None:
 
 
 def refuse_scenario_for_policy(args: argparse.Namespace) -> None:
-    """``--scenario`` names an agent loop's scenario classes: refused for
-    any other subject (exit 2)."""
+    """``--scenario`` names an agent loop's scenario classes, and
+    ``--fail-on-framework`` gates on a loop's framework findings: both
+    refused for any other subject (exit 2)."""
+    if getattr(args, "fail_on_framework", False):
+        raise ConfigError(
+            "--fail-on-framework",
+            "gates on an agent loop's framework findings (failures its framework's plain "
+            f"agent shows too); {args.policy!r} is not a loop: spec, and every finding of "
+            "a policy is its own.",
+            "drop --fail-on-framework, or give a loop:FILE.py:ATTR spec as POLICY.",
+        )
     if getattr(args, "scenario", None) is not None:
         raise ConfigError(
             "--scenario",

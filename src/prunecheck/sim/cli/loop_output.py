@@ -6,7 +6,10 @@ loop:…`` has one ``placements`` entry per class (in the table's order), of
 verdict (``unsafe``, ``safe``, ``vacuous``, ``not_applicable``,
 ``out_of_time``), every violation kind of its minimal schedule, the first
 violation (step, kind, detail, provider text), the reproduction bundle's
-folder when ``--out`` wrote one, and what the search covered.  The JUnit
+folder when ``--out`` wrote one, what the search covered, and every
+finding of the class with whose it is (``findings``: the framework's or the
+configuration's); ``details`` lists the classes the configuration's
+findings make unsafe and counts the framework's.  The JUnit
 report of ``check`` has one test case per scenario class, named by the class
 (a class that does not apply passes, its name saying n/a and why; the
 suite's ``vacuous`` property lists the classes whose own step never ran).
@@ -59,7 +62,7 @@ def cell_json(cell: Cell, bundle: Path | None) -> dict[str, Any]:
         "scenario_class": cell.scenario.name.value,
         "title": cell.scenario.title,
         "verdict": VERDICT_JSON[cell.verdict],
-        "violations": sorted(found.kinds) if found is not None else [],
+        "violations": sorted({k for k in cell.kinds.split(", ") if k}),
         "incidents": (
             dict(sorted(Counter(i.kind.value for i in found.incidents).items()))
             if found is not None
@@ -74,6 +77,15 @@ def cell_json(cell: Cell, bundle: Path | None) -> dict[str, Any]:
         "key_steps_applied": cell.exercised,
         "note": cell.note,
         "from_failure_database": cell.saved is not None,
+        "findings": [
+            {
+                "violations": sorted(f.kinds),
+                "owner": f.owner.value,
+                "why": f.why,
+                "reproduction_steps": len(f.outcome.steps),
+            }
+            for f in cell.findings
+        ],
     }
 
 
@@ -94,6 +106,8 @@ def _details(result: LoopCheck, **more: Any) -> dict[str, Any]:
         "seed": result.seed,
         "verdict_line": result.verdict_line(),
         "vacuous": result.verdict is CellVerdict.VACUOUS,
+        "unsafe_by_configuration": [c.scenario.name.value for c in result.configuration_unsafe],
+        "framework_findings": len(result.framework_findings),
         **more,
     }
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.api.loop_api import check_loop, search_loop
+from prunecheck.sim.api.loop_owner import every_kind
 from prunecheck.sim.api.loop_verdict import (
     CellVerdict,
     LoopCheck,
@@ -74,7 +75,10 @@ searches one class (--scenario) within search's shape options: --max-calls (the
 widest parallel batch), --max-batches, --max-users, --max-steps, --sizes (token
 sizes of the tools' outputs, about 4 characters a token), --time-steps (the
 clock's jumps).  --seed, --out, --force, --time-limit, --json, --junit (check),
---quiet (check), --target (search), --fail-vacuous and the failure database
+--quiet (check), --target (search), --fail-vacuous, --fail-on-framework (exit 1 on
+framework findings too: failures the framework's plain agent, without your
+trimming, shows on the same schedule; by default only your configuration's
+findings set the exit status) and the failure database
 (--failures, --no-failures: a class's saved schedules are replayed first, keyed
 by the agent's file and the framework's version) apply as for a policy.
 The runtime knobs (--gate, --check-at, --budget ...), the scenario suite's
@@ -98,7 +102,12 @@ _STATUS = {
 
 
 def _status(result: LoopCheck, args: argparse.Namespace) -> int:
+    """The exit status: UNSAFE by the configuration's findings, or by the
+    framework's too under ``--fail-on-framework`` (:mod:`prunecheck.sim.api.loop_owner`)."""
     status = _STATUS.get(result.verdict, 0)
+    framework_only = result.verdict is CellVerdict.UNSAFE and not result.configuration_unsafe
+    if framework_only and not getattr(args, "fail_on_framework", False):
+        status = 0
     return vacuous_status(status, result.verdict is CellVerdict.VACUOUS, args)
 
 
@@ -169,6 +178,8 @@ def _check_loop_command(args: argparse.Namespace, net: Offline) -> int:
         sys.stdout.write(f"{net.line()}\n\n")
         sys.stdout.write(result.table() + "\n")
     print(result.verdict_line())
+    if not args.quiet and result.framework_findings:
+        sys.stdout.write(result.framework_lines())
     if not args.quiet:
         for cell in result.unsafe:
             assert cell.found is not None
@@ -228,6 +239,10 @@ def _search_loop_command(args: argparse.Namespace, net: Offline) -> int:
     finally:
         report_problems(db, "search")
     cell = cell_of(scenario, result)
+    if result.found is not None:  # whose failure it is: the framework's or the configuration's
+        cell = replace(cell, findings=every_kind(
+            target, scenario, result, seed=int(args.seed), max_examples=int(args.max_examples),
+            max_steps=max_steps, rounds=0))  # fmt: skip
     checked = LoopCheck(target, (cell,), int(args.seed))
     if cell.saved is None:
         print(
@@ -260,6 +275,8 @@ def _search_loop_command(args: argparse.Namespace, net: Offline) -> int:
                 f"found: {found_kinds} — shrunk from {result.first_length} to "
                 f"{len(story.steps)} steps{cut}"
             )
+        if checked.framework_findings:
+            sys.stdout.write(checked.framework_lines())
         if not getattr(args, "quiet", False):
             sys.stdout.write(narrative(story))
         out = getattr(args, "out", None)

@@ -30,7 +30,12 @@ from prunecheck.sim.cli.failure_options import (
     report_problems,
 )
 from prunecheck.sim.cli.json_output import add_json_argument, driver_document
-from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_fail_vacuous_argument, vacuous_status
+from prunecheck.sim.cli.limits import (
+    EXIT_OUT_OF_TIME,
+    add_fail_on_framework_argument,
+    add_fail_vacuous_argument,
+    vacuous_status,
+)
 from prunecheck.sim.cli.loop_options import refuse_scenario_for_policy, remember_defaults
 from prunecheck.sim.cli.loop_runs import LOOP_HELP, search_loop_command
 from prunecheck.sim.drivers.shape import Shape
@@ -103,6 +108,7 @@ def register(sub: Any) -> None:
     )
     add_json_argument(p)
     add_fail_vacuous_argument(p)
+    add_fail_on_framework_argument(p)
     add_failure_arguments(p)
     remember_defaults(p)
     p.set_defaults(func=execute)

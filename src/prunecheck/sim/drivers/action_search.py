@@ -123,8 +123,20 @@ class _Enough(Exception):
     pass
 
 
-def _generate(system: Actions[S, A], draw: Draw, exercised: Counter[str]) -> Outcome[A]:
-    """One run: start, then the drawn enabled actions until none or a violation."""
+def _stops(found: Sequence[Incident], known: frozenset[str]) -> bool:
+    """Whether a step's incidents end a run: a violation of a kind not ``known``."""
+    return any(i.is_violation and i.kind.value not in known for i in found)
+
+
+def _generate(
+    system: Actions[S, A],
+    draw: Draw,
+    exercised: Counter[str],
+    *,
+    known: frozenset[str] = frozenset(),
+) -> Outcome[A]:
+    """One run: start, then the drawn enabled actions until none or a violation
+    (of a kind not ``known``: a run goes on past those)."""
     state = system.start(draw)
     try:
         steps: list[A] = []
@@ -136,17 +148,19 @@ def _generate(system: Actions[S, A], draw: Draw, exercised: Counter[str]) -> Out
             found = system.perform(state, action).incidents
             steps.append(action)
             incidents.extend(found)
-            if any(i.is_violation for i in found):
+            if _stops(found, known):
                 break
         return Outcome(tuple(steps), tuple(incidents), system.sent(state))
     finally:
         system.close(state)
 
 
-def rerun(system: Actions[S, A], actions: Sequence[A]) -> Outcome[A] | None:
+def rerun(
+    system: Actions[S, A], actions: Sequence[A], *, known: frozenset[str] = frozenset()
+) -> Outcome[A] | None:
     """Perform a concrete sequence; None if an action is not enabled when its turn comes.
 
-    Stops at the first violation, as a search does.
+    Stops at the first violation (of a kind not ``known``), as a search does.
     """
     state = system.start(None)
     try:
@@ -159,7 +173,7 @@ def rerun(system: Actions[S, A], actions: Sequence[A]) -> Outcome[A] | None:
                 return None
             steps.append(action)
             incidents.extend(found)
-            if any(i.is_violation for i in found):
+            if _stops(found, known):
                 break
         return Outcome(tuple(steps), tuple(incidents), system.sent(state))
     finally:
@@ -172,8 +186,10 @@ def minimize(
     *,
     budget: int | None = None,
     on_run: Callable[[], None] | None = None,
+    known: frozenset[str] = frozenset(),
 ) -> Outcome[A]:
-    """Delete actions while the sequence still fails with the same violation kinds.
+    """Delete actions while the sequence still fails with the same violation kinds
+    (those not ``known``: a run goes on past known kinds, as the search's did).
 
     The one shrinker (:func:`~prunecheck.sim.drivers.shrinking.ddmin`) with
     windows of 4, 3, 2 and 1 consecutive actions (a loop's turn — a user
@@ -188,8 +204,8 @@ def minimize(
         if on_run is not None:
             on_run()
         kept = [step for p, step in enumerate(steps) if p not in drop]
-        trial = rerun(system, kept)
-        if trial is not None and trial.violations and trial.kinds >= best.kinds:
+        trial = rerun(system, kept, known=known)
+        if trial is not None and trial.kinds - known and trial.kinds - known >= best.kinds - known:
             best = trial
             return trial.steps
         return None
@@ -208,6 +224,7 @@ def search(
     polish_runs: int | None = None,
     deadline: float | None = None,
     kinds: frozenset[str] | None = None,
+    known: frozenset[str] = frozenset(),
 ) -> SearchOutcome[A]:
     """Search for an action sequence on which ``system`` breaks (see the module's docs).
 
@@ -229,6 +246,10 @@ def search(
         Violation kinds that count as a finding (``--target``); a run whose
         first violations are of other kinds ends there and is no finding.
         None: any violation.
+    known : frozenset[str]
+        Violation kinds already found: a run goes on past them, and a
+        finding needs a kind not among them (every kind of a class is
+        found by searching again with the kinds found so far).
     """
     shrink = SHRINK_RUNS if shrink_runs is None else shrink_runs
     polish = POLISH_RUNS if polish_runs is None else polish_runs
@@ -253,8 +274,9 @@ def search(
         def draw(n: int) -> int:
             return int(data.draw(st.integers(0, max(0, n - 1)))) if n > 1 else 0
 
-        outcome = _generate(system, draw, exercised)
-        if outcome.violations and (kinds is None or outcome.kinds & kinds):
+        outcome = _generate(system, draw, exercised, known=known)
+        new = outcome.kinds - known
+        if new and (kinds is None or new & kinds):
             if not first:
                 first.append(len(outcome.steps))
             if not best or len(outcome.steps) < len(best[0].steps):
@@ -288,7 +310,7 @@ def search(
         def count() -> None:
             state["schedules"] += 1
 
-        found = minimize(system, found, budget=polish, on_run=count)
+        found = minimize(system, found, budget=polish, on_run=count, known=known)
     return SearchOutcome(
         found,
         state["examples"],

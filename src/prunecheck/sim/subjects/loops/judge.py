@@ -58,6 +58,7 @@ __all__ = [
     "to_anthropic",
 ]
 
+
 def _messages(body: Mapping[str, object]) -> list[dict[str, object]]:
     raw = body.get("messages")
     return [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
@@ -211,8 +212,10 @@ def _judge_result(cid: str, text: str, ledger: Ledger, step: int) -> list[Incide
         ledger.rule(step, cid, f"the result of {cid} reads {_short(text)}: {judged.why} "
                                "(honest: no tool ran, and it says so)")  # fmt: skip
         return []
-    why = ("its body was cancelled" if any(b.end is BodyEnd.CANCELLED for b in bodies)
-           else "its body was dropped by a crash" if bodies else "no tool body ran for it")  # fmt: skip
+    why = "no tool body ran for it"
+    if bodies:
+        cancelled = any(b.end is BodyEnd.CANCELLED for b in bodies)
+        why = "its body was cancelled" if cancelled else "its body was dropped by a crash"
     return [Incident(IncidentKind.SYNTHESIZED_RESULT, step, (cid,),
                      f"the result of {cid} was invented: {why}, and {_short(text)} is not an "
                      f"honest placeholder: {judged.why}", reason="no_body")]  # fmt: skip

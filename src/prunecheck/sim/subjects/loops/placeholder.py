@@ -83,8 +83,7 @@ MARKERS: Mapping[str, tuple[str, ...]] = {
 
 #: Words a placeholder may hold beside its markers: words about the call,
 #: the context and what to do next, never about the world.
-META_WORDS = frozenset(
-    """
+_META = """
     a an the this that these those it its it's of to for by from in on at with as into
     before after while during until since due because so and or but if then than
     not no never nothing none any all some each every one more longer anymore still yet
@@ -102,8 +101,8 @@ META_WORDS = frozenset(
     save saving saved free freeing make fit reduce reducing keep kept
     user human approval policy agent model system runtime framework
     by via per due placeholder
-    """.split()
-)
+"""
+META_WORDS = frozenset(_META.split())
 
 _SIZE = re.compile(
     r"\b\d[\d,._]*\s*(tokens?|characters?|chars?|bytes?|kb|mb|messages?|calls?|results?|"
