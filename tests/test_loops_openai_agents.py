@@ -215,7 +215,7 @@ def test_tool_failure_becomes_the_sdks_error_result() -> None:
         assert kinds(run) == []
 
 
-def script_of(steps: list[Step], spec: str, folder: Path, **adapter: str) -> Path:
+def script_of(steps: list[Step], spec: str, folder: Path, **adapter: Any) -> Path:
     """The adapter's standalone script of ``steps`` on ``spec``, written into ``folder``."""
     schedule = schedule_to_json(steps, target=spec, framework="openai-agents", seed=1)
     script = folder / "reproduce.py"

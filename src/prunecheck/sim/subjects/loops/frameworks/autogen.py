@@ -126,10 +126,22 @@ def _build(target: object, client: Any) -> Any:
 
 
 class AutoGenAdapter:
-    """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of AutoGen AgentChat."""
+    """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of AutoGen AgentChat.
+
+    ``plain``: open the framework's plain agent, the user's agent with an
+    ``UnboundedChatCompletionContext`` in place of a trimming model context
+    (:meth:`without_trimming`, for whose failure a finding is).
+    """
 
     framework = "autogen"
     supported: ClassVar[Supported] = SUPPORTED
+
+    def __init__(self, *, plain: bool = False) -> None:
+        self.plain = plain
+
+    def without_trimming(self) -> AutoGenAdapter:
+        """This adapter opening the framework's plain agent (``plain``)."""
+        return AutoGenAdapter(plain=True)
 
     def _probe(self, target: object) -> Any:
         from .ag_doubles import HarnessClient
@@ -155,7 +167,7 @@ class AutoGenAdapter:
         """Cancel and both crash scenarios always (``save_state`` after each
         turn); the trim hook when the model context trims."""
         caps = {Capability.CANCEL, Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
-        if type(self._probe(target)._model_context).__name__ != _UNTRIMMED:
+        if not self.plain and type(self._probe(target)._model_context).__name__ != _UNTRIMMED:
             caps.add(Capability.TRIM_HOOK)
         return frozenset(caps)
 
@@ -173,6 +185,10 @@ class AutoGenAdapter:
         from .ag_doubles import HarnessClient, fake_tool
 
         agent = _build(target, HarnessClient(harness))
+        if self.plain:
+            from autogen_core.model_context import UnboundedChatCompletionContext
+
+            agent._model_context = UnboundedChatCompletionContext()
         if any(type(w) is not StaticStreamWorkbench for w in agent._workbench):
             from prunecheck.model.errors import PolicyError
 

@@ -49,7 +49,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -191,14 +192,58 @@ def _overrides(middleware: Any, hook: str) -> bool:
     return getattr(type(middleware), hook, None) is not getattr(_middleware_base(), hook, None)
 
 
+@contextmanager
+def _without_hooks(classes: list[type]) -> Iterator[None]:
+    """While building a graph: each middleware class of ``classes`` without its
+    hooks on the history's path (``before_model``, ``wrap_model_call`` and
+    their async twins), so that ``create_agent`` leaves it out of that path."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    saved: list[tuple[type, str, object]] = []
+    try:
+        for cls in dict.fromkeys(classes):
+            for hook in _HOOKS:
+                if getattr(cls, hook, None) is not getattr(AgentMiddleware, hook):
+                    saved.append((cls, hook, cls.__dict__.get(hook, _ABSENT)))
+                    setattr(cls, hook, getattr(AgentMiddleware, hook))
+        yield
+    finally:
+        for cls, hook, before in reversed(saved):
+            if before is _ABSENT:
+                delattr(cls, hook)
+            else:
+                setattr(cls, hook, before)
+
+
+_ABSENT = object()
+
+
 class LangGraphAdapter:
-    """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of LangChain v1 agents."""
+    """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of LangChain v1 agents.
+
+    ``plain``: open the framework's plain agent, the user's graph built with
+    its message-rewriting middleware left off the history's path
+    (:meth:`without_trimming`, for whose failure a finding is).
+    """
 
     framework = "langgraph"
     supported: ClassVar[Supported] = SUPPORTED
 
-    def __init__(self) -> None:
+    def __init__(self, *, plain: bool = False) -> None:
         self._shapes: dict[int, _Shape] = {}
+        self.plain = plain
+
+    def without_trimming(self) -> LangGraphAdapter:
+        """This adapter opening the framework's plain agent (``plain``)."""
+        return LangGraphAdapter(plain=True)
+
+    def _trimming(self, target: object) -> list[type]:
+        """The classes of the middleware that rewrite messages before the model."""
+        return [
+            type(m)
+            for m in self._shape_of(target).middleware
+            if type(m).__name__ != _HITL and any(_overrides(m, h) for h in _HOOKS)
+        ]
 
     def _shape_of(self, target: object) -> _Shape:
         key = id(target)
@@ -233,10 +278,7 @@ class LangGraphAdapter:
         names = {type(m).__name__ for m in shape.middleware}
         if _HITL in names and shape.checkpointer != "none":
             caps.add(Capability.INTERRUPT)
-        if shape.pre_model_hook or any(
-            type(m).__name__ != _HITL and any(_overrides(m, h) for h in _HOOKS)
-            for m in shape.middleware
-        ):
+        if not self.plain and (shape.pre_model_hook or self._trimming(target)):
             caps.add(Capability.TRIM_HOOK)
         return frozenset(caps)
 
@@ -268,7 +310,11 @@ class LangGraphAdapter:
         saver: Any = None
         if self._shape_of(target).checkpointer == "durable":
             saver = InlineSqliteSaver.at(checkpoint_file(harness.store))
-        graph = _build(target, model, saver)
+        if self.plain:
+            with _without_hooks(self._trimming(target)):
+                graph = _build(target, model, saver)
+        else:
+            graph = _build(target, model, saver)
         node = graph.nodes.get("tools")
         if node is not None:
             by_name = node.bound.tools_by_name

@@ -49,7 +49,7 @@ import dataclasses
 import json
 import sqlite3
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -169,11 +169,20 @@ class OpenAIAgentsAdapter:
     cancel_mode : str
         ``RunResultStreaming.cancel(mode=...)``: ``"immediate"`` (the SDK's
         default) or ``"after_turn"``.
+    plain : bool
+        Open the framework's plain agent (:meth:`without_trimming`).
     """
 
     cancel_mode: str = "immediate"
+    plain: bool = False
     framework: str = field(default="openai-agents", init=False)
     supported: ClassVar[Supported] = SUPPORTED
+
+    def without_trimming(self) -> OpenAIAgentsAdapter:
+        """This adapter opening the framework's plain agent: the user's agent
+        with a ``RunConfig`` without its model-input filter, session input
+        callback and session settings (a limit)."""
+        return replace(self, plain=True)
 
     def accepts(self, target: object) -> bool:
         return _target(target) is not None
@@ -192,7 +201,7 @@ class OpenAIAgentsAdapter:
         if any(t.needs_approval is not False for t in tools):
             caps.add(Capability.INTERRUPT)
         settings = config.session_settings
-        if (
+        if not self.plain and (
             config.call_model_input_filter is not None
             or config.session_input_callback is not None
             or (settings is not None and settings.limit is not None)
@@ -204,8 +213,7 @@ class OpenAIAgentsAdapter:
         return frozenset(caps)
 
     def open(self, target: object, harness: Harness) -> _AgentsLoop:
-        agent, config, session = _need(target)
-        return _AgentsLoop(agent, config, session, harness, self.cancel_mode)
+from dataclasses import dataclass, field, replace
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         from .openai_agents_repro import script_text

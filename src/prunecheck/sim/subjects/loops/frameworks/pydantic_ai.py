@@ -101,12 +101,21 @@ class PydanticAIAdapter:
         Whether the application follows pydantic-ai's advice for a history
         with unanswered calls and a new prompt (``repair_messages()`` first);
         without it, pydantic-ai refuses the new prompt with a ``UserError``.
+    plain : bool
+        Open the framework's plain agent: the user's agent with its
+        ``ProcessHistory`` processors passing the history through unchanged
+        (:meth:`without_trimming`, for whose failure a finding is).
     """
 
     persist: Persist = Persist.NODE
     repair_on_new_message: bool = False
+    plain: bool = False
     framework: str = field(default="pydantic-ai", init=False)
     supported: ClassVar[Supported] = SUPPORTED
+
+    def without_trimming(self) -> PydanticAIAdapter:
+        """This adapter opening the framework's plain agent (``plain``)."""
+        return replace(self, plain=True)
 
     def accepts(self, target: object) -> bool:
         return _agent(target) is not None
@@ -128,7 +137,7 @@ class PydanticAIAdapter:
         tools = [t for ts in _function_toolsets(agent) for t in ts.tools.values()]
         if any(t.requires_approval for t in tools):
             caps.add(Capability.INTERRUPT)
-        if any(isinstance(c, ProcessHistory) for c in _capabilities_of(agent)):
+        if not self.plain and any(isinstance(c, ProcessHistory) for c in _capabilities_of(agent)):
             caps.add(Capability.TRIM_HOOK)
         timeouts = [agent._tool_timeout, *(ts.timeout for ts in _function_toolsets(agent))]
         if any(t is not None for t in [*timeouts, *(t.timeout for t in tools)]):
@@ -254,6 +263,14 @@ class _PydanticAILoop:
         self._pending: dict[str, bool | None] = {}  # approval call id -> decision
         self._model = FunctionModel(self._respond, model_name="prunecheck-double")
         self._toolsets = [_fake_toolset(ts, self) for ts in agent.toolsets]
+        self._set_aside: list[tuple[Any, Any]] = []
+        if adapter.plain:  # the plain agent: each processor passes the history through
+            from pydantic_ai.capabilities import ProcessHistory
+
+            for cap in _capabilities_of(agent):
+                if isinstance(cap, ProcessHistory):
+                    self._set_aside.append((cap, cap.processor))
+                    cap.processor = _unchanged
 
     # -- persistence -------------------------------------------------------------------
 
@@ -362,8 +379,17 @@ class _PydanticAILoop:
         return render_messages(messages, None)
 
     def abandon(self) -> None:
-        """Nothing to release: every write is a closed, atomically replaced file."""
+        """Nothing to release: every write is a closed, atomically replaced file
+        (the plain agent's processors are given back to the user's agent)."""
         self._run = None
+        for cap, processor in self._set_aside:
+            cap.processor = processor
+        self._set_aside = []
+
+
+def _unchanged(messages: list[Any]) -> list[Any]:
+    """A history processor that changes nothing (the plain agent's)."""
+    return messages
 
 
 def _fake_toolset(toolset: Any, loop: _PydanticAILoop) -> Any:
