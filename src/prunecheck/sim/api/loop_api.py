@@ -37,7 +37,7 @@ from prunecheck.sim.subjects.loops.story import retell
 from prunecheck.sim.subjects.loops.target import LoopTarget, detect, load_target
 from prunecheck.sim.support.progress import Progress
 
-from .loop_verdict import CellVerdict, LoopCheck, search_scenario
+from .loop_verdict import LoopCheck, search_scenario
 from .loop_verdict import check_loop as _check
 
 __all__ = ["UnsafeLoop", "assert_loop_safe", "check_loop", "loop_target", "search_loop"]
@@ -225,9 +225,12 @@ def assert_loop_safe(
     *,
     bundle_dir: Path | str | None = None,
     force: bool = False,
+    fail_on_framework: bool = False,
     **options: Any,
 ) -> LoopCheck:
-    """Check the loop; raise :class:`UnsafeLoop` (an ``AssertionError``) if a cell is unsafe.
+    """Check the loop; raise :class:`UnsafeLoop` (an ``AssertionError``) if a cell
+    is unsafe by the user's configuration (by a framework finding too with
+    ``fail_on_framework``, as ``--fail-on-framework``: :mod:`.loop_owner`).
 
     ``options`` are :func:`check_loop`'s (``seed``, ``max_examples``,
     ``scenarios``, ``max_steps``, ``shape``, ``time_limit``, ``failures`` …).
@@ -237,17 +240,22 @@ def assert_loop_safe(
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
     with confined(), offline():
-        return _assert_loop_safe(agent, bundle_dir, force, options)
+        return _assert_loop_safe(agent, bundle_dir, force, fail_on_framework, options)
 
 
 def _assert_loop_safe(
-    agent: object, bundle_dir: Path | str | None, force: bool, options: dict[str, Any]
+    agent: object,
+    bundle_dir: Path | str | None,
+    force: bool,
+    fail_on_framework: bool,
+    options: dict[str, Any],
 ) -> LoopCheck:
     __tracebackhide__ = True
     result = check_loop(agent, **options)
-    if result.verdict is not CellVerdict.UNSAFE:
+    failing = result.unsafe if fail_on_framework else result.configuration_unsafe
+    if not failing:
         return result
-    cell = result.unsafe[0]
+    cell = failing[0]
     assert cell.found is not None
     folder = None
     if bundle_dir is not None:

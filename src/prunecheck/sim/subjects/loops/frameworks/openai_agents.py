@@ -213,7 +213,12 @@ class OpenAIAgentsAdapter:
         return frozenset(caps)
 
     def open(self, target: object, harness: Harness) -> _AgentsLoop:
-from dataclasses import dataclass, field, replace
+        agent, config, session = _need(target)
+        if self.plain:  # the framework's plain agent: nothing of the user's on the history's path
+            config = replace(config, call_model_input_filter=None, session_input_callback=None,
+                             session_settings=None)  # fmt: skip
+            session = None
+        return _AgentsLoop(agent, config, session, harness, self.cancel_mode)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         from .openai_agents_repro import script_text
