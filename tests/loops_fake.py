@@ -29,6 +29,10 @@ harness's store.  Its knobs put the bugs real loops have:
 The fake framework's plain agent (:meth:`FakeAdapter.without_trimming`) is
 its default agent with the same tools, tool timeout and release: every knob
 above is the user's configuration, the release is the framework's.
+* ``keep_chars`` / ``keep_tokens`` trim to the newest messages within that
+  many characters / tokens (the fake's counter: 4 characters a token),
+  whole units or not (``trim_units``); ``states_budget`` lets the adapter
+  read that budget (as from a framework's own trimmer), else it is unknown.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from prunecheck.sim.subjects.loops.contract import (
     ToolFailed,
     ToolSpec,
 )
+from prunecheck.sim.subjects.loops.reach import Budget
 
 __all__ = ["FakeAdapter", "FakeAgent", "buggy", "careful"]
 
@@ -73,6 +78,21 @@ class FakeAgent:
     tools: tuple[ToolSpec, ...] = field(default=_TOOLS)
     tool_timeout: float | None = None
     release: str = "fixed"
+    keep_chars: int | None = None
+    keep_tokens: int | None = None
+    states_budget: bool = False
+
+    @property
+    def trims(self) -> bool:
+        return (
+            self.keep_last is not None
+            or self.keep_chars is not None
+            or (self.keep_tokens is not None)
+        )
+
+
+def _size(message: dict[str, Any]) -> int:
+    return len(str(message.get("content") or ""))
 
 
 class _FakeLoop:
@@ -109,11 +129,28 @@ class _FakeLoop:
         self._save(self.messages if self.agent.persist == "eager" else self._committed())
 
     # the loop -------------------------------------------------------------
+    def _budget_cut(self, messages: list[dict[str, Any]]) -> int:
+        """The first message kept within ``keep_chars`` / ``keep_tokens``."""
+        chars, tokens = self.agent.keep_chars, self.agent.keep_tokens
+        used, cut = 0, len(messages)
+        while cut > 0:
+            size = _size(messages[cut - 1])
+            used += size if chars is not None else size // 4
+            if used > (chars if chars is not None else tokens or 0):
+                break
+            cut -= 1
+        return cut
+
     def _trim(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         n = self.agent.keep_last
-        if n is None or len(messages) <= n:
+        if self.agent.keep_chars is not None or self.agent.keep_tokens is not None:
+            cut = self._budget_cut(messages)
+            if cut == 0:
+                return messages
+        elif n is None or len(messages) <= n:
             return messages
-        cut = len(messages) - n
+        else:
+            cut = len(messages) - n
         if self.agent.trim_units:
             while cut < len(messages) and messages[cut]["role"] == "tool":
                 cut += 1
@@ -228,7 +265,7 @@ class FakeAdapter:
     def capabilities(self, target: object) -> frozenset[Capability]:
         assert isinstance(target, FakeAgent)
         caps = {Capability.CANCEL, Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
-        if target.keep_last is not None:
+        if target.trims:
             caps.add(Capability.TRIM_HOOK)
         if target.tool_timeout is not None:
             caps.add(Capability.TOOL_TIMEOUT)
@@ -237,6 +274,22 @@ class FakeAdapter:
     def tools(self, target: object) -> list[ToolSpec]:
         assert isinstance(target, FakeAgent)
         return list(target.tools)
+
+    #: The fake framework's own token counter (4 characters of content a token).
+    token_counter = "the fake framework's counter"
+
+    def count_tokens(self, messages: list[dict[str, Any]]) -> int:
+        return sum(_size(m) // 4 for m in messages)
+
+    def budget(self, target: object) -> Budget | None:
+        assert isinstance(target, FakeAgent)
+        if not target.states_budget:
+            return None
+        if target.keep_chars is not None:
+            return Budget(target.keep_chars, "characters", f"keep_chars={target.keep_chars}")
+        if target.keep_tokens is not None:
+            return Budget(target.keep_tokens, "tokens", f"keep_tokens={target.keep_tokens}")
+        return None
 
     def open(self, target: object, harness: Harness) -> _FakeLoop:
         assert isinstance(target, FakeAgent)
@@ -297,3 +350,9 @@ timing = FakeAgent(tool_timeout=60.0)
 on_flawed_release = FakeAgent(keep_last=3, release="drops_on_cancel")
 #: The same release, trimming through units: the trim's findings are the configuration's.
 trimming_on_flawed_release = FakeAgent(keep_last=3, trim_units=False, release="drops_on_cancel")
+#: Budget trimmers far above the default tool output (~45 characters), blind
+#: to units: 20,000 characters, 8,000 tokens; and one that never fires.
+char_budget = FakeAgent(keep_chars=20_000, trim_units=False)
+token_budget = FakeAgent(keep_tokens=8_000, trim_units=False)
+never_fires = FakeAgent(keep_chars=10**9, trim_units=False)
+never_fires_stated = FakeAgent(keep_chars=10**9, trim_units=False, states_budget=True)

@@ -37,7 +37,7 @@ from prunecheck.sim.subjects.loops.story import retell
 from prunecheck.sim.subjects.loops.target import LoopTarget, detect, load_target
 from prunecheck.sim.support.progress import Progress
 
-from .loop_verdict import LoopCheck, search_scenario
+from .loop_verdict import CLASS_EXAMPLES, LoopCheck, search_scenario
 from .loop_verdict import check_loop as _check
 
 __all__ = ["UnsafeLoop", "assert_loop_safe", "check_loop", "loop_target", "search_loop"]
@@ -92,7 +92,7 @@ def check_loop(
     agent: object,
     *,
     seed: int = 0,
-    max_examples: int = 200,
+    max_examples: int | None = None,
     scenarios: Sequence[str | ScenarioClass] | None = None,
     max_steps: int = 16,
     shape: LoopShape | None = None,
@@ -103,6 +103,10 @@ def check_loop(
 ) -> LoopCheck:
     """``prunecheck check loop:…`` without the printing: a cell per scenario class.
 
+    ``max_examples`` None (the default) gives each class its own
+    :data:`~.loop_verdict.CLASS_EXAMPLES` runs (as many as ``search_loop``
+    runs for one class, so each class runs the schedules a targeted search
+    of it runs); a number is shared among the classes.
     ``max_steps`` bounds a schedule (``--max-events``), ``shape`` the
     schedules of every class (:class:`~prunecheck.sim.subjects.loops.scenarios.LoopShape`),
     ``time_limit`` (seconds) the search (classes it cuts short are out of
@@ -169,11 +173,15 @@ def _check_loop(
 
 def search_loop(
     agent: object, *, scenario: str | ScenarioClass = "parallel", seed: int = 0,
-    max_examples: int = 40, max_steps: int = 16, shape: LoopShape | None = None,
+    max_examples: int = CLASS_EXAMPLES, max_steps: int = 16, shape: LoopShape | None = None,
     time_limit: float | None = None, target: Iterable[str] | None = None,
     progress: Progress | None = None, failures: FailuresLike = None,
 ) -> SearchOutcome[Step]:  # fmt: skip
     """``prunecheck search loop:… --scenario NAME`` without the printing.
+
+    ``max_examples`` defaults to the runs ``check_loop`` gives each class
+    (:data:`~.loop_verdict.CLASS_EXAMPLES`): with the same seed, a targeted
+    search and ``check`` run the same schedules in that class.
 
     ``max_steps``, ``shape``, ``time_limit``, ``progress`` and ``failures``
     as in :func:`check_loop`: a saved schedule that still breaks the loop

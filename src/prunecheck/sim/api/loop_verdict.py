@@ -1,17 +1,21 @@
 """``prunecheck check loop:…``: a verdict per scenario class, and one for the agent.
 
 Each scenario class (:data:`~prunecheck.sim.subjects.loops.scenarios.SCENARIOS`) the
-configured agent supports is searched with its share of the runs by the
+configured agent supports is searched with its own number of runs
+(:data:`CLASS_EXAMPLES` by default, as many as ``search`` runs for one
+class; an explicit ``max_examples`` is shared among the classes) by the
 generic action search (:func:`search_scenario`: the loop as a
 :class:`~prunecheck.sim.subjects.loops.system.LoopSystem` driven by its own enabled
 actions, :mod:`prunecheck.sim.drivers.action_search`); a class the agent
 does not support says why.  A cell (the loop's placement) is
 
 * **UNSAFE** — a schedule broke the loop; the cell holds the shrunk one;
-* **safe** — no run broke it, and the class's own step (a cancel, a resume …)
-  was applied (how often is shown);
+* **safe** — no run broke it, the class's own step (a cancel, a resume …)
+  was applied (how often is shown) and, for an agent that trims, its own
+  code changed the history in at least one schedule;
 * **vacuous** — no run broke it, but the class's own step never became
-  enabled: nothing was tested;
+  enabled, or the agent's trimmer never fired (the search grew the
+  schedules first: :mod:`.loop_reach`): nothing was tested;
 * **n/a** — the agent lacks the capability (no cancel API, no durable
   persistence …);
 * **out of time** — the deadline (``--time-limit``) came before the class's
@@ -21,6 +25,10 @@ An UNSAFE cell holds every violation kind the class shows (the search goes
 on past the kinds found), each finding the **framework's** (the plain agent
 fails the same way on its schedule) or the **user's configuration's**
 (:mod:`.loop_owner`); the exit status follows the configuration's.
+
+Every searched cell carries its figures (:class:`.loop_reach.Figures`):
+schedules in which the user's code changed the history, the widest batch,
+the largest history against the budget when known.
 """
 
 from __future__ import annotations
@@ -38,8 +46,10 @@ from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import LoopTarget
 
 from .loop_owner import Finding, Owner, every_kind, versions
+from .loop_reach import Figures, grow_search
 
 __all__ = [
+    "CLASS_EXAMPLES",
     "Cell",
     "CellVerdict",
     "LoopCheck",
@@ -57,6 +67,11 @@ _WHY_NOT = {
     Capability.TRIM_HOOK: "the configuration does not trim at the framework's hook",
     Capability.TOOL_TIMEOUT: "no tool timeout is configured",
 }
+
+
+#: Runs each scenario class gets by default, as ``search`` of one class runs
+#: by default: the same seed then runs the same schedules in both.
+CLASS_EXAMPLES = 60
 
 
 def not_applicable_reason(capability: Capability) -> str:
@@ -101,6 +116,8 @@ class Cell:
         Every finding of the class (``found`` first, then one per new
         violation kind), each the framework's or the configuration's
         (:mod:`.loop_owner`); empty when not judged.
+    figures : Figures or None
+        What the class's schedules reached (None: not searched).
     """
 
     scenario: Scenario
@@ -113,6 +130,7 @@ class Cell:
     seconds: float = 0.0
     saved: str | None = None
     findings: tuple[Finding, ...] = ()
+    figures: Figures | None = None
 
     @property
     def kinds(self) -> str:
@@ -226,8 +244,10 @@ class LoopCheck:
                         f"{names}, as {versions(self.target)}'s plain agent does; your "
                         f"configuration adds none{tail}")  # fmt: skip
             return f"verdict: UNSAFE — {who} breaks under {names}{tail}"
+        figures = Figures.combined(c.figures for c in self.cells if c.figures is not None)
+        told = f" ({figures.text()})" if figures is not None else ""
         if self.verdict is CellVerdict.SAFE:
-            return f"verdict: safe — {who}: no schedule broke it in the classes it supports"
+            return f"verdict: safe — {who}: no schedule broke it in the classes it supports{told}"
         if self.verdict is CellVerdict.OUT_OF_TIME:
             names = ", ".join(
                 c.scenario.title for c in self.cells if c.verdict is CellVerdict.OUT_OF_TIME
@@ -236,14 +256,16 @@ class LoopCheck:
                 f"verdict: out of time — {who}: the time limit came before {names} "
                 "finished; no verdict"
             )
-        return f"verdict: vacuous — {who}: no scenario class could be exercised"
+        if figures is not None and figures.trims and not figures.fired:
+            return f"verdict: vacuous — {who}: {figures.text()}; nothing was tested"
+        return f"verdict: vacuous — {who}: no scenario class could be exercised{told}"
 
 
 def check_loop(
     target: LoopTarget,
     *,
     seed: int = 0,
-    max_examples: int = 200,
+    max_examples: int | None = None,
     scenarios: Sequence[ScenarioClass] | None = None,
     max_steps: int = 16,
     shape: LoopShape | None = None,
@@ -259,8 +281,11 @@ def check_loop(
         The agent and its adapter (:func:`~prunecheck.sim.subjects.loops.target.load_target`).
     seed : int
         The same seed gives the same cells, schedules and counterexamples.
-    max_examples : int
-        Runs in all, split evenly among the applicable classes (at least 1 each).
+    max_examples : int or None
+        None: each applicable class gets :data:`CLASS_EXAMPLES` runs of its
+        own (a class whose trimmer never fired gets half as many again per
+        rung it grows); a number: runs in all, split evenly among the
+        applicable classes (at least 1 each).
     scenarios : Sequence[ScenarioClass] or None
         The classes to check; None: all.
     max_steps : int
@@ -282,8 +307,10 @@ def check_loop(
     if shape is not None:
         chosen = [replace(s, shape=shape) for s in chosen]
     live = [s for s in chosen if s.applies(caps)]
-    share = max(1, max_examples // max(1, len(live)))
+    split = None if max_examples is None else max(1, max_examples // max(1, len(live)))
+    share = CLASS_EXAMPLES if split is None else split
     cells: list[Cell] = []
+    grow = True
     for scenario in chosen:
         if not scenario.applies(caps):
             assert scenario.needs is not None
@@ -304,8 +331,10 @@ def check_loop(
             cells.append(replace(cell, findings=findings))
             continue
         result = search_scenario(target, scenario, seed=seed, max_examples=share,
-                                 max_steps=max_steps, deadline=deadline)  # fmt: skip
-        cell = cell_of(scenario, result)
+                                 max_steps=max_steps, deadline=deadline, grow=grow)  # fmt: skip
+        cell = cell_of(scenario, result, target)
+        if cell.figures is not None and cell.figures.rung and not cell.figures.fired:
+            grow = False  # it never fired at the top: the next classes are not grown again
         if result.found is not None:  # every kind of the class, and whose each is
             cell = replace(cell, findings=every_kind(
                 target, scenario, result, seed=seed, max_examples=share, max_steps=max_steps,
@@ -325,32 +354,49 @@ def search_scenario(
     polish_runs: int | None = None,
     deadline: float | None = None,
     kinds: frozenset[str] | None = None,
+    grow: bool = True,
 ) -> SearchOutcome[Step]:
-    """Search one scenario class: the generic action search of the loop's System.
+    """Search one scenario class: the generic action search of the loop's System,
+    grown while the agent's trimmer never fired (:func:`.loop_reach.grow_search`).
 
     Parameters as :func:`prunecheck.sim.drivers.action_search.search`;
-    ``max_steps`` bounds one schedule.
+    ``max_steps`` bounds one schedule; ``grow``: False searches the given shape only.
     """
-    system = LoopSystem(target, scenario, max_steps)
-    return search(system, seed=seed, max_examples=max_examples, shrink_runs=shrink_runs,
-                  polish_runs=polish_runs, deadline=deadline, kinds=kinds)  # fmt: skip
+
+    def searcher(chosen: Scenario, steps: int, examples: int) -> SearchOutcome[Step]:
+        system = LoopSystem(target, chosen, steps)
+        return search(system, seed=seed, max_examples=examples, shrink_runs=shrink_runs,
+                      polish_runs=polish_runs, deadline=deadline, kinds=kinds)  # fmt: skip
+
+    return grow_search(target, scenario, max_steps, max_examples, searcher, grow=grow)
 
 
-def cell_of(scenario: Scenario, result: SearchOutcome[Step]) -> Cell:
-    """The cell of one class's search (see the module's docs)."""
+def cell_of(
+    scenario: Scenario, result: SearchOutcome[Step], target: LoopTarget | None = None
+) -> Cell:
+    """The cell of one class's search of ``target`` (see the module's docs;
+    without ``target``, no figures and no trimmer to have fired)."""
     key = result.exercised.get(scenario.key, 0)
+    figures = Figures.of(result.tally, target) if target and result.tally.runs else None
+    applied = f"{result.examples} schedules, {scenario.key} applied {key} times"
+    if figures is not None:
+        applied = f"{scenario.key} applied {key} times; {figures.text()}"
     if result.found is not None:
         verdict, note = CellVerdict.UNSAFE, ""
     elif result.timed_out:
         verdict = CellVerdict.OUT_OF_TIME
         note = f"{result.examples} schedules before the time limit"
+    elif figures is not None and figures.trims and not figures.fired:
+        verdict, note = CellVerdict.VACUOUS, applied
     elif key:
-        verdict = CellVerdict.SAFE
-        note = f"{result.examples} schedules, {scenario.key} applied {key} times"
+        verdict, note = CellVerdict.SAFE, applied
     else:
         verdict = CellVerdict.VACUOUS
         note = f"{result.examples} schedules, {scenario.key} never enabled"
+        if figures is not None:
+            note = f"{scenario.key} never enabled; {figures.text()}"
     if result.found is not None and not result.exercised:  # replayed, not searched
         key = sum(1 for step in result.found.steps if step.kind == scenario.key)
     return Cell(scenario, verdict, result.found, result.examples, result.schedules, key, note,
-                result.seconds, saved=getattr(result, "saved", None) or None)  # fmt: skip
+                result.seconds, saved=getattr(result, "saved", None) or None,
+                figures=figures)  # fmt: skip

@@ -48,7 +48,7 @@ _FLAGS = "_option_flags"
 WIRED: Mapping[str, str] = {
     "policy_option": "the deprecated spelling of POLICY: the agent checked",
     "seed": "the seed of the search: the same seed gives the same schedules",
-    "max_examples": "schedules generated (check: shared among the classes searched)",
+    "max_examples": "schedules generated (default 60 a class; check: a given N is shared)",
     "max_events": "check: steps one schedule may take at most (default 16)",
     "max_steps": "search: steps one schedule may take at most (default 16)",
     "scenario": "the scenario classes searched (check: a list; search: one)",

@@ -6,10 +6,12 @@ loop:…`` has one ``placements`` entry per class (in the table's order), of
 verdict (``unsafe``, ``safe``, ``vacuous``, ``not_applicable``,
 ``out_of_time``), every violation kind of its minimal schedule, the first
 violation (step, kind, detail, provider text), the reproduction bundle's
-folder when ``--out`` wrote one, what the search covered, and every
-finding of the class with whose it is (``findings``: the framework's or the
-configuration's); ``details`` lists the classes the configuration's
-findings make unsafe and counts the framework's.  The JUnit
+folder when ``--out`` wrote one, what the search covered (its ``figures``:
+schedules in which the user's code changed the history, the widest batch,
+the largest history against the budget when known; ``null`` for a class not
+searched), and every finding of the class with whose it is (``findings``:
+the framework's or the configuration's); ``details`` lists the classes the
+configuration's findings make unsafe and counts the framework's.  The JUnit
 report of ``check`` has one test case per scenario class, named by the class
 (a class that does not apply passes, its name saying n/a and why; the
 suite's ``vacuous`` property lists the classes whose own step never ran).
@@ -86,6 +88,7 @@ def cell_json(cell: Cell, bundle: Path | None) -> dict[str, Any]:
             }
             for f in cell.findings
         ],
+        "figures": None if cell.figures is None else cell.figures.to_json(),
     }
 
 

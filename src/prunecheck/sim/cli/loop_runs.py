@@ -24,6 +24,7 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.sim.api.loop_api import check_loop, search_loop
 from prunecheck.sim.api.loop_owner import every_kind
 from prunecheck.sim.api.loop_verdict import (
+    CLASS_EXAMPLES,
     CellVerdict,
     LoopCheck,
     cell_of,
@@ -69,8 +70,9 @@ schemas; its middleware, history processors, trimming, sessions and checkpointer
 stay as configured.  The harness owns every await point (model replies, tool
 completions in any order, failures, timeouts, the clock, cancel, crash, resume,
 approvals) and judges every request against what really ran.  check searches each
-scenario class the agent supports (--scenario A,B: those; --max-examples runs in
-all; --max-events: steps per schedule) and prints the scenario table; search
+scenario class the agent supports (--scenario A,B: those; by default 60 runs per
+class, as search runs for its one class; --max-examples N: N shared among them;
+--max-events: steps per schedule) and prints the scenario table; search
 searches one class (--scenario) within search's shape options: --max-calls (the
 widest parallel batch), --max-batches, --max-users, --max-steps, --sizes (token
 sizes of the tools' outputs, about 4 characters a token), --time-steps (the
@@ -155,8 +157,9 @@ def _check_loop_command(args: argparse.Namespace, net: Offline) -> int:
     target = load_target(str(args.policy))
     db = failure_database(args)
     try:
+        given = "max_examples" in given_options(args)  # else each class its own runs
         result = check_loop(  # the API: saved schedules first, the search, the save
-            target, seed=int(args.seed), max_examples=int(args.max_examples),
+            target, seed=int(args.seed), max_examples=int(args.max_examples) if given else None,
             scenarios=scenarios, max_steps=max_steps, time_limit=args.time_limit,
             progress=progress_for(args.time_limit, command="check", quiet=args.quiet),
             failures=db if db is not None else False,
@@ -231,17 +234,19 @@ def _search_loop_command(args: argparse.Namespace, net: Offline) -> int:
         )
     db = failure_database(args)
     try:
+        examples = (int(args.max_examples) if "max_examples" in given_options(args)
+                    else CLASS_EXAMPLES)  # fmt: skip
         result = search_loop(target, scenario=scenario.name, seed=int(args.seed),
-                             max_examples=int(args.max_examples), max_steps=max_steps,
+                             max_examples=examples, max_steps=max_steps,
                              shape=shape, time_limit=args.time_limit, target=kinds,
                              progress=progress_for(args.time_limit, command="search"),
                              failures=db if db is not None else False)  # fmt: skip
     finally:
         report_problems(db, "search")
-    cell = cell_of(scenario, result)
+    cell = cell_of(scenario, result, target)
     if result.found is not None:  # whose failure it is: the framework's or the configuration's
         cell = replace(cell, findings=every_kind(
-            target, scenario, result, seed=int(args.seed), max_examples=int(args.max_examples),
+            target, scenario, result, seed=int(args.seed), max_examples=examples,
             max_steps=max_steps, rounds=0))  # fmt: skip
     checked = LoopCheck(target, (cell,), int(args.seed))
     if cell.saved is None:
@@ -263,6 +268,8 @@ def _search_loop_command(args: argparse.Namespace, net: Offline) -> int:
             print(f"{what} (seed {args.seed}).")
             if cell.verdict is CellVerdict.VACUOUS:
                 print(f"verdict: vacuous — {cell.note}: nothing this class is about was tested.")
+            elif cell.figures is not None:
+                print(f"reached: {cell.figures.text()}")
     else:
         story = retell(target.adapter, target.target, result.found.steps)
         found_kinds = ", ".join(sorted(result.found.kinds))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic
 
@@ -41,6 +41,7 @@ __all__ = [
     "SHRINK_RUNS",
     "Outcome",
     "SearchOutcome",
+    "Tally",
     "minimize",
     "random_walk",
     "rerun",
@@ -81,6 +82,41 @@ class Outcome(Generic[A]):
         return frozenset(i.kind.value for i in self.violations)
 
 
+@dataclass(slots=True)
+class Tally:
+    """A subject's own figures over the generated runs (its optional
+    ``measure(state)``: a mapping of names to integers per run).
+
+    Attributes
+    ----------
+    runs : int
+        Runs measured.
+    most : dict[str, int]
+        Each figure's largest value over the runs.
+    hits : Counter[str]
+        Runs in which each figure was above zero.
+    """
+
+    runs: int = 0
+    most: dict[str, int] = field(default_factory=dict)
+    hits: Counter[str] = field(default_factory=Counter)
+
+    def add(self, figures: Mapping[str, int]) -> None:
+        """One run's figures."""
+        self.runs += 1
+        for name, value in figures.items():
+            self.most[name] = max(self.most.get(name, 0), value)
+            if value > 0:
+                self.hits[name] += 1
+
+    def merged(self, other: Tally) -> Tally:
+        """Both tallies' runs as one."""
+        most = dict(self.most)
+        for name, value in other.most.items():
+            most[name] = max(most.get(name, 0), value)
+        return Tally(self.runs + other.runs, most, self.hits + other.hits)
+
+
 @dataclass(frozen=True, slots=True)
 class SearchOutcome(Generic[A]):
     """What a search found.
@@ -103,6 +139,9 @@ class SearchOutcome(Generic[A]):
         Wall time (informational).
     timed_out : bool
         The deadline stopped the search (and cut its shrinking short).
+    tally : Tally
+        The subject's own figures over the generated runs (empty if it
+        measures nothing).
     """
 
     found: Outcome[A] | None
@@ -113,6 +152,7 @@ class SearchOutcome(Generic[A]):
     first_length: int | None = None
     seconds: float = 0.0
     timed_out: bool = False
+    tally: Tally = field(default_factory=Tally)
 
 
 class _Found(Exception):
@@ -132,11 +172,13 @@ def _generate(
     system: Actions[S, A],
     draw: Draw,
     exercised: Counter[str],
+    tally: Tally | None = None,
     *,
     known: frozenset[str] = frozenset(),
 ) -> Outcome[A]:
     """One run: start, then the drawn enabled actions until none or a violation
-    (of a kind not ``known``: a run goes on past those)."""
+    (of a kind not ``known``: a run goes on past those); the subject's figures
+    of the run (its optional ``measure``) go to ``tally``."""
     state = system.start(draw)
     try:
         steps: list[A] = []
@@ -150,6 +192,9 @@ def _generate(
             incidents.extend(found)
             if _stops(found, known):
                 break
+        measure: Callable[[S], Mapping[str, int]] | None = getattr(system, "measure", None)
+        if tally is not None and measure is not None:
+            tally.add(measure(state))
         return Outcome(tuple(steps), tuple(incidents), system.sent(state))
     finally:
         system.close(state)
@@ -255,6 +300,7 @@ def search(
     polish = POLISH_RUNS if polish_runs is None else polish_runs
     started = time.perf_counter()
     exercised: Counter[str] = Counter()
+    tally = Tally()
     state = {"examples": 0, "schedules": 0, "shrinking": 0, "timed_out": 0}
     best: list[Outcome[A]] = []
     first: list[int] = []
@@ -274,7 +320,7 @@ def search(
         def draw(n: int) -> int:
             return int(data.draw(st.integers(0, max(0, n - 1)))) if n > 1 else 0
 
-        outcome = _generate(system, draw, exercised, known=known)
+        outcome = _generate(system, draw, exercised, tally, known=known)
         new = outcome.kinds - known
         if new and (kinds is None or new & kinds):
             if not first:
@@ -320,6 +366,7 @@ def search(
         first[0] if first else None,
         time.perf_counter() - started,
         bool(state["timed_out"]),
+        tally,
     )
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .contract import Capability, ToolCall, ToolSpec
+from .reach import CHARS_PER_TOKEN as _CHARS_PER_TOKEN
 from .scheduler import LoopRun, Phase
 from .steps import (
     Advance,
@@ -74,10 +75,8 @@ class ScenarioClass(StrEnum):
 #: class): a second, half a minute, five minutes.
 ADVANCES: tuple[float, ...] = (1.0, 30.0, 300.0)
 
-#: Characters per token of a sized tool output (``LoopShape.sizes``): the rule
-#: of thumb of the frameworks' approximate counters (LangChain's
-#: ``count_tokens_approximately`` divides characters by 4).
-CHARS_PER_TOKEN = 4
+#: Characters per token of a sized tool output (``LoopShape.sizes``).
+CHARS_PER_TOKEN = _CHARS_PER_TOKEN
 
 
 @dataclass(frozen=True, slots=True)

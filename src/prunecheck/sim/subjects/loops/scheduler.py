@@ -53,6 +53,7 @@ from .contract import Adapter, Capability, Loop, Reply, ToolCall, ToolFailed
 from .judge import calls_and_results, hang, judge_request, removed_by_trim
 from .ledger import Body, BodyEnd, Ledger, Received
 from .leftovers import forget
+from .reach import Watch
 from .steps import (
     Advance,
     Approve,
@@ -192,6 +193,7 @@ class LoopRun:
         self.capabilities = adapter.capabilities(target)
         self.trims = Capability.TRIM_HOOK in self.capabilities
         self.ledger = Ledger()
+        self.watch = Watch()
         self.incidents: list[Incident] = []
         self.steps: list[Step] = []
         self.phase = Phase.UP
@@ -216,6 +218,7 @@ class LoopRun:
         at = self._at()
         self.ledger.requests.append(Received(at, body))
         self._record(judge_request(body, self.ledger, at, trims=self.trims))
+        self.watch.see(body, self.ledger)
         if self.trims:
             for unit in removed_by_trim(body, self.ledger):
                 self.ledger.note_trim(at, unit)

@@ -171,6 +171,21 @@ class AutoGenAdapter:
             caps.add(Capability.TRIM_HOOK)
         return frozenset(caps)
 
+    #: How :meth:`count_tokens` counts (the figures of a verdict say it).
+    token_counter = "the model client's count_tokens (the double's: 4 characters a token)"
+
+    def count_tokens(self, messages: list[Any]) -> int:
+        """Tokens of OpenAI chat messages as the double client counts them."""
+        from .budgets import autogen_tokens
+
+        return autogen_tokens(messages)
+
+    def budget(self, target: object) -> Any:
+        """The budget of AutoGen's own model contexts (token limit, buffer, head and tail)."""
+        from .budgets import autogen_budget
+
+        return autogen_budget(self._probe(target)._model_context)
+
     def tools(self, target: object) -> list[ToolSpec]:
         """The names and schemas of the agent's tools."""
         from .ag_doubles import tool_spec

@@ -326,6 +326,21 @@ class LangGraphAdapter:
             graph.checkpointer = InMemorySaver()  # in memory: a crash loses it
         return LangGraphLoop(graph, harness, saver, sync=sync)
 
+    #: How :meth:`count_tokens` counts (the figures of a verdict say it).
+    token_counter = "LangChain's count_tokens_approximately"
+
+    def count_tokens(self, messages: list[Any]) -> int:
+        """Tokens of OpenAI chat messages by LangChain's own approximate counter."""
+        from .budgets import langchain_tokens
+
+        return langchain_tokens(messages)
+
+    def budget(self, target: object) -> Any:
+        """The budget a ``SummarizationMiddleware`` or ``ContextEditingMiddleware`` states."""
+        from .budgets import langchain_budget
+
+        return langchain_budget(self._shape_of(target).middleware)
+
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A standalone script replaying the schedule with LangChain and LangGraph alone
         (:func:`~.langgraph_repro.repro_script`: the user's factory imported relative to

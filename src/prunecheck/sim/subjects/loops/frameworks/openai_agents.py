@@ -212,6 +212,12 @@ class OpenAIAgentsAdapter:
             caps.add(Capability.TOOL_TIMEOUT)
         return frozenset(caps)
 
+    def budget(self, target: object) -> Any:
+        """``RunConfig.session_settings.limit`` (items), if set."""
+        from .budgets import openai_agents_budget
+
+        return openai_agents_budget(_need(target)[1])
+
     def open(self, target: object, harness: Harness) -> _AgentsLoop:
         agent, config, session = _need(target)
         if self.plain:  # the framework's plain agent: nothing of the user's on the history's path

@@ -1,0 +1,209 @@
+"""The figures behind a loop's verdict, and the search that grows until the user's code fires.
+
+No "safe" without figures: every searched scenario class reports, over its
+generated schedules, in how many the user's code changed the history (a
+trimmer, a summarizer, a clearing edit removed or rewrote something:
+:class:`prunecheck.sim.subjects.loops.reach.Watch`), the widest batch, and the
+largest history sent (tokens by the framework's own counter where it has
+one, else estimated, said so; messages; characters) against the budget the
+configuration states, when prunecheck can read it.
+
+:func:`grow_search` is the class's search: the default shape first, then,
+while an agent that trims has not once had its history changed by its own
+code and nothing broke, the rungs of
+:func:`prunecheck.sim.subjects.loops.ladder.ladder` (wider batches, larger
+tool outputs, longer schedules), each with half the class's schedules
+(their runs are the long, costly ones).  ``check`` and ``search`` run the
+same growth, so with the same seed and count they run the same schedules.
+
+What "exercised" means per class (documented in docs/how-to/own-runtime.md):
+
+* an agent that trims at the framework's hook: the class's own step applied
+  (a cancel, a resume …) **and** the user's code changed the history in at
+  least one schedule; a class where it never did is vacuous, with the
+  figures ("the trimmer never fired in 120 schedules; largest history 3,100
+  tokens against its budget of 8,000 tokens");
+* an agent that does not trim: the class's own step applied (the pairing of
+  calls and results across cancels, crashes and approvals is tested with or
+  without trimming); the figures still say how wide and large it got.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from prunecheck.sim.drivers.action_search import SearchOutcome, Tally
+from prunecheck.sim.subjects.loops.contract import Capability
+from prunecheck.sim.subjects.loops.ladder import ladder
+from prunecheck.sim.subjects.loops.reach import Budget, budget_of, counter_name
+from prunecheck.sim.subjects.loops.scenarios import LoopShape, Scenario
+from prunecheck.sim.subjects.loops.steps import Step
+from prunecheck.sim.subjects.loops.target import LoopTarget
+
+__all__ = ["Figures", "grow_search", "trims"]
+
+#: A search of one class on one shape: (scenario, max_steps, max_examples) -> outcome.
+Searcher = Callable[[Scenario, int, int], SearchOutcome[Step]]
+
+
+def trims(target: LoopTarget) -> bool:
+    """Whether the configured agent trims at the framework's hook."""
+    return Capability.TRIM_HOOK in target.adapter.capabilities(target.target)
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """What one scenario class's schedules reached (see the module's docs).
+
+    Attributes
+    ----------
+    schedules : int
+        Generated schedules measured.
+    changed : int
+        Schedules in which the user's code removed or rewrote something.
+    trims : bool
+        The agent trims at the framework's hook.
+    widest : int
+        The widest parallel batch issued.
+    messages, chars, tokens : int
+        The largest history sent: messages, characters, tokens.
+    counter : str
+        How the tokens were counted.
+    budget : Budget or None
+        The budget the configuration states, if read.
+    rung : int
+        Rungs of the ladder climbed (0: the default shape only).
+    grown : str
+        The last rung's shape, said in words ("" for none).
+    """
+
+    schedules: int
+    changed: int
+    trims: bool
+    widest: int
+    messages: int
+    chars: int
+    tokens: int
+    counter: str
+    budget: Budget | None = None
+    rung: int = 0
+    grown: str = ""
+
+    @classmethod
+    def of(cls, tally: Tally, target: LoopTarget) -> Figures:
+        """The figures of a class's search of ``target``."""
+        most = tally.most
+        rung = most.get("rung", 0)
+        steps = ladder(budget_of(target.adapter, target.target))
+        return cls(
+            tally.runs, tally.hits["changed"], trims(target), most.get("widest", 0),
+            most.get("messages", 0), most.get("chars", 0), most.get("tokens", 0),
+            counter_name(target.adapter), budget_of(target.adapter, target.target), rung,
+            steps[rung - 1].text() if 0 < rung <= len(steps) else "",
+        )  # fmt: skip
+
+    @classmethod
+    def combined(cls, figures: Iterable[Figures]) -> Figures | None:
+        """Every class's figures as one (None: none)."""
+        every = list(figures)
+        if not every:
+            return None
+        top = max(every, key=lambda f: (f.tokens, f.chars))
+        return cls(
+            sum(f.schedules for f in every), sum(f.changed for f in every),
+            any(f.trims for f in every), max(f.widest for f in every),
+            max(f.messages for f in every), max(f.chars for f in every), top.tokens,
+            top.counter, top.budget, max(f.rung for f in every),
+            max(every, key=lambda f: f.rung).grown,
+        )  # fmt: skip
+
+    @property
+    def fired(self) -> bool:
+        """The user's code changed the history at least once."""
+        return self.changed > 0
+
+    def largest(self) -> str:
+        """The largest history, against the budget when known."""
+        size = (
+            f"largest history {self.tokens:,} tokens ({self.counter}), {self.messages:,} "
+            f"messages, {self.chars:,} characters"
+        )
+        if self.budget is None:
+            return size + ("; budget unknown" if self.trims else "")
+        reached = {"tokens": self.tokens, "characters": self.chars, "messages": self.messages}
+        got = reached.get(self.budget.unit, 0)
+        return f"{size}: {got:,} against its budget of {self.budget.text()}"
+
+    def text(self) -> str:
+        """The figures in words (a cell's note)."""
+        if not self.trims:
+            who = f"{self.schedules} schedules, no trimming configured"
+        elif self.fired:
+            who = (
+                f"the user's code changed the history in {self.changed} of "
+                f"{self.schedules} schedules"
+            )
+        else:
+            who = f"the trimmer never fired in {self.schedules} schedules"
+        grown = f"; grown to {self.grown}" if self.grown else ""
+        return f"{who}; widest batch {self.widest}; {self.largest()}{grown}"
+
+    def to_json(self) -> dict[str, object]:
+        """The figures in ``--json`` (a placement's ``figures``)."""
+        budget = None
+        if self.budget is not None:
+            budget = {"amount": self.budget.amount, "unit": self.budget.unit,
+                      "where": self.budget.where}  # fmt: skip
+        return {
+            "schedules": self.schedules,
+            "trims": self.trims,
+            "history_changed": self.changed,
+            "widest_batch": self.widest,
+            "largest_history": {"tokens": self.tokens, "messages": self.messages,
+                                "characters": self.chars, "token_counter": self.counter},
+            "budget": budget,
+            "rungs_climbed": self.rung,
+        }  # fmt: skip
+
+
+def _combined(
+    first: SearchOutcome[Step], then: SearchOutcome[Step], rung: int
+) -> SearchOutcome[Step]:
+    tally = first.tally.merged(then.tally)
+    tally.most["rung"] = rung
+    exercised: Counter[str] = first.exercised + then.exercised
+    return SearchOutcome(
+        then.found, first.examples + then.examples, first.schedules + then.schedules,
+        first.steps + then.steps, exercised, then.first_length, first.seconds + then.seconds,
+        then.timed_out, tally,
+    )  # fmt: skip
+
+
+def grow_search(
+    target: LoopTarget,
+    scenario: Scenario,
+    max_steps: int,
+    max_examples: int,
+    searcher: Searcher,
+    *,
+    grow: bool = True,
+) -> SearchOutcome[Step]:
+    """The class's search, grown rung by rung while the user's code has not
+    changed the history (see the module's docs): ``max_examples`` runs on
+    the class's shape, half as many (at least 1) on each rung.
+
+    Only an agent that trims grows, and only on the default shape (a shape
+    the user gave is searched as given) and with ``grow``.
+    """
+    result = searcher(scenario, max_steps, max_examples)
+    if not grow or scenario.shape != LoopShape() or not trims(target):
+        return result
+    for n, rung in enumerate(ladder(budget_of(target.adapter, target.target)), 1):
+        if result.found is not None or result.timed_out or result.tally.hits["changed"]:
+            break
+        more = searcher(replace(scenario, shape=rung.shape), max(max_steps, rung.steps),
+                        max(1, max_examples // 2))  # fmt: skip
+        result = _combined(result, more, n)
+    return result

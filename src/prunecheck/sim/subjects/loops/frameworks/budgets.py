@@ -1,0 +1,117 @@
+"""Budgets the user's configuration states, and the frameworks' own token counters.
+
+Read only where a framework's own trimmer states its budget in an
+attribute (cheap, exact): LangChain's ``SummarizationMiddleware``
+(``trigger``, or the older ``max_tokens_before_summary``) and
+``ContextEditingMiddleware`` (a ``ClearToolUsesEdit``'s ``trigger``);
+AutoGen's ``TokenLimitedChatCompletionContext`` (``token_limit``),
+``BufferedChatCompletionContext`` (``buffer_size``) and
+``HeadAndTailChatCompletionContext`` (``head_size + tail_size``); the
+OpenAI Agents SDK's ``SessionSettings.limit``.  A budget in the user's own
+function (a history processor's constant, a closure) is not read: the
+search grows until the history changes instead
+(:mod:`prunecheck.sim.subjects.loops.ladder`).  Each adapter's ``budget`` and
+``count_tokens`` call these.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..reach import Budget
+
+__all__ = [
+    "autogen_budget",
+    "autogen_tokens",
+    "langchain_budget",
+    "langchain_tokens",
+    "openai_agents_budget",
+]
+
+
+def _clause(trigger: object) -> tuple[str, int] | None:
+    """The first ("tokens" | "messages", N) of a ``SummarizationMiddleware`` trigger."""
+    clauses: Iterable[object]
+    if isinstance(trigger, tuple) and len(trigger) == 2:
+        clauses = [trigger]
+    elif isinstance(trigger, Mapping):
+        clauses = list(trigger.items())
+    elif isinstance(trigger, list):
+        clauses = trigger
+    else:
+        return None
+    for clause in clauses:
+        if isinstance(clause, Mapping):
+            found = _clause(clause)
+        elif isinstance(clause, tuple) and len(clause) == 2:
+            kind, value = clause
+            ok = kind in ("tokens", "messages") and isinstance(value, int)
+            found = (str(kind), int(value)) if ok else None
+        else:
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def langchain_budget(middleware: Sequence[Any]) -> Budget | None:
+    """The budget of the first LangChain middleware that states one."""
+    for m in middleware:
+        name = type(m).__name__
+        if name == "SummarizationMiddleware":
+            legacy = getattr(m, "max_tokens_before_summary", None)
+            found = _clause(getattr(m, "trigger", None))
+            if found is None and isinstance(legacy, int):
+                found = ("tokens", legacy)
+            if found is not None:
+                return Budget(found[1], found[0], f"{name}(trigger=({found[0]!r}, {found[1]}))")
+        if name == "ContextEditingMiddleware":
+            for edit in getattr(m, "edits", ()) or ():
+                trigger = getattr(edit, "trigger", None)
+                if isinstance(trigger, int):
+                    where = f"{name}'s {type(edit).__name__}(trigger={trigger})"
+                    return Budget(trigger, "tokens", where)
+    return None
+
+
+def langchain_tokens(messages: list[Mapping[str, object]]) -> int:
+    """LangChain's ``count_tokens_approximately`` of OpenAI chat messages."""
+    from langchain_core.messages import convert_to_messages
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    return int(count_tokens_approximately(convert_to_messages([dict(m) for m in messages])))
+
+
+def autogen_budget(context: Any) -> Budget | None:
+    """The budget of an AutoGen model context, if it is one of AutoGen's own."""
+    name = type(context).__name__
+    if name == "TokenLimitedChatCompletionContext":
+        limit = getattr(context, "_token_limit", None)
+        if isinstance(limit, int):
+            return Budget(limit, "tokens", f"{name}(token_limit={limit})")
+    if name == "BufferedChatCompletionContext":
+        size = getattr(context, "_buffer_size", None)
+        if isinstance(size, int):
+            return Budget(size, "messages", f"{name}(buffer_size={size})")
+    if name == "HeadAndTailChatCompletionContext":
+        head, tail = getattr(context, "_head_size", None), getattr(context, "_tail_size", None)
+        if isinstance(head, int) and isinstance(tail, int):
+            return Budget(head + tail, "messages", f"{name}(head_size={head}, tail_size={tail})")
+    return None
+
+
+def autogen_tokens(messages: list[Mapping[str, object]]) -> int:
+    """The double model client's ``count_tokens`` (what AutoGen's token-limited
+    context asks): four characters of the rendered messages a token."""
+    return len(json.dumps(list(messages))) // 4
+
+
+def openai_agents_budget(config: Any) -> Budget | None:
+    """``RunConfig.session_settings.limit``: the session items sent, at most."""
+    settings = getattr(config, "session_settings", None)
+    limit = getattr(settings, "limit", None)
+    if isinstance(limit, int):
+        return Budget(limit, "messages", f"SessionSettings(limit={limit})")
+    return None

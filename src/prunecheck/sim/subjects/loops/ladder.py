@@ -1,0 +1,68 @@
+"""The ladder a search climbs until the user's code changes the history.
+
+A trimmer with a budget of 8,000 tokens never fires on tool outputs of 45
+characters.  When a scenario class's search of an agent that trims ends
+with the user's code never having removed or rewritten anything
+(:class:`.reach.Watch`), the search is run again on the next rung: wider
+parallel batches (8, then 16 calls), larger tool outputs (thousands, then
+tens of thousands of characters) and longer schedules (32, then 48 steps,
+more for a budget counted in messages).  With a budget read from the
+configuration (:func:`.reach.budget_of`), the outputs are sized to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .reach import CHARS_PER_TOKEN, Budget
+from .scenarios import LoopShape
+
+__all__ = ["Rung", "ladder"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rung:
+    """One step of the ladder: the shape a search grows to, and its steps."""
+
+    shape: LoopShape
+    steps: int
+
+    def text(self) -> str:
+        most = max(self.shape.sizes, default=0) * CHARS_PER_TOKEN
+        return (
+            f"batches of up to {self.shape.width} calls, tool outputs up to {most:,} "
+            f"characters, {self.steps} steps"
+        )
+
+
+#: Token sizes of the tool outputs of each rung when no budget is known:
+#: thousands, then tens of thousands of characters.
+_SIZES: tuple[tuple[int, ...], ...] = ((500, 2_000, 5_000), (1_000, 4_000, 10_000))
+
+
+#: Steps of a schedule at most on the ladder (a budget of many messages).
+_MAX_STEPS = 96
+
+#: Tokens of one tool output at most (100,000 characters): a budget larger
+#: than that is grown to as if unknown.
+_LARGEST = 25_000
+
+
+def ladder(budget: Budget | None) -> tuple[Rung, ...]:
+    """The shapes a search grows through until the user's code changes the
+    history: wider batches (8, then 16 calls), larger outputs, longer
+    schedules (32, then 48 steps).  With a budget in tokens or characters,
+    the outputs are sized to it: one output an eighth, a third or the whole
+    of it (a few of them go past it)."""
+    sizes = _SIZES
+    if budget is not None and 0 < budget.tokens <= _LARGEST:
+        b = budget.tokens
+        aimed = (max(16, b // 8), max(32, b // 3), max(64, b))
+        sizes = (aimed, tuple(min(_LARGEST, 2 * s) for s in aimed))
+    widths, steps = (8, 16), (32, 48)
+    if budget is not None and budget.unit == "messages":  # a schedule long enough to pass it
+        steps = (max(32, min(_MAX_STEPS, budget.amount + 8)),
+                 max(48, min(_MAX_STEPS, 2 * budget.amount + 8)))  # fmt: skip
+    return tuple(
+        Rung(LoopShape(width=w, sizes=s), n) for w, s, n in zip(widths, sizes, steps, strict=True)
+    )

@@ -1,0 +1,190 @@
+"""Did a schedule reach the user's code?  What it did to the history, and how large it grew.
+
+A trimmer that never fires proves nothing: a loop whose history never grew
+past the user's budget is not safe, it is untested.  :class:`Watch` is told
+every request a loop sends (:meth:`Watch.see`, by the scheduler) and keeps,
+for one schedule:
+
+* **changed** — requests in which the user's code removed or rewrote
+  something: a message the previous request of the same process held
+  (nothing disrupted the loop in between: no cancel, crash or raising turn)
+  is gone or no longer the same, or a result is not the text its tool
+  returned.  Without trimming, a framework's history only grows between two
+  requests, so anything missing or changed is the configured code's doing
+  (a trimmer, a summarizer, a clearing edit, a processor);
+* the **widest batch** the model double issued, and the **largest
+  history** sent: its messages, characters (every message's text and every
+  call's arguments) and tokens, counted by the framework's own counter
+  where the adapter names one (:func:`count_tokens`), else
+  :data:`CHARS_PER_TOKEN` characters a token, said so.
+
+:func:`budget_of` reads the budget where the user's configuration states
+it, in the framework's own trimmers (an adapter's optional ``budget``);
+:mod:`.ladder` grows the schedules until the user's code changes the
+history, aimed at that budget when it is known.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .judge import calls_and_results
+from .ledger import BodyEnd, Ledger
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "ESTIMATE",
+    "Budget",
+    "Watch",
+    "budget_of",
+    "count_tokens",
+    "counter_name",
+    "text_size",
+]
+
+#: Characters per token of a sized tool output and of an estimate: the rule
+#: of thumb of the frameworks' approximate counters (LangChain's
+#: ``count_tokens_approximately`` divides characters by 4).
+CHARS_PER_TOKEN = 4
+
+#: How a history's tokens are counted when the framework has no counter of its own.
+ESTIMATE = f"estimated at {CHARS_PER_TOKEN} characters a token"
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A budget the user's configuration states.
+
+    Attributes
+    ----------
+    amount : int
+        How much.
+    unit : str
+        ``"tokens"``, ``"characters"`` or ``"messages"``.
+    where : str
+        What states it (``"TokenLimitedChatCompletionContext(token_limit=400)"``).
+    """
+
+    amount: int
+    unit: str
+    where: str
+
+    @property
+    def tokens(self) -> int:
+        """The budget in tokens (characters at :data:`CHARS_PER_TOKEN`; messages: 0)."""
+        if self.unit == "tokens":
+            return self.amount
+        return self.amount // CHARS_PER_TOKEN if self.unit == "characters" else 0
+
+    def text(self) -> str:
+        return f"{self.amount:,} {self.unit} ({self.where})"
+
+
+def text_size(messages: Sequence[Mapping[str, object]]) -> int:
+    """Characters of a history: every message's text and every call's arguments."""
+    total = 0
+    for m in messages:
+        content = m.get("content")
+        total += len(content if isinstance(content, str) else json.dumps(content or ""))
+        for c in m.get("tool_calls") or []:  # type: ignore[attr-defined]
+            fn = c.get("function", {}) if isinstance(c, Mapping) else {}
+            total += len(str(fn.get("name", ""))) + len(str(fn.get("arguments", "")))
+    return total
+
+
+def _keys(messages: Sequence[Mapping[str, object]]) -> Counter[tuple[str, ...]]:
+    """Each message as a key: its role, text, call id and calls (hashing a
+    string is cheap; serializing a large history per request is not)."""
+    return Counter(
+        (str(m.get("role")), str(m.get("content")), str(m.get("tool_call_id")),
+         repr(m.get("tool_calls")))
+        for m in messages
+    )  # fmt: skip
+
+
+@dataclass(slots=True)
+class Watch:
+    """One schedule's figures of reach (see the module's docs)."""
+
+    requests: int = 0
+    changed: int = 0
+    messages: int = 0
+    chars: int = 0
+    largest: list[Mapping[str, object]] = field(default_factory=list)
+    _previous: Counter[tuple[str, ...]] | None = None
+    _disruptions: int = -1
+
+    def see(self, body: Mapping[str, object], ledger: Ledger) -> None:
+        """A request the loop sent, after the judge read it."""
+        raw = body.get("messages")
+        messages = [m for m in raw if isinstance(m, Mapping)] if isinstance(raw, list) else []
+        self.requests += 1
+        size = text_size(messages)
+        if size >= self.chars:
+            self.chars, self.largest = size, messages
+        self.messages = max(self.messages, len(messages))
+        keys = _keys(messages)
+        same_process = self._disruptions == ledger.disruptions
+        lost = self._previous is not None and same_process and bool(self._previous - keys)
+        if lost or _rewritten(body, ledger):
+            self.changed += 1
+        self._previous, self._disruptions = keys, ledger.disruptions
+
+    def figures(self, ledger: Ledger, tokens: int) -> dict[str, int]:
+        """This schedule's figures (``tokens``: of :attr:`largest`)."""
+        widest = max((len(i.batch) for i in ledger.issued.values()), default=0)
+        return {
+            "changed": self.changed,
+            "widest": widest,
+            "messages": self.messages,
+            "chars": self.chars,
+            "tokens": tokens,
+        }
+
+
+def _rewritten(body: Mapping[str, object], ledger: Ledger) -> bool:
+    """A result sent that is not the text its tool returned (cleared, cut, summarized)."""
+    _, results = calls_and_results(body)
+    for cid, text in results.items():
+        done = ledger.executed(cid)
+        output = done.output if done is not None and done.end is BodyEnd.OK else None
+        if output is not None and output not in text and json.dumps(output) not in text:
+            return True
+    return False
+
+
+def count_tokens(adapter: object, messages: Sequence[Mapping[str, object]]) -> tuple[int, str]:
+    """Tokens of a history and how they were counted: the adapter's
+    ``count_tokens`` (the framework's own counter) where it has one,
+    else :data:`CHARS_PER_TOKEN` characters a token."""
+    counter = getattr(adapter, "count_tokens", None)
+    name = getattr(adapter, "token_counter", "")
+    if counter is not None and name:
+        try:
+            return int(counter(list(messages))), str(name)
+        except Exception:  # a history the counter cannot read: the estimate, said so
+            pass
+    return text_size(messages) // CHARS_PER_TOKEN, ESTIMATE
+
+
+def counter_name(adapter: object) -> str:
+    """How :func:`count_tokens` counts for ``adapter``."""
+    name = getattr(adapter, "token_counter", "")
+    return str(name) if name and getattr(adapter, "count_tokens", None) else ESTIMATE
+
+
+def budget_of(adapter: object, target: object) -> Budget | None:
+    """The budget the user's configuration states in the framework's own
+    trimmers (the adapter's ``budget``), or None: unknown."""
+    read = getattr(adapter, "budget", None)
+    if read is None:
+        return None
+    try:
+        found: Any = read(target)
+    except Exception:  # a configuration the adapter cannot read: unknown
+        return None
+    return found if isinstance(found, Budget) else None
