@@ -130,7 +130,7 @@ def _check_loop(
     agent: object,
     *,
     seed: int,
-    max_examples: int,
+    max_examples: int | None,
     scenarios: Sequence[str | ScenarioClass] | None,
     max_steps: int,
     shape: LoopShape | None,
