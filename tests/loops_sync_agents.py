@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "APP_DIR",
     "PROCESSED",
+    "ag_custom_context",
     "lc_sync_middleware",
     "lg_agent",
     "lg_react",
@@ -147,3 +148,27 @@ def lc_sync_middleware(model: Any) -> Any:
         raise NotImplementedError("reads the file in the real app")
 
     return create_agent(model, tools=[read_file], middleware=[LastThree()])
+
+
+def ag_custom_context() -> Any:
+    """An AutoGen ``AssistantAgent`` object (no factory) on the user's own context class:
+    a ``ChatCompletionContext`` handing the model its last 3 messages."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_core.model_context import UnboundedChatCompletionContext
+    from autogen_core.models import ModelFamily
+    from autogen_ext.models.replay import ReplayChatCompletionClient
+
+    class LastThree(UnboundedChatCompletionContext):
+        async def get_messages(self) -> list[Any]:
+            return self._messages[-3:]
+
+    async def read_file(path: str) -> str:
+        """Read a file."""
+        raise NotImplementedError("reads the file in the real app")
+
+    client = ReplayChatCompletionClient(
+        [], model_info={"vision": False, "function_calling": True, "json_output": False,
+                        "family": ModelFamily.UNKNOWN, "structured_output": False},
+    )  # fmt: skip
+    return AssistantAgent("reader", model_client=client, tools=[read_file],
+                          model_context=LastThree())  # fmt: skip

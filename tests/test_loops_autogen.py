@@ -382,18 +382,16 @@ def test_an_agent_instance_is_rebuilt_on_the_double_with_a_fresh_context(tmp_pat
     assert agent._model_context._messages == []  # the user's own object is untouched
 
 
-def test_an_agent_whose_context_cannot_be_rebuilt_asks_for_a_factory(tmp_path: Path) -> None:
+def test_an_agent_whose_context_is_its_own_class_keeps_it(tmp_path: Path) -> None:
     from autogen_core.model_context import UnboundedChatCompletionContext
-
-    from prunecheck.model.errors import PolicyError
 
     class Mine(UnboundedChatCompletionContext):
         pass
 
-    with pytest.raises(PolicyError) as err:
-        Drive(AutoGenAdapter(), _instance(Mine()), tmp_path)
-    assert "Mine cannot be rebuilt" in str(err.value)
-    assert "def agent(model_client)" in str(err.value)
+    mine = Mine()
+    with Drive(AutoGenAdapter(), _instance(mine), tmp_path) as drive:
+        context = drive.run.loop._agent._model_context
+    assert type(context) is Mine and context is not mine  # a fresh copy of the user's class
 
 
 @pytest.mark.slow

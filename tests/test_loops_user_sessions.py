@@ -1,4 +1,4 @@
-"""The user's own session class runs as written (OpenAI Agents SDK): a
+"""The user's own session and context classes run as written: an OpenAI Agents SDK
 ``SQLiteSession`` subclass keeps its methods and attributes, on the run's
 store instead of the app's file, and its trimming is judged (issue 31)."""
 
@@ -47,3 +47,24 @@ def test_the_users_session_class_runs_on_the_store_and_its_trim_is_judged() -> N
 
     with sqlite3.connect(db) as conn:  # the app's own file: nothing of the run in it
         assert conn.execute("SELECT COUNT(*) FROM agent_messages").fetchone() == (0,)
+
+
+def test_an_autogen_agent_object_keeps_its_own_context_class() -> None:
+    pytest.importorskip("autogen_agentchat")
+    from loops_sync_agents import ag_custom_context
+
+    from prunecheck.sim.subjects.loops.frameworks.autogen import AutoGenAdapter
+
+    agent = ag_custom_context()
+    read = ToolCall("call_1", "read_file", '{"path": "a"}')
+    with LoopRun(AutoGenAdapter(), agent) as run:
+        assert Capability.TRIM_HOOK in run.capabilities
+        context = run.loop._agent._model_context  # type: ignore[union-attr]
+        assert type(context).__name__ == "LastThree" and context is not agent._model_context
+        for step in (User("hi"), ReplyStep("", (read,)), Complete("call_1", "one"), User("more")):
+            run.apply(step)
+        bodies = [r.body["messages"] for r in run.ledger.requests]
+        sent = [[m["role"] for m in body] for body in bodies if isinstance(body, list)]
+    # the user's get_messages hands the model its last 3 messages: the first user message is gone
+    assert sent == [["system", "user"], ["system", "assistant", "tool", "user"]]
+    assert agent._model_context._messages == []  # the user's own object is never written

@@ -8,7 +8,8 @@ replaces every tool by a fake of the same name and argument schema whose
 body is ``harness.tool``, and keeps the agent's model context (its trimming:
 ``BufferedChatCompletionContext``, ``TokenLimitedChatCompletionContext``,
 ``HeadAndTailChatCompletionContext``, the guard's
-``GuardedChatCompletionContext`` …), system message, ``max_tool_iterations``,
+``GuardedChatCompletionContext``, a class of the user's own: a fresh copy per
+process …), system message, ``max_tool_iterations``,
 ``reflect_on_tool_use`` and tool-call summary as configured.  A model
 reply with several calls is a parallel batch: AutoGen runs the calls with
 ``asyncio.gather`` and adds one ``FunctionExecutionResultMessage`` when all
@@ -31,6 +32,7 @@ continue); a new message is ``run(task=text)`` on the loaded state.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import os
@@ -89,13 +91,29 @@ def _fresh_context(context: Any, client: Any) -> Any:
     )
     if type(context) in kinds:  # exactly: a subclass's own behaviour would be lost
         return ChatCompletionContext.load_component(context.dump_component())
+    if isinstance(context, ChatCompletionContext):
+        return _copy_of_users(context, client)
     from prunecheck.model.errors import PolicyError
 
     raise PolicyError(
         "autogen agent",
-        f"its model context {type(context).__name__} cannot be rebuilt empty for each run.",
+        f"its model context {type(context).__name__} is no ChatCompletionContext.",
         "point prunecheck at a factory, def agent(model_client): return AssistantAgent(...).",
     )
+
+
+def _copy_of_users(context: Any, client: Any) -> Any:
+    """The user's own context class (a subclass, or one of their own) as written: a
+    shallow copy holding only its initial messages, and the harness's client where it
+    kept a model client (to count tokens with)."""
+    from autogen_core.models import ChatCompletionClient
+
+    fresh = copy.copy(context)
+    fresh._messages = list(context._initial_messages or [])
+    for name, value in vars(context).items():
+        if isinstance(value, ChatCompletionClient):
+            setattr(fresh, name, client)
+    return fresh
 
 
 def _rebuild(agent: Any, client: Any) -> Any:
