@@ -184,7 +184,7 @@ def test_one_ground_truth_in_this_venv(capsys: pytest.CaptureFixture[str]) -> No
 def test_one_row_end_to_end(tmp_path: Path) -> None:
     """The first bug's row from its venvs (built if missing: needs PyPI) to the page."""
     bug = BUGS[0]
-    assert kb_run.main([bug.name, "--out", str(tmp_path)]) == 0
+    assert kb_run.main([bug.name, "--force", "--out", str(tmp_path)]) == 0
     (row,) = [
         r
         for r in json.loads((tmp_path / "known-bugs.json").read_text())["rows"]
