@@ -24,7 +24,10 @@ harness's store.  Its knobs put the bugs real loops have:
   seconds, with ``asyncio.wait_for``: a timer the clock's jumps fire;
 * ``release="drops_on_cancel"`` is a release of the fake framework whose
   loop forgets a cancelled batch whatever the agent's ``cancel`` says: a
-  framework bug every configuration shares.
+  framework bug every configuration shares; ``release="raises_on_fail"``
+  lets a failed tool raise out of the turn, leaving its batch's calls
+  without results in the history (the next request is rejected), as
+  LangGraph's ``ToolNode`` does without error handling.
 
 The fake framework's plain agent (:meth:`FakeAdapter.without_trimming`) is
 its default agent with the same tools, tool timeout and release: every knob
@@ -206,6 +209,8 @@ class _FakeLoop:
                 return await asyncio.wait_for(self.harness.tool(call), self.agent.tool_timeout)
             return await self.harness.tool(call)
         except ToolFailed as exc:
+            if self.agent.release == "raises_on_fail":
+                raise  # the turn raises: the batch's calls stay without results
             return f"error: {exc}"
         except TimeoutError:
             return "error: timed out"
@@ -348,6 +353,10 @@ timing = FakeAgent(tool_timeout=60.0)
 #: A careful agent, trimming whole units, on a release that drops a cancelled
 #: batch: its cancel findings are the framework's.
 on_flawed_release = FakeAgent(keep_last=3, release="drops_on_cancel")
+#: A trim that never fires in a schedule (50 messages) on a release whose failed
+#: tool raises out of the turn: the trimming class has no finding of its own (the
+#: failed tool's is the framework's).
+idle_on_raising_release = FakeAgent(keep_last=50, release="raises_on_fail")
 #: The same release, trimming through units: the trim's findings are the configuration's.
 trimming_on_flawed_release = FakeAgent(keep_last=3, trim_units=False, release="drops_on_cancel")
 #: Budget trimmers far above the default tool output (~45 characters), blind

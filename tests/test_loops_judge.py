@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from loops_fake import FakeAdapter, FakeAgent, guarded_middle, trimming_dropping
 
 from prunecheck.sim.evidence.loop_narrative import narrative
@@ -253,3 +254,75 @@ def test_the_narrative_names_the_rule_that_found_no_violation() -> None:
     )
     assert "-> rule: the trim removed call_2 (read_file) with its result from its batch" in told
     assert "judged by the provider's rules" in told
+
+
+def _search_trim(agent: FakeAgent, accept: bool) -> tuple[frozenset[str], str]:
+    """The trimming class's search of ``agent`` (with or without its defining event)."""
+    from prunecheck.sim.api import loop_owner
+    from prunecheck.sim.api.loop_verdict import search_scenario
+    from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+    from prunecheck.sim.subjects.loops.target import LoopTarget
+
+    target = LoopTarget("loop:fake:agent", "agent", agent, FakeAdapter())
+    scenario = SCENARIOS[ScenarioClass.TRIM]
+    real = loop_owner.defining_event
+    if not accept:
+        loop_owner.defining_event = lambda *_: None  # type: ignore[assignment]
+    try:
+        from prunecheck.sim.api import loop_verdict
+
+        loop_verdict.defining_event = loop_owner.defining_event  # type: ignore[attr-defined]
+        result = search_scenario(target, scenario, seed=1, max_examples=12, shrink_runs=2,
+                                 polish_runs=8)  # fmt: skip
+    finally:
+        loop_owner.defining_event = real  # type: ignore[assignment]
+        loop_verdict.defining_event = real  # type: ignore[attr-defined]
+    if result.found is None:
+        return frozenset(), ""
+    owner, _ = loop_owner.owner_of(target, scenario, result.found, result.found.kinds)
+    return result.found.kinds, owner.value
+
+
+@pytest.mark.slow
+def test_the_trimming_class_counts_only_what_the_trim_caused() -> None:
+    """A failed tool that raises out of the turn breaks the next request with no
+    trim at all: the plain agent fails the same way, so it is no finding of the
+    trimming class (it was its reproduction before); a trim that cuts through
+    units still is, and it is the configuration's."""
+    from loops_fake import idle_on_raising_release
+
+    kinds, owner = _search_trim(idle_on_raising_release, accept=False)
+    assert kinds and owner == "framework"
+    assert _search_trim(idle_on_raising_release, accept=True) == (frozenset(), "")
+    cutting = FakeAgent(keep_last=3, trim_units=False, release="raises_on_fail")
+    kinds, owner = _search_trim(cutting, accept=True)
+    assert "orphaned_result" in kinds and owner == "configuration"
+
+
+def test_the_trimming_class_accepts_a_schedule_only_if_the_trim_caused_it() -> None:
+    """The fast twin: the defining event of the trimming class on two given
+    schedules, a failed tool raising out of the turn (no trim fired) and a
+    trim that cuts a result from its call."""
+    from loops_fake import idle_on_raising_release
+
+    from prunecheck.model.incidents import IncidentKind
+    from prunecheck.sim.api.loop_owner import defining_event
+    from prunecheck.sim.drivers.action_search import rerun
+    from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
+    from prunecheck.sim.subjects.loops.steps import Fail
+    from prunecheck.sim.subjects.loops.system import LoopSystem
+    from prunecheck.sim.subjects.loops.target import LoopTarget
+
+    trim = SCENARIOS[ScenarioClass.TRIM]
+    every = frozenset(k.value for k in IncidentKind)
+    failed: list[Step] = [User("u1"), ReplyStep("", (CALL, OTHER)), Complete("call_2", "B"),
+                          Fail("call_1", "disk"), User("u2")]  # fmt: skip
+    cut: list[Step] = [User("u1"), ReplyStep("", (CALL, OTHER)), Complete("call_1", "A"),
+                       Complete("call_2", "B"), ReplyStep("done"), User("u2")]  # fmt: skip
+    cutting = FakeAgent(keep_last=3, trim_units=False, release="raises_on_fail")
+    for agent, steps, expected in ((idle_on_raising_release, failed, False), (cutting, cut, True)):
+        target = LoopTarget("loop:fake:agent", "agent", agent, FakeAdapter())
+        outcome = rerun(LoopSystem(target, trim), steps, known=every)
+        assert outcome is not None and outcome.violations, steps
+        accept = defining_event(target, trim)
+        assert accept is not None and accept(outcome) is expected

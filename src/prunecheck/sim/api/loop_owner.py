@@ -30,7 +30,9 @@ configuration's findings; ``--fail-on-framework`` gates on the framework's
 too (:mod:`prunecheck.sim.cli.loop_runs`).  Every violation kind found in a
 class is reported: :func:`every_kind` searches the class again, past the
 kinds found so far (:func:`prunecheck.sim.drivers.action_search.search`'s
-``known``), until a search finds no new kind.
+``known``), until a search finds no new kind.  The trimming class's search
+requires its defining event (:func:`defining_event`): a schedule that breaks
+the plain agent the same way is no finding of the user's trim.
 """
 
 from __future__ import annotations
@@ -43,12 +45,21 @@ from enum import StrEnum
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.sim.drivers.action_search import Outcome, SearchOutcome, rerun, search
 from prunecheck.sim.evidence.loop_failures import framework_versions
-from prunecheck.sim.subjects.loops.scenarios import Scenario
+from prunecheck.sim.subjects.loops.scenarios import Scenario, ScenarioClass
 from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import LoopTarget
 
-__all__ = ["ROUNDS", "Finding", "Owner", "every_kind", "owner_of", "plain_target", "versions"]
+__all__ = [
+    "ROUNDS",
+    "Finding",
+    "Owner",
+    "defining_event",
+    "every_kind",
+    "owner_of",
+    "plain_target",
+    "versions",
+]
 
 #: Searches of one class at most after its first finding (each past the kinds found so far).
 ROUNDS = 3
@@ -130,6 +141,27 @@ def owner_of(
     )
 
 
+def defining_event(
+    target: LoopTarget, scenario: Scenario
+) -> Callable[[Outcome[Step]], bool] | None:
+    """What makes a run a finding *of* ``scenario``, or None: any violation.
+
+    The trimming class is about the user's trim: a schedule that breaks the
+    framework's plain agent the same way (a failed tool, no trim at all)
+    shows nothing of it, and is no finding of that class (it is one of the
+    class its own event belongs to: a tool failure, a cancel).  Every other
+    class's own step is in its schedules by construction.
+    """
+    if scenario.name is not ScenarioClass.TRIM or plain_target(target) is None:
+        return None
+
+    def accept(outcome: Outcome[Step]) -> bool:
+        owner, _ = owner_of(target, scenario, outcome, outcome.kinds)
+        return owner is Owner.CONFIGURATION
+
+    return accept
+
+
 def every_kind(
     target: LoopTarget,
     scenario: Scenario,
@@ -161,7 +193,7 @@ def every_kind(
             break
         system = LoopSystem(target, scenario, max_steps)
         more = search(system, seed=seed + n + 1, max_examples=left, deadline=deadline,
-                      known=known)  # fmt: skip
+                      known=known, accept=defining_event(target, scenario))  # fmt: skip
         found = more.found
         left = max(left - more.examples, max_examples // 10, 1)
     return tuple(findings)

@@ -45,7 +45,7 @@ from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import LoopTarget
 
-from .loop_owner import Finding, Owner, every_kind, versions
+from .loop_owner import Finding, Owner, defining_event, every_kind, versions
 from .loop_reach import Figures, grow_search
 
 __all__ = [
@@ -361,12 +361,16 @@ def search_scenario(
 
     Parameters as :func:`prunecheck.sim.drivers.action_search.search`;
     ``max_steps`` bounds one schedule; ``grow``: False searches the given shape only.
+    The trimming class counts only schedules its user's trim caused
+    (:func:`.loop_owner.defining_event`).
     """
+    accept = defining_event(target, scenario)
 
     def searcher(chosen: Scenario, steps: int, examples: int) -> SearchOutcome[Step]:
         system = LoopSystem(target, chosen, steps)
         return search(system, seed=seed, max_examples=examples, shrink_runs=shrink_runs,
-                      polish_runs=polish_runs, deadline=deadline, kinds=kinds)  # fmt: skip
+                      polish_runs=polish_runs, deadline=deadline, kinds=kinds,
+                      accept=accept)  # fmt: skip
 
     return grow_search(target, scenario, max_steps, max_examples, searcher, grow=grow)
 

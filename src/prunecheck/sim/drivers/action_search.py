@@ -232,6 +232,7 @@ def minimize(
     budget: int | None = None,
     on_run: Callable[[], None] | None = None,
     known: frozenset[str] = frozenset(),
+    accept: Callable[[Outcome[A]], bool] | None = None,
 ) -> Outcome[A]:
     """Delete actions while the sequence still fails with the same violation kinds
     (those not ``known``: a run goes on past known kinds, as the search's did).
@@ -250,7 +251,12 @@ def minimize(
             on_run()
         kept = [step for p, step in enumerate(steps) if p not in drop]
         trial = rerun(system, kept, known=known)
-        if trial is not None and trial.kinds - known and trial.kinds - known >= best.kinds - known:
+        if (
+            trial is not None
+            and trial.kinds - known
+            and trial.kinds - known >= best.kinds - known
+            and (accept is None or accept(trial))
+        ):
             best = trial
             return trial.steps
         return None
@@ -270,6 +276,7 @@ def search(
     deadline: float | None = None,
     kinds: frozenset[str] | None = None,
     known: frozenset[str] = frozenset(),
+    accept: Callable[[Outcome[A]], bool] | None = None,
 ) -> SearchOutcome[A]:
     """Search for an action sequence on which ``system`` breaks (see the module's docs).
 
@@ -295,6 +302,10 @@ def search(
         Violation kinds already found: a run goes on past them, and a
         finding needs a kind not among them (every kind of a class is
         found by searching again with the kinds found so far).
+    accept : callable or None
+        A run that breaks the subject is a finding only if ``accept`` says
+        so (a class's defining event: an agent loop's trimming class wants
+        the user's trim to have caused it); shrinking keeps it so.  None: any.
     """
     shrink = SHRINK_RUNS if shrink_runs is None else shrink_runs
     polish = POLISH_RUNS if polish_runs is None else polish_runs
@@ -322,7 +333,7 @@ def search(
 
         outcome = _generate(system, draw, exercised, tally, known=known)
         new = outcome.kinds - known
-        if new and (kinds is None or new & kinds):
+        if new and (kinds is None or new & kinds) and (accept is None or accept(outcome)):
             if not first:
                 first.append(len(outcome.steps))
             if not best or len(outcome.steps) < len(best[0].steps):
@@ -356,7 +367,7 @@ def search(
         def count() -> None:
             state["schedules"] += 1
 
-        found = minimize(system, found, budget=polish, on_run=count, known=known)
+        found = minimize(system, found, budget=polish, on_run=count, known=known, accept=accept)
     return SearchOutcome(
         found,
         state["examples"],
