@@ -267,7 +267,7 @@ def _search_trim(agent: FakeAgent, accept: bool) -> tuple[frozenset[str], str]:
     scenario = SCENARIOS[ScenarioClass.TRIM]
     real = loop_owner.defining_event
     if not accept:
-        loop_owner.defining_event = lambda *_: None  # type: ignore[assignment]
+        loop_owner.defining_event = lambda *_: None
     try:
         from prunecheck.sim.api import loop_verdict
 
@@ -275,7 +275,7 @@ def _search_trim(agent: FakeAgent, accept: bool) -> tuple[frozenset[str], str]:
         result = search_scenario(target, scenario, seed=1, max_examples=12, shrink_runs=2,
                                  polish_runs=8)  # fmt: skip
     finally:
-        loop_owner.defining_event = real  # type: ignore[assignment]
+        loop_owner.defining_event = real
         loop_verdict.defining_event = real  # type: ignore[attr-defined]
     if result.found is None:
         return frozenset(), ""
