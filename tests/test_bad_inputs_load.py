@@ -55,7 +55,7 @@ CASES = [
     _c("run-ctrl-c", f"check loop:{BAD}:ctrl_c_in_run {_ONE}", status=130),
     # the adapter and the framework's release
     _c("adapter-import-error", f"check loop:{LOAD}/pydantic_ai_string.py:agent {_ONE}",
-       needle="cannot import name 'repair_messages'"),
+       needle="cannot import name 'RunCancelled'"),
     _c("framework-too-old", f"check loop:{LOAD}/pydantic_ai_string.py:agent {_ONE}",
        needle="pydantic-ai-slim 2.10.0 is installed"),
     _c("framework-named-too-old", f"search loop:pydantic-ai:{LOAD}/pydantic_ai_string.py:agent",
@@ -76,9 +76,9 @@ def _too_old(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _moved(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pydantic_ai.messages
+    import pydantic_ai.exceptions
 
-    monkeypatch.delattr(pydantic_ai.messages, "repair_messages")  # as in a release before it
+    monkeypatch.delattr(pydantic_ai.exceptions, "RunCancelled")  # as if a release moved it
 
 
 def _short(monkeypatch: pytest.MonkeyPatch) -> None:

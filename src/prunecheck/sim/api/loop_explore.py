@@ -23,6 +23,8 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.sim.api.loop_api import loop_target
 from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, cell_of, not_applicable_reason
 from prunecheck.sim.drivers.action_explore import ExploreOutcome, explore_actions
+from prunecheck.sim.subjects.loops.confine import confined
+from prunecheck.sim.subjects.loops.offline import offline
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
 from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.system import LoopSystem
@@ -100,8 +102,9 @@ def explore_loop(
 
     try:
         kinds = None if target is None else frozenset(target)
-        outcome = explore_actions(system, depth=depth, values=values, max_runs=max_runs,
-                                  deadline=deadline, kinds=kinds, on_depth=told)  # fmt: skip
+        with confined(), offline():  # the agent's code: offline, in the cage
+            outcome = explore_actions(system, depth=depth, values=values, max_runs=max_runs,
+                                      deadline=deadline, kinds=kinds, on_depth=told)  # fmt: skip
     finally:
         bar.close()
     return LoopExplore(subject, chosen, outcome)

@@ -39,7 +39,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from prunecheck.sim.drivers.action_search import Outcome, SearchOutcome, search
+from prunecheck.sim.subjects.loops.confine import confined
 from prunecheck.sim.subjects.loops.contract import Capability
+from prunecheck.sim.subjects.loops.offline import offline
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
 from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.system import LoopSystem
@@ -372,7 +374,8 @@ def search_scenario(
                       polish_runs=polish_runs, deadline=deadline, kinds=kinds,
                       accept=accept)  # fmt: skip
 
-    return grow_search(target, scenario, max_steps, max_examples, searcher, grow=grow)
+    with confined(), offline():  # the agent's code: offline, in the cage
+        return grow_search(target, scenario, max_steps, max_examples, searcher, grow=grow)
 
 
 def cell_of(

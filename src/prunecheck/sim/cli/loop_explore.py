@@ -27,6 +27,8 @@ from prunecheck.sim.cli.loop_options import (
 )
 from prunecheck.sim.evidence.loop_bundle import write_bundle
 from prunecheck.sim.evidence.loop_narrative import narrative
+from prunecheck.sim.subjects.loops.confine import confined
+from prunecheck.sim.subjects.loops.offline import Offline, offline
 from prunecheck.sim.subjects.loops.story import retell
 from prunecheck.sim.subjects.loops.target import load_target
 from prunecheck.sim.support.progress import progress_for
@@ -88,6 +90,11 @@ def _refuse(args: argparse.Namespace) -> None:
 
 def explore_loop_command(args: argparse.Namespace) -> int:
     """``prunecheck explore loop:… --depth N``: the walk, its verdict, a bundle."""
+    with confined(), offline() as net:
+        return _explore_loop_command(args, net)
+
+
+def _explore_loop_command(args: argparse.Namespace, net: Offline) -> int:
     from prunecheck.sim.cli.driver_options import parse_target
     from prunecheck.sim.cli.loop_output import loop_explore_document
 
@@ -119,6 +126,7 @@ def explore_loop_command(args: argparse.Namespace) -> int:
         f"{walk.search.examples} schedules walked, {walk.search.steps} steps, depth "
         f"{walk.depth} of {args.depth} complete; {args.values or 'all'} value(s) per draw"
     )
+    print(net.line())
     folder: Path | None = None
     status: int
     what = "no schedule" if kinds is None else f"no {'/'.join(sorted(kinds))} in any schedule"
@@ -148,5 +156,6 @@ def explore_loop_command(args: argparse.Namespace) -> int:
         status = vacuous_status(0, vacuous, args)
     if args.json:
         checked = LoopCheck(target, (cell,), 0)
-        record(args, loop_explore_document(checked, folder, status, max_steps=args.depth))
+        record(args, loop_explore_document(checked, folder, status, max_steps=args.depth,
+                                           offline=net.to_json()))  # fmt: skip
     return status

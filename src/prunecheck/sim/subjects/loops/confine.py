@@ -143,14 +143,21 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
-def _subreaper(on: bool) -> None:
-    """Make this process the subreaper of its descendants' orphans (Linux)."""
+def _subreaper(on: bool) -> bool:
+    """Make this process the subreaper of its descendants' orphans, or not
+    (Linux; elsewhere nothing); whether it was one before."""
     if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError, ValueError):
+        return False
+    try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        libc = ctypes.CDLL(None, use_errno=True)
+        was = ctypes.c_int(0)
+        libc.prctl(37, ctypes.byref(was), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+        libc.prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        return bool(was.value)
+    except (OSError, AttributeError, ValueError):
+        return False
 
 
 def end_helpers(before: set[int]) -> list[int]:
@@ -206,7 +213,7 @@ def confined() -> Iterator[Cage]:
     if main:
         cage.saved["sigint"] = signal.signal(signal.SIGINT, _on_sigint)
     os._exit = _fake_exit
-    _subreaper(True)
+    reaper = _subreaper(True)
     _CAGES.append(cage)
     try:
         yield cage
@@ -218,7 +225,7 @@ def confined() -> Iterator[Cage]:
         if main:
             signal.signal(signal.SIGINT, cage.saved["sigint"])
         end_helpers(cage.children)
-        _subreaper(False)
+        _subreaper(reaper)
         LINGERING[:] = _lingering(cage.threads)
 
 

@@ -17,7 +17,8 @@ loop is quiescent, the clock moves :data:`HANG_DEADLINE` virtual seconds on,
 and a turn still running then is a ``hang``.
 
 The user's code runs in the cage (:func:`.confine.user_code`): each run
-(one schedule) has :data:`.confine.SCHEDULE_TIMEOUT` real seconds, and code
+(one schedule) has :data:`.confine.SCHEDULE_TIMEOUT` real seconds for its
+steps, and code
 that exits, raises ``KeyboardInterrupt`` or blocks past them ends the check
 with its error (:class:`.confine.Abort`), as does an ``ImportError`` a turn
 raises (an adapter or a framework module that moved: never a schedule's
@@ -38,7 +39,7 @@ import tempfile
 import time
 import warnings
 from collections import deque
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -186,7 +187,7 @@ class LoopRun:
 
     def _set_up(self, adapter: Adapter, target: object, store: Path | None) -> None:
         self.adapter, self.target = adapter, target
-        self._deadline = time.monotonic() + confine.SCHEDULE_TIMEOUT
+        self._spent = 0.0  # real seconds the run's steps took (its schedule's time)
         self._broken: ImportError | None = None
         self._own_store = store is None
         self.store = _fresh_store() if store is None else store
@@ -291,9 +292,7 @@ class LoopRun:
         self._check_enabled(step)
         self.steps.append(step)
         disruptions = self.ledger.disruptions
-        with confine.user_code(f"the {self.adapter.framework} agent",
-                               f"step {len(self.steps)} ({step.kind}) of a schedule ran",
-                               deadline=self._deadline):  # fmt: skip
+        with self._caged(f"step {len(self.steps)} ({step.kind}) of a schedule ran"):
             self._apply(step)
         if self.ledger.disruptions != disruptions:
             self._witness_history()  # what the loop still holds after a cancel or a raise
@@ -365,6 +364,20 @@ class LoopRun:
             ok = up and getattr(step, "call", "") in self.waiting_calls()
         if not ok:
             raise StepRefused(f"step {len(self.steps)} ({step.kind}) is not enabled now")
+
+    @contextlib.contextmanager
+    def _caged(self, doing: str) -> Iterator[None]:
+        """Run a stretch of the agent's code in the cage, within what is left
+        of the run's :data:`.confine.SCHEDULE_TIMEOUT` (the time its steps took,
+        not the time since it was made: a driver may keep a run a while)."""
+        started = time.monotonic()
+        left = confine.SCHEDULE_TIMEOUT - self._spent
+        try:
+            with confine.user_code(f"the {self.adapter.framework} agent", doing,
+                                   deadline=started + left):  # fmt: skip
+                yield
+        finally:
+            self._spent += time.monotonic() - started
 
     def _witness_history(self) -> None:
         """Witness the units the loop's own history holds (after a disruption,
@@ -491,8 +504,7 @@ class LoopRun:
     def _open(self) -> None:
         asyncio.set_event_loop(self._clock)
         try:
-            with confine.user_code(f"the {self.adapter.framework} agent",
-                                   "its loop was opened", deadline=self._deadline):  # fmt: skip
+            with self._caged("its loop was opened"):
                 self.loop = self.adapter.open(self.target, self)
         except Exception as exc:
             raise LoopError(

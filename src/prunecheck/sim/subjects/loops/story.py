@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 from prunecheck.model.incidents import Incident
 
+from .confine import confined
 from .contract import Adapter
 from .ledger import Ledger
+from .offline import offline
 from .scheduler import LoopRun, StepRefused
 from .steps import Step
 
@@ -50,7 +52,7 @@ class Story:
 
 def retell(adapter: Adapter, target: object, steps: Sequence[Step]) -> Story:
     """Run ``steps`` keeping everything (every step, also past a violation)."""
-    with LoopRun(adapter, target) as run:
+    with confined(), offline(), LoopRun(adapter, target) as run:
         refused = None
         for i, step in enumerate(steps):
             try:

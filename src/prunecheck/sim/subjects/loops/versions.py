@@ -8,7 +8,8 @@ releases it was actually run on (``tested``: the oldest and the newest).
 :func:`check_supported` refuses an installed release outside the range
 (exit status 2, naming the installed and the supported releases, and what
 to install), before anything of the framework is imported; a distribution
-not installed is :func:`installed`'s None.
+not installed is :func:`installed`'s None.  ``make test-all`` runs each
+adapter on its oldest tested release (``tests/test_loop_releases.py``).
 """
 
 from __future__ import annotations
@@ -70,10 +71,16 @@ class Supported:
     tested : tuple[str, ...]
         The releases of the first distribution the adapter was run on
         (its tests: the newest; a release's own venv: the oldest).
+    oldest_pins : tuple[str, ...]
+        The requirement set the oldest tested release was run with
+        (``tests/test_loop_releases.py`` builds its venv with
+        ``known_bugs/venvs.py`` and checks an example agent there); empty
+        while only the newest was run.
     """
 
     needs: tuple[Needs, ...]
     tested: tuple[str, ...]
+    oldest_pins: tuple[str, ...] = ()
 
     @property
     def dist(self) -> str:

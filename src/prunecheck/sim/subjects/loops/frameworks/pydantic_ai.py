@@ -52,7 +52,11 @@ __all__ = ["SUPPORTED", "Persist", "PydanticAIAdapter", "render_messages"]
 
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
-SUPPORTED = Supported((Needs("pydantic-ai-slim", "2.68.0", "3"),), tested=("2.68.0",))
+SUPPORTED = Supported(
+    (Needs("pydantic-ai-slim", "2.37.0", "3"),),
+    tested=("2.37.0", "2.68.0"),
+    oldest_pins=("pydantic-ai-slim==2.37.0",),
+)
 
 _FILE = "pydantic-ai-messages.json"
 
@@ -315,11 +319,12 @@ class _PydanticAILoop:
     async def _drive(self, prompt: str | None, deferred: Any = None) -> None:
         from pydantic_ai import DeferredToolRequests
         from pydantic_ai.exceptions import RunCancelled
-        from pydantic_ai.messages import repair_messages
 
         inline_executor()
         history = self._load()
         if prompt is not None and self._adapter.repair_on_new_message:
+            from pydantic_ai.messages import repair_messages  # 2.68 has it, 2.37 not
+
             history = repair_messages(history)
         agent = self._agent
         with agent.override(tools=[], toolsets=self._toolsets):

@@ -1,0 +1,60 @@
+"""Each loop adapter on the oldest release it claims (issue 31, "Versions"):
+a venv with the adapter's ``SUPPORTED.oldest_pins`` (built from PyPI by
+``known_bugs/venvs.py``, reused once built) checks one example agent, and the
+check runs: a verdict (exit 0 or 1), never exit 2 (an adapter that cannot
+drive that release) nor "vacuous".  Slow (``make test-all``): a venv build
+takes minutes the first time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prunecheck.sim.subjects.loops.target import FRAMEWORKS, adapter_named
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The example agent each framework's oldest release checks.
+EXAMPLES = {
+    "pydantic-ai": "examples/loops/pydantic_ai_turns.py:agent",
+    "openai-agents": "examples/loops/openai_agents_turns.py:app",
+    "langgraph": "examples/loops/langgraph_trim.py:agent",
+    "autogen": "examples/loops/autogen_token_limited.py:agent",
+}
+
+
+def test_every_framework_has_an_example() -> None:
+    assert set(EXAMPLES) == set(FRAMEWORKS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(FRAMEWORKS))
+def test_the_oldest_supported_release_runs_a_check(name: str, tmp_path: Path) -> None:
+    supported = adapter_named(name).supported  # type: ignore[attr-defined]
+    if not supported.oldest_pins:
+        pytest.skip(f"{name}: only its newest release was run (no oldest_pins)")
+    sys.path.insert(0, str(ROOT))
+    try:
+        from known_bugs.venvs import build
+    finally:
+        sys.path.remove(str(ROOT))
+    venv = build(tuple(sorted(supported.oldest_pins)))
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PRUNECHECK_FAILURES"] = str(tmp_path / "failures")
+    done = subprocess.run(
+        [str(venv / "bin" / "prunecheck"), "check", f"loop:{EXAMPLES[name]}",
+         "--max-examples", "40", "--json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert json.loads(done.stdout)["details"]["vacuous"] is False, done.stdout[-2000:]
+    assert supported.tested[0] in subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         f"import importlib.metadata as m; print(m.version({supported.dist!r}))"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
