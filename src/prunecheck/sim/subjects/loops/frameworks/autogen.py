@@ -47,8 +47,9 @@ __all__ = ["SUPPORTED", "AutoGenAdapter", "AutoGenLoop", "state_file"]
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
 SUPPORTED = Supported(
-    (Needs("autogen-agentchat", "0.7.5", "0.8"), Needs("autogen-core", "0.7.5", "0.8")),
-    tested=("0.7.5",),
+    (Needs("autogen-agentchat", "0.7.1", "0.8"), Needs("autogen-core", "0.7.1", "0.8")),
+    tested=("0.7.1", "0.7.5"),
+    oldest_pins=("autogen-agentchat==0.7.1", "autogen-core==0.7.1", "autogen-ext==0.7.1"),
 )
 
 _UNTRIMMED = "UnboundedChatCompletionContext"
