@@ -154,3 +154,20 @@ def test_a_hand_built_langgraph_graph_with_a_sync_node_is_driven() -> None:
     assert last[-1]["content"] == "A" and run.incidents == []
     assert _threads() <= before
     assert [step_to_json(s)["kind"] for s in run.steps] == ["user", "reply", "complete", "reply"]
+
+
+def test_a_stuck_function_is_named_through_the_frameworks_wrappers() -> None:
+    import contextvars
+    import functools
+
+    def keep_last(messages: list[str]) -> list[str]:
+        return messages
+
+    def call_with_sync_agent_guard() -> list[str]:  # pydantic-ai's wrapper of a sync callback
+        return keep_last([])
+
+    call_with_sync_agent_guard.__module__ = "pydantic_ai._utils"
+    wrapped = functools.partial(contextvars.copy_context().run, call_with_sync_agent_guard)
+    assert handoff._name(wrapped, ()) == (
+        "test_a_stuck_function_is_named_through_the_frameworks_wrappers.<locals>.keep_last"
+    )

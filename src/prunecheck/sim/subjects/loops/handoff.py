@@ -181,9 +181,17 @@ class Handoff(concurrent.futures.ThreadPoolExecutor):
         self._workers = [w for w in self._workers if w.is_alive()]
 
 
+#: Packages whose wrappers stand between a framework's executor call and the user's function.
+_WRAPPERS = (
+    "pydantic_ai", "anyio", "langchain", "langchain_core", "langgraph", "agents", "autogen_core",
+    "autogen_agentchat", "asyncio", "functools", "contextvars",
+)  # fmt: skip
+
+
 def _name(fn: Any, args: tuple[Any, ...]) -> str:
-    """The user's function behind ``fn`` (unwrapping ``functools.partial`` and ``Context.run``)."""
-    for _ in range(4):
+    """The user's function behind ``fn``: ``functools.partial``, ``Context.run`` and a
+    framework's wrapper closures (pydantic-ai's sync-callback guard) unwrapped."""
+    for _ in range(6):
         if isinstance(fn, functools.partial):
             fn, args = fn.func, (*fn.args, *args)
         elif (
@@ -192,6 +200,12 @@ def _name(fn: Any, args: tuple[Any, ...]) -> str:
             and args
         ):
             fn, args = args[0], args[1:]
+        elif str(getattr(fn, "__module__", "")).split(".")[0] in _WRAPPERS:
+            inner = [c.cell_contents for c in getattr(fn, "__closure__", None) or ()
+                     if callable(getattr(c, "cell_contents", None))]  # fmt: skip
+            if not inner:
+                break
+            fn = inner[0]
         else:
             break
     return str(getattr(fn, "__qualname__", None) or repr(fn))

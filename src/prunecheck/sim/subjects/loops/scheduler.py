@@ -436,9 +436,11 @@ class LoopRun:
         try:
             settle()
         except LoopStuck as exc:
-            raise LoopError(f"the {self.adapter.framework} loop", str(exc),
-                            "an adapter must await only the harness (model, tool) "
-                            "and the framework's own work") from None  # fmt: skip
+            hint = ("make it return (or wait on the model or a tool), or make it async"
+                    if str(exc).startswith("a sync function") else
+                    "an adapter must await only the harness (model, tool) "
+                    "and the framework's own work")  # fmt: skip
+            raise LoopError(f"the {self.adapter.framework} loop", str(exc), hint) from None
         if self._broken is not None:
             raise confine.Abort(self._import_error(self._broken))
 
