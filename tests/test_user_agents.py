@@ -139,15 +139,12 @@ ROWS: tuple[Row, ...] = (
         Expect.UNSAFE,
         STRUCTURAL,
         scenario=None,
-        wrong_today="trim cell safe: the sync pre_model_hook runs and is the trim hook now, "
-        "but 8,000 tokens are never reached",
     ),
     # 4. Character budgets (20,000 characters).
     Row(
         "oa_char_budget.py:app",
         Expect.UNSAFE,
         STRUCTURAL,
-        wrong_today=f"trim cell safe: 20,000 characters are never reached{_NO_WORD}",
     ),
     Row(
         "lc_char_budget.py:agent",
@@ -212,7 +209,7 @@ ROWS: tuple[Row, ...] = (
     ),
     # 10. A threshold never reached: vacuous, with figures.
     Row("oa_never_fires.py:app", Expect.VACUOUS, figure="400", wrong_today=_NOT_VACUOUS),
-    Row("ag_buffered_large.py:agent", Expect.VACUOUS, figure="200", wrong_today=_NOT_VACUOUS),
+    Row("ag_buffered_large.py:agent", Expect.VACUOUS, figure="200"),
 )
 
 

@@ -147,8 +147,15 @@ class Watch:
 
 
 def _rewritten(body: Mapping[str, object], ledger: Ledger) -> bool:
-    """A result sent that is not the text its tool returned (cleared, cut, summarized)."""
-    _, results = calls_and_results(body)
+    """A result sent that is not the text its tool returned (cleared, cut,
+    summarized); or half of a pair gone since the last disruption: a call
+    sent without the result its tool returned, a result without its call."""
+    calls, results = calls_and_results(body)
+    since = ledger.last_disruption
+    for cid in calls.keys() ^ results.keys():
+        done = ledger.executed(cid)
+        if cid in ledger.issued and done is not None and done.ended > since:
+            return True
     for cid, text in results.items():
         done = ledger.executed(cid)
         output = done.output if done is not None and done.end is BodyEnd.OK else None
