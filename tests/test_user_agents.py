@@ -132,7 +132,6 @@ ROWS: tuple[Row, ...] = (
         "ag_token_limited.py:agent",
         Expect.UNSAFE,
         STRUCTURAL,
-        wrong_today=f"trim cell safe: 8,000 tokens are never reached{_NO_WORD}",
     ),
     Row(
         "lg_react_pre_model_hook.py:agent",
