@@ -335,8 +335,10 @@ def check_loop(
         result = search_scenario(target, scenario, seed=seed, max_examples=share,
                                  max_steps=max_steps, deadline=deadline, grow=grow)  # fmt: skip
         cell = cell_of(scenario, result, target)
-        if cell.verdict is CellVerdict.VACUOUS and cell.figures is not None and (
-            cell.figures.rung and not cell.figures.fired
+        if (
+            cell.verdict is CellVerdict.VACUOUS
+            and cell.figures is not None
+            and (cell.figures.rung and not cell.figures.fired)
         ):
             grow = False  # it never fired at the top: the next classes are not grown again
         if result.found is not None:  # every kind of the class, and whose each is
