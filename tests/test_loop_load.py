@@ -47,7 +47,12 @@ def _import(path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("agent", "framework"),
-    [("pydantic_ai_string.py:agent", "pydantic-ai"), ("langchain_string.py:build", "langgraph")],
+    [
+        ("pydantic_ai_string.py:agent", "pydantic-ai"),
+        # importing langchain_openai costs about 2 s of CPU: make test-all (the fast twin:
+        # tests/test_user_agents.py loads lc_provider_string.py without keys)
+        pytest.param("langchain_string.py:build", "langgraph", marks=pytest.mark.slow),
+    ],
 )
 def test_a_provider_string_model_loads_and_runs_without_keys(
     agent: str, framework: str, no_keys: None, capsys: pytest.CaptureFixture[str]
