@@ -167,7 +167,7 @@ def test_a_thread_the_agent_leaves_running_does_not_keep_prunecheck_alive(
          *_ONE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "no schedule broke it" in done.stdout
+    assert "\nverdict: " in done.stdout  # the whole output, then the end
     assert time.monotonic() - started < 300  # the thread sleeps 600 s: it was not waited for
 
 

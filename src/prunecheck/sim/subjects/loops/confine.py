@@ -218,7 +218,9 @@ def confined() -> Iterator[Cage]:
     try:
         yield cage
     except Abort as abort:
-        raise abort.error from None
+        error = abort.error
+        _forget(abort)
+        raise error from None
     finally:
         _CAGES.clear()
         os._exit = cage.saved["_exit"]
@@ -227,6 +229,31 @@ def confined() -> Iterator[Cage]:
         end_helpers(cage.children)
         _subreaper(reaper)
         LINGERING[:] = _lingering(cage.threads)
+
+
+def _forget(exc: BaseException) -> None:
+    """Drop what an abort still holds of the run it ended (its tracebacks' frames:
+    the framework's suspended generators), quietly: finalized later, at exit,
+    their ``finally`` clauses would print tracebacks about a run that is gone."""
+    import gc
+
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _: None
+    try:
+        seen: set[int] = set()
+        chain: BaseException | None = exc
+        while chain is not None and id(chain) not in seen:
+            seen.add(id(chain))
+            tb = chain.__traceback__
+            while tb is not None:
+                with contextlib.suppress(RuntimeError):  # a frame still running
+                    tb.tb_frame.clear()
+                tb = tb.tb_next
+            chain.__traceback__ = None
+            chain = chain.__context__ or chain.__cause__
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
 
 
 def _describe(exc: BaseException) -> str:
