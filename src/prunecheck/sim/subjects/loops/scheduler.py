@@ -117,7 +117,7 @@ def _set_heap_aside() -> bool:
     return True
 
 
-def _drop(clocks: list[VirtualLoop]) -> None:
+def _drop(clocks: list[VirtualLoop], *, forget_them: bool = True) -> None:
     """Discard event loops and collect what they held, quietly.
 
     The tasks of a crashed (or finished) run are never resumed; when the
@@ -134,7 +134,8 @@ def _drop(clocks: list[VirtualLoop]) -> None:
             warnings.simplefilter("ignore", RuntimeWarning)  # "coroutine ... never awaited"
             for clock in clocks:
                 clock.discard()
-                forget(clock)
+                if forget_them:
+                    forget(clock)
             clocks.clear()
             gc.collect()
     finally:
@@ -200,6 +201,7 @@ class LoopRun:
         self.phase = Phase.UP
         self.epoch = 0
         self._closed = False
+        self._fatal = False
         self._seen: set[tuple[str, tuple[str, ...], str]] = set()
         self._requests: deque[asyncio.Future[Reply]] = deque()
         self._waiting: dict[str, list[_Waiting]] = {}
@@ -292,8 +294,12 @@ class LoopRun:
         self._check_enabled(step)
         self.steps.append(step)
         disruptions = self.ledger.disruptions
-        with self._caged(f"step {len(self.steps)} ({step.kind}) of a schedule ran"):
-            self._apply(step)
+        try:
+            with self._caged(f"step {len(self.steps)} ({step.kind}) of a schedule ran"):
+                self._apply(step)
+        except BaseException:
+            self._fatal = True  # the check ends here: see close()
+            raise
         if self.ledger.disruptions != disruptions:
             self._witness_history()  # what the loop still holds after a cancel or a raise
         return self.incidents[before:]
@@ -530,7 +536,11 @@ class LoopRun:
         self._requests.clear()
         self._waiting.clear()
         self._graveyard.clear()
-        _drop(clocks)
+        # a run that ended the check (the agent exited, hung, or an import
+        # failed) leaves its debris where the frameworks put it: collected
+        # later, outside the quiet collection below, its finally clauses would
+        # print to stderr under the one paragraph the check ends with
+        _drop(clocks, forget_them=not self._fatal)
         self._put_heap_back()
         if self._own_store:
             shutil.rmtree(self.store, ignore_errors=True)
