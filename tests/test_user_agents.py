@@ -53,10 +53,6 @@ _LC_IMPORT = (
     "exit 2: it imports now (placeholder keys), but a module-level compiled graph is no "
     "factory the LangGraph adapter accepts"
 )
-_LC_STATELESS = (
-    "exit 1, UNSAFE silent_loss in every class: a raised or cancelled turn's results are lost "
-    "by the stateless app pattern (shared by every configuration), not by the middleware"
-)
 _NOT_VACUOUS = "trim cell safe (its key step is any reply): no word that the trimmer never fired"
 
 
@@ -197,15 +193,10 @@ ROWS: tuple[Row, ...] = (
         wrong_today="UNSAFE synthesized_result in every class: the placeholder is taken for an "
         "invented result",
     ),
-    Row("lc_clear_tool_outputs.py:agent", Expect.SAFE, wrong_today=_LC_STATELESS),
+    Row("lc_clear_tool_outputs.py:agent", Expect.SAFE),
     # 9. Whole calls dropped with their results: a history every provider accepts.
-    Row("lc_drop_whole_calls.py:agent", Expect.SAFE, wrong_today=_LC_STATELESS),
-    Row(
-        "oa_drop_whole_calls.py:app",
-        Expect.SAFE,
-        wrong_today="UNSAFE invalid_prune: one call of a batch dropped with its output is "
-        "called a split unit",
-    ),
+    Row("lc_drop_whole_calls.py:agent", Expect.SAFE),
+    Row("oa_drop_whole_calls.py:app", Expect.SAFE),
     # 10. A threshold never reached: vacuous, with figures.
     Row("oa_never_fires.py:app", Expect.VACUOUS, figure="400", wrong_today=_NOT_VACUOUS),
     Row("ag_buffered_large.py:agent", Expect.VACUOUS, figure="200"),

@@ -29,6 +29,7 @@ from prunecheck.model.provider import Provider
 from prunecheck.model.trace import Trace
 from prunecheck.sim.api.minimal import AIM
 from prunecheck.sim.reports.claims import INVARIANT
+from prunecheck.sim.reports.same_trimmer import SAME_TRIMMER, for_policy
 from prunecheck.sim.subjects.catalog import ADAPTERS
 from prunecheck.sim.subjects.frameworks import framework_policy, library_version
 from prunecheck.sim.subjects.frameworks.repro import Capture, capture, script
@@ -285,6 +286,20 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path, base: Path | None = 
             f"| {times} | {shown} |"
         )
     out += ["", longest_line(rows)]
+    differ = [s for s in SAME_TRIMMER if any(r.spec == s.policy for r in rows)]
+    if differ:
+        out += [
+            "",
+            "A trimmer alone is not a trimmer inside its framework's loop, which may "
+            "change what it returns before a request leaves. Where "
+            "[loops.md](loops.md) (each example agent in its framework's own loop) "
+            "differs: "
+            + "; ".join(
+                f"`{s.policy}` is {s.alone} here and {s.in_loop} in `{s.loop}` ({s.why})"
+                for s in differ
+            )
+            + ".",
+        ]
     out += ["", "## Unsafe rows", ""]
     for row in rows:
         bad = {p: c for p, c in row.cells.items() if c.verdict != "safe"}
@@ -292,6 +307,11 @@ def markdown(rows: Sequence[Row], *, seed: int, root: Path, base: Path | None = 
             continue
         out.append(f"### `{row.spec}` ({row.library} {row.version})")
         out.append("")
+        same = for_policy(row.spec)
+        if same is not None:  # the same trimmer inside its framework's loop: another verdict
+            out.append(f"* inside its framework's own loop: {same.in_loop} at the trim hook in "
+                       f"[loops.md](loops.md) (`{same.loop}`), while {same.alone} here, alone: "
+                       f"{same.why}. Each verdict holds for the runtime it names.")  # fmt: skip
         for placement, cell in bad.items():
             what = ", ".join(v.replace("_", " ") for v in cell.violations) or cell.error
             out.append(f"* {placement}: {cell.verdict} — {what}")

@@ -38,8 +38,9 @@ from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, LoopCheck, check_loop
 from prunecheck.sim.evidence.loop_bundle import bundle_texts
 from prunecheck.sim.reports.alone import finding_of, run_alone
+from prunecheck.sim.reports.same_trimmer import SAME_TRIMMER, for_loop
 from prunecheck.sim.subjects.loops.contract import Capability
-from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.subjects.loops.target import LoopTarget, load_target
 from prunecheck.sim.subjects.policy_spec import (
     LOOP_PREFIX,
@@ -260,7 +261,7 @@ def _cell(cell: Cell, script: tuple[str, int] | None, guarded: bool = False) -> 
     if cell.verdict is CellVerdict.UNSAFE:
         assert cell.found is not None
         steps = len(cell.found.steps)
-        text = f"**UNSAFE** {cell.kinds} ({steps} steps"
+        text = f"**UNSAFE** {cell.described or cell.kinds} ({steps} steps"
         if steps > MAX_REPRO_STEPS:
             text += f", over the {MAX_REPRO_STEPS}-step aim: the shortest the shrinking found"
         if script is not None:
@@ -315,10 +316,23 @@ def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
                 continue
             cells = [_cell(c, row.scripts.get(c.scenario.name.value), row.guarded)
                      for c in row.check.cells]  # fmt: skip
+            same = for_loop(row.spec)
+            for i, c in enumerate(row.check.cells):
+                if same is not None and c.scenario.name is ScenarioClass.TRIM:
+                    cells[i] += f"; alone {same.alone} ([frameworks.md](frameworks.md) ‡)"
             lines.append(f"| `{row.spec}` | {row.setting} | " + " | ".join(cells)
                          + f" | {row.seconds:.0f} s |")  # fmt: skip
         lines.append("")
     lines += ["## What a trimming guard cannot prevent", "", GUARD_NOTE, ""]
+    differ = [s for s in SAME_TRIMMER if any(r.spec == s.loop for r in rows)]
+    if differ:
+        lines += ["## The same trimmer alone", "",
+                  "‡ A verdict holds for the runtime it names: a trim cell here is the "
+                  "trimmer inside its framework's own loop, "
+                  "[frameworks.md](frameworks.md) checks it alone (prunecheck's model runtime "
+                  "sends what it returns). Where they differ: "
+                  + "; ".join(f"`{s.policy}` ({s.loop}'s trimmer) is {s.alone} alone and "
+                              f"{s.in_loop} here: {s.why}" for s in differ) + ".", ""]  # fmt: skip
     return "\n".join(lines)
 
 
