@@ -326,3 +326,23 @@ def test_the_trimming_class_accepts_a_schedule_only_if_the_trim_caused_it() -> N
         assert outcome is not None and outcome.violations, steps
         accept = defining_event(target, trim)
         assert accept is not None and accept(outcome) is expected
+
+
+def test_clearing_a_placeholder_the_model_was_shown_is_a_clear() -> None:
+    """No tool ran for call_1: the framework answered it 'interrupted', and a
+    later clearing edit turned that answer into '[cleared]': a clear of what
+    the model was shown, not an invented output (the first answer being
+    '[cleared]' would be)."""
+    from prunecheck.sim.subjects.loops.ledger import Received
+
+    led = _ledger()
+    earlier = {"messages": [_assistant(CALL), _tool("call_1", "The tool call was interrupted.")]}
+    led.requests.append(Received(1, earlier))
+    assert judge_request(earlier, led, 1, trims=True) == []
+    later = {"messages": [_assistant(CALL), _tool("call_1", "[cleared]")]}
+    led.requests.append(Received(2, later))
+    assert judge_request(later, led, 2, trims=True) == []
+    fresh = _ledger()
+    fresh.requests.append(Received(2, later))
+    found = judge_request(later, fresh, 2, trims=True)
+    assert [i.kind.value for i in found] == ["synthesized_result"]

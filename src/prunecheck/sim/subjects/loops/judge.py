@@ -168,7 +168,7 @@ def judge_request(
         if cid not in calls:
             found.append(Incident(IncidentKind.ORPHANED_RESULT, step, (cid,),
                                   f"the result of {cid} is sent without its call"))  # fmt: skip
-        found += _judge_result(cid, text, ledger, step)
+        found += _judge_result(cid, text, ledger, step, body)
     for cid, (_, arguments) in calls.items():
         issued = ledger.issued.get(cid)
         if issued is not None and _loads(arguments) != _loads(issued.call.arguments):
@@ -179,7 +179,9 @@ def judge_request(
     return found
 
 
-def _judge_result(cid: str, text: str, ledger: Ledger, step: int) -> list[Incident]:
+def _judge_result(
+    cid: str, text: str, ledger: Ledger, step: int, body: Mapping[str, object]
+) -> list[Incident]:
     """The result ``text`` of ``cid`` against what its tool did (the rule of
     :mod:`.placeholder`: the output, a copy of it, an honest placeholder, or invented)."""
     bodies = ledger.bodies_of(cid)
@@ -207,7 +209,9 @@ def _judge_result(cid: str, text: str, ledger: Ledger, step: int) -> list[Incide
         return []  # an error, a timeout or a refusal, reported by the framework
     if cid not in ledger.issued:
         return []  # an orphan; judged above
-    judged = ruling(text, ran="none", call_words=words, outputs=[b.output for b in bodies])
+    shown = any(cid in calls_and_results(r.body)[1] for r in ledger.requests if r.body is not body)
+    judged = ruling(text, ran="answered" if shown else "none", call_words=words,
+                    outputs=[b.output for b in bodies])  # fmt: skip
     if judged.honest:
         ledger.rule(step, cid, f"the result of {cid} reads {_short(text)}: {judged.why} "
                                "(honest: no tool ran, and it says so)")  # fmt: skip

@@ -14,8 +14,9 @@ A result the model is shown for a call is one of three things:
   call was *not run* (stopped, cancelled, interrupted, skipped), *refused*,
   or it *failed* — and that statement is true of the call (a body that ran
   may be said *cleared*, never *not run*; a call no body ran for may be
-  said *not run*, *refused* or *failed*, never *cleared*: there was nothing
-  to clear), and (3) every other word of it speaks **about the call, never
+  said *not run*, *refused* or *failed*, and *cleared* only once the model
+  was shown a result of it before — a placeholder the framework wrote —,
+  else there was nothing to clear), and (3) every other word of it speaks **about the call, never
   about the world**: after the call's id, its tool's name and its
   arguments' values are set aside, each word is a marker or one of the
   closed :data:`META_WORDS` (function words; tool, call, result, output,
@@ -168,11 +169,15 @@ def holds_copy(text: str, outputs: Iterable[str]) -> bool:
 
 #: What a placeholder may truthfully say, by how the call's body ended:
 #: ``ok`` (its output existed), ``failed`` (it raised or timed out), ``none``
-#: (no body ran to an outcome: never started, cancelled, dropped by a crash).
+#: (no body ran to an outcome: never started, cancelled, dropped by a crash),
+#: ``answered`` (none ran, but the model was shown a result for the call
+#: before, such as the framework's "interrupted" placeholder: clearing that
+#: result later is a clear, not an invention).
 TRUE_OF: Mapping[str, frozenset[str]] = {
     "ok": frozenset({"cleared"}),
     "failed": frozenset({"cleared", "failed"}),
     "none": frozenset({"not run", "refused", "failed"}),
+    "answered": frozenset({"not run", "refused", "failed", "cleared"}),
 }
 
 
@@ -214,7 +219,8 @@ def ruling(
     if not true:
         claim = sorted(found)[0]
         fact = {"ok": "its tool ran and returned", "failed": "its tool ran and failed",
-                "none": "no tool body ran for it"}[ran]  # fmt: skip
+                "none": "no tool body ran for it, nor was a result of it shown before",
+                "answered": "no tool body ran for it"}[ran]  # fmt: skip
         return Ruling(False, claim, f"it says the call was {claim}, but {fact}")
     rule = true[0] if len(true) == 1 else next(r for r in MARKERS if r in true)
     return Ruling(True, rule, f"a placeholder saying the call was {rule}")
