@@ -187,12 +187,7 @@ ROWS: tuple[Row, ...] = (
         "configuration shares, still decides the exit status",
     ),
     # 8. Clearing old tool outputs to an honest placeholder, every pair kept.
-    Row(
-        "pa_clear_tool_outputs.py:agent",
-        Expect.SAFE,
-        wrong_today="UNSAFE synthesized_result in every class: the placeholder is taken for an "
-        "invented result",
-    ),
+    Row("pa_clear_tool_outputs.py:agent", Expect.SAFE),
     Row("lc_clear_tool_outputs.py:agent", Expect.SAFE),
     # 9. Whole calls dropped with their results: a history every provider accepts.
     Row("lc_drop_whole_calls.py:agent", Expect.SAFE),
