@@ -50,3 +50,26 @@ def test_both_pages_check_the_same_trimmer(same: SameTrimmer) -> None:
     assert _body(where, name) == _body(agent_file, name)
     assert for_policy(same.policy) is same and for_loop(same.loop) is same
     assert for_policy(same.loop) is None and for_loop(same.policy) is None
+
+
+def test_the_loops_page_names_the_other_verdict_where_they_differ() -> None:
+    """A trim cell of an agent whose trimmer the frameworks page checks alone
+    with another verdict says so, and the page's last section says why."""
+    from loops_fake import FakeAdapter, careful
+
+    from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, LoopCheck
+    from prunecheck.sim.reports.loops import Row, render
+    from prunecheck.sim.subjects.loops.target import LoopTarget
+
+    same = SAME_TRIMMER[0]
+    target = LoopTarget(same.loop, "agent", careful, FakeAdapter())
+    cells = tuple(Cell(s, CellVerdict.SAFE, None, 5, 5, 3, "") for s in SCENARIOS.values())
+    row = Row(same.loop, "pydantic-ai", LoopCheck(target, cells, 1), "", {}, 1.0, False,
+              "trimming")  # fmt: skip
+    page = render([row], seed=1, max_examples=5)
+    line = next(ln for ln in page.splitlines() if ln.startswith(f"| `{same.loop}`"))
+    assert line.count(f"alone {same.alone} ([frameworks.md](frameworks.md)") == 1
+    assert "## The same trimmer alone" in page and same.why in page
+    other = Row("loop:examples/loops/other.py:agent", "pydantic-ai", LoopCheck(target, cells, 1),
+                "", {}, 1.0, False, "trimming")  # fmt: skip
+    assert "frameworks.md" not in render([other], seed=1, max_examples=5)
