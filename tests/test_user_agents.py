@@ -145,8 +145,6 @@ ROWS: tuple[Row, ...] = (
         "lc_char_budget.py:agent",
         Expect.UNSAFE,
         STRUCTURAL,
-        wrong_today="trim cell safe: the sync wrap_model_call runs now (graph.invoke), but "
-        f"20,000 characters are never reached{_NO_WORD}",
     ),
     # 5. Summarizers whose model call fails: a fault, named.
     Row(
