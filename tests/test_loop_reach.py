@@ -197,3 +197,23 @@ def test_real_trimmers_fire_in_the_trimming_class(agent: str, verdict: CellVerdi
     cell = result.cells[0]
     assert cell.verdict is verdict, cell.note
     assert cell.figures is not None and cell.figures.fired
+
+
+def test_a_count_is_probed_and_a_size_is_not() -> None:
+    from prunecheck.sim.subjects.loops.frameworks.budgets import probe_count
+
+    assert probe_count(lambda n: min(n, 400)) == 401  # cuts past 400 items
+    assert probe_count(lambda n: n) is None  # never cuts within the probe's limit
+    assert probe_count(lambda n: None) is None  # answers no count
+
+
+def test_the_agents_sdk_filters_count_is_read_by_probing_it() -> None:
+    pytest.importorskip("agents")
+    from prunecheck.sim.subjects.loops.reach import budget_of
+    from prunecheck.sim.subjects.loops.target import load_target
+
+    keep_last = load_target(f"loop:{EXAMPLES / 'openai_agents_keep_last.py'}:app")
+    budget = budget_of(keep_last.adapter, keep_last.target)
+    assert budget is not None and (budget.amount, budget.unit) == (6, "messages")
+    guarded = load_target(f"loop:{EXAMPLES / 'openai_agents_guarded.py'}:app")
+    assert budget_of(guarded.adapter, guarded.target) is None  # a token budget: not a count

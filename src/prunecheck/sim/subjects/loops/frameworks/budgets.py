@@ -7,9 +7,13 @@ attribute (cheap, exact): LangChain's ``SummarizationMiddleware``
 AutoGen's ``TokenLimitedChatCompletionContext`` (``token_limit``),
 ``BufferedChatCompletionContext`` (``buffer_size``) and
 ``HeadAndTailChatCompletionContext`` (``head_size + tail_size``); the
-OpenAI Agents SDK's ``SessionSettings.limit``.  A budget in the user's own
-function (a history processor's constant, a closure) is not read: the
-search grows until the history changes instead
+OpenAI Agents SDK's ``SessionSettings.limit``; a count of items the
+Agents SDK's ``call_model_input_filter`` starts cutting at is found by
+probing the filter with inputs of short items, and of items 40 times as
+long (the same count both times: a count; else a size, not read):
+:func:`probe_count`.  Any
+other budget in the user's own function (a history processor's constant, a
+closure) is not read: the search grows until the history changes instead
 (:mod:`prunecheck.sim.subjects.loops.ladder`).  Each adapter's ``budget`` and
 ``count_tokens`` call these.
 """
@@ -17,17 +21,19 @@ search grows until the history changes instead
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..reach import Budget
 
 __all__ = [
+    "PROBE_LIMIT",
     "autogen_budget",
     "autogen_tokens",
     "langchain_budget",
     "langchain_tokens",
     "openai_agents_budget",
+    "probe_count",
 ]
 
 
@@ -108,10 +114,68 @@ def autogen_tokens(messages: list[Mapping[str, object]]) -> int:
     return len(json.dumps(list(messages))) // 4
 
 
-def openai_agents_budget(config: Any) -> Budget | None:
-    """``RunConfig.session_settings.limit``: the session items sent, at most."""
+def openai_agents_budget(config: Any, agent: Any = None) -> Budget | None:
+    """``RunConfig.session_settings.limit``: the session items sent, at most;
+    else the count of items a ``call_model_input_filter`` starts cutting at,
+    found by probing it (:func:`probe_count`)."""
     settings = getattr(config, "session_settings", None)
     limit = getattr(settings, "limit", None)
     if isinstance(limit, int):
         return Budget(limit, "messages", f"SessionSettings(limit={limit})")
-    return None
+    keep = getattr(config, "call_model_input_filter", None)
+    if keep is None:
+        return None
+
+    def kept(text: str) -> Callable[[int], int | None]:
+        def run(n: int) -> int | None:
+            from agents.run import CallModelData, ModelInputData
+
+            items: list[Any] = [{"role": "user", "content": text} for _ in range(n)]
+            out = keep(CallModelData(ModelInputData(items, None), agent, None))
+            got = getattr(out, "input", None)
+            return len(got) if isinstance(got, list) else None
+
+        return run
+
+    cut = probe_count(kept("x"))
+    if cut is None or probe_count(kept("x" * 40)) != cut:
+        return None  # it never cuts, or by size (characters, tokens), not by count
+    where = f"call_model_input_filter, probed: it first cuts an input of {cut} short items"
+    return Budget(cut - 1, "messages", where)
+
+
+#: Items a probe tries at most (doubling from 1).
+PROBE_LIMIT = 1024
+
+
+def probe_count(kept: Callable[[int], int | None], limit: int = PROBE_LIMIT) -> int | None:
+    """The smallest ``n`` (at most ``limit``) for which ``kept(n) < n``: the
+    count a count-based trimmer starts cutting at (short items, so that a
+    budget of characters or tokens does not fire); None if it never cuts,
+    or answers something other than a count (an awaitable, an error)."""
+
+    def cuts(n: int) -> bool | None:
+        try:
+            got = kept(n)
+        except Exception:  # the user's function refused the probe: unknown
+            return None
+        return None if got is None else got < n
+
+    n, last = 1, 0
+    while n <= limit:
+        verdict = cuts(n)
+        if verdict is None:
+            return None
+        if verdict:
+            break
+        last, n = n, n * 2
+    else:
+        return None
+    low, high = last + 1, n  # cuts at high, not at last
+    while low < high:
+        mid = (low + high) // 2
+        verdict = cuts(mid)
+        if verdict is None:
+            return None
+        low, high = (low, mid) if verdict else (mid + 1, high)
+    return high

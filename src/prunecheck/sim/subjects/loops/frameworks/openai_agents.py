@@ -217,10 +217,12 @@ class OpenAIAgentsAdapter:
         return frozenset(caps)
 
     def budget(self, target: object) -> Any:
-        """``RunConfig.session_settings.limit`` (items), if set."""
+        """``RunConfig.session_settings.limit`` (items), or the count of items
+        its ``call_model_input_filter`` starts cutting at (probed)."""
         from .budgets import openai_agents_budget
 
-        return openai_agents_budget(_need(target)[1])
+        agent, config = _need(target)[:2]
+        return openai_agents_budget(config, agent)
 
     def open(self, target: object, harness: Harness) -> _AgentsLoop:
         agent, config, session = _need(target)
