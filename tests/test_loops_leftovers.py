@@ -19,6 +19,7 @@ import sys
 import threading
 import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 from loops_sync_agents import pa_agent, pa_module_agent
@@ -65,25 +66,24 @@ def test_forget_lets_a_dropped_loops_anyio_tasks_be_collected() -> None:
 
 def _per_run(
     system: LoopSystem, runs: int, monkeypatch: pytest.MonkeyPatch
-) -> list[tuple[int, int, int]]:
-    """(threads, fds, live tasks of closed loops beyond those before) after each run's close."""
-    figures: list[tuple[int, int, int]] = []
+) -> tuple[list[tuple[int, int]], int]:
+    """(threads, fds) after each run's close, and how many of the tasks the runs left
+    unfinished are still alive after the search and a collection."""
+    figures: list[tuple[int, int]] = []
+    unfinished: list[weakref.ref[asyncio.Task[object]]] = []
     close = LoopSystem.close
 
-    def dead() -> int:
-        gc.collect()
-        return sum(1 for o in gc.get_objects()
-                   if isinstance(o, asyncio.Task) and o.get_loop().is_closed())  # fmt: skip
+    def closing(self: LoopSystem, state: Any) -> None:
+        for clock in [*state.run._dead, state.run._clock]:
+            unfinished.extend(weakref.ref(t) for t in asyncio.all_tasks(clock))
+        close(self, state)
+        figures.append((threading.active_count(), _fds()))
 
-    def closing(self: LoopSystem, state: object) -> None:
-        close(self, state)  # type: ignore[arg-type]
-        figures.append((threading.active_count(), _fds(), dead() - before))
-
-    # a run that ended a check (an agent that exited, in-process) keeps its debris pinned
-    before = dead()
     monkeypatch.setattr(LoopSystem, "close", closing)
     search(system, seed=1, max_examples=runs, shrink_runs=0, polish_runs=0)
-    return figures
+    assert unfinished  # crashes dropped turns mid-await
+    gc.collect()
+    return figures, sum(1 for ref in unfinished if ref() is not None)
 
 
 def test_a_pydantic_ai_search_leaves_nothing_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -92,11 +92,11 @@ def test_a_pydantic_ai_search_leaves_nothing_per_run(monkeypatch: pytest.MonkeyP
     from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
 
     system = LoopSystem.of(PydanticAIAdapter(), pa_agent, SCENARIOS[ScenarioClass.CRASH_RESUME])
-    figures = _per_run(system, 12, monkeypatch)
-    assert len(figures) >= 8
-    threads, fds, dead = zip(*figures, strict=True)
+    figures, dead = _per_run(system, 6, monkeypatch)
+    assert len(figures) >= 4
+    threads, fds = zip(*figures, strict=True)
     assert set(threads) == {threads[0]} and set(fds) == {fds[0]}  # flat from the first run
-    assert set(dead) == {0}  # no task of a dropped run outlives it
+    assert dead == 0  # no task of a dropped run outlives it
 
 
 def test_a_crashed_run_keeps_no_thread_no_task_and_its_debris_says_nothing() -> None:
