@@ -63,10 +63,10 @@ __all__ = ["SUPPORTED", "LangGraphAdapter", "LangGraphLoop", "checkpoint_file"]
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
 SUPPORTED = Supported(
-    (Needs("langchain", "1.1.2", "2"), Needs("langgraph", "1.0.4", "2")),
-    tested=("1.1.2", "1.5.2"),
+    (Needs("langchain", "1.1.1", "2"), Needs("langgraph", "1.0.4", "2")),
+    tested=("1.1.1", "1.1.2", "1.5.2"),
     oldest_pins=(
-        "aiosqlite==0.22.1", "langchain-core==1.1.3", "langchain==1.1.2",
+        "aiosqlite==0.22.1", "langchain-core==1.1.3", "langchain==1.1.1",
         "langgraph-checkpoint-sqlite==3.0.0", "langgraph-checkpoint==3.0.1",
         "langgraph-prebuilt==1.0.5", "langgraph-sdk==0.2.15", "langgraph==1.0.4",
     ),

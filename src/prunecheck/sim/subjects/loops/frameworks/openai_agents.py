@@ -62,9 +62,9 @@ __all__ = ["SUPPORTED", "OpenAIAgentsAdapter", "render_items"]
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
 SUPPORTED = Supported(
-    (Needs("openai-agents", "0.20.0", "0.25"),),
-    tested=("0.20.0", "0.24.0"),
-    oldest_pins=("openai-agents==0.20.0", "openai==2.45.0"),
+    (Needs("openai-agents", "0.19.4", "0.25"),),
+    tested=("0.19.4", "0.20.0", "0.24.0"),
+    oldest_pins=("openai-agents==0.19.4", "openai==2.45.0"),
 )
 
 _FILE = "openai-agents-session.sqlite"
