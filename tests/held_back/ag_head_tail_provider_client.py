@@ -1,4 +1,4 @@
-"""Held-back agent (issue 31): AutoGen AgentChat, ``HeadAndTailChatCompletionContext`` and a provider client built at import.
+"""Held-back agent (issue 31): AutoGen, ``HeadAndTailChatCompletionContext``, client at import.
 
 What the user wrote: an ``AssistantAgent`` on ``OpenAIChatCompletionClient(model=
 "gpt-4o")`` (built at import, as in AutoGen's quick start; the client needs

@@ -13,12 +13,18 @@ its trigger of 200,000").  If the harness did grow outputs that far, LangChain's
 cut point keeps calls and results paired and a summary replaces whole turns, so the
 verdict would be safe with figures; "safe" without figures is wrong either way.
 Must load without ``OPENAI_API_KEY`` (two ``ChatOpenAI`` built at import).
+
+The module builds its agent at import (``agent``, as the docs write it) through a
+``build_agent(model)`` factory, the shape prunecheck's docs ask for.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
+from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import tool
 
 
@@ -34,15 +40,20 @@ def get_news(ticker: str) -> str:
     return f"No news for {ticker} today."
 
 
-agent = create_agent(
-    model="openai:gpt-4o",
-    tools=[get_stock_price, get_news],
-    system_prompt="You are a financial research assistant.",
-    middleware=[
-        SummarizationMiddleware(
-            model="openai:gpt-4o-mini",
-            trigger=("tokens", 200_000),
-            keep=("messages", 20),
-        ),
-    ],
-)
+def build_agent(model: str | BaseChatModel = "openai:gpt-4o") -> Any:
+    """The agent, on the model given (the app passes none: GPT-4o)."""
+    return create_agent(
+        model=model,
+        tools=[get_stock_price, get_news],
+        system_prompt="You are a financial research assistant.",
+        middleware=[
+            SummarizationMiddleware(
+                model="openai:gpt-4o-mini",
+                trigger=("tokens", 200_000),
+                keep=("messages", 20),
+            ),
+        ],
+    )
+
+
+agent = build_agent()

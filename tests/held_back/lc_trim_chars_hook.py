@@ -1,4 +1,4 @@
-"""Held-back agent (issue 31): LangChain v1, ``trim_messages`` by characters in a ``before_model`` hook.
+"""Held-back agent (issue 31): LangChain v1, ``trim_messages`` by characters, ``before_model``.
 
 What the user wrote: ``create_agent("openai:gpt-4o", ...)`` with a ``@before_model``
 middleware that, when the conversation is over 6,000 characters, rewrites the state
@@ -15,6 +15,9 @@ loses the turn's ``AIMessage`` and its ``ToolMessage``\\ s (or comes back empty)
 state is rewritten without them: results of tools that ran vanish before the model ever
 saw them, with nothing saying so.  Reached only when the harness grows outputs/batch far
 past its ~45-character defaults.  Must load without ``OPENAI_API_KEY``.
+
+The module builds its agent at import (``agent``, as the docs write it) through a
+``build_agent(model)`` factory, the shape prunecheck's docs ask for.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 from langchain.agents import AgentState, create_agent
 from langchain.agents.middleware import before_model
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, RemoveMessage, trim_messages
 from langchain_core.tools import tool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -63,9 +67,14 @@ def read_file(path: str) -> str:
     return f"# {path}\nprint('hello')"
 
 
-agent = create_agent(
-    "openai:gpt-4o",
-    tools=[grep_repo, read_file],
-    system_prompt="You are a coding assistant. Read the code before you answer.",
-    middleware=[trim_to_char_budget],
-)
+def build_agent(model: str | BaseChatModel = "openai:gpt-4o") -> Any:
+    """The agent, on the model given (the app passes none: GPT-4o)."""
+    return create_agent(
+        model,
+        tools=[grep_repo, read_file],
+        system_prompt="You are a coding assistant. Read the code before you answer.",
+        middleware=[trim_to_char_budget],
+    )
+
+
+agent = build_agent()

@@ -1,4 +1,4 @@
-"""Held-back agent (issue 31): a hand-built LangGraph ``StateGraph`` with a SYNC model node that trims by tokens.
+"""Held-back agent (issue 31): a hand-built ``StateGraph``, SYNC node trimming by tokens.
 
 What the user wrote: the LangGraph quick-start graph (a ``call_model`` node, a
 ``ToolNode``, ``tools_condition``) with a plain ``def`` node calling
@@ -13,6 +13,9 @@ Expected verdict (written before running): **unsafe, ``invalid_prune``**.  Why:
 the history passes 4,000 tokens (~16,000 characters), far above the harness's default
 outputs.  The sync node must run (on a thread) without a hang, and "safe" with nothing
 exercised (issue 31's report of a sync-node graph) would be a miss.
+
+The module builds its graph at import (``graph``) through a ``build_graph(model)``
+factory, the shape prunecheck's docs ask for.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain.chat_models import init_chat_model
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import tool
@@ -43,22 +47,27 @@ def close_ticket(ticket_id: str, resolution: str) -> str:
 
 
 tools = [get_ticket, close_ticket]
-model = init_chat_model("openai:gpt-4o").bind_tools(tools)
 SYSTEM = SystemMessage("You are an IT helpdesk agent. Read the ticket before closing it.")
 
 
-def call_model(state: MessagesState) -> dict[str, Any]:
-    messages = state["messages"]
-    if count_tokens_approximately(messages) > TOKEN_BUDGET:
-        messages = messages[-KEEP_LAST:]
-    response = model.invoke([SYSTEM, *messages])
-    return {"messages": [response]}
+def build_graph(model: BaseChatModel | None = None) -> Any:
+    """The compiled graph, on the model given (the app passes none: GPT-4o)."""
+    llm = (model or init_chat_model("openai:gpt-4o")).bind_tools(tools)
+
+    def call_model(state: MessagesState) -> dict[str, Any]:
+        messages = state["messages"]
+        if count_tokens_approximately(messages) > TOKEN_BUDGET:
+            messages = messages[-KEEP_LAST:]
+        response = llm.invoke([SYSTEM, *messages])
+        return {"messages": [response]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("call_model", call_model)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "call_model")
+    builder.add_conditional_edges("call_model", tools_condition)
+    builder.add_edge("tools", "call_model")
+    return builder.compile()
 
 
-builder = StateGraph(MessagesState)
-builder.add_node("call_model", call_model)
-builder.add_node("tools", ToolNode(tools))
-builder.add_edge(START, "call_model")
-builder.add_conditional_edges("call_model", tools_condition)
-builder.add_edge("tools", "call_model")
-graph = builder.compile()
+graph = build_graph()

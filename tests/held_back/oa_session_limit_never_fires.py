@@ -1,4 +1,4 @@
-"""Held-back agent (issue 31): OpenAI Agents SDK, a session with an item limit that is never reached.
+"""Held-back agent (issue 31): OpenAI Agents SDK, a session item limit never reached.
 
 What the user wrote: the docs' ``SQLiteSession`` with
 ``SessionSettings(limit=400)`` ("only load the last 400 items") so a very long

@@ -1,4 +1,4 @@
-"""Held-back agent (issue 31): OpenAI Agents SDK, a custom ``SQLiteSession`` subclass with a token budget.
+"""Held-back agent (issue 31): OpenAI Agents SDK, a ``SQLiteSession`` subclass, token budget.
 
 What the user wrote: a session that keeps what is sent to the model under about 3,000
 tokens (4 characters a token) by overriding ``get_items`` to drop the oldest stored

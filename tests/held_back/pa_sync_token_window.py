@@ -1,9 +1,10 @@
 """Held-back agent (issue 31): pydantic-ai, a SYNC history processor with a token budget.
 
-What the user wrote: a plain ``def`` history processor (the ``ProcessHistory`` capability; pydantic-ai runs it on a
-thread) that estimates tokens at 4 characters each and, while the history is over
-2,500 tokens, deletes the oldest message after the first one (the first request holds
-the instructions and the task).  It works message by message, not turn by turn.
+What the user wrote: a plain ``def`` history processor (the ``ProcessHistory``
+capability; pydantic-ai runs it on a thread) that estimates tokens at 4 characters
+each and, while the history is over 2,500 tokens, deletes the oldest message after
+the first one (the first request holds the instructions and the task).  It works
+message by message, not turn by turn.
 Tools are sync functions too.
 
 Expected verdict (written before running): **unsafe, ``invalid_prune``**.

@@ -1,9 +1,9 @@
 """Held-back agent (issue 31): pydantic-ai, provider string, character budget on tool outputs.
 
 What the user wrote: the first line of pydantic-ai's docs (``Agent("openai:gpt-4o", ...)``)
-plus an async history processor (the ``ProcessHistory`` capability) that keeps long tool outputs from blowing up the
-context: any tool return longer than 3,000 characters is cut to its first 500
-characters and a ``[truncated]`` marker.
+plus an async history processor (the ``ProcessHistory`` capability) that keeps long
+tool outputs from blowing up the context: any tool return longer than 3,000
+characters is cut to its first 500 characters and a ``[truncated]`` marker.
 
 Expected verdict (written before running): **unsafe, ``truncated_payload``**.
 Why: the model is shown a prefix of a tool's output as if it were the output (the
