@@ -29,7 +29,9 @@ def _recipe(target: str) -> str:
 def test_plain_mypy_checks_the_package_the_tests_and_the_benchmarks() -> None:
     mypy = _pyproject()["tool"]["mypy"]
     assert mypy["strict"] is True
-    assert set(mypy["files"]) == {"src/prunecheck", "tests", "benchmarks", "docs/gen_cli.py"}
+    ours = {"src/prunecheck", "tests", "benchmarks", "docs/gen_cli.py"}
+    corpus = {f"known_bugs/{name}.py" for name in ("corpus", "venvs", "run", "report")}
+    assert set(mypy["files"]) == ours | corpus  # the known-bug corpus's machinery too
     assert re.search(r"^\t\$\(VENV\)/bin/mypy$", _recipe("lint"), re.MULTILINE)
 
 

@@ -86,6 +86,9 @@ PAGES = {
     "standalone reproduction of each unsafe one (make frameworks)",
     "loops.md": "real agent loops under test: a verdict per scenario class, with a "
     "standalone reproduction of each unsafe cell (make loops)",
+    "known-bugs.md": "the frameworks' own historical context bugs: a ground truth and "
+    "check's verdict on the buggy and the fixed release of each (make known-bugs)",
+    "known-bugs.json": "the same, machine-readable",
     "bench.md": "benchmarks of this code (make bench)",
 }
 #: What each folder of scripts beside the report holds.
@@ -110,7 +113,7 @@ def _linkable(path: Path, out: Path, bundles: Sequence[Path]) -> bool:
 
 
 def files_to_link(out: Path) -> tuple[list[str], dict[str, list[str]]]:
-    """The pages (top-level ``*.md`` but the summary) and, per folder, the
+    """The pages (top-level ``*.md`` but the summary, and ``*.json``) and, per folder, the
     files in it (not inside a bundle, whose own page links them) that the
     page links in its "Other reports" section, as relative POSIX paths.
 
@@ -119,7 +122,10 @@ def files_to_link(out: Path) -> tuple[list[str], dict[str, list[str]]]:
     """
     bundles = bundles_in(out)
     pages = sorted(
-        p.name for p in out.glob("*.md") if p.is_file() and p.name not in _LINKED_ELSEWHERE
+        p.name
+        for pattern in ("*.md", "*.json")
+        for p in out.glob(pattern)
+        if p.is_file() and p.name not in _LINKED_ELSEWHERE
     )
     pages.sort(key=lambda n: (n not in PAGES, list(PAGES).index(n) if n in PAGES else 0, n))
     folders: dict[str, list[str]] = {}
