@@ -115,13 +115,7 @@ ROWS: tuple[Row, ...] = (
     Row("lc_provider_string.py:agent", Expect.LOADS, scenario=None, wrong_today=_LC_IMPORT),
     Row("lc_provider_string.py:agent", Expect.SAFE, scenario=None, wrong_today=_LC_IMPORT),
     # 3. Token budgets far above the harness's default ~45-character tool outputs.
-    Row(
-        "lc_trim_tokens.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        wrong_today="the trim cell is UNSAFE only by silent_loss of a turn that raised (the "
-        "stateless app pattern, not the trimmer); 8,000 tokens are never reached",
-    ),
+    Row("lc_trim_tokens.py:agent", Expect.UNSAFE, STRUCTURAL),
     Row(
         "ag_token_limited.py:agent",
         Expect.UNSAFE,
@@ -145,12 +139,7 @@ ROWS: tuple[Row, ...] = (
         STRUCTURAL,
     ),
     # 5. Summarizers whose model call fails: a fault, named.
-    Row(
-        "lc_summarizer_fails.py:agent",
-        Expect.FAULT,
-        scenario=None,
-        wrong_today="the summarization call never fails in a schedule and no verdict names it",
-    ),
+    Row("lc_summarizer_fails.py:agent", Expect.FAULT, scenario=None),
     Row("pa_summarizer_docs.py:agent", Expect.LOADS, scenario=None),
     Row(
         "pa_summarizer_docs.py:agent",
@@ -175,13 +164,7 @@ ROWS: tuple[Row, ...] = (
         "failed raises and the stateless app loses it; the node's [-6:] slice is no trim hook "
         "and its orphaned result is not reached",
     ),
-    Row(
-        "pa_sync_processor.py:agent",
-        Expect.SAFE,
-        wrong_today="the trim cell is safe (the sync processor runs, no hang, the process "
-        "exits), but exit 1: crash_resume's duplicated_side_effect, a finding every pydantic-ai "
-        "configuration shares, still decides the exit status",
-    ),
+    Row("pa_sync_processor.py:agent", Expect.SAFE),
     # 8. Clearing old tool outputs to an honest placeholder, every pair kept.
     Row("pa_clear_tool_outputs.py:agent", Expect.SAFE),
     Row("lc_clear_tool_outputs.py:agent", Expect.SAFE),
@@ -191,6 +174,38 @@ ROWS: tuple[Row, ...] = (
     # 10. A threshold never reached: vacuous, with figures.
     Row("oa_never_fires.py:app", Expect.VACUOUS, figure="400"),
     Row("ag_buffered_large.py:agent", Expect.VACUOUS, figure="200"),
+    # Held back (issue 31): written last, after the fixes, prunecheck not changed for them.
+    Row("late_pa_anthropic_string.py:support_agent", Expect.LOADS, scenario=None),
+    Row(
+        "late_pa_anthropic_string.py:support_agent",
+        Expect.SAFE,
+        scenario=None,
+        wrong_today="exit 1: crash_resume's duplicated_side_effect, a finding every pydantic-ai "
+        "configuration shares, decides the exit status",
+    ),
+    Row("late_lc_wrap_tokens.py:agent", Expect.UNSAFE, STRUCTURAL),
+    Row(
+        "late_ag_char_context.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="trim cell safe: 16,000 characters (a custom context's constant) are never "
+        "reached",
+    ),
+    Row(
+        "late_oa_summarizing_filter.py:app",
+        Expect.FAULT,
+        scenario=None,
+        wrong_today="no verdict names the summarizer: its Runner.run never fails in a schedule",
+    ),
+    Row(
+        "late_oa_list_session.py:app",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="trim cell safe: the SessionABC's 20-item cap is never shown to break a pair",
+    ),
+    Row("late_pa_sync_ctx_clear.py:agent", Expect.SAFE),
+    Row("late_ag_drop_whole_rounds.py:agent", Expect.SAFE),
+    Row("late_lc_summary_never.py:agent", Expect.VACUOUS, figure="300"),
 )
 
 
