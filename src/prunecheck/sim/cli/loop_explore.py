@@ -21,9 +21,9 @@ from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, vacuous_status
 from prunecheck.sim.cli.loop_options import (
     REFUSED,
     Refusal,
-    given_options,
     loop_shape,
     parse_scenarios,
+    refuse_for_loop,
 )
 from prunecheck.sim.evidence.loop_bundle import write_bundle
 from prunecheck.sim.evidence.loop_narrative import narrative
@@ -77,17 +77,6 @@ EXPLORE_REFUSED: Mapping[str, Refusal] = {
 }
 
 
-def _refuse(args: argparse.Namespace) -> None:
-    for dest, flag in given_options(args).items():
-        refusal = EXPLORE_REFUSED.get(dest)
-        if refusal is not None:
-            raise ConfigError(
-                flag,
-                f"does not apply to an agent loop (a loop: spec): it {refusal.rule}",
-                refusal.hint.format(flag=flag),
-            )
-
-
 def explore_loop_command(args: argparse.Namespace) -> int:
     """``prunecheck explore loop:… --depth N``: the walk, its verdict, a bundle."""
     with confined(), offline() as net:
@@ -98,7 +87,7 @@ def _explore_loop_command(args: argparse.Namespace, net: Offline) -> int:
     from prunecheck.sim.cli.driver_options import parse_target
     from prunecheck.sim.cli.loop_output import loop_explore_document
 
-    _refuse(args)
+    refuse_for_loop(args, EXPLORE_REFUSED)
     if args.out:
         from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 

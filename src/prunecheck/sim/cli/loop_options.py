@@ -187,8 +187,10 @@ def given_options(args: argparse.Namespace) -> dict[str, str]:
     }
 
 
-def refuse_for_loop(args: argparse.Namespace) -> None:
-    """Refuse the first option given that does not apply to a loop (exit 2).
+def refuse_for_loop(args: argparse.Namespace, refused: Mapping[str, Refusal] = REFUSED) -> None:
+    """Refuse the first option given that does not apply to a loop (exit 2):
+    one of ``refused`` (``check``'s and ``search``'s table unless a command
+    gives its own, as ``explore`` does).
 
     Raises
     ------
@@ -196,7 +198,7 @@ def refuse_for_loop(args: argparse.Namespace) -> None:
         naming the option, why it does not apply, and what to do instead.
     """
     for dest, flag in given_options(args).items():
-        refusal = REFUSED.get(dest)
+        refusal = refused.get(dest)
         if refusal is not None:
             raise ConfigError(
                 flag,
