@@ -4,8 +4,10 @@ on the buggy and the fixed release, held-back bugs in a section of their own.
 
 A bug is **caught** when ``prunecheck check`` with its defaults, on the buggy
 release, reports the bug's violation kind (``kind`` in ``bug.toml``) in some
-scenario class; it is **quiet on the fix** when, on the fixed release, no
-scenario class reports that kind.  A ground truth **reproduces** when it exits
+scenario class; it is **quiet on the fix** when, on the fixed release, the
+user-configuration verdict reports no violation of that kind (findings of the
+framework, which its plain agent shares with every configuration, are listed
+apart; a result without the split counts every kind).  A ground truth **reproduces** when it exits
 1 on the buggy release and 0 on the fixed one.
 """
 
@@ -59,6 +61,8 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
             "check_exit": _get(res, "check", "exit_status"),
             "verdict": _verdict_word(res),
             "kinds": _get(res, "check", "kinds") or [],
+            "user_kinds": _get(res, "check", "user_kinds"),
+            "framework_kinds": _get(res, "check", "framework_kinds") or [],
             "classes": _get(res, "check", "classes") or {},
             "check_error": _get(res, "check", "error"),
             "check_cpu_s": _get(res, "check", "cpu_s"),
@@ -71,7 +75,8 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
     row["caught"] = (bug.kind in buggy["kinds"]) if buggy["ran"] else None
     # quiet means something only where the check judged the fixed release (safe or unsafe)
     judged = fixed["ran"] and fixed["verdict"] in ("safe", "unsafe")
-    row["quiet_on_fix"] = (bug.kind not in fixed["kinds"]) if judged else None
+    user_kinds = fixed["user_kinds"] if fixed["user_kinds"] is not None else fixed["kinds"]
+    row["quiet_on_fix"] = (bug.kind not in user_kinds) if judged else None
     row["exit_differs"] = (buggy["check_exit"] != fixed["check_exit"]) if ran else None
     return row
 
@@ -105,9 +110,16 @@ def _yn(value: object) -> str:
 def _verdict(rel: Mapping[str, object]) -> str:
     if not rel["ran"]:
         return f"not run ({rel['error']})" if rel["error"] else "not run"
-    kinds = ", ".join(str(k) for k in rel["kinds"])  # type: ignore[attr-defined]
     text = f"{rel['verdict']} (exit {rel['check_exit']})"
-    return f"{text}: {kinds}" if kinds else text
+    if rel.get("user_kinds") is None:  # a result without the user/framework split
+        kinds = ", ".join(str(k) for k in rel["kinds"])  # type: ignore[attr-defined]
+        return f"{text}: {kinds}" if kinds else text
+    mine = ", ".join(str(k) for k in rel["user_kinds"])  # type: ignore[attr-defined]
+    theirs = ", ".join(str(k) for k in rel["framework_kinds"])  # type: ignore[attr-defined]
+    parts = [f"configuration: {mine or 'none'}"]
+    if theirs:
+        parts.append(f"framework: {theirs}")
+    return f"{text}; {'; '.join(parts)}"
 
 
 def _table(rows: list[dict[str, object]]) -> list[str]:
@@ -183,9 +195,12 @@ def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
         "is `prunecheck check <spec> --json` with its defaults and an empty failure database "
         "(a new user's first run).",
         "",
-        "**Caught** = the buggy release's check reports the bug's kind in some scenario class. "
-        "**Quiet on fix** = the fixed release's check reports no violation of that kind (other "
-        "findings on a fixed release are listed in its verdict cell, not hidden).",
+        "**Caught** = the buggy release's check reports the bug's kind in some scenario class "
+        "(a finding of the user's configuration or of the framework: a framework's bug is in "
+        "every configuration). **Quiet on fix** = on the fixed release, the user-configuration "
+        "verdict reports no violation of that kind; the framework's findings (its plain agent "
+        "fails the same way: every configuration of that release shares them) are listed apart "
+        'in the verdict cell ("framework: ..."), not hidden.',
         "",
         f"Corpus: {c['bugs']} bugs of {len(c['frameworks'])} frameworks "
         f"({', '.join(c['frameworks'])}); {c['ran']} run on both releases; ground truth "

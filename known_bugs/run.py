@@ -131,6 +131,14 @@ def _summarize_check(raw: dict[str, object]) -> dict[str, object]:
         for key, value in placement.items():
             if "framework" in key or "user" in key or "whose" in key:
                 entry[key] = value
+        # whose each finding is (the JSON's owner: "configuration" or "framework")
+        owned: dict[str, set[str]] = {"configuration": set(), "framework": set()}
+        for finding in placement.get("findings") or []:
+            if isinstance(finding, dict) and finding.get("owner") in owned:
+                owned[str(finding["owner"])].update(str(v) for v in finding.get("violations") or [])
+        if "findings" in placement:
+            entry["user_violations"] = sorted(owned["configuration"])
+            entry["framework_violations"] = sorted(owned["framework"])
         classes[str(placement["scenario_class"])] = entry
     out["classes"] = classes
     for key, value in doc.items():
@@ -140,6 +148,17 @@ def _summarize_check(raw: dict[str, object]) -> dict[str, object]:
     for entry in classes.values():
         kinds.update(str(v) for v in entry["violations"])  # type: ignore[attr-defined]
     out["kinds"] = sorted(kinds)
+    if any("user_violations" in entry for entry in classes.values()):
+        # the user-configuration verdict's kinds; the framework's (every configuration
+        # of that release shares them) apart
+        for key, field in (("user_kinds", "user_violations"),
+                           ("framework_kinds", "framework_violations")):  # fmt: skip
+            found: set[str] = set()
+            for entry in classes.values():
+                owned_kinds = entry.get(field)
+                if isinstance(owned_kinds, list):
+                    found.update(str(v) for v in owned_kinds)
+            out[key] = sorted(found)
     out["first_violation"] = doc.get("first_violation")
     return out
 

@@ -151,6 +151,40 @@ def test_the_page_says_caught_and_quiet_by_its_rule(tmp_path: Path) -> None:
     assert row["quiet_on_fix"] is False and doc["summary"]["all"]["bugs"] == 1
 
 
+def test_quiet_on_fix_reads_the_user_configuration_verdict(tmp_path: Path) -> None:
+    """On a fixed release, the bug's kind owned by the framework (its plain agent fails the
+    same way) is listed apart and does not make the row flagged; owned by the user's
+    configuration, it does.  The split is read from each class's findings by run.py."""
+    bug = BUGS[0]
+    raw = {"exit_status": 0, "timed_out": False, "cpu_s": 1.0, "wall_s": 1.0, "stdout": json.dumps({
+        "verdict": "unsafe", "details": {}, "placements": [{
+            "scenario_class": "cancel", "verdict": "unsafe", "violations": [bug.kind],
+            "findings": [{"violations": [bug.kind], "owner": "framework"}],
+        }],
+    }), "stderr": ""}  # fmt: skip
+    fixed = kb_run._summarize_check(raw)
+    assert fixed["user_kinds"] == [] and fixed["framework_kinds"] == [bug.kind]
+    results: dict[tuple[str, str], dict[str, object]] = {
+        (bug.name, "buggy"): _result(bug, "buggy", 1, [bug.kind]),
+        (bug.name, "fixed"): {"bug": bug.name, "ground_truth": {"exit_status": 0}, "check": fixed},
+    }
+    report.write_reports([bug], results, tmp_path)
+    (row,) = json.loads((tmp_path / "known-bugs.json").read_text())["rows"]
+    assert row["quiet_on_fix"] is True
+    assert f"configuration: none; framework: {bug.kind}" in (tmp_path / "known-bugs.md").read_text()
+    owned = json.loads(raw["stdout"])  # type: ignore[arg-type]
+    owned["placements"][0]["findings"][0]["owner"] = "configuration"
+    fixed = kb_run._summarize_check({**raw, "stdout": json.dumps(owned)})
+    results[(bug.name, "fixed")] = {
+        "bug": bug.name,
+        "ground_truth": {"exit_status": 0},
+        "check": fixed,
+    }
+    report.write_reports([bug], results, tmp_path)
+    (row,) = json.loads((tmp_path / "known-bugs.json").read_text())["rows"]
+    assert row["quiet_on_fix"] is False
+
+
 def _installed(pin: str) -> bool:
     name, version = pin.split("==")
     try:

@@ -49,7 +49,6 @@ OPTIONS = (
     "progress",
     "failures",
     "jobs",
-    "providers",
 )
 
 
@@ -127,12 +126,6 @@ def _placements(name: str, value: Any) -> None:
             raise _bad(name, value, f"holds {item!r}, not a placement.", f"{names}.") from None
 
 
-def _providers(name: str, value: Any) -> None:
-    from prunecheck.sim.api.providers import parse_providers
-
-    parse_providers(value, flag=name)
-
-
 def _optional(check: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
     def maybe(name: str, value: Any) -> None:
         if value is not None:
@@ -155,7 +148,6 @@ _CHECKS: dict[str, Callable[[str, Any], None]] = {
     "time_limit": _optional(_scalar(0, open_low=True)),
     "max_events": _scalar(1, whole=True),
     "jobs": _optional(_scalar(1, whole=True)),
-    "providers": _providers,
 }
 
 

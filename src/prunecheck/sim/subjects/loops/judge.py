@@ -33,6 +33,12 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
   from the middle — is no loss: :func:`removed_by_trim` names it, and the
   narrative reports it as a trim.
 
+* **unanswered call**, too — after a cancel, a user's message the framework
+  refuses before any request, with a call in the history its cancel left
+  that no result answers and no tool body still running
+  (:func:`refused_turn`): the conversation cannot go on, as a provider's
+  400 would leave it.
+
 Repair layers hide 400s, so the history is judged against the ledger, not
 only the request's shape.  :func:`hang` is the check after a cancel; the
 ledger's duplicated bodies are judged where they end (:mod:`.scheduler`).
@@ -54,6 +60,7 @@ __all__ = [
     "calls_and_results",
     "hang",
     "judge_request",
+    "refused_turn",
     "removed_by_trim",
     "to_anthropic",
 ]
@@ -307,3 +314,36 @@ def hang(step: int, deadline: float) -> Incident:
         (),
         f"the turn did not return within {deadline:g} s (virtual) of the cancel",
     )
+
+
+def refused_turn(
+    step: int, history: list[dict[str, object]], running: Iterable[str], error: str
+) -> list[Incident]:
+    """The incident of a user's message refused, before any request, by a framework
+    whose history holds calls without a result (``running``: the calls whose tool
+    body still runs, which are pending, not unanswered); none if every call is answered.
+
+    Examples
+    --------
+    >>> h = [{"role": "assistant", "tool_calls": [{"id": "c1", "function": {}}]}]
+    >>> [i.kind.value for i in refused_turn(3, h, (), "UserError: unprocessed tool calls")]
+    ['unanswered_call']
+    >>> refused_turn(3, h, ("c1",), "UserError")
+    []
+    """
+    calls, results = calls_and_results({"messages": history})
+    busy = set(running)
+    open_ = tuple(c for c in calls if c not in results and c not in busy)
+    if not open_:
+        return []
+    names = ", ".join(f"{c} ({calls[c][0]})" for c in open_)
+    return [
+        Incident(
+            IncidentKind.UNANSWERED_CALL,
+            step,
+            open_,
+            f"the history holds {names} without a result and the framework refuses the "
+            f"user's message ({error}): the conversation cannot go on",
+            reason="refused_turn",
+        )
+    ]

@@ -51,7 +51,7 @@ from prunecheck.model.incidents import Incident, IncidentKind
 from . import confine
 from .clock import LoopStuck, VirtualLoop, foreign_threads
 from .contract import Adapter, Capability, Loop, Reply, ToolCall, ToolFailed
-from .judge import calls_and_results, hang, judge_request, removed_by_trim
+from .judge import calls_and_results, hang, judge_request, refused_turn, removed_by_trim
 from .ledger import Body, BodyEnd, Ledger, Received
 from .leftovers import forget
 from .reach import Watch
@@ -396,6 +396,18 @@ class LoopRun:
             return
         self.ledger.witness(*calls_and_results({"messages": history}))
 
+    def _refused(self, error: str) -> None:
+        """A user's message the framework refused before any request, on the history
+        its own cancel left: judged against that history (:func:`.judge.refused_turn`;
+        a history the application saved before a crash or a raise is the
+        application's, not judged here)."""
+        try:
+            history = self._live_loop().history()
+        except Exception:  # a history the adapter cannot read now: nothing to judge
+            return
+        running = [c for c, ws in self._waiting.items() if any(not w.future.done() for w in ws)]
+        self._record(refused_turn(self._at(), history, running, error))
+
     def _first_waiting(self, call: str) -> _Waiting:
         return next(w for w in self._waiting[call] if not w.future.done())
 
@@ -415,6 +427,7 @@ class LoopRun:
 
     def _start(self, coro: Coroutine[Any, Any, None], what: str) -> None:
         epoch = self.epoch
+        sent = len(self.ledger.requests)
 
         def note(outcome: str, raised: bool = False) -> None:
             # a dropped process's turn, collected when the run closes (its
@@ -434,7 +447,12 @@ class LoopRun:
             except ImportError as exc:  # the adapter's or the framework's, not a schedule's
                 self._broken = self._broken or exc
             except Exception as exc:
+                # a history the framework's own cancel handed back, then refused by it
+                refused = (what == "send" and len(self.ledger.requests) == sent
+                           and self.ledger.last_disruption in self.ledger.cancels)  # fmt: skip
                 note(f"raised {type(exc).__name__}: {exc}", raised=True)
+                if refused and epoch == self.epoch and not self._closed:
+                    self._refused(f"{type(exc).__name__}: {exc}")
 
         self._turn = self._clock.create_task(turn())
 

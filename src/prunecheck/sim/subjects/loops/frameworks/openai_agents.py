@@ -48,7 +48,8 @@ import copy
 import dataclasses
 import json
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -62,9 +63,9 @@ __all__ = ["SUPPORTED", "OpenAIAgentsAdapter", "render_items"]
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
 SUPPORTED = Supported(
-    (Needs("openai-agents", "0.19.4", "0.25"),),
-    tested=("0.19.4", "0.20.0", "0.24.0"),
-    oldest_pins=("openai-agents==0.19.4", "openai==2.45.0"),
+    (Needs("openai-agents", "0.8.0", "0.25"),),
+    tested=("0.8.0", "0.24.0"),
+    oldest_pins=("openai-agents==0.8.0", "openai==2.9.0"),
 )
 
 _FILE = "openai-agents-session.sqlite"
@@ -212,7 +213,7 @@ class OpenAIAgentsAdapter:
             or trims_in_session(session)
         ):
             caps.add(Capability.TRIM_HOOK)
-        if any(t.timeout_seconds is not None for t in tools):
+        if any(getattr(t, "timeout_seconds", None) is not None for t in tools):  # 0.9.0+
             caps.add(Capability.TOOL_TIMEOUT)
         return frozenset(caps)
 
@@ -349,7 +350,51 @@ def _fake_tool(tool: Any, loop: _AgentsLoop) -> Any:
     invoke: Any = body
     if invoker_type is not None and isinstance(original, invoker_type):
         invoke = invoker_type(body, original._on_handled_error)
+    elif invoker_type is None:  # older releases (0.8): the handler is in the closure
+        handler = _closure_value(original, "failure_error_function")
+        if handler is not None:
+            invoke = _handled(body, handler)
     return dataclasses.replace(tool, on_invoke_tool=invoke)
+
+
+def _closure_value(function: Any, name: str) -> Any:
+    """The value of free variable ``name`` of ``function`` (None if it has none)."""
+    code = getattr(function, "__code__", None)
+    cells = getattr(function, "__closure__", None) or ()
+    if code is None or name not in code.co_freevars:
+        return None
+    try:
+        return cells[code.co_freevars.index(name)].cell_contents
+    except (IndexError, ValueError):  # an empty cell
+        return None
+
+
+def _handled(body: Any, handler: Any) -> Any:
+    """``body`` with ``function_tool``'s failure handling of older releases (0.8): an
+    exception becomes ``failure_error_function(ctx, error)``, the text the model is sent."""
+    import inspect
+
+    async def invoke(ctx: Any, arguments: str) -> Any:
+        try:
+            return await body(ctx, arguments)
+        except Exception as exc:
+            result = handler(ctx, exc)
+            return await result if inspect.isawaitable(result) else result
+
+    return invoke
+
+
+@contextmanager
+def _connection(session: Any) -> Iterator[sqlite3.Connection]:
+    """The session's own connection, under its lock (``_locked_connection`` since 0.14;
+    before, ``_get_connection`` with the lock its methods take)."""
+    locked = getattr(session, "_locked_connection", None)
+    if locked is not None:
+        with locked() as conn:
+            yield conn
+        return
+    with session._lock:
+        yield session._get_connection()
 
 
 class _AgentsLoop:
@@ -432,7 +477,7 @@ class _AgentsLoop:
         if not isinstance(session, SQLiteSession):
             return []
         try:
-            with session._locked_connection() as conn:
+            with _connection(session) as conn:
                 rows = conn.execute(
                     f"SELECT message_data FROM {session.messages_table} "
                     "WHERE session_id = ? ORDER BY id",

@@ -53,9 +53,9 @@ __all__ = ["SUPPORTED", "Persist", "PydanticAIAdapter", "render_messages"]
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
 SUPPORTED = Supported(
-    (Needs("pydantic-ai-slim", "2.37.0", "3"),),
-    tested=("2.37.0", "2.68.0"),
-    oldest_pins=("pydantic-ai-slim==2.37.0",),
+    (Needs("pydantic-ai-slim", "2.9.1", "3"),),
+    tested=("2.9.1", "2.68.0"),
+    oldest_pins=("pydantic-ai-slim==2.9.1",),
 )
 
 _FILE = "pydantic-ai-messages.json"
@@ -79,6 +79,26 @@ def _pa() -> Any:
 def _agent(target: object) -> Any:
     """The ``Agent`` of ``target`` (an agent, or a factory called once), or None."""
     return build_target(target, "pydantic_ai", lambda obj: isinstance(obj, _pa().Agent))
+
+
+class _NeverRaised(Exception):
+    """Caught where a release has no ``RunCancelled`` (before 2.37.0): never raised."""
+
+
+def _run_cancelled() -> type[BaseException] | None:
+    """pydantic-ai's ``RunCancelled`` (2.37.0+, with ``AgentRun.cancel()``), or None."""
+    from pydantic_ai import exceptions
+
+    found = getattr(exceptions, "RunCancelled", None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
+def _cancellable() -> bool:
+    """Whether this release cancels a run (``AgentRun.cancel()``); before 2.37.0 it does
+    not, and the cancellation class does not apply."""
+    from pydantic_ai.agent import AgentRun
+
+    return _run_cancelled() is not None and hasattr(AgentRun, "cancel")
 
 
 def _function_toolsets(agent: Any) -> list[Any]:
@@ -137,7 +157,9 @@ class PydanticAIAdapter:
         from pydantic_ai.capabilities import ProcessHistory
 
         agent = _need(target)
-        caps = {Capability.CANCEL, Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
+        caps = {Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
+        if _cancellable():  # AgentRun.cancel() and RunCancelled: 2.37.0+
+            caps.add(Capability.CANCEL)
         tools = [t for ts in _function_toolsets(agent) for t in ts.tools.values()]
         if any(t.requires_approval for t in tools):
             caps.add(Capability.INTERRUPT)
@@ -318,8 +340,8 @@ class _PydanticAILoop:
 
     async def _drive(self, prompt: str | None, deferred: Any = None) -> None:
         from pydantic_ai import DeferredToolRequests
-        from pydantic_ai.exceptions import RunCancelled
 
+        cancelled: Any = _run_cancelled() or _NeverRaised
         inline_executor()
         history = self._load()
         if prompt is not None and self._adapter.repair_on_new_message:
@@ -341,7 +363,7 @@ class _PydanticAILoop:
                             self._save(run.all_messages())
                     self._save(run.all_messages())
                     result = run.result
-            except RunCancelled as exc:
+            except cancelled as exc:
                 self._save(list(exc.all_messages()))
                 raise
             finally:
