@@ -54,6 +54,7 @@ from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace
 from prunecheck.sim.api.minimal import minimal_reproduction, shrink_note
 from prunecheck.sim.api.options import check_options
+from prunecheck.sim.api.providers import first_rejections, not_judged, parse_providers
 from prunecheck.sim.api.resolve import PolicyLike, format_of, resolve_policy
 from prunecheck.sim.api.suite import (
     DEFAULT_HORIZON,
@@ -108,6 +109,7 @@ def check_policy(
     progress: Progress | None = None,
     failures: FailuresLike = None,
     jobs: int | None = None,
+    providers: str | Sequence[Provider | str] | None = None,
 ) -> CheckResult:
     """Check a policy against the commit-boundary invariant.
 
@@ -170,6 +172,14 @@ def check_policy(
         other in this process.  Only a policy given as a spec is checked
         side by side (one given as an object may keep state here).  The
         results are the same either way.
+    providers:
+        Providers to judge the subject against (``"bedrock,gemini"`` or a
+        list): the check runs under the first one (its rules and texts,
+        whatever ``config.provider`` says), and every request of the
+        reproductions is judged by each one's rules
+        (:mod:`.providers`); :attr:`CheckResult.providers` holds each
+        one's first rejection, or that it accepts.  None: the runtime's
+        provider alone, and no judgments.
 
     Returns
     -------
@@ -195,7 +205,9 @@ def check_policy(
         time_limit=time_limit,
         max_events=max_events,
         jobs=jobs,
+        providers=providers,
     )
+    named = parse_providers(providers, flag="providers")
     runtime = _runtime(policy, format, timeout)
     loaded: Policy | None = None
     if runtime is not None:  # a runtime under test: its own code is checked
@@ -207,6 +219,8 @@ def check_policy(
     base = config or RuntimeConfig(provider=Provider(format) if format else Provider.ANTHROPIC)
     if config is None or Gate(gate) is not Gate.NONE:
         base = replace(base, gate=Gate(gate))
+    if named:  # the first provider named runs the check
+        base = replace(base, provider=named[0])
     if placements is None:
         placements = tuple(CheckAt) if config is None else (base.check_at,)
     wanted = tuple(dict.fromkeys(CheckAt(p) for p in placements))
@@ -277,7 +291,33 @@ def check_policy(
     warn_problems(db, failures)
     ordered = [done[c] for c in wanted if c in done]
     first_error = next((i for i, r in enumerate(ordered) if r.verdict is Verdict.ERROR), None)
-    return combine(ordered if first_error is None else ordered[: first_error + 1])
+    result = combine(ordered if first_error is None else ordered[: first_error + 1])
+    return _judged(result, named) if named else result
+
+
+def _judged(result: CheckResult, providers: Sequence[Provider]) -> CheckResult:
+    """``result`` with each provider's judgment of its reproductions' requests
+    (the lead reproduction first, then each other unsafe placement's)."""
+    placements = result.placements or (result,)
+    lead = [p for p in placements if p.reproduction is result.reproduction]
+    traces = [
+        (str(p.config.check_at), p.reproduction)
+        for p in [*lead, *(p for p in placements if p not in lead)]
+        if p.reproduction is not None and p.verdict is Verdict.UNSAFE
+    ]
+    system = result.system
+    if result.verdict is Verdict.SAFE:
+        return replace(result, providers=first_rejections([], system, providers))
+    reason = {
+        Verdict.ERROR: "the check stopped on an error",
+        Verdict.OUT_OF_TIME: "the check ran out of time before a reproduction",
+    }.get(result.verdict, "the reproduction no longer replays")
+    if system is not None and traces:
+        try:
+            return replace(result, providers=first_rejections(traces, system, providers))
+        except PrunecheckError:  # a policy that no longer replays: not judged
+            pass
+    return replace(result, providers=tuple(not_judged(p, reason) for p in providers))
 
 
 def _placement(

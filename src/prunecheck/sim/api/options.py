@@ -49,6 +49,7 @@ OPTIONS = (
     "progress",
     "failures",
     "jobs",
+    "providers",
 )
 
 
@@ -126,6 +127,12 @@ def _placements(name: str, value: Any) -> None:
             raise _bad(name, value, f"holds {item!r}, not a placement.", f"{names}.") from None
 
 
+def _providers(name: str, value: Any) -> None:
+    from prunecheck.sim.api.providers import parse_providers
+
+    parse_providers(value, flag=name)
+
+
 def _optional(check: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
     def maybe(name: str, value: Any) -> None:
         if value is not None:
@@ -148,6 +155,7 @@ _CHECKS: dict[str, Callable[[str, Any], None]] = {
     "time_limit": _optional(_scalar(0, open_low=True)),
     "max_events": _scalar(1, whole=True),
     "jobs": _optional(_scalar(1, whole=True)),
+    "providers": _providers,
 }
 
 

@@ -35,6 +35,7 @@ from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.policies import Policy
 from prunecheck.model.system import System
 from prunecheck.model.trace import Trace, dumps
+from prunecheck.sim.api.providers import ProviderJudgment
 from prunecheck.sim.api.suite import Scenario
 from prunecheck.sim.api.vacuity import vacuous_clause
 from prunecheck.sim.drivers.coverage import Coverage
@@ -48,6 +49,7 @@ __all__ = [
     "VerdictRecord",
     "combine",
     "is_saved",
+    "provider_lines",
     "summary",
     "verdict_line",
     "verdict_record",
@@ -110,6 +112,9 @@ class CheckResult:
         the runtime under test); see :attr:`system`.
     coverage: what the suite and the search exercised (:mod:`.coverage`
         of the drivers), summed over placements; None when neither ran.
+    providers: one judgment per provider named (``providers=``, ``check
+        --provider``): its first rejection of the reproductions' requests, or
+        that it accepts them (:mod:`.providers`); () when none was named.
     search_seconds: wall seconds the search took (or the replay of the
         saved failure that answered instead), summed over placements.
     """
@@ -129,6 +134,7 @@ class CheckResult:
     system_object: System[Any] | None = field(default=None, repr=False, compare=False)
     coverage: Coverage | None = None
     search_seconds: float = field(default=0.0, compare=False)
+    providers: tuple[ProviderJudgment, ...] = ()
 
     @property
     def safe(self) -> bool:
@@ -347,7 +353,16 @@ def summary(result: CheckResult, *, verdict: bool = True) -> str:
         lines.extend(result.coverage.lines())
     if verdict:
         lines.append(verdict_line(result))
+        lines.extend(provider_lines(result))
     return "\n".join(lines) + "\n"
+
+
+def provider_lines(result: CheckResult) -> list[str]:
+    """Each provider named and its judgment (none when no provider was named)."""
+    if not result.providers:
+        return []
+    judged = "the reproduction's requests" if result.reproduction is not None else "the check"
+    return [f"providers (judged on {judged}):"] + [f"  {j.line()}" for j in result.providers]
 
 
 @dataclass(frozen=True, slots=True)

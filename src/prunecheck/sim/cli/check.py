@@ -16,13 +16,14 @@ from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.provider import Provider
 from prunecheck.sim.api.check import check_policy
 from prunecheck.sim.api.minimal import shrink_note
+from prunecheck.sim.api.providers import parse_providers
 from prunecheck.sim.api.suite import (
     DEFAULT_HORIZON,
     DEFAULT_LEVELS,
     DEFAULT_SEEDS,
     DEFAULT_SLOW_LEVELS,
 )
-from prunecheck.sim.api.verdict import CheckResult, Verdict
+from prunecheck.sim.api.verdict import CheckResult, Verdict, provider_lines
 from prunecheck.sim.cli.argtypes import integer, natural
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.failure_options import (
@@ -128,7 +129,7 @@ def register(sub: Any) -> None:
     )
     add_policy_argument(p, required=True, langchain_option=True)
     p.add_argument("--format", choices=[m.value for m in Provider], help=FORMAT_HELP)
-    add_runtime_arguments(p, RuntimeConfig())
+    add_runtime_arguments(p, RuntimeConfig(), several_providers=True)
     add_suite_arguments(p, slow_levels=True)
     p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")
     p.add_argument(
@@ -184,6 +185,7 @@ def execute(args: argparse.Namespace) -> int:
         args.out = str(output_folder(Path(args.out)))
         check_bundle_folder(Path(args.out), force=args.force)
     check_junit(args.junit, force=args.force)
+    providers = parse_providers(args.provider)
     fmt = args.format or list_format(spec)
     base = RuntimeConfig(provider=Provider(fmt) if fmt else Provider.ANTHROPIC)
     config = runtime_config(args, base)
@@ -205,6 +207,7 @@ def execute(args: argparse.Namespace) -> int:
         max_events=args.max_events,
         progress=progress_for(args.time_limit, command="check", quiet=args.quiet),
         failures=db if db is not None else False,
+        providers=providers or None,
     )
     report_problems(db, "check")
     failed = result.error is not None
@@ -212,10 +215,14 @@ def execute(args: argparse.Namespace) -> int:
     if args.quiet:
         if not failed:
             print(result.verdict_line(bundles))
+            for line in provider_lines(result):
+                print(line)
     else:
         sys.stdout.write(result.summary(verdict=False))
         if not failed:
             print(result.verdict_line(bundles))
+            for line in provider_lines(result):
+                print(line)
         for p in result.placements or (result,):
             if p.reproduction is not None and not failed:
                 where = f"checks {p.config.check_at}" if len(result.placements) > 1 else ""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
@@ -34,9 +35,10 @@ from prunecheck.sim.cli.json_output import (
 )
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.evidence.bundle import write_bundle
-from prunecheck.sim.ingest.incident import Imported, import_conversation
+from prunecheck.sim.ingest.incident import Imported, import_conversation, stamp
 from prunecheck.sim.ingest.reading import Log, read_log
-from prunecheck.sim.ingest.records import LogFormat, LoggedRequest
+from prunecheck.sim.ingest.records import Incomplete, LogFormat, LoggedRequest
+from prunecheck.sim.ingest.streams import shown
 from prunecheck.sim.subjects.loader import load_system
 from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
 from prunecheck.sim.support.progress import progress_for
@@ -132,9 +134,30 @@ def _replayed(imported: Imported, rejected: LoggedRequest | None) -> tuple[list[
     return incidents, line
 
 
+class _Reading:
+    """The progress of the read: a bar of megabytes, advanced per MB."""
+
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+        self.tell: Callable[[int], None] | None = None
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.tell is None:
+            megabytes = max(1, total // 2**20)
+            self.bar.start(megabytes, "MB")
+            self.tell = self.bar.runs(megabytes) or (lambda _: None)
+        if done // 2**20 != self.last:
+            self.last = done // 2**20
+            self.tell(self.last)
+
+
 def execute(args: argparse.Namespace) -> int:
     hint = LogFormat(args.format) if args.format else None
-    log = read_log([Path(p) for p in args.log], key=args.key, hint=hint)
+    paths = [Path(p) for p in args.log]
+    bar = progress_for(command="import")
+    with closing(bar):
+        log = read_log(paths, key=args.key, hint=hint, progress=_Reading(bar))
     names = list(log.conversations)
     if args.conversation is not None:
         if args.conversation not in log.conversations:
@@ -149,15 +172,15 @@ def execute(args: argparse.Namespace) -> int:
         args.out = output_folder(args.out)
         check_bundle_folder(args.out, force=args.force)
     fix = load_system(args.policy, args.policy_timeout) if args.policy else None
-    for name, gaps in log.gaps.items():
-        if name not in log.conversations:
-            print(f"conversation {name}: no request could be read")
-            for gap in gaps:
-                print(f"  ?? the log cannot tell: {gap}")
-
-    source = ", ".join(args.log)
     status, fix_bad = 0, False
     found: list[dict[str, Any]] = []  # one entry per conversation, for --json
+    for name, partial in log.incomplete.items():
+        if name not in log.conversations and args.conversation in (None, name):
+            print(f"conversation {name}: no request could be read ({len(partial)} incomplete)")
+            status = max(status, _print_incomplete(partial, []))
+            found.append(_unread_entry(name, partial))
+
+    source = ", ".join(shown(p) for p in paths)
     firsts: list[Incident] = []
     bar = progress_for(command="import")
     bar.start(len(names))
@@ -166,12 +189,15 @@ def execute(args: argparse.Namespace) -> int:
             bar.step(f"conversation {name}")
             entry, incidents = _one(args, log, name, source, fix, len(names) == 1)
             status = 1 if any(i.is_violation for i in incidents) else status
+            status = max(status, int(entry.pop("rejected_incomplete")))
             fix_bad = fix_bad or entry["fix_holds"] is False
             first = first_violation(incidents)
             firsts.extend([first] if first is not None else [])
             found.append(entry)
     if log.unrelated:
         print(f"({log.unrelated} span(s) or run(s) record no model call: left out)")
+    for note in log.notes:
+        print(f"?? the log cannot tell: {note}")
     result = int(fix_bad) if fix is not None else status
     lead = next((e for e in found if e["first_violation"] is not None), None)
     record(
@@ -184,11 +210,20 @@ def execute(args: argparse.Namespace) -> int:
             exercised={
                 "conversations": len(found),
                 "requests": sum(e["requests"] for e in found),
+                "incomplete": sum(len(e["incomplete"]) for e in found),
                 "events": sum(e["events"] for e in found),
             },
             first=firsts[0] if firsts else None,
             reproduction=None if lead is None else lead["bundle"],
-            details={"log": list(args.log), "conversations": found},
+            details={
+                "log": [shown(p) for p in paths],
+                "conversations": found,
+                "could_not_see": {
+                    "notes": list(log.notes),
+                    "unrelated": log.unrelated,
+                    "duplicates": log.duplicates,
+                },
+            },
         ),
     )
     return result
@@ -214,20 +249,26 @@ def _one(
     imported.trace = trace
     rejected = next((r for r in requests if r.rejection is not None), None)
     incidents, verdict = _replayed(imported, rejected)
+    partial = log.incomplete.get(name, [])
+    total = imported.requests + len(partial)
+    counted = f"{total} request(s)" + (f" ({len(partial)} incomplete)" if partial else "")
     print(
-        f"conversation {name}: {imported.imported} of {imported.requests} request(s), "
+        f"conversation {name}: {imported.imported} of {counted}, "
         f"{len(trace.events)} events ({requests[0].format}, provider {trace.config.provider})"
     )
     for finding in imported.findings:
         print(f"  {'!!' if finding.bad else '- '} {finding.text}")
-    for gap in imported.gaps:
+    rejected_partial = _print_incomplete(partial, requests)
+    for gap in imported.gaps[len(log.gaps.get(name, [])) :]:
         print(f"  ?? the log cannot tell: {gap}")
     print(f"  {verdict}")
     first = first_violation(incidents)
     entry: dict[str, Any] = {
         "conversation": name,
-        "requests": imported.requests,
+        "requests": total,
         "imported": imported.imported,
+        "incomplete": [_incomplete_json(i, requests) for i in partial],
+        "rejected_incomplete": rejected_partial,
         "events": len(trace.events),
         "violations": sum(1 for i in incidents if i.is_violation),
         "first_violation": None if first is None else violation_json(first),
@@ -254,3 +295,65 @@ def _one(
         else:
             print(f"  with {args.policy}: no violation on the same events (the fix holds)")
     return entry, incidents
+
+
+def _placed(request: Incomplete, requests: list[LoggedRequest]) -> str:
+    """Where an incomplete request falls among the conversation's others."""
+    if request.at is None:
+        return f"a request ({request.source})"
+    before = sum(1 for r in requests if r.at is not None and r.at <= request.at)
+    if not requests:
+        where = ""
+    elif before == 0:
+        where = ", before request 1"
+    elif before == len(requests):
+        where = f", after request {before}"
+    else:
+        where = f", between request {before} and {before + 1}"
+    return f"a request at {stamp(request.at)}{where} ({request.source})"
+
+
+def _print_incomplete(partial: list[Incomplete], requests: list[LoggedRequest]) -> int:
+    """Name each incomplete request; 1 if one of them was rejected (the log
+    holds the incident even though the trace cannot show it)."""
+    status = 0
+    for request in partial:
+        known = f"; known: {request.known}" if request.known else ""
+        print(f"  ?? incomplete: {_placed(request, requests)}: {request.reason}{known}")
+        if request.rejection is not None:
+            code = f"HTTP {request.status}" if request.status else "an error"
+            print(
+                f"  !! {_placed(request, requests)} was rejected with {code}: "
+                f"{request.rejection} — its messages cannot be read, so the trace cannot "
+                "show what the provider refused; the incident stands"
+            )
+            status = 1
+    return status
+
+
+def _incomplete_json(request: Incomplete, requests: list[LoggedRequest]) -> dict[str, Any]:
+    return {
+        "at": stamp(request.at) if request.at is not None else None,
+        "where": _placed(request, requests),
+        "source": str(request.source),
+        "reason": request.reason,
+        "known": request.known,
+        "rejection": request.rejection,
+        "status": request.status,
+    }
+
+
+def _unread_entry(name: str, partial: list[Incomplete]) -> dict[str, Any]:
+    """The --json entry of a conversation none of whose requests could be read."""
+    return {
+        "conversation": name,
+        "requests": len(partial),
+        "imported": 0,
+        "incomplete": [_incomplete_json(i, []) for i in partial],
+        "events": 0,
+        "violations": 0,
+        "first_violation": None,
+        "gaps": [],
+        "bundle": None,
+        "fix_holds": None,
+    }

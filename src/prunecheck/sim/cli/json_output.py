@@ -270,6 +270,8 @@ def check_document(result: CheckResult, bundles: Mapping[str, Path], status: int
         details=verdict_record(result, bundles).to_json(),  # what the verdict line reads
     )
     doc["first_violation"] = None if lead is None else lead["first_violation"]
+    if result.providers:  # check --provider: each provider named and its judgment
+        doc["providers"] = [j.to_json() for j in result.providers]
     return doc
 
 

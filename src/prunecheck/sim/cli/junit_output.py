@@ -2,7 +2,9 @@
 
 ``check`` writes one ``<testsuite>`` per budget-check placement, with one
 ``<testcase>`` per scenario of the suite and one for the adversarial search
-(``classname`` ``prunecheck.check.<placement>``), each timed as it ran (wall
+(``classname`` ``prunecheck.check.<placement>``; with ``--provider``, a suite
+``prunecheck.check.providers`` with one case per provider named, failing
+when it rejects a request of the reproduction), each timed as it ran (wall
 seconds, from the result: the JSON document leaves times out so that it is the
 same for the same seed; a suite's and the file's time are the sums);
 ``regress`` writes one
@@ -44,6 +46,7 @@ __all__ = [
     "check_properties",
     "check_times",
     "junit_xml",
+    "provider_cases",
     "regress_cases",
     "write_junit",
 ]
@@ -124,7 +127,27 @@ def check_cases(
         )
         cases.append((searched, search, searching))
         suites.append((f"prunecheck.check.{placement['check_at']}", cases))
+    if doc.get("providers"):
+        suites.append(("prunecheck.check.providers", provider_cases(doc)))
     return suites
+
+
+def provider_cases(doc: Mapping[str, Any]) -> list[Case]:
+    """``check --provider``: one case per provider named, failing when it
+    rejects a request of the reproduction (its message the text, its body
+    the step and the request location)."""
+    cases: list[Case] = []
+    repro = _reproduction_text(doc.get("reproduction"))
+    for judged in doc["providers"]:
+        failure = None
+        if judged["verdict"] == "rejects":
+            failure = (
+                f"{judged['provider']} rejects: HTTP {judged['status']}: {judged['text']}",
+                f"step {judged['step']} (checks {judged['check_at']}), at "
+                f"{judged['location']}\n{repro}",
+            )
+        cases.append((f"provider {judged['provider']}: {judged['verdict']}", failure, 0.0))
+    return cases
 
 
 def check_properties(doc: Mapping[str, Any]) -> dict[str, Properties]:

@@ -14,7 +14,7 @@ from prunecheck.model.gates import Gate
 from prunecheck.model.provider import Provider
 from prunecheck.sim.cli.argtypes import count, natural
 
-__all__ = ["CHECK_AT_HELP", "KNOBS", "add_runtime_arguments", "runtime_config"]
+__all__ = ["CHECK_AT_HELP", "KNOBS", "PROVIDERS_HELP", "add_runtime_arguments", "runtime_config"]
 
 #: When each placement fires its budget check (model/runtime.py, model/budget.py).
 CHECK_AT_HELP = (
@@ -43,15 +43,42 @@ KNOBS: tuple[tuple[str, str, type[Any], str], ...] = (
 )
 
 
+#: ``check --provider``: several providers, each judging the subject.
+PROVIDERS_HELP = (
+    "the providers whose request rules and error texts judge the subject, comma-separated "
+    "or repeated (e.g. --provider bedrock,gemini): the check runs under the first, and "
+    "the verdict names each one's first rejection of the reproduction's requests, or "
+    "that it accepts them; one of {names}"
+)
+
+
 def add_runtime_arguments(
-    parser: argparse.ArgumentParser, base: RuntimeConfig, *, inherited: str = ""
+    parser: argparse.ArgumentParser,
+    base: RuntimeConfig,
+    *,
+    inherited: str = "",
+    several_providers: bool = False,
 ) -> None:
     """Add the knobs; each one left out keeps its value from ``base`` (shown
-    in the help), or from what ``inherited`` names when that is given."""
+    in the help), or from what ``inherited`` names when that is given.
+    ``several_providers``: ``--provider`` takes a list (``check``), read by
+    :func:`~prunecheck.sim.api.providers.parse_providers`, which
+    :func:`runtime_config` leaves to its caller."""
     note = f"knobs left out keep {inherited}" if inherited else None
     group = parser.add_argument_group("runtime", note)
     for flag, dest, enum, text in KNOBS:
         shown = "" if inherited else f" (default {getattr(base, dest).value})"
+        if several_providers and dest == "provider":
+            names = ", ".join(m.value for m in enum)
+            group.add_argument(
+                flag,
+                dest=dest,
+                action="append",
+                default=None,
+                metavar="NAME[,NAME]",
+                help=PROVIDERS_HELP.format(names=names) + shown,
+            )
+            continue
         group.add_argument(
             flag, dest=dest, choices=[m.value for m in enum], default=None, help=text + shown
         )
@@ -91,7 +118,7 @@ def runtime_config(args: argparse.Namespace, base: RuntimeConfig) -> RuntimeConf
     changes: dict[str, Any] = {}
     for _, dest, enum, _ in KNOBS:
         value = getattr(args, dest, None)
-        if value is not None:
+        if value is not None and not isinstance(value, list):  # a list: the caller's
             changes[dest] = enum(value)
     for dest in ("budget", "hard_ceiling", "max_retries"):
         value = getattr(args, dest, None)

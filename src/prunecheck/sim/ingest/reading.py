@@ -1,139 +1,123 @@
 """Reading a production log: files to the requests of each conversation.
 
 :func:`read_log` takes files and folders (a folder is every file in it, in
-name order) and reads each as JSON lines, one JSON value (an object or a
-list), or JSON objects one after another (the OpenTelemetry SDK's console
-exporter).  Each record is a span (:mod:`.spans`), a LangSmith run or a raw
-request (:mod:`.runs`), told apart by its fields.  Requests are grouped by
-conversation (see each reader) and ordered by time; records without a time
-keep their order in the log.
+name order) and reads each as JSON lines, one JSON list, or JSON objects
+one after another (the OpenTelemetry SDK's console exporter).  Each record
+is a span (:mod:`.spans`), a LangSmith run or a raw request (:mod:`.runs`),
+told apart by its fields.  Requests are grouped by conversation (see each
+reader) and ordered by time; records without a time keep their order in
+the log.
+
+A log is streamed, one record at a time (:mod:`.streams`): what is kept is
+each request's messages, shared between the requests that send the same
+message again (a request resends its history, so a log is mostly repeats),
+and a few ids per span to find its conversation.  Memory grows with what
+the log says once, not with its size.  A span seen twice (a log shipped
+twice, the same file named twice) is read once and counted.
 
 Bad input — a file that is not JSON, not UTF-8, holds a lone surrogate,
-nests too deeply, or holds nothing that is a model request — raises
+nests too deeply, a record over :data:`~.streams.MAX_RECORD` bytes, or
+nothing that is a model request — raises
 :class:`~prunecheck.model.errors.TranscriptError` naming the file and line.
-Requests that cannot be read but do not stop the import (a span whose
-content was cut or not captured) are returned as gaps.
+Requests that cannot be read in full do not stop the import: they are
+:class:`~.records.Incomplete`, counted and named with their reason.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterator, Mapping, Sequence
+import hashlib
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from prunecheck.model.errors import TranscriptError
-from prunecheck.model.trace import MAX_CHARS, MAX_DEPTH, depth_ok
-from prunecheck.sim.ingest.records import LogFormat, LoggedRequest, Source
+from prunecheck.model.provider import validate
+from prunecheck.sim.ingest.records import (
+    Incomplete,
+    LogFormat,
+    LoggedMessage,
+    LoggedRequest,
+    Source,
+    provider_body,
+)
 from prunecheck.sim.ingest.runs import is_run, request_of_record, request_of_run
-from prunecheck.sim.ingest.spans import Span, is_span, request_of_span, spans_of
-from prunecheck.sim.support.inputs import check_input, read_input
+from prunecheck.sim.ingest.spans import Span, is_span, rejection_of, request_of_span, spans_of
+from prunecheck.sim.ingest.streams import records, shown
+from prunecheck.sim.support.inputs import check_input
 
 __all__ = ["Log", "read_log"]
 
-_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_FORMATS = {"otel": "span", "openinference": "span", "langsmith": "run"}
+_R = TypeVar("_R", LoggedRequest, Incomplete)
+_NAMES = ("gen_ai.conversation.id", "session.id", "thread.id")
+_LATEST = 2**33  # seconds since the epoch: the year 2242; a later time is not one
 
 
 @dataclass(slots=True)
 class Log:
-    """What a log holds: each conversation's requests, in time order, and
-    the requests that could not be read."""
+    """What a log holds: each conversation's requests, in time order, the
+    requests it shows only in part, and what it could not see.
+
+    Attributes
+    ----------
+    conversations : dict[str, list[LoggedRequest]]
+        The requests read in full, by conversation, in time order.
+    incomplete : dict[str, list[Incomplete]]
+        The requests shown only in part, by conversation, in time order.
+    unrelated : int
+        Spans or runs that record no model call.
+    duplicates : int
+        Records read before (the same span or run id, the same raw record
+        with the same time): counted once.
+    notes : list[str]
+        What the log as a whole could not show or what was set aside (a file
+        named twice, duplicated records, times that are not times).
+    size : int
+        Bytes read.
+    """
 
     conversations: dict[str, list[LoggedRequest]] = field(default_factory=dict)
-    gaps: dict[str, list[str]] = field(default_factory=dict)
+    incomplete: dict[str, list[Incomplete]] = field(default_factory=dict)
     unrelated: int = 0
+    duplicates: int = 0
+    notes: list[str] = field(default_factory=list)
+    size: int = 0
 
+    @property
+    def gaps(self) -> dict[str, list[str]]:
+        """Each conversation's incomplete requests, as sentences."""
+        return {name: [str(i) for i in found] for name, found in self.incomplete.items()}
 
-def _records(path: Path) -> Iterator[tuple[str, Any]]:
-    """(where, JSON value) for each record of one file."""
-    name = str(path)
-    try:
-        data = read_input(path, "a log")  # a FIFO or a device: refused, never waited on
-    except OSError as exc:
-        raise TranscriptError(
-            name, f"cannot be read: {exc.strerror}.", "pass a log file."
-        ) from None
-    if len(data) > MAX_CHARS:
-        raise TranscriptError(name, f"is over {MAX_CHARS} bytes.", "split the log by day.")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TranscriptError(
-            name, f"is not UTF-8 text (byte {exc.start}).", "pass the log as the exporter wrote it."
-        ) from None
-    if not depth_ok(text, MAX_DEPTH):
-        raise TranscriptError(
-            name, f"nests JSON deeper than {MAX_DEPTH} levels.", "no model request nests so deep."
-        )
-    for lone in _SURROGATE.finditer(text):
-        before = text[max(0, lone.start() - 6) : lone.start()]
-        after = text[lone.end() : lone.end() + 6]
-        pair = re.match(r"\\u[dD][c-fC-F]", after) if lone.group()[3] in "89abAB" else None
-        paired = (
-            re.search(r"\\u[dD][89abAB][0-9a-fA-F]{2}$", before) and lone.group()[3] in "cdefCDEF"
-        )
-        if pair is None and not paired:
-            line = text.count("\n", 0, lone.start()) + 1
-            raise TranscriptError(
-                f"{name}: line {line}",
-                f"holds the escape {lone.group()}, a lone surrogate: not a Unicode character, "
-                "so no provider received it as written.",
-                "the log was cut inside an emoji or written by a broken encoder; fix that line.",
-            )
-    decoder = json.JSONDecoder()
-    stripped = text.strip()
-    if not stripped:
-        return
-    if stripped[0] == "[":
-        yield from _whole(name, stripped, decoder)
-        return
-    at, line = 0, 1
-    while at < len(text):
-        while at < len(text) and text[at] in " \t\r\n":
-            line += text[at] == "\n"
-            at += 1
-        if at >= len(text):
-            break
-        try:
-            value, end = decoder.raw_decode(text, at)
-        except json.JSONDecodeError as exc:
-            raise TranscriptError(
-                f"{name}: line {exc.lineno}",
-                f"is not JSON ({exc.msg}, column {exc.colno}).",
-                "each line of a log is one JSON object; a line cut short (a full disk, a "
-                "killed exporter) must be removed.",
-            ) from None
-        yield f"{name}: line {line}", value
-        line += text.count("\n", at, end)
-        at = end
-
-
-def _whole(name: str, text: str, decoder: json.JSONDecoder) -> Iterator[tuple[str, Any]]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TranscriptError(
-            f"{name}: line {exc.lineno}",
-            f"is not JSON ({exc.msg}, column {exc.colno}).",
-            "pass the log as the exporter wrote it.",
-        ) from None
-    for i, item in enumerate(value):
-        yield f"{name}: [{i}]", item
+    def counted(self, name: str) -> tuple[int, int]:
+        """(requests, incomplete ones) of conversation ``name``."""
+        partial = len(self.incomplete.get(name, ()))
+        return len(self.conversations.get(name, ())) + partial, partial
 
 
 @contextmanager
 def _shaped(where: str, kind: str) -> Iterator[None]:
     """A record whose fields do not have the types its kind gives them is
     bad input: one paragraph naming it, never a traceback."""
+    what = {"span": "an OpenTelemetry span", "run": "a LangSmith run",
+            "request": "a logged request"}[kind]  # fmt: skip
     try:
         yield
+    except RecursionError:
+        raise TranscriptError(
+            where,
+            f"looks like {what} but a value in it nests too deeply to read.",
+            "no model request nests so deep; pass the log as the exporter wrote it.",
+        ) from None
+    except (OverflowError, ArithmeticError) as exc:
+        raise TranscriptError(
+            where,
+            f"looks like {what} but holds a number too large to read ({exc}).",
+            "pass the log as the exporter wrote it.",
+        ) from None
     except (TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:
-        what = {"span": "an OpenTelemetry span", "run": "a LangSmith run",
-                "request": "a logged request"}[kind]  # fmt: skip
         raise TranscriptError(
             where,
             f"looks like {what} but a field has the wrong type or is missing "
@@ -142,66 +126,250 @@ def _shaped(where: str, kind: str) -> Iterator[None]:
         ) from None
 
 
-def _files(paths: Sequence[Path]) -> list[Path]:
+def _files(paths: Sequence[Path], log: Log) -> list[Path]:
     out: list[Path] = []
+    seen: dict[tuple[int, int], Path] = {}
     for path in paths:
-        check_input(path, "a log", folder=True)
+        check_input(path, "a log", folder=True, name=shown(path))
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
             if not found:
-                raise TranscriptError(str(path), "is an empty folder.", "pass the log's files.")
-            out.extend(found)
+                raise TranscriptError(shown(path), "is an empty folder.", "pass the log's files.")
         elif path.exists():
-            out.append(path)
+            found = [path]
         else:
-            raise TranscriptError(str(path), "does not exist.", "check the path.")
+            raise TranscriptError(shown(path), "does not exist.", "check the path.")
+        for file in found:
+            info = os.stat(file)
+            first = seen.setdefault((info.st_dev, info.st_ino), file)
+            if first is not file:
+                log.notes.append(
+                    f"{shown(file)} is the file {shown(first)} again (named twice): read once"
+                )
+                continue
+            out.append(file)
     return out
 
 
+class _Reader:
+    """The state of one read: requests so far, the span index, what was seen."""
+
+    def __init__(self, log: Log, key: str | None, hint: LogFormat | None) -> None:
+        self.log, self.key, self.hint = log, key, hint
+        self.names = (key,) if key else _NAMES
+        self.requests: list[LoggedRequest] = []
+        self.partial: list[Incomplete] = []
+        # spans: id -> (parent id, its own conversation name or None)
+        self.parents: dict[str, tuple[str | None, str | None]] = {}
+        self.traced: list[tuple[int, bool, str, str]] = []  # (index, partial?, span, trace)
+        self.seen: set[object] = set()
+        self.shared: dict[LoggedMessage, LoggedMessage] = {}
+        self.spans = 0
+        self.untimed: set[int] = set()  # requests whose time is not one
+
+    def take(self, file: str, where: str, record: object, text: str) -> None:
+        if not isinstance(record, Mapping):
+            raise TranscriptError(
+                where,
+                f"is a JSON {type(record).__name__}, not an object.",
+                "a log holds one JSON object per request, span or run.",
+            )
+        source = Source(file, where.rpartition(": ")[2])
+        kind = "span" if is_span(record) else "run" if is_run(record) else "request"
+        with _shaped(where, kind):
+            if kind == "span":
+                for span in spans_of(record, source.where):
+                    self.span(span, file)
+                return
+            identity: object = ("record", _digest(text))
+            if kind == "run" and record.get("id"):
+                identity = ("run", str(record.get("id")))
+            if identity in self.seen:
+                self.log.duplicates += 1
+                return
+            if kind == "run":
+                found = request_of_run(record, self.key, source, self.hint)
+                if found is None:
+                    self.log.unrelated += 1
+                    return
+            else:
+                found = request_of_record(record, self.key, source, self.hint)
+            if found.at is not None:  # a raw record without a time may be sent twice
+                self.seen.add(identity)
+            self.requests.append(self.slim(found))
+
+    def span(self, span: Span, file: str) -> None:
+        self.spans += 1
+        identity = ("span", span.trace_id, span.span_id)
+        if span.span_id and identity in self.seen:
+            self.log.duplicates += 1
+            return
+        self.seen.add(identity)
+        own = next(
+            (str(v) for v in (span.attributes.get(n) for n in self.names)
+             if isinstance(v, str | int) and not isinstance(v, bool) and v != ""),
+            None,
+        )  # fmt: skip
+        self.parents[span.span_id] = (span.parent_id, own)
+        with _shaped(f"{file} ({span.where})", "span"):
+            found = request_of_span(span, "", file)
+        if found is None:
+            self.log.unrelated += 1
+            return
+        if isinstance(found, LoggedRequest):
+            self.traced.append((len(self.requests), False, span.span_id, span.trace_id))
+            self.requests.append(self.slim(found))
+            return
+        partial = found if isinstance(found, Incomplete) else _incomplete(span, file, found)
+        self.traced.append((len(self.partial), True, span.span_id, span.trace_id))
+        self.partial.append(self.timely(partial))
+
+    def share(self, messages: tuple[LoggedMessage, ...]) -> tuple[LoggedMessage, ...]:
+        return tuple(self.shared.setdefault(m, m) for m in messages)
+
+    def slim(self, request: LoggedRequest) -> LoggedRequest:
+        """``request`` holding shared messages, its body dropped when the
+        provider's rules read the same from its messages, its times checked."""
+        messages = self.share(request.messages)
+        reply = None if request.reply is None else self.share(request.reply)
+        body = request.body
+        if body is not None and request.rejection is None:
+            own = [e.text for e in validate(body, request.provider, source="request")]
+            rendered = provider_body(messages, request.provider)
+            if own == [e.text for e in validate(rendered, request.provider, source="request")]:
+                body = None
+        return self.timely(replace(request, messages=messages, reply=reply, body=body))
+
+    def timely(self, request: _R) -> _R:
+        """``request`` with a time that is not one (NaN, infinite, overflowing,
+        before 1970 or after 2242) read as missing, and said."""
+        bad = [t for t in (request.at, getattr(request, "ended", None)) if not _is_time(t)]
+        if not bad:
+            return request
+        note = f"its time ({bad[0]}) is not a time: read as missing"
+        if isinstance(request, LoggedRequest):
+            if not _is_time(request.at):
+                self.untimed.add(len(self.requests))
+            return replace(
+                request,
+                at=request.at if _is_time(request.at) else None,
+                ended=request.ended if _is_time(request.ended) else None,
+                blind=(*request.blind, note),
+            )
+        known = f"{request.known}; {note}" if request.known else note
+        return replace(request, at=request.at if _is_time(request.at) else None, known=known)
+
+    def conversation(self, span_id: str, trace_id: str) -> str:
+        node: str | None = span_id
+        hops = 0
+        while node is not None and hops < 64:
+            parent, own = self.parents.get(node, (None, None))
+            if own is not None:
+                return own
+            node = parent
+            hops += 1
+        return f"trace {trace_id}"
+
+    def finish(self) -> None:
+        """Name the spans' conversations, now that every span is known."""
+        for index, partial, span_id, trace_id in self.traced:
+            name = self.conversation(span_id, trace_id)
+            if partial:
+                self.partial[index] = replace(self.partial[index], conversation=name)
+            else:
+                self.requests[index] = replace(self.requests[index], conversation=name)
+        self.parents.clear()
+        self.seen.clear()
+
+
+def _incomplete(span: Span, file: str, sentence: str) -> Incomplete:
+    """The incomplete request a reader named in a sentence (its rejection
+    kept: a rejected request whose messages are cut still holds the incident)."""
+    where = Source(file, span.where.partition(", ")[2] or span.span_id)
+    reason = sentence.removeprefix(f"{where}: ").removesuffix(": this request is not in the trace")
+    rejection, status = rejection_of(span) if span.error else (None, None)
+    return Incomplete("", span.start, where, reason, rejection=rejection, status=status)
+
+
+def _unplaced(request: LoggedRequest) -> Incomplete:
+    """A request whose logged time is not one, in a conversation whose other
+    requests have times: where it falls is not known, so it is not diffed."""
+    said = next((b for b in request.blind if "is not a time" in b), "its time is not a time")
+    return Incomplete(
+        request.conversation,
+        None,
+        request.source,
+        said.replace(": read as missing", "") + ", so where it falls among the others is not known",
+        f"{len(request.messages)} messages",
+        request.rejection,
+        request.status,
+        request.messages,
+    )
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _is_time(value: float | None) -> bool:
+    return value is None or (math.isfinite(value) and 0 <= value < _LATEST)
+
+
 def read_log(
-    paths: Sequence[Path], *, key: str | None = None, hint: LogFormat | None = None
+    paths: Sequence[Path],
+    *,
+    key: str | None = None,
+    hint: LogFormat | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Log:
-    """Read every request of every file (see the module notes)."""
+    """Read every request of every file (see the module notes).
+
+    ``progress`` is called with the bytes read so far and the bytes of all
+    files, after each record.
+    O(size of the log) time; memory O(distinct messages + spans).
+    """
     log = Log()
-    spans: list[tuple[Span, str]] = []
-    requests: list[LoggedRequest] = []
-    for path in _files(paths):
-        for where, record in _records(path):
-            if not isinstance(record, Mapping):
-                raise TranscriptError(
-                    where,
-                    f"is a JSON {type(record).__name__}, not an object.",
-                    "a log holds one JSON object per request, span or run.",
-                )
-            source = Source(str(path), where.rpartition(": ")[2])
-            kind = "span" if is_span(record) else "run" if is_run(record) else "request"
-            with _shaped(where, kind):
-                if kind == "span":
-                    spans.extend((s, str(path)) for s in spans_of(record, source.where))
-                elif kind == "run":
-                    found = request_of_run(record, key, source, hint)
-                    if found is None:
-                        log.unrelated += 1
-                    else:
-                        requests.append(found)
-                else:
-                    requests.append(request_of_record(record, key, source, hint))
-    requests.extend(_span_requests(spans, key, log))
-    if not requests and not log.gaps:
-        what = "span" if spans else "record"
+    reader = _Reader(log, key, hint)
+    files = _files(paths, log)
+    sizes = [os.stat(path).st_size for path in files]
+    done = 0
+    for path, size in zip(files, sizes, strict=True):
+        name = shown(path)
+        for where, record, text, at in records(path, name):
+            reader.take(name, where, record, text)
+            if progress is not None:
+                progress(done + at, sum(sizes))
+        done += size
+    log.size = done
+    reader.finish()
+    if log.duplicates:
+        log.notes.append(
+            f"{log.duplicates} span(s) or record(s) seen before (the same span or run id, or "
+            "the same "
+            "raw record at the same time: a log shipped twice?): read once"
+        )
+    requests, partial = reader.requests, reader.partial
+    shown_paths = ", ".join(shown(p) for p in paths)
+    if not requests and not partial:
+        what = "span" if reader.spans else "record"
         raise TranscriptError(
-            ", ".join(str(p) for p in paths),
-            f"holds {len(spans) or log.unrelated} {what}(s) but no model request "
+            shown_paths,
+            f"holds {reader.spans or log.unrelated} {what}(s) but no model request "
             "(no gen_ai.input.messages, llm.input_messages, llm run or request body).",
             "pass the spans of the model calls (their content captured), a LangSmith run "
             "export or the logged request bodies.",
         )
-    indexed = sorted(
-        enumerate(requests),
-        key=lambda p: (p[1].conversation, p[1].at if p[1].at is not None else 0.0, p[0]),
-    )
-    for _, request in indexed:
+    timed = {r.conversation for r in requests if r.at is not None}
+    for n in sorted(reader.untimed):
+        request = requests[n]
+        if request.conversation in timed:  # it cannot be placed among the others
+            partial.append(_unplaced(request))
+    placed = [r for n, r in enumerate(requests) if n not in reader.untimed or
+              r.conversation not in timed]  # fmt: skip
+    for request in _in_time(placed):
         log.conversations.setdefault(request.conversation, []).append(request)
+    for missing in _in_time(partial):
+        log.incomplete.setdefault(missing.conversation, []).append(missing)
     for name, held in log.conversations.items():
         other = next((r for r in held if r.provider is not held[0].provider), None)
         if other is not None:
@@ -213,42 +381,21 @@ def read_log(
                 "pass each provider's log separately, or group with --key.",
             )
     if not log.conversations:
-        first = next(iter(log.gaps.values()))[0]
+        first = next(iter(log.incomplete.values()))[0]
         raise TranscriptError(
-            ", ".join(str(p) for p in paths),
+            shown_paths,
             f"holds no model request that can be read: {first}.",
             "capture the message content in full (for OpenTelemetry GenAI: "
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, and an attribute length "
-            "limit above the longest request).",
+            "limit above the longest request; for any SDK: an attribute count limit "
+            "above the attributes a model span sets, OTEL_ATTRIBUTE_COUNT_LIMIT).",
         )
     return log
 
 
-def _span_requests(spans: list[tuple[Span, str]], key: str | None, log: Log) -> list[LoggedRequest]:
-    by_id = {s.span_id: s for s, _ in spans}
-    out = []
-    for span, file in spans:
-        conversation = _conversation(span, by_id, key)
-        with _shaped(f"{file} ({span.where})", "span"):
-            found = request_of_span(span, conversation, file)
-        if found is None:
-            log.unrelated += 1
-        elif isinstance(found, str):
-            log.gaps.setdefault(conversation, []).append(found)
-        else:
-            out.append(found)
-    return out
-
-
-def _conversation(span: Span, by_id: dict[str, Span], key: str | None) -> str:
-    names = (key,) if key else ("gen_ai.conversation.id", "session.id", "thread.id")
-    node: Span | None = span
-    hops = 0
-    while node is not None and hops < 64:
-        for name in names:
-            value = node.attributes.get(name or "")
-            if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
-                return str(value)
-        node = by_id.get(node.parent_id or "")
-        hops += 1
-    return f"trace {span.trace_id}"
+def _in_time(found: list[_R]) -> Iterator[_R]:
+    indexed = sorted(
+        enumerate(found),
+        key=lambda p: (p[1].conversation, p[1].at if p[1].at is not None else 0.0, p[0]),
+    )
+    return (r for _, r in indexed)

@@ -10,6 +10,13 @@ assistant message carrying the calls it issued.  The differ
 :func:`provider_body` renders messages back into the provider's request
 body, with the logged call ids, so that the provider's rules
 (:func:`prunecheck.model.provider.validate`) name the ids the log names.
+
+A request the log shows only in part — its messages attribute cut by a
+value-length limit, attributes dropped by an attribute-count limit
+(``droppedAttributesCount``), message indices missing, content not captured
+— is an :class:`Incomplete` record: counted with the conversation's requests
+and named with the reason and what is known, never diffed (a removal seen
+only against a partial request is not proven).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from prunecheck.model.context import Role
 from prunecheck.model.provider import Provider
 
 __all__ = [
+    "Incomplete",
     "LogFormat",
     "LoggedCall",
     "LoggedMessage",
@@ -249,3 +257,49 @@ def _arguments(text: str) -> object:
         return json.loads(text) if text else {}
     except json.JSONDecodeError:
         return {"arguments": text}
+
+
+@dataclass(frozen=True, slots=True)
+class Incomplete:
+    """A model request the log shows only in part: counted, named, not diffed.
+
+    Readers return one instead of a :class:`LoggedRequest` when what the
+    log holds of a request cannot be trusted as the whole request.  The
+    request still counts ("12 requests, 3 incomplete") and is named where it
+    falls in time; no removal is read from it.
+
+    Attributes
+    ----------
+    conversation : str
+        The conversation it belongs to (set by the reader once known).
+    at : float or None
+        When it was sent, if the log says.
+    source : Source
+        Where it was read.
+    reason : str
+        Why it is incomplete, in words naming the evidence: "its
+        gen_ai.input.messages attribute (1024 characters) is cut off",
+        "the SDK dropped 37 attributes (droppedAttributesCount 37)".
+    known : str
+        What is known of it nonetheless ("8 of at least 20 messages",
+        "the provider rejected it"), or "".
+    rejection : str or None
+        The provider's error text, when the request was rejected.
+    status : int or None
+        The HTTP status of a rejection, if logged.
+    messages : tuple[LoggedMessage, ...]
+        The messages that could be read (possibly none); never diffed.
+    """
+
+    conversation: str
+    at: float | None
+    source: Source
+    reason: str
+    known: str = ""
+    rejection: str | None = None
+    status: int | None = None
+    messages: tuple[LoggedMessage, ...] = field(default=(), compare=False)
+
+    def __str__(self) -> str:
+        known = f" ({self.known})" if self.known else ""
+        return f"{self.source}: {self.reason}{known}: this request is not in the trace"

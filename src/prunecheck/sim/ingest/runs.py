@@ -19,6 +19,7 @@ in ``metadata``, or in the body's ``metadata``), else the whole log is one.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,7 +65,10 @@ def when(record: Mapping[str, Any], keys: tuple[str, ...] = _TIME_KEYS) -> float
         if isinstance(value, bool) or value is None:
             continue
         if isinstance(value, int | float):
-            number = float(value)
+            try:
+                number = float(value)
+            except OverflowError:  # 400 digits: not a time (the reader says so)
+                number = math.inf
             return number / 1e9 if number > 1e17 else number / 1e3 if number > 1e11 else number
         if isinstance(value, str):
             try:

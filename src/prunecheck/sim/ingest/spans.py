@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -108,6 +109,8 @@ def _nanos(value: object) -> float | None:
         return int(str(value)) / 1e9 if value not in (None, "", "0", 0) else None
     except ValueError:
         return None
+    except OverflowError:  # 400 digits: not a time (the reader says so)
+        return math.inf
 
 
 def _iso(value: object) -> float | None:

@@ -7,7 +7,8 @@ first (``os.stat``) and refuses anything but a regular file (and a folder,
 where the command reads folders) with one paragraph, exit 2;
 :func:`read_input` then opens it non-blocking and checks the type again on
 the open descriptor, so a file swapped for a FIFO in between cannot hang
-either.
+either.  :func:`open_input` does the same and hands back the open file,
+for a reader that streams a file too large to hold (a production log).
 
 >>> import tempfile, os
 >>> fifo = os.path.join(tempfile.mkdtemp(), "pipe")
@@ -24,11 +25,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.support.outputs import file_kind
 
-__all__ = ["check_input", "read_input"]
+__all__ = ["check_input", "open_input", "read_input"]
 
 
 def _refusal(name: str, kind: str, what: str) -> ConfigError:
@@ -82,6 +84,21 @@ def read_input(path: str | Path, what: str = "the file", *, name: str | None = N
     OSError
         as :func:`open` does (``FileNotFoundError`` for a missing file).
     """
+    with open_input(path, what, name=name) as handle:
+        return handle.read()
+
+
+def open_input(path: str | Path, what: str = "the file", *, name: str | None = None) -> BinaryIO:
+    """The regular file ``path`` open for reading in binary, opened without
+    ever blocking on a FIFO or a device (the caller closes it).
+
+    Raises
+    ------
+    ConfigError
+        if it is not a regular file.
+    OSError
+        as :func:`open` does (``FileNotFoundError`` for a missing file).
+    """
     shown = str(path) if name is None else name
     check_input(path, what, name=name)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -93,7 +110,7 @@ def read_input(path: str | Path, what: str = "the file", *, name: str | None = N
                 raise ConfigError(shown, "is a folder, not a file.", f"give the path of {what}.")
             raise _refusal(shown, kind, what)
         os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise

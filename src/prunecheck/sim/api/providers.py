@@ -1,0 +1,333 @@
+"""Which providers reject what a check found: one judgment per provider named.
+
+``check --provider bedrock,gemini`` (``check_policy(..., providers=...)``)
+runs the check once, under the first provider named (its rules decide the
+runtime's rejections and retries, its texts fill the narrative), and then
+judges every request of the reproductions against *each* provider named:
+the request the runtime sent at each model invocation is rendered in that
+provider's request format (:func:`~prunecheck.model.provider.render`) and
+validated by its rules (:func:`~prunecheck.model.provider.validate`).  The
+judgment is the provider's first rejection — the step, the request
+location it names and its exact text — or "accepts".
+
+The histories judged are the check's reproductions (the lead one first, then
+each other unsafe placement's): a provider that accepts them all is said to
+accept *the reproduction*, not every history the policy can produce.  A safe
+check has no reproduction; every provider's judgment then says that no
+request of the check broke tool pairing (the runtime judges pairing at every
+invocation of the suite and the search).
+
+Examples
+--------
+>>> parse_providers(["anthropic,openai", "anthropic"])
+(<Provider.ANTHROPIC: 'anthropic'>, <Provider.OPENAI: 'openai'>)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prunecheck.model.context import Message, Role
+from prunecheck.model.errors import ConfigError
+from prunecheck.model.model_system import ModelSystem
+from prunecheck.model.provider import Provider, ProviderError, render, validate
+from prunecheck.model.state import CounterName
+from prunecheck.model.system import System, replay
+from prunecheck.model.trace import Trace
+
+__all__ = [
+    "ProviderJudgment",
+    "first_rejections",
+    "judge_requests",
+    "messages_of_body",
+    "not_judged",
+    "parse_providers",
+    "provider_names",
+]
+
+
+def provider_names() -> tuple[str, ...]:
+    """Every provider whose rules prunecheck knows, as ``--provider`` spells it."""
+    return tuple(p.value for p in Provider)
+
+
+def parse_providers(values: str | Iterable[str] | None, *, flag: str = "--provider") -> (
+    tuple[Provider, ...]
+):  # fmt: skip
+    """The providers named by ``values`` (comma-separated, repeatable), in the
+    order first named, each once; () for None.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name, or a value that names none (empty).
+    """
+    if values is None:
+        return ()
+    texts = [values] if isinstance(values, str) else list(values)
+    found: list[Provider] = []
+    known = ", ".join(provider_names())
+    for text in texts:
+        if not isinstance(text, str | Provider):
+            raise ConfigError(
+                f"{flag} {text!r}",
+                "is not a provider name.",
+                f"name one or more of {known}, separated by commas.",
+            )
+        names = [n.strip() for n in str(text).split(",")]
+        if not any(names):
+            raise ConfigError(
+                f"{flag} {text!r}",
+                "names no provider.",
+                f"name one or more of {known}, separated by commas "
+                f"(e.g. {flag} {provider_names()[0]}).",
+            )
+        for name in names:
+            if not name:
+                raise ConfigError(
+                    f"{flag} {text!r}",
+                    "has an empty name between commas.",
+                    f"write the names separated by single commas, each one of {known}.",
+                )
+            try:
+                provider = Provider(name.lower())
+            except ValueError:
+                raise ConfigError(
+                    f"{flag} {name!r}",
+                    "is not a provider whose rules prunecheck knows.",
+                    f"use one or more of {known}, separated by commas.",
+                ) from None
+            if provider not in found:
+                found.append(provider)
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderJudgment:
+    """One provider's answer to the requests judged.
+
+    Attributes
+    ----------
+    provider : Provider
+        Whose request format and rules.
+    error : ProviderError or None
+        Its first rejection (``error.path`` is the request location it
+        names, ``error.text`` its exact text); None: it accepts every
+        request judged.
+    step : int or None
+        The 1-based step of the reproduction whose invocation it rejects
+        (``steps + 1``: the request the runtime sends next, after the
+        reproduction's last step).
+    steps : int or None
+        The length of that reproduction.
+    check_at : str or None
+        The placement whose reproduction it rejects.
+    requests : int
+        Requests judged (0: the check found no reproduction to judge).
+    unjudged : str or None
+        Why nothing was judged (an error, out of time), or None.
+    """
+
+    provider: Provider
+    error: ProviderError | None
+    step: int | None = None
+    steps: int | None = None
+    check_at: str | None = None
+    requests: int = 0
+    unjudged: str | None = None
+
+    @property
+    def rejects(self) -> bool:
+        """Whether the provider rejects a request judged."""
+        return self.error is not None
+
+    @property
+    def verdict(self) -> str:
+        """``rejects``, ``accepts`` or ``not_judged``."""
+        if self.error is not None:
+            return "rejects"
+        return "not_judged" if self.unjudged else "accepts"
+
+    def line(self) -> str:
+        """The judgment in one line, as ``check`` prints it."""
+        if self.unjudged:
+            return f"{self.provider}: not judged — {self.unjudged}"
+        if self.error is not None:
+            where = f"step {self.step} of {self.steps}" if self.step is not None else "a request"
+            if self.step is not None and self.steps is not None and self.step > self.steps:
+                where = f"the request sent next, after step {self.steps}"
+            if self.check_at:
+                where += f" of the reproduction at checks {self.check_at}"
+            return (
+                f"{self.provider}: rejects the request at {where}, {self.error.path}: "
+                f"HTTP {self.error.status}: {self.error.text}"
+            )
+        if self.requests == 0:
+            return (
+                f"{self.provider}: accepts — no reproduction to judge (no request of the "
+                "check broke tool pairing)"
+            )
+        return (
+            f"{self.provider}: accepts every request of the reproduction "
+            f"({self.requests} request{'s' if self.requests != 1 else ''})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The judgment as ``--json``'s ``providers`` entries hold it."""
+        error = self.error
+        return {
+            "provider": str(self.provider),
+            "verdict": self.verdict,
+            "kind": error.kind if error is not None else None,
+            "location": error.path if error is not None else None,
+            "ids": list(error.ids) if error is not None else [],
+            "status": error.status if error is not None else None,
+            "text": error.text if error is not None else None,
+            "step": self.step,
+            "check_at": self.check_at,
+            "requests": self.requests,
+        }
+
+
+def not_judged(provider: Provider, why: str) -> ProviderJudgment:
+    """A judgment that could not be made, and why."""
+    return ProviderJudgment(provider, None, unjudged=why)
+
+
+# ------------------------------------------------------------ reading bodies
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p
+        )
+    return ""
+
+
+def messages_of_body(body: Mapping[str, object], provider: Provider) -> list[Message]:
+    """The model's messages of an OpenAI Chat Completions or Anthropic Messages
+    request body: what was sent, to render in another provider's format.
+
+    >>> body = {"messages": [{"role": "assistant", "content": None, "tool_calls": [
+    ...     {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+    ...     {"role": "tool", "tool_call_id": "c1", "content": "42"}]}
+    >>> [(m.role.value, m.tool_calls, m.call_id) for m in messages_of_body(body, Provider.OPENAI)]
+    [('assistant', ('c1',), None), ('tool', (), 'c1')]
+    """
+    raw = body.get("messages")
+    items = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+    out: list[Message] = []
+
+    def add(role: Role, text: str, calls: tuple[str, ...] = (), call: str | None = None) -> None:
+        out.append(Message(f"m{len(out) + 1}", role, 1, 0, float(len(out)), calls, call, text=text))
+
+    if Provider(provider) is Provider.ANTHROPIC:
+        system = body.get("system")
+        if system:
+            add(Role.SYSTEM, _text_of(system))
+        for m in items:
+            content = m.get("content")
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            if m.get("role") == "assistant":
+                calls = tuple(str(b.get("id")) for b in blocks
+                              if isinstance(b, dict) and b.get("type") == "tool_use")  # fmt: skip
+                add(Role.ASSISTANT, _text_of([b for b in blocks if b.get("type") == "text"]), calls)
+                continue
+            for b in blocks:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    add(Role.TOOL, _text_of(b.get("content")), call=str(b.get("tool_use_id")))
+            texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+            if texts or not blocks:
+                add(Role.USER, _text_of(texts))
+        return out
+    for m in items:
+        role = m.get("role")
+        text = _text_of(m.get("content"))
+        if role in ("system", "developer"):
+            add(Role.SYSTEM, text)
+        elif role == "tool":
+            add(Role.TOOL, text, call=str(m.get("tool_call_id")))
+        elif role == "assistant":
+            raw_calls = m.get("tool_calls")
+            calls = tuple(
+                str(c.get("id")) for c in (raw_calls if isinstance(raw_calls, list) else [])
+                if isinstance(c, dict)
+            )  # fmt: skip
+            add(Role.ASSISTANT, text, calls)
+        else:
+            add(Role.USER, text)
+    return out
+
+
+# ------------------------------------------------------------------ judging
+def judge_requests(
+    requests: Iterable[tuple[int, Sequence[Message]]], providers: Sequence[Provider]
+) -> dict[Provider, tuple[int, tuple[int, ProviderError] | None]]:
+    """Each provider's answer to ``requests`` ((step, messages) pairs, in
+    order): the requests it judged, and its first rejection ``(step, error)``
+    or None.  Each request is rendered in the provider's format and validated
+    by its rules; a provider is not asked again after its first rejection.
+    O(requests × providers × messages)."""
+    judged = dict.fromkeys(providers, 0)
+    first: dict[Provider, tuple[int, ProviderError]] = {}
+    for step, messages in requests:
+        waiting = [p for p in providers if p not in first]
+        if not waiting:
+            break
+        for provider in waiting:
+            judged[provider] += 1
+            errors = validate(render(messages, provider), provider)
+            if errors:
+                first[provider] = (step, errors[0])
+    return {p: (judged[p], first.get(p)) for p in providers}
+
+
+def _messages(system: System[Any], state: Any) -> Sequence[Message]:
+    if isinstance(system, ModelSystem):
+        return tuple(system.truth(state).context)
+    sent = system.request(state)
+    return messages_of_body(sent.body, sent.provider)
+
+
+def _sent(trace: Trace, system: System[Any]) -> Iterable[tuple[int, Sequence[Message]]]:
+    """Every request the reproduction sends, as (1-based step, messages);
+    then, unless its last step sent one, the request the runtime sends next
+    (step ``len(trace.events) + 1``): a reproduction ends at its violation,
+    and the harm is in that request."""
+    invocations, sent_last, state = 0, False, None
+    for item, state in replay(trace, system, record=False):
+        done = system.truth(state).count(CounterName.INVOCATIONS)
+        sent_last = done != invocations
+        if not sent_last:
+            continue  # not an invocation, or a blocked one: nothing was sent
+        invocations = done
+        yield item.index + 1, _messages(system, state)
+    if state is not None and not sent_last:
+        yield len(trace.events) + 1, _messages(system, state)
+
+
+def first_rejections(
+    traces: Sequence[tuple[str, Trace]],
+    system: System[Any] | None,
+    providers: Sequence[Provider],
+) -> tuple[ProviderJudgment, ...]:
+    """Each provider's judgment of the reproductions ``traces`` ((placement,
+    trace) pairs, the lead one first): its first rejection, or how many
+    requests it accepted."""
+    judged: dict[Provider, ProviderJudgment] = {}
+    counts: dict[Provider, int] = dict.fromkeys(providers, 0)
+    for check_at, trace in traces:
+        waiting = [p for p in providers if p not in judged]
+        if not waiting or system is None:
+            break
+        for provider, (count, rejection) in judge_requests(_sent(trace, system), waiting).items():
+            counts[provider] += count
+            if rejection is not None:
+                step, error = rejection
+                judged[provider] = ProviderJudgment(
+                    provider, error, step, len(trace.events), check_at, counts[provider]
+                )
+    return tuple(judged.get(p) or ProviderJudgment(p, None, requests=counts[p]) for p in providers)

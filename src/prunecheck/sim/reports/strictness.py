@@ -1,0 +1,336 @@
+"""The provider strictness matrix: which provider rejects which broken or
+repaired history, with which text.
+
+Each history of :data:`HISTORIES` is built once, as our model's context (a
+list of :class:`~prunecheck.model.context.Message`): the same conversation —
+a system prompt, a user request, a parallel batch of two calls and their
+results, the assistant's answer, a follow-up — after one kind of cut or
+repair.  Each is then rendered as every provider's request body
+(:func:`~prunecheck.model.provider.render`) and judged by that provider's
+rules (:func:`~prunecheck.model.provider.validate`); a cell is the
+provider's first error (its request location and exact text) or "accepts".
+No cell is written by hand: the page is this module's output, held equal to
+the committed ``docs/reference/provider-strictness.md`` by the tests
+(``docs/gen_cli.py`` writes it with the other generated pages).
+
+Run: ``python -m prunecheck.sim.reports.strictness`` (prints the page) or
+``--out docs/reference/provider-strictness.md``.  O(histories × providers ×
+messages).
+
+Examples
+--------
+>>> cells = judge(history("result_without_call"))
+>>> sorted({c.accepts for c in cells.values()})
+[False]
+>>> all(c.accepts for c in judge(history("intact")).values())
+True
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from prunecheck.model.context import Message, Role
+from prunecheck.model.provider import Provider, ProviderError, render, validate
+
+__all__ = [
+    "HISTORIES",
+    "Cell",
+    "History",
+    "history",
+    "judge",
+    "main",
+    "page",
+    "providers",
+]
+
+# ------------------------------------------------------------- the messages
+_TOOLS = {"c1": ("read_file", "notes.txt"), "c2": ("read_file", "todo.txt")}
+
+
+def _m(mid: str, role: Role, text: str = "", **more: object) -> Message:
+    turn = 1 if mid in ("s", "u1") else 2
+    return Message(mid, role, 20, turn, float(len(mid)), text=text, **more)  # type: ignore[arg-type]
+
+
+_SYSTEM = _m("s", Role.SYSTEM, "You are a careful assistant.")
+_USER = _m("u1", Role.USER, "Read my notes and my todo list.")
+_BATCH = _m("a1", Role.ASSISTANT, "", tool_calls=("c1", "c2"), unit_id="a1")
+_R1 = _m("r1", Role.TOOL, "notes: ship friday", call_id="c1", unit_id="a1")
+_R2 = _m("r2", Role.TOOL, "todo: write tests", call_id="c2", unit_id="a1")
+_ANSWER = _m("a2", Role.ASSISTANT, "You ship on Friday; first write the tests.")
+_FOLLOW = _m("u2", Role.USER, "Thanks. What else is on the list?")
+_CALL1 = _m("a1", Role.ASSISTANT, "", tool_calls=("c1",), unit_id="a1")
+_CLEARED = _m("r1", Role.TOOL, "", call_id="c1", unit_id="a1", cleared=True)
+_INVENTED = _m("r2", Role.TOOL, "[tool result unavailable]", call_id="c2", unit_id="a1",
+               synthetic=True)  # fmt: skip
+_SUMMARY = _m("sum", Role.USER, "read notes.txt and todo.txt: ship friday, write tests",
+              summary_of=("a1", "r1", "r2"))  # fmt: skip
+_HALF_SUMMARY = _m("sum", Role.USER, "asked to read notes.txt and todo.txt", summary_of=("a1",))
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """One kind of broken or repaired history.
+
+    Attributes
+    ----------
+    key : str
+        Its name (``result_without_call`` …).
+    title : str
+        What it is, in a few words (the matrix's row).
+    how : str
+        How a trimmer or a repair layer produces it.
+    messages : tuple of Message
+        The context sent, in order.
+    """
+
+    key: str
+    title: str
+    how: str
+    messages: tuple[Message, ...]
+
+
+#: The conversation, whole.
+_WHOLE = (_SYSTEM, _USER, _BATCH, _R1, _R2, _ANSWER, _FOLLOW)
+
+
+def _without(*ids: str) -> tuple[Message, ...]:
+    return tuple(m for m in _WHOLE if m.id not in ids)
+
+
+def _replacing(mid: str, *new: Message) -> tuple[Message, ...]:
+    return tuple(n for m in _WHOLE for n in (new if m.id == mid else (m,)))
+
+
+#: The histories of the matrix, in its order.
+HISTORIES: tuple[History, ...] = (
+    History(
+        "intact",
+        "intact history (control)",
+        "nothing removed: the batch of two calls, both results, the answer",
+        _WHOLE,
+    ),
+    History(
+        "result_without_call",
+        "a result without its call",
+        "a trimmer evicted the assistant message that issued the batch and kept its results",
+        _without("a1"),
+    ),
+    History(
+        "call_without_result",
+        "a call without its result",
+        "a trimmer evicted both results and kept the calls",
+        _without("r1", "r2"),
+    ),
+    History(
+        "partial_batch",
+        "a partial batch",
+        "a trimmer evicted one result of a parallel batch of two (the other kept)",
+        _without("r2"),
+    ),
+    History(
+        "dangling_call",
+        "a call last in the request",
+        "the history ends on the calls (results still running, or cut off the end)",
+        _without("r1", "r2", "a2", "u2"),
+    ),
+    History(
+        "whole_call_dropped",
+        "a whole call dropped with its output",
+        "one call removed from the batch together with its result; the other call and result kept",
+        (_SYSTEM, _USER, _CALL1, _R1, _ANSWER, _FOLLOW),
+    ),
+    History(
+        "whole_unit_dropped",
+        "a whole unit dropped",
+        "the batch and both results evicted together (a unit-safe trim)",
+        _without("a1", "r1", "r2"),
+    ),
+    History(
+        "cleared_result",
+        "a cleared result (placeholder)",
+        "a result's content replaced by the placeholder `[cleared]`, the call kept",
+        _replacing("r1", _CLEARED),
+    ),
+    History(
+        "synthesized_result",
+        "a synthesized result (repair)",
+        "a repair layer answered a call whose result was lost with text no tool produced",
+        _replacing("r2", _INVENTED),
+    ),
+    History(
+        "summary_for_unit",
+        "a summary in place of a unit",
+        "the batch and its results replaced by one summary message",
+        (_SYSTEM, _USER, _SUMMARY, _ANSWER, _FOLLOW),
+    ),
+    History(
+        "summary_splits_unit",
+        "a summary that splits a unit",
+        "the calls folded into a summary, the results kept after it",
+        _replacing("a1", _HALF_SUMMARY),
+    ),
+    History(
+        "user_between",
+        "a user message between calls and results",
+        "a message the user sent while the calls ran, appended before their results",
+        (_SYSTEM, _USER, _BATCH, _FOLLOW, _R1, _R2, _ANSWER),
+    ),
+    History(
+        "user_after_results",
+        "user text right after the results",
+        "the assistant's answer evicted, so the follow-up comes straight after the results",
+        _without("a2"),
+    ),
+    History(
+        "results_reordered",
+        "results in another order than the calls",
+        "the batch's results kept whole, the second before the first",
+        (_SYSTEM, _USER, _BATCH, _R2, _R1, _ANSWER, _FOLLOW),
+    ),
+)
+
+
+def history(key: str) -> History:
+    """The history named ``key`` (KeyError if none)."""
+    for h in HISTORIES:
+        if h.key == key:
+            return h
+    raise KeyError(key)
+
+
+def providers() -> tuple[Provider, ...]:
+    """Every provider whose rules prunecheck knows: the matrix's columns."""
+    return tuple(Provider)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One provider's answer to one history: its first error, or None."""
+
+    provider: Provider
+    error: ProviderError | None
+
+    @property
+    def accepts(self) -> bool:
+        return self.error is None
+
+
+def judge(h: History) -> dict[Provider, Cell]:
+    """Each provider's answer to ``h``: render its request, validate it."""
+    out: dict[Provider, Cell] = {}
+    for provider in providers():
+        errors = validate(render(h.messages, provider, tools=_TOOLS), provider)
+        out[provider] = Cell(provider, errors[0] if errors else None)
+    return out
+
+
+# ------------------------------------------------------------------- the page
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """``text`` as inline code in a table cell (backticks in it kept)."""
+    text = _cell(text)
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _shape(messages: Sequence[Message]) -> str:
+    parts = []
+    for m in messages:
+        if m.summary_of:
+            parts.append(f"summary({'+'.join(m.summary_of)})")
+        elif m.role is Role.TOOL:
+            mark = "[cleared]" if m.cleared else "synthetic" if m.synthetic else ""
+            parts.append(f"result {m.call_id}" + (f" {mark}" if mark else ""))
+        elif m.tool_calls:
+            parts.append(f"calls {','.join(m.tool_calls)}")
+        else:
+            parts.append(str(m.role))
+    return " → ".join(parts)
+
+
+def page() -> str:
+    """The matrix page, as ``docs/reference/provider-strictness.md`` holds it."""
+    cols = providers()
+    judged = [(h, judge(h)) for h in HISTORIES]
+    lines = [
+        "# Provider strictness",
+        "",
+        "<!-- Generated by prunecheck.sim.reports.strictness (docs/gen_cli.py writes it); "
+        "do not edit. -->",
+        "",
+        "Which provider rejects which broken or repaired history, and with which text. "
+        "Each history is built once in prunecheck's model (the same conversation: a system "
+        "prompt, a request, a parallel batch of two calls `c1`, `c2` and their results, the "
+        "answer, a follow-up), after one kind of cut or repair; it is rendered as each "
+        "provider's request body and judged by that provider's rules, as `prunecheck "
+        "validate` and `check --provider` judge a request. No cell is written by hand: "
+        "`python docs/gen_cli.py` (run by `make docs`) writes this page, and a test holds "
+        "the committed page equal to a fresh one.",
+        "",
+        "A provider that *accepts* a history has not judged whether anything was lost: a "
+        "whole call dropped, a cleared result or a synthesized one all pass every "
+        "provider's rules, and only the [loop verdicts](../explanation/loop-verdicts.md) "
+        "(silent loss, honest placeholder or invented result) tell them apart.",
+        "",
+        "## The matrix",
+        "",
+        "| history | " + " | ".join(f"`{p}`" for p in cols) + " |",
+        "|---|" + "---|" * len(cols),
+    ]
+    for h, cells in judged:
+        row = [h.title]
+        for p in cols:
+            error = cells[p].error
+            row.append(
+                "accepts" if error is None else f"**rejects** ({error.kind.replace('_', ' ')})"
+            )
+        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+    lines += ["", "## The histories and the texts", ""]
+    for h, cells in judged:
+        lines += [
+            f"### {h.title}",
+            "",
+            f"{h.how[0].upper()}{h.how[1:]}. Sent: {_code(_shape(h.messages))}.",
+            "",
+            "| provider | answer | location | text |",
+            "|---|---|---|---|",
+        ]
+        for p in cols:
+            error = cells[p].error
+            if error is None:
+                lines.append(f"| `{p}` | accepts | | |")
+            else:
+                lines.append(
+                    f"| `{p}` | HTTP {error.status} | `{error.path}` | {_code(error.text)} |"
+                )
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m prunecheck.sim.reports.strictness",
+        description="Write the provider strictness matrix (docs/reference/provider-strictness.md).",
+    )
+    parser.add_argument("--out", default=None, help="write the page here (default: stdout)")
+    args = parser.parse_args(argv)
+    text = page()
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""``check --provider NAME[,NAME]`` (issue 34): the check runs under the first
+provider named and the verdict names each provider with its first rejection
+of the reproduction's requests (its exact text and the request location it
+names) or "accepts" — in the human output, ``--json`` (valid against the
+schema), ``--junit`` and the Python API.
+
+One cheap check (``recency``, checks before model calls, one slow-call
+scenario, no search: about 0.4 s of CPU) is shared by the tests here."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from xml.etree import ElementTree
+
+import jsonschema
+import pytest
+
+from prunecheck.model.context import Message
+from prunecheck.model.provider import Provider, render, validate
+from prunecheck.model.system import replay
+from prunecheck.sim.api.check import check_policy
+from prunecheck.sim.api.providers import messages_of_body, parse_providers
+from prunecheck.sim.api.verdict import CheckResult
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.reports.strictness import HISTORIES
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = ROOT / "schemas" / "verdict-2.json"
+#: An unsafe check whose reproduction ends in a request every provider rejects.
+SMALL = dict(levels=(0.5,), seeds=(1,), slow_levels=(0.5,), horizon=600.0, max_examples=0,
+             placements=("before_invoke",), failures=False)  # fmt: skip
+_ARGS = "--levels 0.5 --seeds 1 --slow-levels 0.5 --horizon 600 --max-examples 0 --no-failures"
+ARGV = ["check", "recency", "--check-at", "before_invoke", *_ARGS.split(" ")]
+EVERY = tuple(Provider)
+
+
+@cache
+def unsafe() -> CheckResult:
+    return check_policy("recency", providers=list(reversed(EVERY)), **SMALL)  # type: ignore[arg-type]
+
+
+def _requests_of(result: CheckResult) -> list[tuple[int, list[Message]]]:
+    """The reproduction's context at each step (what the runtime held)."""
+    assert result.reproduction is not None and result.system is not None
+    return [
+        (step.index + 1, list(result.system.truth(state).context))
+        for step, state in replay(result.reproduction, result.system, record=False)
+    ]
+
+
+def test_each_provider_named_gets_its_first_rejection_with_its_exact_text() -> None:
+    result = unsafe()
+    assert result.verdict == "unsafe"
+    assert [j.provider for j in result.providers] == list(reversed(EVERY))
+    assert result.config.provider is EVERY[-1]  # the first named runs the check
+    contexts = dict(_requests_of(result))
+    for judged in result.providers:
+        assert judged.rejects and judged.error is not None and judged.step is not None
+        # the text is the provider's own answer to that step's request, rendered its way
+        expected = validate(render(contexts[judged.step], judged.provider), judged.provider)
+        assert judged.error == expected[0]
+        assert judged.error.provider is judged.provider
+        # and no earlier request of the reproduction was rejected by it
+        for step, context in contexts.items():
+            if step < judged.step and judged.requests > 1:
+                assert validate(render(context, judged.provider), judged.provider) == []
+
+
+def test_the_human_verdict_names_each_provider(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main([*ARGV, "--provider", "openai", "--provider", "anthropic,openai"])
+    out = capsys.readouterr().out
+    assert status == 1
+    block = out[out.index("providers (judged on the reproduction's requests):") :]
+    lines = block.splitlines()[1:3]
+    for line, provider in zip(lines, ("openai", "anthropic"), strict=True):
+        assert line.startswith(f"  {provider}: rejects the request at step "), line
+        assert "HTTP 400: " in line
+    assert "preceeding message with 'tool_calls'" in lines[0]
+    assert "unexpected `tool_use_id` found in `tool_result` blocks" in lines[1]
+
+
+def test_json_and_junit_carry_each_judgment(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    junit = tmp_path / "check.xml"
+    status = main([*ARGV, "--provider", "anthropic,openai", "--json", "--junit", str(junit)])
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).validate(doc)
+    assert status == 1 and doc["runtime"]["provider"] == "anthropic"
+    assert [p["provider"] for p in doc["providers"]] == ["anthropic", "openai"]
+    for entry in doc["providers"]:
+        assert entry["verdict"] == "rejects" and entry["status"] == 400
+        assert entry["location"].startswith("messages.") and entry["text"]
+        assert entry["check_at"] == "before_invoke" and entry["step"] >= 1
+    suites = {s.get("name"): s for s in ElementTree.parse(junit).getroot()}
+    cases = list(suites["prunecheck.check.providers"])
+    assert [c.get("name") for c in cases] == [
+        "provider anthropic: rejects",
+        "provider openai: rejects",
+    ]
+    for case, entry in zip(cases, doc["providers"], strict=True):
+        failure = case.find("failure")
+        assert failure is not None and entry["text"] in (failure.get("message") or "")
+        assert entry["location"] in (failure.text or "")
+
+
+def test_without_provider_the_document_has_no_judgments(capsys: pytest.CaptureFixture[str]) -> None:
+    main([*ARGV, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert "providers" not in doc and doc["runtime"]["provider"] == "anthropic"
+
+
+def test_a_safe_check_says_every_provider_accepts_with_nothing_to_judge() -> None:
+    result = check_policy("unit_safe", providers="openai,anthropic", **SMALL)  # type: ignore[arg-type]
+    assert result.safe
+    assert [(j.provider, j.verdict, j.requests) for j in result.providers] == [
+        (Provider.OPENAI, "accepts", 0),
+        (Provider.ANTHROPIC, "accepts", 0),
+    ]
+    assert "no reproduction to judge" in result.providers[0].line()
+
+
+def test_parse_providers_keeps_the_first_order_and_drops_repeats() -> None:
+    assert parse_providers(["openai", "anthropic, openai"]) == (Provider.OPENAI, Provider.ANTHROPIC)
+    assert parse_providers(None) == ()
+
+
+@pytest.mark.parametrize("history", HISTORIES, ids=lambda h: h.key)
+def test_a_body_read_back_is_judged_as_the_context_it_came_from(history: object) -> None:
+    """A runtime under test's request (an OpenAI body) read back as messages
+    gets every provider's same answer as the context it was rendered from."""
+    messages = history.messages  # type: ignore[attr-defined]
+    back = messages_of_body(render(messages, Provider.OPENAI), Provider.OPENAI)
+    for provider in EVERY:
+        want = validate(render(messages, provider), provider)
+        got = validate(render(back, provider), provider)
+        assert [(e.kind, e.path, e.ids, e.text) for e in got] == [
+            (e.kind, e.path, e.ids, e.text) for e in want
+        ]

@@ -1,0 +1,67 @@
+"""The provider strictness matrix (issue 34): ``docs/reference/provider-strictness.md``
+is generated from the histories of :mod:`prunecheck.sim.reports.strictness`,
+rendered and validated per provider, and the committed page is what the code
+writes now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prunecheck.model.provider import Provider, render, validate
+from prunecheck.sim.reports.strictness import HISTORIES, history, judge, main, page, providers
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "reference" / "provider-strictness.md"
+
+
+def test_the_committed_page_is_a_fresh_generation() -> None:
+    assert PAGE.read_text(encoding="utf-8") == page(), (
+        "docs/reference/provider-strictness.md is out of date: run 'python docs/gen_cli.py'"
+    )
+
+
+def test_the_page_is_in_the_docs_navigation() -> None:
+    assert "reference/provider-strictness.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
+
+def test_every_provider_is_a_column_and_every_history_a_row() -> None:
+    text = page()
+    header = next(line for line in text.splitlines() if line.startswith("| history |"))
+    assert providers() == tuple(Provider)
+    assert all(f"`{p}`" in header for p in Provider)
+    for h in HISTORIES:
+        assert f"| {h.title} |" in text and f"### {h.title}" in text
+
+
+def test_the_issue_s_kinds_of_history_are_rows() -> None:
+    keys = {h.key for h in HISTORIES}
+    assert {"result_without_call", "call_without_result", "partial_batch", "cleared_result",
+            "summary_for_unit", "whole_call_dropped"} <= keys  # fmt: skip
+
+
+@pytest.mark.parametrize("h", HISTORIES, ids=lambda h: h.key)
+def test_each_cell_is_the_provider_s_own_first_error(h: object) -> None:
+    cells = judge(h)  # type: ignore[arg-type]
+    text = page()
+    for provider, cell in cells.items():
+        errors = validate(render(h.messages, provider), provider)  # type: ignore[attr-defined]
+        assert cell.error == (errors[0] if errors else None)
+        if cell.error is not None:  # the page shows its exact text and location
+            assert cell.error.text.replace("|", "\\|") in text
+            assert f"`{cell.error.path}`" in text
+
+
+def test_the_control_is_accepted_and_a_cut_unit_rejected_everywhere() -> None:
+    assert all(c.accepts for c in judge(history("intact")).values())
+    for key in ("result_without_call", "call_without_result", "partial_batch"):
+        assert not any(c.accepts for c in judge(history(key)).values()), key
+    # a repair that hides the cut passes every provider: the matrix says so
+    assert all(c.accepts for c in judge(history("synthesized_result")).values())
+
+
+def test_the_generator_writes_the_page(tmp_path: Path) -> None:
+    out = tmp_path / "page.md"
+    assert main(["--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == page()
