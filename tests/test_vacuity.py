@@ -73,7 +73,7 @@ def test_check_calls_a_policy_that_never_proposes_vacuous(
     assert "coverage: " in out and "0 non-empty proposal(s)" in out
     status, _ = _run(capsys, *args, "--fail-vacuous", "--quiet")
     assert status == EXIT_VACUOUS
-    assert doc["verdict"] == "safe"
+    assert doc["verdict"] == "vacuous"  # schema 3: not "safe"
     assert doc["coverage"]["vacuous"] is True and doc["coverage"]["gaps"] == ["no_proposal"]
     assert doc["placements"][0]["coverage"]["proposals"] == 0
     # the JUnit report says so too: the passing suite carries its vacuity
@@ -102,7 +102,7 @@ def test_explore_calls_a_policy_that_never_proposes_vacuous(
     assert "verdict: safe, but vacuous: " in out and "proposed nothing" in out
     assert _run(capsys, *args, "--fail-vacuous")[0] == EXIT_VACUOUS
     status, doc, _ = _document(capsys, *args, "--fail-vacuous")
-    assert status == EXIT_VACUOUS and doc["verdict"] == "safe"
+    assert status == EXIT_VACUOUS and doc["verdict"] == "vacuous"
     assert doc["command"] == "explore" and doc["coverage"]["vacuous"] is True
     assert doc["coverage"]["runs"] == doc["exercised"]["transitions"]
 
@@ -154,3 +154,19 @@ def test_assert_policy_safe_warns_of_a_vacuous_safe_and_fails_if_told() -> None:
     with warnings.catch_warnings():  # an exercised safe says nothing
         warnings.simplefilter("error", PrunecheckVacuousWarning)
         assert not assert_policy_safe("unit_safe", **TINY).vacuous
+
+
+def test_an_agent_loop_that_never_trimmed_is_vacuous_in_its_document(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Schema 3: the top-level verdict of a loop whose code never changed its
+    history is ``vacuous``, not ``safe`` (exit 0; 4 under --fail-vacuous);
+    an exercised safe loop stays ``safe``."""
+    fake = f"loop:{Path(__file__).resolve().parent / 'loops_fake.py'}:careful"
+    short = ["check", fake, "--scenario", "parallel", "--max-examples", "4", "--seed", "1"]
+    status, doc, _ = _document(capsys, *short, "--max-events", "1")
+    assert (status, doc["verdict"], doc["details"]["vacuous"]) == (0, "vacuous", True)
+    status, doc, _ = _document(capsys, *short, "--max-events", "1", "--fail-vacuous")
+    assert (status, doc["verdict"]) == (EXIT_VACUOUS, "vacuous")
+    status, doc, _ = _document(capsys, *short)
+    assert (status, doc["verdict"], doc["details"]["vacuous"]) == (0, "safe", False)

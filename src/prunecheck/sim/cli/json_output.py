@@ -3,8 +3,10 @@
 Every checking command (check, search, explore, replay, validate, regress,
 import, shrink, sweep) takes ``--json``.  With it, the command's human text goes to
 stderr and stdout holds one JSON document only, valid against the versioned
-schema ``schemas/verdict-2.json`` (JSON Schema draft 2020-12; version 2
-added an agent loop's scenario classes as placements, :mod:`.loop_output`).  The exit
+schema ``schemas/verdict-3.json`` (JSON Schema draft 2020-12; version 2
+added an agent loop's scenario classes as placements, :mod:`.loop_output`;
+version 3 says ``vacuous``, not ``safe``, when nothing the verdict is about
+was exercised).  The exit
 status is the command's own (0 safe, 1 violation, 2 bad input, 3 out of
 time); bad input prints its one paragraph on stderr and no document.
 
@@ -15,7 +17,7 @@ Examples
 --------
 >>> doc = document("validate", verdict="safe", exit_status=0)
 >>> doc["schema"], doc["schema_version"], doc["verdict"]
-('prunecheck/verdict', 2, 'safe')
+('prunecheck/verdict', 3, 'safe')
 """
 
 from __future__ import annotations
@@ -58,14 +60,15 @@ __all__ = [
 
 #: The schema's name and version: a document holds both; version N is
 #: ``schemas/verdict-N.json``.  A field removed or changed in meaning, or a
-#: new shape of a field (version 2: a loop's scenario classes as placements),
-#: bumps it.
+#: new shape of a field (version 2: a loop's scenario classes as placements;
+#: version 3: ``vacuous`` as a top-level verdict), bumps it.
 SCHEMA_NAME = "prunecheck/verdict"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
-#: The verdict a command's exit status stands for (4: safe but vacuous,
-#: under ``--fail-vacuous``).
-VERDICT_OF_STATUS = {0: "safe", 1: "unsafe", 2: "error", 3: "out_of_time", 4: "safe"}
+#: The verdict a command's exit status stands for (4: vacuous, under
+#: ``--fail-vacuous``; without it a vacuous verdict exits 0 and
+#: :func:`document` reads it from the coverage or the details).
+VERDICT_OF_STATUS = {0: "safe", 1: "unsafe", 2: "error", 3: "out_of_time", 4: "vacuous"}
 
 _ATTR = "json_document"
 
@@ -135,7 +138,10 @@ def document(
     command : str
         The command's name (``check``, ``search``, …).
     verdict : str
-        ``safe``, ``unsafe``, ``error`` or ``out_of_time``.
+        ``safe``, ``unsafe``, ``error`` or ``out_of_time`` (``vacuous``
+        too): a ``safe`` whose coverage is vacuous, or whose details say
+        ``vacuous`` (an agent loop), is written ``vacuous`` — "safe" means
+        the runs exercised what the verdict is about.
     exit_status : int
         The command's exit status (overwritten by :func:`run_as_json`).
     policy : str or None
@@ -158,6 +164,11 @@ def document(
         What the command exercised (check, search, explore): the optional
         ``coverage`` field, with its gaps and whether the verdict is vacuous.
     """
+    said_vacuous = (coverage is not None and coverage.vacuous) or (
+        details is not None and details.get("vacuous") is True
+    )
+    if verdict == "safe" and said_vacuous:
+        verdict = "vacuous"
     doc: dict[str, Any] = {
         "schema": SCHEMA_NAME,
         "schema_version": SCHEMA_VERSION,

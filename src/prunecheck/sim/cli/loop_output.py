@@ -15,7 +15,7 @@ configuration's findings make unsafe and counts the framework's.  The JUnit
 report of ``check`` has one test case per scenario class, named by the class
 (a class that does not apply passes, its name saying n/a and why; the
 suite's ``vacuous`` property lists the classes whose own step never ran).
-The shape is ``schemas/verdict-2.json``'s ``loop_placement``.
+The shape is ``schemas/verdict-3.json``'s ``loop_placement``.
 """
 
 from __future__ import annotations
@@ -50,10 +50,6 @@ VERDICT_JSON: Mapping[CellVerdict, str] = {
     CellVerdict.NOT_APPLICABLE: "not_applicable",
     CellVerdict.OUT_OF_TIME: "out_of_time",
 }
-
-#: The loop's overall verdict as the document's ``verdict`` (vacuous: safe,
-#: ``details.vacuous`` true; exit 4 under ``--fail-vacuous``).
-_OVERALL: Mapping[CellVerdict, str] = {**VERDICT_JSON, CellVerdict.VACUOUS: "safe"}
 
 
 def cell_json(cell: Cell, bundle: Path | None) -> dict[str, Any]:
@@ -123,7 +119,7 @@ def _document(
     doc = document(
         command,
         policy=result.target.spec,
-        verdict=_OVERALL[result.verdict],
+        verdict=VERDICT_JSON[result.verdict],  # vacuous: exit 0, or 4 under --fail-vacuous
         exit_status=status,
         placements=entries,
         exercised=_exercised(result.cells),

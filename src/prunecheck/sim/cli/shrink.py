@@ -44,7 +44,7 @@ The shrunk trace opens as the original does (system prompt, then a user message)
 keeps each event's time, and ends at the first step of its class; the events the
 runtime makes next (results, the invocation, a retry) follow when they show harm.
 It aims at {AIM} events or fewer and says which bound it reached.
-With --json, stdout holds one verdict document (schemas/verdict-2.json): the shrunk
+With --json, stdout holds one verdict document (schemas/verdict-3.json): the shrunk
 trace's first violation, the events before and after, the bundle folder (if --out).
 exit status: 1 the shrunk trace reproduces (the usual case), 2 bad input (a trace with
 no violation, an unknown class, a policy that raises).
