@@ -24,10 +24,11 @@ from prunecheck.sim.api.check import check_policy
 from prunecheck.sim.api.providers import messages_of_body, parse_providers
 from prunecheck.sim.api.verdict import CheckResult
 from prunecheck.sim.cli.app import main
+from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.reports.strictness import HISTORIES
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = ROOT / "schemas" / "verdict-2.json"
+SCHEMA = ROOT / "schemas" / f"verdict-{SCHEMA_VERSION}.json"
 #: An unsafe check whose reproduction ends in a request every provider rejects.
 SMALL = dict(levels=(0.5,), seeds=(1,), slow_levels=(0.5,), horizon=600.0, max_examples=0,
              placements=("before_invoke",), failures=False)  # fmt: skip

@@ -1,5 +1,5 @@
 """``--json`` (issue 23): every checking command prints one document on
-stdout, valid against the committed schema ``schemas/verdict-2.json``; the
+stdout, valid against the committed schema ``schemas/verdict-3.json``; the
 human text goes to stderr; exit statuses are unchanged."""
 
 from __future__ import annotations
