@@ -198,6 +198,13 @@ def execute(args: argparse.Namespace) -> int:
         print(f"({log.unrelated} span(s) or run(s) record no model call: left out)")
     for note in log.notes:
         print(f"?? the log cannot tell: {note}")
+    unread = sum(len(v) for v in log.incomplete.values())
+    if unread:
+        total = sum(len(v) for v in log.conversations.values()) + unread
+        print(
+            f"(the log holds {total} request(s), {unread} of them incomplete: named above, "
+            "not diffed)"
+        )
     result = int(fix_bad) if fix is not None else status
     lead = next((e for e in found if e["first_violation"] is not None), None)
     record(

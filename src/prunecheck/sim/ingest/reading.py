@@ -47,6 +47,7 @@ from prunecheck.sim.ingest.records import (
 from prunecheck.sim.ingest.runs import is_run, request_of_record, request_of_run
 from prunecheck.sim.ingest.spans import Span, is_span, rejection_of, request_of_span, spans_of
 from prunecheck.sim.ingest.streams import records, shown
+from prunecheck.sim.ingest.truncation import cut_messages, dropped_note, length_note
 from prunecheck.sim.support.inputs import check_input
 
 __all__ = ["Log", "read_log"]
@@ -211,12 +212,26 @@ class _Reader:
             None,
         )  # fmt: skip
         self.parents[span.span_id] = (span.parent_id, own)
+        cut = cut_messages(span.attributes, span.dropped)
+        if cut is not None:
+            reason, known = cut
+            if own is None:  # set before the messages, it went first
+                known += ("; " if known else "") + (
+                    "its conversation id may be among what was dropped: it is listed under "
+                    "its trace"
+                )
+            self.traced.append((len(self.partial), True, span.span_id, span.trace_id))
+            self.partial.append(self.timely(_incomplete(span, file, "", reason, known)))
+            return
         with _shaped(f"{file} ({span.where})", "span"):
             found = request_of_span(span, "", file)
         if found is None:
             self.log.unrelated += 1
             return
         if isinstance(found, LoggedRequest):
+            notes = (dropped_note(span.dropped, own is not None), length_note(span.attributes))
+            if any(notes):
+                found = replace(found, blind=(*found.blind, *(n for n in notes if n)))
             self.traced.append((len(self.requests), False, span.span_id, span.trace_id))
             self.requests.append(self.slim(found))
             return
@@ -282,13 +297,24 @@ class _Reader:
         self.seen.clear()
 
 
-def _incomplete(span: Span, file: str, sentence: str) -> Incomplete:
-    """The incomplete request a reader named in a sentence (its rejection
-    kept: a rejected request whose messages are cut still holds the incident)."""
+def _incomplete(
+    span: Span, file: str, sentence: str, reason: str = "", known: str = ""
+) -> Incomplete:
+    """The incomplete request of ``span``: a reader's sentence or a
+    ``reason`` (its rejection kept: a rejected request whose messages are
+    cut still holds the incident; the SDK's dropped count said)."""
     where = Source(file, span.where.partition(", ")[2] or span.span_id)
-    reason = sentence.removeprefix(f"{where}: ").removesuffix(": this request is not in the trace")
+    if not reason:
+        reason = sentence.removeprefix(f"{where}: ").removesuffix(
+            ": this request is not in the trace"
+        )
+        if span.dropped:
+            reason += (
+                f"; the SDK dropped {span.dropped} of its attributes (droppedAttributesCount: "
+                "the attribute count limit, OTEL_ATTRIBUTE_COUNT_LIMIT)"
+            )
     rejection, status = rejection_of(span) if span.error else (None, None)
-    return Incomplete("", span.start, where, reason, rejection=rejection, status=status)
+    return Incomplete("", span.start, where, reason, known, rejection, status)
 
 
 def _unplaced(request: LoggedRequest) -> Incomplete:
@@ -380,7 +406,7 @@ def read_log(
                 "one provider.",
                 "pass each provider's log separately, or group with --key.",
             )
-    if not log.conversations:
+    if not log.conversations and not any(i.rejection for i in partial):
         first = next(iter(log.incomplete.values()))[0]
         raise TranscriptError(
             shown_paths,

@@ -62,6 +62,7 @@ class Span:
     error: str | None
     events: tuple[tuple[str, dict[str, Any]], ...] = field(default=())
     where: str = ""
+    dropped: int = 0  # droppedAttributesCount: attributes the SDK's count limit dropped
 
 
 def is_span(record: Mapping[str, Any]) -> bool:
@@ -144,6 +145,7 @@ def spans_of(record: Mapping[str, Any], where: str) -> Iterator[Span]:
                         tuple((str(e.get("name")), _kv(e.get("attributes")))
                               for e in s.get("events") or [] if isinstance(e, Mapping)),
                         f"{where}, span {_hex(s.get('spanId'))}",
+                        int(s.get("droppedAttributesCount") or 0),
                     )  # fmt: skip
         return
     context = record.get("context") or {}
