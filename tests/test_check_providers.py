@@ -17,12 +17,14 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 
-from prunecheck.model.context import Message
+from prunecheck.model.config import Repair, RuntimeConfig
+from prunecheck.model.context import Message, Role
 from prunecheck.model.provider import Provider, render, validate
 from prunecheck.model.system import replay
 from prunecheck.sim.api.check import check_policy
 from prunecheck.sim.api.providers import messages_of_body, parse_providers
-from prunecheck.sim.api.verdict import CheckResult
+from prunecheck.sim.api.repairs import repair_verdict
+from prunecheck.sim.api.verdict import CheckResult, provider_lines
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.reports.strictness import HISTORIES
@@ -140,3 +142,65 @@ def test_a_body_read_back_is_judged_as_the_context_it_came_from(history: object)
         assert [(e.kind, e.path, e.ids, e.text) for e in got] == [
             (e.kind, e.path, e.ids, e.text) for e in want
         ]
+
+
+# ---------------------------------------------------------------- repair layers
+REPAIRING = dict(levels=(0.5,), seeds=(1,), slow_levels=(0.5,), max_examples=0,
+                 placements=("after_append",), failures=False)  # fmt: skip
+
+
+def test_a_repair_layer_is_judged_per_provider() -> None:
+    """lowest_salience under a synthesizing repair layer: the layer answers a
+    call whose result the policy evicted with a text no tool produced; the
+    verdict says so, says the text is no honest placeholder, and names the
+    providers that would have rejected the history unrepaired, with their texts."""
+    config = RuntimeConfig(repair=Repair.SYNTHESIZE)
+    result = check_policy("lowest_salience", config=config, providers="openai,anthropic",
+                          **REPAIRING)  # type: ignore[arg-type]  # fmt: skip
+    assert result.verdict == "unsafe" and result.repairs
+    for repair in result.repairs:
+        assert repair.layer == "synthesize" and (repair.dropped or repair.synthesized)
+        assert not repair.honest
+        assert {e.provider for e in repair.rejected_by} | set(repair.accepted_by) == {
+            Provider.OPENAI, Provider.ANTHROPIC
+        }  # fmt: skip
+        for _, text, why in repair.synthesized:
+            assert text == "[tool result unavailable]" and "says nothing" in why
+    judged = next(r for r in result.repairs if r.synthesized)
+    assert judged.rejected_by and all(e.kind == "call_without_result" for e in judged.rejected_by)
+    lines = "\n".join(provider_lines(result))
+    assert "repair layer synthesize" in lines and "unrepaired, the history would have" in lines
+    assert judged.rejected_by[0].text in lines
+
+
+def test_no_repair_layer_no_repair_judgment() -> None:
+    assert unsafe().repairs == ()
+
+
+def test_the_placeholder_rule_tells_an_honest_repair_from_an_invented_one() -> None:
+    call = Message("a1", Role.ASSISTANT, 5, 1, 0.0, tool_calls=("c1",))
+    user = Message("u1", Role.USER, 5, 1, 0.0, text="go")
+    said = "The tool call was interrupted before a result was produced."
+    honest = Message("r1", Role.TOOL, 5, 1, 1.0, call_id="c1", text=said)
+    for ran, want in (("none", True), ("ok", False)):
+        dropped, synthesized, is_honest, rejected, accepted = repair_verdict(
+            (user, call), (user, call, honest), (Provider.OPENAI,), {"c1": ran}
+        )
+        assert dropped == () and is_honest is want and len(synthesized) == 1
+        assert [e.kind for e in rejected] == ["call_without_result"] and accepted == []
+    dropped, _, is_honest, rejected, _ = repair_verdict(
+        (user, honest), (user,), (Provider.OPENAI,), {"c1": "ok"}
+    )
+    assert dropped == ("r1",) and not is_honest and rejected[0].kind == "result_without_call"
+
+
+def test_json_carries_the_repair_judgments(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["check", "lowest_salience", "--check-at", "after_append", "--repair", "synthesize",
+            "--levels", "0.5", "--seeds", "1", "--slow-levels", "0.5", "--max-examples", "0",
+            "--no-failures", "--provider", "openai,anthropic", "--json"]  # fmt: skip
+    assert main(argv) == 1
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).validate(doc)
+    synthesized = [r for r in doc["repairs"] if r["synthesized"]]
+    assert synthesized and synthesized[0]["honest"] is False
+    assert {e["provider"] for e in synthesized[0]["rejected_by"]} == {"openai", "anthropic"}

@@ -55,6 +55,7 @@ from prunecheck.model.trace import Trace
 from prunecheck.sim.api.minimal import minimal_reproduction, shrink_note
 from prunecheck.sim.api.options import check_options
 from prunecheck.sim.api.providers import first_rejections, not_judged, parse_providers
+from prunecheck.sim.api.repairs import judge_repairs
 from prunecheck.sim.api.resolve import PolicyLike, format_of, resolve_policy
 from prunecheck.sim.api.suite import (
     DEFAULT_HORIZON,
@@ -314,9 +315,12 @@ def _judged(result: CheckResult, providers: Sequence[Provider]) -> CheckResult:
     }.get(result.verdict, "the reproduction no longer replays")
     if system is not None and traces:
         try:
-            return replace(result, providers=first_rejections(traces, system, providers))
+            judged = first_rejections(traces, system, providers)
+            repairs = judge_repairs(traces, system, providers)
         except PrunecheckError:  # a policy that no longer replays: not judged
             pass
+        else:
+            return replace(result, providers=judged, repairs=repairs)
     return replace(result, providers=tuple(not_judged(p, reason) for p in providers))
 
 

@@ -26,11 +26,12 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from prunecheck.model.context import Message, Role
 from prunecheck.model.errors import ConfigError
+from prunecheck.model.events import Invoke
 from prunecheck.model.model_system import ModelSystem
 from prunecheck.model.provider import Provider, ProviderError, render, validate
 from prunecheck.model.state import CounterName
@@ -45,6 +46,7 @@ __all__ = [
     "not_judged",
     "parse_providers",
     "provider_names",
+    "with_next_invoke",
 ]
 
 
@@ -128,6 +130,8 @@ class ProviderJudgment:
         Requests judged (0: the check found no reproduction to judge).
     unjudged : str or None
         Why nothing was judged (an error, out of time), or None.
+    reproductions : int
+        The reproductions whose requests were judged (0: a safe check).
     """
 
     provider: Provider
@@ -137,6 +141,7 @@ class ProviderJudgment:
     check_at: str | None = None
     requests: int = 0
     unjudged: str | None = None
+    reproductions: int = 0
 
     @property
     def rejects(self) -> bool:
@@ -155,14 +160,19 @@ class ProviderJudgment:
         if self.unjudged:
             return f"{self.provider}: not judged — {self.unjudged}"
         if self.error is not None:
-            where = f"step {self.step} of {self.steps}" if self.step is not None else "a request"
+            where = f"at step {self.step} of {self.steps}" if self.step is not None else ""
             if self.step is not None and self.steps is not None and self.step > self.steps:
-                where = f"the request sent next, after step {self.steps}"
+                where = f"sent next, after step {self.steps}"
             if self.check_at:
                 where += f" of the reproduction at checks {self.check_at}"
             return (
-                f"{self.provider}: rejects the request at {where}, {self.error.path}: "
+                f"{self.provider}: rejects the request {where}, {self.error.path}: "
                 f"HTTP {self.error.status}: {self.error.text}"
+            )
+        if self.requests == 0 and self.reproductions:
+            return (
+                f"{self.provider}: accepts — the reproduction sends no request (the model is "
+                "not called while its calls are pending)"
             )
         if self.requests == 0:
             return (
@@ -188,6 +198,7 @@ class ProviderJudgment:
             "step": self.step,
             "check_at": self.check_at,
             "requests": self.requests,
+            "reproductions": self.reproductions,
         }
 
 
@@ -292,21 +303,29 @@ def _messages(system: System[Any], state: Any) -> Sequence[Message]:
     return messages_of_body(sent.body, sent.provider)
 
 
+def with_next_invoke(trace: Trace) -> Trace:
+    """``trace`` with a model invocation after its last step (unless it ends
+    on one): a reproduction ends at its violation, and the harm is in the
+    request the runtime sends next — as the runtime sends it (its budget
+    check before the call, its repair layer), or nothing while calls are
+    pending."""
+    if trace.events and isinstance(trace.events[-1], Invoke):
+        return trace
+    times = None if trace.times is None else (*trace.times, trace.times[-1] if trace.times else 0.0)
+    return replace(trace, events=(*trace.events, Invoke()), times=times)
+
+
 def _sent(trace: Trace, system: System[Any]) -> Iterable[tuple[int, Sequence[Message]]]:
-    """Every request the reproduction sends, as (1-based step, messages);
-    then, unless its last step sent one, the request the runtime sends next
-    (step ``len(trace.events) + 1``): a reproduction ends at its violation,
-    and the harm is in that request."""
-    invocations, sent_last, state = 0, False, None
-    for item, state in replay(trace, system, record=False):
+    """Every request the reproduction sends, as (1-based step, messages),
+    the request sent next included (step ``len(trace.events) + 1``, see
+    :func:`with_next_invoke`)."""
+    invocations = 0
+    for item, state in replay(with_next_invoke(trace), system, record=False):
         done = system.truth(state).count(CounterName.INVOCATIONS)
-        sent_last = done != invocations
-        if not sent_last:
+        if done == invocations:
             continue  # not an invocation, or a blocked one: nothing was sent
         invocations = done
         yield item.index + 1, _messages(system, state)
-    if state is not None and not sent_last:
-        yield len(trace.events) + 1, _messages(system, state)
 
 
 def first_rejections(
@@ -319,15 +338,21 @@ def first_rejections(
     requests it accepted."""
     judged: dict[Provider, ProviderJudgment] = {}
     counts: dict[Provider, int] = dict.fromkeys(providers, 0)
+    seen = 0
     for check_at, trace in traces:
         waiting = [p for p in providers if p not in judged]
         if not waiting or system is None:
             break
+        seen += 1
         for provider, (count, rejection) in judge_requests(_sent(trace, system), waiting).items():
             counts[provider] += count
             if rejection is not None:
                 step, error = rejection
                 judged[provider] = ProviderJudgment(
-                    provider, error, step, len(trace.events), check_at, counts[provider]
-                )
-    return tuple(judged.get(p) or ProviderJudgment(p, None, requests=counts[p]) for p in providers)
+                    provider, error, step, len(trace.events), check_at, counts[provider],
+                    reproductions=seen,
+                )  # fmt: skip
+    return tuple(
+        judged.get(p) or ProviderJudgment(p, None, requests=counts[p], reproductions=seen)
+        for p in providers
+    )

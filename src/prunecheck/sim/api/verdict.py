@@ -36,6 +36,7 @@ from prunecheck.model.policies import Policy
 from prunecheck.model.system import System
 from prunecheck.model.trace import Trace, dumps
 from prunecheck.sim.api.providers import ProviderJudgment
+from prunecheck.sim.api.repairs import RepairJudgment
 from prunecheck.sim.api.suite import Scenario
 from prunecheck.sim.api.vacuity import vacuous_clause
 from prunecheck.sim.drivers.coverage import Coverage
@@ -115,6 +116,10 @@ class CheckResult:
     providers: one judgment per provider named (``providers=``, ``check
         --provider``): its first rejection of the reproductions' requests, or
         that it accepts them (:mod:`.providers`); () when none was named.
+    repairs: with providers named, each invocation of the reproductions
+        that the runtime's repair layer rewrote: what it repaired, whether
+        honestly, and which providers would have rejected the unrepaired
+        history (:mod:`.repairs`).
     search_seconds: wall seconds the search took (or the replay of the
         saved failure that answered instead), summed over placements.
     """
@@ -135,6 +140,7 @@ class CheckResult:
     coverage: Coverage | None = None
     search_seconds: float = field(default=0.0, compare=False)
     providers: tuple[ProviderJudgment, ...] = ()
+    repairs: tuple[RepairJudgment, ...] = ()
 
     @property
     def safe(self) -> bool:
@@ -362,7 +368,10 @@ def provider_lines(result: CheckResult) -> list[str]:
     if not result.providers:
         return []
     judged = "the reproduction's requests" if result.reproduction is not None else "the check"
-    return [f"providers (judged on {judged}):"] + [f"  {j.line()}" for j in result.providers]
+    lines = [f"providers (judged on {judged}):"] + [f"  {j.line()}" for j in result.providers]
+    for repair in result.repairs:
+        lines.extend(repair.lines())
+    return lines
 
 
 @dataclass(frozen=True, slots=True)

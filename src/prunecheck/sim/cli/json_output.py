@@ -283,6 +283,7 @@ def check_document(result: CheckResult, bundles: Mapping[str, Path], status: int
     doc["first_violation"] = None if lead is None else lead["first_violation"]
     if result.providers:  # check --provider: each provider named and its judgment
         doc["providers"] = [j.to_json() for j in result.providers]
+        doc["repairs"] = [r.to_json() for r in result.repairs]
     return doc
 
 
