@@ -36,6 +36,7 @@ from typing import TypeVar
 
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import validate
+from prunecheck.sim.ingest.exports import RECORD_READERS, SPAN_READERS
 from prunecheck.sim.ingest.records import (
     Incomplete,
     LogFormat,
@@ -103,7 +104,7 @@ def _shaped(where: str, kind: str) -> Iterator[None]:
     """A record whose fields do not have the types its kind gives them is
     bad input: one paragraph naming it, never a traceback."""
     what = {"span": "an OpenTelemetry span", "run": "a LangSmith run",
-            "request": "a logged request"}[kind]  # fmt: skip
+            "request": "a logged request"}.get(kind, kind)  # fmt: skip
     try:
         yield
     except RecursionError:
@@ -167,6 +168,7 @@ class _Reader:
         self.shared: dict[LoggedMessage, LoggedMessage] = {}
         self.spans = 0
         self.untimed: set[int] = set()  # requests whose time is not one
+        self.products = [make(key) for make in RECORD_READERS]  # their own formats (exports.py)
 
     def take(self, file: str, where: str, record: object, text: str) -> None:
         if not isinstance(record, Mapping):
@@ -176,6 +178,11 @@ class _Reader:
                 "a log holds one JSON object per request, span or run.",
             )
         source = Source(file, where.rpartition(": ")[2])
+        product = next((r for r in self.products if r.takes(record)), None)
+        if product is not None:
+            with _shaped(where, product.what):
+                product.add(record, source)
+            return
         kind = "span" if is_span(record) else "run" if is_run(record) else "request"
         with _shaped(where, kind):
             if kind == "span":
@@ -224,7 +231,9 @@ class _Reader:
             self.partial.append(self.timely(_incomplete(span, file, "", reason, known)))
             return
         with _shaped(f"{file} ({span.where})", "span"):
-            found = request_of_span(span, "", file)
+            found = next(
+                (f for read in SPAN_READERS if (f := read(span, "", file)) is not None), None
+            ) or request_of_span(span, "", file)
         if found is None:
             self.log.unrelated += 1
             return
@@ -295,6 +304,13 @@ class _Reader:
                 self.requests[index] = replace(self.requests[index], conversation=name)
         self.parents.clear()
         self.seen.clear()
+        for product in self.products:
+            for read in product.finish():
+                if isinstance(read, LoggedRequest):
+                    self.requests.append(self.slim(read))
+                else:
+                    self.partial.append(self.timely(read))
+            self.log.duplicates += product.duplicates
 
 
 def _incomplete(

@@ -1,0 +1,183 @@
+"""``prunecheck import`` on the logs of six observability stacks, each recorded
+by the stack's real instrumentation (tests/data/telemetry/record_observability.py:
+OpenLLMetry, Pydantic Logfire, Langfuse, Arize Phoenix, MLflow, the OpenAI
+Agents SDK's own tracing) against a fake model that answers broken requests
+with the provider's real 400 body.  Each stack: a clean conversation, a cut
+one (a dropped tool result) and a rejected one (a window that starts inside
+a parallel batch).  The tests read the committed logs only: none of the
+recording packages is needed."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from timeline_sketch import timeline_sketched
+
+from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.system import incidents_of
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.drivers.polish import minimize
+from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.evidence.trace_file import read_trace
+from prunecheck.sim.ingest.reading import read_log
+from prunecheck.sim.subjects.loader import load_system
+
+DATA = Path(__file__).resolve().parent / "data" / "telemetry"
+
+#: stack folder -> the suffix of its logs (the file format a user of it gets).
+STACKS = {
+    "openllmetry": ".otlp.jsonl",
+    "logfire": ".otlp.jsonl",
+    "langfuse": ".otlp.jsonl",
+    "phoenix": ".otlp.jsonl",
+    "mlflow": ".traces.jsonl",
+    "agents_tracing": ".spans.jsonl",
+}
+#: recorded case -> the tool pairing rule the fake model's 400 quotes.
+BROKEN = {"cut": "call_without_result", "rejected": "result_without_call"}
+_TEXTS = re.compile(
+    r"(An assistant message with 'tool_calls' must be followed by tool messages responding to "
+    r"each 'tool_call_id'\. The following tool_call_ids did not have response messages: "
+    r"call_\w+|Invalid parameter: messages with role 'tool' must be a response to a "
+    r"preceeding message with 'tool_calls'\.)"
+)
+
+
+def _log(stack: str, case: str) -> Path:
+    return DATA / stack / f"{case}{STACKS[stack]}"
+
+
+def _logged(path: Path) -> str:
+    """The provider's text as the log holds it (read from the file, not by prunecheck)."""
+    found = _TEXTS.search(path.read_text(encoding="utf-8"))
+    assert found, path
+    return found.group(1)
+
+
+Imported = Callable[[Path], tuple[int, str, Path]]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_timeline_drawn() -> Iterator[None]:
+    with timeline_sketched():
+        yield
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Imported:
+    """``prunecheck import LOG --out DIR``, once per log: status, output, DIR."""
+    done: dict[Path, tuple[int, str, Path]] = {}
+
+    def run(log: Path) -> tuple[int, str, Path]:
+        if log not in done:
+            out_dir = tmp_path_factory.mktemp("import") / "bundle"
+            stdout, stderr = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                status = main(["import", str(log), "--out", str(out_dir)])
+            text = stdout.getvalue() + stderr.getvalue()
+            assert "Traceback" not in text
+            done[log] = (status, text, out_dir)
+        return done[log]
+
+    return run
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_clean_traffic_imports_to_no_incident_and_nothing_unknown(
+    stack: str, imported: Imported
+) -> None:
+    status, out, out_dir = imported(_log(stack, "clean"))
+    assert status == 0, out
+    assert "??" not in out and "bad prune" not in out and "rejected" not in out
+    assert "a whole closed unit" in out  # the trimmer did remove whole units
+    assert "4 of 4 request(s)" in out  # two turns of two model calls each
+    trace = read_trace(out_dir / "trace.json")
+    assert not [i for i in incidents_of(trace, load_system(trace.policy)) if i.is_violation]
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_broken_conversation_names_the_prune_the_400_and_replays_it(
+    stack: str, case: str, imported: Imported
+) -> None:
+    log = _log(stack, case)
+    status, out, out_dir = imported(log)
+    assert status == 1, out
+    logged = _logged(log)
+    # the rejected request is the last one; the bad prune is between it and the one before
+    rejected = re.search(r"request (\d+) \([\d:.]+\) was rejected with HTTP 400: (.*?) — (.*)", out)
+    assert rejected and rejected.group(2) == logged, out
+    assert rejected.group(3).startswith("the provider's tool pairing rule, in its own words")
+    n = int(rejected.group(1))
+    total = re.search(r"(\d+) of (\d+) request\(s\)", out)
+    assert total and int(total.group(2)) == n
+    bad = [line for line in out.splitlines() if "bad prune" in line]
+    assert bad and f"and request {n} (" in bad[0] and f"between request {n - 1} (" in bad[0]
+    # the replayed trace meets the same provider rule
+    trace = read_trace(out_dir / "trace.json")
+    incidents = incidents_of(trace, load_system(trace.policy))
+    rejections = [i for i in incidents if i.kind is IncidentKind.PROVIDER_REJECTION]
+    assert rejections and rejections[0].reason == BROKEN[case]
+    assert any(i.kind is IncidentKind.INVALID_PRUNE for i in incidents)
+    assert "the replayed request is rejected as the logged one was" in out
+    assert json.loads((out_dir / "request.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_cut_conversation_shrinks_to_at_most_15_events(stack: str, imported: Imported) -> None:
+    trace = read_trace(imported(_log(stack, "cut"))[2] / "trace.json")
+    system = load_system(trace.policy)
+    target = frozenset({IncidentKind.PROVIDER_REJECTION})
+    shrunk = minimize(trace.events, trace.config, system, Shape(), target)
+    assert len(shrunk) <= 15 and len(shrunk) <= len(trace.events)
+    rejected = [i for i in incidents_of(trace.with_events(shrunk), system) if i.kind in target]
+    assert rejected and rejected[0].reason == "call_without_result"
+
+
+def test_each_stack_groups_by_its_own_conversation_id() -> None:
+    """Langfuse and Phoenix: session.id; MLflow: the trace's session metadata;
+    the Agents SDK: the traces' group_id (two runs, one conversation)."""
+    for stack in ("langfuse", "phoenix", "mlflow", "agents_tracing"):
+        log = read_log([_log(stack, "clean")])
+        assert list(log.conversations) == [f"{stack}-clean"], stack
+    log = read_log([_log("agents_tracing", "clean")], key="missing")
+    assert len(log.conversations) == 2  # no such metadata: one conversation per trace (run)
+
+
+def test_a_model_call_whose_input_the_stack_did_not_keep_is_a_gap(tmp_path: Path) -> None:
+    """An Agents SDK response span (the Responses model logs only the response
+    id), a Langfuse generation without input and an MLflow chat span without
+    inputs are named as gaps, never guessed at."""
+    agents = _log("agents_tracing", "clean").read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(agents) if '"type": "generation"' in line)
+    span = json.loads(agents[first])
+    span["span_data"] = {"type": "response", "response_id": "resp_1", "usage": None}
+    agents[first] = json.dumps(span)
+    path = tmp_path / "agents.jsonl"
+    path.write_text("\n".join(agents) + "\n", encoding="utf-8")
+    log = read_log([path])
+    (gap,) = log.gaps["agents_tracing-clean"]
+    assert "a response span without its input" in gap and span["id"] in gap
+    assert len(log.conversations["agents_tracing-clean"]) == 3
+
+    mlflow = json.loads(_log("mlflow", "clean").read_text(encoding="utf-8").splitlines()[0])
+    chat = [s for s in mlflow["data"]["spans"] if "mlflow.spanInputs" in s["attributes"]
+            and "CHAT_MODEL" in s["attributes"].get("mlflow.spanType", "")]  # fmt: skip
+    del chat[0]["attributes"]["mlflow.spanInputs"]
+    path = tmp_path / "mlflow.jsonl"
+    path.write_text(json.dumps(mlflow) + "\n", encoding="utf-8")
+    log = read_log([path])
+    assert any("without mlflow.spanInputs" in g for g in log.gaps["mlflow-clean"])
+
+    text = _log("langfuse", "clean").read_text(encoding="utf-8")
+    cut = text.replace('"key": "langfuse.observation.input"', '"key": "langfuse.observation.in"', 1)
+    path = tmp_path / "langfuse.jsonl"
+    path.write_text(cut, encoding="utf-8")
+    log = read_log([path])
+    assert any("without langfuse.observation.input" in g for g in log.gaps["langfuse-clean"])
