@@ -76,6 +76,7 @@ format: $(STAMP)
 # command-line and incident-class reference pages are generated first (docs/gen_cli.py).
 docs: $(STAMP)
 	$(PY) docs/gen_cli.py
+	$(PY) -m prunecheck.sim.reports.strictness --out docs/reference/provider-strictness.md
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # The verdict table of framework trimmers (reports/frameworks.md) and a standalone

@@ -1,15 +1,13 @@
-"""Write the reference pages generated from the code: the command line, the
-incident classes and the provider strictness matrix.
+"""Write the reference pages generated from the code: the command line and the
+incident classes.
 
 ``docs/reference/cli.md`` lists every command and every flag from
 :func:`prunecheck.sim.cli.build_parser`, and ``docs/reference/incidents.md``
-every :class:`prunecheck.model.incidents.IncidentKind`, and
-``docs/reference/provider-strictness.md`` every provider's answer to every
-history of :mod:`prunecheck.sim.reports.strictness`, so the pages cannot
-drift from the parser, the enum or the rules: ``make docs`` runs this first, and
+every :class:`prunecheck.model.incidents.IncidentKind`, so the pages cannot
+drift from the parser or the enum: ``make docs`` runs this first, and
 ``tests/test_docs.py`` checks the committed pages equal what it writes.
 
-Usage: ``python docs/gen_cli.py`` (writes the pages), ``--check`` (exit 1 if a
+Usage: ``python docs/gen_cli.py`` (writes both pages), ``--check`` (exit 1 if a
 committed page differs from what would be written).
 """
 
@@ -20,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["cli_page", "incidents_page", "main", "pages", "strictness_page"]
+__all__ = ["cli_page", "incidents_page", "main", "pages"]
 
 HERE = Path(__file__).resolve().parent
 
@@ -133,15 +131,7 @@ def pages() -> dict[Path, str]:
     return {
         HERE / "reference" / "cli.md": cli_page(),
         HERE / "reference" / "incidents.md": incidents_page(),
-        HERE / "reference" / "provider-strictness.md": strictness_page(),
     }
-
-
-def strictness_page() -> str:
-    """The provider strictness matrix (:mod:`prunecheck.sim.reports.strictness`)."""
-    from prunecheck.sim.reports.strictness import page
-
-    return page()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,20 +5,48 @@ writes now."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from prunecheck.model.provider import Provider, render, validate
-from prunecheck.sim.reports.strictness import HISTORIES, history, judge, main, page, providers
+from prunecheck.sim.reports import strictness
+from prunecheck.sim.reports.repair_layers import LAYERS, available, repair
+from prunecheck.sim.reports.strictness import HISTORIES, history, judge, main, providers
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference" / "provider-strictness.md"
 
 
+REPAIRS = "## Framework repair layers"
+
+
+@cache
+def page() -> str:
+    """The page without its framework repair section (which imports the
+    frameworks, about 3 s of CPU: its tests are slow ones)."""
+    return strictness.page(repairs=False)
+
+
+needs_frameworks = pytest.mark.skipif(
+    not available(), reason="the repair layers' frameworks (prunecheck[loops]) are not installed"
+)
+
+
+def test_the_committed_matrix_is_a_fresh_generation() -> None:
+    committed = PAGE.read_text(encoding="utf-8")
+    assert REPAIRS in committed
+    assert committed[: committed.index(REPAIRS)].rstrip() + "\n" == page(), (
+        "docs/reference/provider-strictness.md is out of date: run 'make docs'"
+    )
+
+
+@pytest.mark.slow
+@needs_frameworks
 def test_the_committed_page_is_a_fresh_generation() -> None:
-    assert PAGE.read_text(encoding="utf-8") == page(), (
-        "docs/reference/provider-strictness.md is out of date: run 'python docs/gen_cli.py'"
+    assert PAGE.read_text(encoding="utf-8") == strictness.page(), (
+        "docs/reference/provider-strictness.md is out of date: run 'make docs'"
     )
 
 
@@ -61,7 +89,33 @@ def test_the_control_is_accepted_and_a_cut_unit_rejected_everywhere() -> None:
     assert all(c.accepts for c in judge(history("synthesized_result")).values())
 
 
+@pytest.mark.slow
+@needs_frameworks
 def test_the_generator_writes_the_page(tmp_path: Path) -> None:
     out = tmp_path / "page.md"
     assert main(["--out", str(out)]) == 0
-    assert out.read_text(encoding="utf-8") == page()
+    assert out.read_text(encoding="utf-8") == strictness.page()
+
+
+@pytest.mark.slow
+@needs_frameworks
+def test_pydantic_ai_s_repair_hides_the_400_with_a_false_placeholder() -> None:
+    layer = next(x for x in LAYERS if x.name == "pydantic-ai")
+    done = repair(layer, history("partial_batch").messages, providers())
+    assert done.synthesized and done.synthesized[0][0] == "c2"
+    assert done.synthesized[0][1] == "The tool call was interrupted before a result was produced."
+    assert not done.honest and "not run" in done.synthesized[0][2]
+    assert all(done.before.values()) and not any(done.after.values())
+    orphans = repair(layer, history("result_without_call").messages, providers())
+    assert orphans.dropped_results == ("c1", "c2") and not orphans.honest
+
+
+@pytest.mark.slow
+@needs_frameworks
+def test_the_agents_sdk_drops_calls_without_output_and_keeps_orphaned_outputs() -> None:
+    layer = next(x for x in LAYERS if x.name == "OpenAI Agents SDK")
+    done = repair(layer, history("call_without_result").messages, providers())
+    assert done.dropped_calls == ("c1", "c2") and not done.honest
+    assert not any(done.after.values())
+    kept = repair(layer, history("result_without_call").messages, providers())
+    assert not kept.changed and all(kept.after.values())
