@@ -22,7 +22,7 @@ from prunecheck.model.context import Message, Role
 from prunecheck.model.provider import Provider, render, validate
 from prunecheck.model.system import replay
 from prunecheck.sim.api.check import check_policy
-from prunecheck.sim.api.providers import messages_of_body, parse_providers
+from prunecheck.sim.api.providers import judgeable, messages_of_body, parse_providers
 from prunecheck.sim.api.repairs import repair_verdict
 from prunecheck.sim.api.verdict import CheckResult, provider_lines
 from prunecheck.sim.cli.app import main
@@ -36,7 +36,7 @@ SMALL = dict(levels=(0.5,), seeds=(1,), slow_levels=(0.5,), horizon=600.0, max_e
              placements=("before_invoke",), failures=False)  # fmt: skip
 _ARGS = "--levels 0.5 --seeds 1 --slow-levels 0.5 --horizon 600 --max-examples 0 --no-failures"
 ARGV = ["check", "recency", "--check-at", "before_invoke", *_ARGS.split(" ")]
-EVERY = tuple(Provider)
+EVERY = judgeable()
 
 
 @cache

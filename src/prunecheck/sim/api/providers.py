@@ -41,7 +41,9 @@ from prunecheck.model.trace import Trace
 __all__ = [
     "ProviderJudgment",
     "first_rejections",
+    "is_judgeable",
     "judge_requests",
+    "judgeable",
     "messages_of_body",
     "not_judged",
     "parse_providers",
@@ -50,9 +52,26 @@ __all__ = [
 ]
 
 
+def is_judgeable(provider: Provider) -> bool:
+    """Whether prunecheck can render a request for ``provider`` and check it
+    against its rules (a provider whose rules are known but whose request
+    body or validator is not written yet answers a ``ConfigError``)."""
+    probe = [Message("m1", Role.USER, 1, 0, 0.0, text="hi")]
+    try:
+        validate(render(probe, provider), provider)
+    except ConfigError:
+        return False
+    return True
+
+
+def judgeable() -> tuple[Provider, ...]:
+    """Every provider a request can be judged against, in :class:`Provider` order."""
+    return tuple(p for p in Provider if is_judgeable(p))
+
+
 def provider_names() -> tuple[str, ...]:
-    """Every provider whose rules prunecheck knows, as ``--provider`` spells it."""
-    return tuple(p.value for p in Provider)
+    """Every provider a subject can be judged against, as ``--provider`` spells it."""
+    return tuple(p.value for p in judgeable())
 
 
 def parse_providers(values: str | Iterable[str] | None, *, flag: str = "--provider") -> (
@@ -101,6 +120,13 @@ def parse_providers(values: str | Iterable[str] | None, *, flag: str = "--provid
                     "is not a provider whose rules prunecheck knows.",
                     f"use one or more of {known}, separated by commas.",
                 ) from None
+            if not is_judgeable(provider):
+                raise ConfigError(
+                    f"{flag} {name!r}",
+                    "is a provider whose rules prunecheck knows, but it cannot yet render "
+                    "and check a request against them.",
+                    f"use one or more of {known}, separated by commas.",
+                )
             if provider not in found:
                 found.append(provider)
     return tuple(found)

@@ -69,7 +69,9 @@ def add_runtime_arguments(
     for flag, dest, enum, text in KNOBS:
         shown = "" if inherited else f" (default {getattr(base, dest).value})"
         if several_providers and dest == "provider":
-            names = ", ".join(m.value for m in enum)
+            from prunecheck.sim.api.providers import provider_names
+
+            names = ", ".join(provider_names())
             group.add_argument(
                 flag,
                 dest=dest,

@@ -206,8 +206,12 @@ def history(key: str) -> History:
 
 
 def providers() -> tuple[Provider, ...]:
-    """Every provider whose rules prunecheck knows: the matrix's columns."""
-    return tuple(Provider)
+    """Every provider whose requests prunecheck can render and check: the
+    matrix's columns (a provider whose rules are known but whose request
+    body is not written yet joins once it is)."""
+    from prunecheck.sim.api.providers import judgeable
+
+    return judgeable()
 
 
 @dataclass(frozen=True, slots=True)
