@@ -50,6 +50,7 @@ from prunecheck.sim.ingest.spans import Span, is_span, rejection_of, request_of_
 from prunecheck.sim.ingest.streams import records, shown
 from prunecheck.sim.ingest.truncation import cut_messages, dropped_note, length_note
 from prunecheck.sim.support.inputs import check_input
+from prunecheck.sim.support.outputs import file_kind
 
 __all__ = ["Log", "read_log"]
 
@@ -135,6 +136,9 @@ def _files(paths: Sequence[Path], log: Log) -> list[Path]:
         check_input(path, "a log", folder=True, name=shown(path))
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            for odd in sorted(p for p in path.rglob("*") if not p.is_file() and not p.is_dir()):
+                kind = file_kind(odd.lstat().st_mode) or "a broken link"
+                log.notes.append(f"{shown(odd)} is {kind}, not a log file: left out unread")
             if not found:
                 raise TranscriptError(shown(path), "is an empty folder.", "pass the log's files.")
         elif path.exists():
@@ -249,7 +253,12 @@ class _Reader:
         self.partial.append(self.timely(partial))
 
     def share(self, messages: tuple[LoggedMessage, ...]) -> tuple[LoggedMessage, ...]:
-        return tuple(self.shared.setdefault(m, m) for m in messages)
+        """``messages`` abbreviated and shared with the requests before."""
+        out = []
+        for m in messages:
+            short = m.abbreviated()
+            out.append(self.shared.setdefault(short, short))
+        return tuple(out)
 
     def slim(self, request: LoggedRequest) -> LoggedRequest:
         """``request`` holding shared messages, its body dropped when the
@@ -422,11 +431,17 @@ def read_log(
                 "one provider.",
                 "pass each provider's log separately, or group with --key.",
             )
-    if not log.conversations and not any(i.rejection for i in partial):
+    if not log.conversations:
         first = next(iter(log.incomplete.values()))[0]
+        rejected = next((i for i in partial if i.rejection is not None), None)
+        also = (
+            ""
+            if rejected is None
+            else f" The provider rejected one of them ({rejected.source}): {rejected.rejection}"
+        )
         raise TranscriptError(
             shown_paths,
-            f"holds no model request that can be read: {first}.",
+            f"holds no model request that can be read: {first}.{also}",
             "capture the message content in full (for OpenTelemetry GenAI: "
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, and an attribute length "
             "limit above the longest request; for any SDK: an attribute count limit "

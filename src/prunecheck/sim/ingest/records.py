@@ -32,6 +32,7 @@ from prunecheck.model.context import Role
 from prunecheck.model.provider import Provider
 
 __all__ = [
+    "ABBREVIATE",
     "Incomplete",
     "LogFormat",
     "LoggedCall",
@@ -41,6 +42,11 @@ __all__ = [
     "estimate_tokens",
     "provider_body",
 ]
+
+
+#: Characters of a long message content an imported log keeps (the rest is
+#: its length and digest: :meth:`LoggedMessage.abbreviated`).
+ABBREVIATE = 256
 
 
 class LogFormat(StrEnum):
@@ -87,12 +93,35 @@ class LoggedMessage:
         The calls an assistant message issued (its parallel batch).
     answers : str or None
         The call id a tool result answers.
+    chars : int or None
+        The length of the content when ``text`` holds it abbreviated
+        (:meth:`abbreviated`), else None.
     """
 
     role: Role
     text: str
     calls: tuple[LoggedCall, ...] = ()
     answers: str | None = None
+    chars: int | None = None
+
+    def abbreviated(self, keep: int = ABBREVIATE) -> LoggedMessage:
+        """The same message holding only the start of a long content and a
+        digest of all of it: what the differ needs (identity, size, a few
+        words), in bounded memory.  Short contents are kept whole.
+
+        >>> from prunecheck.model.context import Role
+        >>> long = LoggedMessage(Role.TOOL, "x" * 5000, answers="c1")
+        >>> short = long.abbreviated()
+        >>> (len(short.text) < 400, short.tokens == long.tokens, short.chars)
+        (True, True, 5000)
+        >>> short == LoggedMessage(Role.TOOL, "x" * 4999 + "y", answers="c1").abbreviated()
+        False
+        """
+        if self.chars is not None or len(self.text) <= keep + 64:
+            return self
+        whole = hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16)
+        text = f"{self.text[:keep]}… [{len(self.text)} characters, {whole.hexdigest()}]"
+        return LoggedMessage(self.role, text, self.calls, self.answers, len(self.text))
 
     @property
     def digest(self) -> str:
@@ -106,7 +135,8 @@ class LoggedMessage:
     @property
     def tokens(self) -> int:
         extra = sum(len(c.name) + len(c.arguments) + 8 for c in self.calls)
-        return estimate_tokens(self.text + " " * extra) if extra else estimate_tokens(self.text)
+        size = len(self.text) if self.chars is None else self.chars
+        return max(1, math.ceil((size + extra) / 4))
 
     def describe(self) -> str:
         """A few words naming the message, for findings."""

@@ -78,8 +78,8 @@ def records(path: Path, name: str) -> Iterator[Record]:
 def _too_big(where: str) -> TranscriptError:
     return TranscriptError(
         where,
-        f"holds a record of more than {MAX_RECORD // 2**20} MB: no model request is that "
-        "large (Anthropic's limit is 32 MB, OpenAI's lower).",
+        f"holds a record of more than {MAX_RECORD:,} bytes: no model request is that large "
+        "(Anthropic's limit is 32 MB, OpenAI's lower).",
         "a line that large is not one request or span: split the export into smaller "
         "batches (the Collector's send_batch_max_size) or remove the line.",
     )

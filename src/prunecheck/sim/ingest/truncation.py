@@ -19,7 +19,9 @@ What that does to a model span:
 * The GenAI conventions put a request in one JSON attribute,
   ``gen_ai.input.messages``: the length limit cuts it mid-JSON (the reader
   names it), the count limit drops it whole while ``gen_ai.output.messages``
-  (set later) stays (:func:`cut_messages`).
+  (set later) stays — known from the dropped count, or from
+  ``gen_ai.operation.name`` (always set, and first) gone too
+  (:func:`cut_messages`).
 * A dropped count on a span whose messages are whole still hides what the
   dropped attributes said — the conversation id among them
   (:func:`dropped_note`).
@@ -98,7 +100,8 @@ def cut_messages(attributes: Mapping[str, Any], dropped: int) -> tuple[str, str]
             f"{top + 1 - len(lost)} of at least {top + 1} messages readable",
         )
     genai_out = "gen_ai.output.messages" in attributes
-    if genai_out and "gen_ai.input.messages" not in attributes:
+    evicted = dropped or "gen_ai.operation.name" not in attributes  # always set, set first
+    if genai_out and "gen_ai.input.messages" not in attributes and evicted:
         return (
             f"{_dropped(dropped)}it holds gen_ai.output.messages but no gen_ai.input.messages, "
             f"set before them: {_COUNT}",
