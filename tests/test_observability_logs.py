@@ -35,7 +35,7 @@ STACKS = {
     "openllmetry": ".otlp.jsonl",
     "logfire": ".otlp.jsonl",
     "langfuse": ".otlp.jsonl",
-    "phoenix": ".otlp.jsonl",
+    "phoenix": ".spans.json",
     "mlflow": ".traces.jsonl",
     "agents_tracing": ".spans.jsonl",
 }

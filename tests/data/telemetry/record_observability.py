@@ -30,7 +30,13 @@ Each stack writes what a user of it gets on disk, without its cloud service:
   ``langfuse.openai`` drop-in client, the spans it would send to the
   Langfuse server (``span_exporter``), OTLP JSON;
 * ``phoenix``: ``phoenix.otel.register`` with OpenInference's OpenAI
-  instrumentation, the spans it would send to Phoenix, OTLP JSON;
+  instrumentation sending to a local Phoenix server, the spans exported back
+  with the Phoenix client (``Client().spans.get_spans``, Phoenix's REST API
+  ``/v1/projects/{project}/spans``), written as the JSON list it returns.
+  Start the server by hand first: ``arize-phoenix`` pins ``anthropic<2``, so
+  in a venv of its own (``python -m venv .venv-phoenix && .venv-phoenix/bin/pip
+  install arize-phoenix==20.26.1``; ``PHOENIX_PORT=6106 .venv-phoenix/bin/phoenix
+  serve``, SQLite in ``PHOENIX_WORKING_DIR``) and give ``PHOENIX_URL``;
 * ``mlflow``: ``mlflow.openai.autolog()`` with a local tracking store, the
   traces read back with ``mlflow.search_traces`` and written as
   ``Trace.to_json()``, one trace a line;
@@ -195,18 +201,24 @@ def langfuse_(stub: generate.Stub, trim: Trim, conversation: str, seed: int) -> 
 
 
 def phoenix(stub: generate.Stub, trim: Trim, conversation: str, seed: int) -> str:
+    """Spans sent to a local Phoenix server (``PHOENIX_URL``, started by hand:
+    ``phoenix serve``, its SQLite store), exported back with the Phoenix
+    client's ``spans.get_spans``: the JSON list a user saves."""
+    import contextlib
+    import time
+
+    import httpx
     from openinference.instrumentation import using_session
     from openinference.instrumentation.openai import OpenAIInstrumentor
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from phoenix.client import Client
     from phoenix.otel import register
 
-    memory = InMemorySpanExporter()
+    url = os.environ.get("PHOENIX_URL", "http://127.0.0.1:6006")
+    project = f"coding-agent-{conversation}-{int(time.time())}"
     provider = register(
-        project_name="coding-agent", endpoint=f"{stub.url}/v1/traces", batch=False,
+        project_name=project, endpoint=f"{url}/v1/traces", batch=False,
         set_global_tracer_provider=False, verbose=False,
     )  # fmt: skip
-    provider.add_span_processor(SimpleSpanProcessor(memory))
     instrumentor = OpenAIInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
@@ -214,7 +226,17 @@ def phoenix(stub: generate.Stub, trim: Trim, conversation: str, seed: int) -> st
             chat_agent(_client(stub), trim, conversation)
     finally:
         instrumentor.uninstrument()
-    return generate._otlp_json(memory.get_finished_spans())
+    provider.force_flush()
+    client = Client(base_url=url)
+    spans: list[Any] = []
+    for _ in range(40):  # Phoenix writes what it received in the background
+        time.sleep(0.25)
+        with contextlib.suppress(httpx.HTTPStatusError):  # no such project yet
+            spans = list(client.spans.get_spans(project_identifier=project, limit=1000))
+        if len(spans) >= 3:
+            break
+    spans = sorted(spans, key=lambda s: (s["start_time"], s["context"]["span_id"]))
+    return json.dumps(spans, sort_keys=True) + "\n"
 
 
 def mlflow_(stub: generate.Stub, trim: Trim, conversation: str, seed: int) -> str:
@@ -369,7 +391,8 @@ def record(out: Path, only: tuple[str, ...] = ()) -> list[Path]:
 
 
 def _suffix(stack: str) -> str:
-    return {"mlflow": ".traces.jsonl", "agents_tracing": ".spans.jsonl"}.get(stack, ".otlp.jsonl")
+    return {"mlflow": ".traces.jsonl", "agents_tracing": ".spans.jsonl",
+            "phoenix": ".spans.json"}.get(stack, ".otlp.jsonl")  # fmt: skip
 
 
 def main() -> None:

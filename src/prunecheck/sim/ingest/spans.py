@@ -149,8 +149,13 @@ def spans_of(record: Mapping[str, Any], where: str) -> Iterator[Span]:
                     )  # fmt: skip
         return
     context = record.get("context") or {}
-    status = record.get("status") or {}
+    status = record.get("status") or {  # Phoenix's span JSON: at the top, as the kind
+        "status_code": record.get("status_code"),
+        "description": record.get("status_message"),
+    }
     attributes = record.get("attributes")
+    if isinstance(attributes, Mapping) and isinstance(record.get("span_kind"), str):
+        attributes = {"openinference.span.kind": record["span_kind"], **attributes}
     yield Span(
         _hex(context.get("trace_id")),
         _hex(context.get("span_id")),
