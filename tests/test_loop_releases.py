@@ -29,9 +29,12 @@ EXAMPLES = {
 
 #: Where the example needs a newer release than the oldest supported one, the agent the
 #: oldest release checks instead: the known-bug corpus's agent written for that release
-#: (examples/loops/openai_agents_turns.py uses function_tool(timeout=...), 0.9.0+).
+#: (examples/loops/openai_agents_turns.py uses function_tool(timeout=...), 0.9.0+;
+#: LangGraph 0.3's oldest release has no LangChain v1).
 OLDEST_EXAMPLES = {
     "openai-agents": "known_bugs/openai-agents-2426-streamed-tool-items-not-saved/agent.py:agent",
+    # examples/loops/langgraph_trim.py is a LangChain v1 create_agent: LangGraph 0.3 has none
+    "langgraph": "known_bugs/langgraph-3126-interrupt-reruns-parallel-tools/agent.py:agent",
 }
 
 

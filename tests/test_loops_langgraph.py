@@ -21,6 +21,7 @@ from loops_play import (
     Drive,
     errors,
     load_example,
+    play,
     played,
     roles,
 )
@@ -392,3 +393,59 @@ def test_standalone_script_replays_an_approval(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout.splitlines() == ["not reproduced"]
+
+
+def _asks_a_human() -> Callable[..., Any]:
+    """A prebuilt ``create_react_agent`` whose ``ask_human`` tool calls LangGraph's
+    ``interrupt()`` (langgraph issue 3126's agent) beside a plain tool."""
+    import warnings
+
+    from langchain_core.tools import tool
+    from langgraph.types import interrupt
+
+    @tool
+    def ask_human(query: str) -> str:
+        """Ask a human."""
+        return str(interrupt({"query": query}))
+
+    @tool
+    def search(query: str) -> str:
+        """Search."""
+        return query
+
+    def agent(model: Any, checkpointer: Any = None) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # create_react_agent is deprecated in LangGraph 1
+            from langgraph.prebuilt import create_react_agent
+
+            return create_react_agent(model, [ask_human, search], checkpointer=checkpointer)
+
+    return agent
+
+
+def test_a_tool_that_calls_interrupt_is_an_approval_and_its_sibling_runs_once() -> None:
+    """A tool whose function calls ``interrupt()`` pauses the run for a human
+    (the interrupt class applies); approved, it goes on, and its parallel
+    sibling, finished before the pause, does not run again (LangGraph 1's
+    per-call tasks keep its result; 0.3's one tool node ran it twice)."""
+    from prunecheck.sim.subjects.loops.frameworks.lc_doubles import asks_human
+
+    adapter, agent = LangGraphAdapter(), _asks_a_human()
+    assert [t.name for t in adapter._shape_of(agent).tools if asks_human(t)] == ["ask_human"]
+    assert Capability.INTERRUPT in adapter.capabilities(agent)
+    steps: list[Step] = [
+        User("ask and search"),
+        ReplyStep(
+            calls=(
+                ToolCall("call_1", "ask_human", '{"query": "q"}'),
+                ToolCall("call_2", "search", '{"query": "s"}'),
+            )
+        ),
+        Complete("call_2", "s found"),
+        Approve("call_1", True),
+        Complete("call_1", "the human says yes"),
+    ]
+    with play(adapter, agent, steps) as run:
+        assert run.approvals == [] and len(run.ledger.bodies_of("call_2")) == 1
+        assert [i.kind.value for i in run.incidents] == []
+        assert sorted(roles(run)[-2:]) == ["T(call_1)", "T(call_2)"]

@@ -37,12 +37,19 @@ app passes it); cancel is
 drops the graph, its task and the connection, and :meth:`open` builds a new
 graph on the same checkpoint file; resume is ``ainvoke(None, config)``; a
 new message after a crash is ``ainvoke`` on the same ``thread_id``;
-approvals answer ``HumanInTheLoopMiddleware``'s interrupt with
-``Command(resume=...)``.  LangGraph has no tool timeout of its own.
+approvals answer ``HumanInTheLoopMiddleware``'s interrupt, or the
+``interrupt()`` of a tool that asks a human (its function calls LangGraph's
+``interrupt``: the fake calls it first, then its body is the harness's),
+with ``Command(resume=...)``.  LangGraph has no tool timeout of its own.
 
-Limits: a tool body is never run, so an ``interrupt()`` the user's own tool
-raises, or a ``Command`` it returns, is not reproduced (the fake returns the
-harness's text); ``HumanInTheLoopMiddleware`` is the interrupt driven here.
+Releases: LangGraph 0.3+ (``create_react_agent``, no LangChain v1 needed) and
+LangChain v1.  Without ``langgraph-checkpoint-sqlite`` installed, a factory's
+checkpointer is LangGraph's ``InMemorySaver`` (a crash loses it: the crash
+classes do not apply).
+
+Limits: a tool body is never run, so a ``Command`` the user's tool returns,
+or an ``interrupt()`` it raises from a helper function, is not reproduced
+(the fake returns the harness's text).
 """
 
 from __future__ import annotations
@@ -63,12 +70,11 @@ __all__ = ["SUPPORTED", "LangGraphAdapter", "LangGraphLoop", "checkpoint_file"]
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
 SUPPORTED = Supported(
-    (Needs("langchain", "1.1.1", "2"), Needs("langgraph", "1.0.4", "2")),
-    tested=("1.1.1", "1.1.2", "1.5.2"),
+    (Needs("langgraph", "0.3.34", "2"), Needs("langchain", "1.1.1", "2")),
+    tested=("0.3.34", "1.0.4", "1.2.24"),
     oldest_pins=(
-        "aiosqlite==0.22.1", "langchain-core==1.1.3", "langchain==1.1.1",
-        "langgraph-checkpoint-sqlite==3.0.0", "langgraph-checkpoint==3.0.1",
-        "langgraph-prebuilt==1.0.5", "langgraph-sdk==0.2.15", "langgraph==1.0.4",
+        "langchain-core==0.3.59", "langgraph-checkpoint==2.0.26", "langgraph-prebuilt==0.1.8",
+        "langgraph-sdk==0.1.66", "langgraph==0.3.34",
     ),
 )  # fmt: skip
 
@@ -100,6 +106,7 @@ class _Shape:
     checkpointer: str  # "none" | "memory" | "durable"
     pre_model_hook: bool  # create_react_agent's: what the model is sent, rewritten
     sync_only: bool  # a middleware hook with no async form: the app runs graph.invoke
+    human: tuple[str, ...] = ()  # tools that ask a human: their own interrupt()
 
 
 def _is_factory(target: object) -> bool:
@@ -168,7 +175,7 @@ def _middleware_of(graph: Any) -> list[Any]:
 def _shape(target: Callable[..., Any]) -> _Shape:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from .lc_doubles import HarnessChatModel
+    from .lc_doubles import HarnessChatModel, asks_human
 
     durable = _takes_checkpointer(target)
     graph = _build(target, HarnessChatModel(), InMemorySaver() if durable else None)
@@ -176,13 +183,26 @@ def _shape(target: Callable[..., Any]) -> _Shape:
     tools = tuple(node.bound.tools_by_name.values()) if node is not None else ()
     saver = graph.checkpointer
     if durable or (saver not in (None, False) and not isinstance(saver, InMemorySaver)):
-        kind = "durable"
+        # without langgraph-checkpoint-sqlite (a LangGraph 0.x install), kept in memory:
+        # the crash classes do not apply
+        kind = "durable" if _sqlite_saver() else "memory"
     else:
         kind = "none" if saver in (None, False) else "memory"
     middleware = tuple(_middleware_of(graph))
     return _Shape(tools=tools, middleware=middleware, checkpointer=kind,
                   pre_model_hook="pre_model_hook" in graph.nodes,
-                  sync_only=any(_sync_only(m) for m in middleware))  # fmt: skip
+                  sync_only=any(_sync_only(m) for m in middleware),
+                  human=tuple(t.name for t in tools if asks_human(t)))  # fmt: skip
+
+
+def _sqlite_saver() -> bool:
+    """Whether LangGraph's SQLite checkpointer is installed (the durable kind's store)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("langgraph.checkpoint.sqlite") is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def _sync_only(middleware: Any) -> bool:
@@ -203,6 +223,9 @@ def _without_hooks(classes: list[type]) -> Iterator[None]:
     """While building a graph: each middleware class of ``classes`` without its
     hooks on the history's path (``before_model``, ``wrap_model_call`` and
     their async twins), so that ``create_agent`` leaves it out of that path."""
+    if not classes:  # nothing to set aside (and LangChain v1 may not be installed)
+        yield
+        return
     from langchain.agents.middleware import AgentMiddleware
 
     saved: list[tuple[type, str, object]] = []
@@ -282,7 +305,7 @@ class LangGraphAdapter:
         if shape.checkpointer == "durable":
             caps |= {Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
         names = {type(m).__name__ for m in shape.middleware}
-        if _HITL in names and shape.checkpointer != "none":
+        if (_HITL in names or shape.human) and shape.checkpointer != "none":
             caps.add(Capability.INTERRUPT)
         if not self.plain and (shape.pre_model_hook or self._trimming(target)):
             caps.add(Capability.TRIM_HOOK)
@@ -301,7 +324,6 @@ class LangGraphAdapter:
 
         from .lc_doubles import (
             HarnessChatModel,
-            InlineSqliteSaver,
             fake_tool,
             inline_langsmith,
             inline_sync_executors,
@@ -314,18 +336,24 @@ class LangGraphAdapter:
             inline_sync_executors()
         model = HarnessChatModel(harness=harness)
         saver: Any = None
+        given: Any = None  # the checkpointer handed to a factory that takes one
         if self._shape_of(target).checkpointer == "durable":
-            saver = InlineSqliteSaver.at(checkpoint_file(harness.store))
+            from .lc_saver import InlineSqliteSaver
+
+            saver = given = InlineSqliteSaver.at(checkpoint_file(harness.store))
+        elif _takes_checkpointer(target):  # no SQLite checkpointer installed: in memory
+            given = InMemorySaver()
         if self.plain:
             with _without_hooks(self._trimming(target)):
-                graph = _build(target, model, saver)
+                graph = _build(target, model, given)
         else:
-            graph = _build(target, model, saver)
+            graph = _build(target, model, given)
         node = graph.nodes.get("tools")
         if node is not None:
             by_name = node.bound.tools_by_name
+            human = self._shape_of(target).human
             for name, tool in list(by_name.items()):
-                by_name[name] = fake_tool(tool, harness)
+                by_name[name] = fake_tool(tool, harness, human=name in human)
         if saver is not None:
             graph.checkpointer = saver  # the user's own durable kind, pointed at the store
         elif isinstance(graph.checkpointer, InMemorySaver):
@@ -389,6 +417,8 @@ class LangGraphLoop:
         await self._collect_interrupts()
 
     async def _collect_interrupts(self) -> None:
+        from .lc_doubles import ASKS_HUMAN
+
         self._awaiting.clear()
         self._decisions.clear()
         if self._graph.checkpointer in (None, False):
@@ -396,12 +426,12 @@ class LangGraphLoop:
         state = await self._graph.aget_state(self._config)
         self._messages = list(state.values.get("messages", self._messages))
         last_calls = _last_tool_calls(self._messages)
-        for intr in state.interrupts:
+        for intr in _interrupts(state):
             value = intr.value
             if not isinstance(value, dict):
                 continue
-            if value.get("type") == "tool_approval":  # per_call mode: one call per interrupt
-                self._awaiting[str(value["tool_call_id"])] = _Pending(intr.id, 0, True)
+            if value.get("type") in ("tool_approval", ASKS_HUMAN):  # one call per interrupt
+                self._awaiting[str(value["tool_call_id"])] = _Pending(_interrupt_id(intr), 0, True)
                 continue
             free = list(last_calls)  # batched mode: action requests in the calls' order
             for pos, req in enumerate(value.get("action_requests") or []):
@@ -462,6 +492,9 @@ class LangGraphLoop:
                 batched.setdefault(pending.interrupt, []).append((pending.position, decision))
         for interrupt, items in batched.items():
             answers[interrupt] = {"decisions": [d for _, d in sorted(items)]}
+        if "" in answers:  # LangGraph 0.3 names no interrupt: one answer resumes them all
+            await self._run(Command(resume=answers[""]))
+            return
         await self._run(Command(resume=answers))
 
     def history(self) -> list[dict[str, object]]:
@@ -478,6 +511,19 @@ class LangGraphLoop:
         """A crash: close the checkpoint connection, committing nothing more."""
         if self._saver is not None:
             self._saver.abandon()
+
+
+def _interrupts(state: Any) -> list[Any]:
+    """The pending interrupts of a state snapshot (LangGraph 0.3: only its tasks')."""
+    found = getattr(state, "interrupts", None)
+    if found is not None:
+        return list(found)
+    return [i for task in state.tasks for i in task.interrupts]
+
+
+def _interrupt_id(intr: Any) -> str:
+    """An interrupt's id (``id``; ``interrupt_id`` in LangGraph 0.4-0.5; "" in 0.3)."""
+    return str(getattr(intr, "id", None) or getattr(intr, "interrupt_id", None) or "")
 
 
 def _decision(approved: bool) -> dict[str, str]:

@@ -21,17 +21,17 @@ durable exactly when LangGraph's ``await aput(...)`` returns.  Every other
 part of the checkpointer is LangGraph's own.
 
 Everything here imports LangChain: this module is imported only when the
-LangGraph adapter is used.
+LangGraph adapter is used.  The checkpointer is in :mod:`.lc_saver` (it needs
+``langgraph-checkpoint-sqlite``, which LangGraph 0.x installs did not always
+have); ``lc_doubles.InlineSqliteSaver`` still names it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
@@ -46,14 +46,14 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from prunecheck.sim.subjects.loops.contract import Harness, ToolCall, ToolSpec
 from prunecheck.sim.subjects.loops.handoff import run_on_loop
 
 __all__ = [
+    "ASKS_HUMAN",
     "HarnessChatModel",
-    "InlineSqliteSaver",
+    "asks_human",
     "fake_tool",
     "inline_langsmith",
     "inline_sync_executors",
@@ -102,7 +102,9 @@ def inline_langsmith() -> None:
     """
     import langsmith
 
-    langsmith.set_runtime_overrides(aio_to_thread=_inline_to_thread)
+    overrides = getattr(langsmith, "set_runtime_overrides", None)
+    if overrides is not None:  # older LangSmith (with LangGraph 0.x, no middleware) has none
+        overrides(aio_to_thread=_inline_to_thread)
 
 
 _SYNC_POOLS: list[bool] = []
@@ -304,7 +306,41 @@ def _current(input: Any) -> tuple[str, str]:
     return ("", _arguments(input))
 
 
-def fake_tool(tool: BaseTool, harness: Harness) -> BaseTool:
+#: The value of the interrupt a fake of a tool that asks a human raises.
+ASKS_HUMAN = "prunecheck_asks_human"
+
+
+def asks_human(tool: BaseTool) -> bool:
+    """Whether the user's tool pauses for a human: its function calls LangGraph's
+    ``interrupt()`` (a name of its code bound to that function, in its module or
+    in a closure)."""
+    try:
+        from langgraph.types import interrupt
+    except ImportError:
+        return False
+    for function in (getattr(tool, "coroutine", None), getattr(tool, "func", None)):
+        code = getattr(function, "__code__", None)
+        if code is None:
+            continue
+        names = getattr(function, "__globals__", None) or {}
+        if any(names.get(n) is interrupt for n in code.co_names):
+            return True
+        for cell in getattr(function, "__closure__", None) or ():
+            with contextlib.suppress(ValueError):  # an empty cell
+                if cell.cell_contents is interrupt:
+                    return True
+    return False
+
+
+def _ask_human(call_id: str) -> None:
+    """What a tool that asks a human does first: LangGraph's ``interrupt()`` (the
+    graph stops; on resume it returns the human's answer and the body goes on)."""
+    from langgraph.types import interrupt
+
+    interrupt({"type": ASKS_HUMAN, "tool_call_id": call_id})
+
+
+def fake_tool(tool: BaseTool, harness: Harness, *, human: bool = False) -> BaseTool:
     """A tool of ``tool``'s name, description and argument schema whose body
     is ``harness.tool``.
 
@@ -314,6 +350,9 @@ def fake_tool(tool: BaseTool, harness: Harness) -> BaseTool:
         The user's tool (its body is never run).
     harness : Harness
         Decides when and how every call of the fake returns.
+    human : bool
+        The user's tool asks a human (:func:`asks_human`): the fake calls
+        ``interrupt()`` first, as it does, then its body is ``harness.tool``.
 
     Returns
     -------
@@ -324,12 +363,20 @@ def fake_tool(tool: BaseTool, harness: Harness) -> BaseTool:
     name = tool.name
     schema = tool.args_schema if tool.args_schema is not None else tool.get_input_schema()
 
-    async def body(**_kwargs: Any) -> str:
-        call_id, arguments = _CURRENT_CALL.get()
+    async def run(call_id: str, arguments: str) -> str:
         return await harness.tool(ToolCall(id=call_id, name=name, arguments=arguments))
 
+    async def body(**_kwargs: Any) -> str:
+        call_id, arguments = _CURRENT_CALL.get()
+        if human:
+            _ask_human(call_id)
+        return await run(call_id, arguments)
+
     def sync_body(**kwargs: Any) -> str:
-        return run_on_loop(body(**kwargs))
+        call_id, arguments = _CURRENT_CALL.get()
+        if human:  # in the graph's own context, before the harness's loop takes over
+            _ask_human(call_id)
+        return run_on_loop(run(call_id, arguments))
 
     return _FakeTool(
         name=name,
@@ -344,60 +391,10 @@ def fake_tool(tool: BaseTool, harness: Harness) -> BaseTool:
     )
 
 
-class InlineSqliteSaver(SqliteSaver):
-    """LangGraph's ``SqliteSaver`` with its async methods run inline on the
-    event loop's thread (see the module docstring for why).
+def __getattr__(name: str) -> Any:
+    """``InlineSqliteSaver``, from :mod:`.lc_saver` (imported when asked for)."""
+    if name == "InlineSqliteSaver":
+        from .lc_saver import InlineSqliteSaver
 
-    Versions are deterministic (``SqliteSaver`` appends ``random.random()``
-    to each channel version; here the suffix is 0), so the same schedule
-    writes the same rows.
-    """
-
-    @classmethod
-    def at(cls, path: Path) -> InlineSqliteSaver:
-        """A saver on the SQLite file ``path`` (created if absent)."""
-        conn = sqlite3.connect(str(path), check_same_thread=False)
-        saver = cls(conn)
-        saver.setup()
-        return saver
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        if current is None:
-            number = 0
-        elif isinstance(current, int):
-            number = current
-        else:
-            number = int(current.split(".")[0])
-        return f"{number + 1:032}.{0:016}"
-
-    async def aget_tuple(self, config: Any) -> Any:
-        return self.get_tuple(config)
-
-    async def alist(
-        self,
-        config: Any,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: Any = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[Any]:
-        for item in self.list(config, filter=filter, before=before, limit=limit):
-            yield item
-
-    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        return self.put(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> None:
-        self.put_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        self.delete_thread(thread_id)
-
-    async def aget_delta_channel_history(self, *args: Any, **kwargs: Any) -> Any:
-        return self.get_delta_channel_history(*args, **kwargs)
-
-    def abandon(self) -> None:
-        """Close the connection without committing (a crash): committed writes stay."""
-        self.conn.close()
+        return InlineSqliteSaver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
