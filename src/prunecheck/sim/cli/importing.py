@@ -268,6 +268,8 @@ def _one(
     rejected_partial = _print_incomplete(partial, requests)
     for gap in imported.gaps[len(log.gaps.get(name, [])) :]:
         print(f"  ?? the log cannot tell: {gap}")
+    if rejected_partial and rejected is None:
+        verdict += " in what the log shows; the rejected request is incomplete (above)"
     print(f"  {verdict}")
     first = first_violation(incidents)
     entry: dict[str, Any] = {
