@@ -204,3 +204,27 @@ def test_json_carries_the_repair_judgments(capsys: pytest.CaptureFixture[str]) -
     synthesized = [r for r in doc["repairs"] if r["synthesized"]]
     assert synthesized and synthesized[0]["honest"] is False
     assert {e["provider"] for e in synthesized[0]["rejected_by"]} == {"openai", "anthropic"}
+
+
+# ------------------------------------------------------------------ agent loops
+def test_a_loop_s_minimal_schedules_are_judged_per_provider(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """check loop:… --provider: the fake framework's trimmer that cuts a batch
+    sends a result without its call; each provider names its own rejection of
+    that request, in the human output and in --json."""
+    fake = ROOT / "tests" / "loops_fake.py"
+    argv = ["check", f"loop:{fake}:trimming_buggy", "--scenario", "parallel", "--max-examples",
+            "20", "--seed", "1", "--no-failures", "--provider", "openai,anthropic"]  # fmt: skip
+    assert main([*argv, "--json"]) == 1
+    captured = capsys.readouterr()
+    human, doc = captured.err, json.loads(captured.out)  # --json: the human text on stderr
+    assert "providers (judged on the minimal schedules' requests):" in human
+    assert "  openai: rejects the request at step " in human
+    assert "of the minimal schedule of parallel" in human
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).validate(doc)
+    assert [(p["provider"], p["verdict"], p["check_at"]) for p in doc["providers"]] == [
+        ("openai", "rejects", "parallel"),
+        ("anthropic", "rejects", "parallel"),
+    ]
+    assert all(p["kind"] == "result_without_call" for p in doc["providers"])

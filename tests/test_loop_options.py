@@ -28,7 +28,7 @@ import pytest
 from prunecheck.sim.cli import build_parser, loop_runs
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.cli.json_output import SCHEMA_VERSION
-from prunecheck.sim.cli.loop_options import REFUSED, WIRED
+from prunecheck.sim.cli.loop_options import REFUSED, SEARCH_REFUSED, WIRED
 from prunecheck.sim.drivers import action_search
 from prunecheck.sim.evidence.loop_bundle import BUNDLE_FILES
 from prunecheck.sim.subjects.loops import scheduler
@@ -241,13 +241,16 @@ ROWS: tuple[Row, ...] = (
             ("retry", "--retry idempotent"),
             ("on_stream_loss", "--on-stream-loss drop"),
             ("repair", "--repair drop_orphans"),
-            ("provider", "--provider openai"),
             ("budget", "--budget 4000"),
             ("hard_ceiling", "--hard-ceiling 9000"),
             ("max_retries", "--max-retries 1"),
             ("policy_timeout", "--policy-timeout 3"),
         )
     ),
+    _refused("search", "provider", "--provider openai", "--provider"),
+    _wired("check", "provider", _UNSAFE_CHECK, "--provider openai,anthropic",
+           lambda b, g: "providers (judged on the minimal schedules' requests):" in g.out
+           and "providers (judged" not in b.out and g.status == b.status == 1),
     _refused("check", "langchain_option", "--langchain strategy=last", "--langchain"),
     *(
         _refused("check", dest, option, option.split()[0])
@@ -288,7 +291,8 @@ def test_every_option_has_a_row(command: str) -> None:
     assert rows == _options(command)
     assert _options(command) <= set(WIRED) | set(REFUSED)
     for r in ROWS:
-        assert (r.base is None) == (r.dest in REFUSED), r
+        refused = SEARCH_REFUSED if r.command == "search" else REFUSED
+        assert (r.base is None) == (r.dest in refused), r
 
 
 _RUNS: list[list[Step]] = []

@@ -43,7 +43,9 @@ __all__ = [
     "first_rejections",
     "is_judgeable",
     "judge_requests",
+    "judge_runs",
     "judgeable",
+    "loop_requests",
     "messages_of_body",
     "not_judged",
     "parse_providers",
@@ -158,6 +160,10 @@ class ProviderJudgment:
         Why nothing was judged (an error, out of time), or None.
     reproductions : int
         The reproductions whose requests were judged (0: a safe check).
+    label : str or None
+        How the line names the rejecting reproduction (an agent loop's: "the
+        minimal schedule of class cancel"); None: "the reproduction at checks
+        <check_at>".
     """
 
     provider: Provider
@@ -168,6 +174,7 @@ class ProviderJudgment:
     requests: int = 0
     unjudged: str | None = None
     reproductions: int = 0
+    label: str | None = None
 
     @property
     def rejects(self) -> bool:
@@ -189,7 +196,9 @@ class ProviderJudgment:
             where = f"at step {self.step} of {self.steps}" if self.step is not None else ""
             if self.step is not None and self.steps is not None and self.step > self.steps:
                 where = f"sent next, after step {self.steps}"
-            if self.check_at:
+            if self.label:
+                where += f" of {self.label}"
+            elif self.check_at:
                 where += f" of the reproduction at checks {self.check_at}"
             return (
                 f"{self.provider}: rejects the request {where}, {self.error.path}: "
@@ -362,23 +371,45 @@ def first_rejections(
     """Each provider's judgment of the reproductions ``traces`` ((placement,
     trace) pairs, the lead one first): its first rejection, or how many
     requests it accepted."""
+    if system is None:
+        return judge_runs((), providers)
+    runs = ((check_at, len(trace.events), _sent(trace, system)) for check_at, trace in traces)
+    return judge_runs(runs, providers)
+
+
+def judge_runs(
+    runs: Iterable[tuple[str, int, Iterable[tuple[int, Sequence[Message]]]]],
+    providers: Sequence[Provider],
+) -> tuple[ProviderJudgment, ...]:
+    """Each provider's judgment of ``runs``: per reproduction (the lead one
+    first), its placement or scenario class, its length in steps, and the
+    requests it sent as (1-based step, messages).  A run is read only while
+    some provider has not rejected yet."""
     judged: dict[Provider, ProviderJudgment] = {}
     counts: dict[Provider, int] = dict.fromkeys(providers, 0)
     seen = 0
-    for check_at, trace in traces:
+    for check_at, steps, requests in runs:
         waiting = [p for p in providers if p not in judged]
-        if not waiting or system is None:
+        if not waiting:
             break
         seen += 1
-        for provider, (count, rejection) in judge_requests(_sent(trace, system), waiting).items():
+        for provider, (count, rejection) in judge_requests(requests, waiting).items():
             counts[provider] += count
             if rejection is not None:
                 step, error = rejection
                 judged[provider] = ProviderJudgment(
-                    provider, error, step, len(trace.events), check_at, counts[provider],
-                    reproductions=seen,
-                )  # fmt: skip
+                    provider, error, step, steps, check_at, counts[provider], reproductions=seen
+                )
     return tuple(
         judged.get(p) or ProviderJudgment(p, None, requests=counts[p], reproductions=seen)
         for p in providers
     )
+
+
+def loop_requests(
+    received: Iterable[tuple[int, Mapping[str, object]]],
+) -> Iterable[tuple[int, Sequence[Message]]]:
+    """An agent loop's requests ((0-based step, OpenAI body) as its ledger
+    keeps them) as (1-based step, messages) for :func:`judge_runs`."""
+    for step, body in received:
+        yield step + 1, messages_of_body(body, Provider.OPENAI)

@@ -19,7 +19,7 @@ from prunecheck.sim.api.loop_verdict import CellVerdict, LoopCheck
 from prunecheck.sim.cli.json_output import record
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, vacuous_status
 from prunecheck.sim.cli.loop_options import (
-    REFUSED,
+    SEARCH_REFUSED,
     Refusal,
     loop_shape,
     parse_scenarios,
@@ -64,7 +64,7 @@ _SHARED_REFUSED = (
 
 #: Options of ``explore`` refused for a loop (dest → why and what instead).
 EXPLORE_REFUSED: Mapping[str, Refusal] = {
-    **{k: REFUSED[k] for k in _SHARED_REFUSED},
+    **{k: SEARCH_REFUSED[k] for k in _SHARED_REFUSED},
     "max_steps": Refusal(
         "bounds a model-runtime history's events; a loop's schedule is bounded by --depth.",
         "drop {flag}; give --depth N.",

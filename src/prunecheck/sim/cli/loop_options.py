@@ -30,6 +30,7 @@ from prunecheck.sim.subjects.loops.scenarios import LoopShape, ScenarioClass
 
 __all__ = [
     "REFUSED",
+    "SEARCH_REFUSED",
     "WIRED",
     "Refusal",
     "check_scenarios",
@@ -58,6 +59,8 @@ WIRED: Mapping[str, str] = {
     "sizes": "the token sizes of the fake tools' outputs (about 4 characters a token)",
     "time_steps": "the seconds the virtual clock may jump (tool_timeout; none: no jump)",
     "target": "search: the violation kinds that count as a finding",
+    "provider": "check: the providers that judge every request of each unsafe class's minimal "
+    "schedule; the verdict names each one's first rejection (search refuses it)",
     "out": "the folder the reproduction bundle is written to",
     "force": "lets --out overwrite a folder, and --junit replace a file",
     "quiet": "check: only the verdict line, and no progress; search: no narrative",
@@ -126,11 +129,6 @@ REFUSED: Mapping[str, Refusal] = {
     "retry": _runtime("what a retry re-runs"),
     "on_stream_loss": _runtime("what a stream does when its message is gone"),
     "repair": _runtime("whether anything rewrites the history before a request"),
-    "provider": Refusal(
-        "chooses the provider whose rules judge the model runtime's requests; an agent "
-        "loop's every request is judged under both OpenAI's and Anthropic's rules.",
-        "drop {flag}; the violation names the provider that would reject the request.",
-    ),
     "budget": _runtime("how many tokens it keeps (its trimmer's own setting)"),
     "hard_ceiling": _runtime("how many tokens it keeps (its trimmer's own setting)"),
     "max_retries": _runtime("how often it retries"),
@@ -158,6 +156,18 @@ REFUSED: Mapping[str, Refusal] = {
         "bounds writes to files the model runtime's tools read; a loop's fake tools share "
         "no file the harness could write to between steps.",
         "drop {flag}.",
+    ),
+}
+
+#: ``search``'s refusals for a loop: :data:`REFUSED`, and ``--provider``,
+#: which ``check`` wires (:data:`WIRED`) and ``search`` has no use for.
+SEARCH_REFUSED: Mapping[str, Refusal] = {
+    **REFUSED,
+    "provider": Refusal(
+        "chooses the provider whose rules judge the model runtime's requests; an agent "
+        "loop's every request is judged under both OpenAI's and Anthropic's rules.",
+        "drop {flag}; check loop:… --provider NAME[,NAME] names each provider's first "
+        "rejection of the minimal schedules' requests.",
     ),
 }
 

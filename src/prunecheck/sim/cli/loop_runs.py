@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from prunecheck.model.errors import ConfigError
+from prunecheck.model.provider import Provider
 from prunecheck.sim.api.loop_api import check_loop, search_loop
 from prunecheck.sim.api.loop_owner import every_kind
 from prunecheck.sim.api.loop_verdict import (
@@ -30,10 +32,17 @@ from prunecheck.sim.api.loop_verdict import (
     cell_of,
     not_applicable_reason,
 )
+from prunecheck.sim.api.providers import (
+    ProviderJudgment,
+    judge_runs,
+    loop_requests,
+    parse_providers,
+)
 from prunecheck.sim.cli.failure_options import failure_database, report_problems
 from prunecheck.sim.cli.json_output import record
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, vacuous_status
 from prunecheck.sim.cli.loop_options import (
+    SEARCH_REFUSED,
     check_scenarios,
     given_options,
     loop_shape,
@@ -44,7 +53,7 @@ from prunecheck.sim.evidence.loop_narrative import narrative
 from prunecheck.sim.subjects.loops.confine import confined
 from prunecheck.sim.subjects.loops.offline import Offline, offline
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
-from prunecheck.sim.subjects.loops.story import retell
+from prunecheck.sim.subjects.loops.story import Story, retell
 from prunecheck.sim.subjects.loops.target import load_target
 from prunecheck.sim.support.progress import progress_for
 
@@ -151,6 +160,7 @@ def _check_loop_command(args: argparse.Namespace, net: Offline) -> int:
     from prunecheck.sim.cli.loop_output import loop_cases, loop_check_document, loop_properties
 
     refuse_for_loop(args)
+    providers = parse_providers(getattr(args, "provider", None))
     scenarios = check_scenarios(args)
     max_steps = _max_steps(args, "max_events")
     check_junit(args.junit, force=args.force)
@@ -181,12 +191,20 @@ def _check_loop_command(args: argparse.Namespace, net: Offline) -> int:
         sys.stdout.write(f"{net.line()}\n\n")
         sys.stdout.write(result.table() + "\n")
     print(result.verdict_line())
+    stories = {}
+    if not args.quiet or providers:
+        for cell in result.unsafe:
+            assert cell.found is not None
+            stories[cell.scenario.name] = retell(target.adapter, target.target, cell.found.steps)
+    judged = _judged(result, stories, providers)
+    for line in _provider_lines(judged, bool(result.unsafe)):
+        print(line)
     if not args.quiet and result.framework_findings:
         sys.stdout.write(result.framework_lines())
     if not args.quiet:
         for cell in result.unsafe:
             assert cell.found is not None
-            story = retell(target.adapter, target.target, cell.found.steps)
+            story = stories[cell.scenario.name]
             if cell.saved is not None:
                 sys.stdout.write(_REPLAYED.format(path=cell.saved))
             sys.stdout.write(
@@ -199,12 +217,51 @@ def _check_loop_command(args: argparse.Namespace, net: Offline) -> int:
     if args.json or args.junit:
         doc = loop_check_document(result, written, status, max_steps=max_steps,
                                   offline=net.to_json())  # fmt: skip
+        if judged:
+            doc["providers"] = [j.to_json() for j in judged]
         record(args, doc)
         if args.junit:
             seconds = {c.scenario.name.value: c.seconds for c in result.cells}
             write_junit(args.junit, loop_cases(doc, seconds), name="check",
                         properties=loop_properties(doc))  # fmt: skip
     return status
+
+
+def _judged(
+    result: LoopCheck, stories: Mapping[ScenarioClass, Story], providers: Sequence[Provider]
+) -> tuple[ProviderJudgment, ...]:
+    """Each provider's first rejection of the unsafe classes' minimal schedules'
+    requests (the first unsafe class first), or that it accepts them."""
+    if not providers:
+        return ()
+    runs = []
+    for cell in result.unsafe:
+        story = stories[cell.scenario.name]
+        received = [(r.step, r.body) for r in story.ledger.requests]
+        runs.append((cell.scenario.name.value, len(story.steps), loop_requests(received)))
+    return tuple(
+        replace(j, label=f"the minimal schedule of {j.check_at}") if j.check_at else j
+        for j in judge_runs(runs, providers)
+    )
+
+
+def _provider_lines(judged: Sequence[ProviderJudgment], unsafe: bool) -> list[str]:
+    if not judged:
+        return []
+    what = "the minimal schedules' requests" if unsafe else "the check"
+    lines = [f"providers (judged on {what}):"]
+    for j in judged:
+        if j.rejects:
+            lines.append(f"  {j.line()}")
+        elif not j.reproductions:
+            lines.append(f"  {j.provider}: accepts — no unsafe class to judge")
+        else:
+            many = "s" if j.requests != 1 else ""
+            lines.append(
+                f"  {j.provider}: accepts every request of the minimal schedules "
+                f"({j.requests} request{many})"
+            )
+    return lines
 
 
 def search_loop_command(args: argparse.Namespace) -> int:
@@ -217,7 +274,7 @@ def _search_loop_command(args: argparse.Namespace, net: Offline) -> int:
     from prunecheck.sim.cli.driver_options import parse_target
     from prunecheck.sim.cli.loop_output import loop_search_document
 
-    refuse_for_loop(args)
+    refuse_for_loop(args, SEARCH_REFUSED)
     shape = loop_shape(args)
     max_steps = _max_steps(args, "max_steps")
     targeted = parse_target(getattr(args, "target", None))
