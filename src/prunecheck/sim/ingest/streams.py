@@ -69,6 +69,11 @@ def records(path: Path, name: str) -> Iterator[Record]:
         ) from None
     with handle:
         head = handle.read(_CHUNK)
+        while head and not head.lstrip() and len(head) <= MAX_RECORD:  # blank so far
+            more = handle.read(_CHUNK)
+            if not more:
+                break
+            head += more
         if head.lstrip()[:1] == b"[":
             yield from _elements(handle, name, head)
         else:
