@@ -18,6 +18,11 @@ with one of three trimmers:
   keeps the results and drops the assistant message that issued the calls
   (``...must be a response to a preceeding message with 'tool_calls'``).
 
+Logfire and MLflow, whose instrumentation covers the ``anthropic`` client too,
+also record the same turns on Anthropic's Messages API: ``anthropic_clean``
+(``keep_last_turn``) and ``anthropic_cut`` (``drop_largest_block``: Anthropic's
+``tool_use ids were found without tool_result blocks`` 400).
+
 Each stack writes what a user of it gets on disk, without its cloud service:
 
 * ``openllmetry``: ``opentelemetry-instrumentation-openai`` (Traceloop's
@@ -129,6 +134,70 @@ def chat_agent(client: Any, trim: Trim, conversation: str) -> None:
                 )
 
 
+def anthropic_agent(client: Any, trim: Trim, conversation: str) -> None:
+    """The same two turns on Anthropic's Messages API (tool results in one user message)."""
+    import anthropic
+
+    tools = [{"name": "read_file", "description": "Read a file of the repository.",
+              "input_schema": TOOLS[0]["function"]["parameters"]}]  # fmt: skip
+    history: list[Message] = []
+    for user, _ in generate.TURNS:
+        history.append({"role": "user", "content": user})
+        for _ in range(4):
+            try:
+                reply = client.messages.create(
+                    model="claude-sonnet-4-5", max_tokens=512, system=generate.SYSTEM,
+                    messages=trim(history), tools=tools, metadata={"user_id": conversation},
+                )  # fmt: skip
+            except anthropic.BadRequestError:
+                return
+            blocks = [b.model_dump(exclude_none=True) for b in reply.content]
+            history.append({"role": "assistant", "content": blocks})
+            uses = [b for b in blocks if b["type"] == "tool_use"]
+            if not uses:
+                break
+            history.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": b["id"],
+                 "content": generate.FILES[b["input"]["path"]]} for b in uses]})  # fmt: skip
+
+
+def drop_largest_block(messages: list[Message], most: int = 4) -> list[Message]:
+    """Over ``most`` messages, drop the largest tool_result block (its tool_use stays)."""
+    blocks = [b for m in messages if isinstance(m["content"], list) for b in m["content"]
+              if b.get("type") == "tool_result"]  # fmt: skip
+    if len(messages) <= most or not blocks:
+        return messages
+    largest = max(blocks, key=lambda b: len(str(b.get("content"))))
+    return [{**m, "content": [b for b in m["content"] if b is not largest]}
+            if isinstance(m["content"], list) else m for m in messages]  # fmt: skip
+
+
+def keep_last_turn(messages: list[Message], most: int = 4) -> list[Message]:
+    """Over ``most`` messages, keep only the last user turn (whole units)."""
+    if len(messages) <= most:
+        return messages
+    starts = [i for i, m in enumerate(messages) if isinstance(m["content"], str)]
+    return messages[starts[-1] :]
+
+
+#: Anthropic conversations, recorded by the stacks whose instrumentation covers
+#: the anthropic client (Logfire, MLflow): a second provider's 400 texts.
+ANTHROPIC_TRIMS: dict[str, Trim] = {
+    "anthropic_clean": keep_last_turn,
+    "anthropic_cut": drop_largest_block,
+}
+
+
+def _agent(conversation: str) -> Callable[[Any, Trim, str], None]:
+    return anthropic_agent if "anthropic" in conversation else chat_agent
+
+
+def _anthropic_client(stub: generate.Stub) -> Any:
+    import anthropic
+
+    return anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0)
+
+
 def _client(stub: generate.Stub) -> Any:
     import openai
 
@@ -166,10 +235,14 @@ def logfire_(stub: generate.Stub, trim: Trim, conversation: str, seed: int) -> s
         additional_span_processors=[SimpleSpanProcessor(memory)], metrics=False,
         inspect_arguments=False,
     )  # fmt: skip
-    client = _client(stub)
-    instance.instrument_openai(client)
+    if "anthropic" in conversation:
+        client = _anthropic_client(stub)
+        instance.instrument_anthropic(client)
+    else:
+        client = _client(stub)
+        instance.instrument_openai(client)
     with logfire.span("coding-agent {conversation}", conversation=conversation):
-        chat_agent(client, trim, conversation)
+        _agent(conversation)(client, trim, conversation)
     logfire.force_flush()
     return generate._otlp_json(memory.get_finished_spans())
 
@@ -247,15 +320,18 @@ def mlflow_(stub: generate.Stub, trim: Trim, conversation: str, seed: int) -> st
     with tempfile.TemporaryDirectory() as store:
         mlflow.set_tracking_uri(f"file:{store}")
         experiment = mlflow.set_experiment("coding-agent").experiment_id
-        mlflow.openai.autolog()
+        anthropic = "anthropic" in conversation
+        flavor = mlflow.anthropic if anthropic else mlflow.openai
+        flavor.autolog()
 
         @mlflow.trace(name="coding-agent")
         def run() -> None:
             mlflow.update_current_trace(metadata={"mlflow.trace.session": conversation})
-            chat_agent(_client(stub), trim, conversation)
+            client = _anthropic_client(stub) if anthropic else _client(stub)
+            _agent(conversation)(client, trim, conversation)
 
         run()
-        mlflow.openai.autolog(disable=True)
+        flavor.autolog(disable=True)
         traces = mlflow.search_traces(locations=[experiment], return_type="list")
     return "".join(json.dumps(json.loads(t.to_json()), sort_keys=True) + "\n" for t in traces)
 
@@ -381,7 +457,8 @@ def record(out: Path, only: tuple[str, ...] = ()) -> list[Path]:
                 continue
             folder = out / stack
             folder.mkdir(parents=True, exist_ok=True)
-            for k, (case, trim) in enumerate(TRIMS.items()):
+            cases = {**TRIMS, **(ANTHROPIC_TRIMS if stack in ("logfire", "mlflow") else {})}
+            for k, (case, trim) in enumerate(cases.items()):
                 stub.log.clear()
                 text = run(stub, trim, f"{stack}-{case}", 10 * n + k)
                 path = folder / f"{case}{_suffix(stack)}"
