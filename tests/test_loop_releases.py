@@ -25,6 +25,7 @@ EXAMPLES = {
     "openai-agents": "examples/loops/openai_agents_turns.py:app",
     "langgraph": "examples/loops/langgraph_trim.py:agent",
     "autogen": "examples/loops/autogen_token_limited.py:agent",
+    "strands": "examples/loops/strands_sliding.py:agent",
 }
 
 #: Where the example needs a newer release than the oldest supported one, the agent the

@@ -37,6 +37,7 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
     "openai-agents": ("agents",),
     "langgraph": ("langchain", "langchain_core", "langgraph"),
     "autogen": ("autogen_agentchat", "autogen_core", "autogen_ext"),
+    "strands": ("strands",),
 }
 
 _HARNESS_ONLY = ("prunecheck.sim", "prunecheck.pytest_plugin")

@@ -7,6 +7,8 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
   Anthropic rendering is the one a converter sends: system prompt on top,
   ``tool_use`` / ``tool_result`` blocks, consecutive same-role messages
   merged), with the providers' exact texts (:func:`prunecheck.model.provider.validate`);
+  and, for an agent whose model sends to Bedrock (its adapter's ``providers``),
+  Bedrock Converse's rule that the conversation starts with the user's message;
 * **unanswered call** / **orphaned result** — a call no result answers, a
   result no call of the request asked for;
 * **truncated payload** — a call's arguments differ from what the model
@@ -57,6 +59,7 @@ from .ledger import BodyEnd, Ledger
 from .placeholder import call_words, ruling
 
 __all__ = [
+    "BEDROCK_FIRST_USER",
     "calls_and_results",
     "hang",
     "judge_request",
@@ -143,8 +146,39 @@ def _loads(text: str) -> object:
         return text
 
 
+#: Bedrock Converse's answer (``ValidationException``, HTTP 400) to a conversation
+#: whose first message is not the user's, verbatim as users quote it (Strands
+#: issue 2085 with Amazon Nova; Dify issue 12340 with Claude on Bedrock).
+BEDROCK_FIRST_USER = (
+    "A conversation must start with a user message. "
+    "Try again with a conversation that starts with a user message."
+)
+
+
+def _bedrock_first_user(body: Mapping[str, object], step: int) -> list[Incident]:
+    """Bedrock Converse's rule that the conversation starts with the user: the
+    first message after the system prompt, a tool result (a ``toolResult`` in a
+    user turn) counting as no user message of its own."""
+    first = next((m for m in _messages(body) if m.get("role") not in ("system", "developer")),
+                 None)  # fmt: skip
+    if first is None or first.get("role") == "user":
+        return []
+    ids = tuple(str(c.get("id")) for c in first.get("tool_calls") or []  # type: ignore[attr-defined]
+                if isinstance(c, dict))  # fmt: skip
+    return [Incident(IncidentKind.PROVIDER_REJECTION, step, ids,
+                     f"bedrock rejects the request: the conversation starts with the "
+                     f"{first.get('role')}'s message, not the user's",
+                     reason="bedrock:first_message",
+                     text=BEDROCK_FIRST_USER)]  # fmt: skip
+
+
 def judge_request(
-    body: Mapping[str, object], ledger: Ledger, step: int, *, trims: bool
+    body: Mapping[str, object],
+    ledger: Ledger,
+    step: int,
+    *,
+    trims: bool,
+    providers: frozenset[str] = frozenset(),
 ) -> list[Incident]:
     """Every incident of one request (see the module's docs).
 
@@ -159,8 +193,14 @@ def judge_request(
     trims : bool
         Whether the configuration trims at the framework's hook (a whole,
         closed unit may then be gone without loss).
+    providers : frozenset[str]
+        The providers beyond OpenAI and Anthropic the agent sends to (its
+        adapter's ``providers``): ``bedrock`` adds Bedrock Converse's rule
+        that a conversation starts with the user (:data:`BEDROCK_FIRST_USER`).
     """
     found: list[Incident] = []
+    if "bedrock" in providers:
+        found += _bedrock_first_user(body, step)
     for provider, rendered in ((Provider.OPENAI, body), (Provider.ANTHROPIC, to_anthropic(body))):
         for error in validate(rendered, provider, source="request"):
             found.append(Incident(IncidentKind.PROVIDER_REJECTION, step, error.ids,

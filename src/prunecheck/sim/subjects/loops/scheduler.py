@@ -194,6 +194,8 @@ class LoopRun:
         self.store = _fresh_store() if store is None else store
         self.capabilities = adapter.capabilities(target)
         self.trims = Capability.TRIM_HOOK in self.capabilities
+        providers = getattr(adapter, "providers", None)  # optional: beyond OpenAI and Anthropic
+        self.providers: frozenset[str] = frozenset(providers(target)) if providers else frozenset()
         self.ledger = Ledger()
         self.watch = Watch()
         self.incidents: list[Incident] = []
@@ -220,7 +222,8 @@ class LoopRun:
         body = json.loads(json.dumps(request, sort_keys=True, default=str))
         at = self._at()
         self.ledger.requests.append(Received(at, body))
-        self._record(judge_request(body, self.ledger, at, trims=self.trims))
+        self._record(judge_request(body, self.ledger, at, trims=self.trims,
+                                   providers=self.providers))  # fmt: skip
         self.watch.see(body, self.ledger)
         if self.trims:
             for unit in removed_by_trim(body, self.ledger):

@@ -9,13 +9,13 @@ Spellings (consistent with ``runtime:FILE.py:CLASS``)::
 ``ATTR`` is an agent object or a factory building one; the framework is
 detected by asking each adapter's ``accepts``.  The frameworks:
 ``pydantic-ai``, ``openai-agents``, ``langgraph`` (LangChain v1
-``create_agent``), ``autogen`` (AgentChat).  A module may also bring its own
-adapter as a module-level ``prunecheck_loop_adapter`` (an
+``create_agent``), ``autogen`` (AgentChat), ``strands`` (Strands Agents).
+A module may also bring its own adapter as a module-level ``prunecheck_loop_adapter`` (an
 :class:`~prunecheck.sim.subjects.loops.contract.Adapter`), tried first.
 
 Adapters are imported only when a spec is loaded, and a framework that is
 not installed is skipped: ``pip install 'prunecheck[loops]'`` installs all
-four.  A framework installed in a release its adapter does not drive
+five.  A framework installed in a release its adapter does not drive
 (:mod:`.versions`), or one whose modules its adapter cannot import, is an
 error (exit status 2) naming the releases, never a skipped framework.
 
@@ -61,6 +61,7 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     ),
     "langgraph": ("prunecheck.sim.subjects.loops.frameworks.langgraph", "LangGraphAdapter"),
     "autogen": ("prunecheck.sim.subjects.loops.frameworks.autogen", "AutoGenAdapter"),
+    "strands": ("prunecheck.sim.subjects.loops.frameworks.strands", "StrandsAdapter"),
 }
 
 

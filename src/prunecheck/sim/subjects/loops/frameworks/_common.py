@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -35,8 +36,9 @@ def build_target(target: object, package: str, is_agent: Callable[[Any], bool]) 
     Parameters
     ----------
     target : object
-        An agent, or a factory (a callable taking no argument) building one.
-        A factory is called each time: every loop gets a fresh agent.
+        An agent, or a factory (a function, method or ``functools.partial``
+        taking no argument) building one.  A factory is called each time:
+        every loop gets a fresh agent.
     package : str
         The framework's top-level package (``"pydantic_ai"``, ``"agents"``):
         nothing is imported unless ``target`` (or what the factory built)
@@ -52,12 +54,23 @@ def build_target(target: object, package: str, is_agent: Callable[[Any], bool]) 
     """
     if _of_package(target, package):
         return target if is_agent(target) else None
-    if callable(target) and not isinstance(target, type) and _takes_no_argument(target):
+    if callable(target) and _is_function(target) and _takes_no_argument(target):
         built = target()
         head = built[0] if isinstance(built, tuple) and built else built
         if _of_package(head, package) and is_agent(head):
             return built
     return None
+
+
+def _is_function(target: object) -> bool:
+    """Whether ``target`` is a factory to call: a function, a method or a
+    ``functools.partial``.  An object whose class is callable (a Strands
+    ``Agent``: calling it runs the agent) is never called to find out what it is."""
+    return (
+        inspect.isfunction(target)
+        or inspect.ismethod(target)
+        or isinstance(target, functools.partial)
+    )
 
 
 def _takes_no_argument(fn: Callable[..., Any]) -> bool:
