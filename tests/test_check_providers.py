@@ -22,7 +22,12 @@ from prunecheck.model.context import Message, Role
 from prunecheck.model.provider import Provider, render, validate
 from prunecheck.model.system import replay
 from prunecheck.sim.api.check import check_policy
-from prunecheck.sim.api.providers import judgeable, messages_of_body, parse_providers
+from prunecheck.sim.api.providers import (
+    judgeable,
+    messages_of_body,
+    parse_providers,
+    provider_names,
+)
 from prunecheck.sim.api.repairs import repair_verdict
 from prunecheck.sim.api.verdict import CheckResult, provider_lines
 from prunecheck.sim.cli.app import main
@@ -228,3 +233,23 @@ def test_a_loop_s_minimal_schedules_are_judged_per_provider(
         ("anthropic", "rejects", "parallel"),
     ]
     assert all(p["kind"] == "result_without_call" for p in doc["providers"])
+
+
+@pytest.mark.skipif(
+    not {"bedrock", "gemini"} <= set(provider_names()),
+    reason="Bedrock's and Gemini's request bodies are not rendered yet",
+)
+def test_check_provider_bedrock_gemini_names_each_first_rejection(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 34's acceptance: ``check --provider bedrock,gemini`` on a built-in
+    unsafe policy gives each provider's first rejection with its text."""
+    status = main([*ARGV, "--provider", "bedrock,gemini", "--json"])
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert status == 1 and doc["runtime"]["provider"] == "bedrock"
+    assert [p["provider"] for p in doc["providers"]] == ["bedrock", "gemini"]
+    for entry in doc["providers"]:
+        assert entry["verdict"] == "rejects" and entry["text"] and entry["location"]
+        assert f"  {entry['provider']}: rejects the request" in captured.err
+        assert entry["text"] in captured.err
