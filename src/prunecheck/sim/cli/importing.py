@@ -38,6 +38,7 @@ from prunecheck.sim.evidence.bundle import write_bundle
 from prunecheck.sim.ingest.incident import Imported, import_conversation, stamp
 from prunecheck.sim.ingest.reading import Log, read_log
 from prunecheck.sim.ingest.records import Incomplete, LogFormat, LoggedRequest
+from prunecheck.sim.ingest.recovery import is_responses_text
 from prunecheck.sim.ingest.streams import shown
 from prunecheck.sim.subjects.loader import load_system
 from prunecheck.sim.support.outputs import check_bundle_folder, output_folder
@@ -122,6 +123,7 @@ def _replayed(imported: Imported, rejected: LoggedRequest | None) -> tuple[list[
             words = (
                 " (in Chat Completions' words)"
                 if rejected.format is LogFormat.OPENAI_RESPONSES
+                or is_responses_text(rejected.rejection or "")
                 else ""
             )
             line += f"; the replayed request is rejected as the logged one was{words}: " + (

@@ -115,6 +115,8 @@ class _Differ:
         self.call_labels: dict[str, str] = {}  # call id -> its result's label
         self.context: list[Item] = []
         self.seen: dict[str, int] = {}  # role -> messages of it labelled so far
+        self.by_content: dict[tuple[str, ...], list[Item]] = {}  # text messages, oldest first
+        self.copies = 0
 
     def item(self, m: LoggedMessage, key: tuple[str, ...], number: int, inferred: str = "") -> Item:
         if m.answers is not None:
@@ -127,6 +129,8 @@ class _Differ:
         label = base if m.answers is not None else self.labels.new(base)
         item = Item(label, m, number, inferred)
         self.by_key[key] = item
+        if m.answers is None and not m.calls:
+            self.by_content.setdefault(_key(m), []).append(item)
         for call in m.calls:
             self.batches[call.id] = item
             self.call_label(call.id)
@@ -145,11 +149,14 @@ class _Differ:
         new: list[Item] = []
         for m in reply:
             key = _key(m)
+            if m.answers is None and not m.calls:
+                self.copies += 1  # the model's words are new even when it said them before
+                key = (*key, f"reply {self.copies}")
             if key not in self.by_key:
                 new.append(self.item(m, key, number))
                 new[-1].replied = True
         present: list[Item] = []
-        seen: dict[tuple[str, ...], int] = {}
+        used: set[int] = set()  # text items this request already holds
         pending_orphans: list[LoggedMessage] = []
 
         def flush_orphans() -> None:
@@ -170,10 +177,14 @@ class _Differ:
 
         for m in request.messages:
             key = _key(m)
-            if m.answers is None and not m.calls:
-                seen[key] = seen.get(key, 0) + 1
-                key = (*key, str(seen[key])) if seen[key] > 1 else key
             known = self.by_key.get(key)
+            if m.answers is None and not m.calls:
+                known = self._copy_of(key, used)
+                if known is None:
+                    self.copies += 1
+                    key = (*key, f"copy {self.copies}")
+                else:
+                    used.add(id(known))
             if known is None and m.answers is not None and m.answers not in self.batches:
                 if all(o.answers != m.answers for o in pending_orphans):
                     pending_orphans.append(m)
@@ -230,6 +241,17 @@ class _Differ:
         step.appended = new
         self._removals(step, present)
         return step
+
+    def _copy_of(self, key: tuple[str, ...], used: set[int]) -> Item | None:
+        """The item a text message of a request is: the oldest one with its
+        words still in the context, else the oldest removed one (sent
+        again), else None (new words).  An assistant that says the same
+        words twice said them twice: its second answer is a reply item of
+        its own, and a request holding those words holds the live one."""
+        candidates = [i for i in self.by_content.get(key, []) if id(i) not in used]
+        live = [i for i in candidates if i.removed_at is None]
+        found = live or candidates
+        return found[0] if found else None
 
     def _whole_of(self, m: LoggedMessage) -> Item | None:
         """The known assistant message of which ``m`` holds only some calls."""

@@ -44,6 +44,7 @@ from prunecheck.model.trace import Trace
 from prunecheck.sim.ingest.bodies import RESPONSES_TEXT
 from prunecheck.sim.ingest.differ import Item, Step, diff_requests, unit_of
 from prunecheck.sim.ingest.records import LogFormat, LoggedRequest
+from prunecheck.sim.ingest.recovery import named_ids
 
 __all__ = ["Finding", "Imported", "import_conversation", "stamp"]
 
@@ -230,7 +231,12 @@ def _rejection(request: LoggedRequest, n: int) -> tuple[Finding | None, list[Pro
     words = errors[0].text if errors else ""
     if errors and request.format is LogFormat.OPENAI_RESPONSES:
         words = RESPONSES_TEXT[errors[0].kind].format(id=", ".join(errors[0].ids) or "")
-    if errors and (words in request.rejection or errors[0].text in request.rejection):
+    named = named_ids(request.rejection)
+    if errors and (
+        words in request.rejection
+        or errors[0].text in request.rejection
+        or (named is not None and named[0] == errors[0].kind)  # another API's words for it
+    ):
         text += " — the provider's tool pairing rule, in its own words."
     elif errors:
         text += f" — prunecheck's rules expected: {errors[0].text}"

@@ -37,6 +37,7 @@ from typing import TypeVar
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import validate
 from prunecheck.sim.ingest.exports import RECORD_READERS, SPAN_READERS
+from prunecheck.sim.ingest.lineage import split_by_lineage
 from prunecheck.sim.ingest.records import (
     Incomplete,
     LogFormat,
@@ -45,8 +46,19 @@ from prunecheck.sim.ingest.records import (
     Source,
     provider_body,
 )
+from prunecheck.sim.ingest.recovery import from_run_history, recover
 from prunecheck.sim.ingest.runs import is_run, request_of_record, request_of_run
-from prunecheck.sim.ingest.spans import Span, is_span, rejection_of, request_of_span, spans_of
+from prunecheck.sim.ingest.spans import (
+    UNLOGGED,
+    Span,
+    ToolRun,
+    history_of_run,
+    is_span,
+    rejection_of,
+    request_of_span,
+    spans_of,
+    tool_run_of_span,
+)
 from prunecheck.sim.ingest.streams import records, shown
 from prunecheck.sim.ingest.truncation import cut_messages, dropped_note, length_note
 from prunecheck.sim.support.inputs import check_input
@@ -173,6 +185,11 @@ class _Reader:
         self.spans = 0
         self.untimed: set[int] = set()  # requests whose time is not one
         self.products = [make(key) for make in RECORD_READERS]  # their own formats (exports.py)
+        # what recovers a failed request whose span holds no messages (.recovery):
+        self.tools: list[tuple[str, str, ToolRun]] = []  # (span, trace, tool run)
+        self.histories: dict[str, tuple[LoggedMessage, ...]] = {}  # agent run spans
+        self.unlogged: list[tuple[int, str]] = []  # (request index, span)
+        self.runs: dict[str, list[ToolRun]] = {}  # conversation -> its tool runs
 
     def take(self, file: str, where: str, record: object, text: str) -> None:
         if not isinstance(record, Mapping):
@@ -238,6 +255,12 @@ class _Reader:
             found = next(
                 (f for read in SPAN_READERS if (f := read(span, "", file)) is not None), None
             ) or request_of_span(span, "", file)
+            run = tool_run_of_span(span) if found is None else None
+            history = history_of_run(span) if found is None and run is None else None
+        if run is not None:
+            self.tools.append((span.span_id, span.trace_id, run))
+        if history:
+            self.histories[span.span_id] = history
         if found is None:
             self.log.unrelated += 1
             return
@@ -245,6 +268,8 @@ class _Reader:
             notes = (dropped_note(span.dropped, own is not None), length_note(span.attributes))
             if any(notes):
                 found = replace(found, blind=(*found.blind, *(n for n in notes if n)))
+            if UNLOGGED in found.blind:
+                self.unlogged.append((len(self.requests), span.span_id))
             self.traced.append((len(self.requests), False, span.span_id, span.trace_id))
             self.requests.append(self.slim(found))
             return
@@ -303,15 +328,29 @@ class _Reader:
             hops += 1
         return f"trace {trace_id}"
 
+    def ancestors(self, span_id: str) -> Iterator[tuple[str, tuple[LoggedMessage, ...]]]:
+        """(span id, messages) of the agent run spans above ``span_id``, nearest first."""
+        node, hops = self.parents.get(span_id, (None, None))[0], 0
+        while node is not None and hops < 64:
+            if node in self.histories:
+                yield node, self.histories[node]
+            node, hops = self.parents.get(node, (None, None))[0], hops + 1
+
     def finish(self) -> None:
-        """Name the spans' conversations, now that every span is known."""
+        """Name the spans' conversations, now that every span is known; give
+        a failed request whose span holds no messages those of its agent run."""
+        for index, span_id in self.unlogged:
+            self.requests[index] = from_run_history(self.requests[index], self.ancestors(span_id))
         for index, partial, span_id, trace_id in self.traced:
             name = self.conversation(span_id, trace_id)
             if partial:
                 self.partial[index] = replace(self.partial[index], conversation=name)
             else:
                 self.requests[index] = replace(self.requests[index], conversation=name)
+        for span_id, trace_id, run in self.tools:
+            self.runs.setdefault(self.conversation(span_id, trace_id), []).append(run)
         self.parents.clear()
+        self.histories.clear()
         self.seen.clear()
         for product in self.products:
             for read in product.finish():
@@ -421,6 +460,7 @@ def read_log(
         log.conversations.setdefault(request.conversation, []).append(request)
     for missing in _in_time(partial):
         log.incomplete.setdefault(missing.conversation, []).append(missing)
+    _settle(log, reader.runs)
     for name, held in log.conversations.items():
         other = next((r for r in held if r.provider is not held[0].provider), None)
         if other is not None:
@@ -448,6 +488,40 @@ def read_log(
             "above the attributes a model span sets, OTEL_ATTRIBUTE_COUNT_LIMIT).",
         )
     return log
+
+
+def _settle(log: Log, runs: dict[str, list[ToolRun]]) -> None:
+    """Each stack's own semantics, once its conversations are known: the
+    threads of one trace told apart by their lineage (:mod:`.lineage`), and
+    failed requests whose spans hold no messages recovered (:mod:`.recovery`)."""
+    for name in list(log.conversations):
+        if not name.startswith("trace "):  # named by its trace only: it may hold threads
+            continue
+        threads = split_by_lineage(name, log.conversations[name])
+        if len(threads) == 1:
+            continue
+        del log.conversations[name]
+        partial = log.incomplete.pop(name, [])
+        for thread, held in threads:
+            log.conversations[thread] = held
+            log.notes.append(
+                f"conversation {thread}: no span names it; it is the requests of {name} that "
+                "continue one another's messages (told apart by their lineage)"
+            )
+        for missing in partial:  # with the thread that was under way when it was sent
+            started = [t for t, held in threads if held[0].at is None or missing.at is None
+                       or held[0].at <= missing.at]  # fmt: skip
+            thread = started[-1] if started else threads[0][0]
+            log.incomplete.setdefault(thread, []).append(replace(missing, conversation=thread))
+    for name in list(log.conversations):
+        held, lost = recover(log.conversations[name], runs.get(name, []))
+        log.conversations[name] = held
+        if lost:
+            found = log.incomplete.setdefault(name, [])
+            found.extend(lost)
+            found.sort(key=lambda i: i.at if i.at is not None else 0.0)
+        if not held:
+            del log.conversations[name]
 
 
 def _in_time(found: list[_R]) -> Iterator[_R]:

@@ -7,7 +7,9 @@ request — in the provider's own format (``wrap_openai``,
 ``outputs`` the response and ``error`` the provider's error.  Runs of one
 conversation are linked by the thread metadata (``thread_id``,
 ``session_id`` or ``conversation_id`` in ``extra.metadata``), else by their
-trace.
+trace; never by the run's own ``session_id``, which is the id of the project
+(LangSmith's name for a project is a tracing session), so that
+``Client.list_runs`` exports are grouped by thread, not into one.
 
 A raw request log holds request bodies, bare or wrapped with their
 response: ``{"request": {...}, "response": {...}, "time": ...,
@@ -90,13 +92,16 @@ def _dig(record: Mapping[str, Any], path: str) -> object:
     return node
 
 
-def find_key(record: Mapping[str, Any], key: str | None, places: tuple[str, ...]) -> str | None:
+def find_key(
+    record: Mapping[str, Any], key: str | None, places: tuple[str, ...], *, top: bool = True
+) -> str | None:
     """The conversation a record names: the user's dotted ``key``, else the
-    first :data:`THREAD_KEYS` found at the top or under each of ``places``."""
+    first :data:`THREAD_KEYS` found at the top (unless ``top`` is False) or
+    under each of ``places``."""
     if key is not None:
         value = _dig(record, key)
         return None if value is None else str(value)
-    for place in ("", *places):
+    for place in ("", *places) if top else places:
         node = _dig(record, place) if place else record
         if not isinstance(node, Mapping):
             continue
@@ -152,7 +157,9 @@ def request_of_run(
             "export the runs with their inputs (LangSmith hides them when "
             "LANGSMITH_HIDE_INPUTS is set).",
         )
-    conversation = find_key(run, key, ("extra.metadata", "metadata")) or str(
+    # A run's own session_id is its project's id (LangSmith calls projects
+    # sessions): never a thread.  Threads are named in the metadata.
+    conversation = find_key(run, key, ("extra.metadata", "metadata"), top=False) or str(
         run.get("trace_id") or run.get("id") or "run"
     )
     error = run.get("error")

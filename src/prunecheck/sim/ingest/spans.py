@@ -25,6 +25,7 @@ by an attribute length limit, is named as a gap, never guessed at.
 
 from __future__ import annotations
 
+import ast
 import base64
 import datetime as dt
 import json
@@ -45,7 +46,20 @@ from prunecheck.sim.ingest.records import (
     Source,
 )
 
-__all__ = ["Span", "is_span", "request_of_span", "spans_of"]
+__all__ = [
+    "UNLOGGED",
+    "Span",
+    "ToolRun",
+    "history_of_run",
+    "is_span",
+    "request_of_span",
+    "spans_of",
+    "tool_run_of_span",
+    "turns",
+]
+
+#: The blind spot of a failed model call whose span holds no messages.
+UNLOGGED = "its span holds no messages (the instrumentation records them only with a response)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,13 +197,34 @@ def _provider(attributes: Mapping[str, Any]) -> Provider | None:
     return None
 
 
+_WRAPPED = re.compile(r"^[^{]*?: (\{.*\})\s*$", re.S)
+_STATUS = re.compile(r"status_code: (\d{3})")
+
+
+def _unwrapped(text: str) -> str:
+    """The SDK's error string inside a framework's wrapper: the Agents SDK's
+    ``Error getting response: {'error': '...'}`` (its SpanError, as
+    OpenInference writes it)."""
+    found = _WRAPPED.match(text)
+    if found is None:
+        return text
+    try:
+        value = ast.literal_eval(found.group(1))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    inner = value.get("error") if isinstance(value, dict) else None
+    return inner if isinstance(inner, str) and inner else text
+
+
 def rejection_of(span: Span) -> tuple[str | None, int | None]:
     """The provider's error text of a failed span, and the HTTP status."""
     texts = [str(a.get("exception.message", "")) for n, a in span.events if n == "exception"]
     texts.append(span.error or "")
     for text in texts:
         if text and text != "error":
-            return provider_message(text)
+            message, status = provider_message(_unwrapped(text))
+            found = _STATUS.search(text)  # pydantic-ai's ModelHTTPError
+            return message, status or (int(found.group(1)) if found else None)
     return span.error, None
 
 
@@ -298,18 +333,159 @@ def _openinference_messages(raw: list[dict[str, Any]]) -> list[LoggedMessage]:
         if role not in known:
             raise Unreadable(f"a message in it has role {role!r}")
         out.append(LoggedMessage(known[role], text, tuple(calls)))
+    return turns(out)
+
+
+def turns(messages: list[LoggedMessage]) -> list[LoggedMessage]:
+    """Messages regrouped into the turns that produced them: an assistant
+    message holding only calls that follows an assistant message joins it.
+
+    The Responses API returns a turn as items — text, then one
+    ``function_call`` item per call — and OpenInference writes each item as
+    a message of its own; consecutive items of one response are one
+    assistant message (one parallel batch), as Chat Completions and
+    Anthropic send them.  Text messages are never joined: an assistant that
+    says the same words twice said them twice.
+
+    >>> from prunecheck.model.context import Role
+    >>> a = LoggedMessage(Role.ASSISTANT, "", (LoggedCall("c1", "f"),))
+    >>> b = LoggedMessage(Role.ASSISTANT, "", (LoggedCall("c2", "f"),))
+    >>> [len(m.calls) for m in turns([a, b])]
+    [2]
+    """
+    out: list[LoggedMessage] = []
+    for m in messages:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and m.role is Role.ASSISTANT
+            and last.role is Role.ASSISTANT
+            and m.calls
+            and not m.text
+        ):
+            out[-1] = LoggedMessage(Role.ASSISTANT, last.text, (*last.calls, *m.calls))
+        else:
+            out.append(m)
     return out
+
+
+def _event_messages(raw: list[Any]) -> tuple[list[LoggedMessage], list[LoggedMessage]]:
+    """pydantic-ai's instrumentation format 1: the request's messages and the
+    reply, as OpenTelemetry GenAI events in one ``events`` attribute."""
+    sent: list[LoggedMessage] = []
+    reply: list[LoggedMessage] = []
+    for event in raw:
+        if not isinstance(event, Mapping):
+            raise Unreadable("an event in it is not an object")
+        choice = event.get("event.name") == "gen_ai.choice"
+        m = event.get("message") if choice else event
+        if not isinstance(m, Mapping):
+            continue
+        role = str(m.get("role", ""))
+        text = text_of(m.get("content"))
+        if role == "tool":
+            (reply if choice else sent).append(
+                LoggedMessage(Role.TOOL, text, answers=str(m.get("id", m.get("tool_call_id"))))
+            )
+            continue
+        known = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
+        if role not in known:
+            raise Unreadable(f"an event in it has role {role!r}")
+        calls = tuple(
+            LoggedCall(str(c.get("id")), str((c.get("function") or {}).get("name", "")),
+                       str((c.get("function") or {}).get("arguments", "")))
+            for c in m.get("tool_calls") or [] if isinstance(c, Mapping)
+        )  # fmt: skip
+        (reply if choice else sent).append(LoggedMessage(known[role], text, calls))
+    return sent, reply
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRun:
+    """A tool's execution as a span records it: what the runtime had to send
+    back as the call's result."""
+
+    name: str
+    arguments: str
+    output: str
+    call: str | None  # the call id, when the span names it
+    at: float | None
+
+
+def tool_run_of_span(span: Span) -> ToolRun | None:
+    """The tool execution a span records (OpenInference TOOL spans,
+    pydantic-ai's ``running tool``, GenAI ``execute_tool``), or None."""
+    a = span.attributes
+    if a.get("openinference.span.kind") == "TOOL" and "tool.name" in a:
+        name, arguments, output = a["tool.name"], a.get("input.value"), a.get("output.value")
+    elif "gen_ai.tool.name" in a and ("tool_response" in a or "gen_ai.tool.call.result" in a):
+        name = a["gen_ai.tool.name"]
+        arguments = a.get("tool_arguments", a.get("gen_ai.tool.call.arguments"))
+        output = a.get("tool_response", a.get("gen_ai.tool.call.result"))
+    else:
+        return None
+    call = a.get("gen_ai.tool.call.id")
+    return ToolRun(
+        str(name),
+        arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True),
+        output if isinstance(output, str) else json.dumps(output),
+        str(call) if call is not None else None,
+        span.start,
+    )
+
+
+def history_of_run(span: Span) -> tuple[LoggedMessage, ...] | None:
+    """The messages an agent run span holds when the run ended (pydantic-ai's
+    ``pydantic_ai.all_messages``, or ``all_messages_events`` in format 1),
+    with the system instructions; None if it holds none."""
+    a = span.attributes
+    try:
+        if "pydantic_ai.all_messages" in a:
+            messages = _genai_messages(_parsed(a["pydantic_ai.all_messages"], "all_messages"))
+        elif "all_messages_events" in a:
+            messages, _ = _event_messages(_parsed(a["all_messages_events"], "all_messages"))
+        else:
+            return None
+        system = a.get("gen_ai.system_instructions")
+        if system is not None and not any(m.role is Role.SYSTEM for m in messages):
+            parts = _parsed(system, "gen_ai.system_instructions")
+            text = "\n".join(text_of(p.get("content")) for p in parts if isinstance(p, Mapping))
+            messages.insert(0, LoggedMessage(Role.SYSTEM, text))
+    except Unreadable:
+        return None
+    return tuple(messages)
 
 
 def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest | str | None:
     """The model request a span records; a sentence if it is one whose
-    messages cannot be read; None if it records no model call."""
+    messages cannot be read; None if it records no model call.
+
+    A failed model call whose span holds no messages (the Agents SDK and
+    pydantic-ai record them only with a response) is a request with no
+    messages, its rejection and ``UNLOGGED`` in its blind spots:
+    :mod:`.recovery` recovers its messages from the spans around it."""
     a = span.attributes
     where = Source(source, span.where.partition(", ")[2] or span.span_id)
     provider = _provider(a) or Provider.OPENAI
     rejection, status = rejection_of(span) if span.error else (None, None)
+    is_llm = a.get("openinference.span.kind") == "LLM" or a.get("gen_ai.operation.name") in (
+        "chat", "text_completion", "generate_content")  # fmt: skip
+    if (
+        is_llm
+        and rejection is not None
+        and "gen_ai.input.messages" not in a
+        and "events" not in a
+        and not _unflatten(a, "llm.input_messages")
+    ):
+        return LoggedRequest(conversation, span.start, where, provider,
+                             LogFormat.OPENINFERENCE if "openinference.span.kind" in a
+                             else LogFormat.OTEL_GENAI, (), None, rejection, status,
+                             blind=(UNLOGGED,), ended=span.end)  # fmt: skip
     try:
-        if "gen_ai.input.messages" in a:
+        if "events" in a and a.get("gen_ai.operation.name") == "chat":
+            sent, answer = _event_messages(_parsed(a["events"], "events"))
+            messages, reply, fmt = sent, tuple(answer) or None, LogFormat.OTEL_GENAI
+        elif "gen_ai.input.messages" in a:
             messages = _genai_messages(_parsed(a["gen_ai.input.messages"], "gen_ai.input.messages"))
             system = a.get("gen_ai.system_instructions")
             if system is not None:
@@ -349,7 +525,7 @@ def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest
         where,
         provider,
         fmt,
-        tuple(messages),
+        tuple(turns(list(messages))),
         reply if rejection is None else None,
         rejection,
         status,

@@ -1,0 +1,206 @@
+"""``prunecheck import`` on the instrumentation stacks people run, each recorded
+for real (tests/data/telemetry/record_stacks.py: the real framework and its
+real instrumentation against the loopback stub): clean traffic imports clean,
+a real cut gives the bad prune between the right requests, a replay that
+reproduces the provider's 400, and a trace that shrinks to at most 15 events.
+Each stack's own semantics has a test on its recorded log."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.system import incidents_of
+from prunecheck.sim.cli.app import main
+from prunecheck.sim.drivers.polish import minimize
+from prunecheck.sim.drivers.shape import Shape
+from prunecheck.sim.evidence.trace_file import read_trace
+from prunecheck.sim.ingest.reading import read_log
+from prunecheck.sim.ingest.recovery import named_ids
+from prunecheck.sim.subjects.loader import load_system
+
+DATA = Path(__file__).resolve().parent / "data" / "telemetry"
+
+CLEAN = (
+    "openai_agents_openinference/clean.otlp.jsonl",
+    "langchain_openinference/clean.sdk.json",
+    "langsmith_list_runs/clean.jsonl",
+    "openllmetry_anthropic/clean.otlp.jsonl",
+    "pydantic_ai_otel/1.x_v1_clean.otlp.jsonl",
+    "pydantic_ai_otel/1.x_v2_clean.otlp.jsonl",
+    "pydantic_ai_otel/2.x_v5_clean.otlp.jsonl",
+    "pydantic_ai_otel/2.x_v6_clean.otlp.jsonl",
+    "pydantic_ai_otel/2.x_v5_last_3.otlp.jsonl",
+)
+#: log -> (the rule of the logged 400, the request the provider rejected)
+CUT = {
+    "openai_agents_openinference/cut.otlp.jsonl": ("result_without_call", 2),
+    "langchain_openinference/cut.sdk.json": ("result_without_call", 3),
+    "langchain_openinference/two_threads_one_parent.sdk.json": ("result_without_call", 3),
+    "langsmith_list_runs/cut.jsonl": ("result_without_call", 3),
+    "openllmetry_anthropic/cut.otlp.jsonl": ("call_without_result", 2),
+    "pydantic_ai_otel/1.x_v1_cut.otlp.jsonl": ("result_without_call", 2),
+    "pydantic_ai_otel/1.x_v2_cut.otlp.jsonl": ("result_without_call", 2),
+}
+
+
+def _import(name: str, capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str]:
+    status = main(["import", str(DATA / name), *more])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return status, out
+
+
+@pytest.mark.parametrize("name", CLEAN)
+def test_clean_traffic_imports_clean_with_nothing_it_cannot_tell(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out = _import(name, capsys)
+    assert status == 0, out
+    assert "??" not in out and "!!" not in out, out
+    assert "replay: no violation" in out
+
+
+@pytest.mark.parametrize("name", sorted(CUT))
+def test_a_real_cut_is_the_bad_prune_before_the_rejected_request_and_replays_to_its_400(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rule, rejected = CUT[name]
+    status, out = _import(name, capsys, "--out", str(tmp_path / "b"))
+    assert status == 1, out
+    bad = [line for line in out.splitlines() if "bad prune" in line]
+    assert len(bad) == 1, out
+    assert f"between request {rejected - 1} (" in bad[0] and f"and request {rejected} (" in bad[0]
+    assert re.search(rf"request {rejected} \([\d:.]+\) was rejected with HTTP 400", out), out
+    assert "the replayed request is rejected as the logged one was" in out
+    bundle = tmp_path / "b"
+    if not (bundle / "trace.json").exists():  # several conversations: the one with the cut
+        (bundle,) = [p for p in bundle.iterdir() if "bad prune" in (p / "narrative.md").read_text()]
+    trace = read_trace(bundle / "trace.json")
+    system = load_system(trace.policy)
+    rejections = [i for i in incidents_of(trace, system)
+                  if i.kind is IncidentKind.PROVIDER_REJECTION]  # fmt: skip
+    assert rejections and rejections[0].reason == rule
+    target = frozenset({IncidentKind.PROVIDER_REJECTION})
+    shrunk = minimize(trace.events, trace.config, system, Shape(), target)
+    assert len(shrunk) <= 15
+    again = [i for i in incidents_of(trace.with_events(shrunk), system) if i.kind in target]
+    assert again and again[0].reason == rule
+
+
+# ------------------------------------------------------ each stack's semantics
+def test_responses_items_of_one_response_are_one_assistant_message() -> None:
+    """OpenInference writes each function_call item of the Agents SDK's input
+    as an assistant message of its own; they are the one batch that issued them."""
+    log = read_log([DATA / "openai_agents_openinference/clean.otlp.jsonl"])
+    (requests,) = log.conversations.values()
+    second = requests[1]  # the user's question, the batch, its three results
+    batches = [m for m in second.messages if m.calls]
+    assert [len(m.calls) for m in batches] == [3]
+    assert [m.answers for m in second.messages if m.answers] == [c.id for c in batches[0].calls]
+    raw = (DATA / "openai_agents_openinference/clean.otlp.jsonl").read_text()
+    # the log itself writes them one message each (what was read as six bad prunes)
+    assert re.search(r"llm\.input_messages\.4\.message\.tool_calls\.0\.tool_call\.id", raw)
+
+
+def test_a_rejected_agents_sdk_call_is_rebuilt_from_the_spans_around_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The Agents SDK records a failed response's span with its error and no
+    input: request 2 is request 1, its response and the results of the tool
+    spans, less the call the provider's error names."""
+    log = read_log([DATA / "openai_agents_openinference/cut.otlp.jsonl"])
+    (requests,) = log.conversations.values()
+    failed = requests[-1]
+    assert failed.rejection is not None and failed.rejection.startswith("No tool call found")
+    named = named_ids(failed.rejection)
+    assert named is not None
+    (missing,) = named[1]
+    assert missing not in {c.id for m in failed.messages for c in m.calls}
+    assert missing in {m.answers for m in failed.messages}
+    assert any("rebuilt from request 1" in b for b in failed.blind)
+
+
+def test_a_rejected_call_that_cannot_be_rebuilt_keeps_the_incident(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the tool spans the request cannot be rebuilt: it is an incomplete
+    request that keeps the 400, and the import never exits 0 on it."""
+    data = json.loads((DATA / "openai_agents_openinference/cut.otlp.jsonl").read_text())
+    for resource in data["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [s for s in scope["spans"] if s["name"] != "read_file"]
+    log = tmp_path / "no_tools.otlp.jsonl"
+    log.write_text(json.dumps(data) + "\n")
+    status = main(["import", str(log)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "No tool call found for function call output" in out
+    assert "its span holds no messages" in out
+
+
+def test_pydantic_ai_failed_call_is_read_from_its_agent_run_span() -> None:
+    for name in ("1.x_v1_cut.otlp.jsonl", "1.x_v2_cut.otlp.jsonl"):
+        log = read_log([DATA / "pydantic_ai_otel" / name])
+        (requests,) = log.conversations.values()
+        assert any("read from the agent run span" in b for b in requests[-1].blind)
+        assert [m.role.value for m in requests[-1].messages][:1] == ["system"]
+
+
+def test_langsmith_runs_are_grouped_by_thread_never_by_the_project(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runs = [json.loads(line) for line in (DATA / "langsmith_list_runs/cut.jsonl").open()]
+    (project,) = {r["session_id"] for r in runs}  # list_runs: session_id is the project's id
+    status, out = _import("langsmith_list_runs/cut.jsonl", capsys)
+    heads = [line for line in out.splitlines() if line.startswith("conversation ")]
+    assert [h.split(":")[0] for h in heads] == [
+        "conversation thread-clean",
+        "conversation thread-cut",
+    ]
+    assert project not in out
+    assert "not imported" not in out  # the clean thread is not dropped after the 400
+    assert status == 1
+
+
+def test_two_threads_under_one_parent_span_are_told_apart_by_lineage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    log = read_log([DATA / "langchain_openinference/two_threads_one_parent.sdk.json"])
+    names = sorted(log.conversations)
+    assert len(names) == 2 and all(" thread " in n for n in names)
+    assert [len(log.conversations[n]) for n in names] == [4, 3]
+    assert any("told apart by their lineage" in note for note in log.notes)
+
+
+def test_the_same_words_twice_are_two_answers_not_one_sent_again(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """pydantic-ai 2.x, a window of the last three messages, three turns answered
+    in the same words: the third request holds the second answer, not the first
+    one sent again."""
+    text = (DATA / "pydantic_ai_otel/2.x_v5_last_3.otlp.jsonl").read_text()
+    assert text.count("They define the app, its database and its token check.") >= 3
+    status, out = _import("pydantic_ai_otel/2.x_v5_last_3.otlp.jsonl", capsys)
+    assert status == 0 and "again" not in out and "??" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("No tool call found for function call output with call_id call_7.",
+         ("result_without_call", ("call_7",))),
+        ("No tool output found for function call call_8.", ("call_without_result", ("call_8",))),
+        ("messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
+         "toolu_1. Each `tool_use` block must have a corresponding `tool_result` block in the "
+         "next message.", ("call_without_result", ("toolu_1",))),
+    ],
+)  # fmt: skip
+def test_the_ids_a_rejection_names_are_read_from_the_providers_texts(
+    text: str, expected: tuple[str, tuple[str, ...]]
+) -> None:
+    assert named_ids(text) == expected
