@@ -213,7 +213,7 @@ def test_json_carries_the_repair_judgments(capsys: pytest.CaptureFixture[str]) -
 
 # ------------------------------------------------------------------ agent loops
 def test_a_loop_s_minimal_schedules_are_judged_per_provider(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """check loop:… --provider: the fake framework's trimmer that cuts a batch
     sends a result without its call; each provider names its own rejection of
@@ -221,7 +221,8 @@ def test_a_loop_s_minimal_schedules_are_judged_per_provider(
     fake = ROOT / "tests" / "loops_fake.py"
     argv = ["check", f"loop:{fake}:trimming_buggy", "--scenario", "parallel", "--max-examples",
             "20", "--seed", "1", "--no-failures", "--provider", "openai,anthropic"]  # fmt: skip
-    assert main([*argv, "--json"]) == 1
+    junit = tmp_path / "loop.xml"
+    assert main([*argv, "--json", "--junit", str(junit)]) == 1
     captured = capsys.readouterr()
     human, doc = captured.err, json.loads(captured.out)  # --json: the human text on stderr
     assert "providers (judged on the minimal schedules' requests):" in human
@@ -233,6 +234,13 @@ def test_a_loop_s_minimal_schedules_are_judged_per_provider(
         ("anthropic", "rejects", "parallel"),
     ]
     assert all(p["kind"] == "result_without_call" for p in doc["providers"])
+    suites = {s.get("name"): s for s in ElementTree.parse(junit).getroot()}
+    cases = list(suites["prunecheck.check.providers"])
+    assert [c.get("name") for c in cases] == [
+        "provider openai: rejects",
+        "provider anthropic: rejects",
+    ]
+    assert all(c.find("failure") is not None for c in cases)
 
 
 @pytest.mark.skipif(

@@ -27,7 +27,7 @@ from typing import Any
 
 from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, LoopCheck
 from prunecheck.sim.cli.json_output import document, first_violation, violation_json
-from prunecheck.sim.cli.junit_output import Case
+from prunecheck.sim.cli.junit_output import Case, provider_cases
 
 __all__ = [
     "VERDICT_JSON",
@@ -181,6 +181,8 @@ def loop_cases(
         if entry["verdict"] == "not_applicable":
             name += f" (n/a: {entry['note']})"
         cases.append((name, _failure(entry), seconds.get(entry["scenario_class"], 0.0)))
+    if doc.get("providers"):  # check loop:… --provider: a case per provider named
+        return [(SUITE, cases), ("prunecheck.check.providers", provider_cases(doc))]
     return [(SUITE, cases)]
 
 
