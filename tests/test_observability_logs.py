@@ -191,3 +191,50 @@ def test_a_model_call_whose_input_the_stack_did_not_keep_is_a_gap(tmp_path: Path
     path.write_text(cut, encoding="utf-8")
     log = read_log([path])
     assert any("without langfuse.observation.input" in g for g in log.gaps["langfuse-clean"])
+
+
+def test_the_agents_sdk_default_model_logs_no_request_but_its_400_is_never_a_clean_exit(
+    imported: Imported,
+) -> None:
+    """The Agents SDK's default model (the Responses API) writes ``response``
+    spans holding only the response id: every request is incomplete, named so,
+    and the logged 400 (the Responses API's own words) is never exit 0."""
+    log = DATA / "agents_tracing" / "responses_cut.spans.jsonl"
+    status, out, _ = imported(log)
+    assert status != 0, out
+    assert "a response span without its input" in out
+    assert re.search(r"No tool output found for function call call_\w+\.", out), out
+
+
+def _verdict(log: Path) -> tuple[int, int, int, int]:
+    """What an import says of a log, ids aside: status, requests, !! and ?? lines."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        status = main(["import", str(log)])
+    out = stdout.getvalue() + stderr.getvalue()
+    requests = sum(int(n) for n in re.findall(r"of (\d+) request\(s\)", out))
+    return status, requests, out.count("  !! "), out.count("  ?? ")
+
+
+@pytest.mark.slow
+def test_rerecorded_logs_import_the_same_way(tmp_path: Path) -> None:
+    """Record every stack again with its real instrumentation (the ``record``
+    extra; Phoenix only when ``PHOENIX_URL`` names a running Phoenix) and
+    import both sets: the same verdicts, request counts and findings."""
+    import importlib.util
+    import os
+
+    for module in ("logfire", "langfuse", "mlflow", "agents", "phoenix.otel",
+                   "opentelemetry.instrumentation.openai"):  # fmt: skip
+        pytest.importorskip(module)
+    spec = importlib.util.spec_from_file_location("recorder", DATA / "record_observability.py")
+    assert spec is not None and spec.loader is not None
+    recorder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recorder)
+    only = tuple(s for s in STACKS if s != "phoenix" or os.environ.get("PHOENIX_URL"))
+    written = recorder.record(tmp_path, only)
+    assert len(written) >= 3 * len(only)
+    for path in written:
+        committed = DATA / path.parent.name / path.name
+        with timeline_sketched():
+            assert _verdict(path) == _verdict(committed), path

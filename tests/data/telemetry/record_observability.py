@@ -48,7 +48,9 @@ Each stack writes what a user of it gets on disk, without its cloud service:
 * ``agents_tracing``: an ``agents.Agent`` whose ``RunConfig`` trims the
   model input (``call_model_input_filter``), its own tracing through a
   processor (``set_trace_processors``) writing each span's ``export()``
-  as a JSON line.
+  as a JSON line; on ``OpenAIChatCompletionsModel`` (``generation`` spans
+  hold the messages), and ``responses_cut`` on the SDK's default
+  ``OpenAIResponsesModel`` (``response`` spans hold only the response id).
 
 Run ``python tests/data/telemetry/record_observability.py [OUT]`` with the
 ``record`` extra installed (default: this folder).
@@ -368,6 +370,7 @@ def agents_tracing(stub: generate.Stub, trim: Trim, conversation: str, seed: int
     from agents import (
         Agent,
         OpenAIChatCompletionsModel,
+        OpenAIResponsesModel,
         RunConfig,
         Runner,
         function_tool,
@@ -377,7 +380,7 @@ def agents_tracing(stub: generate.Stub, trim: Trim, conversation: str, seed: int
     from agents.tracing import TracingProcessor
 
     case = conversation.rpartition("-")[2]
-    cut = ITEM_TRIMS[case]
+    cut = ITEM_TRIMS[case.removeprefix("responses_")]
 
     class JsonLines(TracingProcessor):
         """A trace processor writing each trace and span as its export() JSON."""
@@ -418,7 +421,9 @@ def agents_tracing(stub: generate.Stub, trim: Trim, conversation: str, seed: int
     client = openai.AsyncOpenAI(base_url=f"{stub.url}/v1", api_key="test", max_retries=0)
     agent = Agent(
         name="coding-agent", instructions=generate.SYSTEM, tools=[read_file],
-        model=OpenAIChatCompletionsModel(model="gpt-4.1", openai_client=client),
+        model=OpenAIResponsesModel(model="gpt-4.1", openai_client=client)
+        if case.startswith("responses_")  # the SDK's default model: response spans
+        else OpenAIChatCompletionsModel(model="gpt-4.1", openai_client=client),
     )  # fmt: skip
     config = RunConfig(group_id=conversation, call_model_input_filter=trim_input,
                        workflow_name="coding-agent")  # fmt: skip
@@ -457,7 +462,11 @@ def record(out: Path, only: tuple[str, ...] = ()) -> list[Path]:
                 continue
             folder = out / stack
             folder.mkdir(parents=True, exist_ok=True)
-            cases = {**TRIMS, **(ANTHROPIC_TRIMS if stack in ("logfire", "mlflow") else {})}
+            cases = {
+                **TRIMS,
+                **(ANTHROPIC_TRIMS if stack in ("logfire", "mlflow") else {}),
+                **({"responses_cut": TRIMS["cut"]} if stack == "agents_tracing" else {}),
+            }
             for k, (case, trim) in enumerate(cases.items()):
                 stub.log.clear()
                 text = run(stub, trim, f"{stack}-{case}", 10 * n + k)
