@@ -9,7 +9,10 @@ element, a span attribute's JSON), NaN, infinite and 400-digit times, a
 5,000-digit integer, a log shipped twice (duplicated records), a log named
 twice, non-UTF-8 file names, a FIFO given as the log or inside a log
 folder, a log cut inside its last record or its list, and JSON after a
-list.  A verdict case also names the phrase its output must hold.
+list; and odd content: Anthropic content blocks inside GenAI spans (read as
+the calls and results they are) and ``parts`` given as a string (named; every
+request resends that message, so none can be read: exit 2).
+A verdict case also names the phrase its output must hold.
 """
 
 from __future__ import annotations
@@ -49,6 +52,45 @@ def _deep_span() -> str:
     return json.dumps(data)
 
 
+def _blocks(messages: list[dict[str, object]], as_content: bool) -> list[dict[str, object]]:
+    """GenAI parts written as Anthropic content blocks (tool_use, tool_result,
+    text), as ``parts`` or as ``content``."""
+    out = []
+    for m in messages:
+        blocks: list[dict[str, object]] = []
+        for p in m.get("parts", []):  # type: ignore[attr-defined]
+            if p["type"] == "tool_call":
+                blocks.append({"type": "tool_use", "id": p["id"], "name": p["name"],
+                               "input": p.get("arguments")})  # fmt: skip
+            elif p["type"] == "tool_call_response":
+                blocks.append({"type": "tool_result", "tool_use_id": p["id"],
+                               "content": p.get("response")})  # fmt: skip
+            elif p["type"] == "text":
+                blocks.append({"type": "text", "text": p["content"]})
+        role = "user" if m["role"] == "tool" else m["role"]
+        out.append({"role": role, ("content" if as_content else "parts"): blocks})
+    return out
+
+
+def _odd_span(edit: object) -> str:
+    """The cut conversation's spans with ``edit`` applied to each messages attribute."""
+    data = json.loads(SPANS)
+    for span in data["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for kv in span["attributes"]:
+            if kv["key"] in ("gen_ai.input.messages", "gen_ai.output.messages"):
+                value = json.loads(kv["value"]["stringValue"])
+                kv["value"]["stringValue"] = json.dumps(edit(value))  # type: ignore[operator]
+    return json.dumps(data) + "\n"
+
+
+def _parts_as_string(messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    for m in messages:
+        if m.get("role") == "user":
+            m["parts"] = "What do app.py, db.py and auth.py do?"
+            break
+    return messages
+
+
 def _files() -> dict[str, str | None]:
     """The case files by name (None: a FIFO)."""
     lines = CHAT.splitlines()
@@ -76,6 +118,9 @@ def _files() -> dict[str, str | None]:
         "pipe.jsonl": None,
         "folder/a.jsonl": CHAT,
         "folder/pipe.jsonl": None,
+        "anthropic_content.otlp.jsonl": _odd_span(lambda m: _blocks(m, True)),
+        "anthropic_parts.otlp.jsonl": _odd_span(lambda m: _blocks(m, False)),
+        "parts_string.otlp.jsonl": _odd_span(_parts_as_string),
         "long_line.jsonl": CHAT + _long() + "\n",
         "long_element.json": "[" + lines[0] + ", " + _long() + "]",
     }
@@ -123,6 +168,25 @@ CASES = [
     _c2("import-named-twice", "import {tmp}/chat.jsonl {tmp}/chat.jsonl", 1, "named twice"),
     _c2("import-list", "import {tmp}/list.json", 1, "3 of 3 request(s)"),
     _c2("import-odd-name", "import {tmp}/" + ODD + " --json", 1, "odd-\\\\xff.jsonl"),
+    # odd content: read as what it is, or named
+    _c2(
+        "import-anthropic-blocks-as-content",
+        "import {tmp}/anthropic_content.otlp.jsonl",
+        1,
+        "call_01x0013, call_02x0026, call_03x0039: it cut the unit in two (a bad prune)",
+    ),
+    _c2(
+        "import-anthropic-blocks-as-parts",
+        "import {tmp}/anthropic_parts.otlp.jsonl",
+        1,
+        "call_01x0013, call_02x0026, call_03x0039: it cut the unit in two (a bad prune)",
+    ),
+    _c2(
+        "import-parts-as-string",
+        "import {tmp}/parts_string.otlp.jsonl",
+        2,  # every request resends the message: none can be read
+        "parts is a JSON str, not a list of parts",
+    ),
     _c2("import-fifo-in-folder", "import {tmp}/folder", 1, "FIFO (named pipe), not a log file"),
 ]
 

@@ -256,20 +256,21 @@ def _genai_messages(raw: Iterable[Any]) -> list[LoggedMessage]:
             raise Unreadable("a message in it is not an object")
         role = str(m.get("role", ""))
         texts, calls = [], []
-        for part in m.get("parts") or []:
+        for part in _parts(m):
             if not isinstance(part, Mapping):
                 continue
             kind = part.get("type")
-            if kind == "tool_call":
-                args = part.get("arguments")
+            if kind in ("tool_call", "tool_use"):  # tool_use: an Anthropic block as a part
+                args = part.get("arguments", part.get("input"))
                 args = args if isinstance(args, str) else json.dumps(args, sort_keys=True)
                 calls.append(LoggedCall(str(part.get("id")), str(part.get("name", "")), args))
-            elif kind == "tool_call_response":
-                response = part.get("response", part.get("result"))
+            elif kind in ("tool_call_response", "tool_result"):
+                response = part.get("response", part.get("result", part.get("content")))
                 text = response if isinstance(response, str) else json.dumps(response)
-                out.append(LoggedMessage(Role.TOOL, text, answers=str(part.get("id"))))
+                answers = part.get("id", part.get("tool_use_id"))
+                out.append(LoggedMessage(Role.TOOL, text, answers=str(answers)))
             elif kind == "text" or "content" in part:
-                texts.append(text_of(part.get("content")))
+                texts.append(text_of(part.get("content", part.get("text"))))
         if role == "tool":
             continue
         known = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
@@ -278,6 +279,26 @@ def _genai_messages(raw: Iterable[Any]) -> list[LoggedMessage]:
         if texts or calls or role == "assistant":
             out.append(LoggedMessage(known[role], "\n".join(texts), tuple(calls)))
     return out
+
+
+def _parts(message: Mapping[str, Any]) -> list[Any]:
+    """A GenAI message's parts: its ``parts`` list, or Anthropic-style
+    ``content`` (a string or a list of blocks) some instrumentations write
+    instead; a ``parts`` that is not a list cannot be read as parts."""
+    parts = message.get("parts")
+    if parts is None and "content" in message:
+        content = message["content"]
+        return (
+            [{"type": "text", "content": content}]
+            if isinstance(content, str)
+            else (content if isinstance(content, list) else [])
+        )
+    if parts is not None and not isinstance(parts, list):
+        raise Unreadable(
+            f"a message's parts is a JSON {type(parts).__name__}, not a list of parts "
+            "(the GenAI conventions' shape), so its calls and results cannot be told apart"
+        )
+    return parts or []
 
 
 def _unflatten(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
