@@ -4,11 +4,12 @@ on the buggy and the fixed release, held-back bugs in a section of their own.
 
 A bug is **caught** when ``prunecheck check`` with its defaults, on the buggy
 release, reports the bug's violation kind (``kind`` in ``bug.toml``) in some
-scenario class; it is **quiet on the fix** when, on the fixed release, the
-user-configuration verdict reports no violation of that kind (findings of the
-framework, which its plain agent shares with every configuration, are listed
-apart; a result without the split counts every kind).  A ground truth **reproduces** when it exits
-1 on the buggy release and 0 on the fixed one.
+scenario class where the fixed release's check does not report it; it is
+**quiet on the fix** when, on the fixed release, the user-configuration
+verdict reports no violation of that kind (findings of the framework, which
+its plain agent shares with every configuration, are listed apart; a result
+without the split counts every kind).  A ground truth **reproduces** when it
+exits 1 on the buggy release and 0 on the fixed one.
 """
 
 from __future__ import annotations
@@ -72,13 +73,36 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
     assert isinstance(buggy, dict) and isinstance(fixed, dict)
     ran = buggy["ran"] and fixed["ran"]
     row["reproduces"] = (buggy["ground_truth"] == 1 and fixed["ground_truth"] == 0) if ran else None
-    row["caught"] = (bug.kind in buggy["kinds"]) if buggy["ran"] else None
+    row["caught"] = _caught(bug.kind, buggy, fixed) if buggy["ran"] else None
     # quiet means something only where the check judged the fixed release (safe or unsafe)
     judged = fixed["ran"] and fixed["verdict"] in ("safe", "unsafe")
     user_kinds = fixed["user_kinds"] if fixed["user_kinds"] is not None else fixed["kinds"]
     row["quiet_on_fix"] = (bug.kind not in user_kinds) if judged else None
     row["exit_differs"] = (buggy["check_exit"] != fixed["check_exit"]) if ran else None
     return row
+
+
+def _classes_with(kind: str, rel: Mapping[str, object]) -> set[str]:
+    classes = rel["classes"]
+    if not isinstance(classes, Mapping):
+        return set()
+    return {
+        str(name)
+        for name, entry in classes.items()
+        if isinstance(entry, Mapping) and kind in (entry.get("violations") or [])
+    }
+
+
+def _caught(kind: str, buggy: Mapping[str, object], fixed: Mapping[str, object]) -> bool:
+    """The buggy release's check reports ``kind`` in a scenario class where the fixed
+    release's does not (where the fixed release was judged): a kind both releases show
+    in the same classes is the framework's everyday finding, not this bug."""
+    on_buggy = _classes_with(kind, buggy)
+    if not on_buggy:
+        return False
+    if not (fixed["ran"] and fixed["verdict"] in ("safe", "unsafe")):
+        return True
+    return bool(on_buggy - _classes_with(kind, fixed))
 
 
 def summary(rows: list[dict[str, object]]) -> dict[str, object]:
@@ -196,10 +220,12 @@ def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
         "(a new user's first run).",
         "",
         "**Caught** = the buggy release's check reports the bug's kind in some scenario class "
-        "(a finding of the user's configuration or of the framework: a framework's bug is in "
-        "every configuration). **Quiet on fix** = on the fixed release, the user-configuration "
-        "verdict reports no violation of that kind; the framework's findings (its plain agent "
-        "fails the same way: every configuration of that release shares them) are listed apart "
+        "where the fixed release's check does not (a finding of the user's configuration or of "
+        "the framework: a framework's bug is in every configuration; the kind in the same "
+        "classes on both releases is not this bug). **Quiet on fix** = on the fixed release, "
+        "the user-configuration verdict reports no violation of that kind; the framework's "
+        "findings (its plain agent fails the same way: every configuration of that release "
+        "shares them) are listed apart "
         'in the verdict cell ("framework: ..."), not hidden.',
         "",
         f"Corpus: {c['bugs']} bugs of {len(c['frameworks'])} frameworks "
