@@ -20,7 +20,7 @@ with one of three trimmers:
 
 Logfire and MLflow, whose instrumentation covers the ``anthropic`` client too,
 also record the same turns on Anthropic's Messages API: ``anthropic_clean``
-(``keep_last_turn``) and ``anthropic_cut`` (``drop_largest_block``: Anthropic's
+(``drop_oldest_unit``) and ``anthropic_cut`` (``drop_largest_block``: Anthropic's
 ``tool_use ids were found without tool_result blocks`` 400).
 
 Each stack writes what a user of it gets on disk, without its cloud service:
@@ -174,18 +174,22 @@ def drop_largest_block(messages: list[Message], most: int = 4) -> list[Message]:
             if isinstance(m["content"], list) else m for m in messages]  # fmt: skip
 
 
-def keep_last_turn(messages: list[Message], most: int = 4) -> list[Message]:
-    """Over ``most`` messages, keep only the last user turn (whole units)."""
+def drop_oldest_unit(messages: list[Message], most: int = 4) -> list[Message]:
+    """Over ``most`` messages, drop the oldest tool round whole: the assistant
+    message holding the tool_use blocks and the user message of their results."""
     if len(messages) <= most:
         return messages
-    starts = [i for i, m in enumerate(messages) if isinstance(m["content"], str)]
-    return messages[starts[-1] :]
+    for i, m in enumerate(messages[:-1]):
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        if m["role"] == "assistant" and any(b.get("type") == "tool_use" for b in blocks):
+            return messages[:i] + messages[i + 2 :]
+    return messages
 
 
 #: Anthropic conversations, recorded by the stacks whose instrumentation covers
 #: the anthropic client (Logfire, MLflow): a second provider's 400 texts.
 ANTHROPIC_TRIMS: dict[str, Trim] = {
-    "anthropic_clean": keep_last_turn,
+    "anthropic_clean": drop_oldest_unit,
     "anthropic_cut": drop_largest_block,
 }
 
