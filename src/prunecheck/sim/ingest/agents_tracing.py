@@ -21,7 +21,7 @@ field of the trace's ``metadata``), else the trace.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -48,13 +48,19 @@ def is_export(record: Mapping[str, Any]) -> bool:
     )
 
 
+def _same(request: LoggedRequest) -> LoggedRequest:
+    return request
+
+
 class ProcessorReader:
     """Reads Agents SDK traces and spans into requests (see the module notes)."""
 
     what = "an OpenAI Agents SDK trace or span"
 
-    def __init__(self, key: str | None = None) -> None:
-        self.key = key
+    def __init__(
+        self, key: str | None = None, thin: Callable[[LoggedRequest], LoggedRequest] = _same
+    ) -> None:
+        self.key, self.thin = key, thin
         self.traces: dict[str, Mapping[str, Any]] = {}
         # (trace id, the request read without its conversation)
         self.found: list[tuple[str, LoggedRequest | Incomplete]] = []
@@ -77,6 +83,8 @@ class ProcessorReader:
                 continue
             where = source.where if len(items) == 1 else f"{source.where} [{i}]"
             found = _request(item, Source(source.file, where))
+            if isinstance(found, LoggedRequest):
+                found = self.thin(found)
             if found is not None:
                 self.found.append((str(item.get("trace_id")), found))
 

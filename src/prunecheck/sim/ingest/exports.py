@@ -25,10 +25,12 @@ from typing import Any, Protocol
 from prunecheck.sim.ingest import agents_tracing, langfuse, mlflow
 from prunecheck.sim.ingest.records import Incomplete, LoggedRequest, Source
 
-__all__ = ["RECORD_READERS", "SPAN_READERS", "Found", "RecordReader"]
+__all__ = ["RECORD_READERS", "SPAN_READERS", "Found", "RecordReader", "Thin"]
 
 #: What a record reader gives: a request, or one the log shows only in part.
 Found = LoggedRequest | Incomplete
+#: What a record reader passes each whole request through before keeping it.
+Thin = Callable[[LoggedRequest], LoggedRequest]
 
 
 class RecordReader(Protocol):
@@ -53,8 +55,10 @@ class RecordReader(Protocol):
 
 
 #: Record readers, a fresh one per log read, given the user's conversation
-#: field (``--key``), if any.
-RECORD_READERS: tuple[Callable[[str | None], RecordReader], ...] = (
+#: field (``--key``), if any, and what to pass each request through before
+#: keeping it until :meth:`RecordReader.finish` (the reader of the log shares
+#: the messages it has seen: memory follows what the log says once).
+RECORD_READERS: tuple[Callable[[str | None, Thin], RecordReader], ...] = (
     mlflow.TraceReader,
     agents_tracing.ProcessorReader,
 )

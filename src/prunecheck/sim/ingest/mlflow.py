@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from prunecheck.model.errors import TranscriptError
@@ -82,13 +82,19 @@ def _error(span: Mapping[str, Any]) -> str | None:
     return str(status.get("message") or "error")
 
 
+def _same(request: LoggedRequest) -> LoggedRequest:
+    return request
+
+
 class TraceReader:
     """Reads MLflow traces into requests (see the module notes)."""
 
     what = "an MLflow trace"
 
-    def __init__(self, key: str | None = None) -> None:
-        self.key = key
+    def __init__(
+        self, key: str | None = None, thin: Callable[[LoggedRequest], LoggedRequest] = _same
+    ) -> None:
+        self.key, self.thin = key, thin
         self.found: list[LoggedRequest | Incomplete] = []
         self.seen: set[str] = set()
         self.duplicates = 0
@@ -103,7 +109,10 @@ class TraceReader:
             self.duplicates += 1
             return
         self.seen.add(identity)
-        self.found.extend(_requests(record, source, self.key))
+        self.found.extend(
+            self.thin(r) if isinstance(r, LoggedRequest) else r
+            for r in _requests(record, source, self.key)
+        )
 
     def finish(self) -> Iterator[LoggedRequest | Incomplete]:
         yield from self.found

@@ -184,7 +184,9 @@ class _Reader:
         self.shared: dict[LoggedMessage, LoggedMessage] = {}
         self.spans = 0
         self.untimed: set[int] = set()  # requests whose time is not one
-        self.products = [make(key) for make in RECORD_READERS]  # their own formats (exports.py)
+        self.products = [
+            make(key, self.thin) for make in RECORD_READERS
+        ]  # their own formats (exports.py)
         # what recovers a failed request whose span holds no messages (.recovery):
         self.tools: list[tuple[str, str, ToolRun]] = []  # (span, trace, tool run)
         self.histories: dict[str, tuple[LoggedMessage, ...]] = {}  # agent run spans
@@ -288,6 +290,11 @@ class _Reader:
     def slim(self, request: LoggedRequest) -> LoggedRequest:
         """``request`` holding shared messages, its body dropped when the
         provider's rules read the same from its messages, its times checked."""
+        return self.timely(self.thin(request))
+
+    def thin(self, request: LoggedRequest) -> LoggedRequest:
+        """:meth:`slim` but the times (a product reader keeps its requests thin
+        until it knows their conversations; see exports.py)."""
         messages = self.share(request.messages)
         reply = None if request.reply is None else self.share(request.reply)
         body = request.body
@@ -296,7 +303,7 @@ class _Reader:
             rendered = provider_body(messages, request.provider)
             if own == [e.text for e in validate(rendered, request.provider, source="request")]:
                 body = None
-        return self.timely(replace(request, messages=messages, reply=reply, body=body))
+        return replace(request, messages=messages, reply=reply, body=body)
 
     def timely(self, request: _R) -> _R:
         """``request`` with a time that is not one (NaN, infinite, overflowing,
