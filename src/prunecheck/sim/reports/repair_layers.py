@@ -80,6 +80,8 @@ class Repaired:
     reordered : bool
         Whether what it kept is in another order (results moved ahead of a
         user message, say).
+    merged : bool
+        Whether it joined consecutive messages of one role into one.
     before, after : dict
         Per provider, its first error's text, or None (accepts), on the
         history the layer was given and on the one it sends.
@@ -90,13 +92,14 @@ class Repaired:
     synthesized: tuple[tuple[str, str, str], ...]
     honest: bool
     reordered: bool
+    merged: bool
     before: dict[Provider, str | None]
     after: dict[Provider, str | None]
 
     @property
     def changed(self) -> bool:
         return bool(self.dropped_calls or self.dropped_results or self.synthesized or
-                    self.reordered)  # fmt: skip
+                    self.reordered or self.merged)  # fmt: skip
 
     def what(self) -> str:
         """What the layer did, in words."""
@@ -110,6 +113,8 @@ class Repaired:
             parts.append(f"synthesized a result for {cids}: `{self.synthesized[0][1]}`")
         if self.reordered:
             parts.append("moved the results ahead of the message between them and their calls")
+        if self.merged:
+            parts.append("joined consecutive messages of one role into one")
         return "; ".join(parts) or "nothing"
 
 
@@ -133,7 +138,8 @@ def _pydantic_ai(messages: Sequence[Message]) -> list[Message]:
             parts: list[pm.ModelResponsePart] = [pm.TextPart(text)] if text else []
             parts += [pm.ToolCallPart(_TOOL, {"path": f"{c}.txt"}, tool_call_id=c)
                       for c in m.tool_calls]  # fmt: skip
-            history.append(pm.ModelResponse(parts=parts))
+            # a response a model sent (named): pydantic-ai merges only its own synthetic ones
+            history.append(pm.ModelResponse(parts=parts, model_name="a-model"))
     sent = pm.repair_messages(history)
     return messages_of_body({"messages": render_messages(sent, None)}, Provider.OPENAI)
 
@@ -172,9 +178,7 @@ def _openai_agents(messages: Sequence[Message]) -> list[Message]:
                 calls = last["tool_calls"]
                 assert isinstance(calls, list)
                 calls.append(call)
-            elif last is not None and last["role"] == "assistant" and "tool_calls" not in last:
-                last["tool_calls"] = [call]
-            else:
+            else:  # consecutive function calls are one batch; a text item stays its own
                 chat.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif entry.get("type") == "function_call_output":
             chat.append({"role": "tool", "tool_call_id": entry["call_id"],
@@ -216,11 +220,22 @@ def _order(messages: Sequence[Message]) -> list[tuple[str, str]]:
     for m in messages:
         if m.role is Role.TOOL:
             out.append(("result", m.call_id or ""))
-        else:
-            out.extend(("call", c) for c in m.tool_calls)
+        else:  # an assistant's words come before its calls
             if m.text and m.role is not Role.SYSTEM:
                 out.append(("text", m.text))
+            out.extend(("call", c) for c in m.tool_calls)
     return out
+
+
+def _turns(messages: Sequence[Message], kept_calls: set[str]) -> int:
+    """User and assistant messages that hold something kept (words, or a call
+    in ``kept_calls``)."""
+    return sum(
+        1
+        for m in messages
+        if m.role in (Role.USER, Role.ASSISTANT)
+        and (m.text or m.summary_of or any(c in kept_calls for c in m.tool_calls))
+    )
 
 
 def _pairs(messages: Sequence[Message]) -> tuple[set[str], dict[str, str]]:
@@ -250,12 +265,14 @@ def repair(layer: Layer, messages: Sequence[Message], providers: Sequence[Provid
     before, after = _order(messages), _order(sent)
     kept = [x for x in before if x in after]
     reordered = kept != [x for x in after if x in before]
+    merged = _turns(messages, calls_after) > _turns(sent, calls_after)
     return Repaired(
         dropped_calls,
         dropped_results,
         tuple(synthesized),
         honest,
         reordered,
+        merged,
         _answers(messages, providers),
         _answers(sent, providers),
     )

@@ -71,6 +71,7 @@ _INVENTED = _m("r2", Role.TOOL, "[tool result unavailable]", call_id="c2", unit_
                synthetic=True)  # fmt: skip
 _SUMMARY = _m("sum", Role.USER, "read notes.txt and todo.txt: ship friday, write tests",
               summary_of=("a1", "r1", "r2"))  # fmt: skip
+_SAY = _m("a0", Role.ASSISTANT, "Let me look at both files.")
 _HALF_SUMMARY = _m("sum", Role.USER, "asked to read notes.txt and todo.txt", summary_of=("a1",))
 
 
@@ -187,6 +188,18 @@ HISTORIES: tuple[History, ...] = (
         "user text right after the results",
         "the assistant's answer evicted, so the follow-up comes straight after the results",
         _without("a2"),
+    ),
+    History(
+        "opening_request_dropped",
+        "the opening request dropped",
+        "a trimmer evicted the first user message, so the history starts with the calls",
+        _without("u1"),
+    ),
+    History(
+        "text_and_calls_apart",
+        "the assistant's text and its calls in two messages",
+        "a framework keeps the assistant's words and its calls as two consecutive messages",
+        (_SYSTEM, _USER, _SAY, _BATCH, _R1, _R2, _ANSWER, _FOLLOW),
     ),
     History(
         "results_reordered",
@@ -381,7 +394,7 @@ def _repair_section(cols: Sequence[Provider]) -> list[str]:
         for h in HISTORIES:
             done = repair(layer, h.messages, cols)
             if not done.changed:
-                still = _rejecting(done.before)
+                still = _rejecting(done.after)
                 unchanged.append(
                     h.title + (f" (still rejected by {still})" if still != "none" else "")
                 )
