@@ -196,3 +196,30 @@ def test_the_script_reproduces_alone(tmp_path: Path) -> None:
     done = replay_script(_adapter(), SLIDING, ROUND, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith("reproduced: provider_rejection")
+
+
+def test_a_result_cut_in_the_middle_is_a_truncated_payload() -> None:
+    """Strands 1.34's sliding window keeps a long result's first and last 200
+    characters with a note between: a shortened copy, not an invented result."""
+    from prunecheck.sim.subjects.loops.judge import judge_request
+    from prunecheck.sim.subjects.loops.ledger import Body, BodyEnd, Ledger
+
+    output = "result of call_1 " + "lorem ipsum " * 40 + "the end"
+    cut = f"{output[:200]}...\n\n... [truncated: {len(output) - 400} chars removed] ...\n\n..."
+    ledger = Ledger()
+    ledger.issue((call(1),), 0)
+    ledger.bodies.append(Body("call_1", 0, end=BodyEnd.OK, output=output))
+    body = {"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
+         "function": {"name": "search", "arguments": call(1).arguments}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": cut + output[-200:]},
+    ]}  # fmt: skip
+    found = judge_request(body, ledger, 1, trims=True)
+    assert [(i.kind.value, i.reason) for i in found] == [("truncated_payload", "result")]
+    assert "first 200 and last 200 characters kept" in found[0].detail
+    invented = dict(body, messages=[*body["messages"][:2], {"role": "tool",
+                    "tool_call_id": "call_1", "content": "the search found nothing"}])  # fmt: skip
+    assert [i.kind.value for i in judge_request(invented, ledger, 1, trims=True)] == [
+        "synthesized_result"
+    ]

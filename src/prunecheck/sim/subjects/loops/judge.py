@@ -12,7 +12,8 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
 * **unanswered call** / **orphaned result** — a call no result answers, a
   result no call of the request asked for;
 * **truncated payload** — a call's arguments differ from what the model
-  issued, or a result is a shortened copy of the tool's output;
+  issued, or a result is a shortened copy of the tool's output (its start,
+  or its start and end with the middle cut);
 * **synthesized result** — a result that is neither its tool's output nor
   an honest placeholder, by the rule of :mod:`.placeholder`: a placeholder
   holds no piece of the output, says the content was *cleared* or the call
@@ -244,6 +245,13 @@ def _judge_result(
                              f"the result of {cid} is a shortened copy of the tool's output "
                              f"({len(text)} of {len(done.output)} characters)",
                              reason="result")]  # fmt: skip
+        head, tail = _head_and_tail(stripped, done.output)
+        if head:
+            cut = len(done.output) - head - tail
+            return [Incident(IncidentKind.TRUNCATED_PAYLOAD, step, (cid,),
+                             f"the result of {cid} is a shortened copy of the tool's output: "
+                             f"its first {head} and last {tail} characters kept, {cut} of the "
+                             "middle cut", reason="result")]  # fmt: skip
         judged = ruling(text, ran="ok", call_words=words, outputs=[done.output])
         if judged.honest:
             ledger.rule(step, cid, f"the result of {cid} reads {_short(text)}: {judged.why} "
@@ -270,6 +278,29 @@ def _judge_result(
     return [Incident(IncidentKind.SYNTHESIZED_RESULT, step, (cid,),
                      f"the result of {cid} was invented: {why}, and {_short(text)} is not an "
                      f"honest placeholder: {judged.why}", reason="no_body")]  # fmt: skip
+
+
+#: Characters of a tool's output a result must keep at each end to be its
+#: head-and-tail copy (Strands' sliding window keeps 200 at each end).
+_KEPT_END = 16
+
+
+def _common(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+def _head_and_tail(text: str, output: str) -> tuple[int, int]:
+    """How many characters of ``output``'s start and end ``text`` begins and
+    ends with, when it keeps at least :data:`_KEPT_END` at each end and not
+    the whole (its middle cut: a note in between, as truncating trimmers
+    write it); else ``(0, 0)``."""
+    head = _common(text, output)
+    tail = _common(text[::-1], output[::-1])
+    if head < _KEPT_END or tail < _KEPT_END or head + tail >= len(output):
+        return 0, 0
+    return head, tail
 
 
 def _short(text: str) -> str:
