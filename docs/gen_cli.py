@@ -102,11 +102,13 @@ def cli_page() -> str:
 
 def incidents_page() -> str:
     """The Markdown of ``docs/reference/incidents.md``."""
-    from prunecheck.model.incidents import IncidentKind
+    from prunecheck.model.incidents import NO_EFFECT_KINDS, IncidentKind
 
     def family(kind: IncidentKind) -> str:
         if kind.is_violation:
             return "violation"
+        if kind in NO_EFFECT_KINDS:
+            return "cost: no effect"
         return "outcome" if kind.is_outcome else "cost of safety"
 
     out = [
@@ -116,8 +118,10 @@ def incidents_page() -> str:
         "",
         "Every incident names its class, the step it happened at and the ids it concerns. "
         "A *violation* is a failure never to ship (`check` exits 1 on one); a *cost of "
-        "safety* is the price a safe gate pays, reported and never failed on; an "
-        "*outcome* says how a session ended.",
+        "safety* is the price a safe gate pays, reported and never failed on; a *cost: no "
+        "effect* is a trim that freed nothing because the provider's server still holds "
+        "what it removed (reported and never failed on: the model's context is whole, only "
+        "the budget is not kept); an *outcome* says how a session ended.",
         "",
         "| Class (`IncidentKind`) | Value in JSON | Family |",
         "| --- | --- | --- |",

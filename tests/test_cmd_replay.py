@@ -115,8 +115,8 @@ def test_malformed_trace_files(
             [{"kind": "explode"}],
             "recency",
             "events[0]: unknown event kind 'explode'. Hint: use one "
-            "of: assistant, batch, check, failure, invoke, result, retry, session, system, "
-            "user, write.",
+            "of: assistant, batch, check, clear_tool_uses, compaction, failure, invoke, result, "
+            "retry, session, system, user, write.",
         ),
         (
             [{"kind": "user", "tokens": -3}],

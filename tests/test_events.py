@@ -14,6 +14,8 @@ from prunecheck.model.events import (
     AssistantChunk,
     BudgetCheck,
     CallSpec,
+    ClearToolUses,
+    Compaction,
     Effect,
     Event,
     ExternalWrite,
@@ -66,6 +68,18 @@ EXAMPLES: list[tuple[Event, dict[str, object]]] = [
     (Retry(), {"kind": "retry"}),
     (ExternalWrite("a.py"), {"kind": "write", "path": "a.py"}),
     (NewSession(), {"kind": "session"}),
+    (Invoke(chained=True), {"kind": "invoke", "chained": True}),
+    (Compaction(120), {"kind": "compaction", "tokens": 120}),
+    (
+        ClearToolUses(trigger=500, keep=1, exclude_tools=("memory",), clear_tool_inputs=True),
+        {
+            "kind": "clear_tool_uses",
+            "trigger": 500,
+            "keep": 1,
+            "exclude_tools": ["memory"],
+            "clear_tool_inputs": True,
+        },
+    ),
 ]
 
 

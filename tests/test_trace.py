@@ -108,7 +108,10 @@ GOOD = {
     "change, rule",
     [
         ({"format": "other"}, "'format' must be 'prunecheck-trace', got 'other'."),
-        ({"version": 2}, "trace version 2 is not supported (this prunecheck reads version 1)."),
+        (
+            {"version": 3},
+            "trace version 3 is not supported (this prunecheck reads versions 1 and 2).",
+        ),
         ({"policy": ""}, "'policy' must be a policy spec string."),
         ({"policy": None}, "'policy' must be a policy spec string."),
         ({"seed": "1"}, "'seed' must be an integer, got '1'."),

@@ -138,7 +138,7 @@ def budget_check(work: EventWork) -> None:
     ceiling(work, "budget check")
 
 
-def ceiling(work: EventWork, at: str) -> None:
+def ceiling(work: EventWork, at: str, used: int | None = None) -> None:
     """Report a hard-ceiling overrun (once, until the context is under the
     ceiling again); the context is left intact.
 
@@ -148,8 +148,12 @@ def ceiling(work: EventWork, at: str) -> None:
         The event being applied.
     at : str
         Where the ceiling was checked, for the incident's text.
+    used : int, optional
+        The tokens to judge (the context the model sees when the provider's
+        server holds or edits part of it); default: the client's context.
     """
-    state, used, limit = work.state, work.ctx.used, work.state.config.hard_ceiling
+    state, limit = work.state, work.state.config.hard_ceiling
+    used = work.ctx.used if used is None else used
     if used > limit:
         if not state.over_ceiling:
             state.over_ceiling = True
@@ -278,6 +282,8 @@ def apply_proposal(work: EventWork, proposal: Proposal) -> None:
         return
     work.bump(CounterName.PRUNES)
     touched: list[Message] = []
+    # Which side removed what, when the provider's server keeps a side too.
+    who = "" if work.state.server is None else "client "
     partial = dict(proposal.clear_to)
     for mid in proposal.clear:
         message = ctx.get(mid)
@@ -291,12 +297,14 @@ def apply_proposal(work: EventWork, proposal: Proposal) -> None:
                 message, tokens=0, first_chunk=message.first_chunk + message.chunks, chunks=0
             )
         ctx.update(new)
-        work.note(NoteKind.CLEAR, f"cleared {mid} ({message.tokens} → {new.tokens} tokens)", (mid,))
+        work.note(
+            NoteKind.CLEAR, f"{who}cleared {mid} ({message.tokens} → {new.tokens} tokens)", (mid,)
+        )
     if proposal.evict:
         removed = ctx.remove(proposal.evict)
         work.bump(CounterName.EVICTED, len(removed))
         touched.extend(removed)
-        work.note(NoteKind.EVICT, "evicted " + ", ".join(proposal.evict), proposal.evict)
+        work.note(NoteKind.EVICT, f"{who}evicted " + ", ".join(proposal.evict), proposal.evict)
     for group in proposal.summarize:
         ids = tuple(m for m in group.message_ids if m in ctx)
         if not ids:
@@ -317,7 +325,7 @@ def apply_proposal(work: EventWork, proposal: Proposal) -> None:
         touched.extend(removed)
         work.note(
             NoteKind.SUMMARIZE,
-            f"summarized {', '.join(ids)} into {sid} ({total} → {summary.tokens} tokens)",
+            f"{who}summarized {', '.join(ids)} into {sid} ({total} → {summary.tokens} tokens)",
             (*ids, sid),
         )
     work.forget_removed(touched)

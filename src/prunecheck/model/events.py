@@ -23,6 +23,8 @@ __all__ = [
     "AssistantChunk",
     "BudgetCheck",
     "CallSpec",
+    "ClearToolUses",
+    "Compaction",
     "Effect",
     "Event",
     "ExternalWrite",
@@ -140,9 +142,17 @@ class BudgetCheck:
 
 @dataclass(frozen=True, slots=True)
 class Invoke:
-    """A model invocation: the runtime renders the context and sends it."""
+    """A model invocation: the runtime renders the context and sends it.
+
+    ``chained`` is an OpenAI Responses request with ``previous_response_id``:
+    it names the last response, which the server stored with every item it
+    held, and sends only the items the server does not hold (provider
+    ``openai-responses`` only).  What the model sees is then the server's
+    items plus the new ones, whatever the client did to its own copy.
+    """
 
     kind: ClassVar[str] = "invoke"
+    chained: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +182,41 @@ class NewSession:
     kind: ClassVar[str] = "session"
 
 
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """OpenAI Responses server-side compaction (``context_management`` with
+    ``compact_threshold``, or ``/responses/compact``): the server replaces
+    the assistant messages, tool calls and tool results it holds for the
+    chain by one compaction item of ``tokens`` tokens; user messages and
+    the instructions stay.  Needs a stored response (an invocation before it
+    under provider ``openai-responses``).
+    See https://developers.openai.com/api/docs/guides/compaction."""
+
+    kind: ClassVar[str] = "compaction"
+    tokens: int
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClearToolUses:
+    """Anthropic server-side context editing (``context_management.edits``
+    of type ``clear_tool_uses_20250919``), sent with every request from here
+    on: before the model sees a request of more than ``trigger`` input
+    tokens, the server replaces the oldest tool results by a placeholder,
+    keeping the ``keep`` most recent ones and every result of a tool named in
+    ``exclude_tools``, and clears nothing unless that frees at least
+    ``clear_at_least`` tokens; ``clear_tool_inputs`` clears the calls'
+    inputs too.  The client's copy is left whole.  Provider ``anthropic`` only.
+    See https://platform.claude.com/docs/en/build-with-claude/context-editing."""
+
+    kind: ClassVar[str] = "clear_tool_uses"
+    trigger: int = 100_000
+    keep: int = 3
+    clear_at_least: int = 0
+    exclude_tools: tuple[str, ...] = ()
+    clear_tool_inputs: bool = False
+
+
 Event = (
     SystemPrompt
     | UserMessage
@@ -184,6 +229,8 @@ Event = (
     | Retry
     | ExternalWrite
     | NewSession
+    | Compaction
+    | ClearToolUses
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {
@@ -200,6 +247,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Retry,
         ExternalWrite,
         NewSession,
+        Compaction,
+        ClearToolUses,
     )
 }
 
@@ -217,6 +266,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             continue
         if isinstance(event, IssueBatch) and f.name == "calls":
             value = [_call_to_json(c) for c in event.calls]
+        elif isinstance(value, tuple):
+            value = list(value)
         out[f.name] = value.value if isinstance(value, StrEnum) else value
     return out
 
@@ -275,14 +326,16 @@ def event_from_json(data: object, where: str = "event") -> Event:
             value = _calls_from_json(value, where)
         elif name == "reason":
             value = _enum(FailureReason, value, where, name)
-        elif name == "tokens":
+        elif name in _COUNTS:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise TraceError(
-                    where, f"field 'tokens' must be a non-negative integer, got {value!r}."
+                    where, f"field {name!r} must be a non-negative integer, got {value!r}."
                 )
-        elif name == "last":
+        elif name in _FLAGS:
             if not isinstance(value, bool):
-                raise TraceError(where, f"field 'last' must be true or false, got {value!r}.")
+                raise TraceError(where, f"field {name!r} must be true or false, got {value!r}.")
+        elif name == "exclude_tools":
+            value = _names(value, where, name)
         elif not isinstance(value, str):
             raise TraceError(where, f"field {name!r} must be a string, got {value!r}.")
         kwargs[name] = value
@@ -299,6 +352,21 @@ def event_from_json(data: object, where: str = "event") -> Event:
             f"event {kind!r} is missing field(s) {missing}.",
             f"see the example traces under tests/corpus/. ({exc})",
         ) from None
+
+
+#: Fields that hold a count (tokens, a threshold) and fields that hold a flag.
+_COUNTS = frozenset({"tokens", "trigger", "keep", "clear_at_least"})
+_FLAGS = frozenset({"last", "chained", "clear_tool_inputs"})
+
+
+def _names(value: object, where: str, name: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise TraceError(
+            where,
+            f"field {name!r} must be a list of tool names, got {value!r}.",
+            'for example ["memory"].',
+        )
+    return tuple(value)
 
 
 def _enum(cls: type[FailureReason] | type[Effect], value: object, where: str, name: str) -> Any:

@@ -6,6 +6,12 @@ longer told: its call and result are gone from a request although no trim
 removed their whole, closed unit) and ``hang`` (a turn that does not return
 within a virtual deadline after a cancel).
 
+``ineffective_trim`` is a client-side trim of items the provider's server
+already holds (an OpenAI Responses request chained by
+``previous_response_id``): the model still sees them.  A cost, not a
+violation: the model's context is whole and honest, only the budget the
+trim was for is not kept.
+
 Every incident says *what* happened, at *which step* and *which ids* it
 concerns.  Violation classes are failures a user must never ship; cost
 classes (deferral, hard-ceiling overrun, spill, re-injection) are the price
@@ -20,6 +26,7 @@ from typing import Any
 
 __all__ = [
     "COST_KINDS",
+    "NO_EFFECT_KINDS",
     "OUTCOME_KINDS",
     "VIOLATION_KINDS",
     "Incident",
@@ -43,6 +50,7 @@ class IncidentKind(StrEnum):
     SPILL = "spill"
     REINJECTION = "reinjection"
     SESSION_ABORT = "session_abort"
+    INEFFECTIVE_TRIM = "ineffective_trim"
 
     @property
     def is_violation(self) -> bool:
@@ -74,6 +82,9 @@ VIOLATION_KINDS = frozenset(
 #: nor a cost of safety: the runtime gave up after its retries.
 OUTCOME_KINDS = frozenset({IncidentKind.SESSION_ABORT})
 COST_KINDS = frozenset(IncidentKind) - VIOLATION_KINDS - OUTCOME_KINDS
+#: Costs that are not the price of a safe gate: a trim that did not free
+#: what it meant to (the provider's server still holds the items).
+NO_EFFECT_KINDS = frozenset({IncidentKind.INEFFECTIVE_TRIM})
 
 
 @dataclass(frozen=True, slots=True)

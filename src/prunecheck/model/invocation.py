@@ -21,6 +21,8 @@ from .incidents import IncidentKind
 from .notes import NoteKind
 from .provider import ProviderError
 from .provider.pairing import pairing_errors
+from .server import is_paired
+from .server_events import server_view, store_response
 from .state import BatchRecord, CallRecord, CallStatus, CounterName
 
 __all__ = ["on_invoke", "on_retry"]
@@ -37,10 +39,17 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
     if state.config.repair is not Repair.NONE and (state.orphans or state.unanswered):
         _repair(work)
     work.bump(CounterName.INVOCATIONS)
+    # The context the model sees: the client's copy, unless the provider's
+    # server holds or edits part of it (None: the client's copy, at no cost).
+    view = server_view(work, event)
     errors: list[ProviderError] = []
-    if state.orphans or state.unanswered:
+    if view is not None and event.chained:
+        if not is_paired(view):  # assembled by the server: read whole
+            errors = pairing_errors(view, state.config.provider)
+    elif state.orphans or state.unanswered:
         # Only a broken history needs checking: the index already knows it is.
-        errors = pairing_errors(ctx, state.config.provider)
+        # (A server that clears tool results keeps every block: same pairing.)
+        errors = pairing_errors(ctx if view is None else view, state.config.provider)
     if errors:
         first = errors[0]
         calls = sorted({c for e in errors for c in e.ids})
@@ -62,9 +71,16 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
     else:
         state.rejected_units = None
         state.retry_streak = 0
+        store_response(work, view, event)
         if state.record:
-            work.note(NoteKind.INVOKE, f"model invoked with {len(ctx)} messages, {ctx.used} tokens")
-    ceiling(work, "invocation")
+            seen = ctx if view is None else view
+            work.note(
+                NoteKind.INVOKE, f"model invoked with {len(seen)} messages, {seen.used} tokens"
+            )
+    if view is None:
+        ceiling(work, "invocation")
+    else:
+        ceiling(work, "invocation (the context the model sees, with the server's side)", view.used)
 
 
 def _abort(work: EventWork, status: int) -> None:

@@ -30,6 +30,8 @@ class NoteKind(StrEnum):
     WORLD = "world"
     STREAM_LOST = "stream_lost"
     SESSION = "session"
+    #: What the provider's server holds, clears or compacts (server-side state).
+    SERVER = "server"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,8 @@ from .events import (
     AssistantChunk,
     BudgetCheck,
     CallSpec,
+    ClearToolUses,
+    Compaction,
     Event,
     ExternalWrite,
     Invoke,
@@ -38,6 +40,8 @@ from .events import (
 from .incidents import IncidentKind
 from .invocation import on_invoke, on_retry
 from .notes import NoteKind
+from .server import ServerState
+from .server_events import hold_output, on_clear_tool_uses, on_compaction
 from .state import (
     BatchRecord,
     CallRecord,
@@ -122,6 +126,7 @@ def _on_assistant(work: EventWork, event: AssistantChunk) -> None:
             text=event.text,
         )
         work.append(message)
+        hold_output(work, message)
         if not event.last:
             state.assistant_stream = CallRecord(
                 "", mid, CallSpec("assistant"), chunks=1, tokens=event.tokens, target=mid
@@ -137,6 +142,8 @@ def _on_assistant(work: EventWork, event: AssistantChunk) -> None:
     target = _stream_target(work, stream, Role.ASSISTANT, event.tokens, event.last, None)
     if target != stream.target:
         stream = evolve(stream, target=target)
+    if state.server is not None and target is not None:
+        hold_output(work, work.ctx[target])
     state.assistant_stream = None if event.last else stream
     if event.last:
         _check_truncation(work, stream, target, "assistant text")
@@ -241,18 +248,18 @@ def _on_batch(work: EventWork, event: IssueBatch) -> None:
         work.ctx.mark_pending(mid, cid)
         ids.append(cid)
     state.batches[mid] = BatchRecord(tuple(ids), event.tokens, event.text)
-    work.append(
-        Message(
-            mid,
-            Role.ASSISTANT,
-            event.tokens,
-            state.turn,
-            state.now,
-            tool_calls=tuple(ids),
-            unit_id=mid,
-            text=event.text or calls_text(event.calls),
-        )
+    message = Message(
+        mid,
+        Role.ASSISTANT,
+        event.tokens,
+        state.turn,
+        state.now,
+        tool_calls=tuple(ids),
+        unit_id=mid,
+        text=event.text or calls_text(event.calls),
     )
+    work.append(message)
+    hold_output(work, message)
     after_append(work, False)
 
 
@@ -394,6 +401,9 @@ def _on_session(work: EventWork, event: NewSession) -> None:
     state.retry_streak = 0
     state.over_ceiling = state.deferred = False
     state.orphans, state.unanswered, state.reported = set(), set(), set()
+    if state.server is not None:  # a new conversation: nothing stored to chain to
+        edit = state.server.edit
+        state.server = None if edit is None else ServerState(edit=edit)
 
 
 _HANDLERS: dict[type, Callable[[EventWork, Any], None]] = {
@@ -408,4 +418,6 @@ _HANDLERS: dict[type, Callable[[EventWork, Any], None]] = {
     Retry: on_retry,
     ExternalWrite: _on_write,
     NewSession: _on_session,
+    Compaction: on_compaction,
+    ClearToolUses: on_clear_tool_uses,
 }

@@ -18,6 +18,7 @@ from .events import CallSpec
 from .incidents import Incident
 from .notes import Note
 from .policies import Policy
+from .server import ServerState
 
 __all__ = [
     "BatchRecord",
@@ -131,6 +132,9 @@ class RuntimeState:
     reported: set[tuple[str, str]] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
     record: bool = True
+    #: What the provider's server holds and edits (None: nothing, the model
+    #: sees the client's context as it is).
+    server: ServerState | None = None
 
     def copy(self) -> RuntimeState:
         """An independent copy (records are immutable and shared).  O(n)."""
@@ -146,6 +150,7 @@ class RuntimeState:
             unanswered=set(self.unanswered),
             reported=set(self.reported),
             counters=dict(self.counters),
+            server=None if self.server is None else self.server.copy(),
         )
 
     def batch_of_call(self) -> dict[str, str]:

@@ -6,7 +6,10 @@ A trace names its policy by spec (``lowest_salience``, ``pkg.mod:attr``,
 (:mod:`prunecheck.sim.subjects.loader`), so this module stays pure.  A trace
 replays with :func:`prunecheck.model.system.replay`, by any subject.
 
-JSON form (version 1)::
+JSON form (version 1; version 2 is the same with server-side events —
+a chained ``invoke``, ``compaction``, ``clear_tool_uses`` — which a reader
+of version 1 does not know, so a trace is written as version 2 only when
+it holds one, and every trace without them stays byte-identical)::
 
     {"format": "prunecheck-trace", "version": 1, "seed": 0,
      "policy": "lowest_salience", "config": {...RuntimeConfig...},
@@ -26,25 +29,45 @@ from typing import Any
 
 from .config import RuntimeConfig
 from .errors import ConfigError, TraceError
-from .events import Event, event_from_json, event_to_json
+from .events import ClearToolUses, Compaction, Event, Invoke, event_from_json, event_to_json
 from .state import StepResult
 
 __all__ = [
     "FORMAT",
     "MAX_CHARS",
     "MAX_DEPTH",
+    "SERVER_VERSION",
     "VERSION",
+    "VERSIONS",
     "Trace",
     "TraceStep",
     "depth_ok",
     "dumps",
+    "has_server_events",
     "loads",
     "trace_from_json",
     "trace_to_json",
 ]
 
 FORMAT = "prunecheck-trace"
+#: The version of a trace without server-side events.
 VERSION = 1
+#: The version of a trace that holds server-side events.
+SERVER_VERSION = 2
+#: The versions this prunecheck reads.
+VERSIONS = (VERSION, SERVER_VERSION)
+
+
+def has_server_events(events: Sequence[Event]) -> bool:
+    """Whether a trace holds a server-side event (written as version 2).
+
+    >>> has_server_events([Invoke()]), has_server_events([Invoke(chained=True)])
+    (False, True)
+    """
+    return any(
+        isinstance(e, Compaction | ClearToolUses) or (isinstance(e, Invoke) and e.chained)
+        for e in events
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +94,7 @@ class TraceStep:
 def trace_to_json(trace: Trace) -> dict[str, Any]:
     out: dict[str, Any] = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": SERVER_VERSION if has_server_events(trace.events) else VERSION,
         "seed": trace.seed,
         "policy": trace.policy,
         "config": trace.config.to_json(),
@@ -177,11 +200,12 @@ def trace_from_json(data: object, source: str = "trace") -> Trace:
             f"'format' must be {FORMAT!r}, got {data.get('format')!r}.",
             "is this a prunecheck trace (trace.json of a reproduction bundle)?",
         )
-    if data.get("version") != VERSION:
+    version = data.get("version")
+    if isinstance(version, bool) or version not in VERSIONS:
         raise TraceError(
             source,
-            f"trace version {data.get('version')!r} is not supported "
-            f"(this prunecheck reads version {VERSION}).",
+            f"trace version {version!r} is not supported "
+            f"(this prunecheck reads versions {VERSION} and {SERVER_VERSION}).",
             "re-record the trace with this version of prunecheck.",
         )
     policy = data.get("policy")

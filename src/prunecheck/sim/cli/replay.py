@@ -78,10 +78,12 @@ def execute(args: argparse.Namespace) -> int:
     try:
         violations = 0
         met_first: list[Incident] = []  # the first violation, for --json
+        counts: dict[str, int] = {}  # every class met, costs too, for --json
 
         def met(incident: Incident) -> None:
             nonlocal violations
             violations += incident.is_violation
+            counts[incident.kind.value] = counts.get(incident.kind.value, 0) + 1
             if incident.is_violation and not met_first:
                 met_first.append(incident)
 
@@ -117,6 +119,7 @@ def execute(args: argparse.Namespace) -> int:
         exercised={"events": len(trace.events), "violations": violations},
         incidents=met_first,
         reproduction=args.trace,
+        details={"incidents": dict(sorted(counts.items()))},
     )
     return status
 

@@ -9,8 +9,11 @@ from dataclasses import dataclass, field
 
 from prunecheck.model.events import (
     AssistantChunk,
+    ClearToolUses,
+    Compaction,
     Event,
     ExternalWrite,
+    Invoke,
     IssueBatch,
     ResultChunk,
     SystemPrompt,
@@ -46,6 +49,12 @@ def describe_event(event: Event) -> str:
         return f"tool {event.reason} for {event.call}"
     if isinstance(event, ExternalWrite):
         return f"{event.path} is changed outside the agent"
+    if isinstance(event, Invoke) and event.chained:
+        return "model invocation chained by previous_response_id (the server holds the rest)"
+    if isinstance(event, Compaction):
+        return f"the server compacts the response it holds ({event.tokens}-token compaction item)"
+    if isinstance(event, ClearToolUses):
+        return "the client turns on the server's context editing (clear_tool_uses)"
     return {
         "check": "budget check",
         "invoke": "model invocation",

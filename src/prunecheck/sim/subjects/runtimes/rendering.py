@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prunecheck.model.errors import TraceError
 from prunecheck.model.events import (
     AssistantChunk,
+    ClearToolUses,
+    Compaction,
     Effect,
     Event,
+    Invoke,
     IssueBatch,
     ResultChunk,
     Retry,
@@ -66,6 +70,16 @@ def render(shadow: RuntimeState, event: Event, *, rejected: bool) -> Rendered:
     """``event`` rendered in the shadow's names, before the shadow applies it
     (``rejected``: the last invocation was rejected, so a retry is fed)."""
     mid = f"m{shadow.next_message}"
+    if isinstance(event, Compaction | ClearToolUses) or (
+        isinstance(event, Invoke) and event.chained
+    ):
+        raise TraceError(
+            f"step {shadow.step_index + 1}",
+            f"a server-side event ({event.kind}) fed to a runtime under test: a runtime "
+            "under test sends its whole request itself, so the provider's server state is "
+            "not modelled for it.",
+            "replay the trace with a policy (the model runtime) instead.",
+        )
     if isinstance(event, SystemPrompt | UserMessage):
         stimulus = Stimulus(event, mid, _text(f"⟦{mid}⟧", event.tokens, event.text))
         return Rendered(stimulus, appended=("msg", mid, -1))
