@@ -85,7 +85,7 @@ CASES = [
         "import {tmp}/agents_input_number.jsonl",
         needle="its input is not a model request",
     ),
-    _c("agents-exporter-batch", "import {tmp}/agents_batch.json --out {tmp}/b", status=0),
+    _c("agents-exporter-batch", "import {tmp}/agents_batch.json", status=0),
     _c(
         "langfuse-inputs-cut",
         "import {tmp}/langfuse_inputs_cut.jsonl",
