@@ -27,6 +27,7 @@ DATA = Path(__file__).resolve().parent / "data" / "telemetry"
 
 CLEAN = (
     "openai_agents_openinference/clean.otlp.jsonl",
+    "openai_agents_openinference/clean_no_instructions.otlp.jsonl",
     "langchain_openinference/clean.sdk.json",
     "langsmith_list_runs/clean.jsonl",
     "openllmetry_anthropic/clean.otlp.jsonl",
@@ -165,6 +166,34 @@ def test_langsmith_runs_are_grouped_by_thread_never_by_the_project(
     assert project not in out
     assert "not imported" not in out  # the clean thread is not dropped after the 400
     assert status == 1
+
+
+def test_langsmith_runs_without_thread_metadata_are_joined_by_lineage(tmp_path: Path) -> None:
+    """wrap_openai records each model call as a trace of its own: without
+    thread metadata the threads are the traces that continue each other."""
+    runs = [json.loads(line) for line in (DATA / "langsmith_list_runs/cut.jsonl").open()]
+    for run in runs:
+        for name in ("thread_id", "conversation_id"):
+            run["extra"]["metadata"].pop(name, None)
+    assert len({r["trace_id"] for r in runs}) == len(runs)
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    log = read_log([path])
+    assert sorted(len(held) for held in log.conversations.values()) == [3, 4]
+    cut = next(held for held in log.conversations.values() if len(held) == 3)
+    assert cut[-1].rejection is not None
+    assert read_log([path], key="extra.metadata.missing").conversations.keys() == {
+        f"trace {r['trace_id']}" for r in runs
+    }  # a key the user names is kept to, even where runs lack it
+
+
+def test_an_agent_without_instructions_is_no_cut() -> None:
+    """The Agents SDK's spans number the input items from 1 (0 is the
+    instructions): an agent with none has no message 0, and nothing was cut."""
+    log = read_log([DATA / "openai_agents_openinference/clean_no_instructions.otlp.jsonl"])
+    assert not log.incomplete
+    (requests,) = log.conversations.values()
+    assert len(requests) == 4 and all(m.role.value != "system" for m in requests[0].messages)
 
 
 def test_two_threads_under_one_parent_span_are_told_apart_by_lineage(

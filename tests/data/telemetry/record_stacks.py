@@ -96,8 +96,10 @@ def _sdk(memory: Any) -> str:
 
 
 # ------------------------------------------------------ OpenAI Agents SDK
-def record_openai_agents(stub: Stub, cut: bool, seed: int) -> str:
-    """Two turns of an Agents SDK agent (Responses API) under OpenInference."""
+def record_openai_agents(stub: Stub, cut: bool, seed: int, instructions: bool = True) -> str:
+    """Two turns of an Agents SDK agent (Responses API) under OpenInference
+    (without ``instructions``: an agent with none, whose spans number the
+    input items from 1)."""
     import openai
     from agents import Agent, OpenAIResponsesModel, RunConfig, Runner, function_tool, trace
     from agents.run_config import CallModelData, ModelInputData
@@ -124,7 +126,8 @@ def record_openai_agents(stub: Stub, cut: bool, seed: int) -> str:
     instrumentor.instrument(tracer_provider=provider)
     conversation = "conv-agents-cut" if cut else "conv-agents-clean"
     client = openai.AsyncOpenAI(base_url=f"{stub.url}/v1", api_key="test", max_retries=0)
-    agent = Agent(name="coding-agent", instructions=SYSTEM, tools=[read_file],
+    agent = Agent(name="coding-agent", instructions=SYSTEM if instructions else None,
+                  tools=[read_file],
                   model=OpenAIResponsesModel("gpt-4.1", client))  # fmt: skip
     config = RunConfig(call_model_input_filter=last_five_items if cut else from_last_user)
 
@@ -372,6 +375,9 @@ def _others(stub: Stub) -> dict[str, str]:
         written[f"openllmetry_anthropic/{kind}.otlp.jsonl"] = record_openllmetry_anthropic(
             stub, cut, 40 + cut
         )
+    written["openai_agents_openinference/clean_no_instructions.otlp.jsonl"] = record_openai_agents(
+        stub, False, 22, instructions=False
+    )
     written["langchain_openinference/two_threads_one_parent.sdk.json"] = record_langchain(
         stub, [("a", False), ("b", True)], 35, parent=True
     )

@@ -1,15 +1,16 @@
-"""Conversations that share one trace, told apart by their message lineage.
+"""Conversations no span or run names, told apart by their message lineage.
 
 When no span names a conversation (no ``gen_ai.conversation.id``,
-``session.id`` or thread), the reader groups a span's request by its
-trace.  A trace may hold several conversations — a batch job running two
-threads under one parent span, a graph fanning out — and their requests,
-diffed as one, read as prunes that never happened.  A request belongs to
+``session.id`` or thread) and no LangSmith run names a thread, a request is
+known only by its trace.  A trace may hold several conversations — a batch
+job running two threads under one parent span, a graph fanning out — and a
+conversation may span several traces (one per turn, or one per model call
+as LangSmith's ``wrap_openai`` records them); diffed by trace, they read as
+prunes that never happened, or hide the ones that did.  A request belongs to
 the conversation it continues: the one whose requests and responses hold
-messages it holds again (a tool result by its call id, an assistant
-message by its calls, any other message by its role and content; system
-prompts are shared by every thread and do not count).  A request that
-continues none starts a conversation of its own.
+the call ids it holds again, or whose latest response it holds (system
+prompts are shared by every thread and do not count); see
+:func:`threads_of` for a request that continues none.
 
 O(requests × messages).
 """
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from prunecheck.model.context import Role
 from prunecheck.sim.ingest.records import LoggedMessage, LoggedRequest
 
-__all__ = ["split_by_lineage"]
+__all__ = ["threads_of"]
 
 
 def _ids(messages: Iterable[LoggedMessage]) -> set[str]:
@@ -36,33 +37,67 @@ def _keys(messages: Iterable[LoggedMessage]) -> set[tuple[str, str]]:
 
 
 class _Thread:
-    def __init__(self) -> None:
-        self.ids: set[str] = set()
+    def __init__(self, number: int, request: LoggedRequest) -> None:
+        self.number = number
+        self.provider = request.provider
         self.tail: set[tuple[str, str]] = set()  # the latest response's messages
         self.requests: list[LoggedRequest] = []
 
-    def score(self, request: LoggedRequest) -> int:
-        """How much of this thread ``request`` continues: the call ids it
-        holds again, or the latest response it holds (0: none)."""
-        held = request.messages
-        return 2 * len(_ids(held) & self.ids) + len(_keys(held) & self.tail)
 
-    def add(self, request: LoggedRequest) -> None:
-        self.requests.append(request)
-        self.ids |= _ids(request.messages) | _ids(request.reply or ())
-        self.tail = _keys(request.reply or ()) or _keys(request.messages[-1:])
+class _Threads:
+    """The threads so far, indexed by the call ids they hold and the latest
+    response of each: a request finds the threads it continues in
+    O(its messages)."""
+
+    def __init__(self) -> None:
+        self.all: list[_Thread] = []
+        self.ids: dict[str, _Thread] = {}
+        self.tails: dict[tuple[str, str], set[int]] = {}
+        self.openings: set[frozenset[tuple[str, str]]] = set()  # first requests' messages
+
+    def of(self, request: LoggedRequest) -> _Thread:
+        """The thread ``request`` continues (the most call ids it holds again,
+        else its latest response), or a new one."""
+        scores: dict[int, int] = {}
+        for cid in _ids(request.messages):
+            owner = self.ids.get(cid)
+            if owner is not None:
+                scores[owner.number] = scores.get(owner.number, 0) + 2
+        for key in _keys(request.messages):
+            for number in self.tails.get(key, ()):
+                scores[number] = scores.get(number, 0) + 1
+        fits = [(s, n) for n, s in scores.items() if self.all[n].provider is request.provider]
+        if fits:
+            return self.all[max(fits)[1]]
+        opening = frozenset(_keys(request.messages))
+        latest = next((t for t in reversed(self.all) if t.provider is request.provider), None)
+        if latest is not None and opening not in self.openings:
+            return latest  # continues nothing, starts nothing seen: the runtime dropped it all
+        thread = _Thread(len(self.all), request)
+        self.all.append(thread)
+        self.openings.add(opening)
+        return thread
+
+    def add(self, thread: _Thread, request: LoggedRequest) -> None:
+        thread.requests.append(request)
+        for cid in _ids(request.messages) | _ids(request.reply or ()):
+            self.ids.setdefault(cid, thread)
+        for key in thread.tail:
+            self.tails.get(key, set()).discard(thread.number)
+        thread.tail = _keys(request.reply or ()) or _keys(request.messages[-1:])
+        for key in thread.tail:
+            self.tails.setdefault(key, set()).add(thread.number)
 
 
-def split_by_lineage(
-    name: str, requests: list[LoggedRequest]
-) -> list[tuple[str, list[LoggedRequest]]]:
-    """The conversations ``requests`` (of one trace, in time order) hold:
-    ``[(name, requests)]`` when they are one, else ``(f"{name} thread N", …)``
-    for each, in the order they start.  A request continues the thread whose
-    call ids it holds again, or whose latest response it holds; a request
-    that continues none starts a thread (over-splitting a conversation whose
-    runtime dropped everything but a new question is the safe mistake:
-    merging two would invent prunes).
+def threads_of(requests: list[LoggedRequest]) -> list[list[LoggedRequest]]:
+    """The conversations ``requests`` (in time order, of traces no span or
+    run names a conversation of) hold, in the order they start.  A request
+    continues the thread whose call ids it holds again, or whose latest
+    response it holds.  A request that continues none starts a thread when
+    it opens as a thread before it opened (the same messages: a second run
+    of the same job), else it continues the latest thread, whose runtime
+    dropped everything but the new question.  Threads that run interleaved
+    and open differently are told apart only by their call ids.
 
     >>> from prunecheck.model.context import Role
     >>> from prunecheck.model.provider import Provider
@@ -73,23 +108,12 @@ def split_by_lineage(
     ...     answer = (LoggedMessage(Role.ASSISTANT, reply),) if reply else None
     ...     return LoggedRequest("t", None, Source("log"), Provider.OPENAI,
     ...                          LogFormat.OPENAI_CHAT, sent, answer)
-    >>> threads = split_by_lineage("trace 1", [r("a", reply="A"), r("a", reply="B"),
-    ...                                        r("a", "A", "c")])
-    >>> [(n, len(rs)) for n, rs in threads]
-    [('trace 1 thread 1', 2), ('trace 1 thread 2', 1)]
+    >>> [len(t) for t in threads_of([r("a", reply="A"), r("a", reply="B"), r("a", "A", "c")])]
+    [2, 1]
+    >>> [len(t) for t in threads_of([r("a", reply="A"), r("b", reply="B")])]
+    [2]
     """
-    threads: list[_Thread] = []
+    threads = _Threads()
     for request in requests:
-        scores = [(t.score(request), n) for n, t in enumerate(threads)]
-        best = max(scores, default=(0, -1))
-        if not request.messages and threads:
-            thread = threads[-1]  # nothing to tell it by: the latest thread's
-        elif best[0] > 0:
-            thread = threads[best[1]]
-        else:
-            thread = _Thread()
-            threads.append(thread)
-        thread.add(request)
-    if len(threads) <= 1:
-        return [(name, requests)]
-    return [(f"{name} thread {n}", t.requests) for n, t in enumerate(threads, 1)]
+        threads.add(threads.of(request), request)
+    return [t.requests for t in threads.all]

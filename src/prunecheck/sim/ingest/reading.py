@@ -37,7 +37,7 @@ from typing import TypeVar
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import validate
 from prunecheck.sim.ingest.exports import RECORD_READERS, SPAN_READERS
-from prunecheck.sim.ingest.lineage import split_by_lineage
+from prunecheck.sim.ingest.lineage import threads_of
 from prunecheck.sim.ingest.records import (
     Incomplete,
     LogFormat,
@@ -467,7 +467,7 @@ def read_log(
         log.conversations.setdefault(request.conversation, []).append(request)
     for missing in _in_time(partial):
         log.incomplete.setdefault(missing.conversation, []).append(missing)
-    _settle(log, reader.runs)
+    _settle(log, reader.runs, regroup=key is None)
     for name, held in log.conversations.items():
         other = next((r for r in held if r.provider is not held[0].provider), None)
         if other is not None:
@@ -497,29 +497,21 @@ def read_log(
     return log
 
 
-def _settle(log: Log, runs: dict[str, list[ToolRun]]) -> None:
+def _settle(log: Log, runs: dict[str, list[ToolRun]], *, regroup: bool) -> None:
     """Each stack's own semantics, once its conversations are known: the
-    threads of one trace told apart by their lineage (:mod:`.lineage`), and
+    requests known only by their trace grouped by their lineage
+    (:mod:`.lineage`; not when the user named the key to group by), and
     failed requests whose spans hold no messages recovered (:mod:`.recovery`)."""
-    for name in list(log.conversations):
-        if not name.startswith("trace "):  # named by its trace only: it may hold threads
-            continue
-        threads = split_by_lineage(name, log.conversations[name])
-        if len(threads) == 1:
-            continue
-        del log.conversations[name]
-        partial = log.incomplete.pop(name, [])
-        for thread, held in threads:
-            log.conversations[thread] = held
-            log.notes.append(
-                f"conversation {thread}: no span names it; it is the requests of {name} that "
-                "continue one another's messages (told apart by their lineage)"
-            )
-        for missing in partial:  # with the thread that was under way when it was sent
-            started = [t for t, held in threads if held[0].at is None or missing.at is None
-                       or held[0].at <= missing.at]  # fmt: skip
-            thread = started[-1] if started else threads[0][0]
-            log.incomplete.setdefault(thread, []).append(replace(missing, conversation=thread))
+    traced = [name for name in log.conversations if regroup and name.startswith("trace ")]
+    pooled = sorted(
+        (r for name in traced for r in log.conversations[name]),
+        key=lambda r: r.at if r.at is not None else 0.0,
+    )
+    threads = threads_of(pooled)
+    if sorted(sorted(id(r) for r in t) for t in threads) != sorted(
+        sorted(id(r) for r in log.conversations[name]) for name in traced
+    ):
+        _regroup(log, runs, traced, threads)
     for name in list(log.conversations):
         held, lost = recover(log.conversations[name], runs.get(name, []))
         log.conversations[name] = held
@@ -529,6 +521,44 @@ def _settle(log: Log, runs: dict[str, list[ToolRun]]) -> None:
             found.sort(key=lambda i: i.at if i.at is not None else 0.0)
         if not held:
             del log.conversations[name]
+
+
+def _regroup(
+    log: Log,
+    runs: dict[str, list[ToolRun]],
+    traced: list[str],
+    threads: list[list[LoggedRequest]],
+) -> None:
+    """Replace the conversations named by their trace with ``threads``: each
+    named by the trace it starts in (``thread N`` added when several start in
+    one), with the tool runs and incomplete requests of its traces."""
+    partial = {name: log.incomplete.pop(name, []) for name in traced}
+    tools = {name: runs.pop(name, []) for name in traced}
+    for name in traced:
+        del log.conversations[name]
+    starts = [held[0].conversation for held in threads]
+    names: list[str] = []
+    for n, held in enumerate(threads):
+        base = starts[n]
+        name = base if starts.count(base) == 1 else f"{base} thread {starts[: n + 1].count(base)}"
+        traces = list(dict.fromkeys(r.conversation for r in held))
+        names.append(name)
+        log.conversations[name] = [replace(r, conversation=name) for r in held]
+        runs[name] = [run for trace in traces for run in tools[trace]]
+        if len(traces) > 1 or name != base:
+            log.notes.append(
+                f"conversation {name}: no span or run names it; it is the requests of "
+                f"{len(traces)} trace(s) that continue one another's messages (told apart "
+                "by their lineage)"
+            )
+    for trace, missing in partial.items():
+        for request in missing:  # with the thread under way in its trace when it was sent
+            having = [n for n, t in enumerate(threads) if any(r.conversation == trace for r in t)]
+            at = request.at
+            started = [n for n in having if at is None or (threads[n][0].at or 0.0) <= at]
+            started = started or having or [0]
+            thread = names[started[-1]]
+            log.incomplete.setdefault(thread, []).append(replace(request, conversation=thread))
 
 
 def _in_time(found: list[_R]) -> Iterator[_R]:

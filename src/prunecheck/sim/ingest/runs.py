@@ -159,9 +159,9 @@ def request_of_run(
         )
     # A run's own session_id is its project's id (LangSmith calls projects
     # sessions): never a thread.  Threads are named in the metadata.
-    conversation = find_key(run, key, ("extra.metadata", "metadata"), top=False) or str(
-        run.get("trace_id") or run.get("id") or "run"
-    )
+    conversation = find_key(run, key, ("extra.metadata", "metadata"), top=False)
+    if conversation is None:  # its trace: the threads of one trace are told apart by lineage
+        conversation = f"trace {run.get('trace_id') or run.get('id') or 'run'}"
     error = run.get("error")
     rejection, status = provider_message(str(error)) if error else (None, None)
     langchain = _langchain(inputs["messages"])

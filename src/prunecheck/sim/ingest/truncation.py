@@ -91,7 +91,10 @@ def cut_messages(attributes: Mapping[str, Any], dropped: int) -> tuple[str, str]
             )
         top = max(fields)
         lost = [i for i in range(top + 1) if "message.role" not in fields.get(i, ())]
-        if not lost:
+        if not lost or (lost == [0] and 0 not in fields and _items(attributes) == top):
+            # The Agents SDK's spans number the input items from 1 (0 is the
+            # instructions the response echoes): no index 0, every item whole
+            # and input.value holding as many items is no cut.
             return None
         return (
             f"{_dropped(dropped)}{'message' if len(lost) == 1 else 'messages'} "
@@ -108,6 +111,15 @@ def cut_messages(attributes: Mapping[str, Any], dropped: int) -> tuple[str, str]
             "the model's answer",
         )
     return None
+
+
+def _items(attributes: Mapping[str, Any]) -> int | None:
+    """How many input items ``input.value`` holds (a JSON list), or None."""
+    try:
+        value = json.loads(attributes.get("input.value") or "")
+    except (json.JSONDecodeError, TypeError):
+        return None
+    return len(value) if isinstance(value, list) else None
 
 
 def dropped_note(dropped: int, conversation_known: bool) -> str | None:
