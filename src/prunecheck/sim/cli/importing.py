@@ -2,13 +2,15 @@
 
 Reads the model requests your agent sent — raw request bodies (OpenAI Chat
 Completions, OpenAI Responses, Anthropic Messages) as JSON lines or a folder
-of files, OpenTelemetry GenAI spans, OpenInference spans or a LangSmith run
-export — groups them by conversation, diffs consecutive requests into
-events and says, for each removal, whether the runtime took whole closed
-units or cut one, between which two requests, and what the provider
-answered next.  Each conversation becomes a trace whose replay reproduces
-the incident (its removals replayed by the observed policy), written with
-the usual bundle (narrative.md, request.json, test_reproduction.py).
+of files, OpenTelemetry GenAI spans, OpenInference spans (or Phoenix's span
+export), a LangSmith run export, the Langfuse SDK's spans, MLflow traces or
+the OpenAI Agents SDK's trace processor export — groups them by
+conversation, diffs consecutive requests into events and says, for each
+removal, whether the runtime took whole closed units or cut one, between
+which two requests, and what the provider answered next.  Each
+conversation becomes a trace whose replay reproduces the incident (its
+removals replayed by the observed policy), written with the usual bundle
+(narrative.md, request.json, test_reproduction.py).
 """
 
 from __future__ import annotations
