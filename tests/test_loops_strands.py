@@ -223,3 +223,21 @@ def test_a_result_cut_in_the_middle_is_a_truncated_payload() -> None:
     assert [i.kind.value for i in judge_request(invented, ledger, 1, trims=True)] == [
         "synthesized_result"
     ]
+
+
+def test_the_summarizer_replaces_the_oldest_messages_with_a_summary(tmp_path: Path) -> None:
+    """Proactive compression over 70% of the model's 1,000-token window: Strands
+    summarizes through a thread of its own (``run_async``), which the double answers
+    off the harness's loop; the summary stands first, the tool round is kept whole."""
+    from prunecheck.sim.subjects.loops.frameworks.strands_doubles import SUMMARY
+
+    with _drive(_example("strands_summarizing"), tmp_path, []) as drive:
+        drive.user("look it up")
+        drive.reply(calls=(call(1),))
+        drive.complete("call_1", "x" * 4000)
+        drive.reply("done")
+        drive.user("and now?")
+        last = drive.run.ledger.requests[-1].body["messages"]
+        assert roles(drive.run) == ["S", "U", "A(call_1)", "T(call_1)", "A", "U"]
+        assert last[1]["content"] == SUMMARY and last[3]["content"] == "x" * 4000
+        assert len(drive.run.ledger.requests) == 3 and drive.run.incidents == []
