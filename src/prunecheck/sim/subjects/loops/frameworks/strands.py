@@ -20,12 +20,11 @@ boundaries (:mod:`.strands_doubles`):
   calls :meth:`Harness.tool`.
 
 Each :meth:`StrandsAdapter.open` builds a new ``Agent`` of the user's
-configuration (a factory, a callable of no argument, is called; an agent
-object is rebuilt from its tools, system prompt, a fresh copy of its
-conversation manager, its tool executor, agent id and name, initial
-messages — none with a session manager: what the session held is the
-store's): hooks and plugins of an agent object are not carried over, so an
-agent that needs them is given as a factory.  The requests are judged under
+configuration: the agent object, or what its factory (a function of no
+argument, called once) built, is rebuilt from its tools, system prompt, a
+fresh copy of its conversation manager, its tool executor, agent id and
+name, initial messages (none with a session manager: what the session held
+is the store's).  Its hooks and plugins are not carried over.  The requests are judged under
 the provider the user's model sends to as well (:meth:`StrandsAdapter.providers`:
 Bedrock Converse for Strands' default ``BedrockModel``, which refuses a
 conversation that does not start with the user's message).
