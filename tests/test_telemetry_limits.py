@@ -244,6 +244,20 @@ def test_a_dropped_attribute_count_is_named_on_a_request_read_in_full(tmp_path: 
     }  # fmt: skip
 
 
+def test_values_cut_at_one_length_name_the_limit_and_keep_the_incident() -> None:
+    """The committed example recorded with OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=1000:
+    two requests cut mid-JSON at 1,000 characters, one of them rejected."""
+    example = DATA.parents[2] / "examples" / "incident" / "spans_length_limit.otlp.jsonl"
+    status, document, human = _imported(example)
+    assert status == 1, human
+    assert human.count("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=1000") == 2
+    assert "bad prune" not in human and "the incident stands" in human
+    assert document is not None
+    assert document["exercised"]["requests"] == 3 and document["exercised"]["incomplete"] == 2
+    (entry,) = document["details"]["conversations"]
+    assert [i["rejection"] is not None for i in entry["incomplete"]] == [False, True]
+
+
 # ------------------------------------------------------------ the real sweep
 COUNTS = (None, 1, 3, 5, 8, 10, 20, 30, 40, 128)
 LENGTHS = (None, 100, 400, 1000)

@@ -60,7 +60,12 @@ from prunecheck.sim.ingest.spans import (
     tool_run_of_span,
 )
 from prunecheck.sim.ingest.streams import records, shown
-from prunecheck.sim.ingest.truncation import cut_messages, dropped_note, length_note
+from prunecheck.sim.ingest.truncation import (
+    cut_messages,
+    dropped_note,
+    length_note,
+    proven_length,
+)
 from prunecheck.sim.support.inputs import check_input
 from prunecheck.sim.support.outputs import file_kind
 
@@ -468,6 +473,7 @@ def read_log(
     for missing in _in_time(partial):
         log.incomplete.setdefault(missing.conversation, []).append(missing)
     _settle(log, reader.runs, regroup=key is None)
+    _name_the_length_limit(log)
     for name, held in log.conversations.items():
         other = next((r for r in held if r.provider is not held[0].provider), None)
         if other is not None:
@@ -495,6 +501,17 @@ def read_log(
             "above the attributes a model span sets, OTEL_ATTRIBUTE_COUNT_LIMIT).",
         )
     return log
+
+
+def _name_the_length_limit(log: Log) -> None:
+    """Incomplete requests cut at one length: the limit named, not asked."""
+    every = [i for held in log.incomplete.values() for i in held]
+    reasons, limit = proven_length([i.reason for i in every])
+    if limit is None:
+        return
+    said = {id(i): r for i, r in zip(every, reasons, strict=True)}
+    for name, held in log.incomplete.items():
+        log.incomplete[name] = [replace(i, reason=said[id(i)]) for i in held]
 
 
 def _settle(log: Log, runs: dict[str, list[ToolRun]], *, regroup: bool) -> None:

@@ -27,15 +27,22 @@ What that does to a model span:
   (:func:`dropped_note`).
 * A string of exactly the length at which a JSON value of the same span was
   cut (OpenInference's ``input.value``) was cut too (:func:`length_note`).
+* Messages attributes of several spans cut mid-JSON at exactly the same
+  length prove the length limit and its value (:func:`proven_length`).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["cut_messages", "dropped_note", "length_note"]
+__all__ = ["cut_messages", "dropped_note", "length_note", "proven_length"]
+
+_GUESS = "the instrumentation truncated it (an attribute length limit?)"
+_CUT = re.compile(r"attribute \((\d+) characters\) is cut off or not JSON — " + re.escape(_GUESS))
 
 _COUNT = (
     "the SDK's attribute count limit (OTEL_ATTRIBUTE_COUNT_LIMIT, 128 by default) drops a "
@@ -159,3 +166,28 @@ def length_note(attributes: Mapping[str, Any]) -> str | None:
     if cut:
         note += f": {cut} message field(s) of that length are cut, their sizes lower bounds"
     return note
+
+
+def proven_length(reasons: list[str]) -> tuple[list[str], int | None]:
+    """``reasons`` with the length limit named where several messages
+    attributes were cut mid-JSON at exactly the same length, and that length.
+
+    >>> cut = "its gen_ai.input.messages attribute (1000 characters) is cut off or not JSON — "
+    >>> said, limit = proven_length([cut + _GUESS, cut + _GUESS])
+    >>> limit, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=1000" in said[0]
+    (1000, True)
+    """
+    lengths = Counter(int(m.group(1)) for r in reasons if (m := _CUT.search(r)))
+    found = [n for n, count in lengths.most_common() if count >= 2]
+    if not found:
+        return reasons, None
+    limit = found[0]
+    proof = (
+        f"the SDK's value length limit: {lengths[limit]} values of this log are cut at exactly "
+        f"{limit} characters (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT={limit})"
+    )
+    out = []
+    for reason in reasons:
+        m = _CUT.search(reason)
+        out.append(reason.replace(_GUESS, proof) if m and int(m.group(1)) == limit else reason)
+    return out, limit
