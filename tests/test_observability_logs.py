@@ -4,8 +4,8 @@ OpenLLMetry, Pydantic Logfire, Langfuse, Arize Phoenix, MLflow, the OpenAI
 Agents SDK's own tracing) against a fake model that answers broken requests
 with the provider's real 400 body.  Each stack: a clean conversation, a cut
 one (a dropped tool result) and a rejected one (a window that starts inside
-a parallel batch); Logfire and MLflow also a clean and a cut one on the
-anthropic client.  The tests read the committed logs only: none of the
+a parallel batch); Logfire and MLflow also the three on the anthropic
+client.  The tests read the committed logs only: none of the
 recording packages is needed."""
 
 from __future__ import annotations
@@ -41,20 +41,27 @@ STACKS = {
     "agents_tracing": ".spans.jsonl",
 }
 #: recorded case -> the tool pairing rule the fake model's 400 quotes.
-BROKEN = {"cut": "call_without_result", "rejected": "result_without_call",
-          "anthropic_cut": "call_without_result"}  # fmt: skip
+BROKEN = {
+    "cut": "call_without_result",
+    "rejected": "result_without_call",
+    "anthropic_cut": "call_without_result",
+    "anthropic_rejected": "result_without_call",
+}
 #: Logfire and MLflow also recorded the anthropic client: a second provider's texts.
 ANTHROPIC = ("logfire", "mlflow")
 CLEAN = [(stack, "clean") for stack in STACKS] + [(s, "anthropic_clean") for s in ANTHROPIC]
 CUT = [(stack, "cut") for stack in STACKS] + [(s, "anthropic_cut") for s in ANTHROPIC]
-REJECTED = CUT + [(stack, "rejected") for stack in STACKS]
+REJECTED = [*CUT, *((stack, "rejected") for stack in STACKS),
+            *((s, "anthropic_rejected") for s in ANTHROPIC)]  # fmt: skip
 _TEXTS = re.compile(
     r"(An assistant message with 'tool_calls' must be followed by tool messages responding to "
     r"each 'tool_call_id'\. The following tool_call_ids did not have response messages: "
     r"call_\w+|Invalid parameter: messages with role 'tool' must be a response to a "
     r"preceeding message with 'tool_calls'\.|messages\.\d+: `tool_use` ids were found without "
     r"`tool_result` blocks immediately after: toolu_\w+\. Each `tool_use` block must have a "
-    r"corresponding `tool_result` block in the next message\.)"
+    r"corresponding `tool_result` block in the next message\.|messages\.\d+\.content\.\d+: "
+    r"unexpected `tool_use_id` found in `tool_result` blocks: toolu_\w+\. Each `tool_result` "
+    r"block must have a corresponding `tool_use` block in the previous message\.)"
 )
 
 

@@ -21,7 +21,9 @@ with one of three trimmers:
 Logfire and MLflow, whose instrumentation covers the ``anthropic`` client too,
 also record the same turns on Anthropic's Messages API: ``anthropic_clean``
 (``drop_oldest_unit``) and ``anthropic_cut`` (``drop_largest_block``: Anthropic's
-``tool_use ids were found without tool_result blocks`` 400).
+``tool_use ids were found without tool_result blocks`` 400) and
+``anthropic_rejected`` (``keep_last_three``: ``unexpected tool_use_id found in
+tool_result blocks``).
 
 Each stack writes what a user of it gets on disk, without its cloud service:
 
@@ -186,11 +188,18 @@ def drop_oldest_unit(messages: list[Message], most: int = 4) -> list[Message]:
     return messages
 
 
+def keep_last_three(messages: list[Message], most: int = 4) -> list[Message]:
+    """Over ``most`` messages, the last three: a window that can start on the
+    user message of tool results, whose tool_use blocks it dropped."""
+    return messages if len(messages) <= most else messages[-3:]
+
+
 #: Anthropic conversations, recorded by the stacks whose instrumentation covers
 #: the anthropic client (Logfire, MLflow): a second provider's 400 texts.
 ANTHROPIC_TRIMS: dict[str, Trim] = {
     "anthropic_clean": drop_oldest_unit,
     "anthropic_cut": drop_largest_block,
+    "anthropic_rejected": keep_last_three,
 }
 
 
