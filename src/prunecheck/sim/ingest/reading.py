@@ -194,7 +194,9 @@ class _Reader:
         ]  # their own formats (exports.py)
         # what recovers a failed request whose span holds no messages (.recovery):
         self.tools: list[tuple[str, str, ToolRun]] = []  # (span, trace, tool run)
+        self.pending: dict[str, list[tuple[str, ToolRun]]] = {}  # trace -> since its last call
         self.histories: dict[str, tuple[LoggedMessage, ...]] = {}  # agent run spans
+        self.wanted: set[str] = set()  # spans above a failed call without messages
         self.unlogged: list[tuple[int, str]] = []  # (request index, span)
         self.runs: dict[str, list[ToolRun]] = {}  # conversation -> its tool runs
 
@@ -263,9 +265,12 @@ class _Reader:
                 (f for read in SPAN_READERS if (f := read(span, "", file)) is not None), None
             ) or request_of_span(span, "", file)
             run = tool_run_of_span(span) if found is None else None
-            history = history_of_run(span) if found is None and run is None else None
-        if run is not None:
-            self.tools.append((span.span_id, span.trace_id, run))
+            wanted = span.span_id in self.wanted  # above a failed call without messages
+            history = history_of_run(span) if wanted and found is None and run is None else None
+        if wanted and span.parent_id:
+            self.wanted.add(span.parent_id)
+        if run is not None:  # kept until the trace's next model call
+            self.pending.setdefault(span.trace_id, []).append((span.span_id, run))
         if history:
             self.histories[span.span_id] = history
         if found is None:
@@ -275,8 +280,14 @@ class _Reader:
             notes = (dropped_note(span.dropped, own is not None), length_note(span.attributes))
             if any(notes):
                 found = replace(found, blind=(*found.blind, *(n for n in notes if n)))
+            # the tool runs since the trace's last model call: what a failed call
+            # without messages needs to be rebuilt (recovery.py); else let go
+            since = self.pending.pop(span.trace_id, [])
             if UNLOGGED in found.blind:
                 self.unlogged.append((len(self.requests), span.span_id))
+                self.tools.extend((sid, span.trace_id, run) for sid, run in since)
+                if span.parent_id:
+                    self.wanted.add(span.parent_id)
             self.traced.append((len(self.requests), False, span.span_id, span.trace_id))
             self.requests.append(self.slim(found))
             return
@@ -363,6 +374,8 @@ class _Reader:
             self.runs.setdefault(self.conversation(span_id, trace_id), []).append(run)
         self.parents.clear()
         self.histories.clear()
+        self.pending.clear()
+        self.wanted.clear()
         self.seen.clear()
         for product in self.products:
             for read in product.finish():
