@@ -87,10 +87,13 @@ frameworks: $(STAMP)
 # The scenario table of real agent loops (reports/loops.md): every example agent of
 # examples/loops/ through its framework's own loop, and a standalone script per unsafe
 # cell (reports/loops/*.py), each run once with the framework alone to confirm it.
-# LOOP_SCHEDULES: schedules per agent (the committed table's 200).
-LOOP_SCHEDULES ?= 200
+# The committed table is made with `check`'s defaults; LOOP_SCHEDULES=N caps each agent at N
+# schedules (split among its classes); ONLY='*guarded*' rechecks the matching rows and keeps
+# the others (each row is saved as it is made, in reports/loops/rows.json).
+LOOP_SCHEDULES ?=
+ONLY ?=
 loops: $(STAMP)
-	$(PY) -m prunecheck.sim.reports.loops --out reports/loops.md --scripts reports/loops --seed $(SEED) --max-examples $(LOOP_SCHEDULES)
+	$(PY) -m prunecheck.sim.reports.loops --out reports/loops.md --scripts reports/loops --seed $(SEED) $(if $(LOOP_SCHEDULES),--max-examples $(LOOP_SCHEDULES)) $(if $(ONLY),--only '$(ONLY)')
 
 # The known-bug corpus (known_bugs/, reports/known-bugs.md): a venv per pinned release,
 # built from PyPI (known_bugs/venvs.py), then each bug's ground truth and `prunecheck check`

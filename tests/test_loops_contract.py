@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -53,6 +53,9 @@ class _Harness:
         return 0.0
 
     def awaiting_approval(self, call_id: str) -> None:
+        return None
+
+    def holds(self, messages: Sequence[Mapping[str, object]]) -> None:
         return None
 
 

@@ -95,6 +95,30 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(
     assert "](loops/loops_fake-buggy-crash_new_message.py)" in table and GUARD_NOTE in table
 
 
+def test_only_rechecks_its_rows_and_keeps_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each row is saved as it is made (rows.json); --only rechecks the rows
+    it matches and keeps the others; rows of another seed are not kept."""
+    monkeypatch.setattr(action_search, "SHRINK_RUNS", 2)
+    monkeypatch.setattr(action_search, "POLISH_RUNS", 2)
+    examples = _examples(tmp_path / "ex")
+    out = tmp_path / "run" / "loops.md"
+    base = ["--out", str(out), "--scripts", str(out.parent / "loops"), "--examples",
+            str(examples), "--max-examples", "8", "--no-run"]  # fmt: skip
+
+    def rows(*more: str) -> list[str]:
+        assert main([*base, *more]) == 0
+        return [ln.split("`")[1] for ln in out.read_text(encoding="utf-8").splitlines()
+                if ln.startswith("| `loop:")]  # fmt: skip
+
+    buggy, trimming = f"loop:{FAKE}:buggy", f"loop:{FAKE}:trimming_buggy"
+    assert rows("--seed", "1", "--only", "*:buggy") == [buggy]
+    assert sorted(rows("--seed", "1", "--only", "*trimming_buggy")) == sorted([buggy, trimming])
+    assert '"seed": 1' in (out.parent / "loops" / "rows.json").read_text(encoding="utf-8")
+    assert rows("--seed", "2", "--only", "*trimming_buggy") == [trimming]
+
+
 def _cell(name: ScenarioClass, steps: tuple[Step, ...]) -> Cell:
     scenario = SCENARIOS[name]
     if not steps:

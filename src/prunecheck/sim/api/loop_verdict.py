@@ -312,7 +312,7 @@ def check_loop(
     split = None if max_examples is None else max(1, max_examples // max(1, len(live)))
     share = CLASS_EXAMPLES if split is None else split
     cells: list[Cell] = []
-    grow = True
+    grow, fired = True, False
     for scenario in chosen:
         if not scenario.applies(caps):
             assert scenario.needs is not None
@@ -335,12 +335,16 @@ def check_loop(
         result = search_scenario(target, scenario, seed=seed, max_examples=share,
                                  max_steps=max_steps, deadline=deadline, grow=grow)  # fmt: skip
         cell = cell_of(scenario, result, target)
+        fired = fired or bool(cell.figures is not None and cell.figures.fired)
         if (
             cell.verdict is CellVerdict.VACUOUS
             and cell.figures is not None
             and (cell.figures.rung and not cell.figures.fired)
+            and not fired
         ):
-            grow = False  # it never fired at the top: the next classes are not grown again
+            # it never fired at the top, nor in any class before: the next classes are
+            # not grown again (one that fired elsewhere may fire in the next classes)
+            grow = False
         if result.found is not None:  # every kind of the class, and whose each is
             cell = replace(cell, findings=every_kind(
                 target, scenario, result, seed=seed, max_examples=share, max_steps=max_steps,

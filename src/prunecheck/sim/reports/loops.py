@@ -16,7 +16,11 @@ rows byte for byte, bar the wall-clock column.
 Run as ``python -m prunecheck.sim.reports.loops --out reports/loops.md
 --scripts reports/loops --seed 1``; ``--only '*guarded*'`` (a shell pattern
 over the specs as written, a file in the current folder relative to it:
-:func:`as_shown`; repeatable) checks only the matching agents.
+:func:`as_shown`; repeatable) checks only the matching agents and keeps the
+other rows as the last run wrote them.  Each row is saved as it is made
+(``rows.json`` in the scripts folder: the row's table line, by spec), so a
+run stopped half-way has lost nothing, and ``--only`` rechecks a few rows of
+a table without rechecking the rest.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import argparse
 import ast
 import fnmatch
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -35,7 +40,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from prunecheck.model.errors import PrunecheckError
-from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, LoopCheck, check_loop
+from prunecheck.sim.api.loop_verdict import (
+    CLASS_EXAMPLES,
+    Cell,
+    CellVerdict,
+    LoopCheck,
+    check_loop,
+)
 from prunecheck.sim.evidence.loop_bundle import bundle_texts
 from prunecheck.sim.reports.alone import finding_of, run_alone
 from prunecheck.sim.reports.same_trimmer import SAME_TRIMMER, for_loop
@@ -231,7 +242,7 @@ def _run_script(path: Path, target: LoopTarget) -> int:
     return done.returncode
 
 
-def check_row(spec: str, *, seed: int, max_examples: int, scripts: Path, table: Path,
+def check_row(spec: str, *, seed: int, max_examples: int | None, scripts: Path, table: Path,
               run_scripts: bool = True) -> Row:  # fmt: skip
     """Check one example agent and write its unsafe cells' scripts."""
     started = time.perf_counter()
@@ -278,8 +289,47 @@ def _cell(cell: Cell, script: tuple[str, int] | None, guarded: bool = False) -> 
     return f"n/a: {cell.note}"
 
 
-def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
+def row_line(row: Row) -> str:
+    """The row's line of the table."""
+    titles = [s.title for s in SCENARIOS.values()]
+    if row.check is None:
+        return f"| `{row.spec}` | | " + row.error.replace("|", "\\|") + " |" + " |" * len(titles)
+    cells = [_cell(c, row.scripts.get(c.scenario.name.value), row.guarded)
+             for c in row.check.cells]  # fmt: skip
+    same = for_loop(row.spec)
+    for i, c in enumerate(row.check.cells):
+        if same is not None and c.scenario.name is ScenarioClass.TRIM:
+            cells[i] += f"; alone {same.alone} ([frameworks.md](frameworks.md) ‡)"
+    return f"| `{row.spec}` | {row.setting} | " + " | ".join(cells) + f" | {row.seconds:.0f} s |"
+
+
+def load_lines(path: Path) -> dict[str, tuple[str, str]]:
+    """The rows a previous run saved (spec → (framework, line)); none if absent or unreadable."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): (str(v["framework"]), str(v["line"])) for k, v in raw["rows"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def save_lines(
+    path: Path, lines: dict[str, tuple[str, str]], *, seed: int, max_examples: int | None
+) -> None:
+    """Save the rows made so far (atomically: :func:`write_text`)."""
+    rows = {spec: {"framework": fw, "line": line} for spec, (fw, line) in sorted(lines.items())}
+    doc = {"seed": seed, "max_examples": max_examples, "rows": rows}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+
+
+def render(rows: list[Row], *, seed: int, max_examples: int | None) -> str:
     """The Markdown of ``reports/loops.md``."""
+    return render_lines([(r.spec, r.framework, row_line(r)) for r in rows], seed=seed,
+                        max_examples=max_examples)  # fmt: skip
+
+
+def render_lines(rows: list[tuple[str, str, str]], *, seed: int, max_examples: int | None) -> str:
+    """The Markdown of ``reports/loops.md`` from each row's (spec, framework, line)."""
     lines = [
         "# Real agent loops under test",
         "",
@@ -296,8 +346,14 @@ def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
         "cancel, a crash, a failed or timed-out tool): what a trimming guard cannot prevent "
         "(the last section).",
         "",
-        f"Seed {seed}; {max_examples} schedules per agent, split among the classes it supports; "
-        f"every reproduction at most {MAX_REPRO_STEPS} environment steps, or its cell says "
+        f"Seed {seed}; "
+        + (
+            f"`check`'s defaults ({CLASS_EXAMPLES} schedules per scenario class the agent "
+            "supports, grown where its trimmer never fired); "
+            if max_examples is None
+            else f"{max_examples} schedules per agent, split among the classes it supports; "
+        )
+        + f"every reproduction at most {MAX_REPRO_STEPS} environment steps, or its cell says "
         "how many; offline. Settings: a framework's *default loop*, its documented "
         "*trimming*, *persistence* (durable state a crash resumes from), behind prunecheck's "
         "*guard*. Versions:",
@@ -306,26 +362,14 @@ def render(rows: list[Row], *, seed: int, max_examples: int) -> str:
         "",
     ]
     titles = [s.title for s in SCENARIOS.values()]
-    for framework in sorted({r.framework for r in rows}):
+    for framework in sorted({fw for _, fw, _ in rows}):
         lines += [f"## {framework or 'not loaded'}", ""]
         lines.append("| agent | setting | " + " | ".join(titles) + " | wall clock |")
         lines.append("|---" * (len(titles) + 3) + "|")
-        for row in (r for r in rows if r.framework == framework):
-            if row.check is None:
-                lines.append(f"| `{row.spec}` | | " + row.error.replace("|", "\\|") + " |"
-                             + " |" * len(titles))  # fmt: skip
-                continue
-            cells = [_cell(c, row.scripts.get(c.scenario.name.value), row.guarded)
-                     for c in row.check.cells]  # fmt: skip
-            same = for_loop(row.spec)
-            for i, c in enumerate(row.check.cells):
-                if same is not None and c.scenario.name is ScenarioClass.TRIM:
-                    cells[i] += f"; alone {same.alone} ([frameworks.md](frameworks.md) ‡)"
-            lines.append(f"| `{row.spec}` | {row.setting} | " + " | ".join(cells)
-                         + f" | {row.seconds:.0f} s |")  # fmt: skip
+        lines += [line for _, fw, line in rows if fw == framework]
         lines.append("")
     lines += ["## What a trimming guard cannot prevent", "", GUARD_NOTE, ""]
-    differ = [s for s in SAME_TRIMMER if any(r.spec == s.loop for r in rows)]
+    differ = [s for s in SAME_TRIMMER if any(spec == s.loop for spec, _, _ in rows)]
     if differ:
         lines += ["## The same trimmer alone", "",
                   "‡ A verdict holds for the runtime it names: a trim cell here is the "
@@ -351,7 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scripts", default="reports/loops")
     p.add_argument("--examples", default="examples/loops")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--max-examples", type=int, default=70)
+    p.add_argument("--max-examples", type=int, default=None,
+                   help="schedules per agent, split among its classes (default: check's "
+                        "defaults, per class)")  # fmt: skip
     p.add_argument("--no-run", action="store_true", help="do not run the scripts")
     p.add_argument("--only", metavar="PATTERN", action="append", default=[],
                    help="check only the specs matching this shell pattern (fnmatch, e.g. "
@@ -369,15 +415,47 @@ def main(argv: list[str] | None = None) -> int:
                   "relative to the current folder; try '*guarded*')",
                   file=sys.stderr)  # fmt: skip
             return 2
+    saved = scripts / "rows.json"
+    # --only keeps the other rows as the last run (same seed and size) wrote them
+    kept = load_lines(saved) if args.only else {}
+    if kept and _settings_of(saved) != (args.seed, args.max_examples):
+        print(
+            f"--only: {saved} was written with another --seed or --max-examples; "
+            "its rows are not kept (run without --only to remake them all)",
+            file=sys.stderr,
+        )
+        kept = {}
     for spec in specs:
         print(f"checking {spec} ...", file=sys.stderr, flush=True)
-        rows.append(check_row(spec, seed=args.seed, max_examples=args.max_examples,
-                              scripts=scripts, table=out,
-                              run_scripts=not args.no_run))  # fmt: skip
+        row = check_row(spec, seed=args.seed, max_examples=args.max_examples,
+                        scripts=scripts, table=out, run_scripts=not args.no_run)  # fmt: skip
+        _drop_stale_scripts(scripts, spec, row)
+        kept[spec] = (row.framework, row_line(row))
+        save_lines(saved, kept, seed=args.seed, max_examples=args.max_examples)
+        rows.append(row)
+    shown = [(spec, *kept[spec]) for spec in discover(Path(args.examples)) if spec in kept]
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text(out, render(rows, seed=args.seed, max_examples=args.max_examples))
-    print(f"wrote {out} ({len(rows)} agents)", file=sys.stderr)
+    write_text(out, render_lines(shown, seed=args.seed, max_examples=args.max_examples))
+    print(f"wrote {out} ({len(shown)} agents, {len(rows)} checked now)", file=sys.stderr)
     return 0
+
+
+def _settings_of(saved: Path) -> tuple[int, int | None] | None:
+    try:
+        raw = json.loads(saved.read_text(encoding="utf-8"))
+        cap = raw["max_examples"]
+        return int(raw["seed"]), None if cap is None else int(cap)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _drop_stale_scripts(scripts: Path, spec: str, row: Row) -> None:
+    """Remove the spec's scripts of classes that are no longer unsafe."""
+    for scenario in SCENARIOS:
+        if scenario.value in row.scripts:
+            continue
+        for suffix in (".py", ".json"):
+            (scripts / f"{_slug(spec, scenario.value)}{suffix}").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ Nothing here imports a framework.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -164,6 +164,14 @@ class Harness(Protocol):
     def awaiting_approval(self, call_id: str) -> None:
         """Tell the harness that the run paused for a human's approval of
         ``call_id`` (INTERRUPT): the ``approve`` step becomes enabled."""
+        ...
+
+    def holds(self, messages: Sequence[Mapping[str, object]]) -> None:
+        """Tell the harness what the loop holds before the user's code edits
+        it (the input a model-input filter is given, rendered as request
+        messages): a unit whose calls and results are all there is whole and
+        closed in the loop, so a trim that drops it from a request removes a
+        unit, it loses nothing.  An adapter that cannot see it calls nothing."""
         ...
 
 

@@ -138,13 +138,19 @@ class Ledger:
         issued = self.issued.get(call)
         return issued.batch if issued is not None else (call,)
 
-    def witness(self, calls: Collection[str], results: Collection[str]) -> None:
+    def witness(
+        self, calls: Collection[str], results: Collection[str], *, sent: bool = True
+    ) -> None:
         """The framework was seen holding every unit whose calls and results
-        are all in ``calls`` and ``results`` (a request, or its history)."""
+        are all in ``calls`` and ``results`` (a request, or its history).
+        ``sent``: they were in what the model was sent, so a unit a trim had
+        removed is back (not so for what the loop holds before the user's
+        trimmer edits it: the trim still removes it)."""
         for cid, issued in self.issued.items():
             if all(c in calls and c in results for c in issued.batch):
                 self.held[cid] = self.disruptions
-                self.trimmed.pop(cid, None)
+                if sent:
+                    self.trimmed.pop(cid, None)
 
     def holds(self, call: str) -> bool:
         """Whether the framework holds ``call``'s whole, closed unit: it was

@@ -8,10 +8,12 @@ for one schedule:
 * **changed** — requests in which the user's code removed or rewrote
   something: a message the previous request of the same process held
   (nothing disrupted the loop in between: no cancel, crash or raising turn)
-  is gone or no longer the same, or a result is not the text its tool
-  returned.  Without trimming, a framework's history only grows between two
-  requests, so anything missing or changed is the configured code's doing
-  (a trimmer, a summarizer, a clearing edit, a processor);
+  is gone or no longer the same, a unit the loop was seen holding since the
+  last disruption (the history it reopened with, what it handed the user's
+  trimmer) is not sent, or a result is not the text its tool returned.
+  Without trimming, a framework's history only grows between two requests,
+  so anything missing or changed is the configured code's doing (a
+  trimmer, a summarizer, a clearing edit, a processor);
 * the **widest batch** the model double issued, and the **largest
   history** sent: its messages, characters (every message's text and every
   call's arguments) and tokens, counted by the framework's own counter
@@ -130,7 +132,7 @@ class Watch:
         keys = _keys(messages)
         same_process = self._disruptions == ledger.disruptions
         lost = self._previous is not None and same_process and bool(self._previous - keys)
-        if lost or _rewritten(body, ledger):
+        if lost or _rewritten(body, ledger) or _dropped_held(body, ledger):
             self.changed += 1
         self._previous, self._disruptions = keys, ledger.disruptions
 
@@ -144,6 +146,19 @@ class Watch:
             "chars": self.chars,
             "tokens": tokens,
         }
+
+
+def _dropped_held(body: Mapping[str, object], ledger: Ledger) -> bool:
+    """A unit the loop was seen holding since the last disruption (in a
+    request, in the history it reopened with after a crash, or in what it
+    handed the user's trimmer) is not in this request at all: something on
+    the history's path removed it (a trim after a crash, whose first request
+    has no previous one in the same process to compare with)."""
+    calls, results = calls_and_results(body)
+    return any(
+        seen == ledger.disruptions and cid not in calls and cid not in results
+        for cid, seen in ledger.held.items()
+    )
 
 
 def _rewritten(body: Mapping[str, object], ledger: Ledger) -> bool:

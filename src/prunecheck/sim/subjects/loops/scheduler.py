@@ -39,7 +39,7 @@ import tempfile
 import time
 import warnings
 from collections import deque
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -259,6 +259,10 @@ class LoopRun:
     def now(self) -> float:
         """The virtual time."""
         return self._clock.time()
+
+    def holds(self, messages: Sequence[Mapping[str, object]]) -> None:
+        """Witness the units the loop holds before the user's code edits them."""
+        self.ledger.witness(*calls_and_results({"messages": list(messages)}), sent=False)
 
     def awaiting_approval(self, call_id: str) -> None:
         """The run paused for a human's approval of ``call_id``."""

@@ -397,6 +397,21 @@ def _connection(session: Any) -> Iterator[sqlite3.Connection]:
         yield session._get_connection()
 
 
+def _witnessing(user_filter: Any, harness: Harness) -> Any:
+    """The user's ``call_model_input_filter`` as written, called after telling
+    the harness what the run holds (the input the filter is given): a unit
+    the filter drops whole from the request is one the loop still holds."""
+    if user_filter is None:
+        return None
+
+    def witnessed(data: Any) -> Any:
+        model_data = data.model_data
+        harness.holds(render_items(list(model_data.input), model_data.instructions))
+        return user_filter(data)
+
+    return witnessed
+
+
 class _AgentsLoop:
     """One live instance of the user's agent (see the module docstring)."""
 
@@ -414,7 +429,12 @@ class _AgentsLoop:
         model = _Double.make(self)
         fakes = {id(t): _fake_tool(t, self) for t in _function_tools(agent)}
         self._agent = agent.clone(tools=[fakes.get(id(t), t) for t in agent.tools])
-        self._config = dataclasses.replace(config, model=model, tracing_disabled=True)
+        self._config = dataclasses.replace(
+            config,
+            model=model,
+            tracing_disabled=True,
+            call_model_input_filter=_witnessing(config.call_model_input_filter, harness),
+        )
         self._session = session_on_store(session, self._path)
         self._result: Any = None
         self._pending: dict[str, bool | None] = {}
