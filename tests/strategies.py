@@ -41,7 +41,7 @@ from prunecheck.model.events import (
 )
 from prunecheck.model.gates import Gate
 from prunecheck.model.policies import BUILTINS, Policy, builtin_policy
-from prunecheck.model.provider import Provider
+from prunecheck.model.provider import CHECKED
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import RuntimeState, initial_state
 
@@ -88,7 +88,7 @@ def runtime_configs(
         retry=draw(st.sampled_from(tuple(RetryMode))),
         on_stream_loss=draw(st.sampled_from(tuple(StreamLoss))),
         repair=draw(st.sampled_from(tuple(Repair))),
-        provider=draw(st.sampled_from(tuple(Provider))),
+        provider=draw(st.sampled_from(CHECKED)),
     )
 
 

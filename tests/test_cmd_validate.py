@@ -138,9 +138,9 @@ def test_not_a_message_list(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
 
 
 def test_unknown_format_is_one_paragraph(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", str(DATA / "openai_ok.json"), "--format", "gemini"]) == 2
+    assert main(["validate", str(DATA / "openai_ok.json"), "--format", "cohere"]) == 2
     err = capsys.readouterr().err
-    assert "invalid choice: 'gemini'" in err
+    assert "invalid choice: 'cohere'" in err
     assert err.count("\n") == 1
 
 

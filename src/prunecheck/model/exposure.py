@@ -13,8 +13,10 @@ instead of silently emptying a plot.
 >>> rejection_key("call_without_result") == UNANSWERED_REJECTION
 True
 >>> sorted(k for k in EXPOSURE_KEYS if k.startswith("provider"))  # doctest: +NORMALIZE_WHITESPACE
-['provider_rejection', 'provider_rejection:call_without_result',
- 'provider_rejection:result_without_call']
+['provider_rejection', 'provider_rejection:call_out_of_place',
+ 'provider_rejection:call_without_result', 'provider_rejection:item_without_reasoning',
+ 'provider_rejection:reasoning_without_item', 'provider_rejection:result_without_call',
+ 'provider_rejection:tools_undeclared', 'provider_rejection:user_after_result']
 """
 
 from __future__ import annotations

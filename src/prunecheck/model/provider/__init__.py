@@ -1,37 +1,77 @@
-"""Provider rules: the tool pairing that Anthropic and OpenAI enforce.
+"""Provider rules: what each LLM API rejects, as data, and the checks that read them.
 
-A provider rejects a request (HTTP 400) whose history breaks tool pairing: a
-result that answers no call, or a call that no result answers.  A pruning
-policy that cuts a unit in two produces exactly such a history.  This package
-checks a request body the way the provider does, with the provider's own
-error texts (:mod:`.rules`), and renders our model's context into the request
-body that a runtime would send (:mod:`.request_body`), so that a reproduction
-shows the rejection a user sees.  :mod:`.pairing` reads the same errors
-straight from the context (what the runtime asks at an invocation), without
-building the body.  :mod:`.vocabulary` names the providers and the kinds of
-error.
+A provider rejects a request (HTTP 400) whose history breaks its rules: a
+result that answers no call, a call that no result answers, a reasoning
+item without the item that followed it, a tool call turn in the wrong
+place.  A pruning policy that cuts a unit in two produces exactly such a
+history.  Each provider is one module holding its rules as data
+(:mod:`.openai_chat`, :mod:`.openai_responses`, :mod:`.anthropic_messages`,
+:mod:`.gemini`, :mod:`.bedrock_converse`, :mod:`.mistral`,
+:mod:`.deepseek`): each :class:`Rule` with its id, the kind of broken
+history it catches, its verbatim text, the request location it names and
+where the text was documented or observed.  :data:`PROVIDERS` lists them;
+:func:`recognize` finds any provider's text in a log line.
 
-Pure: no I/O, no clock.  Both checks are O(number of messages + blocks).
+:func:`validate` checks a request body the way the provider does, with its
+own texts (:mod:`.rules`); :func:`render` builds the body a runtime would
+send for our model's context (:mod:`.request_body`); :mod:`.pairing` reads
+the same errors straight from the context.  :mod:`.vocabulary` names the
+providers and the kinds of error.
+
+Pure: no I/O, no clock.  The checks are O(number of messages + blocks).
 """
 
 from __future__ import annotations
 
+from prunecheck.model.provider.pairing import pairing_errors
+from prunecheck.model.provider.registry import (
+    PROVIDERS,
+    RULES,
+    ProviderRules,
+    first_rule,
+    recognize,
+    rule,
+    rules_of,
+)
 from prunecheck.model.provider.request_body import render
-from prunecheck.model.provider.rules import ProviderError, implicated_calls, validate
+from prunecheck.model.provider.rule import ProviderError, Rule
+from prunecheck.model.provider.rules import CHECKED, implicated_calls, validate
 from prunecheck.model.provider.vocabulary import (
+    CALL_OUT_OF_PLACE,
     CALL_WITHOUT_RESULT,
+    ITEM_WITHOUT_REASONING,
+    KIND_PHRASES,
+    REASONING_WITHOUT_ITEM,
     REJECTION_KINDS,
     RESULT_WITHOUT_CALL,
+    TOOLS_UNDECLARED,
+    USER_AFTER_RESULT,
     Provider,
 )
 
 __all__ = [
+    "CALL_OUT_OF_PLACE",
     "CALL_WITHOUT_RESULT",
+    "CHECKED",
+    "ITEM_WITHOUT_REASONING",
+    "KIND_PHRASES",
+    "PROVIDERS",
+    "REASONING_WITHOUT_ITEM",
     "REJECTION_KINDS",
     "RESULT_WITHOUT_CALL",
+    "RULES",
+    "TOOLS_UNDECLARED",
+    "USER_AFTER_RESULT",
     "Provider",
     "ProviderError",
+    "ProviderRules",
+    "Rule",
+    "first_rule",
     "implicated_calls",
+    "pairing_errors",
+    "recognize",
     "render",
+    "rule",
+    "rules_of",
     "validate",
 ]

@@ -3,10 +3,12 @@ from its messages.
 
 :func:`pairing_errors` answers what ``validate(render(messages, provider),
 provider)`` answers — the same errors, paths, ids and texts — without
-building the request body: the runtime asks it at every invocation whose
-history it knows is broken, which a policy that splits units makes most of
-them.  ``render`` then ``validate`` stay the specification (a property test
-holds the two equal); this is the index that runs.  Pure: no I/O, no clock;
+building the request body (for Anthropic, OpenAI and DeepSeek; for the
+other providers it builds the body and checks it): the runtime asks it at
+every invocation whose history it knows is broken, which a policy that
+splits units makes most of them.  ``render`` then ``validate`` stay the
+specification (a property test holds the two equal); this is the index
+that runs.  Pure: no I/O, no clock;
 O(number of messages + calls).
 """
 
@@ -15,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from prunecheck.model.context import Message, Role
-from prunecheck.model.provider.rules import ProviderError, error_of
+from prunecheck.model.provider.request_body import render
+from prunecheck.model.provider.rules import ProviderError, error_of, validate
 from prunecheck.model.provider.vocabulary import CALL_WITHOUT_RESULT, RESULT_WITHOUT_CALL, Provider
 
 __all__ = ["pairing_errors"]
@@ -50,9 +53,12 @@ def pairing_errors(messages: Iterable[Message], provider: Provider) -> list[Prov
     ["Invalid parameter: messages with role 'tool' must be a response to a preceeding
       message with 'tool_calls'."]
     """
-    if Provider(provider) is Provider.ANTHROPIC:
+    provider = Provider(provider)
+    if provider is Provider.ANTHROPIC:
         return _anthropic(messages)
-    return _openai(messages)
+    if provider in (Provider.OPENAI, Provider.DEEPSEEK):
+        return _openai(messages, provider)
+    return validate(render(messages, provider), provider, source="request")
 
 
 def _call_id(message: Message) -> str:
@@ -112,7 +118,7 @@ def _anthropic(messages: Iterable[Message]) -> list[ProviderError]:
     return errors
 
 
-def _openai(messages: Iterable[Message]) -> list[ProviderError]:
+def _openai(messages: Iterable[Message], provider: Provider) -> list[ProviderError]:
     found: list[tuple[int, ProviderError]] = []
     batch_at, answered = -1, dict[str, bool]()  # the assistant whose tool messages may follow
 
@@ -120,7 +126,7 @@ def _openai(messages: Iterable[Message]) -> list[ProviderError]:
         missing = tuple(cid for cid, done in answered.items() if not done)
         if missing:
             path = f"messages.{batch_at}"
-            found.append((batch_at, error_of(Provider.OPENAI, CALL_WITHOUT_RESULT, path, missing)))
+            found.append((batch_at, error_of(provider, CALL_WITHOUT_RESULT, path, missing)))
 
     for i, m in enumerate(messages):
         if not m.summary_of and m.role == Role.TOOL:
@@ -128,7 +134,7 @@ def _openai(messages: Iterable[Message]) -> list[ProviderError]:
             if cid in answered:
                 answered[cid] = True
             else:
-                error = error_of(Provider.OPENAI, RESULT_WITHOUT_CALL, f"messages.{i}", (cid,))
+                error = error_of(provider, RESULT_WITHOUT_CALL, f"messages.{i}", (cid,))
                 found.append((i, error))
             continue
         close_batch()

@@ -30,6 +30,9 @@ __all__ = ["UNVERIFIED", "other_format", "shape_errors"]
 #: Kinds whose provider text is our wording, not a text seen from the provider.
 UNVERIFIED = frozenset({"invalid_part", "invalid_part_type", "duplicate_call_id"})
 
+#: The providers whose request shape this module checks: OpenAI's body
+#: (also DeepSeek's) and Anthropic's.
+_SHAPED = (Provider.OPENAI, Provider.DEEPSEEK, Provider.ANTHROPIC)
 _OPENAI_PARTS = ("text", "image_url", "input_audio", "file", "refusal")
 _ANTHROPIC_ONLY_BLOCKS = ("tool_use", "tool_result")
 
@@ -41,12 +44,14 @@ def _messages(payload: object) -> list[object]:
 
 def other_format(payload: object, provider: Provider) -> str | None:
     """Why ``payload`` looks like the other provider's transcript, or None."""
+    if provider not in _SHAPED:
+        return None
     for i, message in enumerate(_messages(payload)):
         if not isinstance(message, dict):
             continue
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
-        if provider is Provider.OPENAI:
+        if provider is not Provider.ANTHROPIC:
             for k, block in enumerate(blocks):
                 if isinstance(block, dict) and block.get("type") in _ANTHROPIC_ONLY_BLOCKS:
                     return f"messages[{i}].content[{k}] is an Anthropic {block['type']!r} block"
@@ -180,4 +185,6 @@ def _anthropic(messages: Sequence[object]) -> list[ProviderError]:
 def shape_errors(payload: object, provider: Provider) -> list[ProviderError]:
     """Every request-shape error of ``payload`` (see the module docs), in order."""
     messages = _messages(payload)
-    return _openai(messages) if provider is Provider.OPENAI else _anthropic(messages)
+    if provider is Provider.OPENAI:
+        return _openai(messages)
+    return _anthropic(messages) if provider is Provider.ANTHROPIC else []

@@ -55,7 +55,7 @@ from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config
 from prunecheck.sim.cli.suite_options import add_suite_arguments
 from prunecheck.sim.subjects.loops.scenarios import ScenarioClass
-from prunecheck.sim.subjects.policy_spec import is_loop_spec, list_format
+from prunecheck.sim.subjects.policy_spec import FORMATS, is_loop_spec, list_format
 from prunecheck.sim.support.progress import progress_for
 
 __all__ = ["execute", "register"]
@@ -128,7 +128,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_policy_argument(p, required=True, langchain_option=True)
-    p.add_argument("--format", choices=[m.value for m in Provider], help=FORMAT_HELP)
+    p.add_argument("--format", choices=list(FORMATS), help=FORMAT_HELP)
     add_runtime_arguments(p, RuntimeConfig(), several_providers=True)
     add_suite_arguments(p, slow_levels=True)
     p.add_argument("--seed", type=integer, default=0, help="seed of the adversarial search")

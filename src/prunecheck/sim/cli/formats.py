@@ -23,7 +23,7 @@ from dataclasses import replace
 from prunecheck.model.config import RuntimeConfig
 from prunecheck.model.provider import Provider
 from prunecheck.sim.cli.policy_argument import REMOVED_IN
-from prunecheck.sim.subjects.policy_spec import list_format
+from prunecheck.sim.subjects.policy_spec import FORMATS, list_format
 
 __all__ = ["FORMAT_HELP", "add_format_argument", "provider_default"]
 
@@ -36,9 +36,7 @@ FORMAT_HELP = (
 
 def add_format_argument(parser: argparse.ArgumentParser, what: str = "") -> None:
     """``--format openai|anthropic``."""
-    parser.add_argument(
-        "--format", choices=[p.value for p in Provider], default=None, help=(what or FORMAT_HELP)
-    )
+    parser.add_argument("--format", choices=list(FORMATS), default=None, help=(what or FORMAT_HELP))
 
 
 def provider_default(base: RuntimeConfig, spec: str) -> RuntimeConfig:

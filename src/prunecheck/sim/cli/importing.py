@@ -25,7 +25,7 @@ from typing import Any
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.provider import validate
+from prunecheck.model.provider import recognize, validate
 from prunecheck.model.system import System, incidents_of
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import (
@@ -133,6 +133,11 @@ def _replayed(imported: Imported, rejected: LoggedRequest | None) -> tuple[list[
             )
         elif rejections:
             line += f"; the replay is rejected ({rejections[0].reason}), the log for {expected}"
+        elif (known := recognize(rejected.rejection or "")) is not None:
+            line += (
+                f"; the logged rejection is not reproduced: its text is {known.id}'s, but the "
+                "history the log shows breaks no rule (part of it is not in the log)"
+            )
         else:
             line += "; the logged rejection is not reproduced (its cause is not tool pairing)"
     return incidents, line

@@ -13,7 +13,7 @@ import json
 import sys
 
 from prunecheck.model.errors import TranscriptError
-from prunecheck.model.provider import Provider, ProviderError, validate
+from prunecheck.model.provider import PROVIDERS, Provider, ProviderError, validate
 from prunecheck.sim.api.strict import UNVERIFIED, other_format, shape_errors
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.json_output import add_json_argument, document, record
@@ -42,8 +42,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "validate",
         help=SUMMARIES["validate"],
         description=(
-            "Check a transcript's tool pairing the way Anthropic or OpenAI does,\n"
-            "and print the exact errors the provider would answer."
+            "Check a transcript's tool pairing the way a provider does (anthropic,\n"
+            "openai, openai-responses, gemini, bedrock, mistral, deepseek), and print\n"
+            "the exact errors the provider would answer."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -66,8 +67,9 @@ def execute(args: argparse.Namespace) -> int:
     payload = _load(args.file, name)
     other = other_format(payload, provider)
     if other is not None:
-        theirs = "anthropic" if provider is Provider.OPENAI else "openai"
-        label = {Provider.OPENAI: "an OpenAI", Provider.ANTHROPIC: "an Anthropic"}[provider]
+        theirs = "openai" if provider is Provider.ANTHROPIC else "anthropic"
+        labels = {Provider.OPENAI: "an OpenAI", Provider.ANTHROPIC: "an Anthropic"}
+        label = labels.get(provider, f"a {PROVIDERS[provider].title}")
         raise TranscriptError(
             name, f"is not {label} transcript: {other}.", f"validate it with --format {theirs}."
         )
@@ -76,7 +78,8 @@ def execute(args: argparse.Namespace) -> int:
     errors = shape + pairing  # a provider checks the request's shape before pairing
     _record(args, payload, provider, name, errors)
     if not errors:
-        messages = payload.get("messages") if isinstance(payload, dict) else payload
+        field = PROVIDERS[provider].conversation  # messages, input or contents
+        messages = payload.get(field) if isinstance(payload, dict) else payload
         count = len(messages) if isinstance(messages, list) else 0
         print(f"ok: {count} messages, no tool pairing errors ({provider})")
         return 0
@@ -153,7 +156,9 @@ def _record(
     errors: list[ProviderError],
 ) -> None:
     """The --json document: the errors a provider would answer, first first."""
-    messages = payload.get("messages") if isinstance(payload, dict) else payload
+    messages = (
+        payload.get(PROVIDERS[provider].conversation) if isinstance(payload, dict) else payload
+    )
     status = 1 if errors else 0
     record(
         args,

@@ -29,7 +29,12 @@ from typing import Any
 
 from prunecheck.model.context import Role
 from prunecheck.model.errors import TranscriptError
-from prunecheck.model.provider import Provider
+from prunecheck.model.provider import (
+    CALL_WITHOUT_RESULT,
+    RESULT_WITHOUT_CALL,
+    Provider,
+    first_rule,
+)
 from prunecheck.sim.ingest.records import LogFormat, LoggedCall, LoggedMessage
 
 __all__ = [
@@ -41,11 +46,11 @@ __all__ = [
     "read_reply",
 ]
 
-#: The OpenAI Responses API's words for the two tool pairing errors, as seen in
-#: public reports (the Chat Completions texts are in prunecheck.model.provider).
+#: The OpenAI Responses API's words for the two tool pairing errors (from
+#: prunecheck.model.provider's rules, with ``{id}`` for the call id).
 RESPONSES_TEXT = {
-    "result_without_call": "No tool call found for function call output with call_id {id}.",
-    "call_without_result": "No tool output found for function call {id}.",
+    kind: first_rule(Provider.OPENAI_RESPONSES, kind).template
+    for kind in (RESULT_WITHOUT_CALL, CALL_WITHOUT_RESULT)
 }
 
 _PROVIDER = {
@@ -319,7 +324,17 @@ def read_reply(response: object, fmt: LogFormat) -> tuple[LoggedMessage, ...] | 
 
 
 def error_text(response: object) -> str | None:
-    """The provider's error message in a logged error body, or None."""
+    """The provider's error message in a logged error body, or None: OpenAI's,
+    Anthropic's and Gemini's ``{"error": {"message": ...}}``, Mistral's and
+    Bedrock's ``{"message": ...}`` (Mistral's with ``"object": "error"``),
+    botocore's ``{"Error": {"Message": ...}}``.
+
+    >>> error_text({"object": "error", "message": "Not the same number of function calls "
+    ...             "and responses", "type": "invalid_request_error"})
+    'Not the same number of function calls and responses'
+    >>> error_text({"choices": [], "message": "not an error"}) is None
+    True
+    """
     if isinstance(response, str):
         return response or None
     if not isinstance(response, Mapping):
@@ -329,6 +344,12 @@ def error_text(response: object) -> str | None:
         return str(error["message"])
     if isinstance(error, str):
         return error
+    boto = response.get("Error")
+    if isinstance(boto, Mapping) and isinstance(boto.get("Message"), str):
+        return str(boto["Message"])
+    message = response.get("message")
+    if isinstance(message, str) and ("choices" not in response and "content" not in response):
+        return message
     return None
 
 

@@ -39,7 +39,13 @@ from prunecheck.model.events import (
     UserMessage,
 )
 from prunecheck.model.observed import ObservedEntry, ObservedPolicy, Verb
-from prunecheck.model.provider import ProviderError, validate
+from prunecheck.model.provider import (
+    KIND_PHRASES,
+    PROVIDERS,
+    ProviderError,
+    recognize,
+    validate,
+)
 from prunecheck.model.trace import Trace
 from prunecheck.sim.ingest.bodies import RESPONSES_TEXT
 from prunecheck.sim.ingest.differ import Item, Step, diff_requests, unit_of
@@ -232,12 +238,24 @@ def _rejection(request: LoggedRequest, n: int) -> tuple[Finding | None, list[Pro
     if errors and request.format is LogFormat.OPENAI_RESPONSES:
         words = RESPONSES_TEXT[errors[0].kind].format(id=", ".join(errors[0].ids) or "")
     named = named_ids(request.rejection)
+    known = recognize(request.rejection)  # any provider's rule, in its words
     if errors and (
         words in request.rejection
         or errors[0].text in request.rejection
         or (named is not None and named[0] == errors[0].kind)  # another API's words for it
+        or (known is not None and known.kind == errors[0].kind)
     ):
         text += " — the provider's tool pairing rule, in its own words."
+    elif known is not None:
+        name = f"{PROVIDERS[known.provider].title}'s rule {known.id} ({KIND_PHRASES[known.kind]})"
+        if errors:
+            text += f" — {name}, in its own words; prunecheck's rules expected: {errors[0].text}"
+        else:
+            text += (
+                f" — {name}, in its own words, though the logged request's tool pairing reads "
+                "intact: the history the provider checked is not all in the log (history "
+                "held on the provider's side, or a body logged before a later change)."
+            )
     elif errors:
         text += f" — prunecheck's rules expected: {errors[0].text}"
     else:

@@ -57,14 +57,12 @@ def from_run_history(
 
 
 def _templates() -> list[tuple[str, str]]:
-    """(kind, verbatim text template) of every tool pairing rule prunecheck knows."""
-    from prunecheck.model.provider import rules as provider_rules
-    from prunecheck.sim.ingest.bodies import RESPONSES_TEXT
+    """(kind, verbatim text template) of every tool pairing rule prunecheck
+    knows, of any provider (prunecheck.model.provider.RULES)."""
+    from prunecheck.model.provider import CALL_WITHOUT_RESULT, RESULT_WITHOUT_CALL, RULES
 
-    out: list[tuple[str, str]] = list(RESPONSES_TEXT.items())
-    for table in ("_OPENAI_TEXT", "_ANTHROPIC_TEXT"):
-        out.extend(getattr(provider_rules, table, {}).items())
-    return out
+    pairing = (RESULT_WITHOUT_CALL, CALL_WITHOUT_RESULT)
+    return [(r.kind, r.template) for r in RULES.values() if r.kind in pairing]
 
 
 def _pattern(template: str) -> re.Pattern[str]:

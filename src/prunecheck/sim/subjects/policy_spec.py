@@ -73,8 +73,10 @@ __all__ = [
     "with_format",
 ]
 
-#: The message formats a list function may take (``…@openai``).
-FORMATS = tuple(p.value for p in Provider)
+#: The message formats a list function may take (``…@openai``): the two
+#: message shapes list trimmers are written for (the other providers'
+#: rules apply through ``--provider``).
+FORMATS = (Provider.ANTHROPIC.value, Provider.OPENAI.value)
 #: What starts a runtime spec.
 RUNTIME_PREFIX = "runtime:"
 #: What starts an agent-loop spec.

@@ -36,6 +36,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import split_reference
 
 from ._common import SCRIPT_EXCEPTHOOK
@@ -48,14 +49,8 @@ DISTRIBUTIONS = ("autogen-agentchat", "autogen-core", "autogen-ext")
 #: Seconds a cancelled turn has to return before the script calls it a hang.
 HANG_SECONDS = 2
 
-_ORPHAN = (
-    "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-    "message with 'tool_calls'."
-)
-_UNANSWERED = (
-    "An assistant message with 'tool_calls' must be followed by tool messages responding "
-    "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-)
+_ORPHAN = RESULT_ORPHANED.template  # the rule (prunecheck.model.provider)
+_UNANSWERED = CALL_UNANSWERED.template.removesuffix("{ids}")
 
 _HEAD = Template('''\
 """AutoGen AgentChat: $agent, scenario class $scenario, violations $kinds;

@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import is_file_reference, split_reference
 
 from ._common import SCRIPT_EXCEPTHOOK
@@ -59,14 +60,8 @@ SQLITE = "langgraph-checkpoint-sqlite"
 
 _PROVIDER = ("provider_rejection", "unanswered_call", "orphaned_result")
 
-_TEXT_UNANSWERED = (
-    "An assistant message with 'tool_calls' must be followed by tool messages responding "
-    "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-)
-_TEXT_ORPHAN = (
-    "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-    "message with 'tool_calls'."
-)
+_TEXT_UNANSWERED = CALL_UNANSWERED.template.removesuffix("{ids}")
+_TEXT_ORPHAN = RESULT_ORPHANED.template  # the rule (prunecheck.model.provider)
 
 _HEAD = '''\
 """LangChain v1 / LangGraph: {what}, replayed with the framework alone.

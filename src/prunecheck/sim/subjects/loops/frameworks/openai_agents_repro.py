@@ -37,6 +37,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import split_reference
 
 from ._common import SCRIPT_EXCEPTHOOK
@@ -46,14 +47,8 @@ __all__ = ["script_text"]
 # ruff: noqa: E501 -- the templates are the script's own lines, whole as a maintainer reads them
 
 #: What the script prints as OpenAI's 400 texts (DESIGN.md, "Facts").
-TEXT_ORPHAN = (
-    "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-    "message with 'tool_calls'."
-)
-TEXT_UNANSWERED = (
-    "An assistant message with 'tool_calls' must be followed by tool messages responding to "
-    "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-)
+TEXT_ORPHAN = RESULT_ORPHANED.template  # the rule (prunecheck.model.provider)
+TEXT_UNANSWERED = CALL_UNANSWERED.template.removesuffix("{ids}")
 
 _PROVIDER_KINDS = {"provider_rejection", "orphaned_result", "unanswered_call"}
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.incidents import Incident
+from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import is_file_reference, split_reference
 
 from ..contract import Adapter
@@ -78,14 +79,8 @@ _WHAT = {
 }
 
 
-_TEXT_ORPHAN = (
-    "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-    "message with 'tool_calls'."
-)
-_TEXT_UNANSWERED = (
-    "An assistant message with 'tool_calls' must be followed by tool messages responding "
-    "to each 'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
-)
+_TEXT_ORPHAN = RESULT_ORPHANED.template  # the rule (prunecheck.model.provider)
+_TEXT_UNANSWERED = CALL_UNANSWERED.template
 
 _GATE = """\
 FOUND_ON = {found_on}
