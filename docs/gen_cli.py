@@ -187,7 +187,6 @@ def rules_page() -> str:
     return "\n".join(out) + "\n"
 
 
-
 def main(argv: list[str] | None = None) -> int:
     """Write the pages, or with ``--check`` say which differ (exit 1)."""
     args = sys.argv[1:] if argv is None else argv
