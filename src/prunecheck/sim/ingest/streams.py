@@ -68,8 +68,10 @@ def records(path: Path, name: str) -> Iterator[Record]:
             name, f"cannot be read: {exc.strerror}.", "pass a log file."
         ) from None
     with handle:
-        head = handle.read(_CHUNK)
-        while head and not head.lstrip() and len(head) <= MAX_RECORD:  # blank so far
+        head = handle.read(max(_CHUNK, len(codecs.BOM_UTF8)))
+        if head.startswith(codecs.BOM_UTF8):  # as some Windows tools write UTF-8
+            head = head[len(codecs.BOM_UTF8) :]
+        while not head.lstrip() and len(head) <= MAX_RECORD:  # blank so far
             more = handle.read(_CHUNK)
             if not more:
                 break
@@ -194,7 +196,8 @@ def _lines(handle: IO[bytes], name: str, head: bytes) -> Iterator[Record]:
             if not text.strip():
                 continue
             start = line
-        elif text[:1] in ("{", "["):  # a new record: the one before was cut short
+        elif len(pending) == 1 and pending[0].strip() not in ("{", "[") and text[:1] in ("{", "["):
+            # a JSON line left open, and a new record: that line was cut short
             raise TranscriptError(
                 f"{name}: line {start}",
                 f"is not JSON (a record cut short: the next one starts on line {line}).",
