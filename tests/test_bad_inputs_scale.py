@@ -17,6 +17,7 @@ A verdict case also names the phrase its output must hold.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -91,6 +92,7 @@ def _parts_as_string(messages: list[dict[str, object]]) -> list[dict[str, object
     return messages
 
 
+@functools.cache
 def _files() -> dict[str, str | None]:
     """The case files by name (None: a FIFO)."""
     lines = CHAT.splitlines()
