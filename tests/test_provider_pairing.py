@@ -14,7 +14,7 @@ from prunecheck.model.provider import Provider, render, validate
 from prunecheck.model.provider.pairing import pairing_errors
 from prunecheck.model.runtime import apply
 
-PROVIDERS = (Provider.ANTHROPIC, Provider.OPENAI)
+PROVIDERS = (Provider.ANTHROPIC, Provider.OPENAI, Provider.DEEPSEEK)  # the fast paths
 
 
 def _spec(ctx: list[Message], provider: Provider) -> object:

@@ -90,15 +90,16 @@ def validate(payload: object, source: str) -> list[ProviderError]:
     messages = objects(raw, source, "messages", "a message is an object with 'role' and 'content'")
     found: list[tuple[int, ProviderError]] = []
     batch_at, answered, extra = -1, dict[str, bool](), list[str]()
-    previous = ""
+    previous = before = ""  # the role before this message; before the run of tool messages
     for i, message in enumerate(messages):
         where = f"{source}: messages[{i}]"
         role = role_of(message, where, _ROLES, "a Mistral")
         if role == "tool":
             cid = id_field(message, "tool_call_id", where, "a tool message")
-            if previous not in ("tool", "assistant") or (not answered and not extra):
+            before = before if previous == "tool" else previous
+            if before != "assistant" or (not answered and not extra):
                 found.append(
-                    (i, TOOL_OUT_OF_ORDER.error(f"messages.{i}", (cid,), role=previous or "user"))
+                    (i, TOOL_OUT_OF_ORDER.error(f"messages.{i}", (cid,), role=before or "user"))
                 )
             elif cid in answered and not answered[cid]:
                 answered[cid] = True
