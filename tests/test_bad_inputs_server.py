@@ -27,11 +27,13 @@ _ROUND = [
 #: name -> (provider, events, trace version)
 TRACES: dict[str, tuple[str, list[object], int]] = {
     "chained_anthropic": ("anthropic", [*_START, *_ROUND, {"kind": "invoke", "chained": True}], 2),
-    "chained_yes": ("openai", [*_START, {"kind": "invoke", "chained": "yes"}], 2),
+    "chained_first": ("openai-responses", [*_START, {"kind": "invoke", "chained": True}], 2),
+    "chained_yes": ("openai-responses", [*_START, {"kind": "invoke", "chained": "yes"}], 2),
     "compaction_openai": ("openai", [*_START, *_ROUND, {"kind": "compaction", "tokens": 9}], 2),
-    "compaction_no_tokens": ("openai", [*_START, {"kind": "compaction"}], 2),
+    "compaction_first": ("openai-responses", [*_START, {"kind": "compaction", "tokens": 9}], 2),
+    "compaction_no_tokens": ("openai-responses", [*_START, {"kind": "compaction"}], 2),
     "compaction_keep": (
-        "openai",
+        "openai-responses",
         [*_START, {"kind": "compaction", "tokens": 9, "keep": 2}],
         2,
     ),
@@ -57,17 +59,21 @@ TRACES: dict[str, tuple[str, list[object], int]] = {
         [*_START, {"kind": "clear_tool_uses", "clear_tool_inputs": "true"}],
         2,
     ),
-    "version_3": ("openai", [*_START, *_ROUND, {"kind": "invoke", "chained": True}], 3),
+    "version_3": ("openai-responses", [*_START, *_ROUND, {"kind": "invoke", "chained": True}], 3),
 }
 
 CASES = [
     _c("server-chained-anthropic", "replay {tmp}/chained_anthropic.json",
        needle="events[5] (invoke): a chained invocation (previous_response_id) under provider "
        "anthropic"),
+    _c("server-chained-first", "replay {tmp}/chained_first.json",
+       needle="with no stored response before it"),
     _c("server-chained-yes", "replay {tmp}/chained_yes.json",
        needle="events[2]: field 'chained' must be true or false, got 'yes'."),
     _c("server-compaction-openai", "replay {tmp}/compaction_openai.json",
        needle="a server compaction with no stored response"),
+    _c("server-compaction-first", "replay {tmp}/compaction_first.json",
+       needle="events[2] (compaction): a server compaction with no stored response"),
     _c("server-compaction-no-tokens", "replay {tmp}/compaction_no_tokens.json",
        needle="event 'compaction' is missing field(s) ['tokens']"),
     _c("server-compaction-keep", "replay {tmp}/compaction_keep.json",
