@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,38 @@ def test_the_ids_a_rejection_names_are_read_from_the_providers_texts(
     text: str, expected: tuple[str, tuple[str, ...]]
 ) -> None:
     assert named_ids(text) == expected
+
+
+@pytest.mark.slow
+def test_recording_the_stacks_again_imports_the_same_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run the real frameworks and instrumentations again (record_stacks.py,
+    the `record` extra) and import both sets: the same requests, removals and
+    rejections (ids and times differ run to run)."""
+    import importlib.util
+
+    from prunecheck.sim.ingest.incident import import_conversation
+
+    for name in ("openinference.instrumentation.openai_agents",
+                 "openinference.instrumentation.langchain",
+                 "opentelemetry.instrumentation.anthropic", "pydantic_ai", "langsmith"):
+        pytest.importorskip(name)  # fmt: skip
+    spec = importlib.util.spec_from_file_location("record_stacks", DATA / "record_stacks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "record_stacks", module)  # pydantic-ai reads its hints
+    spec.loader.exec_module(module)
+    written = module.record(tmp_path)
+
+    def shape(path: Path) -> list[tuple[int, int, list[bool]]]:
+        out = []
+        for conversation, requests in read_log([path]).conversations.items():
+            done = import_conversation(conversation, requests)
+            out.append((len(requests), len(done.trace.events), [f.bad for f in done.findings]))
+        return sorted(out)
+
+    assert len(written) >= 12
+    for path in written:
+        committed = DATA / path.relative_to(tmp_path)
+        assert shape(path) == shape(committed), path.name
