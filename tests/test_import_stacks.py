@@ -219,6 +219,36 @@ def test_the_same_words_twice_are_two_answers_not_one_sent_again(
     assert status == 0 and "again" not in out and "??" not in out, out
 
 
+def test_openais_tool_call_id_not_found_text_is_recognized_and_rebuilds_the_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OpenAI's `'tool_call_id' of 'X' not found in 'tool_calls' of previous
+    message` (seen in logs, recognized by the provider registry): in place of
+    the Responses text of the recorded Agents SDK cut, it names the same
+    missing call, so the rejected request is rebuilt and replays to its 400."""
+    raw = (DATA / "openai_agents_openinference/cut.otlp.jsonl").read_text()
+    found = re.search(r"No tool call found for function call output with call_id (\w+)\.", raw)
+    assert found is not None
+    other = f"Invalid parameter: 'tool_call_id' of '{found.group(1)}' not found in 'tool_calls' " \
+        "of previous message."  # fmt: skip
+    data = json.loads(raw)
+    for resource in data["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                if found.group(0) in span.get("status", {}).get("message", ""):
+                    # the SDK's SpanError as OpenInference writes it (Python's repr)
+                    error = {"error": f"Error code: 400 - {other}"}
+                    span["status"]["message"] = f"Error getting response: {error!r}"
+    path = tmp_path / "cut.otlp.jsonl"
+    path.write_text(json.dumps(data) + "\n")
+    assert named_ids(other) == ("result_without_call", (found.group(1),))
+    status = main(["import", str(path)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert f"rejected with HTTP 400: {other} — the provider's tool pairing rule" in out
+    assert "the replayed request is rejected as the logged one was" in out
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

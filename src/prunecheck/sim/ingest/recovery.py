@@ -86,7 +86,11 @@ def named_ids(text: str) -> tuple[str, tuple[str, ...]] | None:
     >>> named_ids("No tool call found for function call output with call_id call_7.")
     ('result_without_call', ('call_7',))
     """
-    for kind, template in _templates():
+    from prunecheck.model.provider import recognize
+
+    rule = recognize(text)  # the registry's reading of any provider's text
+    candidates = [(rule.kind, rule.template)] if rule is not None else []
+    for kind, template in [*candidates, *_templates()]:
         found = _pattern(template).search(text)
         if found is not None and found.groupdict().get("ids"):
             return kind, tuple(i.strip() for i in found.group("ids").split(","))

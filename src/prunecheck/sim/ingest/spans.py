@@ -199,6 +199,7 @@ def _provider(attributes: Mapping[str, Any]) -> Provider | None:
 
 _WRAPPED = re.compile(r"^[^{]*?: (\{.*\})\s*$", re.S)
 _STATUS = re.compile(r"status_code: (\d{3})")
+_LOOSE = re.compile(r"""^\{'error': (['"])(.*)\1\}$""", re.S)
 
 
 def _unwrapped(text: str) -> str:
@@ -211,7 +212,8 @@ def _unwrapped(text: str) -> str:
     try:
         value = ast.literal_eval(found.group(1))
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
+        loose = _LOOSE.match(found.group(1))  # a repr cut or mis-quoted: its one value
+        return loose.group(2) if loose else text
     inner = value.get("error") if isinstance(value, dict) else None
     return inner if isinstance(inner, str) and inner else text
 
