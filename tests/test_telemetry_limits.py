@@ -258,6 +258,29 @@ def test_values_cut_at_one_length_name_the_limit_and_keep_the_incident() -> None
     assert [i["rejection"] is not None for i in entry["incomplete"]] == [False, True]
 
 
+def test_a_conversation_none_of_whose_requests_can_be_read_is_vacuous(tmp_path: Path) -> None:
+    """The first model call kept 12 of its attributes (its messages and its
+    session.id gone): under its trace, nothing read in full.  Asked for on
+    its own it is named, counted and vacuous (exit 0), not refused."""
+    generate = _generate()
+    records = sorted(_span_records(DATA / "openinference_openai_cut.sdk.json"),
+                     key=lambda r: r["start"])  # fmt: skip
+    with _quiet_sdk():
+        cut = generate._otlp_json(_reemit(records[:1], _limits(12, None)))
+        whole = generate._otlp_json(_reemit(records[1:], _limits(None, None)))
+    path = tmp_path / "log.otlp.jsonl"
+    path.write_text(cut + whole, encoding="utf-8")
+    name = f"trace {records[0]['trace']:032x}"
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["import", str(path), "--conversation", name, "--json"])
+    document = json.loads(out.getvalue())
+    assert status == 0 and document["verdict"] == "vacuous", err.getvalue()
+    assert document["exercised"] == {"conversations": 1, "requests": 1, "incomplete": 1,
+                                     "events": 0}  # fmt: skip
+    assert "its llm.input_messages are all gone" in err.getvalue()
+
+
 # ------------------------------------------------------------ the real sweep
 COUNTS = (None, 1, 3, 5, 8, 10, 20, 30, 40, 128)
 LENGTHS = (None, 100, 400, 1000)
