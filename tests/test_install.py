@@ -154,16 +154,18 @@ def test_each_install_brings_what_its_audience_needs_and_no_more(tmp_path: Path)
     assert _needs(requires, "dask") == HARNESS | {"dask"}
     assert _needs(requires, "frameworks") == FRAMEWORKS
     extras = {line.split("extra ==")[1].strip(" \"'") for line in requires if "extra ==" in line}
-    # every extra but the developers' (dev, docs) and the telemetry recorders' (record: what
+    # every extra but the developers' (dev, docs, providers: the providers' SDKs the golden
+    # tests check request bodies against) and the telemetry recorders' (record: what
     # recorded tests/data/telemetry/, which neither users nor the tests need installed)
     everything = set().union(
-        *(_needs(requires, e) for e in extras - {"all", "dev", "docs", "record"})
+        *(_needs(requires, e) for e in extras - {"all", "dev", "docs", "providers", "record"})
     )
     assert _needs(requires, "all") == everything
     recorders = {"logfire", "langfuse", "mlflow"} & _needs(requires, "record")
     assert recorders and not recorders & (_needs(requires, "dev") | everything)
     assert HARNESS | {"matplotlib", "dask"} | FRAMEWORKS <= everything
     assert {"pytest", "pytest-xdist", "pytest-cov"} <= _needs(requires, "dev")
+    assert {"google-genai", "botocore", "mistralai"} <= _needs(requires, "dev") - everything
     assert _needs(requires, "docs") == {"mkdocs", "mkdocs-material", "mkdocstrings-python"}
     assert _needs(requires, "docs") <= _needs(requires, "dev")  # make's venv builds the site
 
