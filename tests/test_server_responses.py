@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from test_json_output import validator
 from test_server_state import incidents, notes, run
 
 from prunecheck.model.actions import Clear, Summarize
@@ -113,6 +114,7 @@ def test_replay_reports_the_ineffective_trim_in_the_narrative_and_the_json(
     )
     assert main(["replay", str(EXAMPLE), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
+    validator().validate(doc)  # the verdict schema its "schema_version" names
     assert doc["verdict"] == "safe"
     assert doc["details"]["incidents"] == {"hard_ceiling_overrun": 1, "ineffective_trim": 1}
 
@@ -241,3 +243,13 @@ def test_a_clear_or_a_summary_of_held_items_has_no_effect_either(
     assert state.server is not None
     assert [m.id for m in state.server.held] == seen
     assert not any(m.cleared for m in state.server.held)
+
+
+def test_the_verdict_schema_knows_every_provider_a_runtime_may_name() -> None:
+    """A replay under openai-responses (or any provider) writes a document its
+    own schema accepts."""
+    from test_json_output import SCHEMA
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    provider = schema["$defs"]["runtime"]["properties"]["provider"]
+    assert provider["enum"] == [p.value for p in Provider]
