@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from timeline_sketch import timeline_sketched
 
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.model.system import incidents_of
@@ -48,6 +50,14 @@ CUT = {
     "pydantic_ai_otel/1.x_v1_cut.otlp.jsonl": ("result_without_call", 2),
     "pydantic_ai_otel/1.x_v2_cut.otlp.jsonl": ("result_without_call", 2),
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_timeline_drawn() -> Iterator[None]:
+    """The bundles written here compute their timeline's lanes but draw no PNG
+    (tests/timeline_sketch.py; the docs' import examples draw one)."""
+    with timeline_sketched():
+        yield
 
 
 def _import(name: str, capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str]:
