@@ -76,6 +76,13 @@ CASES = [
         "in the same turn.",
     ),
     Golden(
+        "bedrock.user_not_first",
+        rejected=_body(ANSWER, NEXT, CALLS, BOTH, ANSWER),
+        accepted=_body(NEXT, CALLS, BOTH, ANSWER),
+        text="A conversation must start with a user message. Try again with a conversation "
+        "that starts with a user message.",
+    ),
+    Golden(
         "bedrock.tools_undeclared",
         rejected=_body(USER, CALLS, BOTH, ANSWER, tools=False),
         accepted=_body(USER, CALLS, BOTH, ANSWER),

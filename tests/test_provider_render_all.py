@@ -40,8 +40,10 @@ def test_any_cut_of_a_context_renders_to_a_body_each_provider_reads(
 def test_a_well_formed_context_breaks_no_pairing_rule(ctx: list[Message]) -> None:
     """A well-formed context breaks no provider's pairing: Bedrock and Mistral
     may object only to a user message right after tool results (their role
-    order), Gemini only to a call turn first or after another model turn."""
-    order = {Provider.BEDROCK: {"user_after_result"}, Provider.MISTRAL: {"user_after_result"},
+    order), Bedrock to a first message not the user's, Gemini only to a call
+    turn first or after another model turn."""
+    order = {Provider.BEDROCK: {"user_after_result", "user_not_first"},
+             Provider.MISTRAL: {"user_after_result"},
              Provider.GEMINI: {"call_out_of_place"}}  # fmt: skip
     for provider in ALL:
         kinds = {e.kind for e in validate(render(ctx, provider), provider)}

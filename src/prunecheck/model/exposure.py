@@ -16,7 +16,8 @@ True
 ['provider_rejection', 'provider_rejection:call_out_of_place',
  'provider_rejection:call_without_result', 'provider_rejection:item_without_reasoning',
  'provider_rejection:reasoning_without_item', 'provider_rejection:result_without_call',
- 'provider_rejection:tools_undeclared', 'provider_rejection:user_after_result']
+ 'provider_rejection:tools_undeclared', 'provider_rejection:user_after_result',
+ 'provider_rejection:user_not_first']
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ from prunecheck.model.provider.vocabulary import (
     RESULT_WITHOUT_CALL,
     TOOLS_UNDECLARED,
     USER_AFTER_RESULT,
+    USER_NOT_FIRST,
     Provider,
 )
 
@@ -62,6 +63,7 @@ __all__ = [
     "RULES",
     "TOOLS_UNDECLARED",
     "USER_AFTER_RESULT",
+    "USER_NOT_FIRST",
     "Provider",
     "ProviderError",
     "ProviderRules",

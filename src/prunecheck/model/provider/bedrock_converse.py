@@ -20,11 +20,20 @@ from prunecheck.model.provider.vocabulary import (
     RESULT_WITHOUT_CALL,
     TOOLS_UNDECLARED,
     USER_AFTER_RESULT,
+    USER_NOT_FIRST,
     Provider,
 )
 
-__all__ = ["MIXED_TURN", "RESULTS_EXCEED", "RESULTS_EXPECTED", "RULES", "TOOLS_MISSING",
-           "render", "validate"]  # fmt: skip
+__all__ = [
+    "MIXED_TURN",
+    "RESULTS_EXCEED",
+    "RESULTS_EXPECTED",
+    "RULES",
+    "TOOLS_MISSING",
+    "USER_FIRST",
+    "render",
+    "validate",
+]
 
 _P = Provider.BEDROCK
 
@@ -73,8 +82,22 @@ TOOLS_MISSING = Rule(
     source="https://github.com/langgenius/dify/issues/16421",
 )
 
+USER_FIRST = Rule(
+    id="bedrock.user_not_first",
+    provider=_P,
+    kind=USER_NOT_FIRST,
+    template=(
+        "A conversation must start with a user message. Try again with a conversation that "
+        "starts with a user message."
+    ),
+    location="messages.0",
+    # Observed (a sliding window that starts with the assistant's message):
+    # https://github.com/strands-agents/harness-sdk/issues/2085
+    source="https://github.com/strands-agents/harness-sdk/issues/2085",
+)
+
 #: Every rule.
-RULES = (RESULTS_EXCEED, RESULTS_EXPECTED, MIXED_TURN, TOOLS_MISSING)
+RULES = (RESULTS_EXCEED, RESULTS_EXPECTED, MIXED_TURN, TOOLS_MISSING, USER_FIRST)
 
 _ROLES = ("user", "assistant")
 _MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -90,7 +113,8 @@ def _declared(payload: object) -> bool:
 def validate(payload: object, source: str) -> list[ProviderError]:
     """Every tool block error of a Converse body, in message order.
 
-    ``toolConfig`` must declare tools when the history holds tool blocks (a
+    The conversation must start with the user's message; ``toolConfig``
+    must declare tools when the history holds tool blocks (a
     bare message list declares none); a user message's ``toolResult``
     blocks may not outnumber the previous message's ``toolUse`` blocks nor
     share the turn with text; each ``toolUse`` block must be answered by a
@@ -132,6 +156,8 @@ def validate(payload: object, source: str) -> list[ProviderError]:
             (uses if key == "toolUse" else results)[i].append(cid)
         mixed.append(other and bool(results[i]))
     errors: list[ProviderError] = []
+    if messages and messages[0].get("role") != "user":
+        errors.append(USER_FIRST.error("messages.0", tuple(uses[0])))
     if (any(uses) or any(results)) and not _declared(payload):
         errors.append(TOOLS_MISSING.error("toolConfig"))
     for i in range(len(messages)):

@@ -15,6 +15,7 @@ __all__ = [
     "RESULT_WITHOUT_CALL",
     "TOOLS_UNDECLARED",
     "USER_AFTER_RESULT",
+    "USER_NOT_FIRST",
     "Provider",
 ]
 
@@ -36,6 +37,9 @@ REASONING_WITHOUT_ITEM = "reasoning_without_item"
 ITEM_WITHOUT_REASONING = "item_without_reasoning"
 #: Tool blocks in the history but no tool declared (Bedrock's ``toolConfig``).
 TOOLS_UNDECLARED = "tools_undeclared"
+#: A conversation that does not start with the user's message (Bedrock), e.g.
+#: once a trimmer cut the opening request.
+USER_NOT_FIRST = "user_not_first"
 #: Every ``ProviderError.kind``, in the order reports list them.
 REJECTION_KINDS = (
     RESULT_WITHOUT_CALL,
@@ -45,6 +49,7 @@ REJECTION_KINDS = (
     REASONING_WITHOUT_ITEM,
     ITEM_WITHOUT_REASONING,
     TOOLS_UNDECLARED,
+    USER_NOT_FIRST,
 )
 
 #: How findings and narratives name each kind of broken history.
@@ -56,6 +61,7 @@ KIND_PHRASES = {
     REASONING_WITHOUT_ITEM: "a reasoning item without its following item",
     ITEM_WITHOUT_REASONING: "an item without its reasoning item",
     TOOLS_UNDECLARED: "tool blocks with no tool declared",
+    USER_NOT_FIRST: "a conversation that does not start with the user",
 }
 
 

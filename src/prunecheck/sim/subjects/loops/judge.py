@@ -54,7 +54,7 @@ import json
 from collections.abc import Iterable, Mapping
 
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.provider import Provider, validate
+from prunecheck.model.provider import Provider, rule, validate
 
 from .ledger import BodyEnd, Ledger
 from .placeholder import call_words, ruling
@@ -150,10 +150,7 @@ def _loads(text: str) -> object:
 #: Bedrock Converse's answer (``ValidationException``, HTTP 400) to a conversation
 #: whose first message is not the user's, verbatim as users quote it (Strands
 #: issue 2085 with Amazon Nova; Dify issue 12340 with Claude on Bedrock).
-BEDROCK_FIRST_USER = (
-    "A conversation must start with a user message. "
-    "Try again with a conversation that starts with a user message."
-)
+BEDROCK_FIRST_USER = rule("bedrock.user_not_first").template
 
 
 def _bedrock_first_user(body: Mapping[str, object], step: int) -> list[Incident]:
