@@ -93,6 +93,6 @@ def render(
     >>> validate(render(ctx, Provider.OPENAI), Provider.OPENAI)
     []
     >>> [e.rule for e in validate(render(ctx, Provider.BEDROCK), Provider.BEDROCK)]
-    ['bedrock.user_after_result']
+    ['bedrock.user_not_first', 'bedrock.user_after_result']
     """
     return _RENDERERS[Provider(provider)](messages, tools or {}, model)
