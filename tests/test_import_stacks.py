@@ -287,9 +287,13 @@ def test_recording_the_stacks_again_imports_the_same_way(
 
     from prunecheck.sim.ingest.incident import import_conversation
 
-    for name in ("openinference.instrumentation.openai_agents",
-                 "openinference.instrumentation.langchain",
-                 "opentelemetry.instrumentation.anthropic", "pydantic_ai", "langsmith"):
+    for name in (
+        "openinference.instrumentation.openai_agents",
+        "openinference.instrumentation.langchain",
+        "opentelemetry.instrumentation.anthropic",
+        "pydantic_ai",
+        "langsmith",
+    ):
         pytest.importorskip(name)  # fmt: skip
     spec = importlib.util.spec_from_file_location("record_stacks", DATA / "record_stacks.py")
     assert spec is not None and spec.loader is not None

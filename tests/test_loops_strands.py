@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from loops_play import Drive, kinds, load_example, replay_script, roles
+from loops_play import call as tool_call
 from loops_play import search_call as call
 
 from prunecheck.sim.subjects.loops.contract import Capability
@@ -112,6 +113,23 @@ def test_the_same_window_on_openai_is_accepted(tmp_path: Path) -> None:
     with _drive(_example("strands_sliding", "on_openai"), tmp_path, ROUND) as drive:
         assert roles(drive.run) == ["S", "A(call_2)", "T(call_2)", "A", "U"]
         assert drive.run.incidents == []
+
+
+def test_a_window_trim_at_the_end_of_a_cancelled_turn_is_a_trim_not_a_loss(
+    tmp_path: Path,
+) -> None:
+    """Strands' window runs at the end of every invocation, a cancelled one too:
+    the batch it drops whole was held by the agent (the adapter tells the
+    harness what the agent holds before its manager trims), so no silent_loss;
+    what was left after the cancels is the framework's hang, not checked here."""
+    email = tool_call(1, "send_email", body="body-1", to="to-1")
+    batch = ReplyStep("", (email, call(2)))
+    steps: list[Step] = [User("user message 1"), batch,
+                         Complete("call_1", "sent"), Complete("call_2", "found"), Cancel(),
+                         User("user message 6"), Cancel(), User("user message 8")]  # fmt: skip
+    with _drive(_example("strands_sliding", "on_openai"), tmp_path, steps) as drive:
+        assert "silent_loss" not in {kind for kind, _ in kinds(drive.run)}
+        assert drive.run.ledger.held.keys() >= {"call_1", "call_2"}
 
 
 def test_the_plain_agent_keeps_every_message(tmp_path: Path) -> None:

@@ -126,6 +126,27 @@ def _fresh_manager(manager: Any, plain: bool) -> Any:
     return fresh
 
 
+def _witnessing(manager: Any, harness: Harness) -> Any:
+    """``manager`` telling the harness what the agent holds before it trims
+    (``apply_management`` at the end of every invocation, a cancelled one
+    too; ``reduce_context`` on an overflow): a whole, closed unit the window
+    then drops is a trim of what the loop held, not a loss.  Wrapped on the
+    instance before the ``Agent`` registers it, so its hooks call the wrapper."""
+    from .strands_doubles import render_messages
+
+    for name in ("apply_management", "reduce_context"):
+        original = getattr(manager, name, None)
+        if not callable(original):
+            continue
+
+        def wrapped(agent: Any, *args: Any, __original: Any = original, **kwargs: Any) -> Any:
+            harness.holds(render_messages(agent.messages, None))
+            return __original(agent, *args, **kwargs)
+
+        setattr(manager, name, wrapped)
+    return manager
+
+
 def _window_limit(model: Any) -> int | None:
     try:
         limit = getattr(model, "context_window_limit", None)
@@ -222,7 +243,9 @@ class StrandsAdapter:
             messages=[] if session is not None else copy.deepcopy(list(user.messages)),
             tools=tools,
             system_prompt=user.system_prompt,
-            conversation_manager=_fresh_manager(user.conversation_manager, self.plain),
+            conversation_manager=_witnessing(
+                _fresh_manager(user.conversation_manager, self.plain), harness
+            ),
             callback_handler=None,
             agent_id=user.agent_id,
             name=user.name,
