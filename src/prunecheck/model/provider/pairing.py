@@ -18,7 +18,8 @@ from collections.abc import Iterable
 
 from prunecheck.model.context import Message, Role
 from prunecheck.model.provider.request_body import render
-from prunecheck.model.provider.rules import ProviderError, error_of, validate
+from prunecheck.model.provider.rule import ProviderError
+from prunecheck.model.provider.rules import error_of, validate
 from prunecheck.model.provider.vocabulary import CALL_WITHOUT_RESULT, RESULT_WITHOUT_CALL, Provider
 
 __all__ = ["pairing_errors"]

@@ -29,7 +29,6 @@ from prunecheck.model.provider.vocabulary import Provider
 
 __all__ = [
     "CHECKED",
-    "ProviderError",
     "error_of",
     "implicated_calls",
     "not_written",

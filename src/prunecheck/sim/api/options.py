@@ -25,7 +25,6 @@ from typing import Any
 from prunecheck.model.config import CheckAt
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.gates import Gate
-from prunecheck.model.provider import Provider
 
 __all__ = ["OPTIONS", "check_options"]
 
@@ -127,6 +126,15 @@ def _placements(name: str, value: Any) -> None:
             raise _bad(name, value, f"holds {item!r}, not a placement.", f"{names}.") from None
 
 
+def _list_format(name: str, value: Any) -> None:
+    """A list function's message format: one of the two list shapes
+    (``policy_spec.FORMATS``), not every provider ``--provider`` takes."""
+    from prunecheck.sim.subjects.policy_spec import FORMATS
+
+    if value not in FORMATS and getattr(value, "value", None) not in FORMATS:
+        raise _bad(name, value, "is not a provider format.", f"one of {', '.join(FORMATS)}.")
+
+
 def _providers(name: str, value: Any) -> None:
     from prunecheck.sim.api.providers import parse_providers
 
@@ -142,7 +150,7 @@ def _optional(check: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
 
 
 _CHECKS: dict[str, Callable[[str, Any], None]] = {
-    "format": _optional(_enum(Provider, "a provider format")),
+    "format": _optional(_list_format),
     "gate": _enum(Gate, "a gate"),
     "levels": _many(0, 1, open_low=True),  # () : no suite (the search alone)
     "slow_levels": _many(0, 1, open_low=True),
