@@ -154,7 +154,11 @@ def test_the_formats_are_told_apart_and_grouped_by_their_conversation_ids(
         ),
         "langsmith_cut.jsonl": ("conv-langsmith", "langsmith", Provider.OPENAI),
         "raw_chat_cut.jsonl": ("conv-cut-batch", "openai-chat", Provider.OPENAI),
-        "raw_responses_cut.jsonl": ("conv-responses", "openai-responses", Provider.OPENAI),
+        "raw_responses_cut.jsonl": (
+            "conv-responses",
+            "openai-responses",
+            Provider.OPENAI_RESPONSES,
+        ),
         "raw_anthropic_dropped_result.jsonl": ("conv", "anthropic", Provider.ANTHROPIC),
     }
     for name, (conversation, fmt, provider) in expected.items():

@@ -122,10 +122,12 @@ def _replayed(imported: Imported, rejected: LoggedRequest | None) -> tuple[list[
     if rejected is not None:
         expected = _expected_kind(rejected)
         if rejections and expected == rejections[0].reason:
+            responses = rejected.format is LogFormat.OPENAI_RESPONSES or is_responses_text(
+                rejected.rejection or ""
+            )  # a Responses log replays in the Responses API's words, unless told apart too late
             words = (
                 " (in Chat Completions' words)"
-                if rejected.format is LogFormat.OPENAI_RESPONSES
-                or is_responses_text(rejected.rejection or "")
+                if responses and not is_responses_text(rejections[0].text)
                 else ""
             )
             line += f"; the replayed request is rejected as the logged one was{words}: " + (

@@ -55,7 +55,7 @@ RESPONSES_TEXT = {
 
 _PROVIDER = {
     LogFormat.OPENAI_CHAT: Provider.OPENAI,
-    LogFormat.OPENAI_RESPONSES: Provider.OPENAI,
+    LogFormat.OPENAI_RESPONSES: Provider.OPENAI_RESPONSES,
     LogFormat.ANTHROPIC: Provider.ANTHROPIC,
 }
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking"}

@@ -223,6 +223,23 @@ class LoggedRequest:
         return self.body if self.body is not None else provider_body(self.messages, self.provider)
 
 
+def _responses_items(messages: tuple[LoggedMessage, ...]) -> list[dict[str, Any]]:
+    """OpenAI Responses ``input`` items: a message item per text, a
+    ``function_call`` item per call, a ``function_call_output`` per result."""
+    items: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role is Role.TOOL:
+            items.append({"type": "function_call_output", "call_id": m.answers, "output": m.text})
+            continue
+        if m.text or not m.calls:
+            items.append({"type": "message", "role": m.role.value, "content": m.text})
+        items += [
+            {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
+            for c in m.calls
+        ]
+    return items
+
+
 def provider_body(messages: tuple[LoggedMessage, ...], provider: Provider) -> dict[str, Any]:
     """The request body ``messages`` make for ``provider`` (logged call ids kept).
 
@@ -232,6 +249,8 @@ def provider_body(messages: tuple[LoggedMessage, ...], provider: Provider) -> di
     >>> body["messages"][1]["content"][0]["tool_use_id"]
     't1'
     """
+    if provider is Provider.OPENAI_RESPONSES:
+        return {"input": _responses_items(messages)}
     if provider is Provider.OPENAI:
         out: list[dict[str, Any]] = []
         for m in messages:
