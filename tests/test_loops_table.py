@@ -132,7 +132,9 @@ def test_the_table_names_the_versions_the_loops_extra_pins() -> None:
     for package in PACKAGES:
         assert package in pins, f"{package} is not pinned (==) in the loops extra"
         assert f"{package} {pins[package]}" in head, package
-    assert re.search(r"\b\d+ schedules per agent\b", head)
+    assert re.search(r"`check`'s defaults \(\d+ schedules per scenario class\b", head) or re.search(
+        r"\b\d+ schedules per agent\b", head
+    )
 
 
 def test_the_table_says_what_a_guard_cannot_prevent() -> None:

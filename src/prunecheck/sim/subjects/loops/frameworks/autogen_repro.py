@@ -271,7 +271,10 @@ def script_text(target_spec: str, schedule_json: str, *, folder: Path | None = N
         else "",
     )
     checks: list[str] = []
-    if not expect or "orphaned_result" in expect or "provider_rejection" in expect:
+    orphan = "orphaned_result" in expect or (
+        "provider_rejection" in expect and "unanswered_call" not in expect
+    )
+    if not expect or orphan:
         checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
     if not expect or "unanswered_call" in expect:
         checks.append(_UNANSWERED_CHECK.substitute(text=repr(_UNANSWERED)))

@@ -219,8 +219,7 @@ def _steps(steps: Sequence[Mapping[str, Any]], checkpointer: str, hang: bool) ->
                 result = f"RuntimeError({str(step.get('error', 'tool failed'))!r})"
             else:
                 result = f"TimeoutError({f'the tool of {call} timed out'!r})"
-            out.append(f"results[{call!r}] = {result}")
-            out.append(f"done[{call!r}].set()")
+            out.append(f"results[{call!r}] = {result}; done[{call!r}].set()")
         elif kind == "advance":
             out.append(f"await asyncio.sleep({float(step['seconds'])!r})  # the clock moves on")
             continue
@@ -253,8 +252,16 @@ def _steps(steps: Sequence[Mapping[str, Any]], checkpointer: str, hang: bool) ->
             pending = {}
         else:
             raise ValueError(f"step {i}: unknown kind {kind!r}")
-        out.append("await settle(turn)")
+        out += _then_settle(out.pop())
     return out
+
+
+def _then_settle(line: str) -> list[str]:
+    """``line`` and the wait for the agent to settle: one line per step where
+    the step's line is a simple statement without a comment."""
+    if "#" in line or line.startswith(("with ", "if ")) or line.endswith(":"):
+        return [line, "await settle(turn)"]
+    return [f"{line}; await settle(turn)"]
 
 
 def _judge(expect: set[str]) -> str:
