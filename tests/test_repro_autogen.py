@@ -23,6 +23,7 @@ FAST = {
     "autogen_plain-agent-cancel",  # hang
     "autogen_plain-agent-crash_resume",  # silent_loss
     "autogen_token_limited-agent-trim",  # orphaned_result, provider_rejection
+    "autogen_token_limited-agent-parallel",  # unanswered_call
 }
 
 

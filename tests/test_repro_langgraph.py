@@ -17,6 +17,7 @@ CELLS = repro_check.cells("langgraph_")
 FAST = {
     "langgraph_plain-agent-tool_timeout",  # silent_loss
     "langgraph_plain-persistent-crash_new_message",  # provider_rejection, unanswered_call
+    "langgraph_trim-agent-trim",  # invalid_prune, orphaned_result
 }
 
 

@@ -1,4 +1,4 @@
-"""AutoGen AgentChat: agent() of ../../examples/loops/autogen_token_limited.py, scenario class tool_timeout, violations orphaned_result, provider_rejection;
+"""AutoGen AgentChat: agent() of ../../examples/loops/autogen_token_limited.py, scenario class tool_timeout, violations provider_rejection, unanswered_call;
 found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
 Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
 import asyncio, collections, importlib.metadata, json, os, pathlib, sys
@@ -56,23 +56,23 @@ async def main():
     await step(start(agent, 'user message 1'))
     await step(answer('', FunctionCall(id='call_1', name='send_email', arguments='{"body": "body-1", "to": "to-1"}')))
     await step(finish('call_1', 'send_email result for call_1 lorem ipsum'))
-    await step(answer('answer 4'))
+    await step(answer('', FunctionCall(id='call_2', name='send_email', arguments='{"body": "body-2", "to": "to-2"}'), FunctionCall(id='call_3', name='send_email', arguments='{"body": "body-3", "to": "to-3"}'), FunctionCall(id='call_4', name='search', arguments='{"query": "query-4"}')))
     await step(start(agent, 'user message 5'))
-    await step(answer('', FunctionCall(id='call_2', name='search', arguments='{"query": "query-2"}'), FunctionCall(id='call_3', name='search', arguments='{"query": "query-3"}'), FunctionCall(id='call_4', name='search', arguments='{"query": "query-4"}')))
-    await step(finish('call_4', 'search result for call_4 lorem ipsum'))
-    await step(finish('call_3', 'search result for call_3 lorem ipsum'))
-    await step(finish('call_2', TimeoutError('the tool of call_2 timed out')))
+    await step(answer('', FunctionCall(id='call_5', name='search', arguments='{"query": "query-5"}'), FunctionCall(id='call_6', name='search', arguments='{"query": "query-6"}'), FunctionCall(id='call_7', name='search', arguments='{"query": "query-7"}')))
+    await step(finish('call_5', TimeoutError('the tool of call_5 timed out')))
+    await step(finish('call_6', 'search result for call_6 lorem ipsum'))
+    await step(finish('call_7', 'search result for call_7 lorem ipsum'))
     await step(answer('answer 10'))
     await step(start(agent, 'user message 11'))
-    await step(answer('', FunctionCall(id='call_5', name='search', arguments='{"query": "query-5"}'), FunctionCall(id='call_6', name='search', arguments='{"query": "query-6"}')))
-    await step(finish('call_6', TimeoutError('the tool of call_6 timed out')))
-    await step(finish('call_5', TimeoutError('the tool of call_5 timed out')))
-    for n, body in enumerate(requests, 1):  # OpenAI: a tool message answers the assistant message before it
+    await step(answer('', FunctionCall(id='call_8', name='send_email', arguments='{"body": "body-8", "to": "to-8"}'), FunctionCall(id='call_9', name='send_email', arguments='{"body": "body-9", "to": "to-9"}')))
+    await step(finish('call_9', TimeoutError('the tool of call_9 timed out')))
+    await step(finish('call_8', 'send_email result for call_8 lorem ipsum'))
+    for n, body in enumerate(requests, 1):  # OpenAI: the tool messages after a call answer each of its calls
         for i, m in enumerate(body):
-            calls = next((p.get("tool_calls") or [] for p in body[i::-1] if p["role"] != "tool"), [])  # of the message before
-            if m["role"] == "tool" and m["tool_call_id"] not in [c["id"] for c in calls]:
-                print(f"request #{n}: {json.dumps(body)}\nopenai says: " + "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
-                return print(f"reproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
+            after = [p.get("tool_call_id") for p in body[i + 1:]] + [None]
+            if missing := [c["id"] for c in m.get("tool_calls") or [] if c["id"] not in after[:after.index(None)]]:
+                print(f"request #{n}: {json.dumps(body)}\nopenai says: " + "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + ", ".join(missing))
+                return print(f"reproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
     return print("not reproduced") or 0
 if __name__ == "__main__":
     try: sys.exit(asyncio.run(main()))

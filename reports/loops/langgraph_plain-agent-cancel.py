@@ -59,20 +59,13 @@ async def settle(turn, seconds=10):  # until the turn has returned or waits on t
 async def main():
     asyncio.get_running_loop().set_exception_handler(lambda loop, context: None)  # a turn's end is no finding
     graph = agent()
-    turn = asyncio.create_task(send(graph, HumanMessage('user message 1')))
-    await settle(turn)
-    asked.pop(0).set_result(AIMessage('', tool_calls=[{'name': 'send_email', 'args': {'body': 'body-1', 'to': 'to-1'}, 'id': 'call_1'}]))
-    await settle(turn)
-    results['call_1'] = 'send_email result for call_1 lorem ipsum'
-    done['call_1'].set()
-    await settle(turn)
+    turn = asyncio.create_task(send(graph, HumanMessage('user message 1'))); await settle(turn)
+    asked.pop(0).set_result(AIMessage('', tool_calls=[{'name': 'send_email', 'args': {'body': 'body-1', 'to': 'to-1'}, 'id': 'call_1'}])); await settle(turn)
+    results['call_1'] = 'send_email result for call_1 lorem ipsum'; done['call_1'].set(); await settle(turn)
     turn.cancel(), done.clear()  # LangGraph's cancel: cancel the task running ainvoke
     await settle(turn)
-    turn = asyncio.create_task(send(graph, HumanMessage('user message 5')))
-    await settle(turn)
-    print(*(found[0] if found else ["not reproduced"]), sep="\n")
-    return 1 if found else 0
-
+    turn = asyncio.create_task(send(graph, HumanMessage('user message 5'))); await settle(turn)
+    return print(*(found[0] if found else ["not reproduced"]), sep="\n") or (1 if found else 0)
 try:
     sys.exit(asyncio.run(main()))
 except Exception as exc:  # not the finding: the script could not run

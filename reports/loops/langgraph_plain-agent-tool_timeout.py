@@ -59,18 +59,11 @@ async def settle(turn, seconds=10):  # until the turn has returned or waits on t
 async def main():
     asyncio.get_running_loop().set_exception_handler(lambda loop, context: None)  # a turn's end is no finding
     graph = agent()
-    turn = asyncio.create_task(send(graph, HumanMessage('user message 1')))
-    await settle(turn)
-    asked.pop(0).set_result(AIMessage('', tool_calls=[{'name': 'send_email', 'args': {'body': 'body-1', 'to': 'to-1'}, 'id': 'call_1'}]))
-    await settle(turn)
-    results['call_1'] = RuntimeError('send_email failed for call_1')
-    done['call_1'].set()
-    await settle(turn)
-    turn = asyncio.create_task(send(graph, HumanMessage('user message 4')))
-    await settle(turn)
-    print(*(found[0] if found else ["not reproduced"]), sep="\n")
-    return 1 if found else 0
-
+    turn = asyncio.create_task(send(graph, HumanMessage('user message 1'))); await settle(turn)
+    asked.pop(0).set_result(AIMessage('', tool_calls=[{'name': 'send_email', 'args': {'body': 'body-1', 'to': 'to-1'}, 'id': 'call_1'}])); await settle(turn)
+    results['call_1'] = RuntimeError('send_email failed for call_1'); done['call_1'].set(); await settle(turn)
+    turn = asyncio.create_task(send(graph, HumanMessage('user message 4'))); await settle(turn)
+    return print(*(found[0] if found else ["not reproduced"]), sep="\n") or (1 if found else 0)
 try:
     sys.exit(asyncio.run(main()))
 except Exception as exc:  # not the finding: the script could not run

@@ -60,20 +60,15 @@ async def main():
         db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "checkpoints.sqlite"
         saver = lambda: stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(db)))
         graph = agent(await saver())
-        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 1')]}, CONFIG, durability="sync"))
-        await settle(turn)
+        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 1')]}, CONFIG, durability="sync")); await settle(turn)
         asked.pop(0).set_result(AIMessage('', tool_calls=[
             {'name': 'send_email', 'args': {'body': 'body-1', 'to': 'to-1'}, 'id': 'call_1'},
-            {'name': 'search', 'args': {'query': 'query-2'}, 'id': 'call_2'}]))
-        await settle(turn)
+            {'name': 'search', 'args': {'query': 'query-2'}, 'id': 'call_2'}])); await settle(turn)
         await graph.checkpointer.conn.close()  # the process dies: nothing more reaches the file
         turn.cancel(), asked.clear(), done.clear()
         graph = agent(await saver())  # a new process: the agent on the same file
-        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 4 after the crash')]}, CONFIG, durability="sync"))
-        await settle(turn)
-    print(*(found[0] if found else ["not reproduced"]), sep="\n")
-    return 1 if found else 0
-
+        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 4 after the crash')]}, CONFIG, durability="sync")); await settle(turn)
+    return print(*(found[0] if found else ["not reproduced"]), sep="\n") or (1 if found else 0)
 try:
     sys.exit(asyncio.run(main()))
 except Exception as exc:  # not the finding: the script could not run

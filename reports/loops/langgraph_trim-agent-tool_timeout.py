@@ -60,18 +60,11 @@ async def main():
         db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "checkpoints.sqlite"
         saver = lambda: stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(db)))
         graph = agent(await saver())
-        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 1')]}, CONFIG, durability="sync"))
-        await settle(turn)
-        asked.pop(0).set_result(AIMessage('', tool_calls=[{'name': 'send_email', 'args': {'body': 'body-1', 'to': 'to-1'}, 'id': 'call_1'}]))
-        await settle(turn)
-        results['call_1'] = RuntimeError('send_email failed for call_1')
-        done['call_1'].set()
-        await settle(turn)
-        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 4')]}, CONFIG, durability="sync"))
-        await settle(turn)
-    print(*(found[0] if found else ["not reproduced"]), sep="\n")
-    return 1 if found else 0
-
+        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 1')]}, CONFIG, durability="sync")); await settle(turn)
+        asked.pop(0).set_result(AIMessage('', tool_calls=[{'name': 'send_email', 'args': {'body': 'body-1', 'to': 'to-1'}, 'id': 'call_1'}])); await settle(turn)
+        results['call_1'] = RuntimeError('send_email failed for call_1'); done['call_1'].set(); await settle(turn)
+        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 4')]}, CONFIG, durability="sync")); await settle(turn)
+    return print(*(found[0] if found else ["not reproduced"]), sep="\n") or (1 if found else 0)
 try:
     sys.exit(asyncio.run(main()))
 except Exception as exc:  # not the finding: the script could not run

@@ -2,8 +2,9 @@
 
 `agent` of ../../examples/loops/langgraph_trim.py as written, on LangChain's fake chat model and
 fake tools of the same names, LangGraph's SQLite checkpointer (a temporary file).  Scenario class
-trim, violations provider_rejection, unanswered_call, found by prunecheck 0.2.0, seed 1.  Run from
-any directory: python <this file>.  Exit 0 = not reproduced, 1 = reproduced, 2 = could not run.
+trim, violations invalid_prune, orphaned_result, provider_rejection, found by prunecheck 0.2.0, seed
+1.  Run from any directory: python <this file>.  Exit 0 = not reproduced, 1 = reproduced, 2 = could
+not run.
 """
 import asyncio, importlib.metadata, itertools, json, os, runpy, sys, contextlib, tempfile
 from pathlib import Path
@@ -32,6 +33,10 @@ class Model(GenericFakeChatModel):  # LangChain's fake, in OpenAI's place: check
             if missing := ", ".join(c["id"] for c in m.get("tool_calls", []) if c["id"] not in after):
                 found.append([f"request #{n}: {json.dumps(sent)}", "openai says: An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + missing,
                               f"reproduced: provider_rejection: request #{n} sends {missing} without a result"])
+            asked_for = next((p.get("tool_calls", []) for p in sent[:i][::-1] if p["role"] != "tool"), [])
+            if m["role"] == "tool" and m["tool_call_id"] not in {c["id"] for c in asked_for}:
+                found.append([f"request #{n}: {json.dumps(sent)}", "openai says: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+                              f"reproduced: orphaned_result: request #{n} sends the result of {m['tool_call_id']} without its call"])
         asked.append(answer := asyncio.get_running_loop().create_future())
         self.messages = iter([await answer])
         return self._generate(messages)
@@ -59,18 +64,15 @@ async def main():
         db = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "checkpoints.sqlite"
         saver = lambda: stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(db)))
         graph = agent(await saver())
-        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 1')]}, CONFIG, durability="sync"))
-        await settle(turn)
-        asked.pop(0).set_result(AIMessage('', tool_calls=[{'name': 'search', 'args': {'query': 'query-1'}, 'id': 'call_1'}]))
-        await settle(turn)
-        results['call_1'] = RuntimeError('search failed for call_1')
-        done['call_1'].set()
-        await settle(turn)
-        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 4')]}, CONFIG, durability="sync"))
-        await settle(turn)
-    print(*(found[0] if found else ["not reproduced"]), sep="\n")
-    return 1 if found else 0
-
+        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 1')]}, CONFIG, durability="sync")); await settle(turn)
+        asked.pop(0).set_result(AIMessage('', tool_calls=[
+            {'name': 'search', 'args': {'query': 'query-1'}, 'id': 'call_1'},
+            {'name': 'send_email', 'args': {'body': 'body-2', 'to': 'to-2'}, 'id': 'call_2'}])); await settle(turn)
+        results['call_2'] = 'send_email result for call_2 lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum'; done['call_2'].set(); await settle(turn)
+        results['call_1'] = 'search result for call_1 lorem ipsum'; done['call_1'].set(); await settle(turn)
+        asked.pop(0).set_result(AIMessage('answer 5')); await settle(turn)
+        turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage('user message 6')]}, CONFIG, durability="sync")); await settle(turn)
+    return print(*(found[0] if found else ["not reproduced"]), sep="\n") or (1 if found else 0)
 try:
     sys.exit(asyncio.run(main()))
 except Exception as exc:  # not the finding: the script could not run

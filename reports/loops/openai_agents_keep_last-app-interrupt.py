@@ -74,5 +74,4 @@ try:
     asyncio.run(main())
 except Exception as exc:
     sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
-print(findings[0] if findings else "not reproduced")
-sys.exit(1 if findings else 0)
+sys.exit(print(findings[0] if findings else "not reproduced") or (1 if findings else 0))

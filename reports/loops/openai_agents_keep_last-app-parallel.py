@@ -17,6 +17,7 @@ sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}:
 from agents import FunctionTool, RunConfig, Runner, SQLiteSession
 from agents.models.chatcmpl_converter import Converter
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+from agents.tool import with_function_tool_failure_error_handler
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "../../examples/loops"))
 import openai_agents_keep_last as user  # the user's agent, as written
 STORE, requests, ran, outputs, done, turns, results, findings = tempfile.TemporaryDirectory(), [], {}, {}, collections.defaultdict(asyncio.Event), [], [], []
@@ -39,11 +40,13 @@ def fake(tool):  # the user's tool, its body replaced: it returns when the sched
     async def body(ctx, arguments):
         await done[ctx.tool_call_id].wait()
         ran[ctx.tool_call_id] = tool.name
-        return outputs[ctx.tool_call_id]
-    return dataclasses.replace(tool, on_invoke_tool=body)
+        out = outputs[ctx.tool_call_id]
+        if isinstance(out, Exception): raise out  # the tool's failure handling answers
+        return out
+    return dataclasses.replace(tool, on_invoke_tool=with_function_tool_failure_error_handler(body, lambda *_: None))
 agent, config = user.app()  # the user's, with fake tools, the scripted model and a session
 agent = agent.clone(tools=[fake(t) if isinstance(t, FunctionTool) else t for t in agent.tools])
-config = dataclasses.replace(config, model=ScriptedModel(ModelStep.respond(answer) for _ in range(7)), tracing_disabled=True)
+config = dataclasses.replace(config, model=ScriptedModel(ModelStep.respond(answer) for _ in range(8)), tracing_disabled=True)
 session, replies = SQLiteSession("conversation", f"{STORE.name}/session.sqlite"), asyncio.Queue()
 async def settle():  # every task runs until all of them wait on the schedule
     for _ in range(200): await asyncio.sleep(0)
@@ -61,18 +64,17 @@ async def main():
     asyncio.get_running_loop().set_default_executor(Inline())
     await say("user message 1")
     await reply(function_call("read_file", '{"path": "path-1"}', call_id="call_1"),
-                function_call("read_file", '{"path": "path-2"}', call_id="call_2"),
-                function_call("run_tests", '{"target": "target-3"}', call_id="call_3"))
-    await complete("call_2", "read_file result for call_2 lorem ipsum")
-    await complete("call_3", "run_tests result for call_3 lorem ipsum")
+                function_call("read_file", '{"path": "path-2"}', call_id="call_2"))
     await complete("call_1", "read_file result for call_1 lorem ipsum")
-    await reply(assistant_message("answer 8", item_id="msg_2"))
-    await say("user message 9")
+    await complete("call_2", RuntimeError("read_file failed for call_2"))  # the tool raises
+    await reply(assistant_message("answer 5", item_id="msg_2"))
+    await say("user message 6")
+    await reply(assistant_message("answer 7", item_id="msg_3"))
+    await say("user message 8")
     [task.result() for task in turns if task.done() and not task.cancelled()]  # a run that raised: the replay went wrong
 
 try:
     asyncio.run(main())
 except Exception as exc:
     sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
-print(findings[0] if findings else "not reproduced")
-sys.exit(1 if findings else 0)
+sys.exit(print(findings[0] if findings else "not reproduced") or (1 if findings else 0))

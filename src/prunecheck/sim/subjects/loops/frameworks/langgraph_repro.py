@@ -139,9 +139,7 @@ async def decisions(graph, approved):  # HumanInTheLoopMiddleware's interrupts a
 """
 
 _TAIL = """\
-    print(*(found[0] if found else ["not reproduced"]), sep="\\n")
-    return 1 if found else 0
-
+    return print(*(found[0] if found else ["not reproduced"]), sep="\\n") or (1 if found else 0)
 try:
     sys.exit(asyncio.run(main()))
 except Exception as exc:  # not the finding: the script could not run
