@@ -232,7 +232,7 @@ ARG_CASES = [
         needle="cannot be created",
     ),
     _c("replay-gate", f"replay {DOCUMENTED_TRACE} --gate sometimes", needle="--gate"),
-    _c("validate-format", "validate {tmp}/ok.json --format gemini", needle="--format"),
+    _c("validate-format", "validate {tmp}/ok.json --format cohere", needle="--format"),
     _c("validate-no-format", "validate {tmp}/ok.json", needle="--format"),
     _c("unknown-command", "frobnicate", needle="invalid choice"),
     _c("no-command", "", status=2),

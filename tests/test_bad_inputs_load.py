@@ -59,9 +59,9 @@ CASES = [
     _c("run-ctrl-c", f"check loop:{BAD}:ctrl_c_in_run {_ONE}", status=130),
     # the adapter and the framework's release
     _c("adapter-import-error", f"check loop:{LOAD}/pydantic_ai_string.py:agent {_ONE}",
-       needle="cannot import name 'RunCancelled'"),
+       needle="cannot import name 'FunctionToolset'"),
     _c("framework-too-old", f"check loop:{LOAD}/pydantic_ai_string.py:agent {_ONE}",
-       needle="pydantic-ai-slim 2.10.0 is installed"),
+       needle="pydantic-ai-slim 2.9.0 is installed"),
     _c("framework-named-too-old", f"search loop:pydantic-ai:{LOAD}/pydantic_ai_string.py:agent",
        needle="drives pydantic-ai-slim >="),
     # as a user runs it: a subprocess (os._exit for real would end it with its own status)
@@ -75,14 +75,14 @@ def _too_old(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real = versions.installed
     monkeypatch.setattr(
-        versions, "installed", lambda dist: "2.10.0" if dist == "pydantic-ai-slim" else real(dist)
+        versions, "installed", lambda dist: "2.9.0" if dist == "pydantic-ai-slim" else real(dist)
     )
 
 
 def _moved(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pydantic_ai.exceptions
+    import pydantic_ai.toolsets
 
-    monkeypatch.delattr(pydantic_ai.exceptions, "RunCancelled")  # as if a release moved it
+    monkeypatch.delattr(pydantic_ai.toolsets, "FunctionToolset")  # as if a release moved it
 
 
 def _short(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -476,24 +476,7 @@ class LoopRun:
             raise confine.Abort(self._import_error(self._broken))
 
     def _import_error(self, exc: ImportError) -> PolicyError:
-        from prunecheck.sim.subjects.cage_wire import where_raised
-
-        from .versions import Supported, check_supported
-
-        framework = self.adapter.framework
-        supported = getattr(self.adapter, "supported", None)
-        if isinstance(supported, Supported):
-            try:
-                check_supported(framework, supported)
-            except PolicyError as wrong:  # a release it does not drive: named first
-                return wrong
-        drives = f"it drives {supported.text()}; " if isinstance(supported, Supported) else ""
-        return LoopError(
-            f"the {framework} adapter",
-            f"could not run the agent: a turn raised {type(exc).__name__}: {exc}"
-            f"{where_raised(exc)} (a module it needs moved or is not installed).",
-            f"{drives}pip install 'prunecheck[loops]' installs the releases it is tested with",
-        )
+        return adapter_import_error(self.adapter, exc, "a turn raised")
 
     def _cancel(self) -> None:
         turn = self._turn
@@ -580,3 +563,26 @@ class LoopRun:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def adapter_import_error(adapter: Adapter, exc: ImportError, when: str) -> PolicyError:
+    """The one paragraph for an ``ImportError`` inside an adapter (``when``:
+    what raised it): a release the adapter does not drive is named first."""
+    from prunecheck.sim.subjects.cage_wire import where_raised
+
+    from .versions import Supported, check_supported
+
+    framework = adapter.framework
+    supported = getattr(adapter, "supported", None)
+    if isinstance(supported, Supported):
+        try:
+            check_supported(framework, supported)
+        except PolicyError as wrong:  # a release it does not drive: named first
+            return wrong
+    drives = f"it drives {supported.text()}; " if isinstance(supported, Supported) else ""
+    return LoopError(
+        f"the {framework} adapter",
+        f"could not run the agent: {when} {type(exc).__name__}: {exc}"
+        f"{where_raised(exc)} (a module it needs moved or is not installed).",
+        f"{drives}pip install 'prunecheck[loops]' installs the releases it is tested with",
+    )

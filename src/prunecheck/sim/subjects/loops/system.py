@@ -85,7 +85,7 @@ from .contract import Adapter, ToolCall, ToolSpec
 from .reach import count_tokens
 from .scenarios import SCENARIOS, Bounds, Scenario, ScenarioClass, _arguments, enabled_kinds
 from .scenarios import make_step as _make_step
-from .scheduler import LoopRun, StepRefused
+from .scheduler import LoopRun, StepRefused, adapter_import_error
 from .steps import Complete, Fail, ReplyStep, Step, Timeout, User, step_to_json
 from .target import LoopTarget
 
@@ -183,12 +183,21 @@ class LoopSystem:
         run = LoopRun(self.target.adapter, self.target.target, set_heap_aside=False)
         return LoopState(run, shadow, config, record)
 
+    def _tools(self) -> list[ToolSpec]:
+        """The agent's tools; an ``ImportError`` inside the adapter is one paragraph."""
+        try:
+            return list(self.target.adapter.tools(self.target.target))
+        except ImportError as exc:
+            raise adapter_import_error(
+                self.target.adapter, exc, "reading its tools raised"
+            ) from None
+
     def _step(self, state: LoopState, event: Event, before: set[str]) -> Step | None:
         match event:
             case UserMessage(text=text):
                 return User(text or f"user message {len(state.steps) + 1}")
             case IssueBatch(calls=specs):
-                tools = self.target.adapter.tools(self.target.target)
+                tools = self._tools()
                 new = [c for c in state.shadow.calls if c not in before]
                 calls: list[ToolCall] = []
                 for cid, spec in zip(new, specs, strict=False):
@@ -268,7 +277,7 @@ class LoopSystem:
             bounds = Bounds(self.max_steps, self.scenario.shape.width, _ALL_KINDS)
         else:
             bounds = Bounds.draw(self.scenario, draw, max_steps=self.max_steps)
-        tools = self.target.adapter.tools(self.target.target)
+        tools = self._tools()
         return LoopSession(LoopRun(self.target.adapter, self.target.target), bounds, tools)
 
     def enabled(self, state: LoopSession) -> list[str]:

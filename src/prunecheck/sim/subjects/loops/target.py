@@ -222,7 +222,21 @@ def load_target(text: str) -> LoopTarget:
                     f"{attr} is not a {framework} agent (or factory of one).",
                     "drop the framework from the spec to detect it.",
                 )
-            return LoopTarget(text, reference, target, adapter)
+            return _read(LoopTarget(text, reference, target, adapter))
         with user_code(subject, f"importing {where}"):
             own = getattr(import_where(where, subject), "prunecheck_loop_adapter", None)
-        return LoopTarget(text, reference, target, detect(target, subject, attr, own))
+        return _read(LoopTarget(text, reference, target, detect(target, subject, attr, own)))
+
+
+def _read(loaded: LoopTarget) -> LoopTarget:
+    """``loaded``, once its adapter has read the agent's tools and
+    capabilities: an ``ImportError`` inside the adapter (a release that moved
+    a name it needs) is one paragraph here, not a traceback later."""
+    from .scheduler import adapter_import_error
+
+    try:
+        loaded.adapter.capabilities(loaded.target)
+        loaded.adapter.tools(loaded.target)
+    except ImportError as exc:
+        raise adapter_import_error(loaded.adapter, exc, "reading the agent raised") from None
+    return loaded

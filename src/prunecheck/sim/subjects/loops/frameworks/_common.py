@@ -64,12 +64,15 @@ def build_target(target: object, package: str, is_agent: Callable[[Any], bool]) 
 
 def _is_function(target: object) -> bool:
     """Whether ``target`` is a factory to call: a function, a method or a
-    ``functools.partial``.  An object whose class is callable (a Strands
-    ``Agent``: calling it runs the agent) is never called to find out what it is."""
+    ``functools.partial``, or one wrapped by a decorator that says so
+    (``functools.cache``, ``functools.wraps``: its ``__wrapped__``).  An
+    object whose class is callable (a Strands ``Agent``: calling it runs the
+    agent) is never called to find out what it is."""
+    inner = (
+        inspect.unwrap(target) if callable(target) and hasattr(target, "__wrapped__") else target
+    )
     return (
-        inspect.isfunction(target)
-        or inspect.ismethod(target)
-        or isinstance(target, functools.partial)
+        inspect.isfunction(inner) or inspect.ismethod(inner) or isinstance(inner, functools.partial)
     )
 
 
