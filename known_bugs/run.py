@@ -194,6 +194,9 @@ def run_pair(bug: Bug, release: str, *, check_timeout: float = CHECK_TIMEOUT) ->
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # prunecheck from the checkout that runs the corpus, not the one the venv was built from
+    # (its editable install may point at another worktree)
+    env["PYTHONPATH"] = str(REPO / "src")
     gt = _run([str(venv / "bin" / "python"), "ground_truth.py"], bug.folder, GT_TIMEOUT, env)
     row["ground_truth"] = {
         "exit_status": gt["exit_status"],
