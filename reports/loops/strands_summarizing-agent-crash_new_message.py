@@ -1,49 +1,36 @@
 """Strands Agents: agent() of ../../examples/loops/strands_summarizing.py, scenario class crash_new_message, violations synthesized_result;
 found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
 Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
-import asyncio, collections, concurrent.futures, contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile, threading
-
+import asyncio, collections, tempfile, threading, contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys
 FOUND_ON = {"strands-agents": "1.62.0"}
-HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
-    if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+    if (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
 sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # a Bedrock client is built, never called
 from strands import Agent
 from strands.models.model import Model
 from strands.session.file_session_manager import FileSessionManager
-from strands.types.exceptions import ContextWindowOverflowException
-requests, asked, done, outcome, ran, runs, CALL = [], [], collections.defaultdict(asyncio.Event), {}, {}, collections.Counter(), contextvars.ContextVar("call")
 STORE = tempfile.mkdtemp(prefix="strands-repro-")
+requests, asked, done, outcome, ran, runs, CALL = [], [], collections.defaultdict(asyncio.Event), {}, {}, collections.Counter(), contextvars.ContextVar("call")
 def chat(messages, system):  # Strands' messages in OpenAI Chat Completions form (as prunecheck shows them)
     out = [{"role": "system", "content": system}] if system else []
     for m in messages:
-        blocks = m["content"]; text = "".join(b["text"] for b in blocks if "text" in b)
-        if m["role"] == "assistant":
-            calls = [{"id": b["toolUse"]["toolUseId"], "type": "function", "function": {"name": b["toolUse"]["name"], "arguments": json.dumps(b["toolUse"]["input"], sort_keys=True)}} for b in blocks if "toolUse" in b]
-            out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
-            continue
-        out += [{"role": "tool", "tool_call_id": b["toolResult"]["toolUseId"], "content": "".join(c["text"] if "text" in c else json.dumps(c.get("json"), sort_keys=True) for c in b["toolResult"]["content"])} for b in blocks if "toolResult" in b]
-        if text or not any("toolResult" in b for b in blocks): out.append({"role": "user", "content": text})
+        blocks = m["content"]; text = "".join(b["text"] for b in blocks if "text" in b); results = [b["toolResult"] for b in blocks if "toolResult" in b]
+        calls = [{"id": b["toolUse"]["toolUseId"], "type": "function", "function": {"name": b["toolUse"]["name"], "arguments": json.dumps(b["toolUse"]["input"], sort_keys=True)}} for b in blocks if "toolUse" in b]
+        if m["role"] == "assistant": out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
+        out += [{"role": "tool", "tool_call_id": r["toolUseId"], "content": "".join(c["text"] if "text" in c else json.dumps(c.get("json"), sort_keys=True) for c in r["content"])} for r in results]
+        if m["role"] == "user" and (text or not results): out.append({"role": "user", "content": text})
     return out
 class Scripted(Model):  # Strands' model interface: each request recorded, answered at the schedule's reply
-    def __init__(self, limit): self.limit = limit
-    def update_config(self, **config): pass
+    def __init__(self, limit): self.limit = limit if isinstance(limit, int) else None  # proactive compression reads it
     def get_config(self): return {"context_window_limit": self.limit} if self.limit else {}
-    def structured_output(self, *args, **kwargs): raise NotImplementedError
+    update_config = structured_output = lambda self, *args, **kwargs: None  # not used by these runs
     async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
-        tools = [{"type": "function", "function": {"name": s["name"], "description": s.get("description") or "", "parameters": s["inputSchema"].get("json", s["inputSchema"])}} for s in tool_specs or []]
-        if self.limit and len(json.dumps({"messages": chat(messages, system_prompt), "tools": tools})) // 4 > self.limit:
-            raise ContextWindowOverflowException("Input is too long for requested model")  # as the provider refuses it
-        if threading.current_thread() is not threading.main_thread():  # a summary, asked from Strands' own thread
-            text, calls = "Summary: the conversation so far, its tool calls and their results.", ()
-        else:
-            requests.append(chat(messages, system_prompt))
-            asked.append(asyncio.get_running_loop().create_future())
-            answered = await asked[-1]
-            if answered is None:  # cancelled in flight: the first chunk comes, Strands' checkpoint stops
-                yield {"messageStart": {"role": "assistant"}}; return
-            text, calls = answered
+        main = threading.current_thread() is threading.main_thread()  # a summary is asked from Strands' own thread
+        if main: requests.append(chat(messages, system_prompt)); asked.append(asyncio.get_running_loop().create_future())
+        if (answered := await asked[-1] if main else ('Summary: the conversation so far, its tool calls and their results.', ())) is None:  # cancelled in flight: the first chunk comes, Strands' checkpoint stops
+            yield {"messageStart": {"role": "assistant"}}; return
+        text, calls = answered
         yield {"messageStart": {"role": "assistant"}}
         if text or not calls: yield {"contentBlockDelta": {"delta": {"text": text}}}; yield {"contentBlockStop": {}}
         for call_id, name, arguments in calls:
@@ -51,48 +38,28 @@ class Scripted(Model):  # Strands' model interface: each request recorded, answe
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": arguments}}}}; yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "tool_use" if calls else "end_turn"}}
 def fake(tool):  # the tool keeps its name, spec and Strands' own error results; its body waits for the schedule
-    fake = copy.copy(tool)
-    inner = fake.stream
+    fake = copy.copy(tool); inner = fake.stream
     async def body(**_):
-        call_id = CALL.get()["toolUseId"]
-        await done[call_id].wait()
-        ran[call_id] = tool.tool_name; runs[call_id] += not isinstance(outcome[call_id], Exception)
+        call_id = CALL.get()["toolUseId"]; await done[call_id].wait(); ran[call_id] = tool.tool_name
         if isinstance(outcome[call_id], Exception): raise outcome[call_id]
-        return outcome[call_id]
-    async def stream(tool_use, invocation_state, **kwargs):
+        runs[call_id] += 1; return outcome[call_id]
+    async def stream(tool_use, *args, **kwargs):
         CALL.set(tool_use)
-        async for event in inner(tool_use, invocation_state, **kwargs): yield event
+        async for event in inner(tool_use, *args, **kwargs): yield event
     fake._tool_func, fake.stream = body, stream
     return fake
 def build(user):  # a new process: the user's agent as configured, on the scripted model
-    manager = copy.copy(user.conversation_manager)  # a fresh copy of the conversation manager
-    for name, value in (("removed_message_count", 0), ("_model_call_count", 0), ("_pin_first_applied", False), ("_summary_message", None)):
-        if hasattr(manager, name): setattr(manager, name, value)
-    session = getattr(user, "_session_manager", None)
-    session = session and FileSessionManager(session_id=session.session_id, storage_dir=STORE)  # its session, in a temporary folder
-    limit = getattr(user.model, "context_window_limit", None)
-    return Agent(model=Scripted(limit if isinstance(limit, int) else None), messages=[] if session else copy.deepcopy(user.messages), tools=[fake(t) for t in user.tool_registry.registry.values()], system_prompt=user.system_prompt,
-                 conversation_manager=manager, session_manager=session, callback_handler=None, agent_id=user.agent_id, name=user.name, tool_executor=user.tool_executor)
-class Inline(concurrent.futures.ThreadPoolExecutor):  # blocking work runs at once, in order (as prunecheck runs it)
-    def submit(self, fn, /, *args, **kwargs):
-        future = concurrent.futures.Future()
-        try: future.set_result(fn(*args, **kwargs))
-        except BaseException as exc: future.set_exception(exc)
-        return future
-async def step(*_):  # after each step: let Strands run until it waits on the model or a tool
-    for _ in range(500): await asyncio.sleep(0)
-def answer(text, *calls):  # the model answers the oldest open request: text, or tool calls (id, name, arguments)
-    next(f for f in asked if not f.done()).set_result((text, calls))
-def finish(call_id, result):  # the tool of call_id returns result (or raises it)
-    outcome[call_id] = result; done[call_id].set()
-def start(agent, prompt=None):  # a turn of the app
-    global running
-    async def turn():
-        try: await (agent.invoke_async(prompt) if prompt is not None else agent.invoke_async())
-        except Exception as exc: print(f"(the turn raised {type(exc).__name__}: {exc})")
-    running = asyncio.create_task(turn())
+    manager = copy.copy(user.conversation_manager)  # a fresh copy of the conversation manager, its state reset
+    [setattr(manager, name, value) for name, value in (("removed_message_count", 0), ("_model_call_count", 0), ("_pin_first_applied", False), ("_summary_message", None)) if hasattr(manager, name)]
+    return Agent(model=Scripted(getattr(user.model, "context_window_limit", None)), messages=[], tools=[fake(t) for t in user.tool_registry.registry.values()], system_prompt=user.system_prompt,
+                 conversation_manager=manager, session_manager=FileSessionManager(session_id=user._session_manager.session_id, storage_dir=STORE), callback_handler=None, agent_id=user.agent_id, name=user.name, tool_executor=user.tool_executor)
+async def step(*_): [await asyncio.sleep(0) for _ in range(500)]  # after each step: Strands runs until it waits on the model or a tool
+def answer(text, *calls): next(f for f in asked if not f.done()).set_result((text, calls))  # the model answers the oldest open request
+def finish(call_id, result): outcome[call_id] = result; done[call_id].set()  # the tool of call_id returns result (or raises it)
+def start(agent, *prompt):  # a turn of the app (one that raises says so)
+    global running; running = asyncio.create_task(agent.invoke_async(*prompt))
+    running.add_done_callback(lambda t: t.cancelled() or not t.exception() or print(f"(the turn raised {type(t.exception()).__name__}: {t.exception()})"))
 async def main():
-    asyncio.get_running_loop().set_default_executor(Inline(max_workers=1))
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / '../../examples/loops'))  # the user's module
     user = importlib.import_module('strands_summarizing').agent()  # the user's factory, called
     agent = build(user)
@@ -110,5 +77,4 @@ async def main():
                 return print(f"reproduced: synthesized_result: the tool of {m['tool_call_id']} returned {result!r}; the model is shown {m['content']!r}") or 1
     return print("not reproduced") or 0
 if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+    sys.exit(asyncio.run(main()))  # an error of the run is not the finding: "could not run", exit 2

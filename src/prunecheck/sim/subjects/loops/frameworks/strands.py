@@ -262,9 +262,12 @@ class StrandsAdapter:
 
         target = load_target(f"loop:{self.framework}:{target_spec}").target
         agent = _need(target)
+        manager = type(agent.conversation_manager).__name__
         return script_text(target_spec, schedule_json, folder=folder,
                            bedrock="bedrock" in self.providers(target),
-                           factory=agent is not target)  # fmt: skip
+                           factory=agent is not target,
+                           session=getattr(agent, "_session_manager", None) is not None,
+                           summarizing="Summariz" in manager)  # fmt: skip
 
 
 class StrandsLoop:

@@ -9,15 +9,17 @@ and builds the agent as :class:`~.strands.StrandsAdapter` does: its tools,
 system prompt, a fresh copy of its conversation manager, its session (a
 ``FileSessionManager`` of the same session id in a temporary folder) on a
 scripted ``strands.models.Model`` whose replies are given at the schedule's
-steps, each request recorded in OpenAI Chat Completions form (a request over
-the user's model's ``context_window_limit``, counted as the harness counts,
-is refused with ``ContextWindowOverflowException``); every ``@tool``
+steps, each request recorded in OpenAI Chat Completions form (the model
+declares the user's model's ``context_window_limit``, so proactive
+compression runs as configured; a summary is answered at once); every ``@tool``
 function's body waits on an ``asyncio.Event`` per call.  Then it plays the
 schedule as plain code, one line a step: a turn is ``agent.invoke_async``;
 a cancel is ``agent.cancel()``; a crash drops the agent and its pending work,
 and a new agent restores the session; a resume is ``invoke_async()`` without
 a prompt.
 
+The script carries only the parts its agent needs (a session, a summarizing
+manager, a Bedrock model), so that it stays within the 80 lines of issue 30.
 It checks only what its schedule showed (the schedule's ``expect``; every
 check when it has none): OpenAI's pairing rules with their exact texts,
 Bedrock Converse's first-message rule (for a Bedrock model), a result that is
@@ -53,49 +55,59 @@ _HEAD = Template('''\
 """Strands Agents: $agent, scenario class $scenario, violations $kinds;
 found by prunecheck $version, seed $seed. Run: python <this file>, from any directory.
 Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
-import asyncio, collections, concurrent.futures, contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile, threading
-
+import asyncio, collections, $more_imports contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys
 FOUND_ON = $found_on
-HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
-    if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+    if (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
 $excepthook
-os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # a Bedrock client is built, never called
+''')
+
+#: The optional parts of the script: each written only where the agent needs it.
+_BEDROCK_ENV = 'os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # a Bedrock client is built, never called\n'
+_SESSION_IMPORT = (
+    "from strands.session.file_session_manager import FileSessionManager\n"
+    'STORE = tempfile.mkdtemp(prefix="strands-repro-")\n'
+)
+
+_CHAT = """\
 from strands import Agent
 from strands.models.model import Model
-from strands.session.file_session_manager import FileSessionManager
-from strands.types.exceptions import ContextWindowOverflowException
+$imports\
 requests, asked, done, outcome, ran, runs, CALL = [], [], collections.defaultdict(asyncio.Event), {}, {}, collections.Counter(), contextvars.ContextVar("call")
-STORE = tempfile.mkdtemp(prefix="strands-repro-")
 def chat(messages, system):  # Strands' messages in OpenAI Chat Completions form (as prunecheck shows them)
     out = [{"role": "system", "content": system}] if system else []
     for m in messages:
-        blocks = m["content"]; text = "".join(b["text"] for b in blocks if "text" in b)
-        if m["role"] == "assistant":
-            calls = [{"id": b["toolUse"]["toolUseId"], "type": "function", "function": {"name": b["toolUse"]["name"], "arguments": json.dumps(b["toolUse"]["input"], sort_keys=True)}} for b in blocks if "toolUse" in b]
-            out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
-            continue
-        out += [{"role": "tool", "tool_call_id": b["toolResult"]["toolUseId"], "content": "".join(c["text"] if "text" in c else json.dumps(c.get("json"), sort_keys=True) for c in b["toolResult"]["content"])} for b in blocks if "toolResult" in b]
-        if text or not any("toolResult" in b for b in blocks): out.append({"role": "user", "content": text})
+        blocks = m["content"]; text = "".join(b["text"] for b in blocks if "text" in b); results = [b["toolResult"] for b in blocks if "toolResult" in b]
+        calls = [{"id": b["toolUse"]["toolUseId"], "type": "function", "function": {"name": b["toolUse"]["name"], "arguments": json.dumps(b["toolUse"]["input"], sort_keys=True)}} for b in blocks if "toolUse" in b]
+        if m["role"] == "assistant": out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
+        out += [{"role": "tool", "tool_call_id": r["toolUseId"], "content": "".join(c["text"] if "text" in c else json.dumps(c.get("json"), sort_keys=True) for c in r["content"])} for r in results]
+        if m["role"] == "user" and (text or not results): out.append({"role": "user", "content": text})
     return out
 class Scripted(Model):  # Strands' model interface: each request recorded, answered at the schedule's reply
-    def __init__(self, limit): self.limit = limit
-    def update_config(self, **config): pass
+    def __init__(self, limit): self.limit = limit if isinstance(limit, int) else None  # proactive compression reads it
     def get_config(self): return {"context_window_limit": self.limit} if self.limit else {}
-    def structured_output(self, *args, **kwargs): raise NotImplementedError
+    update_config = structured_output = lambda self, *args, **kwargs: None  # not used by these runs
     async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
-        tools = [{"type": "function", "function": {"name": s["name"], "description": s.get("description") or "", "parameters": s["inputSchema"].get("json", s["inputSchema"])}} for s in tool_specs or []]
-        if self.limit and len(json.dumps({"messages": chat(messages, system_prompt), "tools": tools})) // 4 > self.limit:
-            raise ContextWindowOverflowException("Input is too long for requested model")  # as the provider refuses it
-        if threading.current_thread() is not threading.main_thread():  # a summary, asked from Strands' own thread
-            text, calls = "$summary", ()
-        else:
-            requests.append(chat(messages, system_prompt))
-            asked.append(asyncio.get_running_loop().create_future())
-            answered = await asked[-1]
-            if answered is None:  # cancelled in flight: the first chunk comes, Strands' checkpoint stops
-                yield {"messageStart": {"role": "assistant"}}; return
-            text, calls = answered
+"""
+
+_ASK = """\
+        requests.append(chat(messages, system_prompt)); asked.append(asyncio.get_running_loop().create_future())
+        if (answered := await asked[-1]) is None:  # cancelled in flight: the first chunk comes, Strands' checkpoint stops
+            yield {"messageStart": {"role": "assistant"}}; return
+        text, calls = answered
+"""
+
+#: The request of a summarizing conversation manager: asked from Strands' own
+#: thread, answered at once with a summary (the harness does the same).
+_ASK_OR_SUMMARY = """\
+        main = threading.current_thread() is threading.main_thread()  # a summary is asked from Strands' own thread
+        if main: requests.append(chat(messages, system_prompt)); asked.append(asyncio.get_running_loop().create_future())
+        if (answered := await asked[-1] if main else ($summary, ())) is None:  # cancelled in flight: the first chunk comes, Strands' checkpoint stops
+            yield {"messageStart": {"role": "assistant"}}; return
+        text, calls = answered
+"""
+
+_REST = """\
         yield {"messageStart": {"role": "assistant"}}
         if text or not calls: yield {"contentBlockDelta": {"delta": {"text": text}}}; yield {"contentBlockStop": {}}
         for call_id, name, arguments in calls:
@@ -103,58 +115,40 @@ class Scripted(Model):  # Strands' model interface: each request recorded, answe
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": arguments}}}}; yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "tool_use" if calls else "end_turn"}}
 def fake(tool):  # the tool keeps its name, spec and Strands' own error results; its body waits for the schedule
-    fake = copy.copy(tool)
-    inner = fake.stream
+    fake = copy.copy(tool); inner = fake.stream
     async def body(**_):
-        call_id = CALL.get()["toolUseId"]
-        await done[call_id].wait()
-        ran[call_id] = tool.tool_name; runs[call_id] += not isinstance(outcome[call_id], Exception)
+        call_id = CALL.get()["toolUseId"]; await done[call_id].wait(); ran[call_id] = tool.tool_name
         if isinstance(outcome[call_id], Exception): raise outcome[call_id]
-        return outcome[call_id]
-    async def stream(tool_use, invocation_state, **kwargs):
+        runs[call_id] += 1; return outcome[call_id]
+    async def stream(tool_use, *args, **kwargs):
         CALL.set(tool_use)
-        async for event in inner(tool_use, invocation_state, **kwargs): yield event
+        async for event in inner(tool_use, *args, **kwargs): yield event
     fake._tool_func, fake.stream = body, stream
     return fake
 def build(user):  # a new process: the user's agent as configured, on the scripted model
-    manager = copy.copy(user.conversation_manager)  # a fresh copy of the conversation manager
-    for name, value in (("removed_message_count", 0), ("_model_call_count", 0), ("_pin_first_applied", False), ("_summary_message", None)):
-        if hasattr(manager, name): setattr(manager, name, value)
-    session = getattr(user, "_session_manager", None)
-    session = session and FileSessionManager(session_id=session.session_id, storage_dir=STORE)  # its session, in a temporary folder
-    limit = getattr(user.model, "context_window_limit", None)
-    return Agent(model=Scripted(limit if isinstance(limit, int) else None), messages=[] if session else copy.deepcopy(user.messages), tools=[fake(t) for t in user.tool_registry.registry.values()], system_prompt=user.system_prompt,
-                 conversation_manager=manager, session_manager=session, callback_handler=None, agent_id=user.agent_id, name=user.name, tool_executor=user.tool_executor)
-class Inline(concurrent.futures.ThreadPoolExecutor):  # blocking work runs at once, in order (as prunecheck runs it)
-    def submit(self, fn, /, *args, **kwargs):
-        future = concurrent.futures.Future()
-        try: future.set_result(fn(*args, **kwargs))
-        except BaseException as exc: future.set_exception(exc)
-        return future
-async def step(*_):  # after each step: let Strands run until it waits on the model or a tool
-    for _ in range(500): await asyncio.sleep(0)
-def answer(text, *calls):  # the model answers the oldest open request: text, or tool calls (id, name, arguments)
-    next(f for f in asked if not f.done()).set_result((text, calls))
-def finish(call_id, result):  # the tool of call_id returns result (or raises it)
-    outcome[call_id] = result; done[call_id].set()
-def start(agent, prompt=None):  # a turn of the app
-    global running
-    async def turn():
-        try: await (agent.invoke_async(prompt) if prompt is not None else agent.invoke_async())
-        except Exception as exc: print(f"(the turn raised {type(exc).__name__}: {exc})")
-    running = asyncio.create_task(turn())
-''')
+    manager = copy.copy(user.conversation_manager)  # a fresh copy of the conversation manager, its state reset
+    [setattr(manager, name, value) for name, value in (("removed_message_count", 0), ("_model_call_count", 0), ("_pin_first_applied", False), ("_summary_message", None)) if hasattr(manager, name)]
+    return Agent(model=$model, messages=$messages, tools=[fake(t) for t in user.tool_registry.registry.values()], system_prompt=user.system_prompt,
+                 conversation_manager=manager,$session_arg callback_handler=None, agent_id=user.agent_id, name=user.name, tool_executor=user.tool_executor)
+"""
+
+_DRIVE = """\
+async def step(*_): [await asyncio.sleep(0) for _ in range(500)]  # after each step: Strands runs until it waits on the model or a tool
+def answer(text, *calls): next(f for f in asked if not f.done()).set_result((text, calls))  # the model answers the oldest open request
+def finish(call_id, result): outcome[call_id] = result; done[call_id].set()  # the tool of call_id returns result (or raises it)
+def start(agent, *prompt):  # a turn of the app (one that raises says so)
+    global running; running = asyncio.create_task(agent.invoke_async(*prompt))
+    running.add_done_callback(lambda t: t.cancelled() or not t.exception() or print(f"(the turn raised {type(t.exception()).__name__}: {t.exception()})"))
+"""
 
 _MAIN = Template("""\
 async def main():
-    asyncio.get_running_loop().set_default_executor(Inline(max_workers=1))
 $load
 $steps
 $checks\
     return print("not reproduced") or 0
 if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+    sys.exit(asyncio.run(main()))  # an error of the run is not the finding: "could not run", exit 2
 """)
 
 _BEDROCK_CHECK = Template("""\
@@ -271,6 +265,8 @@ def script_text(
     folder: Path | None = None,
     bedrock: bool = True,
     factory: bool = False,
+    session: bool = False,
+    summarizing: bool = False,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -289,6 +285,10 @@ def script_text(
         Whether the agent's model sends to Bedrock (its first-message rule is checked).
     factory : bool
         Whether ``attr`` is a factory (called) rather than the agent.
+    session, summarizing : bool
+        Whether the agent has a session manager (restored in a temporary
+        folder), a summarizing conversation manager (its summary asked from
+        Strands' own thread): the script carries only the parts its agent needs.
     """
     from .strands_doubles import SUMMARY
 
@@ -296,6 +296,8 @@ def script_text(
     steps: Sequence[Mapping[str, Any]] = schedule["steps"]
     expect = set(schedule.get("expect") or ())
     load, agent = _load(target_spec, folder, factory=factory)
+    more = ["tempfile,"] if session else []
+    more += ["threading,"] if summarizing else []
     head = _HEAD.substitute(
         excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent,
@@ -304,15 +306,29 @@ def script_text(
         version=version("prunecheck"),
         seed=schedule.get("seed", 0),
         found_on=_found_on(),
-        summary=SUMMARY,
+        more_imports=" ".join(more),
     )
+    model = _CHAT.replace("$imports", _SESSION_IMPORT if session else "")
+    model += _ASK_OR_SUMMARY.replace("$summary", repr(SUMMARY)) if summarizing else _ASK
+    rest = (
+        _REST.replace("$model", 'Scripted(getattr(user.model, "context_window_limit", None))')
+        .replace("$messages", "[]" if session else "copy.deepcopy(user.messages)")
+        .replace(
+            "$session_arg",
+            " session_manager=FileSessionManager(session_id=user._session_manager.session_id, storage_dir=STORE),"
+            if session
+            else "",
+        )
+    )
+    head += (_BEDROCK_ENV if bedrock else "") + model + rest + _DRIVE
     every = not expect
     checks: list[str] = []
     if every or ("provider_rejection" in expect and bedrock):
         checks.append(_BEDROCK_CHECK.substitute(text=repr(BEDROCK_FIRST_USER)))
-    if every or expect & {"orphaned_result", "provider_rejection"}:
+    openai = "provider_rejection" in expect and not bedrock  # a rejection by OpenAI's pairing rules
+    if every or openai or "orphaned_result" in expect:
         checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
-    if every or expect & {"unanswered_call", "provider_rejection"}:
+    if every or openai or "unanswered_call" in expect:
         checks.append(_UNANSWERED_CHECK.substitute(text=repr(_UNANSWERED)))
     for kind in ("synthesized_result", "truncated_payload"):
         if every or kind in expect:
