@@ -82,7 +82,7 @@ RUNTIME_PREFIX = "runtime:"
 #: What starts an agent-loop spec.
 LOOP_PREFIX = "loop:"
 #: The frameworks whose agent loops prunecheck drives (``loop:FRAMEWORK:...``).
-LOOP_FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph", "autogen", "strands")
+LOOP_FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph", "autogen", "strands", "pyautogen")
 _LOOP_USAGE = "must be loop:FILE.py:ATTR, loop:module:ATTR or loop:FRAMEWORK:FILE.py:ATTR."
 _RUNTIME_USAGE = (
     "must be runtime:FILE.py:CLASS, runtime:module:CLASS, runtime:guard:POLICY "

@@ -62,6 +62,7 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     "langgraph": ("prunecheck.sim.subjects.loops.frameworks.langgraph", "LangGraphAdapter"),
     "autogen": ("prunecheck.sim.subjects.loops.frameworks.autogen", "AutoGenAdapter"),
     "strands": ("prunecheck.sim.subjects.loops.frameworks.strands", "StrandsAdapter"),
+    "pyautogen": ("prunecheck.sim.subjects.loops.frameworks.pyautogen", "PyAutoGenAdapter"),
 }
 
 
