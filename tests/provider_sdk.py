@@ -218,6 +218,9 @@ class Golden:
     rejected: dict[str, Any]
     accepted: dict[str, Any]
     text: str
+    #: OpenAI Responses: the server's record the rule needs (output item id ->
+    #: reasoning item id), which the body alone does not carry.
+    stored: dict[str, str] | None = None
 
 
 def check_sdk(provider: Provider, case: Golden) -> None:
@@ -231,20 +234,41 @@ def check_texts(provider: Provider, case: Golden) -> None:
     ``case.rule`` first, accepts the other, and ``recognize`` knows the text."""
     from prunecheck.model.provider import recognize, rule, validate
 
-    errors = validate(case.rejected, provider)
+    errors = validate(case.rejected, provider, stored=case.stored)
     assert errors, f"{case.rule}: the rejected body validated clean"
     assert (errors[0].rule, errors[0].text) == (case.rule, case.text)
     assert errors[0].provider is Provider(provider) and errors[0].status == 400
-    assert validate(case.accepted, provider) == []
+    assert validate(case.accepted, provider, stored=case.stored) == []
     assert recognize(case.text) is rule(case.rule)
 
 
-def check_complete(provider: Provider, cases: list[Golden]) -> None:
-    """Every rule the validator answers has its golden pair."""
+def check_complete(
+    provider: Provider, cases: list[Golden], recognized: list[Golden] | None = None
+) -> None:
+    """Every rule the validator answers has its golden pair in ``cases``, and
+    every rule only :func:`recognize` knows has its pair in ``recognized``."""
     from prunecheck.model.provider import rules_of
 
     emitted = {r.id for r in rules_of(provider) if r.emitted}
     assert {c.rule for c in cases} == emitted
+    known = {r.id for r in rules_of(provider) if not r.emitted}
+    assert {c.rule for c in recognized or []} == known
+
+
+def check_recognized(provider: Provider, case: Golden) -> None:
+    """A rule our validator does not answer in its words: ``recognize``
+    knows the exact text (the rule's template filled in gives it back), the
+    accepted body validates clean, and the rejected body is rejected by our
+    validator for the same kind of broken history when a body can show it
+    (an altered signature cannot be seen in a body)."""
+    from prunecheck.model.provider import recognize, rule, validate
+
+    known = rule(case.rule)
+    assert known.provider is Provider(provider) and not known.emitted
+    assert recognize(case.text) is known
+    assert validate(case.accepted, provider, stored=case.stored) == []
+    errors = validate(case.rejected, provider, stored=case.stored)
+    assert not errors or errors[0].kind == known.kind, errors
 
 
 def check_render(provider: Provider) -> None:

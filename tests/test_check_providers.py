@@ -135,10 +135,16 @@ def test_parse_providers_keeps_the_first_order_and_drops_repeats() -> None:
     assert parse_providers(None) == ()
 
 
-@pytest.mark.parametrize("history", HISTORIES, ids=lambda h: h.key)
+@pytest.mark.parametrize(
+    "history",
+    [h for h in HISTORIES if not any(m.thought or m.after_thought for m in h.messages)],
+    ids=lambda h: h.key,
+)
 def test_a_body_read_back_is_judged_as_the_context_it_came_from(history: object) -> None:
     """A runtime under test's request (an OpenAI body) read back as messages
-    gets every provider's same answer as the context it was rendered from."""
+    gets every provider's same answer as the context it was rendered from
+    (a history with reasoning items is left out: a Chat Completions body
+    does not carry them)."""
     messages = history.messages  # type: ignore[attr-defined]
     back = messages_of_body(render(messages, Provider.OPENAI), Provider.OPENAI)
     for provider in EVERY:

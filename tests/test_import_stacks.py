@@ -17,6 +17,7 @@ import pytest
 from timeline_sketch import timeline_sketched
 
 from prunecheck.model.incidents import IncidentKind
+from prunecheck.model.provider import Provider
 from prunecheck.model.system import incidents_of
 from prunecheck.sim.cli.app import main
 from prunecheck.sim.drivers.polish import minimize
@@ -117,6 +118,28 @@ def test_responses_items_of_one_response_are_one_assistant_message() -> None:
     raw = (DATA / "openai_agents_openinference/clean.otlp.jsonl").read_text()
     # the log itself writes them one message each (what was read as six bad prunes)
     assert re.search(r"llm\.input_messages\.4\.message\.tool_calls\.0\.tool_call\.id", raw)
+
+
+@pytest.mark.parametrize("name", ["clean.otlp.jsonl", "cut.otlp.jsonl"])
+def test_agents_sdk_spans_are_judged_in_the_responses_apis_words(name: str) -> None:
+    """OpenInference writes the Agents SDK's Responses items as chat messages;
+    the requests are still the Responses API's, judged by its rules: the
+    replay of the cut gives the Responses text the log holds."""
+    log = read_log([DATA / "openai_agents_openinference" / name])
+    (requests,) = log.conversations.values()
+    assert {r.provider for r in requests} == {Provider.OPENAI_RESPONSES}
+    assert all("input" in r.request_body() for r in requests)
+
+
+def test_the_agents_sdk_cut_replays_to_the_responses_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out = _import("openai_agents_openinference/cut.otlp.jsonl", capsys)
+    assert status == 1, out
+    assert "provider openai-responses" in out
+    line = next(x for x in out.splitlines() if x.strip().startswith("replay:"))
+    assert "rejected as the logged one was: No tool call found for function call output" in line
+    assert "Chat Completions' words" not in line
 
 
 def test_a_rejected_agents_sdk_call_is_rebuilt_from_the_spans_around_it(

@@ -10,6 +10,7 @@ import pytest
 from provider_sdk import (
     Golden,
     check_complete,
+    check_recognized,
     check_render,
     check_render_validates,
     check_sdk,
@@ -18,7 +19,7 @@ from provider_sdk import (
     sdk_rejects_shape,
 )
 
-from prunecheck.model.provider import Provider
+from prunecheck.model.provider import Provider, recognize, rule, validate
 
 P = Provider.ANTHROPIC
 
@@ -41,6 +42,26 @@ CALLS = {"role": "assistant", "content": [_use("toolu_01"), _use("toolu_02")]}
 BOTH = {"role": "user", "content": [_result("toolu_01"), _result("toolu_02")]}
 ONE = {"role": "user", "content": [_result("toolu_01")]}
 ANSWER = {"role": "assistant", "content": "Both say alpha."}
+# Extended thinking: the model's signed thinking block before its calls.
+THINKING = {"type": "thinking", "thinking": "Read both in parallel.", "signature": "EqQBCkgIARAB"}
+THOUGHT_CALLS = {"role": "assistant", "content": [THINKING, _use("toolu_01"), _use("toolu_02")]}
+THINKING_DOCS = "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking"
+
+
+def _thinking(*messages: dict[str, Any]) -> dict[str, Any]:
+    body = _body(*messages)
+    return {**body, "max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024}}
+
+
+def _missing(found: str, docs: str = THINKING_DOCS) -> str:
+    return (
+        f"messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+        f"`{found}`. When `thinking` is enabled, a final `assistant` message must start with a "
+        "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "
+        "We recommend you include thinking blocks from previous turns. To avoid this "
+        "requirement, disable `thinking`. Please consult our documentation at " + docs
+    )
+
 
 CASES = [
     Golden(
@@ -59,6 +80,97 @@ CASES = [
         "after: toolu_02. Each `tool_use` block must have a corresponding `tool_result` block "
         "in the next message.",
     ),
+    Golden(  # a dropped thinking block while the tool turn runs
+        "anthropic.thinking_missing",
+        rejected=_thinking(USER, CALLS, BOTH),
+        accepted=_thinking(USER, THOUGHT_CALLS, BOTH),
+        text=_missing("tool_use"),
+    ),
+    Golden(  # the same, the turn started with words
+        "anthropic.thinking_missing",
+        rejected=_thinking(
+            USER,
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Reading."},
+                    _use("toolu_01"),
+                    _use("toolu_02"),
+                ],
+            },
+            BOTH,
+        ),
+        accepted=_thinking(
+            USER,
+            {
+                "role": "assistant",
+                "content": [
+                    THINKING,
+                    {"type": "text", "text": "Reading."},
+                    _use("toolu_01"),
+                    _use("toolu_02"),
+                ],
+            },
+            BOTH,
+        ),
+        text=_missing("text"),
+    ),
+]
+
+#: Rules our validator does not answer in their words (an older or moved wording,
+#: or what a body cannot show: a signature no longer matching its block), each
+#: with a body the provider rejects with that text and the nearest it accepts.
+RECOGNIZED = [
+    Golden(
+        "anthropic.results_not_first",
+        rejected=_body(
+            USER,
+            {"role": "assistant", "content": [_use("toolu_01")]},
+            {"role": "user", "content": "Go on."},
+        ),
+        accepted=_body(
+            USER,
+            {"role": "assistant", "content": [_use("toolu_01")]},
+            {"role": "user", "content": [_result("toolu_01")]},
+        ),
+        text="Did not find 1 tool_result block(s) at the beginning of this message. Messages "
+        "following tool_use blocks must begin with a matching number of tool_result blocks.",
+    ),
+    Golden(  # the thinking block edited (here: its text cleared by a trimmer)
+        "anthropic.thinking_altered",
+        rejected=_thinking(
+            USER,
+            {
+                "role": "assistant",
+                "content": [
+                    {**THINKING, "thinking": "[cleared]"},
+                    _use("toolu_01"),
+                    _use("toolu_02"),
+                ],
+            },
+            BOTH,
+        ),
+        accepted=_thinking(USER, THOUGHT_CALLS, BOTH),
+        text="messages.1.content.0: Invalid `signature` in `thinking` block",
+    ),
+    Golden(
+        "anthropic.latest_thinking_altered",
+        rejected=_thinking(
+            USER,
+            {
+                "role": "assistant",
+                "content": [
+                    {**THINKING, "thinking": "Read both"},
+                    _use("toolu_01"),
+                    _use("toolu_02"),
+                ],
+            },
+            BOTH,
+        ),
+        accepted=_thinking(USER, THOUGHT_CALLS, BOTH),
+        text="messages.1.content.0: 'thinking' blocks in the latest assistant message cannot "
+        "be modified",
+    ),
 ]
 
 
@@ -74,7 +186,32 @@ def test_golden_bodies_pass_the_sdk_types(case: Golden) -> None:
 
 
 def test_every_rule_has_its_golden_pair() -> None:
-    check_complete(P, CASES)
+    check_complete(P, CASES, RECOGNIZED)
+
+
+@pytest.mark.parametrize("case", RECOGNIZED, ids=lambda c: c.rule)
+def test_recognized_only_rules_have_their_bodies(case: Golden) -> None:
+    check_recognized(P, case)
+
+
+@needs_sdk(P)
+@pytest.mark.parametrize("case", RECOGNIZED, ids=lambda c: c.rule)
+def test_recognized_only_bodies_pass_the_sdk_types(case: Golden) -> None:
+    check_sdk(P, case)
+
+
+def test_the_thinking_text_is_recognized_with_either_documentation_link() -> None:
+    moved = _missing("tool_use", THINKING_DOCS.replace("anthropic", "claude"))
+    assert recognize(moved) is rule("anthropic.thinking_missing")
+    assert rule("anthropic.thinking_missing").text("messages.1.content.0", item="tool_use") == (
+        _missing("tool_use")
+    )
+
+
+def test_a_dropped_thinking_block_of_an_earlier_turn_is_accepted() -> None:
+    """The API wants the thinking block of the turn in progress only."""
+    later = _thinking(USER, CALLS, BOTH, ANSWER, {"role": "user", "content": "Thanks."})
+    assert validate(later, P) == []
 
 
 def test_render_validates() -> None:

@@ -34,6 +34,19 @@ OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "alpha"
 REASONING = {"type": "reasoning", "id": "rs_1", "summary": []}
 ANSWER = {"type": "message", "role": "assistant", "content": "It says alpha."}
 NEXT = {"type": "message", "role": "user", "content": "Thanks."}
+# A reasoning model's output, replayed as the client got it (with item ids): the server
+# records which reasoning item each output item followed.
+RS = {"type": "reasoning", "id": "rs_1", "summary": []}
+FC = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read_file",
+      "arguments": '{"path": "a.txt"}'}  # fmt: skip
+MSG = {
+    "type": "message",
+    "id": "msg_1",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "It says alpha.", "annotations": []}],
+}
+STORED = {"fc_1": "rs_1"}
 
 CASES = [
     Golden(
@@ -54,7 +67,36 @@ CASES = [
         accepted=_body(USER, REASONING, ANSWER, NEXT),
         text="Item 'rs_1' of type 'reasoning' was provided without its required following item.",
     ),
+    Golden(  # the inverse, with the server's record: rs_1 stays, the call it preceded is cut
+        "openai-responses.reasoning_without_item",
+        rejected=_body(USER, RS, ANSWER, NEXT),
+        accepted=_body(USER, RS, FC, OUTPUT, ANSWER, NEXT),
+        text="Item 'rs_1' of type 'reasoning' was provided without its required following item.",
+        stored=STORED,
+    ),
+    Golden(  # a dropped reasoning item: the call replayed without it
+        "openai-responses.item_without_reasoning",
+        rejected=_body(USER, FC, OUTPUT, ANSWER),
+        accepted=_body(USER, RS, FC, OUTPUT, ANSWER),
+        text="Item 'fc_1' of type 'function_call' was provided without its required "
+        "'reasoning' item: 'rs_1'.",
+        stored=STORED,
+    ),
+    Golden(  # the same for an assistant message the reasoning preceded
+        "openai-responses.item_without_reasoning",
+        rejected=_body(USER, MSG, NEXT),
+        accepted=_body(USER, {**RS, "id": "rs_2"}, MSG, NEXT),
+        text="Item 'msg_1' of type 'message' was provided without its required "
+        "'reasoning' item: 'rs_2'.",
+        stored={"msg_1": "rs_2"},
+    ),
 ]
+
+
+def test_a_body_read_alone_cannot_show_a_dropped_reasoning_item() -> None:
+    """Without the server's record the replayed call reads as any call: the
+    rule needs what the server stored (it is the server's check)."""
+    assert validate(_body(USER, FC, OUTPUT, ANSWER), P) == []
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.rule)

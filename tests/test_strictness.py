@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from prunecheck.model.provider import Provider, render, validate
+from prunecheck.model.provider import Provider, pairing_errors, render, validate
+from prunecheck.model.provider.openai_responses import reasoning_record
 from prunecheck.sim.api.providers import judgeable
 from prunecheck.sim.reports import strictness
 from prunecheck.sim.reports.repair_layers import LAYERS, available, repair
@@ -75,8 +76,10 @@ def test_each_cell_is_the_provider_s_own_first_error(h: object) -> None:
     cells = judge(h)  # type: ignore[arg-type]
     text = page()
     for provider, cell in cells.items():
-        errors = validate(render(h.messages, provider), provider)  # type: ignore[attr-defined]
+        messages = h.messages  # type: ignore[attr-defined]
+        errors = validate(render(messages, provider), provider, stored=reasoning_record(messages))
         assert cell.error == (errors[0] if errors else None)
+        assert pairing_errors(messages, provider)[:1] == errors[:1]
         if cell.error is not None:  # the page shows its exact text and location
             assert cell.error.text.replace("|", "\\|") in text
             assert f"`{cell.error.path}`" in text

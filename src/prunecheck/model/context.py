@@ -60,6 +60,13 @@ class Message:
     cleared: content replaced by a placeholder.
     summary_of: for a summary, the ids of the messages it replaced.
     synthetic: written by a repair layer, not by the tool or the model.
+    thought: a reasoning item the model produced before the assistant
+        message that follows it (OpenAI Responses' ``reasoning`` item,
+        Anthropic's signed ``thinking`` block); the provider wants it back
+        with that message.
+    after_thought: for an assistant message the model produced after a
+        reasoning item, that item's message id ("" if none): a request that
+        sends this message without it breaks the provider's rule.
     """
 
     id: str
@@ -77,6 +84,8 @@ class Message:
     cleared: bool = False
     summary_of: tuple[str, ...] = ()
     synthetic: bool = False
+    thought: bool = False
+    after_thought: str = ""
 
     @property
     def is_summary(self) -> bool:

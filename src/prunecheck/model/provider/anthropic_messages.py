@@ -16,11 +16,20 @@ from prunecheck.model.provider._wording import Tools, assistant_text, call, call
 from prunecheck.model.provider.rule import ProviderError, Rule
 from prunecheck.model.provider.vocabulary import (
     CALL_WITHOUT_RESULT,
+    ITEM_WITHOUT_REASONING,
     RESULT_WITHOUT_CALL,
     Provider,
 )
 
-__all__ = ["CALL_UNANSWERED", "RESULT_ORPHANED", "RULES", "render", "validate"]
+__all__ = [
+    "CALL_UNANSWERED",
+    "RESULT_ORPHANED",
+    "RULES",
+    "THINKING_ALTERED",
+    "THINKING_MISSING",
+    "render",
+    "validate",
+]
 
 _P = Provider.ANTHROPIC
 
@@ -66,8 +75,65 @@ RESULTS_NOT_FIRST = Rule(
     emitted=False,
 )
 
+_MISSING = (
+    "{path}.type: Expected `thinking` or `redacted_thinking`, but found `{item}`. When "
+    "`thinking` is enabled, a final `assistant` message must start with a thinking block "
+    "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you "
+    "include thinking blocks from previous turns. To avoid this requirement, disable "
+    "`thinking`. Please consult our documentation at {doc}"
+)
+#: With extended thinking on, the assistant turn whose tool results the request sends
+#: (the tool loop in progress) must start with the signed thinking block the model wrote
+#: before its tool_use blocks: a trimmer that dropped it breaks this rule.  Earlier
+#: turns' thinking blocks may be dropped (the API ignores them).
+THINKING_MISSING = Rule(
+    id="anthropic.thinking_missing",
+    provider=_P,
+    kind=ITEM_WITHOUT_REASONING,
+    template=_MISSING,
+    location="messages.N.content.K",
+    # Observed ("found `tool_use`"): https://github.com/deepset-ai/haystack-core-integrations/
+    # issues/2146; ("found `text`"): https://github.com/pydantic/pydantic-ai/issues/2040;
+    # with the link https://docs.claude.com/...: https://github.com/lbjlaq/Antigravity-Manager/
+    # issues/139 ({doc} matches either; the text names the anthropic.com one).
+    source="https://github.com/deepset-ai/haystack-core-integrations/issues/2146",
+)
+#: A thinking block that does not come back as the model wrote it (edited, cleared,
+#: truncated, re-serialized, or written by another model): its signature no longer
+#: matches.  A body alone cannot show it (the signature is opaque): recognized in logs.
+THINKING_ALTERED = Rule(
+    id="anthropic.thinking_altered",
+    provider=_P,
+    kind=ITEM_WITHOUT_REASONING,
+    template="{path}: Invalid `signature` in `thinking` block",
+    location="messages.N.content.K",
+    # Observed: https://github.com/anthropics/claude-code/issues/10627; what the check
+    # compares: https://github.com/anthropics/anthropic-sdk-python/issues/1598
+    source="https://github.com/anthropics/claude-code/issues/10627",
+    emitted=False,
+)
+#: A thinking block of the latest assistant message changed.
+THINKING_LATEST_ALTERED = Rule(
+    id="anthropic.latest_thinking_altered",
+    provider=_P,
+    kind=ITEM_WITHOUT_REASONING,
+    template="{path}: 'thinking' blocks in the latest assistant message cannot be modified",
+    location="messages.N.content.K",
+    # Observed: https://github.com/anthropics/claude-code/issues/63265
+    source="https://github.com/anthropics/claude-code/issues/63265",
+    emitted=False,
+)
+
 #: Every rule, the one the validator answers for its kind first.
-RULES = (RESULT_ORPHANED, CALL_UNANSWERED, RESULTS_NOT_FIRST)
+RULES = (
+    RESULT_ORPHANED,
+    CALL_UNANSWERED,
+    RESULTS_NOT_FIRST,
+    THINKING_MISSING,
+    THINKING_ALTERED,
+    THINKING_LATEST_ALTERED,
+)
+_THOUGHTS = ("thinking", "redacted_thinking")
 
 _ROLES = ("user", "assistant")
 # block type -> (the role that may carry it, the key naming its call)
@@ -81,8 +147,11 @@ def validate(payload: object, source: str) -> list[ProviderError]:
     Each ``tool_result`` block of a user message must answer a ``tool_use``
     block of the immediately previous (assistant) message, and each
     ``tool_use`` block must be answered in the immediately next (user)
-    message; a call with nothing after it counts as unanswered.
-    O(messages + blocks).
+    message; a call with nothing after it counts as unanswered.  With
+    extended thinking on (``"thinking": {"type": "enabled", ...}``), a
+    request that sends tool results (its last message) must send the
+    assistant turn they answer starting with its ``thinking`` (or
+    ``redacted_thinking``) block.  O(messages + blocks).
     """
     if isinstance(payload, dict):
         system = payload.get("system")
@@ -97,11 +166,15 @@ def validate(payload: object, source: str) -> list[ProviderError]:
     messages = objects(raw, source, "messages", "a message is an object with 'role' and 'content'")
     uses: list[list[str]] = []  # per message: its tool_use ids, in order
     results: list[list[tuple[int, str]]] = []  # per message: (block index, tool_use_id)
+    roles: list[str] = []
+    firsts: list[str] = []  # per message: the type of its first block
     for i, message in enumerate(messages):
         where = f"{source}: messages[{i}]"
         role, content = _role(message, where), message.get("content")
         uses.append([])
         results.append([])
+        roles.append(role)
+        firsts.append("text")
         if isinstance(content, str):
             continue
         if not isinstance(content, list):
@@ -119,6 +192,8 @@ def validate(payload: object, source: str) -> list[ProviderError]:
                     "is not a content block (an object with a string 'type').",
                     'Blocks look like {"type": "text", "text": "..."}.',
                 )
+            if k == 0:
+                firsts[i] = block["type"]
             if block["type"] not in _CALL_BLOCKS:
                 continue
             owner, key = _CALL_BLOCKS[block["type"]]
@@ -144,7 +219,25 @@ def validate(payload: object, source: str) -> list[ProviderError]:
         missing = tuple(dict.fromkeys(cid for cid in uses[i] if cid not in answered))
         if missing:
             errors.append(CALL_UNANSWERED.error(f"messages.{i}", missing))
+    if _thinking(payload) and len(messages) >= 2 and results[-1] and roles[-2] == "assistant":
+        turn = len(messages) - 2  # the turn whose tool results this request sends
+        if firsts[turn] not in _THOUGHTS:
+            path = f"messages.{turn}.content.0"
+            errors.append(THINKING_MISSING.error(path, item=firsts[turn]))
+    errors.sort(key=_message_index)
     return errors
+
+
+def _message_index(error: ProviderError) -> int:
+    return int(error.path.split(".")[1])
+
+
+def _thinking(payload: object) -> bool:
+    """Whether the request turns extended thinking on."""
+    if not isinstance(payload, dict):
+        return False
+    thinking = payload.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
 
 
 def _role(message: dict[str, object], where: str) -> str:
@@ -168,7 +261,10 @@ def render(messages: Iterable[Message], tools: Tools, model: str | None) -> dict
     ``tool_use`` block per call; a tool message becomes a ``tool_result``
     block of a user message.  Messages of one role that follow each other
     merge into one message, as Anthropic requires alternation: tool results,
-    and a user message after them, join one user message, results first.
+    and a user message after them, join one user message, results first.  A
+    reasoning message is a signed ``thinking`` block at the start of the
+    assistant turn it preceded, and turns extended thinking on (as does an
+    assistant message that followed one, when its reasoning was cut).
     """
     system: list[str] = []
     turns: list[tuple[str, list[dict[str, object]]]] = []
@@ -182,8 +278,14 @@ def render(messages: Iterable[Message], tools: Tools, model: str | None) -> dict
         merged[at:at] = [b for b in blocks if b["type"] == "tool_result"]
         merged.extend(b for b in blocks if b["type"] != "tool_result")
 
+    thinking = False
     for m in messages:
-        if m.summary_of or m.role == Role.USER:
+        thinking = thinking or m.thought or bool(m.after_thought)
+        if m.thought and not m.summary_of:
+            block: dict[str, object] = {"type": "thinking", "thinking": text(m),
+                                        "signature": f"sig_{m.id}"}  # fmt: skip
+            push("assistant", [block])
+        elif m.summary_of or m.role == Role.USER:
             push("user", [{"type": "text", "text": text(m)}])
         elif m.role == Role.SYSTEM:
             system.append(text(m))
@@ -199,6 +301,9 @@ def render(messages: Iterable[Message], tools: Tools, model: str | None) -> dict
                 )
             push("assistant", blocks)
     body: dict[str, object] = {"model": model or _MODEL, "max_tokens": 1024}
+    if thinking:
+        body["max_tokens"] = 2048  # more than the thinking budget, as the API requires
+        body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
     if system:
         body["system"] = "\n\n".join(system)
     body["messages"] = [

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from prunecheck.model.context import Message, Role
+from prunecheck.model.provider.openai_responses import reasoning_record
 from prunecheck.model.provider.request_body import render
 from prunecheck.model.provider.rule import ProviderError
 from prunecheck.model.provider.rules import error_of, validate
@@ -39,7 +40,9 @@ def pairing_errors(messages: Iterable[Message], provider: Provider) -> list[Prov
     Returns
     -------
     list[ProviderError]
-        ``validate(render(messages, provider), provider)``.
+        ``validate(render(messages, provider), provider)`` (for OpenAI
+        Responses with ``stored=reasoning_record(messages)``: the server
+        knows which reasoning item each output item followed).
 
     Raises
     ------
@@ -55,6 +58,10 @@ def pairing_errors(messages: Iterable[Message], provider: Provider) -> list[Prov
       message with 'tool_calls'."]
     """
     provider = Provider(provider)
+    messages = tuple(messages)
+    if any(m.thought or m.after_thought for m in messages):  # reasoning: the spec path
+        stored = reasoning_record(messages) if provider is Provider.OPENAI_RESPONSES else None
+        return validate(render(messages, provider), provider, source="request", stored=stored)
     if provider is Provider.ANTHROPIC:
         return _anthropic(messages)
     if provider in (Provider.OPENAI, Provider.DEEPSEEK):

@@ -33,6 +33,10 @@ _RENDERERS: dict[Provider, Callable[[Iterable[Message], Tools, str | None], dict
     Provider.DEEPSEEK: deepseek.render,
 }
 
+#: The APIs whose bodies carry the model's reasoning items: OpenAI Responses'
+#: ``reasoning`` items, Anthropic's signed ``thinking`` blocks.
+_REASONING = (Provider.OPENAI_RESPONSES, Provider.ANTHROPIC)
+
 
 def render(
     messages: Iterable[Message],
@@ -55,9 +59,11 @@ def render(
     items (messages, ``function_call``, ``function_call_output``).  Gemini:
     ``contents`` turns with ``functionCall`` / ``functionResponse`` parts.
     Bedrock Converse: ``toolUse`` / ``toolResult`` blocks and a
-    ``toolConfig``.  Cleared messages read ``"[cleared]"``; a summary is a
-    user message ``"[summary of N messages] ..."``; an empty text reads
-    ``"(<id>)"``.
+    ``toolConfig``.  A reasoning message (``thought``) is a ``reasoning``
+    item for OpenAI Responses and a signed ``thinking`` block for
+    Anthropic; the other bodies leave it out.  Cleared messages read
+    ``"[cleared]"``; a summary is a user message ``"[summary of N
+    messages] ..."``; an empty text reads ``"(<id>)"``.
 
     Parameters
     ----------
@@ -95,4 +101,7 @@ def render(
     >>> [e.rule for e in validate(render(ctx, Provider.BEDROCK), Provider.BEDROCK)]
     ['bedrock.user_not_first', 'bedrock.user_after_result']
     """
-    return _RENDERERS[Provider(provider)](messages, tools or {}, model)
+    provider = Provider(provider)
+    if provider not in _REASONING:  # reasoning items do not travel in these APIs' bodies
+        messages = [m for m in messages if not m.thought]
+    return _RENDERERS[provider](messages, tools or {}, model)

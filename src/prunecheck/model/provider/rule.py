@@ -35,7 +35,9 @@ class Rule:
     kind: the kind of broken history it catches (a :data:`REJECTION_KINDS` entry).
     template: the text, verbatim; ``{path}``, ``{ids}`` (comma separated),
         ``{id}`` (the first id), ``{ref}`` (the second) and ``{count}`` (how
-        many ids) stand for what varies; ``{role}`` for a role the text names.
+        many ids) stand for what varies; ``{role}`` for a role the text names,
+        ``{item}`` for an item or block type it names, ``{doc}`` for the
+        documentation link it gives (its last field: a log may give another).
     location: the request location form the error names
         (``messages.N.content.K``, ``input[N]``, ``contents[N]``).
     status: the HTTP status.
@@ -62,7 +64,8 @@ class Rule:
         'messages.2: a, b (2)'
         """
         first, ref = (*ids, "", "")[:2]
-        values = {"role": "user", **fields}  # the role a text names, as observed
+        # the role and the item type a text names, as observed
+        values = {"role": "user", "item": "function_call", "doc": _DOC, **fields}
         return self.template.format(
             path=path, ids=", ".join(ids), id=first, ref=ref, count=len(ids), **values
         )
@@ -111,8 +114,12 @@ _SLOTS = {
     "ref": r"[\w\-…]+",
     "count": r"\d+",
     "role": r"\w+",
+    "item": r"\w+",
+    "doc": r"https?://\S+",
 }
-_FIELD = re.compile(r"\{(path|ids|id|ref|count|role)\}")
+_FIELD = re.compile(r"\{(path|ids|id|ref|count|role|item|doc)\}")
+#: The documentation link a text with ``{doc}`` gives, unless told another.
+_DOC = "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking"
 
 
 @cache

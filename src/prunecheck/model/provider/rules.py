@@ -11,7 +11,7 @@ rules.  Pure: no I/O, no clock; O(number of messages + blocks).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.provider import (
@@ -66,7 +66,11 @@ def not_written(provider: Provider, what: str) -> ConfigError:
 
 
 def validate(
-    payload: object, provider: Provider, *, source: str = "transcript"
+    payload: object,
+    provider: Provider,
+    *,
+    source: str = "transcript",
+    stored: Mapping[str, str] | None = None,
 ) -> list[ProviderError]:
     """Every error a provider finds in a request, in request order.
 
@@ -95,6 +99,12 @@ def validate(
         Whose rules and texts to use.
     source:
         How to name the payload in a :class:`TranscriptError`.
+    stored:
+        OpenAI Responses only: the server's record of the reasoning item
+        each output item followed (output item id -> reasoning item id;
+        :func:`~.openai_responses.reasoning_record` for our model's
+        history), which a body alone does not carry: with it, an item sent
+        without its reasoning item is rejected as the server rejects it.
 
     Returns
     -------
@@ -127,6 +137,8 @@ def validate(
     check = _VALIDATORS.get(provider)
     if check is None:
         raise not_written(provider, "request body validator")
+    if provider is Provider.OPENAI_RESPONSES and stored:
+        return openai_responses.validate(payload, source, stored)
     return check(payload, source)
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "Span",
     "ToolRun",
     "history_of_run",
+    "is_responses_span",
     "is_span",
     "request_of_span",
     "spans_of",
@@ -195,6 +196,31 @@ def _provider(attributes: Mapping[str, Any]) -> Provider | None:
         if isinstance(value, str) and value.lower() in _PROVIDERS:
             return _PROVIDERS[value.lower()]
     return None
+
+
+#: The Responses API's item types, as an input list or an output carries them.
+_RESPONSES_ITEM = re.compile(
+    r'"type":\s*"(?:function_call|function_call_output|reasoning|output_text|input_text)"'
+)
+
+
+def is_responses_span(span: Span) -> bool:
+    """Whether an LLM span records an OpenAI Responses API call (whatever
+    shape its messages were flattened into): the OpenAI Agents SDK's
+    ``response`` span (its Responses model; its Chat Completions model
+    writes ``generation`` spans), a response object as its output, or
+    Responses items as its input.  OpenInference writes such a call's items
+    as chat messages; its rules and words are still the Responses API's."""
+    a = span.attributes
+    if a.get("llm.system", a.get("gen_ai.system", "openai")) not in ("openai", "OpenAI"):
+        return False
+    if span.name == "response" and a.get("openinference.span.kind") == "LLM":
+        return True
+    output = a.get("output.value")
+    if isinstance(output, str) and re.search(r'"object":\s*"response"', output[:4096]):
+        return True
+    given = a.get("input.value")
+    return isinstance(given, str) and _RESPONSES_ITEM.search(given[:65536]) is not None
 
 
 _WRAPPED = re.compile(r"^[^{]*?: (\{.*\})\s*$", re.S)
@@ -490,6 +516,8 @@ def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest
     a = span.attributes
     where = Source(source, span.where.partition(", ")[2] or span.span_id)
     provider = _provider(a) or Provider.OPENAI
+    if provider is Provider.OPENAI and is_responses_span(span):
+        provider = Provider.OPENAI_RESPONSES
     rejection, status = rejection_of(span) if span.error else (None, None)
     is_llm = a.get("openinference.span.kind") == "LLM" or a.get("gen_ai.operation.name") in (
         "chat", "text_completion", "generate_content")  # fmt: skip

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from prunecheck.model.context import Message, Role
 from prunecheck.model.provider import Provider, ProviderError, render, validate
+from prunecheck.model.provider.openai_responses import reasoning_record
 
 __all__ = [
     "HISTORIES",
@@ -73,6 +74,13 @@ _SUMMARY = _m("sum", Role.USER, "read notes.txt and todo.txt: ship friday, write
               summary_of=("a1", "r1", "r2"))  # fmt: skip
 _SAY = _m("a0", Role.ASSISTANT, "Let me look at both files.")
 _HALF_SUMMARY = _m("sum", Role.USER, "asked to read notes.txt and todo.txt", summary_of=("a1",))
+# A reasoning model's turn: its reasoning item (OpenAI Responses) or signed thinking block
+# (Anthropic), then the batch it decided on.
+_THOUGHT = _m("t1", Role.ASSISTANT, "Both files are short: read them in parallel.",
+              thought=True, unit_id="a1")  # fmt: skip
+_BATCH_AFTER = _m("a1", Role.ASSISTANT, "", tool_calls=("c1", "c2"), unit_id="a1",
+                  after_thought="t1")  # fmt: skip
+_REASONED = (_SYSTEM, _USER, _THOUGHT, _BATCH_AFTER, _R1, _R2, _ANSWER, _FOLLOW)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +215,32 @@ HISTORIES: tuple[History, ...] = (
         "the batch's results kept whole, the second before the first",
         (_SYSTEM, _USER, _BATCH, _R2, _R1, _ANSWER, _FOLLOW),
     ),
+    History(
+        "reasoning_intact",
+        "a reasoning model's history, intact (control)",
+        "the model reasoned before its batch (a reasoning item, a signed thinking block); "
+        "nothing removed",
+        _REASONED,
+    ),
+    History(
+        "reasoning_dropped",
+        "a dropped reasoning item",
+        "a trimmer evicted the reasoning item the model wrote before its calls and kept the "
+        "calls (replayed with their item ids, as a client replays a response's output)",
+        tuple(m for m in _REASONED if m.id != "t1"),
+    ),
+    History(
+        "reasoning_dropped_mid_turn",
+        "a dropped reasoning item while the tool turn runs",
+        "as above, in the request that sends the calls' results (the tool turn in progress)",
+        (_SYSTEM, _USER, _BATCH_AFTER, _R1, _R2),
+    ),
+    History(
+        "reasoning_without_item",
+        "a reasoning item without its call",
+        "a trimmer evicted the calls and their results and kept the reasoning item before them",
+        tuple(m for m in _REASONED if m.id not in ("a1", "r1", "r2")),
+    ),
 )
 
 
@@ -243,7 +277,8 @@ def judge(h: History) -> dict[Provider, Cell]:
     """Each provider's answer to ``h``: render its request, validate it."""
     out: dict[Provider, Cell] = {}
     for provider in providers():
-        errors = validate(render(h.messages, provider, tools=_TOOLS), provider)
+        body = render(h.messages, provider, tools=_TOOLS)
+        errors = validate(body, provider, stored=reasoning_record(h.messages))
         out[provider] = Cell(provider, errors[0] if errors else None)
     return out
 
@@ -264,7 +299,9 @@ def _code(text: str) -> str:
 def _shape(messages: Sequence[Message]) -> str:
     parts = []
     for m in messages:
-        if m.summary_of:
+        if m.thought:
+            parts.append("reasoning")
+        elif m.summary_of:
             parts.append(f"summary({'+'.join(m.summary_of)})")
         elif m.role is Role.TOOL:
             mark = "[cleared]" if m.cleared else "synthetic" if m.synthetic else ""
@@ -296,6 +333,12 @@ def page(*, repairs: bool = True) -> str:
         "validate` and `check --provider` judge a request. No cell is written by hand: "
         "`make docs` writes this page (`python -m prunecheck.sim.reports.strictness`), and "
         "a test holds the committed page equal to a fresh one.",
+        "",
+        "A reasoning model's histories (the last rows) carry the reasoning the model wrote "
+        "before its calls: an OpenAI Responses `reasoning` item, an Anthropic signed "
+        "`thinking` block; the other APIs' bodies do not carry it. The Responses server "
+        "knows which reasoning item each output item of a stored response followed, so "
+        "the calls are judged with that record, as the server judges them.",
         "",
         "A provider that *accepts* a history has not judged whether anything was lost: a "
         "whole call dropped, a cleared result or a synthesized one all pass every "
@@ -339,6 +382,11 @@ def page(*, repairs: bool = True) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _repairable() -> list[History]:
+    """The histories without reasoning: the ones the repair layers are given."""
+    return [h for h in HISTORIES if not any(m.thought or m.after_thought for m in h.messages)]
+
+
 def _rejecting(answers: dict[Provider, str | None]) -> str:
     names = [f"`{p}`" for p, text in answers.items() if text is not None]
     return ", ".join(names) if names else "none"
@@ -377,7 +425,7 @@ def _repair_section(cols: Sequence[Provider]) -> list[str]:
             "| history | before: rejected by | the layer | honest | after: rejected by |",
             "|---|---|---|---|---|",
         ]
-        for h in HISTORIES:
+        for h in _repairable():
             done = repair(layer, h.messages, cols)
             if not done.changed:
                 continue
@@ -391,7 +439,7 @@ def _repair_section(cols: Sequence[Provider]) -> list[str]:
                 f"{_cell(why)} | {_rejecting(done.after)} |"
             )
         unchanged = []
-        for h in HISTORIES:
+        for h in _repairable():
             done = repair(layer, h.messages, cols)
             if not done.changed:
                 still = _rejecting(done.after)
@@ -400,6 +448,9 @@ def _repair_section(cols: Sequence[Provider]) -> list[str]:
                 )
         lines += ["", "Left as they were: " + "; ".join(unchanged) + ".", ""]
     lines += [
+        "The histories with a reasoning item are not given to these layers here: the "
+        "matrix's messages carry no reasoning in the frameworks' own types.",
+        "",
         "LangChain's `create_agent` (LangChain 1.x, on LangGraph) has no repair layer: what "
         "its middleware leaves is sent. LangGraph's prebuilt `create_react_agent` refuses a "
         "history with a call that no result answers (`_validate_chat_history` raises "
