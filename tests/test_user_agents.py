@@ -48,12 +48,6 @@ STRUCTURAL = frozenset(
 )
 
 
-_LC_IMPORT = (
-    "exit 2: it imports now (placeholder keys), but a module-level compiled graph is no "
-    "factory the LangGraph adapter accepts"
-)
-
-
 class Expect(StrEnum):
     """What the user expects of ``check`` on the agent."""
 
@@ -104,16 +98,10 @@ class Row:
 ROWS: tuple[Row, ...] = (
     # 1. A provider string, no key: the module must load.
     Row("pa_provider_string.py:agent", Expect.LOADS, scenario=None),
-    Row(
-        "pa_provider_string.py:agent",
-        Expect.SAFE,
-        scenario=None,
-        wrong_today="exit 1, UNSAFE duplicated_side_effect on crash and resume: pydantic-ai's "
-        "own loop runs a finished call again (a framework finding, not yet told apart)",
-    ),
+    Row("pa_provider_string.py:agent", Expect.SAFE, scenario=None),
     # 2. LangChain's create_agent("openai:gpt-4o") at module level: a ChatOpenAI at import.
-    Row("lc_provider_string.py:agent", Expect.LOADS, scenario=None, wrong_today=_LC_IMPORT),
-    Row("lc_provider_string.py:agent", Expect.SAFE, scenario=None, wrong_today=_LC_IMPORT),
+    Row("lc_provider_string.py:agent", Expect.LOADS, scenario=None),
+    Row("lc_provider_string.py:agent", Expect.SAFE, scenario=None),
     # 3. Token budgets far above the harness's default ~45-character tool outputs.
     Row("lc_trim_tokens.py:agent", Expect.UNSAFE, STRUCTURAL),
     Row(
@@ -176,13 +164,7 @@ ROWS: tuple[Row, ...] = (
     Row("ag_buffered_large.py:agent", Expect.VACUOUS, figure="200"),
     # Held back (issue 31): written last, after the fixes, prunecheck not changed for them.
     Row("late_pa_anthropic_string.py:support_agent", Expect.LOADS, scenario=None),
-    Row(
-        "late_pa_anthropic_string.py:support_agent",
-        Expect.SAFE,
-        scenario=None,
-        wrong_today="exit 1: crash_resume's duplicated_side_effect, a finding every pydantic-ai "
-        "configuration shares, decides the exit status",
-    ),
+    Row("late_pa_anthropic_string.py:support_agent", Expect.SAFE, scenario=None),
     Row("late_lc_wrap_tokens.py:agent", Expect.UNSAFE, STRUCTURAL),
     Row(
         "late_ag_char_context.py:agent",
@@ -262,6 +244,15 @@ def _said(report: dict[str, Any]) -> str:
     return said
 
 
+def _users(placement: dict[str, Any]) -> set[str]:
+    """The violations of ``placement`` the user's configuration causes: all of them
+    but those only a framework finding (every configuration of the version) has."""
+    findings = placement.get("findings") or []
+    if not findings:
+        return set(placement["violations"])
+    return {v for f in findings if f.get("owner") != "framework" for v in f["violations"]}
+
+
 def _hold(row: Row, out: Outcome) -> None:
     """Assert that ``out`` is the verdict ``row`` expects."""
     where = f"check of {row.spec}: exit {out.status}\n{out.stderr[-3000:]}"
@@ -279,9 +270,11 @@ def _hold(row: Row, out: Outcome) -> None:
         assert re.search(r"summar", said, re.IGNORECASE), f"no word of the summarizer: {said}"
         return
     if row.scenario is None:
-        found = {v for p in report["placements"] for v in p["violations"]}
+        found = {v for p in report["placements"] for v in _users(p)}
         vacuous = bool(report["details"].get("vacuous"))  # the document writes it "safe"
         verdict = "vacuous" if vacuous else str(report["verdict"]).lower()
+        if verdict == "unsafe" and not found:  # framework findings only: the user's is safe
+            verdict = "safe"
         note = str(report["details"].get("verdict_line", ""))
     else:
         placement = _placement(report, row.scenario)
@@ -314,10 +307,7 @@ def test_user_agent_verdict(row: Row) -> None:
 # -- the fast twin: every agent loads as check loads it, without a key ------------------
 
 #: Specs whose loading is wrong today, and what is wrong.
-LOAD_WRONG_TODAY: dict[str, str] = {
-    "lc_provider_string.py:agent": "it imports now (placeholder keys), but a module-level "
-    "compiled graph is no factory the LangGraph adapter accepts",
-}
+LOAD_WRONG_TODAY: dict[str, str] = {}
 
 
 @contextmanager

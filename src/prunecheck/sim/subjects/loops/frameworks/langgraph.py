@@ -65,7 +65,14 @@ from typing import Any, ClassVar
 from prunecheck.sim.subjects.loops.contract import Capability, Harness, Loop, ToolSpec
 from prunecheck.sim.subjects.loops.versions import Needs, Supported
 
-__all__ = ["SUPPORTED", "LangGraphAdapter", "LangGraphLoop", "checkpoint_file"]
+__all__ = [
+    "SUPPORTED",
+    "LangGraphAdapter",
+    "LangGraphLoop",
+    "ModuleGraph",
+    "checkpoint_file",
+    "module_graph",
+]
 
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
@@ -107,6 +114,62 @@ class _Shape:
     pre_model_hook: bool  # create_react_agent's: what the model is sent, rewritten
     sync_only: bool  # a middleware hook with no async form: the app runs graph.invoke
     human: tuple[str, ...] = ()  # tools that ask a human: their own interrupt()
+
+
+class ModuleGraph:
+    """A graph the user's module compiled at import (``agent = create_agent(
+    "openai:gpt-4o", tools=[...])``, the quick start's spelling), as a factory:
+    called with a model, it points the graph's model at it and returns the
+    graph.
+
+    ``create_agent`` resolves the provider string to a chat model (a
+    ``ChatOpenAI``, built offline on a placeholder key) and keeps it in the
+    closure of its model nodes; every such cell is pointed at the given model
+    (the harness's double), and the tools are faked by :meth:`LangGraphAdapter.open`
+    from the tools as built.  The graph is one object: each :meth:`open`
+    re-points it, which a schedule at a time allows.  Its middleware stays as
+    built (it cannot be left off the history's path: no plain run).
+    """
+
+    def __init__(self, graph: Any, cells: list[Any]) -> None:
+        self.graph = graph
+        self._cells = cells
+
+    def __call__(self, model: Any) -> Any:
+        for cell in self._cells:
+            cell.cell_contents = model
+        return self.graph
+
+
+def _model_cells(graph: Any) -> list[Any]:
+    """The closure cells of ``graph``'s nodes that hold a LangChain chat model."""
+    from langchain_core.language_models import BaseChatModel
+
+    cells: dict[int, Any] = {}
+    for node in graph.nodes.values():
+        for attr in ("func", "afunc"):
+            func = getattr(node.bound, attr, None)
+            for cell in getattr(func, "__closure__", None) or ():
+                try:
+                    held = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                if isinstance(held, BaseChatModel):
+                    cells.setdefault(id(cell), cell)
+    return list(cells.values())
+
+
+def module_graph(target: object) -> ModuleGraph | None:
+    """``target`` as a :class:`ModuleGraph` if it is a compiled graph whose model
+    nodes hold a chat model (``create_agent``'s), else None."""
+    try:
+        from langgraph.graph.state import CompiledStateGraph
+    except ImportError:
+        return None
+    if not isinstance(target, CompiledStateGraph):
+        return None
+    cells = _model_cells(target)
+    return ModuleGraph(target, cells) if cells else None
 
 
 def _is_factory(target: object) -> bool:
@@ -260,7 +323,19 @@ class LangGraphAdapter:
 
     def __init__(self, *, plain: bool = False) -> None:
         self._shapes: dict[int, _Shape] = {}
+        self._graphs: dict[int, ModuleGraph] = {}
         self.plain = plain
+
+    def _factory(self, target: object) -> Callable[..., Any]:
+        """``target``, or the :class:`ModuleGraph` of a module-level compiled graph."""
+        if id(target) in self._graphs:
+            return self._graphs[id(target)]
+        found = module_graph(target)
+        if found is not None:
+            self._graphs[id(target)] = found
+            return found
+        assert callable(target)
+        return target
 
     def without_trimming(self) -> LangGraphAdapter:
         """This adapter opening the framework's plain agent (``plain``)."""
@@ -277,12 +352,14 @@ class LangGraphAdapter:
     def _shape_of(self, target: object) -> _Shape:
         key = id(target)
         if key not in self._shapes:
-            assert callable(target)
-            self._shapes[key] = _shape(target)
+            self._shapes[key] = _shape(self._factory(target))
         return self._shapes[key]
 
     def accepts(self, target: object) -> bool:
-        """A callable with a ``model`` parameter returning a LangGraph ``CompiledStateGraph``."""
+        """A callable with a ``model`` parameter returning a LangGraph ``CompiledStateGraph``,
+        or a compiled graph the module built with its model (:class:`ModuleGraph`)."""
+        if module_graph(target) is not None:
+            return True
         if not _is_factory(target):
             return False
         try:
@@ -329,7 +406,7 @@ class LangGraphAdapter:
             inline_sync_executors,
         )
 
-        assert callable(target)
+        factory = self._factory(target)
         inline_langsmith()
         sync = self._shape_of(target).sync_only
         if sync:
@@ -341,19 +418,22 @@ class LangGraphAdapter:
             from .lc_saver import InlineSqliteSaver
 
             saver = given = InlineSqliteSaver.at(checkpoint_file(harness.store))
-        elif _takes_checkpointer(target):  # no SQLite checkpointer installed: in memory
+        elif _takes_checkpointer(factory):  # no SQLite checkpointer installed: in memory
             given = InMemorySaver()
         if self.plain:
             with _without_hooks(self._trimming(target)):
-                graph = _build(target, model, given)
+                graph = _build(factory, model, given)
         else:
-            graph = _build(target, model, given)
+            graph = _build(factory, model, given)
         node = graph.nodes.get("tools")
         if node is not None:
             by_name = node.bound.tools_by_name
             human = self._shape_of(target).human
+            built = {
+                t.name: t for t in self._shape_of(target).tools
+            }  # a module graph's: faked once
             for name, tool in list(by_name.items()):
-                by_name[name] = fake_tool(tool, harness, human=name in human)
+                by_name[name] = fake_tool(built.get(name, tool), harness, human=name in human)
         if saver is not None:
             graph.checkpointer = saver  # the user's own durable kind, pointed at the store
         elif isinstance(graph.checkpointer, InMemorySaver):
@@ -390,8 +470,9 @@ class LangGraphAdapter:
         target = find_object(where, attr, f"loop target {target_spec!r}")
         kind = self._shape_of(target).checkpointer
         return repro_script(
-            target_spec, json.loads(schedule_json), checkpointer=kind, folder=folder
-        )
+            target_spec, json.loads(schedule_json), checkpointer=kind, folder=folder,
+            module_graph=module_graph(target) is not None,
+        )  # fmt: skip
 
 
 class LangGraphLoop:

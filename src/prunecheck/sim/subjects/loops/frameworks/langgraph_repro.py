@@ -284,6 +284,7 @@ def repro_script(
     *,
     checkpointer: str,
     folder: Path | None = None,
+    module_graph: bool = False,
 ) -> str:
     """The text of the standalone script replaying ``schedule`` (see the module's docs).
 
@@ -298,6 +299,10 @@ def repro_script(
     folder : Path or None
         Where the script will be written (the user's module is imported
         relative to it); ``None``: the working directory.
+    module_graph : bool
+        Whether ``reference`` is a graph the module compiled at import (its
+        model, a provider string's, is pointed at the fake model; the import
+        gets a placeholder key).
     """
     _, attr = split_reference(reference)
     shown, factory = _factory(reference, folder)
@@ -351,8 +356,16 @@ def repro_script(
     saver = ", checkpointer=checkpointer" if checkpointer == "durable" else ""
     text += (
         f"def agent({'checkpointer' if saver else ''}):  # the user's agent: fake model, fake tools\n"
-        f"    graph = {factory}(model=Model(messages=iter([])){saver})\n"
-        '    tools = graph.nodes["tools"].bound.tools_by_name\n'
+        + (
+            '    os.environ.setdefault("OPENAI_API_KEY", "sk-placeholder")  # it builds a ChatOpenAI\n'
+            f"    graph = {factory}  # compiled at import: its model cells get the fake model\n"
+            '    for f in (graph.nodes["model"].bound.func, graph.nodes["model"].bound.afunc):\n'
+            "        [setattr(c, 'cell_contents', Model(messages=iter([]))) for n, c in "
+            "zip(f.__code__.co_freevars, f.__closure__) if n == 'model']\n"
+            if module_graph
+            else f"    graph = {factory}(model=Model(messages=iter([])){saver})\n"
+        )
+        + '    tools = graph.nodes["tools"].bound.tools_by_name\n'
         "    tools.update({n: FakeTool(name=n, description=t.description, args_schema=t.args_schema) "
         "for n, t in tools.items()})\n"
         "    return graph\n\n"
