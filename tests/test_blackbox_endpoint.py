@@ -79,7 +79,8 @@ def test_chat_completions_not_streamed(endpoint: FakeEndpoint, chat: Any, width:
     ]
     assert got == [(f"call_{k}", "read", {"path": f"f{k}.txt"}) for k in range(width)]
     exchange = endpoint.exchanges[before]
-    assert (exchange.api, exchange.stream, exchange.outcome) == (Api.CHAT, False, Outcome.ANSWERED)
+    # the handler settles the outcome once its last byte is written: wait for it
+    assert (exchange.api, exchange.stream, exchange.wait(10)) == (Api.CHAT, False, Outcome.ANSWERED)
     assert exchange.body["messages"] == USER and exchange.body["model"] == "gpt-4.1"
 
 
@@ -110,7 +111,7 @@ def test_chat_completions_streamed(endpoint: FakeEndpoint, chat: Any, width: int
         {"id": c.id, "name": c.name, "arguments": c.arguments} for c in _calls(width)
     ]
     assert usage is not None and usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
-    assert endpoint.exchanges[-1].outcome is Outcome.ANSWERED and endpoint.exchanges[-1].stream
+    assert endpoint.exchanges[-1].wait(10) is Outcome.ANSWERED and endpoint.exchanges[-1].stream
 
 
 def test_chat_completions_stream_helper_accumulates(endpoint: FakeEndpoint, chat: Any) -> None:
@@ -139,7 +140,7 @@ def test_chat_completions_rejects_like_openai(
     assert caught.value.body["message"] == expected.text
     assert caught.value.body["param"] == "messages.[1].role"
     exchange = endpoint.exchanges[-1]
-    assert exchange.outcome is Outcome.REJECTED and exchange.rejection == expected
+    assert exchange.wait(10) is Outcome.REJECTED and exchange.rejection == expected
 
 
 def test_a_rejected_request_uses_no_scripted_reply(endpoint: FakeEndpoint, chat: Any) -> None:

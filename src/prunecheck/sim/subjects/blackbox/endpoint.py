@@ -264,8 +264,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         exchange = endpoint._receive(self.path, api, headers, body)
         if exchange.rejection is not None:
-            self._json(exchange.rejection.status, error_body(api, exchange.rejection))
             exchange._settle(Outcome.REJECTED)
+            self._json(exchange.rejection.status, error_body(api, exchange.rejection))
             return
         reply = self._wait_for_reply(exchange)
         if reply is None:

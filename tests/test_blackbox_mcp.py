@@ -1,0 +1,222 @@
+"""The MCP tool server: planned latency, failures, timeouts and output sizes,
+each tool body run recorded; read by the official ``mcp`` package's client
+over streamable HTTP (in process) and stdio (a child process, as an agent
+starts it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prunecheck.model.errors import ConfigError
+from prunecheck.sim.subjects.blackbox.tool_bodies import ToolBodies
+from prunecheck.sim.subjects.blackbox.tool_plan import (
+    OutcomeKind,
+    ServerPlan,
+    ToolOutcome,
+    ToolPlan,
+    filler,
+    plan_from_json,
+    plan_to_json,
+    read_records,
+)
+
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+
+def _plan(record: Path | None = None) -> ServerPlan:
+    return ServerPlan(
+        (
+            ToolPlan(
+                "read",
+                "Read a file.",
+                SCHEMA,
+                (
+                    ToolOutcome(size=5000),
+                    ToolOutcome(OutcomeKind.FAIL, text="disk full"),
+                    ToolOutcome(OutcomeKind.TIMEOUT, latency=0.01),
+                ),
+            ),
+            ToolPlan("wait", "Never returns.", outcomes=(ToolOutcome(OutcomeKind.HANG),)),
+        ),
+        seed=7,
+        record=record,
+    )
+
+
+def _run(bodies: ToolBodies, name: str, **arguments: Any) -> tuple[str, bool]:
+    result = asyncio.run(bodies.run(name, arguments))
+    return result.text, result.is_error
+
+
+def test_bodies_do_what_the_plan_says_and_record_each_run(tmp_path: Path) -> None:
+    record = tmp_path / "runs.jsonl"
+    bodies = ToolBodies(_plan(record))
+    assert _run(bodies, "read", path="a") == (filler(7, "read", 0, 5000), False)
+    assert _run(bodies, "read", path="b") == ("disk full", True)
+    assert _run(bodies, "read", path="c") == ("read timed out after 0.01 s", True)
+    assert _run(bodies, "read", path="d")[1]  # the last outcome repeats
+    assert _run(bodies, "nope")[0].startswith("Unknown tool: nope")
+    on_file = read_records(record)
+    assert on_file == bodies.records
+    assert [(r.run, r.event, r.outcome) for r in on_file[:4]] == [
+        (0, "start", ""),
+        (0, "end", "ok"),
+        (1, "start", ""),
+        (1, "end", "fail"),
+    ]
+    assert on_file[0].arguments == {"path": "a"} and on_file[1].output_chars == 5000
+
+
+def test_a_restarted_server_counts_on_from_the_record(tmp_path: Path) -> None:
+    record = tmp_path / "runs.jsonl"
+    _run(ToolBodies(_plan(record)), "read", path="a")
+    again = ToolBodies(_plan(record))  # as after the agent (and its stdio server) restarted
+    assert _run(again, "read", path="b") == ("disk full", True)
+    assert [r.run for r in read_records(record)] == [0, 0, 1, 1]
+
+
+def test_a_hanging_body_is_recorded_as_cancelled() -> None:
+    bodies = ToolBodies(_plan())
+
+    async def cancel_it() -> None:
+        task = asyncio.ensure_future(bodies.run("wait", {}))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_it())
+    assert [(r.event, r.outcome) for r in bodies.records] == [("start", ""), ("end", "cancelled")]
+
+
+def test_the_plan_file_is_read_again_when_it_changes(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan_to_json(_plan())))
+    bodies = ToolBodies(plan_from_json(json.loads(path.read_text())), path)
+    changed = plan_to_json(ServerPlan((ToolPlan("read", outcomes=(ToolOutcome(text="new"),)),)))
+    path.write_text(json.dumps(changed))
+    import os
+
+    os.utime(path, ns=(1, 1))  # a different mtime whatever the clock's resolution
+    assert _run(bodies, "read", path="a") == ("new", False)
+
+
+def test_plan_json_round_trips() -> None:
+    plan = _plan(Path("runs.jsonl"))
+    assert plan_from_json(json.loads(json.dumps(plan_to_json(plan)))) == plan
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ({"tools": []}, '"format"'),
+        ({"format": "prunecheck-mcp-plan/1", "tools": []}, "non-empty list"),
+        (
+            {
+                "format": "prunecheck-mcp-plan/1",
+                "tools": [{"name": "a", "outcomes": [{"kind": "x"}]}],
+            },
+            "none of ok",
+        ),
+        (
+            {
+                "format": "prunecheck-mcp-plan/1",
+                "tools": [{"name": "a", "outcomes": [{"latency": -1}]}],
+            },
+            "latency",
+        ),
+        ({"format": "prunecheck-mcp-plan/1", "tools": [{"name": "a"}, {"name": "a"}]}, "unique"),
+    ],
+)
+def test_a_bad_plan_is_named(data: object, says: str) -> None:
+    with pytest.raises(ConfigError, match=says) as caught:
+        plan_from_json(data, "p.json")
+    assert "MCP tool plan p.json" in str(caught.value)
+
+
+# The real MCP client.
+
+mcp = pytest.importorskip("mcp")
+
+
+async def _session_calls(session: Any) -> dict[str, Any]:
+    await session.initialize()
+    listed = await session.list_tools()
+    ok = await session.call_tool("read", {"path": "a"})
+    failed = await session.call_tool("read", {"path": "b"})
+    return {"tools": listed.tools, "ok": ok, "failed": failed}
+
+
+def _check_session(got: dict[str, Any]) -> None:
+    assert [(t.name, t.inputSchema) for t in got["tools"]] == [
+        ("read", SCHEMA),
+        ("wait", {"type": "object", "properties": {}}),
+    ]
+    assert not got["ok"].isError and got["ok"].content[0].text == filler(7, "read", 0, 5000)
+    assert got["failed"].isError and got["failed"].content[0].text == "disk full"
+
+
+def test_streamable_http_with_the_mcp_client(tmp_path: Path) -> None:
+    from mcp import ClientSession
+    from mcp.client import streamable_http
+    from mcp.shared.exceptions import McpError
+
+    from prunecheck.sim.subjects.blackbox.mcp_server import HttpToolServer
+
+    async def agent(url: str) -> dict[str, Any]:
+        connect = getattr(streamable_http, "streamable_http_client", None)
+        connect = connect or streamable_http.streamablehttp_client  # mcp before 1.2x
+        async with (
+            connect(url) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            got = await _session_calls(session)
+            with pytest.raises(McpError):  # the client's own timeout on a hanging tool
+                await session.call_tool("wait", {}, read_timeout_seconds=timedelta(seconds=0.2))
+            return got
+
+    with HttpToolServer(_plan(tmp_path / "runs.jsonl")) as tools:
+        _check_session(asyncio.run(agent(tools.url)))
+        records = tools.bodies.records
+    assert [(r.tool, r.event) for r in records][:5] == [
+        ("read", "start"),
+        ("read", "end"),
+        ("read", "start"),
+        ("read", "end"),
+        ("wait", "start"),
+    ]
+    # the client hung up (session closed, server stopped): the hanging body was cancelled
+    assert (records[-1].tool, records[-1].outcome) == ("wait", "cancelled")
+
+
+@pytest.mark.slow
+def test_stdio_with_the_mcp_client(tmp_path: Path) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    record = tmp_path / "runs.jsonl"
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plan_to_json(_plan(record))))
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "prunecheck.sim.subjects.blackbox.mcp_server", str(plan_file)],
+    )
+
+    async def agent() -> dict[str, Any]:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            return await _session_calls(session)
+
+    _check_session(asyncio.run(agent()))
+    assert [(r.run, r.event, r.outcome) for r in read_records(record)] == [
+        (0, "start", ""),
+        (0, "end", "ok"),
+        (1, "start", ""),
+        (1, "end", "fail"),
+    ]
