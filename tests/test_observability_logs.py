@@ -213,6 +213,42 @@ def test_the_agents_sdk_default_model_logs_no_request_but_its_400_is_never_a_cle
     assert re.search(r"No tool output found for function call call_\w+\.", out), out
 
 
+def test_the_agents_sdk_default_model_names_the_gap_and_what_closes_it(
+    imported: Imported,
+) -> None:
+    """With export() alone, the gap says what the SDK's export holds and the
+    hint names the processor that writes the input and response it keeps."""
+    status, out, _ = imported(DATA / "agents_tracing" / "responses_cut.spans.jsonl")
+    assert status == 2, out
+    assert "holds only the response id and usage" in out
+    assert "span.span_data.input and span.span_data.response.model_dump()" in out
+
+
+def test_the_agents_sdk_default_model_with_its_inputs_written_replays_the_cut(
+    imported: Imported,
+) -> None:
+    """A processor that writes the input and response the SDK keeps on each
+    response span (record_observability.py, responses_cut_inputs): every
+    accepted call is a Responses request, the failed one is rebuilt from the
+    request before it, and the cut replays to the Responses API's 400."""
+    log = DATA / "agents_tracing" / "responses_cut_inputs.spans.jsonl"
+    status, out, out_dir = imported(log)
+    assert status == 1, out
+    assert "provider openai-responses" in out
+    (bad,) = [line for line in out.splitlines() if "bad prune" in line]
+    assert "between request 2 (" in bad and "and request 3 (" in bad, bad
+    assert "rebuilt from request 2" in out
+    text = re.search(r"No tool output found for function call call_\w+\.", log.read_text())
+    assert text is not None and f"rejected with HTTP 400: {text.group(0)}" in out
+    assert "the replayed request is rejected as the logged one was: No tool output found" in out
+    trace = read_trace(out_dir / "trace.json")
+    system = load_system(trace.policy)
+    target = frozenset({IncidentKind.PROVIDER_REJECTION})
+    shrunk = minimize(trace.events, trace.config, system, Shape(), target)
+    assert len(shrunk) <= 15
+    assert any(i.kind in target for i in incidents_of(trace.with_events(shrunk), system))
+
+
 def _verdict(log: Path) -> tuple[int, int, int, int]:
     """What an import says of a log, ids aside: status, requests, !! and ?? lines."""
     stdout, stderr = io.StringIO(), io.StringIO()

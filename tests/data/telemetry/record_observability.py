@@ -52,7 +52,9 @@ Each stack writes what a user of it gets on disk, without its cloud service:
   processor (``set_trace_processors``) writing each span's ``export()``
   as a JSON line; on ``OpenAIChatCompletionsModel`` (``generation`` spans
   hold the messages), and ``responses_cut`` on the SDK's default
-  ``OpenAIResponsesModel`` (``response`` spans hold only the response id).
+  ``OpenAIResponsesModel`` (``response`` spans hold only the response id);
+  ``responses_cut_inputs`` the same with the processor docs/on-call.md
+  shows, which writes the input and response the SDK keeps on the span.
 
 Run ``python tests/data/telemetry/record_observability.py [OUT]`` with the
 ``record`` extra installed (default: this folder).
@@ -393,10 +395,17 @@ def agents_tracing(stub: generate.Stub, trim: Trim, conversation: str, seed: int
     from agents.tracing import TracingProcessor
 
     case = conversation.rpartition("-")[2]
-    cut = ITEM_TRIMS[case.removeprefix("responses_")]
+    inputs = case.endswith("_inputs")  # the processor docs/on-call.md shows
+    cut = ITEM_TRIMS[case.removeprefix("responses_").removesuffix("_inputs")]
+
+    def plain(value: Any) -> Any:
+        dump = getattr(value, "model_dump", None)
+        return dump(mode="json") if callable(dump) else str(value)
 
     class JsonLines(TracingProcessor):
-        """A trace processor writing each trace and span as its export() JSON."""
+        """A trace processor writing each trace and span as its export() JSON
+        (with ``inputs``: a response span with the input and the response the
+        SDK keeps on it, which its export() leaves out)."""
 
         def __init__(self) -> None:
             self.lines: list[str] = []
@@ -411,7 +420,12 @@ def agents_tracing(stub: generate.Stub, trim: Trim, conversation: str, seed: int
             pass
 
         def on_span_end(self, span: Any) -> None:
-            self.lines.append(json.dumps(span.export(), sort_keys=True, default=str))
+            record = span.export()
+            data = span.span_data
+            if inputs and data.type == "response" and data.input is not None:
+                record["span_data"]["input"] = data.input
+                record["span_data"]["response"] = data.response
+            self.lines.append(json.dumps(record, sort_keys=True, default=plain))
 
         def shutdown(self) -> None:
             pass
@@ -478,7 +492,11 @@ def record(out: Path, only: tuple[str, ...] = ()) -> list[Path]:
             cases = {
                 **TRIMS,
                 **(ANTHROPIC_TRIMS if stack in ("logfire", "mlflow") else {}),
-                **({"responses_cut": TRIMS["cut"]} if stack == "agents_tracing" else {}),
+                **(
+                    {"responses_cut": TRIMS["cut"], "responses_cut_inputs": TRIMS["cut"]}
+                    if stack == "agents_tracing"
+                    else {}
+                ),
             }
             for k, (case, trim) in enumerate(cases.items()):
                 stub.log.clear()

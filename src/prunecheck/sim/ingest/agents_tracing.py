@@ -13,8 +13,16 @@ A model call is a span whose ``span_data.type`` is ``generation`` (the
 Chat Completions model and LiteLLM models): ``input`` is the message list
 sent, ``output`` the assistant message(s), ``error.data.error`` the SDK's
 error string.  A ``response`` span (the Responses API model, the SDK's
-default) holds only the response id: its request is not in the log and is
-named as a gap.  The conversation is the trace's ``group_id`` (``RunConfig
+default) exports only the response id and usage
+(``ResponseSpanData.export()``), though the SDK keeps the call's ``input``
+and ``response`` on the span in the process (with
+``trace_include_sensitive_data``, its default): a processor that writes
+them beside ``export()`` (:data:`PROCESSOR_HINT`) makes every accepted
+call a Responses request, and a failed one (the SDK keeps no input for
+it) is rebuilt from the request before it, its response and the
+``function`` spans (:mod:`.recovery`).  With ``export()`` alone a
+``response`` span is an incomplete request named so (:data:`RESPONSE_GAP`),
+its 400 kept.  The conversation is the trace's ``group_id`` (``RunConfig
 (group_id=...)``: every run of one thread), else the user's ``--key`` (a
 field of the trace's ``metadata``), else the trace.
 """
@@ -26,12 +34,27 @@ from dataclasses import replace
 from typing import Any
 
 from prunecheck.model.errors import TranscriptError
+from prunecheck.model.provider import Provider
 from prunecheck.sim.ingest.bodies import provider_message
-from prunecheck.sim.ingest.records import Incomplete, LoggedRequest, Source
+from prunecheck.sim.ingest.records import Incomplete, LogFormat, LoggedRequest, Source
 from prunecheck.sim.ingest.runs import when
 from prunecheck.sim.ingest.sent import request_of_body
+from prunecheck.sim.ingest.spans import UNLOGGED, ToolRun
 
-__all__ = ["ProcessorReader", "is_export"]
+__all__ = ["PROCESSOR_HINT", "RESPONSE_GAP", "ProcessorReader", "is_export"]
+
+#: How an incomplete request of a ``response`` span without its input starts.
+RESPONSE_GAP = "a response span without its input"
+#: What makes the Agents SDK's Responses calls readable: the input and the
+#: response the SDK keeps on the span, written beside its export().
+PROCESSOR_HINT = (
+    "write the input and the response the SDK keeps on each response span beside its "
+    "export(): in your trace processor's on_span_end, when span.span_data.type == "
+    '"response" and span.span_data.input is not None, add span.span_data.input and '
+    'span.span_data.response.model_dump() to the exported span_data as "input" and '
+    '"response" (docs/on-call.md); or use the Chat Completions model, whose '
+    "generation spans hold the messages"
+)
 
 _OBJECTS = ("trace", "trace.span")
 
@@ -66,6 +89,10 @@ class ProcessorReader:
         self.found: list[tuple[str, LoggedRequest | Incomplete]] = []
         self.seen: set[str] = set()
         self.duplicates = 0
+        self.tools: list[tuple[str, ToolRun]] = []  # (trace id, a function span's run)
+        # failed response spans: (index in found, the request to rebuild, or its gap)
+        self.failed: list[tuple[int, LoggedRequest]] = []
+        self.readable = False  # whether a response span held its input
 
     def takes(self, record: Mapping[str, Any]) -> bool:
         return is_export(record)
@@ -82,15 +109,36 @@ class ProcessorReader:
                 self.traces[str(item.get("id"))] = item
                 continue
             where = source.where if len(items) == 1 else f"{source.where} [{i}]"
+            trace = str(item.get("trace_id"))
+            run = _tool_run(item)
+            if run is not None:
+                self.tools.append((trace, run))
+                continue
             found = _request(item, Source(source.file, where))
+            data = item.get("span_data") or {}
+            if data.get("type") == "response" and data.get("input") is not None:
+                self.readable = True
+            if isinstance(found, Incomplete) and found.rejection is not None:
+                self.failed.append((len(self.found), _unlogged(found)))
             if isinstance(found, LoggedRequest):
                 found = self.thin(found)
             if found is not None:
-                self.found.append((str(item.get("trace_id")), found))
+                self.found.append((trace, found))
 
     def finish(self) -> Iterator[LoggedRequest | Incomplete]:
+        if self.readable:  # a failed call is rebuilt from the calls around it (.recovery)
+            for index, request in self.failed:
+                self.found[index] = (self.found[index][0], request)
         for trace_id, found in self.found:
             yield replace(found, conversation=self._conversation(trace_id))
+
+    def runs(self) -> dict[str, list[ToolRun]]:
+        """The tool runs the ``function`` spans record, by conversation: what
+        rebuilds a failed call's request (:mod:`.recovery`)."""
+        out: dict[str, list[ToolRun]] = {}
+        for trace_id, run in self.tools:
+            out.setdefault(self._conversation(trace_id), []).append(run)
+        return out
 
     def _conversation(self, trace_id: str) -> str:
         trace = self.traces.get(trace_id) or {}
@@ -116,17 +164,43 @@ def _request(span: Mapping[str, Any], source: Source) -> LoggedRequest | Incompl
         detail = (error.get("data") or {}).get("error")
         text = str(detail or error.get("message") or "error")
     rejection, status = provider_message(text) if text else (None, None)
-    if kind == "response" or data.get("input") is None:
+    if data.get("input") is None:
         reason = (
-            f"a {kind} span without its input (the Responses API model logs only the "
-            "response id; trace_include_sensitive_data off hides the input)"
+            f"{RESPONSE_GAP} (the SDK's export of a Responses API call, its default model, "
+            "holds only the response id and usage; the SDK keeps the input on the span, "
+            "but never a failed call's)"
+            if kind == "response"
+            else f"a {kind} span without its input (trace_include_sensitive_data off hides it)"
         )
         return Incomplete("", at, where, reason, rejection=rejection, status=status)
+    body, reply = data["input"], data.get("output")
+    if kind == "response":  # written beside export() by the user's processor
+        body, reply = {"input": body}, data.get("response")
     try:
         return request_of_body(
-            "", at, where, data["input"], reply=data.get("output"), error=text,
-            ended=when(span, ("ended_at",)),
-        )  # fmt: skip
+            "", at, where, body, reply=reply, error=text, ended=when(span, ("ended_at",))
+        )
     except TranscriptError as exc:
         reason = f"its input is not a model request ({exc.rule.rstrip('.')})"
         return Incomplete("", at, where, reason, rejection=rejection, status=status)
+
+
+def _tool_run(span: Mapping[str, Any]) -> ToolRun | None:
+    """The tool execution a ``function`` span records, or None."""
+    data = span.get("span_data") or {}
+    if data.get("type") != "function" or not isinstance(data.get("name"), str):
+        return None
+    output = data.get("output")
+    return ToolRun(
+        data["name"], str(data.get("input") or ""), "" if output is None else str(output),
+        None, when(span, ("started_at",)),
+    )  # fmt: skip
+
+
+def _unlogged(gap: Incomplete) -> LoggedRequest:
+    """The failed call of ``gap`` as a request to rebuild (:mod:`.recovery`):
+    no messages, its rejection, and why none are logged."""
+    return LoggedRequest(
+        gap.conversation, gap.at, gap.source, Provider.OPENAI_RESPONSES,
+        LogFormat.OPENAI_RESPONSES, (), None, gap.rejection, gap.status, blind=(UNLOGGED,),
+    )  # fmt: skip

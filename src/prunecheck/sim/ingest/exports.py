@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from prunecheck.sim.ingest import agents_tracing, langfuse, mlflow
 from prunecheck.sim.ingest.records import Incomplete, LoggedRequest, Source
+from prunecheck.sim.ingest.spans import ToolRun
 
 __all__ = ["RECORD_READERS", "SPAN_READERS", "Found", "RecordReader", "Thin"]
 
@@ -51,6 +52,12 @@ class RecordReader(Protocol):
 
     def finish(self) -> Iterator[Found]:
         """The requests, whole or incomplete, of every record kept."""
+        ...
+
+    def runs(self) -> dict[str, list[ToolRun]]:
+        """The tool runs its records hold, by conversation (after
+        :meth:`finish`): what rebuilds a failed call whose request is not
+        logged (:mod:`.recovery`)."""
         ...
 
 

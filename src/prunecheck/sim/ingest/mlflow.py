@@ -27,6 +27,7 @@ from prunecheck.model.errors import TranscriptError
 from prunecheck.sim.ingest.bodies import provider_message
 from prunecheck.sim.ingest.records import Incomplete, LoggedRequest, Source
 from prunecheck.sim.ingest.sent import request_of_body
+from prunecheck.sim.ingest.spans import ToolRun
 
 __all__ = ["TraceReader", "is_trace"]
 
@@ -113,6 +114,10 @@ class TraceReader:
             self.thin(r) if isinstance(r, LoggedRequest) else r
             for r in _requests(record, source, self.key)
         )
+
+    def runs(self) -> dict[str, list[ToolRun]]:
+        """None read: a failed MLflow span keeps its inputs."""
+        return {}
 
     def finish(self) -> Iterator[LoggedRequest | Incomplete]:
         yield from self.found

@@ -36,6 +36,7 @@ from typing import TypeVar
 
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import validate
+from prunecheck.sim.ingest.agents_tracing import PROCESSOR_HINT, RESPONSE_GAP
 from prunecheck.sim.ingest.exports import RECORD_READERS, SPAN_READERS
 from prunecheck.sim.ingest.lineage import threads_of
 from prunecheck.sim.ingest.records import (
@@ -383,6 +384,8 @@ class _Reader:
                     self.requests.append(self.slim(read))
                 else:
                     self.partial.append(self.timely(read))
+            for name, runs in product.runs().items():
+                self.runs.setdefault(name, []).extend(runs)
             self.log.duplicates += product.duplicates
 
 
@@ -505,13 +508,16 @@ def read_log(
             if rejected is None
             else f" The provider rejected one of them ({rejected.source}): {rejected.rejection}"
         )
-        raise TranscriptError(
-            shown_paths,
-            f"holds no model request that can be read: {first}.{also}",
+        advice = (
             "capture the message content in full (for OpenTelemetry GenAI: "
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, and an attribute length "
             "limit above the longest request; for any SDK: an attribute count limit "
-            "above the attributes a model span sets, OTEL_ATTRIBUTE_COUNT_LIMIT).",
+            "above the attributes a model span sets, OTEL_ATTRIBUTE_COUNT_LIMIT)."
+        )
+        if first.reason.startswith(RESPONSE_GAP):  # the Agents SDK's default export
+            advice = f"{PROCESSOR_HINT}."
+        raise TranscriptError(
+            shown_paths, f"holds no model request that can be read: {first}.{also}", advice
         )
     return log
 
