@@ -310,7 +310,9 @@ def check_loop(
         chosen = [replace(s, shape=shape) for s in chosen]
     live = [s for s in chosen if s.applies(caps)]
     split = None if max_examples is None else max(1, max_examples // max(1, len(live)))
-    share = CLASS_EXAMPLES if split is None else split
+    # an adapter may run fewer by default (a black-box agent: a process per run)
+    own = getattr(target.adapter, "class_examples", CLASS_EXAMPLES)
+    share = (own if isinstance(own, int) else CLASS_EXAMPLES) if split is None else split
     cells: list[Cell] = []
     grow, fired = True, False
     for scenario in chosen:

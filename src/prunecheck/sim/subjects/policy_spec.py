@@ -20,7 +20,10 @@ these).  A spec is one of
   spec in prunecheck's reference runtime or the model runtime;
 * ``loop:FILE.py:ATTR``, ``loop:module:ATTR`` or ``loop:FRAMEWORK:FILE.py:ATTR``
   — a real agent loop, the user's agent or a factory of one
-  (:mod:`prunecheck.sim.subjects.loops.target` loads it).
+  (:mod:`prunecheck.sim.subjects.loops.target` loads it);
+* ``loop:process:MANIFEST.toml`` — a black-box agent in any language, run
+  as a subprocess against prunecheck's fake model endpoint, as its manifest
+  says (:mod:`prunecheck.sim.subjects.blackbox`).
 
 :func:`parse_spec` reads a spec into a :class:`PolicySpec`; everything that
 needs to know what a spec names (loading, sweeps, reproductions, reports,
@@ -38,6 +41,9 @@ spec).
 >>> loop = parse_spec("loop:langgraph:app/agent.py:build")
 >>> loop.kind, loop.adapter, loop.where, loop.attr
 (<SpecKind.LOOP: 'loop'>, 'langgraph', 'app/agent.py', 'build')
+>>> box = parse_spec("loop:process:agents/notes/agent.toml")
+>>> box.kind, box.adapter, box.where, box.attr
+(<SpecKind.LOOP: 'loop'>, 'process', 'agents/notes/agent.toml', '')
 >>> with_format("my_trim.py:trim", "openai"), with_format("recency", "openai")
 ('my_trim.py:trim@openai', 'recency')
 """
@@ -58,6 +64,7 @@ __all__ = [
     "FORMATS",
     "LOOP_FRAMEWORKS",
     "LOOP_PREFIX",
+    "PROCESS",
     "RUNTIME_PREFIX",
     "PolicySpec",
     "SpecKind",
@@ -83,7 +90,12 @@ RUNTIME_PREFIX = "runtime:"
 LOOP_PREFIX = "loop:"
 #: The frameworks whose agent loops prunecheck drives (``loop:FRAMEWORK:...``).
 LOOP_FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph", "autogen", "strands", "pyautogen")
-_LOOP_USAGE = "must be loop:FILE.py:ATTR, loop:module:ATTR or loop:FRAMEWORK:FILE.py:ATTR."
+#: The loop "framework" of a black-box agent: ``loop:process:MANIFEST.toml``.
+PROCESS = "process"
+_LOOP_USAGE = (
+    "must be loop:FILE.py:ATTR, loop:module:ATTR, loop:FRAMEWORK:FILE.py:ATTR "
+    "or loop:process:MANIFEST.toml."
+)
 _RUNTIME_USAGE = (
     "must be runtime:FILE.py:CLASS, runtime:module:CLASS, runtime:guard:POLICY "
     "or runtime:model:POLICY."
@@ -266,6 +278,14 @@ def _loop(text: str) -> PolicySpec:
     rest = text[len(LOOP_PREFIX) :]
     framework = ""
     head, sep, tail = rest.partition(":")
+    if sep and head == PROCESS:
+        if not tail.endswith(".toml"):
+            raise PolicyError(
+                f"loop spec {text!r}",
+                "a black-box agent is named by its manifest, a .toml file.",
+                "for example loop:process:examples/blackbox/py_openai/agent.toml.",
+            )
+        return PolicySpec(text, SpecKind.LOOP, where=tail, adapter=PROCESS)
     if sep and head in LOOP_FRAMEWORKS:
         framework, rest = head, tail
     where, attr = split_reference(rest)

@@ -25,6 +25,13 @@ threads busy at once could post their results in either order; the frameworks
 driven here use one store thread per run, and a run whose threads do not go
 idle within ``thread_patience`` seconds fails loudly (:class:`LoopStuck`).
 
+An agent that runs *outside* the process (a subprocess pointed at a fake
+endpoint: :mod:`prunecheck.sim.subjects.blackbox`) cannot be seen by the
+frames of threads: its adapter sets :attr:`VirtualLoop.outside` (an
+:class:`Outside`), and quiescence then asks it instead of the threads, which
+serve the outside agent and wait on it (an HTTP server's handler threads).
+It is waited for as a busy thread is, within ``thread_patience`` seconds.
+
 Why private asyncio attributes: ``_ready`` and ``_scheduled`` are the only
 way to see that nothing is runnable; they exist with these meanings in
 CPython 3.11 to 3.14 (the event loop's own ``_run_once`` reads them).
@@ -38,11 +45,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 from . import handoff
 
-__all__ = ["LoopStuck", "VirtualLoop", "foreign_threads"]
+__all__ = ["LoopStuck", "Outside", "VirtualLoop", "foreign_threads"]
 
 #: Loop iterations one settle may take before the run is declared to spin forever.
 MAX_TICKS = 50_000
@@ -54,6 +61,17 @@ def foreign_threads() -> set[int]:
     """Every thread alive now (also those started without ``threading``, as
     pytest-xdist's execnet does): threads a run never waits for."""
     return {t.ident or 0 for t in threading.enumerate()} | set(sys._current_frames())
+
+
+@runtime_checkable
+class Outside(Protocol):
+    """Work outside the process that a run waits for (a subprocess agent)."""
+
+    def busy(self) -> bool:
+        """Whether the outside still works (called on the loop's thread, at
+        every quiescence check: it may start tasks on the loop, handing the
+        loop what the outside asked of it)."""
+        ...
 
 
 class LoopStuck(RuntimeError):
@@ -95,6 +113,8 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         handoff.install_anyio()
         self.handoff = handoff.Handoff(self, patience=thread_patience)
         self.set_default_executor(self.handoff)
+        #: The agent outside the process, if it runs outside (see the module's docs).
+        self.outside: Outside | None = None
 
     # ------------------------------------------------------------ the clock
     def _timers(self) -> list[asyncio.TimerHandle]:
@@ -156,6 +176,12 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         time.sleep(0.0001)  # a worker between its job and posting the result moves on
         return self._snapshot() == first
 
+    def _idle(self) -> bool:
+        """No thread of the run is busy, or (an agent outside) the outside is quiet."""
+        if self.outside is not None:
+            return not self.outside.busy() and not self._queue() and not self._due()
+        return self._threads_idle()
+
     def settle(self) -> None:
         """Run until quiescent (see the module's docs).
 
@@ -173,7 +199,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
             if self._queue() or self._due():
                 waited_since = None
                 continue
-            if self._threads_idle():
+            if self._idle():
                 if not self._queue():
                     return
                 continue
@@ -181,10 +207,13 @@ class VirtualLoop(asyncio.SelectorEventLoop):
             waited_since = waited_since if waited_since is not None else now
             if now - waited_since > self._patience:
                 raise LoopStuck(
-                    f"a thread of the run stayed busy over {self._patience:.0f} s; "
+                    f"the agent process worked over {self._patience:.0f} s without waiting "
+                    "on the harness; the harness waits for it before every step"
+                    if self.outside is not None
+                    else f"a thread of the run stayed busy over {self._patience:.0f} s; "
                     "the harness waits for thread-backed work before every step"
                 )
-            time.sleep(0.0002)
+            time.sleep(0.0002 if self.outside is None else 0.001)
         raise LoopStuck(
             f"the loop still had work after {MAX_TICKS} iterations at virtual time "
             f"{self._now:g} s: the framework spins (a busy loop never waits on the harness)"

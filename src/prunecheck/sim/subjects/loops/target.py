@@ -5,6 +5,7 @@ Spellings (consistent with ``runtime:FILE.py:CLASS``)::
     loop:FILE.py:ATTR             the agent (or a factory of one) ATTR in FILE.py
     loop:module:ATTR              the same in an importable module
     loop:FRAMEWORK:FILE.py:ATTR   the same, the framework named (no detection)
+    loop:process:MANIFEST.toml    a black-box agent, any language, run as a subprocess
 
 ``ATTR`` is an agent object or a factory building one; the framework is
 detected by asking each adapter's ``accepts``.  The frameworks:
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from prunecheck.model.errors import PolicyError
 from prunecheck.sim.subjects.policy_spec import (
     LOOP_PREFIX,
+    PROCESS,
     SpecKind,
     parse_spec,
 )
@@ -44,6 +46,7 @@ from .versions import Supported, check_supported, installed
 
 __all__ = [
     "FRAMEWORKS",
+    "PROCESS_ADAPTER",
     "LoopTarget",
     "adapter_named",
     "detect",
@@ -64,6 +67,9 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     "strands": ("prunecheck.sim.subjects.loops.frameworks.strands", "StrandsAdapter"),
     "pyautogen": ("prunecheck.sim.subjects.loops.frameworks.pyautogen", "PyAutoGenAdapter"),
 }
+#: The adapter of a black-box agent (``loop:process:MANIFEST.toml``: any
+#: language, run as a subprocess), beside the frameworks': no framework of its own.
+PROCESS_ADAPTER = ("prunecheck.sim.subjects.blackbox.process", "ProcessAdapter")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +106,7 @@ def adapter_named(name: str) -> Adapter:
     PolicyError
         If the framework is unknown, or its adapter (or the framework) cannot be imported.
     """
-    where = FRAMEWORKS.get(name)
+    where = FRAMEWORKS.get(name) or (PROCESS_ADAPTER if name == PROCESS else None)
     if where is None:
         raise PolicyError(f"loop framework {name!r}", "is not one prunecheck drives.",
                           f"use one of: {', '.join(FRAMEWORKS)}.")  # fmt: skip
@@ -193,7 +199,8 @@ def detect(target: object, subject: str, what: str, own: object = None) -> Adapt
     raise PolicyError(
         subject,
         f"{what} is an agent of no framework prunecheck drives{missing}.",
-        f"give an agent or a factory of one of: {', '.join(FRAMEWORKS)}.",
+        f"give an agent or a factory of one of: {', '.join(FRAMEWORKS)}; "
+        "an agent in another language or process: loop:process:MANIFEST.toml.",
     )
 
 
@@ -210,6 +217,9 @@ def load_target(text: str) -> LoopTarget:
     """
     framework, where, attr = _parse(text)
     subject = f"loop spec {text!r}"
+    if framework == PROCESS:  # the user's program runs in its own process: nothing to import
+        adapter = adapter_named(PROCESS)
+        return LoopTarget(text, where, adapter.load(where), adapter)  # type: ignore[attr-defined]
     with confined(), offline():
         with user_code(subject, f"importing {where}"):
             target = find_object(where, attr, subject)

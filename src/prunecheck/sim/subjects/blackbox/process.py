@@ -1,0 +1,405 @@
+"""A black-box agent: the user's program, run as a subprocess, as a loop subject.
+
+``loop:process:MANIFEST.toml`` names an agent in any language
+(:mod:`.manifest`).  :class:`ProcessAdapter` is its
+:class:`~prunecheck.sim.subjects.loops.contract.Adapter`, so the loop
+harness drives it as it drives an in-process framework: the same scenario
+classes, search, shrinker, judge, verdict and bundle.  Each
+:meth:`ProcessAdapter.open` is one life of the agent's process
+(:class:`ProcessLoop`):
+
+- its **model** is the fake endpoint (:class:`~.endpoint.FakeEndpoint`),
+  its base URL and a key given by environment variable; every request it
+  sends is handed to :meth:`Harness.model` (rendered as Chat Completions,
+  :mod:`.as_chat`: the judge's provider rules and ledger), and the
+  schedule's reply goes back in the API and the streaming mode it asked
+  for.  A request the real provider rejects gets the provider's HTTP 400
+  from the endpoint, and is judged all the same;
+- its **tools** post each call to the harness's tool hook
+  (:mod:`.tool_hook`), directly or through the MCP server standing for
+  them: each body waits for :meth:`Harness.tool` (the ledger of bodies that
+  ran), and returns its output, a failure or a timeout;
+- **user input** is a command-line argument (one process per message) or a
+  line on its standard input (one process, a ``ready`` line ending each turn);
+- a **cancel** is ``SIGINT`` to its process group (Ctrl-C); a request the
+  agent then drops is a client disconnect, and the harness forgets it;
+- a **crash** is ``SIGKILL`` of its process group: a real crash.
+  ``resume`` and ``new_message`` start the program again on the same store
+  (``{store}``: its real persistence), with the manifest's ``resume``
+  arguments or the new message.
+
+**Quiescence.**  The harness applies a step only when the agent waits on
+it: each request it sent is pending at the harness (or answered and
+written), each tool body it started waits on the harness, the turn is
+over or the process is gone, and its process tree is quiet
+(:mod:`.quiet`).  The loop's clock asks this of :meth:`ProcessLoop.busy`
+(:class:`~prunecheck.sim.subjects.loops.clock.Outside`).
+
+**What is not deterministic for a seed**: the agent's own real-time
+behaviour (timers, retries with back-off, a client timeout, what it does
+while it waits on nothing the harness owns); the order in which requests
+sent at once by parallel threads or tasks reach the endpoint (handed over
+in arrival order); a client that hangs up between two polls of the
+endpoint (20 ms).  The schedule, the replies, the tool outcomes and when
+each is given are the harness's: two runs of one schedule send the same
+requests when the agent does not race itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..loops.contract import Capability, Harness, Loop, Reply, ToolCall, ToolFailed, ToolSpec
+from .as_chat import as_chat
+from .endpoint import FakeEndpoint
+from .exchange import Api, Exchange
+from .manifest import Input, Manifest, load_manifest
+from .quiet import descendants, snapshot, tree_quiet
+from .tool_hook import ToolHook, ToolRequest
+
+__all__ = ["AgentExited", "ProcessAdapter", "ProcessLoop"]
+
+#: The key the agent is given (the endpoint accepts any).
+API_KEY = "sk-prunecheck-fake"
+
+#: Real seconds the agent has to wake after the harness acted on it (a
+#: reply, a tool's end, a signal, a line of input) before it is taken as
+#: one that ignores it.
+WAKE = 0.5
+
+#: Real seconds a turn that looks over (the ready line, the exit) waits for
+#: the endpoint and the hook to see the hang-up of a request the agent dropped
+#: (each looks every 20 ms); a request still pending then is left pending.
+HANG_UP = 0.25
+
+#: Real seconds a reply the harness chose may take to be written before the
+#: run is declared stuck (the endpoint writes it at once).
+_ANSWER_TIMEOUT = 120.0
+
+
+class AgentExited(RuntimeError):
+    """The agent's process ended a turn with a non-zero status (its last error line)."""
+
+
+def _tail(path: Path, lines: int = 1) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+class ProcessLoop:
+    """One life of the agent's process (see the module's docs)."""
+
+    def __init__(self, manifest: Manifest, harness: Harness) -> None:
+        self.manifest, self.harness = manifest, harness
+        self.clock = asyncio.get_event_loop()
+        self.endpoint = FakeEndpoint(answer_timeout=_ANSWER_TIMEOUT).start()
+        self.hook = ToolHook()
+        self.logs = Path(tempfile.mkdtemp(prefix="prunecheck-agent-"))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.turn: asyncio.Future[None] | None = None
+        self.seen = 0  # exchanges handed over (or judged)
+        self.read = 0  # bytes of stdout read for ready lines
+        self.ready = re.compile(manifest.ready) if manifest.ready else None
+        self.at_ready = False
+        self.models: dict[asyncio.Task[None], Exchange] = {}
+        self.tools: dict[asyncio.Task[None], ToolRequest] = {}
+        self.last: list[dict[str, object]] = []
+        self.exits: list[int] = []
+        self.poked: tuple[int, float] | None = None
+        self.over_since: float | None = None
+        setattr(self.clock, "outside", self)  # noqa: B010 - the VirtualLoop's hook
+
+    # ------------------------------------------------------------ the process
+    def _env(self) -> dict[str, str]:
+        fill = {
+            "base_url": self.endpoint.openai_url
+            if self.manifest.api is not Api.MESSAGES else self.endpoint.url,
+            "api_key": API_KEY, "store": str(self.harness.store), "tools_url": self.hook.url,
+            "python": sys.executable, "manifest_dir": str(self.manifest.folder),
+        }  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+        env.update(
+            PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost"
+        )
+        env.update({k: v.format_map(fill) for k, v in self.manifest.env.items()})
+        self._fill = fill
+        return env
+
+    def _spawn(self, extra: tuple[str, ...]) -> None:
+        env = self._env()
+        argv = [part.format_map(self._fill) for part in self.manifest.command] + list(extra)
+        out = (self.logs / "stdout").open("ab")
+        err = (self.logs / "stderr").open("ab")
+        self.read = (self.logs / "stdout").stat().st_size
+        self.at_ready = False
+        try:
+            self.proc = subprocess.Popen(
+                argv, cwd=self.manifest.folder, env=env, stdout=out, stderr=err,
+                stdin=subprocess.PIPE if self.manifest.input is Input.STDIN else subprocess.DEVNULL,
+                start_new_session=True,
+            )  # fmt: skip
+        except OSError as exc:
+            raise AgentExited(
+                f"the agent's command {argv[0]!r} could not start ({exc.strerror})"
+            ) from None
+        finally:
+            out.close()
+            err.close()
+
+    def _cpu(self) -> int:
+        if self.proc is None:
+            return 0
+        found = snapshot(descendants(self.proc.pid))
+        return found[1] if found is not None else 0
+
+    def _poke(self) -> None:
+        """Note the agent's CPU time before the harness acts on it: it is busy
+        until that moves (it woke) or :data:`WAKE` seconds pass."""
+        if self.poked is None and self._alive():
+            self.poked = (self._cpu(), time.monotonic())
+
+    def _alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def _signal(self, sig: int) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self._poke()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, sig)
+
+    async def _turn_over(self) -> None:
+        """Wait for the end of the turn; raise if the process failed."""
+        self.turn = self.clock.create_future()
+        try:
+            await self.turn
+        finally:
+            self.turn = None
+        proc = self.proc
+        if proc is not None and proc.returncode not in (None, 0):
+            raise AgentExited(
+                f"the agent exited with status {proc.returncode}: "
+                f"{_tail(self.logs / 'stderr') or 'no error output'}"
+            )
+
+    # ------------------------------------------------------------ the Loop
+    async def send(self, text: str) -> None:
+        """One user message: the command with the message (argv) or a line (stdin)."""
+        if self.manifest.input is Input.ARGV:
+            self._spawn((text,))
+        else:
+            if not self._alive():
+                self._spawn(())
+                await self._turn_over()  # up to its first ready line
+            assert self.proc is not None and self.proc.stdin is not None
+            self.at_ready = False
+            self._poke()
+            self.proc.stdin.write(text.replace("\n", " ").encode() + b"\n")
+            self.proc.stdin.flush()
+        await self._turn_over()
+
+    async def cancel(self, turn: asyncio.Task[None]) -> None:
+        """Ctrl-C: ``SIGINT`` to the agent's process group."""
+        self._signal(signal.SIGINT)
+
+    async def resume(self) -> None:
+        """After a crash: the command with the manifest's ``resume`` arguments."""
+        self._spawn(self.manifest.resume or ())
+        await self._turn_over()
+
+    async def approve(self, call_id: str, approved: bool) -> None:
+        raise NotImplementedError("a black-box agent has no approval step")
+
+    def history(self) -> list[dict[str, object]]:
+        """What the agent holds: its persisted history (``format = "openai"``),
+        else the messages of the last request it sent in this life."""
+        m = self.manifest
+        if m.persistence and m.history_format == "openai":
+            try:
+                doc = json.loads((self.harness.store / m.persistence).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                doc = []
+            doc = doc.get("messages", []) if isinstance(doc, dict) else doc
+            return [x for x in doc if isinstance(x, dict)] if isinstance(doc, list) else []
+        return list(self.last)
+
+    def abandon(self) -> None:
+        """The crash (or the run's end): ``SIGKILL`` of the process group, then
+        the endpoint and the hook stop; nothing is flushed."""
+        self._signal(signal.SIGKILL)
+        if self.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+            if self.proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
+        if getattr(self.clock, "outside", None) is self:
+            setattr(self.clock, "outside", None)  # noqa: B010
+        self.endpoint.stop()
+        self.hook.close()
+        for request in self.tools.values():
+            request.finish({"ok": False, "error": "the harness ended the run"})
+        import shutil
+
+        shutil.rmtree(self.logs, ignore_errors=True)
+
+    # ------------------------------------------------------------ Outside
+    async def _model(self, exchange: Exchange, body: dict[str, object]) -> None:
+        reply: Reply = await self.harness.model(body)
+        self._poke()
+        with contextlib.suppress(ValueError):  # hung up meanwhile: forgotten below
+            exchange.answer(reply)
+
+    async def _judge_only(self, body: dict[str, object]) -> None:
+        """A request the endpoint rejected (its 400 is sent): judged, never answered."""
+        task = asyncio.ensure_future(self.harness.model(body))
+        await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def _tool(self, request: ToolRequest) -> None:
+        call = ToolCall(request.id, request.name, request.arguments)
+        try:
+            output = await self.harness.tool(call)
+            self._poke()
+            request.finish({"ok": True, "output": output})
+        except ToolFailed as exc:
+            self._poke()
+            request.finish({"ok": False, "error": str(exc), "timeout": False})
+        except TimeoutError as exc:
+            self._poke()
+            request.finish({"ok": False, "error": str(exc), "timeout": True})
+        except asyncio.CancelledError:
+            request.finish({"ok": False, "error": "cancelled", "timeout": False})
+            raise
+
+    def _hand_over(self) -> bool:
+        """Give the harness what the agent asked since the last look; True if anything."""
+        handed = False
+        exchanges = self.endpoint.exchanges
+        while self.seen < len(exchanges):
+            exchange = exchanges[self.seen]
+            self.seen += 1
+            body = as_chat(exchange.api, exchange.body)
+            raw = body.get("messages")
+            self.last = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+            if exchange.rejection is not None or exchange.reply is not None:
+                self.clock.create_task(self._judge_only(body))
+            else:
+                self.models[self.clock.create_task(self._model(exchange, body))] = exchange
+            handed = True
+        for request in self.hook.take():
+            self.tools[self.clock.create_task(self._tool(request))] = request
+            handed = True
+        for task, exchange in list(self.models.items()):
+            if task.done():
+                del self.models[task]
+            elif exchange.outcome.is_final():  # the client hung up: the request is gone
+                task.cancel()
+                handed = True
+        for task, request in list(self.tools.items()):
+            if task.done():
+                del self.tools[task]
+            elif request.gone:  # the agent hung up: its body is cancelled
+                task.cancel()
+                handed = True
+        return handed
+
+    def _stdout_ready(self) -> bool:
+        """Whether the agent printed a ready line since the last message (stdin):
+        a whole line, or the last partial one (a prompt such as ``> ``)."""
+        if self.ready is None or self.at_ready:
+            return self.at_ready
+        with contextlib.suppress(OSError), (self.logs / "stdout").open("rb") as f:
+            f.seek(self.read)
+            data = f.read()
+            if any(self.ready.search(x) for x in data.decode("utf-8", "replace").splitlines()):
+                self.at_ready = True
+                self.read += len(data)
+        return self.at_ready
+
+    def busy(self) -> bool:
+        """Whether the agent still works without waiting on the harness (see the module)."""
+        if self._hand_over():
+            return True
+        if any(x.reply is not None and not x.outcome.is_final() for x in self.endpoint.exchanges):
+            return True  # a reply being written
+        if self.poked is not None:
+            cpu, since = self.poked
+            if self._alive() and self._cpu() == cpu and time.monotonic() - since < WAKE:
+                return True  # not woken yet by what the harness did
+            self.poked = None
+        waiting = any(not t.done() for t in self.models) or any(not t.done() for t in self.tools)
+        alive = self._alive()
+        if self.turn is not None and not self.turn.done():
+            over = not alive or (self.manifest.input is Input.STDIN and self._stdout_ready())
+            if over and not alive:  # dead: nobody waits for what it asked
+                for task in [*self.models, *self.tools]:
+                    task.cancel()
+                waiting = False
+            if over and waiting:  # it dropped a request the endpoint has not seen it drop yet
+                now = time.monotonic()
+                self.over_since = self.over_since if self.over_since is not None else now
+                if now - self.over_since < HANG_UP:
+                    return True
+            if over:
+                self.over_since = None
+                if self.proc is not None and not alive:
+                    self.exits.append(self.proc.returncode or 0)
+                self.turn.set_result(None)
+                return True
+        if not alive:
+            return False
+        if not waiting and not (self.turn is None or self._stdout_ready()):
+            return True  # neither waits on the harness nor is done: it works on its own
+        assert self.proc is not None
+        return not tree_quiet(self.proc.pid)
+
+
+class ProcessAdapter:
+    """The adapter of ``loop:process:MANIFEST.toml`` (see the module's docs)."""
+
+    framework = "process"
+    #: Runs per scenario class in ``check`` by default (in-process loops: 60):
+    #: each run starts the agent's program at least once.
+    class_examples = 20
+
+    def load(self, where: str) -> Manifest:
+        """The manifest at ``where`` (the target of ``loop:process:WHERE``)."""
+        return load_manifest(where)
+
+    def accepts(self, target: object) -> bool:
+        return isinstance(target, Manifest)
+
+    def capabilities(self, target: object) -> frozenset[Capability]:
+        assert isinstance(target, Manifest)
+        return target.capabilities()
+
+    def tools(self, target: object) -> list[ToolSpec]:
+        assert isinstance(target, Manifest)
+        return list(target.tools)
+
+    def providers(self, target: object) -> frozenset[str]:
+        return frozenset()
+
+    def open(self, target: object, harness: Harness) -> Loop:
+        assert isinstance(target, Manifest)
+        return ProcessLoop(target, harness)
+
+    def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
+        from .replay import script
+
+        return script(target_spec, folder=folder)
