@@ -28,6 +28,7 @@ EXAMPLES = {
     "strands": "examples/loops/strands_sliding.py:agent",
     # AutoGen 0.2 needs openai<2 (no example agent in the main venv): the corpus's agent
     "pyautogen": "known_bugs/autogen-3178-history-limiter-orphans-tool-result/agent.py:assistant",
+    "maf": "examples/loops/maf_compaction.py:keep_last",
 }
 
 #: Where the example needs a newer release than the oldest supported one, the agent the

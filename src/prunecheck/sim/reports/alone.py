@@ -38,6 +38,7 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
     "langgraph": ("langchain", "langchain_core", "langgraph"),
     "autogen": ("autogen_agentchat", "autogen_core", "autogen_ext"),
     "strands": ("strands",),
+    "maf": ("agent_framework", "agent_framework_openai"),
 }
 
 _HARNESS_ONLY = ("prunecheck.sim", "prunecheck.pytest_plugin")

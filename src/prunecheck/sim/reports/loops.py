@@ -82,7 +82,7 @@ __all__ = [
 PACKAGES = (
     "pydantic-ai-slim", "openai-agents", "langchain", "langchain-core", "langgraph",
     "langgraph-checkpoint-sqlite", "autogen-agentchat", "autogen-core", "autogen-ext",
-    "strands-agents",
+    "strands-agents", "agent-framework-core", "agent-framework-openai",
 )  # fmt: skip
 
 _SPEC = re.compile(r"prunecheck check (loop:[\w./:-]+)")

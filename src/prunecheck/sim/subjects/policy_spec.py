@@ -89,7 +89,9 @@ RUNTIME_PREFIX = "runtime:"
 #: What starts an agent-loop spec.
 LOOP_PREFIX = "loop:"
 #: The frameworks whose agent loops prunecheck drives (``loop:FRAMEWORK:...``).
-LOOP_FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph", "autogen", "strands", "pyautogen")
+LOOP_FRAMEWORKS = (
+    "pydantic-ai", "openai-agents", "langgraph", "autogen", "strands", "pyautogen", "maf",
+)  # fmt: skip
 #: The loop "framework" of a black-box agent: ``loop:process:MANIFEST.toml``.
 PROCESS = "process"
 _LOOP_USAGE = (

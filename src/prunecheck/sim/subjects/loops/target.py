@@ -10,13 +10,14 @@ Spellings (consistent with ``runtime:FILE.py:CLASS``)::
 ``ATTR`` is an agent object or a factory building one; the framework is
 detected by asking each adapter's ``accepts``.  The frameworks:
 ``pydantic-ai``, ``openai-agents``, ``langgraph`` (LangChain v1
-``create_agent``), ``autogen`` (AgentChat), ``strands`` (Strands Agents).
+``create_agent``), ``autogen`` (AgentChat), ``strands`` (Strands Agents), ``maf`` (Microsoft
+Agent Framework).
 A module may also bring its own adapter as a module-level ``prunecheck_loop_adapter`` (an
 :class:`~prunecheck.sim.subjects.loops.contract.Adapter`), tried first.
 
 Adapters are imported only when a spec is loaded, and a framework that is
 not installed is skipped: ``pip install 'prunecheck[loops]'`` installs all
-five.  A framework installed in a release its adapter does not drive
+of them.  A framework installed in a release its adapter does not drive
 (:mod:`.versions`), or one whose modules its adapter cannot import, is an
 error (exit status 2) naming the releases, never a skipped framework.
 
@@ -66,6 +67,7 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     "autogen": ("prunecheck.sim.subjects.loops.frameworks.autogen", "AutoGenAdapter"),
     "strands": ("prunecheck.sim.subjects.loops.frameworks.strands", "StrandsAdapter"),
     "pyautogen": ("prunecheck.sim.subjects.loops.frameworks.pyautogen", "PyAutoGenAdapter"),
+    "maf": ("prunecheck.sim.subjects.loops.frameworks.maf", "MAFAdapter"),
 }
 #: The adapter of a black-box agent (``loop:process:MANIFEST.toml``: any
 #: language, run as a subprocess), beside the frameworks': no framework of its own.
