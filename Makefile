@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops known-bugs docs clean
+.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops known-bugs docs clean node-deps
 
 all: test
 
@@ -60,6 +60,15 @@ test-durations: $(STAMP)
 # property tests get Hypothesis's full 100 examples (make test: 40; tests/conftest.py).
 test-all: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-full} $(PYTEST) -q -n $(JOBS) --dist worksteal --durations=20 --cov
+
+# The Vercel AI SDK packages (ai, @ai-sdk/openai, @ai-sdk/anthropic from the npm registry)
+# that tests/test_blackbox_ai_sdk.py reads the fake model endpoint with: installed from the
+# committed lockfile into .node/ai_sdk (git-ignored); the test skips, saying so, without them
+# or without node (18+).
+node-deps:
+	mkdir -p .node/ai_sdk
+	cp tests/node/ai_sdk/package.json tests/node/ai_sdk/package-lock.json .node/ai_sdk/
+	cd .node/ai_sdk && npm ci --no-audit --no-fund
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests benchmarks examples docs/gen_cli.py known_bugs/*.py
