@@ -190,7 +190,14 @@ class Compaction:
     chain by one compaction item of ``tokens`` tokens; user messages and
     the instructions stay.  Needs a stored response (an invocation before it
     under provider ``openai-responses``).
-    See https://developers.openai.com/api/docs/guides/compaction."""
+    See https://developers.openai.com/api/docs/guides/compaction.
+
+    Under provider ``anthropic``: Anthropic's server compaction
+    (``context_management`` edit ``compact_20260112``): the response
+    carries a ``compaction`` block of ``tokens`` tokens that the client
+    keeps in its history; the server ignores every message before it but
+    the system prompt while the client sends the block.
+    See https://platform.claude.com/docs/en/build-with-claude/compaction."""
 
     kind: ClassVar[str] = "compaction"
     tokens: int

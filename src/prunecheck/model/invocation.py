@@ -43,7 +43,8 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
     # server holds or edits part of it (None: the client's copy, at no cost).
     view = server_view(work, event)
     errors: list[ProviderError] = []
-    if view is not None and event.chained:
+    compacted = state.server is not None and bool(state.server.blocks)  # Anthropic's
+    if view is not None and (event.chained or compacted):
         if not is_paired(view):  # assembled by the server: read whole
             errors = pairing_errors(view, state.config.provider)
     elif state.orphans or state.unanswered:

@@ -11,7 +11,12 @@ features change it on the server, out of the client's sight:
   messages, calls and results by one compaction item (user messages stay);
 * Anthropic context editing (``clear_tool_uses``) replaces old tool
   results by a placeholder before the model sees a request; the client's
-  copy stays whole.
+  copy stays whole;
+* an Anthropic server compaction (``context_management`` edit
+  ``compact_20260112``) answers with a ``compaction`` block that the client
+  keeps in its history: from then on the server ignores every message
+  before the block (the model sees the block's summary instead), as long
+  as the client sends the block.
 
 The *effective context* of an invocation is what the client sent, plus
 what the server held, minus what the server cleared or compacted.
@@ -69,6 +74,10 @@ class ServerState:
     told : set of str
         Ids already reported as an ineffective trim (reported once), and
         the server's own items (compaction items), which the client never had.
+    blocks : dict of str to tuple of str
+        Anthropic compaction blocks: the block's message id -> the ids of
+        the messages it replaced, which the server ignores while the client
+        sends the block.
     """
 
     response: int = 0
@@ -76,12 +85,24 @@ class ServerState:
     seen: set[str] = field(default_factory=set)
     edit: ClearToolUses | None = None
     told: set[str] = field(default_factory=set)
+    blocks: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def copy(self) -> ServerState:
         """An independent copy (messages are immutable and shared).  O(n)."""
         return ServerState(
-            self.response, self.held.copy(), set(self.seen), self.edit, set(self.told)
+            self.response,
+            self.held.copy(),
+            set(self.seen),
+            self.edit,
+            set(self.told),
+            dict(self.blocks),
         )
+
+    def ignored(self, client: Context) -> tuple[str, ...]:
+        """The messages the Anthropic server ignores in a request of
+        ``client``: those the compaction blocks the client still sends
+        replaced.  O(messages replaced)."""
+        return tuple(mid for block, ids in self.blocks.items() if block in client for mid in ids)
 
     @property
     def label(self) -> str:

@@ -71,8 +71,11 @@ def server_view(work: EventWork, event: Invoke) -> Context | None:
         return _chained(work, server)
     if _stores(work):
         return work.ctx.copy()
+    if server is not None and server.blocks:
+        view = _compacted(work, server)
+        return _edited(work, server.edit, view) if server.edit is not None else view
     if server is not None and server.edit is not None:
-        return _edited(work, server.edit)
+        return _edited(work, server.edit, work.ctx.copy())
     return None
 
 
@@ -137,8 +140,30 @@ def _chained(work: EventWork, server: ServerState) -> Context:
     return view
 
 
-def _edited(work: EventWork, edit: ClearToolUses) -> Context:
-    view = work.ctx.copy()
+def _compacted(work: EventWork, server: ServerState) -> Context:
+    """The client's copy less what the Anthropic compaction blocks it sends
+    replaced; a message the client trimmed among those is an ineffective
+    trim (the server already ignored it)."""
+    client = work.ctx
+    ignored = server.ignored(client)
+    view = client.copy()
+    view.remove([mid for mid in ignored if mid in view])
+    gone = tuple(mid for mid in ignored if mid not in client and mid not in server.told)
+    if gone:
+        server.told.update(gone)
+        blocks = ", ".join(b for b, ids in server.blocks.items() if set(ids) & set(gone))
+        work.incident(
+            IncidentKind.INEFFECTIVE_TRIM,
+            gone,
+            f"this trim had no effect: the server's compaction block {blocks} already "
+            f"replaced those messages ({_ids(gone)}); the model sees the block's summary, "
+            "not them, whether the client keeps them or not",
+            reason="server_compacted",
+        )
+    return view
+
+
+def _edited(work: EventWork, edit: ClearToolUses, view: Context) -> Context:
     calls = work.state.calls
     cleared, freed = tool_uses_to_clear(
         view, edit, lambda cid: calls[cid].spec.tool if cid in calls else ""
@@ -179,12 +204,17 @@ def on_compaction(work: EventWork, event: Compaction) -> None:
     the server has not received is an invalid prune (by the server)."""
     state = work.state
     server = state.server
+    if state.config.provider == "anthropic":
+        _anthropic_compaction(work, event)
+        return
     if not _stores(work) or server is None or not server.response:
         raise TraceError(
             work.where(),
             "a server compaction with no stored response: compaction acts on the items "
-            f"an OpenAI Responses server holds (provider {state.config.provider}).",
-            f'use provider "{RESPONSES}" and invoke before the compaction.',
+            f"an OpenAI Responses server holds, or on an Anthropic conversation (provider "
+            f"{state.config.provider}).",
+            f'use provider "{RESPONSES}" and invoke before the compaction, or provider '
+            '"anthropic".',
         )
     held = server.held
     ids = compactable(held)
@@ -221,6 +251,48 @@ def on_compaction(work: EventWork, event: Compaction) -> None:
         NoteKind.SERVER,
         f"server compaction of response {server.label}: {_ids(ids)} replaced by compaction "
         f"item {sid} ({total} → {event.tokens} tokens); the client's copy is unchanged",
+        (*ids, sid),
+    )
+
+
+def _anthropic_compaction(work: EventWork, event: Compaction) -> None:
+    """Anthropic's server compaction: the response carries a compaction block
+    (its summary) that the client keeps; every message before it but the
+    system prompt is replaced for the model from then on, judged as any
+    summary is (one that takes a call whose result has not arrived is an
+    invalid prune, by the server)."""
+    state, server, client = work.state, _server(work), work.ctx
+    done = set(server.ignored(client))
+    ids = tuple(m.id for m in client if m.role is not Role.SYSTEM and m.id not in done)
+    if not ids:
+        work.note(NoteKind.SERVER, "server compaction (Anthropic): nothing to compact")
+        return
+    for v in check_prune(client, ids):
+        work.incident(
+            IncidentKind.INVALID_PRUNE,
+            (v.unit_id, *v.ids),
+            f"server compaction (Anthropic) {v.describe()}",
+            reason=v.reason.value,
+        )
+    total = sum(client[m].tokens for m in ids)
+    sid = work.new_message_id()
+    block = Message(
+        sid,
+        Role.ASSISTANT,
+        event.tokens,
+        state.turn,
+        state.now,
+        unit_id=sid,
+        summary_of=ids,
+        text=event.text or "compaction block (the server's summary)",
+    )
+    client.append(block)
+    server.blocks[sid] = ids
+    work.note(
+        NoteKind.SERVER,
+        f"server compaction (Anthropic): the response carries compaction block {sid}, which "
+        f"replaces {_ids(ids)} for the model from now on ({total} → {event.tokens} tokens); "
+        "the client keeps them, and the server ignores them while the client sends the block",
         (*ids, sid),
     )
 
