@@ -22,6 +22,7 @@ from prunecheck.model.context import Message, Role
 from prunecheck.model.provider import Provider, render, validate
 from prunecheck.model.system import replay
 from prunecheck.sim.api.check import check_policy
+from prunecheck.sim.api.documents import SCHEMA_VERSION
 from prunecheck.sim.api.providers import (
     judgeable,
     messages_of_body,
@@ -31,7 +32,6 @@ from prunecheck.sim.api.providers import (
 from prunecheck.sim.api.repairs import repair_verdict
 from prunecheck.sim.api.verdict import CheckResult, provider_lines
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.reports.strictness import HISTORIES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from prunecheck.model.events import (
 from prunecheck.model.policies import FunctionPolicy, Policy, builtin_policy
 from prunecheck.model.runtime import apply
 from prunecheck.model.state import CounterName, initial_state
-from prunecheck.sim.cli.json_output import SCHEMA_VERSION
+from prunecheck.sim.api.documents import SCHEMA_VERSION
 from prunecheck.sim.drivers.coverage import Coverage, CoverageTally, Gap
 
 ROOT = Path(__file__).resolve().parent.parent

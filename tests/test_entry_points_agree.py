@@ -23,7 +23,14 @@ from typing import Any
 import pytest
 from timeline_sketch import timeline_sketched
 
-from prunecheck import UnsafeLoop, UnsafePolicy, check_policy, search_policy
+from prunecheck import (
+    UnsafeLoop,
+    UnsafePolicy,
+    check_policy,
+    search_policy,
+    verdict_json,
+    verdict_junit,
+)
 from prunecheck.model.trace import Trace
 from prunecheck.pytest_plugin import MARK, PrunecheckFixture
 from prunecheck.sim.api.loop_api import assert_loop_safe, check_loop
@@ -85,6 +92,12 @@ def _policy_agrees(spec: str, max_examples: int, tmp: Path, capsys: Any) -> None
     assert (status, doc["verdict"]) == (1, api.verdict.value) == (1, "unsafe")
     assert api.reproduction is not None
     assert doc["placements"][0]["reproduction_events"] == len(api.reproduction.events)
+    # the document is the API's: the same bytes from check_policy's result
+    bundles = {
+        p["check_at"]: Path(p["reproduction"]) for p in doc["placements"] if p["reproduction"]
+    }
+    assert json.dumps(verdict_json(api, bundles)) == json.dumps(doc)
+    assert 'name="prunecheck.check.after_append"' in verdict_junit(api, bundles)
     plugin = PrunecheckFixture(tmp / "plugin", "test_trim", dict(POLICY_OPTIONS))
     with pytest.raises(UnsafePolicy) as raised:
         plugin.assert_policy_safe(spec, max_examples=max_examples, failures=False)
@@ -102,6 +115,12 @@ def _loop_agrees(tmp: Path, capsys: Any) -> None:
     api = by_api.value.result  # check_loop's result
     assert status == 1 and doc["verdict"] == "unsafe" and api.verdict.value == "UNSAFE"
     assert [p["verdict"] for p in doc["placements"]] == ["unsafe"]
+    # the document is the API's: check_loop's result gives the command's (but
+    # the bundle's folder, written apart, and what the command line adds)
+    ours = verdict_json(api, {"cancel": tmp / "cli"}, max_steps=doc["details"]["max_steps"],
+                        offline=doc["details"]["offline"])  # fmt: skip
+    assert json.dumps(ours) == json.dumps(doc)
+    assert 'name="prunecheck.check.loop"' in verdict_junit(api)
     plugin = PrunecheckFixture(tmp / "plugin", "test_agent")
     with pytest.raises(UnsafeLoop) as by_plugin:
         plugin.assert_loop_safe(LOOP, failures=False, **LOOP_OPTIONS)

@@ -16,8 +16,8 @@ import pytest
 from check_runs import QUICK_FIND, SMALL_SUITE, CheckRun
 from timeline_sketch import timeline_sketched
 
+from prunecheck.sim.api.documents import SCHEMA_NAME, SCHEMA_VERSION, VERDICT_OF_STATUS
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.cli.json_output import SCHEMA_NAME, SCHEMA_VERSION, VERDICT_OF_STATUS
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / f"verdict-{SCHEMA_VERSION}.json"

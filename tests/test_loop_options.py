@@ -25,9 +25,9 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 
+from prunecheck.sim.api.documents import SCHEMA_VERSION
 from prunecheck.sim.cli import build_parser, loop_runs
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.cli.loop_options import REFUSED, SEARCH_REFUSED, WIRED
 from prunecheck.sim.drivers import action_search
 from prunecheck.sim.evidence.loop_bundle import BUNDLE_FILES

@@ -14,9 +14,9 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 
+from prunecheck.sim.api.documents import SCHEMA_VERSION
 from prunecheck.sim.api.vacuity import HINTS, vacuous_clause
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.cli.json_output import SCHEMA_VERSION
 from prunecheck.sim.cli.limits import EXIT_VACUOUS
 from prunecheck.sim.drivers.coverage import Coverage, Gap
 

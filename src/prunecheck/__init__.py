@@ -25,6 +25,8 @@ make a policy               ``list_policy`` (a ``trim(messages)`` function),
                             ``framework_policy`` (a framework's trimmer)
 check an agent loop         ``check_loop``, ``assert_loop_safe`` (``UnsafeLoop``),
                             ``search_loop``: a ``loop:`` spec or the agent itself
+the documents they write    ``verdict_json``, ``verdict_junit``: a result as
+                            ``check --json`` and ``--junit`` write it
 what they take and give     ``RuntimeConfig`` (the runtime), ``Trace``
 the version                 ``__version__``
 ==========================  ===================================================
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from prunecheck.model.provider import ProviderError
     from prunecheck.model.trace import Trace
     from prunecheck.sim.api.check import UnsafePolicy, assert_policy_safe, check_policy
+    from prunecheck.sim.api.export import verdict_json, verdict_junit
     from prunecheck.sim.api.loop_api import (
         UnsafeLoop,
         assert_loop_safe,
@@ -116,6 +119,8 @@ __all__ = [
     "search_loop",
     "search_policy",
     "validate_request",
+    "verdict_json",
+    "verdict_junit",
 ]
 
 
@@ -179,6 +184,8 @@ __getattr__, __dir__ = lazy_exports(
         "search_loop": _LOOPS,
         "search_policy": _API,
         "validate_request": "prunecheck.sim.api.requests",  # the base install has it
+        "verdict_json": "prunecheck.sim.api.export",
+        "verdict_junit": "prunecheck.sim.api.export",
     },
     extra={"__version__": _installed_version},
     require=_require,

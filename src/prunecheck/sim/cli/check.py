@@ -15,6 +15,8 @@ from typing import Any
 from prunecheck.model.config import CheckAt, RuntimeConfig
 from prunecheck.model.provider import Provider
 from prunecheck.sim.api.check import check_policy
+from prunecheck.sim.api.documents import check_document
+from prunecheck.sim.api.junit import check_cases, check_properties, check_times, write_junit
 from prunecheck.sim.api.minimal import shrink_note
 from prunecheck.sim.api.providers import parse_providers
 from prunecheck.sim.api.suite import (
@@ -32,15 +34,8 @@ from prunecheck.sim.cli.failure_options import (
     report_problems,
 )
 from prunecheck.sim.cli.formats import FORMAT_HELP
-from prunecheck.sim.cli.json_output import add_json_argument, check_document, record
-from prunecheck.sim.cli.junit_output import (
-    add_junit_argument,
-    check_cases,
-    check_junit,
-    check_properties,
-    check_times,
-    write_junit,
-)
+from prunecheck.sim.cli.json_output import add_json_argument, record
+from prunecheck.sim.cli.junit_output import add_junit_argument, check_junit
 from prunecheck.sim.cli.limits import (
     add_fail_on_framework_argument,
     add_fail_vacuous_argument,

@@ -27,14 +27,9 @@ from prunecheck.model.errors import ConfigError
 from prunecheck.model.incidents import Incident, IncidentKind
 from prunecheck.model.provider import recognize, validate
 from prunecheck.model.system import System, incidents_of
+from prunecheck.sim.api.documents import document, first_violation, violation_json
 from prunecheck.sim.cli.commands import SUMMARIES
-from prunecheck.sim.cli.json_output import (
-    add_json_argument,
-    document,
-    first_violation,
-    record,
-    violation_json,
-)
+from prunecheck.sim.cli.json_output import add_json_argument, record
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.evidence.bundle import write_bundle
 from prunecheck.sim.ingest.incident import Imported, import_conversation, stamp

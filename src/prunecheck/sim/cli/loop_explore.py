@@ -84,8 +84,8 @@ def explore_loop_command(args: argparse.Namespace) -> int:
 
 
 def _explore_loop_command(args: argparse.Namespace, net: Offline) -> int:
+    from prunecheck.sim.api.loop_documents import loop_explore_document
     from prunecheck.sim.cli.driver_options import parse_target
-    from prunecheck.sim.cli.loop_output import loop_explore_document
 
     refuse_for_loop(args, EXPLORE_REFUSED)
     if args.out:

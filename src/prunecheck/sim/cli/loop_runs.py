@@ -8,7 +8,7 @@ Every option either changes what runs for a loop or is refused for it
 (exit 2): :mod:`.loop_options` holds the table; the model runtime's knobs
 (``--gate``, ``--check-at`` …) are refused: the loop is its own runtime.
 ``--json`` and ``--junit`` carry a placement per scenario class
-(:mod:`.loop_output`).  The agent is loaded and run offline and in the cage
+(:mod:`prunecheck.sim.api.loop_documents`).  The agent is loaded and run offline and in the cage
 (:mod:`prunecheck.sim.subjects.loops.offline`, :mod:`prunecheck.sim.subjects.loops.confine`):
 the output says so in one line (``details.offline`` in ``--json``).
 """
@@ -156,8 +156,9 @@ def check_loop_command(args: argparse.Namespace) -> int:
 
 
 def _check_loop_command(args: argparse.Namespace, net: Offline) -> int:
-    from prunecheck.sim.cli.junit_output import check_junit, write_junit
-    from prunecheck.sim.cli.loop_output import loop_cases, loop_check_document, loop_properties
+    from prunecheck.sim.api.junit import write_junit
+    from prunecheck.sim.api.loop_documents import loop_cases, loop_check_document, loop_properties
+    from prunecheck.sim.cli.junit_output import check_junit
 
     refuse_for_loop(args)
     providers = parse_providers(getattr(args, "provider", None))
@@ -271,8 +272,8 @@ def search_loop_command(args: argparse.Namespace) -> int:
 
 
 def _search_loop_command(args: argparse.Namespace, net: Offline) -> int:
+    from prunecheck.sim.api.loop_documents import loop_search_document
     from prunecheck.sim.cli.driver_options import parse_target
-    from prunecheck.sim.cli.loop_output import loop_search_document
 
     refuse_for_loop(args, SEARCH_REFUSED)
     shape = loop_shape(args)

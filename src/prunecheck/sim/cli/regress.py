@@ -29,17 +29,14 @@ from prunecheck.sim.api.baseline_file import (
     read_baseline,
 )
 from prunecheck.sim.api.compare import detectable_rate
+from prunecheck.sim.api.documents import regress_document
+from prunecheck.sim.api.junit import regress_cases, write_junit
 from prunecheck.sim.api.regress_api import regress_policy
 from prunecheck.sim.cli.argtypes import fraction, non_negative, ratio
 from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
-from prunecheck.sim.cli.json_output import add_json_argument, record, regress_document
-from prunecheck.sim.cli.junit_output import (
-    add_junit_argument,
-    check_junit,
-    regress_cases,
-    write_junit,
-)
+from prunecheck.sim.cli.json_output import add_json_argument, record
+from prunecheck.sim.cli.junit_output import add_junit_argument, check_junit
 from prunecheck.sim.cli.policy_argument import add_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import add_runtime_arguments, runtime_config

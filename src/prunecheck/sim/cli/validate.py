@@ -14,9 +14,10 @@ import sys
 
 from prunecheck.model.errors import TranscriptError
 from prunecheck.model.provider import PROVIDERS, Provider, ProviderError, validate
+from prunecheck.sim.api.documents import document
 from prunecheck.sim.api.strict import UNVERIFIED, other_format, shape_errors
 from prunecheck.sim.cli.commands import SUMMARIES
-from prunecheck.sim.cli.json_output import add_json_argument, document, record
+from prunecheck.sim.cli.json_output import add_json_argument, record
 from prunecheck.sim.support.inputs import read_input
 
 __all__ = ["execute", "register"]

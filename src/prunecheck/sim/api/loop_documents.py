@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from prunecheck.sim.api.documents import document, first_violation, violation_json
+from prunecheck.sim.api.junit import Case, provider_cases
 from prunecheck.sim.api.loop_verdict import Cell, CellVerdict, LoopCheck
-from prunecheck.sim.cli.json_output import document, first_violation, violation_json
-from prunecheck.sim.cli.junit_output import Case, provider_cases
 
 __all__ = [
     "VERDICT_JSON",
