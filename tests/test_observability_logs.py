@@ -49,7 +49,11 @@ BROKEN = {
 }
 #: Logfire and MLflow also recorded the anthropic client: a second provider's texts.
 ANTHROPIC = ("logfire", "mlflow")
-CLEAN = [(stack, "clean") for stack in STACKS] + [(s, "anthropic_clean") for s in ANTHROPIC]
+CLEAN = [
+    *((stack, "clean") for stack in STACKS),
+    *((s, "anthropic_clean") for s in ANTHROPIC),
+    ("agents_tracing", "responses_clean_inputs"),  # the SDK's default model, inputs written
+]
 CUT = [(stack, "cut") for stack in STACKS] + [(s, "anthropic_cut") for s in ANTHROPIC]
 REJECTED = [*CUT, *((stack, "rejected") for stack in STACKS),
             *((s, "anthropic_rejected") for s in ANTHROPIC)]  # fmt: skip

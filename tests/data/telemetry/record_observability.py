@@ -53,8 +53,9 @@ Each stack writes what a user of it gets on disk, without its cloud service:
   as a JSON line; on ``OpenAIChatCompletionsModel`` (``generation`` spans
   hold the messages), and ``responses_cut`` on the SDK's default
   ``OpenAIResponsesModel`` (``response`` spans hold only the response id);
-  ``responses_cut_inputs`` the same with the processor docs/on-call.md
-  shows, which writes the input and response the SDK keeps on the span.
+  ``responses_cut_inputs`` and ``responses_clean_inputs`` the same with the
+  processor docs/on-call.md shows, which writes the input and response the
+  SDK keeps on the span.
 
 Run ``python tests/data/telemetry/record_observability.py [OUT]`` with the
 ``record`` extra installed (default: this folder).
@@ -493,7 +494,11 @@ def record(out: Path, only: tuple[str, ...] = ()) -> list[Path]:
                 **TRIMS,
                 **(ANTHROPIC_TRIMS if stack in ("logfire", "mlflow") else {}),
                 **(
-                    {"responses_cut": TRIMS["cut"], "responses_cut_inputs": TRIMS["cut"]}
+                    {
+                        "responses_cut": TRIMS["cut"],
+                        "responses_cut_inputs": TRIMS["cut"],
+                        "responses_clean_inputs": TRIMS["clean"],
+                    }
                     if stack == "agents_tracing"
                     else {}
                 ),
