@@ -133,8 +133,9 @@ ROWS: tuple[Row, ...] = (
         "pa_summarizer_docs.py:agent",
         Expect.FAULT,
         scenario=None,
-        wrong_today="it loads now (placeholder keys), but the summarizer's failure is no "
-        "fault a schedule injects, and no verdict names it",
+        wrong_today="its summarizer is a second agent on a provider string: its call is "
+        "refused offline in every schedule (no model_error step: only a summarizer on the "
+        "agent's own model asks the harness), and no verdict names it",
     ),
     # 6. A custom Session subclass that trims: its trimming judged.
     Row(

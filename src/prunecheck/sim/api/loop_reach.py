@@ -77,6 +77,8 @@ class Figures:
         Rungs of the ladder climbed (0: the default shape only).
     grown : str
         The last rung's shape, said in words ("" for none).
+    faults : int
+        Schedules in which a summarizer's model call failed (``model_error``, injected).
     """
 
     schedules: int
@@ -90,6 +92,7 @@ class Figures:
     budget: Budget | None = None
     rung: int = 0
     grown: str = ""
+    faults: int = 0
 
     @classmethod
     def of(cls, tally: Tally, target: LoopTarget) -> Figures:
@@ -102,6 +105,7 @@ class Figures:
             most.get("messages", 0), most.get("chars", 0), most.get("tokens", 0),
             counter_name(target.adapter), budget_of(target.adapter, target.target), rung,
             steps[rung - 1].text() if 0 < rung <= len(steps) else "",
+            tally.hits["model_failed"],
         )  # fmt: skip
 
     @classmethod
@@ -116,7 +120,7 @@ class Figures:
             any(f.trims for f in every), max(f.widest for f in every),
             max(f.messages for f in every), max(f.chars for f in every), top.tokens,
             top.counter, top.budget, max(f.rung for f in every),
-            max(every, key=lambda f: f.rung).grown,
+            max(every, key=lambda f: f.rung).grown, sum(f.faults for f in every),
         )  # fmt: skip
 
     @property
@@ -148,7 +152,12 @@ class Figures:
         else:
             who = f"the trimmer never fired in {self.schedules} schedules"
         grown = f"; grown to {self.grown}" if self.grown else ""
-        return f"{who}; widest batch {self.widest}; {self.largest()}{grown}"
+        faults = (
+            f"; the summarizer's model call failed (injected) in {self.faults} schedules"
+            if self.faults
+            else ""
+        )
+        return f"{who}{faults}; widest batch {self.widest}; {self.largest()}{grown}"
 
     def to_json(self) -> dict[str, object]:
         """The figures in ``--json`` (a placement's ``figures``)."""
@@ -165,6 +174,7 @@ class Figures:
                                 "characters": self.chars, "token_counter": self.counter},
             "budget": budget,
             "rungs_climbed": self.rung,
+            "summarizer_failed": self.faults,
         }  # fmt: skip
 
 

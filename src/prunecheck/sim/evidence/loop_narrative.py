@@ -40,6 +40,7 @@ def describe(step: Step) -> str:
         "resume": "a new process resumes the run from the store",
         "new_message": "a new process gets a new user message on the same thread: {text!r}",
         "approve": "a human answers the approval of {call}: {approved}",
+        "model_error": "the summarizer's model call fails (injected): {error!r}",
     }
     text = words[kind].format(**data)
     return text if len(text) <= 160 else text[:157] + "..."

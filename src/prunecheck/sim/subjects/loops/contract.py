@@ -27,6 +27,7 @@ __all__ = [
     "Capability",
     "Harness",
     "Loop",
+    "ModelFailed",
     "Reply",
     "ToolCall",
     "ToolFailed",
@@ -97,6 +98,13 @@ class Reply:
 
 class ToolFailed(Exception):
     """The harness scheduled this tool call to fail; the message is the error text."""
+
+
+class ModelFailed(Exception):
+    """The harness scheduled this model request to fail (a request the user's own
+    code made, a summarizer's: the provider answered an error); the message is
+    the error text.  Raised out of :meth:`Harness.model` only for an adapter
+    whose ``model_faults`` is true (its reproductions replay the fault)."""
 
 
 @runtime_checkable

@@ -114,6 +114,7 @@ class Watch:
 
     requests: int = 0
     changed: int = 0
+    faults: int = 0  # model_error steps: the summarizer's model call failed (injected)
     messages: int = 0
     chars: int = 0
     largest: list[Mapping[str, object]] = field(default_factory=list)
@@ -145,6 +146,7 @@ class Watch:
             "messages": self.messages,
             "chars": self.chars,
             "tokens": tokens,
+            "model_failed": self.faults,
         }
 
 

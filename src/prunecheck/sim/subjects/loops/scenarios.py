@@ -35,6 +35,7 @@ from .steps import (
     Complete,
     Crash,
     Fail,
+    ModelError,
     NewMessage,
     ReplyStep,
     Resume,
@@ -254,6 +255,8 @@ def enabled_kinds(run: LoopRun, scenario: Scenario, kinds: frozenset[str]) -> li
     if run.phase is Phase.UP:
         if run.pending_requests():
             options += ["reply", "reply"]
+            if run.side_request():  # a summarizer's call: it may fail, as a tool may
+                options.append("model_error")
         waiting = run.waiting_calls()
         if waiting:  # completing is the common case: weighted by the calls waiting
             options += ["complete"] * (2 * len(waiting))
@@ -326,6 +329,8 @@ def make_step(
         if kind == "fail":
             return Fail(cid, f"{call.name} failed for {cid}")
         return Timeout(cid)
+    if kind == "model_error":
+        return ModelError("503 Service Unavailable: the provider is overloaded (injected)")
     if kind == "approve":
         return Approve(run.approvals[draw(len(run.approvals))], approved=draw(2) == 0)
     if kind == "advance":

@@ -50,7 +50,7 @@ from prunecheck.model.incidents import Incident, IncidentKind
 
 from . import confine
 from .clock import LoopStuck, VirtualLoop, foreign_threads
-from .contract import Adapter, Capability, Loop, Reply, ToolCall, ToolFailed
+from .contract import Adapter, Capability, Loop, ModelFailed, Reply, ToolCall, ToolFailed
 from .judge import calls_and_results, hang, judge_request, refused_turn, removed_by_trim
 from .ledger import Body, BodyEnd, Ledger, Received
 from .leftovers import forget
@@ -62,6 +62,7 @@ from .steps import (
     Complete,
     Crash,
     Fail,
+    ModelError,
     NewMessage,
     ReplyStep,
     Resume,
@@ -196,6 +197,11 @@ class LoopRun:
         self.trims = Capability.TRIM_HOOK in self.capabilities
         providers = getattr(adapter, "providers", None)  # optional: beyond OpenAI and Anthropic
         self.providers: frozenset[str] = frozenset(providers(target)) if providers else frozenset()
+        # optional: an adapter whose side requests (a summarizer's) may fail (``model_error``)
+        self.model_faults = bool(getattr(adapter, "model_faults", False)) and bool(
+            adapter.tools(target)
+        )
+        self._side: set[asyncio.Future[Reply]] = set()
         self.ledger = Ledger()
         self.watch = Watch()
         self.incidents: list[Incident] = []
@@ -218,22 +224,33 @@ class LoopRun:
 
     # ------------------------------------------------------ the Harness side
     async def model(self, request: Mapping[str, object]) -> Reply:
-        """Record and judge the request, then wait for the schedule's reply."""
+        """Record and judge the request, then wait for the schedule's reply.
+
+        A request the user's own code made (a summarizer's prompt: it offers no
+        tools although the agent has some, with an adapter whose ``model_faults``
+        is true) is recorded but not judged as the agent's context: it is no
+        history the agent sends, and a ``model_error`` step may fail it.
+        """
         body = json.loads(json.dumps(request, sort_keys=True, default=str))
         at = self._at()
         self.ledger.requests.append(Received(at, body))
-        self._record(judge_request(body, self.ledger, at, trims=self.trims,
-                                   providers=self.providers))  # fmt: skip
-        self.watch.see(body, self.ledger)
-        if self.trims:
-            for unit in removed_by_trim(body, self.ledger):
-                self.ledger.note_trim(at, unit)
-        self.ledger.witness(*calls_and_results(body))
+        side = self.model_faults and not body.get("tools")
+        if not side:
+            self._record(judge_request(body, self.ledger, at, trims=self.trims,
+                                       providers=self.providers))  # fmt: skip
+            self.watch.see(body, self.ledger)
+            if self.trims:
+                for unit in removed_by_trim(body, self.ledger):
+                    self.ledger.note_trim(at, unit)
+            self.ledger.witness(*calls_and_results(body))
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._requests.append(future)
+        if side:
+            self._side.add(future)
         try:
             return await future
         finally:
+            self._side.discard(future)
             if future in self._requests:
                 self._requests.remove(future)
 
@@ -276,6 +293,11 @@ class LoopRun:
 
     def pending_requests(self) -> int:
         return sum(1 for f in self._requests if not f.done())
+
+    def side_request(self) -> bool:
+        """Whether the oldest pending model request is one the user's own code made
+        (a summarizer's: it offers no tools), which a ``model_error`` step may fail."""
+        return next((f for f in self._requests if not f.done()), None) in self._side
 
     def waiting_calls(self) -> list[str]:
         """Call ids with a tool body waiting for the harness, in issue order."""
@@ -328,6 +350,10 @@ class LoopRun:
                     self._record([Incident(IncidentKind.DUPLICATED_SIDE_EFFECT, self._at(),
                                            (call,), twice)])  # fmt: skip
                 w.future.set_result(output)
+            case ModelError(error):
+                future = next(f for f in self._requests if not f.done())
+                self.watch.faults += 1
+                future.set_exception(ModelFailed(error))
             case Fail(call, error):
                 w = self._first_waiting(call)
                 w.body.end, w.body.ended, w.body.output = BodyEnd.FAILED, self._at(), error
@@ -366,6 +392,7 @@ class LoopRun:
         ok = {
             "user": up and not self.turn_running and not self.approvals,
             "reply": up and self.pending_requests() > 0,
+            "model_error": up and self.side_request(),
             "advance": up,
             "cancel": up and self.turn_running,
             "crash": up,
@@ -501,6 +528,7 @@ class LoopRun:
         self._graveyard += [self._waiting.copy(), list(self._requests), self._turn, self.loop]
         self._waiting.clear()
         self._requests.clear()
+        self._side.clear()
         self.approvals.clear()
         loop, self.loop, self._turn = self.loop, None, None
         if loop is not None:
@@ -542,6 +570,7 @@ class LoopRun:
         clocks, self._dead = [*self._dead, self._clock], []
         self._turn = None
         self._requests.clear()
+        self._side.clear()  # a future's callbacks hold its task: nothing may outlive close
         self._waiting.clear()
         self._graveyard.clear()
         # a run that ended the check (the agent exited, hung, or an import

@@ -20,7 +20,14 @@ step            what the harness does                       enabled when
 ``resume``      a new loop on the store; ``loop.resume()``  after a crash (CRASH_RESUME)
 ``new_message`` a new loop on the store; ``send(text)``     after a crash (CRASH_NEW_MESSAGE)
 ``approve``     ``loop.approve(call, approved)``            an approval is awaited (INTERRUPT)
+``model_error`` the user's own model request fails          a summarizer's request is pending
 ==============  ==========================================  ================================
+
+``model_error`` is a fault like a tool's failure: the oldest pending model
+request, when it is one the user's own code made (a summarizer's: it offers
+the model no tools although the agent has some), raises
+:class:`~.contract.ModelFailed` with ``error`` in the framework, as a provider
+error would.
 
 The JSON form (:func:`schedule_to_json`) is what bundles hold and what an
 adapter's ``script()`` reads::
@@ -49,6 +56,7 @@ __all__ = [
     "Complete",
     "Crash",
     "Fail",
+    "ModelError",
     "NewMessage",
     "ReplyStep",
     "Resume",
@@ -159,9 +167,18 @@ class Approve:
     approved: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class ModelError:
+    """The oldest pending model request, one the user's own code made (a
+    summarizer's), fails: the provider answers ``error``."""
+
+    kind: ClassVar[str] = "model_error"
+    error: str = "503 Service Unavailable"
+
+
 Step = (
     User | ReplyStep | Complete | Fail | Timeout | Advance | Cancel | Crash | Resume | NewMessage
-    | Approve
+    | Approve | ModelError
 )  # fmt: skip
 
 _KINDS: dict[str, type[Step]] = {
@@ -178,6 +195,7 @@ _KINDS: dict[str, type[Step]] = {
         Resume,
         NewMessage,
         Approve,
+        ModelError,
     )
 }
 _FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
@@ -192,6 +210,7 @@ _FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
     "resume": (),
     "new_message": (("text", str),),
     "approve": (("call", str), ("approved", bool)),
+    "model_error": (("error", str),),
 }
 
 

@@ -94,7 +94,7 @@ __all__ = ["LoopSession", "LoopState", "LoopSystem"]
 #: Every step kind: a replay's bounds (it performs given steps only).
 _ALL_KINDS = frozenset(
     {"user", "reply", "complete", "fail", "timeout", "advance", "cancel", "crash", "resume",
-     "new_message", "approve"}
+     "new_message", "approve", "model_error"}
 )  # fmt: skip
 
 _UNBOUNDED = 10**12

@@ -320,6 +320,8 @@ class LangGraphAdapter:
 
     framework = "langgraph"
     supported: ClassVar[Supported] = SUPPORTED
+    #: A summarizer on the agent's model asks the harness: its request may fail (``model_error``).
+    model_faults = True
 
     def __init__(self, *, plain: bool = False) -> None:
         self._shapes: dict[int, _Shape] = {}

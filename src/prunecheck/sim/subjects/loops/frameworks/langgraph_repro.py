@@ -209,6 +209,8 @@ def _steps(steps: Sequence[Mapping[str, Any]], checkpointer: str, hang: bool) ->
             else:
                 out.append(f"asked.pop(0).set_result(AIMessage({text}, tool_calls=[")
                 out += [f"    {c}," for c in calls[:-1]] + [f"    {calls[-1]}]))"]
+        elif kind == "model_error":  # the summarizer's request fails, as the provider's error
+            out.append(f"asked.pop(0).set_exception(RuntimeError({str(step.get('error'))!r}))")
         elif kind in ("complete", "fail", "timeout"):
             call = str(step["call"])
             if kind == "complete":
