@@ -187,3 +187,18 @@ def test_the_script_reproduces_alone(tmp_path: Path) -> None:
                          tmp_path)  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith("reproduced: unanswered_call")
+
+
+def test_the_summarizer_replaces_the_oldest_groups_with_its_summary(tmp_path: Path) -> None:
+    """``SummarizationStrategy`` asks its own client (the double answers a fixed
+    summary, off the schedule) and keeps the newest groups whole."""
+    from prunecheck.sim.subjects.loops.frameworks.maf_doubles import SUMMARY
+
+    steps: list[Step] = [User("go")]
+    for n in range(1, 5):
+        steps += [ReplyStep("", (call(n),)), Complete(f"call_{n}", f"result {n}")]
+    with _drive(_example("maf_compaction", "summarizing"), tmp_path, steps) as drive:
+        last = drive.run.ledger.requests[-1].body["messages"]
+        assert roles(drive.run) == ["S", "A", "A(call_3)", "T(call_3)", "A(call_4)", "T(call_4)"]
+        assert last[1]["content"] == SUMMARY and drive.run.incidents == []
+        assert _adapter().budget(_example("maf_compaction", "summarizing")).amount == 6

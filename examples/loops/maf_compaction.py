@@ -13,6 +13,12 @@ The same assistant whose own strategy keeps the last five messages, cutting
 wherever the fifth falls (a tool result without its call)::
 
     prunecheck check loop:examples/loops/maf_compaction.py:keep_last
+
+The same assistant summarizing in the run: before each model call over six
+messages, ``SummarizationStrategy`` asks a second model for a summary of the
+oldest groups and keeps the last four messages' groups whole::
+
+    prunecheck check loop:examples/loops/maf_compaction.py:summarizing
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from agent_framework import (
     InMemoryHistoryProvider,
     Message,
     SlidingWindowStrategy,
+    SummarizationStrategy,
     ToolResultCompactionStrategy,
     tool,
 )
@@ -76,4 +83,14 @@ keep_last = Agent(
     instructions="You are a support agent.",
     tools=[search, send_email],
     compaction_strategy=KeepLastMessages(5),
+)
+
+
+summarizing = Agent(
+    client=OpenAIChatCompletionClient(model="gpt-4.1"),
+    instructions="You are a support agent.",
+    tools=[search, send_email],
+    compaction_strategy=SummarizationStrategy(
+        client=OpenAIChatCompletionClient(model="gpt-4.1-mini"), target_count=4, threshold=2
+    ),
 )

@@ -28,7 +28,10 @@ Each :meth:`MAFAdapter.open` builds a new ``Agent`` of the user's
 configuration (the agent object, or what its factory — a function of no
 argument, called once — built) and one ``AgentSession`` that every turn of
 the process runs on (``agent.run(text, session=session)``, as the
-framework's multi-turn samples do).  Every compaction strategy is wrapped so
+framework's multi-turn samples do).  A ``SummarizationStrategy`` asks its own
+client, not the agent's: that client answers a fixed summary
+(:data:`~.maf_doubles.SUMMARY`), a side call the harness does not schedule.
+Every compaction strategy is wrapped so
 that it first tells the harness what the agent holds (a whole, closed unit
 it then drops is a trim of what the loop held, not a loss).
 
@@ -126,11 +129,31 @@ def _file_history(agent: Any) -> Any:
     return next((p for p in agent.context_providers if isinstance(p, FileHistoryProvider)), None)
 
 
+def _fresh(strategy: Any) -> Any:
+    """``strategy`` of a new process: a ``SummarizationStrategy`` (also inside a
+    ``TokenBudgetComposedStrategy``) copied with its client answering a fixed
+    summary (:func:`~.maf_doubles.SummaryClient`) and its failure count reset."""
+    from agent_framework import SummarizationStrategy, TokenBudgetComposedStrategy
+
+    from .maf_doubles import SummaryClient
+
+    if isinstance(strategy, SummarizationStrategy):
+        summarizing = copy.copy(strategy)
+        summarizing.client = SummaryClient()
+        summarizing._consecutive_summary_failures = 0
+        return summarizing
+    if isinstance(strategy, TokenBudgetComposedStrategy):
+        composed = copy.copy(strategy)
+        composed.strategies = [_fresh(s) for s in strategy.strategies]
+        return composed
+    return strategy
+
+
 class _Witnessed:
     """A compaction strategy that first tells the harness what the agent holds."""
 
     def __init__(self, inner: Any, harness: Harness) -> None:
-        self._inner = inner
+        self._inner = _fresh(inner)
         self._harness = harness
 
     def __getattr__(self, name: str) -> Any:  # its tokenizer, its name
@@ -188,6 +211,11 @@ def _budget_of(strategy: Any) -> Budget | None:
     if kind == "TokenBudgetComposedStrategy":
         n = strategy.token_budget
         return Budget(n, "tokens", f"TokenBudgetComposedStrategy(token_budget={n})")
+    if kind == "SummarizationStrategy":
+        n = strategy.target_count + strategy.threshold
+        where = (f"SummarizationStrategy(target_count={strategy.target_count}, "
+                 f"threshold={strategy.threshold})")  # fmt: skip
+        return Budget(n, "messages", where)
     if kind == "ContextWindowCompactionStrategy":
         n = getattr(strategy, "_tool_eviction_tokens", strategy.input_budget_tokens)
         where = (f"ContextWindowCompactionStrategy(max_context_window_tokens="
@@ -288,12 +316,17 @@ class MAFAdapter:
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A short standalone script replaying the schedule with the framework
         alone (:func:`~.maf_repro.script_text`), the user's file found from ``folder``."""
+        from agent_framework import SummarizationStrategy
+
         from ..target import load_target
         from .maf_repro import script_text
 
         target = load_target(f"loop:{self.framework}:{target_spec}").target
-        return script_text(target_spec, schedule_json, folder=folder,
-                           factory=_need(target) is not target)  # fmt: skip
+        agent = _need(target)
+        nested = [s for s in _strategies(agent) for s in [s, *getattr(s, "strategies", ())]]
+        summarizer = any(isinstance(s, SummarizationStrategy) for s in nested)
+        return script_text(target_spec, schedule_json, folder=folder, factory=agent is not target,
+                           summarizer=summarizer)  # fmt: skip
 
 
 class MAFLoop:

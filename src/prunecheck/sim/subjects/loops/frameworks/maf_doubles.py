@@ -31,7 +31,19 @@ from typing import Any
 
 from ..contract import Harness, Reply, ToolCall, ToolSpec
 
-__all__ = ["ScriptedChatClient", "fake_tools", "render_messages", "tool_json", "tool_spec"]
+__all__ = [
+    "SUMMARY",
+    "ScriptedChatClient",
+    "SummaryClient",
+    "fake_tools",
+    "render_messages",
+    "tool_json",
+    "tool_spec",
+]
+
+#: What the summarizer's client answers (a ``SummarizationStrategy`` asks its
+#: own client, not the agent's: a side call the harness does not schedule).
+SUMMARY = "Summary: the conversation so far, its tool calls and their results."
 
 #: The call id a fake body belongs to (set by the fake's ``invoke``: the
 #: framework runs each call of a batch in its own task).
@@ -168,6 +180,20 @@ def ScriptedChatClient(harness: Harness, issued: dict[str, ToolCall], **kwargs: 
     ``function_invocation_configuration``, kept as configured.
     """
     return _client_class()(harness, issued, **kwargs)
+
+
+def SummaryClient() -> Any:
+    """A chat client answering every request with :data:`SUMMARY` (the client of
+    a ``SummarizationStrategy``; the class is made when the framework is first needed)."""
+    from agent_framework import BaseChatClient, ChatResponse, Message
+
+    class _Summary(BaseChatClient[Any]):
+        OTEL_PROVIDER_NAME = "prunecheck"
+
+        async def _inner_get_response(self, **_: Any) -> Any:
+            return ChatResponse(messages=[Message(role="assistant", contents=[SUMMARY])])
+
+    return _Summary()
 
 
 def fake_tools(

@@ -97,6 +97,15 @@ def start(agent, session, prompt):  # a turn of the app
     global running; running = asyncio.create_task(turn())
 ''')
 
+_SUMMARY = Template("""\
+class Summary(BaseChatClient):  # the summarizer's own client: a fixed summary (as prunecheck answers it)
+    async def _inner_get_response(self, **_): return ChatResponse(messages=[Message(role="assistant", contents=[$summary])])
+def summarize(user):  # the user's summarization strategies ask Summary
+    for s in [user.compaction_strategy, user.client.compaction_strategy, *(getattr(p, n, None) for p in user.context_providers for n in ("before_strategy", "after_strategy"))]:
+        for s in [s, *getattr(s, "strategies", [])]:
+            if hasattr(s, "client"): s.client = Summary()
+""")
+
 _MAIN = Template("""\
 async def main():
 $load
@@ -154,6 +163,7 @@ def script_text(
     *,
     folder: Path | None = None,
     factory: bool = False,
+    summarizer: bool = False,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -170,12 +180,19 @@ def script_text(
         path relative to there (None: by its absolute path).
     factory : bool
         Whether ``attr`` is a factory (called) rather than the agent.
+    summarizer : bool
+        Whether the agent summarizes (a ``SummarizationStrategy``): its client
+        answers a fixed summary, as the harness's does.
     """
+    from .maf_doubles import SUMMARY
+
     schedule = json.loads(schedule_json)
     steps: Sequence[Mapping[str, Any]] = schedule["steps"]
     expect = set(schedule.get("expect") or ())
     load, agent = _load(target_spec, folder, factory=factory)
-    load = load.replace("    agent = build(user)", "    agent, session = build(user)")
+    build = "    summarize(user)\n    agent, session = build(user)" if summarizer else (
+        "    agent, session = build(user)")  # fmt: skip
+    load = load.replace("    agent = build(user)", build)
     head = _HEAD.substitute(
         excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent,
@@ -184,7 +201,7 @@ def script_text(
         version=version("prunecheck"),
         seed=schedule.get("seed", 0),
         found_on=_found_on(),
-    )
+    ) + (_SUMMARY.substitute(summary=repr(SUMMARY)) if summarizer else "")
     every = not expect
     checks: list[str] = []
     pairing = every or not expect & {"orphaned_result", "unanswered_call"}  # a rejection alone
