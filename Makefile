@@ -61,14 +61,16 @@ test-durations: $(STAMP)
 test-all: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-full} $(PYTEST) -q -n $(JOBS) --dist worksteal --durations=20 --cov
 
-# The Vercel AI SDK packages (ai, @ai-sdk/openai, @ai-sdk/anthropic from the npm registry)
-# that tests/test_blackbox_ai_sdk.py reads the fake model endpoint with: installed from the
-# committed lockfile into .node/ai_sdk (git-ignored); the test skips, saying so, without them
-# or without node (18+).
+# The npm packages of black-box mode's node tests, each from its committed lockfile (node
+# 18+; the tests skip, saying so, without node or without them): the Vercel AI SDK provider
+# packages tests/test_blackbox_ai_sdk.py reads the fake model endpoint with, into .node/ai_sdk,
+# and each TypeScript example agent's, into its own node_modules/ (git-ignored; no bin links,
+# so the source tree holds no symlink).
 node-deps:
 	mkdir -p .node/ai_sdk
 	cp tests/node/ai_sdk/package.json tests/node/ai_sdk/package-lock.json .node/ai_sdk/
 	cd .node/ai_sdk && npm ci --no-audit --no-fund
+	for d in examples/blackbox/ts-*/; do (cd $$d && npm ci --no-audit --no-fund --no-bin-links) || exit 1; done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests benchmarks examples docs/gen_cli.py known_bugs/*.py
