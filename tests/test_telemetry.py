@@ -201,6 +201,15 @@ def test_what_a_body_cannot_tell_is_named() -> None:
         "request",
     )  # fmt: skip
     assert any("context_management" in b for b in blind)
+    _, _, messages, blind = read_body(
+        {"system": "s", "messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
+            {"role": "assistant", "content": [{"type": "compaction", "content": "they met"}]},
+            {"role": "user", "content": "again"}]},
+        "request",
+    )  # fmt: skip
+    assert "messages[2] holds a compaction block: Anthropic ignores the 2 message(s)" in blind[0]
+    assert [m.text for m in messages][-2:] == ["they met", "again"]  # its summary is read
 
 
 def test_sdk_error_strings_give_the_providers_own_words() -> None:

@@ -232,6 +232,13 @@ def _anthropic(
                 calls.append(_call(b, f"{at}.content[{k}]"))
             elif kind == "redacted_thinking" or (kind == "thinking" and "signature" in b):
                 blind.append("thinking blocks are signed or redacted: their content is not read")
+            elif kind == "compaction":  # Anthropic's server compaction, round-tripped
+                blind.append(
+                    f"messages[{i}] holds a compaction block: Anthropic ignores the {i} "
+                    "message(s) before it (the model saw the block's summary instead), so "
+                    "what the log shows before it is not what the model saw"
+                )
+                texts.append(text_of(b.get("content")) or "(compaction block)")
             else:
                 texts.append(text_of([b]))
         if texts or calls or role == "assistant":
