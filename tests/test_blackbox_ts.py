@@ -1,15 +1,18 @@
-"""TypeScript agents checked black-box: the Vercel AI SDK example.
+"""TypeScript agents checked black-box: the Vercel AI SDK and the OpenAI Agents SDK.
 
 ``examples/blackbox/ts-vercel/agent.ts`` is a notes agent on ``ai`` 6
 (``generateText`` multi-step tool calling, ``prepareStep`` trimming its
-history; ``pruneMessages`` in the safe configuration), run as a subprocess
-(``node --import tsx``) against the fake model endpoint by the loop
-harness's own :class:`~prunecheck.sim.subjects.loops.scheduler.LoopRun`.
-Its packages come from the npm registry at the versions of its
-``package-lock.json``, installed by ``make node-deps`` into its
+history; ``pruneMessages`` in the safe configuration);
+``examples/blackbox/ts-openai-agents/agent.ts`` one on ``@openai/agents``
+(``run`` with a file-backed session on the Responses API, a
+``callModelInputFilter`` trimming each call's input).  Each runs as a
+subprocess (``node --import tsx``) against the fake model endpoint, driven
+by the loop harness's own :class:`~prunecheck.sim.subjects.loops.scheduler.LoopRun`.
+Their packages come from the npm registry at the versions of their
+``package-lock.json``, installed by ``make node-deps`` into their
 ``node_modules/`` (git-ignored); without ``node`` or without them the tests
-are skipped, saying which and what to run.  Slow: each life of the agent is
-a node process (about 0.7 s of CPU).
+are skipped, saying which and what to run.  Slow: each life of an agent is
+a node process (about 1 s of CPU).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from prunecheck.sim.subjects.loops.target import load_target
 
 ROOT = Path(__file__).resolve().parent.parent
 VERCEL = ROOT / "examples" / "blackbox" / "ts-vercel"
+AGENTS = ROOT / "examples" / "blackbox" / "ts-openai-agents"
 
 pytestmark = [
     pytest.mark.slow,
@@ -60,10 +64,12 @@ def _ready(folder: Path) -> None:
             )
 
 
-def _two_steps(manifest: str) -> tuple[list[IncidentKind], list[list[str]]]:
-    """One turn: a batch of two calls, one more call, the answer."""
-    _ready(VERCEL)
-    target = load_target(f"loop:process:{VERCEL / manifest}")
+def _two_steps(manifest: Path) -> tuple[list[IncidentKind], list[list[str]]]:
+    """One turn: a batch of two calls, one more call, the answer.  Returns
+    the incidents found and the roles of what each request sent (the ledger
+    holds a Responses or Messages body as Chat messages)."""
+    _ready(manifest.parent)
+    target = load_target(f"loop:process:{manifest}")
     found = []
     with LoopRun(target.adapter, target.target) as run:
         for step in (
@@ -84,7 +90,7 @@ def _two_steps(manifest: str) -> tuple[list[IncidentKind], list[list[str]]]:
 
 
 def test_the_unsafe_trim_sends_results_without_their_calls() -> None:
-    kinds, roles = _two_steps("agent.toml")
+    kinds, roles = _two_steps(VERCEL / "agent.toml")
     # KEEP = 3: the third request keeps the results of call_1 and call_2, not their call
     assert roles[2] == ["system", "tool", "tool", "assistant", "tool"]
     assert IncidentKind.ORPHANED_RESULT in kinds and IncidentKind.PROVIDER_REJECTION in kinds
@@ -92,7 +98,7 @@ def test_the_unsafe_trim_sends_results_without_their_calls() -> None:
 
 def test_prune_messages_drops_calls_with_their_results() -> None:
     # KEEP = 2: call_1 and call_2 are before the last 2 messages, their results with them
-    kinds, roles = _two_steps("agent_safe.toml")
+    kinds, roles = _two_steps(VERCEL / "agent_safe.toml")
     assert roles[2] == ["system", "user", "assistant", "tool"]
     assert IncidentKind.ORPHANED_RESULT not in kinds
     assert IncidentKind.PROVIDER_REJECTION not in kinds
@@ -114,3 +120,19 @@ def test_a_crash_is_a_sigkill_and_the_restart_reads_its_history() -> None:
     assert [m["role"] for m in saved] == ["user", "assistant", "tool"]
     assert isinstance(resumed, list)
     assert [m["role"] for m in resumed] == ["system", "user", "assistant", "tool", "tool"]
+
+
+def test_the_agents_sdk_filter_that_cuts_anywhere_sends_outputs_without_calls() -> None:
+    kinds, roles = _two_steps(AGENTS / "agent.toml")
+    # KEEP = 3 items: the batch's second call and both outputs, call_1 cut away (the ledger
+    # holds each Responses body as Chat messages: the instructions, a call, two outputs)
+    assert roles[1] == ["system", "assistant", "tool", "tool"]
+    assert IncidentKind.ORPHANED_RESULT in kinds and IncidentKind.PROVIDER_REJECTION in kinds
+
+
+def test_the_agents_sdk_filter_that_cuts_at_user_messages_is_clean() -> None:
+    kinds, roles = _two_steps(AGENTS / "agent_safe.toml")
+    # the cut moves on to the user message: the whole turn is sent
+    assert roles[2] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool"]
+    assert IncidentKind.ORPHANED_RESULT not in kinds
+    assert IncidentKind.PROVIDER_REJECTION not in kinds
