@@ -202,3 +202,37 @@ def test_the_summarizer_replaces_the_oldest_groups_with_its_summary(tmp_path: Pa
         assert roles(drive.run) == ["S", "A", "A(call_3)", "T(call_3)", "A(call_4)", "T(call_4)"]
         assert last[1]["content"] == SUMMARY and drive.run.incidents == []
         assert _adapter().budget(_example("maf_compaction", "summarizing")).amount == 6
+
+
+def test_an_approval_pauses_the_batch_and_a_denial_is_said_honestly(tmp_path: Path) -> None:
+    """``send_email`` requires approval: the run stops before any call of the
+    batch runs; once decided, the denied call gets the framework's rejection
+    text and the other call runs."""
+    from prunecheck.sim.subjects.loops.steps import Approve
+
+    email = tool_call(1, "send_email", to="a", body="b")
+    target = _example("maf_approval")
+    assert Capability.INTERRUPT in _adapter().capabilities(target)
+    with _drive(target, tmp_path, [User("go"), ReplyStep("", (email, call(2)))]) as drive:
+        assert drive.run.approvals == ["call_1"] and drive.started == []
+        drive.step(Approve("call_1", False))
+        assert drive.started == ["call_2"]
+        drive.complete("call_2", "found")
+        results = {m["tool_call_id"]: m["content"] for m in drive.last["messages"]
+                   if m["role"] == "tool"}  # fmt: skip
+        assert results == {"call_1": "Error: Tool call invocation was rejected by user.",
+                           "call_2": "found"}  # fmt: skip
+        assert drive.run.incidents == []
+
+
+def test_the_script_answers_an_approval_as_the_app_does() -> None:
+    from prunecheck.sim.subjects.loops.frameworks.maf_repro import script_text
+    from prunecheck.sim.subjects.loops.steps import Approve, schedule_to_json
+
+    email = tool_call(1, "send_email", to="a", body="b")
+    steps: list[Step] = [User("go"), ReplyStep("", (email,)), Approve("call_1", True)]
+    spec = "examples/loops/maf_approval.py:agent"
+    text = script_text(spec, schedule_to_json(steps, target=spec, framework="maf", seed=1))
+    compile(text, "repro.py", "exec")
+    assert "await step(approve(agent, session, 'call_1', True))" in text
+    assert "to_function_approval_response" in text

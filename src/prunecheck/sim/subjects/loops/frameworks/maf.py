@@ -45,8 +45,11 @@ history kept in ``session.state`` only (``InMemoryHistoryProvider``, the
 default) does not outlive the process: no crash scenario is driven for it.
 **Cancel** is the task's ``cancel()`` (the framework has no cancel API of its
 own: the run is an ``asyncio`` task).  There is no resume of an interrupted
-run (a **new message** on the restored session is the crash scenario), and
-no tool-approval interrupt or tool timeout is driven.
+run (a **new message** on the restored session is the crash scenario), and no
+tool timeout is driven.  A tool of ``approval_mode="always_require"`` pauses the
+run with a ``function_approval_request`` (**interrupt**); once every pending
+request of the run is decided, the app's answer is one user message of their
+``to_function_approval_response(approved)`` contents on the same session.
 
 Needs ``pip install 'prunecheck[loops]'`` (agent-framework-core).
 """
@@ -255,9 +258,13 @@ class MAFAdapter:
 
     def capabilities(self, target: object) -> frozenset[Capability]:
         """Cancel always; a new message after a crash with a ``FileHistoryProvider``;
-        the trim hook when a compaction strategy is configured."""
+        the trim hook when a compaction strategy is configured; an interrupt when
+        a tool requires approval."""
         agent = _need(target)
         caps = {Capability.CANCEL}
+        tools = agent.default_options.get("tools") or []
+        if any(getattr(t, "approval_mode", None) == "always_require" for t in tools):
+            caps.add(Capability.INTERRUPT)
         if _file_history(agent) is not None:
             caps.add(Capability.CRASH_NEW_MESSAGE)
         if not self.plain and _strategies(agent):
@@ -311,7 +318,7 @@ class MAFAdapter:
             compaction_strategy=in_run,
             tokenizer=user.tokenizer,
         )
-        return MAFLoop(agent, agent.create_session(session_id=SESSION_ID))
+        return MAFLoop(agent, agent.create_session(session_id=SESSION_ID), harness)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A short standalone script replaying the schedule with the framework
@@ -332,19 +339,30 @@ class MAFAdapter:
 class MAFLoop:
     """One live Agent Framework ``Agent`` and its session (see the module's docs)."""
 
-    def __init__(self, agent: Any, session: Any) -> None:
+    def __init__(self, agent: Any, session: Any, harness: Harness) -> None:
         self._agent = agent
         self._session = session
+        self._harness = harness
+        self._requests: dict[str, Any] = {}  # call id -> its function_approval_request
+        self._decided: dict[str, bool] = {}
 
-    async def send(self, text: str) -> None:
-        """One user turn: ``agent.run(text, session=session)``."""
+    async def _run(self, message: Any) -> None:
         inline_executor()
         log = logging.getLogger("agent_framework")  # its errors are the run's to judge
         level, log.level = log.level, logging.CRITICAL
         try:
-            await self._agent.run(text, session=self._session)
+            result = await self._agent.run(message, session=self._session)
         finally:
             log.setLevel(level)
+        for request in result.user_input_requests:
+            if request.type == "function_approval_request":
+                call_id = str(request.function_call.call_id)
+                self._requests[call_id] = request
+                self._harness.awaiting_approval(call_id)
+
+    async def send(self, text: str) -> None:
+        """One user turn: ``agent.run(text, session=session)``."""
+        await self._run(text)
 
     async def cancel(self, turn: asyncio.Task[None]) -> None:
         """The framework's cancel: the run's task is cancelled."""
@@ -355,8 +373,19 @@ class MAFLoop:
         raise NotImplementedError("prunecheck drives no resume of an Agent Framework run")
 
     async def approve(self, call_id: str, approved: bool) -> None:
-        """No tool-approval interrupt is driven (no INTERRUPT capability)."""
-        raise NotImplementedError("prunecheck drives no Agent Framework tool approval")
+        """Decide ``call_id``'s approval request; once every pending one is
+        decided, run the user message of their approval responses."""
+        from agent_framework import Message
+
+        if call_id not in self._requests:
+            raise KeyError(f"no approval of {call_id!r} is pending")
+        self._decided[call_id] = approved
+        if set(self._decided) != set(self._requests):
+            return
+        contents = [r.to_function_approval_response(self._decided[c])
+                    for c, r in self._requests.items()]  # fmt: skip
+        self._requests, self._decided = {}, {}
+        await self._run(Message(role="user", contents=contents))
 
     def history(self) -> list[dict[str, object]]:
         """What the session's history providers hold, as OpenAI chat messages."""

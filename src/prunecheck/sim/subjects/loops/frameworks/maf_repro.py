@@ -53,7 +53,7 @@ for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
 $excepthook
 os.environ.setdefault("OPENAI_API_KEY", "sk-placeholder")  # the user's client is built, never called
 from agent_framework import Agent, BaseChatClient, ChatMiddlewareLayer, ChatResponse, Content, FileHistoryProvider, FunctionInvocationLayer, Message
-requests, asked, done, outcome, ran, runs, CALL, STORE = [], [], collections.defaultdict(asyncio.Event), {}, {}, collections.Counter(), contextvars.ContextVar("call"), tempfile.mkdtemp(prefix="maf-repro-")
+requests, asked, done, outcome, ran, runs, results, CALL, STORE = [], [], collections.defaultdict(asyncio.Event), {}, {}, collections.Counter(), [], contextvars.ContextVar("call"), tempfile.mkdtemp(prefix="maf-repro-")
 def chat(messages, instructions):  # the framework's messages in OpenAI Chat Completions form (as prunecheck shows them)
     out = [{"role": "system", "content": instructions}] if instructions else []
     for m in messages:
@@ -92,7 +92,7 @@ def answer(text, *calls): next(f for f in asked if not f.done()).set_result((tex
 def finish(call_id, result): outcome[call_id] = result; done[call_id].set()  # the tool of call_id returns result (or raises it)
 def start(agent, session, prompt):  # a turn of the app
     async def turn():
-        try: await agent.run(prompt, session=session)
+        try: results.append(await agent.run(prompt, session=session))
         except Exception as exc: print(f"(the turn raised {type(exc).__name__}: {exc})")
     global running; running = asyncio.create_task(turn())
 ''')
@@ -105,6 +105,13 @@ def summarize(user):  # the user's summarization strategies ask Summary
         for s in [s, *getattr(s, "strategies", [])]:
             if hasattr(s, "client"): s.client = Summary()
 """)
+
+_APPROVE = """\
+decided = {}
+def approve(agent, session, call_id, ok):  # the app answers the run's approval requests once each is decided
+    decided[call_id] = ok; pending = [r for r in results[-1].user_input_requests if r.type == "function_approval_request"]
+    if all(r.function_call.call_id in decided for r in pending): start(agent, session, Message(role="user", contents=[r.to_function_approval_response(decided.pop(r.function_call.call_id)) for r in pending]))
+"""
 
 _MAIN = Template("""\
 async def main():
@@ -147,6 +154,10 @@ def step_lines(step: Mapping[str, Any]) -> list[str]:
         return [f"    await step(finish({step['call']!r}, TimeoutError({text!r})))"]
     if kind == "advance":
         return [f"    await step(await asyncio.sleep({float(step['seconds'])!r}))"]
+    if kind == "approve":
+        return [
+            f"    await step(approve(agent, session, {step['call']!r}, {bool(step.get('approved', True))!r}))"
+        ]
     if kind == "cancel":
         return ["    await step(running.cancel())  # the framework's cancel: the run's task"]
     if kind == "crash":
@@ -202,6 +213,8 @@ def script_text(
         seed=schedule.get("seed", 0),
         found_on=_found_on(),
     ) + (_SUMMARY.substitute(summary=repr(SUMMARY)) if summarizer else "")
+    if any(step["kind"] == "approve" for step in steps):
+        head += _APPROVE
     every = not expect
     checks: list[str] = []
     pairing = every or not expect & {"orphaned_result", "unanswered_call"}  # a rejection alone
