@@ -6,7 +6,11 @@ each model call rather than when the run ends, so that a process that dies
 in the middle of a run keeps what it had.  ``ContextWindowCompactionStrategy``
 compacts before each model call of a run (older tool results collapsed,
 then the oldest groups truncated) on a small window, so that a check
-reaches it.  A restarted process opens the same session id::
+reaches it.  A restarted process opens the same session id.  A crash (or a
+cancel) after the model's calls are saved and before their results are leaves
+the file with calls no result answers, and the next message sends them:
+OpenAI's 400 (the class of microsoft/agent-framework#8455, where a run that
+middleware ends keeps its last call without its result under this setting)::
 
     prunecheck check loop:examples/loops/maf_durable.py:agent
 
