@@ -61,6 +61,8 @@ class Expect(StrEnum):
     """The class is vacuous (never "safe"), its note giving the figures."""
     FAULT = "fault"
     """A summarizer's failure is a fault the verdict names."""
+    REFUSED = "refused"
+    """Exit 2: one paragraph naming what the installed framework does not ship."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,53 @@ ROWS: tuple[Row, ...] = (
     Row("late_pa_sync_ctx_clear.py:agent", Expect.SAFE),
     Row("late_ag_drop_whole_rounds.py:agent", Expect.SAFE),
     Row("late_lc_summary_never.py:agent", Expect.VACUOUS, figure="300"),
+    # Held back, second set (issue 31, round of 2026-12-03: held_back/, written after the
+    # module-graph and summarizer-fault fixes, run once as written: reports/user-agents.md).
+    Row(
+        "held_back/pa_truncate_outputs.py:agent",
+        Expect.UNSAFE,
+        frozenset({"truncated_payload"}),
+        wrong_today="trim cell UNSAFE by synthesized_result: a copy of the output's first "
+        "2,000 characters and a note is not told apart from an invented result",
+    ),
+    Row(
+        "held_back/lc_empty_trim.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL | {"silent_loss"},
+        wrong_today="trim cell safe (the history changed in 2 of 90 schedules): the emptied, "
+        "system-only request and the results gone with it are not judged",
+    ),
+    Row(
+        "held_back/oa_session_settings_limit.py:app",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="trim cell n/a (SessionSettings(limit=10) is no trim hook the adapter "
+        "sees); the limit's cut is caught as silent_loss in the timeout and crash classes",
+    ),
+    Row(
+        "held_back/ag_module_constant_budget.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="trim cell safe: CONTEXT_TOKENS = 6,000 is not read (budget unknown), the "
+        "largest history 5,926 tokens; no cut between a call and its result was reached",
+    ),
+    Row(
+        "held_back/lg_node_trim.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        scenario=None,
+        wrong_today="trim cell n/a: trim_messages inside the user's own async node is no trim "
+        "hook the adapter sees; only framework findings, exit 0",
+    ),
+    Row(
+        "held_back/lc_capped_saver.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        scenario=None,
+        wrong_today="the app's InMemorySaver subclass is replaced by a plain InMemorySaver at "
+        "each open: its cap never runs; only framework findings, exit 0",
+    ),
+    Row("held_back/lc_agent_executor.py:agent", Expect.REFUSED, scenario=None),
 )
 
 
@@ -257,6 +306,11 @@ def _users(placement: dict[str, Any]) -> set[str]:
 def _hold(row: Row, out: Outcome) -> None:
     """Assert that ``out`` is the verdict ``row`` expects."""
     where = f"check of {row.spec}: exit {out.status}\n{out.stderr[-3000:]}"
+    if row.expect is Expect.REFUSED:
+        assert out.status == 2, where
+        assert "Traceback" not in out.stderr, where
+        assert "AgentExecutor" in out.stderr, f"the missing name is not said: {where}"
+        return
     assert out.status != 2, f"did not load or run: {where}"
     assert "Traceback" not in out.stderr, where
     assert out.report is not None, f"no JSON report: {where}"
@@ -332,7 +386,10 @@ def _load_param(spec: str) -> Any:
 @pytest.mark.filterwarnings(
     "ignore:create_react_agent has been moved"
 )  # the user's API, as written
-@pytest.mark.parametrize("spec", [_load_param(s) for s in dict.fromkeys(r.spec for r in ROWS)])
+@pytest.mark.parametrize(
+    "spec",
+    [_load_param(s) for s in dict.fromkeys(r.spec for r in ROWS if r.expect is not Expect.REFUSED)],
+)
 def test_user_agent_loads_without_keys(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from prunecheck.sim.subjects.loops.target import load_target
 
@@ -341,3 +398,19 @@ def test_user_agent_loads_without_keys(spec: str, monkeypatch: pytest.MonkeyPatc
         target = load_target(f"loop:{AGENTS}/{spec}")
     assert target.framework in {"pydantic-ai", "langgraph", "openai-agents", "autogen"}
     assert target.adapter.tools(target.target), f"{spec}: the agent's tools were not found"
+
+
+def test_legacy_agent_executor_is_refused_in_one_paragraph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LangChain 1.x does not ship ``AgentExecutor`` (``langchain-classic`` does): the
+    legacy agent is refused by name, not driven, not a traceback."""
+    pytest.importorskip("langchain.agents")
+    import langchain.agents
+
+    from prunecheck.model.errors import PolicyError
+    from prunecheck.sim.subjects.loops.target import load_target
+
+    if hasattr(langchain.agents, "AgentExecutor"):
+        pytest.skip("the installed LangChain still ships AgentExecutor")
+    monkeypatch.chdir(ROOT)
+    with _no_keys(), pytest.raises(PolicyError, match="AgentExecutor"):
+        load_target(f"loop:{AGENTS}/held_back/lc_agent_executor.py:agent")
