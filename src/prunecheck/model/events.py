@@ -102,13 +102,18 @@ class IssueBatch:
     """The model's assistant message issuing a parallel batch of calls.
 
     The runtime runs every tool at once (reads see the current file version,
-    writes bump it) and waits for each result.
+    writes bump it) and waits for each result.  ``reasoning`` > 0: a
+    reasoning model wrote a reasoning item of that many tokens before the
+    batch (OpenAI Responses' ``reasoning`` item, Anthropic's signed
+    ``thinking`` block): a message of its own in the batch's unit, which
+    the provider wants sent with the batch.
     """
 
     kind: ClassVar[str] = "batch"
     calls: tuple[CallSpec, ...]
     tokens: int
     text: str = ""
+    reasoning: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,7 +367,7 @@ def event_from_json(data: object, where: str = "event") -> Event:
 
 
 #: Fields that hold a count (tokens, a threshold) and fields that hold a flag.
-_COUNTS = frozenset({"tokens", "trigger", "keep", "clear_at_least"})
+_COUNTS = frozenset({"tokens", "trigger", "keep", "clear_at_least", "reasoning"})
 _FLAGS = frozenset({"last", "chained", "clear_tool_inputs"})
 
 

@@ -47,7 +47,7 @@ def on_invoke(work: EventWork, event: Invoke) -> None:
     if view is not None and (event.chained or compacted):
         if not is_paired(view):  # assembled by the server: read whole
             errors = pairing_errors(view, state.config.provider)
-    elif state.orphans or state.unanswered:
+    elif state.orphans or state.unanswered or state.reasoned:
         # Only a broken history needs checking: the index already knows it is.
         # (A server that clears tool results keeps every block: same pairing.)
         errors = pairing_errors(ctx if view is None else view, state.config.provider)

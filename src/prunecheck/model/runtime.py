@@ -238,6 +238,7 @@ def _on_batch(work: EventWork, event: IssueBatch) -> None:
         )
     if state.spilled:
         reinject(work, {c.path for c in event.calls if c.path})
+    thought = work.new_message_id() if event.reasoning > 0 else ""
     mid = work.new_message_id()
     ids = []
     for spec in event.calls:
@@ -257,7 +258,14 @@ def _on_batch(work: EventWork, event: IssueBatch) -> None:
         tool_calls=tuple(ids),
         unit_id=mid,
         text=event.text or calls_text(event.calls),
+        after_thought=thought,
     )
+    if thought:  # the reasoning item, first, in the batch's unit
+        state.reasoned = True
+        item = Message(thought, Role.ASSISTANT, event.reasoning, state.turn, state.now,
+                       unit_id=mid, text="(reasoning)", thought=True)  # fmt: skip
+        work.append(item)
+        hold_output(work, item)
     work.append(message)
     hold_output(work, message)
     after_append(work, False)

@@ -135,6 +135,10 @@ class RuntimeState:
     #: What the provider's server holds and edits (None: nothing, the model
     #: sees the client's context as it is).
     server: ServerState | None = None
+    #: Whether a batch came with a reasoning item: then every invocation asks
+    #: the provider's rules (a reasoning item cut from its batch breaks none of
+    #: the pairing the index tracks).
+    reasoned: bool = False
 
     def copy(self) -> RuntimeState:
         """An independent copy (records are immutable and shared).  O(n)."""
