@@ -78,7 +78,10 @@ is replaced by a scripted double, its tools by fakes of the same names and
 schemas; its middleware, history processors, trimming, sessions and checkpointers
 stay as configured.  The harness owns every await point (model replies, tool
 completions in any order, failures, timeouts, the clock, cancel, crash, resume,
-approvals) and judges every request against what really ran.  check searches each
+approvals) and judges every request against what really ran.  loop:process:FILE.toml
+is an agent in any language, run as a subprocess as its manifest says against the
+fake model endpoint (docs/how-to/black-box.md; 20 runs per class by default).
+check searches each
 scenario class the agent supports (--scenario A,B: those; by default 60 runs per
 class, as search runs for its one class; --max-examples N: N shared among them;
 --max-events: steps per schedule) and prints the scenario table; search

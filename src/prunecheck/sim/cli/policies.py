@@ -85,5 +85,10 @@ def _loops() -> str:
         "agent, or a factory of one, driven through its framework's own loop with a scripted\n"
         f"model and fake tools; frameworks: {', '.join(FRAMEWORKS)} (pip install\n"
         "'prunecheck[loops]'); detected when not named.  check searches every scenario class\n"
-        "the agent supports; search --scenario NAME one of them:\n" + classes
+        "the agent supports; search --scenario NAME one of them:\n" + classes + "\n\n"
+        "black-box agents (loop:process:MANIFEST.toml): your agent in any language, run as a\n"
+        "subprocess against prunecheck's fake model endpoint (OpenAI Chat Completions and\n"
+        "Responses, Anthropic Messages) and tool hook, as its manifest says (command, input,\n"
+        "persistence, tools); a crash is a SIGKILL and a restart on its real persistence, a\n"
+        "cancel a SIGINT (docs/how-to/black-box.md)."
     )

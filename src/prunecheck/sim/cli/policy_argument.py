@@ -17,6 +17,7 @@ runtime under test         ``runtime:FILE.py:CLASS``, ``runtime:module:CLASS``
 prunecheck's guard runtime ``runtime:guard:POLICY``
 the model runtime          ``runtime:model:POLICY``
 agent loop (issue 21)      ``loop:FILE.py:ATTR``, ``loop:FRAMEWORK:FILE.py:ATTR``
+black-box agent (issue 35) ``loop:process:MANIFEST.toml`` (any language, a subprocess)
 =========================  ============================================
 
 The older spellings (``--policy SPEC``, ``--runtime X``, ``check --langchain
@@ -38,6 +39,7 @@ Examples
   prunecheck's guard runtime  runtime:guard:POLICY      runtime:guard:lowest_salience
   the model runtime           runtime:model:POLICY      runtime:model:recency
   agent loop                  loop:FILE.py:ATTR         loop:my_app/agent.py:agent
+  black-box agent             loop:process:FILE.toml    loop:process:bot/agent.toml
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ SPELLINGS: tuple[Spelling, ...] = (
     Spelling("prunecheck's guard runtime", "runtime:guard:POLICY", "runtime:guard:lowest_salience"),
     Spelling("the model runtime", "runtime:model:POLICY", "runtime:model:recency"),
     Spelling("agent loop", "loop:FILE.py:ATTR", "loop:my_app/agent.py:agent"),
+    Spelling("black-box agent", "loop:process:FILE.toml", "loop:process:bot/agent.toml"),
 )
 
 #: The commands whose ``--format`` is a second spelling of a spec's ``@FORMAT``
