@@ -200,6 +200,22 @@ def test_a_cut_stream_ends_without_its_end(endpoint: FakeEndpoint) -> None:
     assert data.count(b"data: ") == 3 and b"[DONE]" not in data
 
 
+def test_a_body_sent_in_chunks_is_read(endpoint: FakeEndpoint) -> None:
+    endpoint.script(Reply(text="got it"))
+    data = json.dumps({"model": "m", "messages": USER}).encode()
+    half = len(data) // 2
+    conn = socket.create_connection(("127.0.0.1", int(endpoint.url.rsplit(":", 1)[1])), timeout=10)
+    conn.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n"
+        + b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (half, data[:half], len(data) - half, data[half:])
+    )
+    answer = b""
+    while b"got it" not in answer and (chunk := conn.recv(65536)):
+        answer += chunk
+    conn.close()
+    assert answer.startswith(b"HTTP/1.1 200") and endpoint.exchanges[-1].body["messages"] == USER
+
+
 def test_paths_name_the_api() -> None:
     assert [api_of(p) for p in ("/v1/responses", "/chat/completions/", "/x")] == [
         Api.RESPONSES,
@@ -308,4 +324,56 @@ def test_messages_rejects_like_anthropic(endpoint: FakeEndpoint, claude: Any, st
     assert caught.value.body == {
         "type": "error",
         "error": {"type": "invalid_request_error", "message": expected.text},
+    }
+
+
+# OpenAI Responses' server-side state.
+
+
+def test_previous_response_id_continues_the_stored_conversation(
+    endpoint: FakeEndpoint, chat: Any
+) -> None:
+    endpoint.script(Reply(calls=_calls(1)), Reply(text="done"))
+    first = chat.responses.create(model="gpt-4.1", input="read", tools=RESPONSES_TOOLS)
+    output = {"type": "function_call_output", "call_id": "call_0", "output": "42"}
+    second = chat.responses.create(
+        model="gpt-4.1", previous_response_id=first.id, input=[output], tools=RESPONSES_TOOLS
+    )
+    assert second.output_text == "done"  # judged with the call it answers: no rejection
+    exchange = endpoint.exchanges[-1]
+    assert exchange.conversation is not None and exchange.body["input"] == [output]
+    conversation: Any = exchange.conversation["input"]
+    kinds = [i.get("type", "message") for i in conversation]
+    assert kinds == ["message", "function_call", "function_call_output"]
+
+
+def test_an_item_reference_stands_for_the_stored_item(endpoint: FakeEndpoint, chat: Any) -> None:
+    endpoint.script(Reply(calls=_calls(1)), Reply(text="done"))
+    first = chat.responses.create(model="gpt-4.1", input="read", tools=RESPONSES_TOOLS)
+    call = next(i for i in first.output if i.type == "function_call")
+    items = [
+        {"role": "user", "content": "read"},
+        {"type": "item_reference", "id": call.id},
+        {"type": "function_call_output", "call_id": call.call_id, "output": "42"},
+    ]
+    assert chat.responses.create(model="gpt-4.1", input=items).output_text == "done"
+    filled: Any = endpoint.exchanges[-1].judged_body["input"]
+    assert filled[1]["type"] == "function_call"
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_a_previous_response_not_stored_is_rejected_like_openai(
+    endpoint: FakeEndpoint, chat: Any, store: bool
+) -> None:
+    previous = "resp_unknown"
+    if not store:  # a response the request asked not to store is not there later
+        endpoint.script(Reply(text="hi"))
+        previous = chat.responses.create(model="gpt-4.1", input="hi", store=False).id
+    with pytest.raises(openai.BadRequestError) as caught:
+        chat.responses.create(model="gpt-4.1", previous_response_id=previous, input="more")
+    assert caught.value.body == {
+        "message": f"Previous response with id '{previous}' not found.",
+        "type": "invalid_request_error",
+        "param": "previous_response_id",
+        "code": "previous_response_not_found",
     }

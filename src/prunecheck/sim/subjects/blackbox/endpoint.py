@@ -45,12 +45,13 @@ from types import TracebackType
 from typing import Self
 
 from prunecheck.model.errors import TranscriptError
-from prunecheck.model.provider import validate
+from prunecheck.model.provider import Provider, ProviderError, validate
 
 from ..loops.contract import Reply
 from .exchange import PROVIDER_OF, Api, Exchange, Outcome, Timing
+from .responses_state import ResponseStore
 from .sse import events
-from .wire import error_body, plain_error, reply_body
+from .wire import NOT_FOUND_KIND, error_body, ids, plain_error, reply_body, responses_items
 
 __all__ = ["FakeEndpoint", "Responder", "api_of"]
 
@@ -112,6 +113,7 @@ class FakeEndpoint:
         self._script: queue.SimpleQueue[tuple[Reply, Timing]] = queue.SimpleQueue()
         self._pending: queue.SimpleQueue[Exchange] = queue.SimpleQueue()
         self._lock = threading.Lock()
+        self._responses = ResponseStore()
         self._stopping = threading.Event()
         self._server = _Server((host, port), _Handler)
         self._server.endpoint = self
@@ -204,9 +206,23 @@ class FakeEndpoint:
         with self._lock:
             exchange = Exchange(len(self.exchanges), api, path, dict(headers), body, stream)
             self.exchanges.append(exchange)
+        if api is Api.RESPONSES:
+            exchange.conversation, missing = self._responses.conversation(body)
+            if missing is not None and self.check:
+                previous = str(body.get("previous_response_id"))
+                exchange.rejection = ProviderError(
+                    Provider.OPENAI_RESPONSES,
+                    NOT_FOUND_KIND,
+                    "previous_response_id",
+                    (previous,),
+                    missing,
+                )
+                return exchange
         if self.check:
             try:
-                errors = validate(body, PROVIDER_OF[api], source=f"request {exchange.index}")
+                errors = validate(
+                    exchange.judged_body, PROVIDER_OF[api], source=f"request {exchange.index}"
+                )
             except TranscriptError:
                 errors = []  # not a transcript we can judge: answered, the harness sees the body
             if errors:
@@ -222,6 +238,15 @@ class FakeEndpoint:
             reply, timing = chosen if isinstance(chosen, tuple) else (chosen, Timing())
         exchange.answer(reply, timing)
         return exchange
+
+    def _replying(self, exchange: Exchange, reply: Reply) -> None:
+        """Store a Responses reply, as the provider does, for later requests to refer to."""
+        if exchange.api is Api.RESPONSES:
+            self._responses.remember(
+                ids(Api.RESPONSES, exchange.index),
+                exchange.judged_body,
+                responses_items(exchange.index, reply),
+            )
 
 
 class _Server(ThreadingHTTPServer):
@@ -242,8 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         endpoint = self.server.endpoint
-        size = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(size) if size else b""
+        raw = self._read_body()
         api = api_of(self.path)
         if api is None:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -270,6 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self._wait_for_reply(exchange)
         if reply is None:
             return
+        endpoint._replying(exchange, reply)
         if not self._sleep(exchange, exchange.timing.delay):
             return
         if exchange.stream:
@@ -281,6 +306,20 @@ class _Handler(BaseHTTPRequestHandler):
                 exchange._settle(Outcome.ANSWERED)
             else:
                 exchange._settle(Outcome.DISCONNECTED)
+
+    def _read_body(self) -> bytes:
+        """The request body, sent with a length or in chunks (as Go and Rust
+        clients stream one)."""
+        if "chunked" not in (self.headers.get("transfer-encoding") or "").lower():
+            size = int(self.headers.get("content-length") or 0)
+            return self.rfile.read(size) if size else b""
+        out = bytearray()
+        while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+            out += self.rfile.read(size)
+            self.rfile.readline()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):  # trailers
+            pass
+        return bytes(out)
 
     # Waiting, watching the client.
 

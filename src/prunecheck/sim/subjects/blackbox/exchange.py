@@ -115,6 +115,10 @@ class Exchange:
         Its JSON body.
     stream : bool
         Whether it asked for a stream (``"stream": true``).
+    conversation : Mapping[str, object] | None
+        OpenAI Responses: the body as the provider reads it, when it names
+        server-side state (``previous_response_id``, ``item_reference``
+        items): ``input`` holds the whole conversation.  None otherwise.
     rejection : ProviderError | None
         The provider's error when the request breaks its rules (answered
         with HTTP 400, no scripted reply used), else None.
@@ -134,6 +138,7 @@ class Exchange:
     headers: Mapping[str, str]
     body: Mapping[str, object]
     stream: bool
+    conversation: Mapping[str, object] | None = None
     rejection: ProviderError | None = None
     reply: Reply | None = None
     timing: Timing = Timing()
@@ -145,6 +150,11 @@ class Exchange:
     def provider(self) -> Provider:
         """Whose rules judged it."""
         return PROVIDER_OF[self.api]
+
+    @property
+    def judged_body(self) -> Mapping[str, object]:
+        """What the provider's rules judge: :attr:`conversation` if any, else :attr:`body`."""
+        return self.conversation if self.conversation is not None else self.body
 
     def answer(self, reply: Reply, timing: Timing | None = None) -> None:
         """Answer this pending exchange with ``reply``, sent as ``timing`` says.

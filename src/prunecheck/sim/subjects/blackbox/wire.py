@@ -19,6 +19,7 @@ from ..loops.contract import Reply, ToolCall
 from .exchange import Api
 
 __all__ = [
+    "NOT_FOUND_KIND",
     "error_body",
     "ids",
     "messages_blocks",
@@ -30,6 +31,10 @@ __all__ = [
     "tool_input_json",
     "usage",
 ]
+
+
+#: The kind of the rejection of a ``previous_response_id`` the server does not hold.
+NOT_FOUND_KIND = "previous_response_not_found"
 
 
 def ids(api: Api, index: int) -> str:
@@ -239,12 +244,18 @@ def error_body(api: Api, error: ProviderError) -> dict[str, object]:
     the rule's exact text."""
     if api is Api.MESSAGES:
         return plain_error(api, error.text)
+    param: str | None
+    code: str | None
+    if error.kind == NOT_FOUND_KIND:
+        param, code = "previous_response_id", NOT_FOUND_KIND
+    else:
+        param, code = _openai_param(api, error.path), None
     return {
         "error": {
             "message": error.text,
             "type": "invalid_request_error",
-            "param": _openai_param(api, error.path),
-            "code": None,
+            "param": param,
+            "code": code,
         }
     }
 
