@@ -220,3 +220,32 @@ def test_stdio_with_the_mcp_client(tmp_path: Path) -> None:
         (1, "start", ""),
         (1, "end", "fail"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "says"),
+    [
+        ("{not json", [], "cannot be read as JSON"),
+        (
+            '{"format": "prunecheck-mcp-plan/1", "tools": [{"name": ""}]}',
+            [],
+            "non-empty string name",
+        ),
+        (
+            '{"format": "prunecheck-mcp-plan/1", "tools": [{"name": "a"}]}',
+            ["--http", "8765"],
+            "HOST:PORT",
+        ),
+    ],
+)
+def test_the_server_command_names_a_bad_plan_in_one_paragraph(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, args: list[str], says: str
+) -> None:
+    from prunecheck.sim.subjects.blackbox.mcp_server import main
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(content)
+    assert main([str(plan), *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith("prunecheck: ")

@@ -13,7 +13,7 @@ into the list of SSE events the API streams for it, each already encoded
   output item ``response.output_item.added`` … ``response.output_item.done``
   (text deltas, ``response.function_call_arguments.delta``/``.done``), then
   ``response.completed``; every event carries its ``sequence_number``.
-- Anthropic Messages: ``message_start``, per block ``content_block_start``,
+- Anthropic Messages: ``message_start``, ``ping``, per block ``content_block_start``,
   ``content_block_delta`` (``text_delta`` / ``input_json_delta``),
   ``content_block_stop``, then ``message_delta`` and ``message_stop``.
 
@@ -171,6 +171,7 @@ def _messages(index: int, body: Mapping[str, object], reply: Reply) -> list[byte
         "usage": {"input_tokens": prompt, "output_tokens": 1},
     }
     emit("message_start", message=message)
+    emit("ping")  # as Anthropic sends one after message_start
     calls = iter(reply.calls)
     for at, block in enumerate(messages_blocks(reply)):
         if block["type"] == "text":
