@@ -249,3 +249,64 @@ def test_the_server_command_names_a_bad_plan_in_one_paragraph(
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err
     assert err.count("\n") == 1 and err.startswith("prunecheck: ")
+
+
+def test_with_a_hook_the_harness_decides_each_body(tmp_path: Path) -> None:
+    """``--hook``: each call goes to the loop harness's tool hook, which answers
+    (or not) when the schedule says so; a body the client gives up on is seen
+    there as gone, and recorded as cancelled."""
+    import threading
+
+    from mcp import ClientSession
+    from mcp.client import streamable_http
+    from mcp.shared.exceptions import McpError
+
+    from prunecheck.sim.subjects.blackbox.mcp_server import HttpToolServer
+    from prunecheck.sim.subjects.blackbox.tool_hook import ToolHook, ToolRequest
+
+    answers = {
+        '{"path": "a"}': {"ok": True, "output": "from the harness"},
+        '{"path": "b"}': {"ok": False, "error": "took too long", "timeout": True},
+    }
+    seen: list[ToolRequest] = []
+    hook = ToolHook()
+    stop = threading.Event()
+
+    def harness() -> None:  # answers a and b, leaves c waiting
+        while not stop.wait(0.01):
+            for request in hook.take():
+                seen.append(request)
+                if request.arguments in answers:
+                    request.finish(answers[request.arguments])
+
+    async def agent(url: str) -> list[Any]:
+        connect = getattr(streamable_http, "streamable_http_client", None)
+        connect = connect or streamable_http.streamablehttp_client  # mcp before 1.2x
+        async with connect(url) as (read, write, _), ClientSession(read, write) as session:
+            await session.initialize()
+            got = [await session.call_tool("read", {"path": p}) for p in "ab"]
+            with pytest.raises(McpError):
+                await session.call_tool(
+                    "read", {"path": "c"}, read_timeout_seconds=timedelta(seconds=0.3)
+                )
+            return got
+
+    answering = threading.Thread(target=harness, daemon=True)
+    answering.start()
+    try:
+        with HttpToolServer(_plan(), hook=hook.url) as tools:
+            ok, timed_out = asyncio.run(agent(tools.url))
+            records = tools.bodies.records
+    finally:
+        stop.set()
+        answering.join(5)
+        hook.close()
+    assert (ok.isError, ok.content[0].text) == (False, "from the harness")
+    assert (timed_out.isError, timed_out.content[0].text) == (True, "took too long")
+    assert [(r.name, r.arguments) for r in seen] == [
+        ("read", '{"path": "a"}'),
+        ("read", '{"path": "b"}'),
+        ("read", '{"path": "c"}'),
+    ]
+    assert seen[2].gone and seen[2].answer is None  # the harness saw the body cancelled
+    assert [r.outcome for r in records if r.event == "end"] == ["ok", "timeout", "cancelled"]

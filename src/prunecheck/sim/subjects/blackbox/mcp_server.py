@@ -14,16 +14,19 @@ imported here only, never by ``import prunecheck``), it offers the tools of a
   or as a process: ``python -m … mcp_server PLAN.json --http 127.0.0.1:8765``.
 
 Each call runs a :class:`~.tool_bodies.ToolBodies` body: the latency,
-failure, timeout or hang and the output size the plan chose; each run is
-recorded (the plan's ``record`` file, and :attr:`ToolBodies.records` in
-process).  A call the client cancels (``notifications/cancelled``, or its
-connection closed) ends the body, recorded as ``cancelled``.
+failure, timeout or hang and the output size the plan chose, or, with
+``--hook URL`` (or ``$PRUNECHECK_TOOL_HOOK``), whatever the loop harness's
+tool hook answers when the schedule says so; each run is recorded (the
+plan's ``record`` file, and :attr:`ToolBodies.records` in process).  A
+call the client cancels (``notifications/cancelled``, or its connection
+closed) ends the body, recorded as ``cancelled``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import socket
 import sys
 import threading
@@ -52,7 +55,10 @@ from prunecheck.model.errors import PrunecheckError
 from .tool_bodies import ToolBodies
 from .tool_plan import ServerPlan, load_plan
 
-__all__ = ["HttpToolServer", "build_server", "main", "serve_stdio"]
+__all__ = ["HOOK_VARIABLE", "HttpToolServer", "build_server", "main", "serve_stdio"]
+
+#: The environment variable that names the harness's tool hook (``--hook``'s default).
+HOOK_VARIABLE = "PRUNECHECK_TOOL_HOOK"
 
 
 def build_server(bodies: ToolBodies) -> Server[Any, Any]:
@@ -116,8 +122,10 @@ class HttpToolServer:
             tools.bodies.records          # every body run, start and end
     """
 
-    def __init__(self, plan: ServerPlan, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.bodies = ToolBodies(plan)
+    def __init__(
+        self, plan: ServerPlan, host: str = "127.0.0.1", port: int = 0, hook: str | None = None
+    ) -> None:
+        self.bodies = ToolBodies(plan, hook=hook)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
@@ -171,13 +179,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("plan", type=Path, help="the plan file (JSON)")
     parser.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP here")
+    parser.add_argument(
+        "--hook",
+        metavar="URL",
+        default=os.environ.get(HOOK_VARIABLE) or None,
+        help="the loop harness's tool hook: each call is posted there and the harness "
+        f"decides its outcome (default: ${HOOK_VARIABLE}; none: the plan's outcomes)",
+    )
     args = parser.parse_args(argv)
     try:
         plan = load_plan(args.plan)
     except PrunecheckError as exc:
         print(f"prunecheck: {exc.paragraph()}", file=sys.stderr)
         return 2
-    bodies = ToolBodies(plan, args.plan)
+    bodies = ToolBodies(plan, args.plan, args.hook)
     if args.http:
         host, _, port = str(args.http).rpartition(":")
         if not host or not port.isdigit():

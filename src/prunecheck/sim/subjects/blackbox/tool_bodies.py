@@ -10,6 +10,13 @@ the agent counts on where the killed one stopped.  When the plan came from
 a file, the file is read again whenever it changed, so the harness can
 change what the next runs do while the server runs.
 
+With a **hook** (the URL of the loop harness's tool hook,
+:mod:`.tool_hook`), the plan's outcomes are not used: each body posts its
+call to the hook and returns what the harness answers, when it answers, so
+the harness decides every body step by step and its ledger holds each one.
+A body the client cancels closes its connection to the hook, which the
+harness sees as the body cancelled.
+
 No MCP here: :mod:`.mcp_server` puts these bodies behind the protocol.
 """
 
@@ -17,9 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .tool_plan import (
     OutcomeKind,
@@ -31,7 +40,7 @@ from .tool_plan import (
     read_records,
 )
 
-__all__ = ["ToolBodies", "ToolResult"]
+__all__ = ["ToolBodies", "ToolResult", "post_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +62,12 @@ class ToolBodies:
         Where the plan came from, read again when it changes (None: fixed).
     """
 
-    def __init__(self, plan: ServerPlan, plan_file: Path | None = None) -> None:
+    def __init__(
+        self, plan: ServerPlan, plan_file: Path | None = None, hook: str | None = None
+    ) -> None:
         self.plan = plan
         self.plan_file = plan_file
+        self.hook = hook
         self.records: list[RunRecord] = []
         self._stamp = self._mtime()
         earlier = read_records(plan.record) if plan.record else []
@@ -103,6 +115,8 @@ class ToolBodies:
         self._runs_of[name] = nth + 1
         outcome = tool.outcome(nth)
         self._record(RunRecord(run, "start", name, dict(arguments)))
+        if self.hook is not None:
+            return await self._hooked(run, name, arguments)
         try:
             if outcome.kind is OutcomeKind.HANG:
                 await asyncio.Event().wait()  # until cancelled
@@ -128,3 +142,47 @@ class ToolBodies:
             RunRecord(run, "end", name, outcome=outcome.kind.value, output_chars=len(result.text))
         )
         return result
+
+    async def _hooked(self, run: int, name: str, arguments: Mapping[str, object]) -> ToolResult:
+        assert self.hook is not None
+        try:
+            answer = await post_json(self.hook, {"name": name, "arguments": dict(arguments)})
+        except asyncio.CancelledError:
+            self._record(RunRecord(run, "end", name, outcome="cancelled"))
+            raise
+        except (OSError, ValueError) as exc:
+            answer = {"ok": False, "error": f"the harness's tool hook failed: {exc}"}
+        if answer.get("ok"):
+            result, kind = ToolResult(str(answer.get("output", ""))), "ok"
+        else:
+            kind = "timeout" if answer.get("timeout") else "fail"
+            result = ToolResult(str(answer.get("error", "")), True)
+        self._record(RunRecord(run, "end", name, outcome=kind, output_chars=len(result.text)))
+        return result
+
+
+async def post_json(url: str, doc: Mapping[str, object]) -> dict[str, object]:
+    """POST ``doc`` as JSON to a loopback ``http://HOST:PORT/PATH`` and read
+    the JSON answer, on asyncio's own sockets: cancelling the caller closes
+    the connection at once (the server sees the hang-up)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname or not parts.port:
+        raise ValueError(f"the hook URL {url!r} is not http://HOST:PORT/PATH")
+    data = json.dumps(doc).encode()
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    try:
+        head = (
+            f"POST {parts.path or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+            "Connection: close\r\n\r\n"
+        )
+        writer.write(head.encode() + data)
+        await writer.drain()
+        raw = await reader.read()
+    finally:
+        writer.close()
+    body = raw.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in raw else b""
+    answer = json.loads(body or b"{}")
+    if not isinstance(answer, dict):
+        raise ValueError("the hook answered no JSON object")
+    return answer
