@@ -193,13 +193,8 @@ ROWS: tuple[Row, ...] = (
     Row("late_lc_summary_never.py:agent", Expect.VACUOUS, figure="300"),
     # Held back, second set (issue 31, round of 2026-12-03: held_back/, written after the
     # module-graph and summarizer-fault fixes, run once as written: reports/user-agents.md).
-    Row(
-        "held_back/pa_truncate_outputs.py:agent",
-        Expect.UNSAFE,
-        frozenset({"truncated_payload"}),
-        wrong_today="trim cell UNSAFE by synthesized_result: a copy of the output's first "
-        "2,000 characters and a note is not told apart from an invented result",
-    ),
+    # tuned after it was held back (the judge's prefix-and-note copy): no longer held back
+    Row("held_back/pa_truncate_outputs.py:agent", Expect.UNSAFE, frozenset({"truncated_payload"})),
     Row(
         "held_back/lc_empty_trim.py:agent",
         Expect.UNSAFE,
@@ -234,8 +229,9 @@ ROWS: tuple[Row, ...] = (
         Expect.UNSAFE,
         STRUCTURAL,
         scenario=None,
-        wrong_today="the app's InMemorySaver subclass is replaced by a plain InMemorySaver at "
-        "each open: its cap never runs; only framework findings, exit 0",
+        wrong_today="the app's InMemorySaver subclass is kept now (the trim class applies), "
+        "but its cap changed the history in 1 of 60 schedules (17 messages at most) and no "
+        "cut between a call and its result was reached; framework findings only, exit 0",
     ),
     Row("held_back/lc_agent_executor.py:agent", Expect.REFUSED, scenario=None),
 )

@@ -51,6 +51,7 @@ Pure but for the ledger's rulings: no I/O.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 
 from prunecheck.model.incidents import Incident, IncidentKind
@@ -249,6 +250,20 @@ def _judge_result(
                              f"the result of {cid} is a shortened copy of the tool's output: "
                              f"its first {head} and last {tail} characters kept, {cut} of the "
                              "middle cut", reason="result")]  # fmt: skip
+        kept = _common(stripped, done.output)
+        if _KEPT_HEAD <= kept < len(done.output):  # the output's start, then a note or nothing
+            note = stripped[kept:].strip()
+            says = (
+                "it says so"
+                if ruling(note, ran="ok", call_words=words).honest
+                or re.search(r"truncat|cut|omit|shorten|trimm", note, re.IGNORECASE)
+                else "nothing says so"
+            )
+            return [Incident(IncidentKind.TRUNCATED_PAYLOAD, step, (cid,),
+                             f"the result of {cid} is a shortened copy of the tool's output: "
+                             f"its first {kept} of {len(done.output)} characters kept, the rest "
+                             f"cut ({says}: {_short(note or '(no note)')})",
+                             reason="result")]  # fmt: skip
         judged = ruling(text, ran="ok", call_words=words, outputs=[done.output])
         if judged.honest:
             ledger.rule(step, cid, f"the result of {cid} reads {_short(text)}: {judged.why} "
@@ -280,6 +295,11 @@ def _judge_result(
 #: Characters of a tool's output a result must keep at each end to be its
 #: head-and-tail copy (Strands' sliding window keeps 200 at each end).
 _KEPT_END = 16
+
+#: Characters of a tool's output's start a result must keep to be its
+#: truncated copy (its first characters and a note): longer than a line that
+#: names the call, which an honest placeholder may repeat.
+_KEPT_HEAD = 64
 
 
 def _common(a: str, b: str) -> int:

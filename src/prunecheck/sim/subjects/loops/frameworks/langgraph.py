@@ -114,6 +114,7 @@ class _Shape:
     pre_model_hook: bool  # create_react_agent's: what the model is sent, rewritten
     sync_only: bool  # a middleware hook with no async form: the app runs graph.invoke
     human: tuple[str, ...] = ()  # tools that ask a human: their own interrupt()
+    own_saver: bool = False  # the app's InMemorySaver subclass writing its own put/aput
 
 
 class ModuleGraph:
@@ -253,9 +254,36 @@ def _shape(target: Callable[..., Any]) -> _Shape:
         kind = "none" if saver in (None, False) else "memory"
     middleware = tuple(_middleware_of(graph))
     return _Shape(tools=tools, middleware=middleware, checkpointer=kind,
+                  own_saver=_rewrites(saver),
                   pre_model_hook="pre_model_hook" in graph.nodes,
                   sync_only=any(_sync_only(m) for m in middleware),
                   human=tuple(t.name for t in tools if asks_human(t)))  # fmt: skip
+
+
+def _rewrites(saver: Any) -> bool:
+    """Whether ``saver`` is the app's own ``InMemorySaver`` subclass that overrides how
+    a checkpoint is written (``put``/``aput``): what it stores is on the history's path."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    cls = type(saver)
+    return (
+        isinstance(saver, InMemorySaver)
+        and cls is not InMemorySaver
+        and any(getattr(cls, m) is not getattr(InMemorySaver, m) for m in ("put", "aput"))
+    )
+
+
+def _fresh_saver(saver: Any) -> Any:
+    """A new, empty checkpointer of ``saver``'s class (the app's subclass, built with
+    no arguments as its module builds it), else LangGraph's ``InMemorySaver``."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    if saver is not None and type(saver) is not InMemorySaver:
+        try:
+            return type(saver)()
+        except Exception:  # a subclass that needs arguments: a copy is not ours to guess
+            return saver
+    return InMemorySaver()
 
 
 def _sqlite_saver() -> bool:
@@ -377,8 +405,9 @@ class LangGraphAdapter:
     def capabilities(self, target: object) -> frozenset[Capability]:
         """Cancel always; crash scenarios with a durable checkpointer; interrupts
         with ``HumanInTheLoopMiddleware`` and a checkpointer; the trim hook when
-        another middleware rewrites messages before the model, or a prebuilt
-        ``create_react_agent`` has a ``pre_model_hook``."""
+        another middleware rewrites messages before the model, a prebuilt
+        ``create_react_agent`` has a ``pre_model_hook``, or the app's own
+        ``InMemorySaver`` subclass overrides how a checkpoint is written."""
         shape = self._shape_of(target)
         caps = {Capability.CANCEL}
         if shape.checkpointer == "durable":
@@ -386,7 +415,7 @@ class LangGraphAdapter:
         names = {type(m).__name__ for m in shape.middleware}
         if (_HITL in names or shape.human) and shape.checkpointer != "none":
             caps.add(Capability.INTERRUPT)
-        if not self.plain and (shape.pre_model_hook or self._trimming(target)):
+        if not self.plain and (shape.pre_model_hook or shape.own_saver or self._trimming(target)):
             caps.add(Capability.TRIM_HOOK)
         return frozenset(caps)
 
@@ -438,8 +467,10 @@ class LangGraphAdapter:
                 by_name[name] = fake_tool(built.get(name, tool), harness, human=name in human)
         if saver is not None:
             graph.checkpointer = saver  # the user's own durable kind, pointed at the store
-        elif isinstance(graph.checkpointer, InMemorySaver):
-            graph.checkpointer = InMemorySaver()  # in memory: a crash loses it
+        elif isinstance(graph.checkpointer, InMemorySaver):  # in memory: a crash loses it
+            # the app's own subclass (one that caps or rewrites what it stores) as written;
+            # the plain agent on LangGraph's own
+            graph.checkpointer = _fresh_saver(None if self.plain else graph.checkpointer)
         return LangGraphLoop(graph, harness, saver, sync=sync)
 
     #: How :meth:`count_tokens` counts (the figures of a verdict say it).
