@@ -26,12 +26,12 @@ CASES = [
         "maf-too-new",
         f"check loop:{COMPACTION}:agent --max-examples 2",
         needle="agent-framework-core 2.0.0 is installed; prunecheck's maf adapter drives "
-        "agent-framework-core >=1.23.0,<2",
+        "agent-framework-core >=1.9.0,<2",
     ),
     _c(
         "maf-too-new-named",
         f"check loop:maf:{COMPACTION}:agent --max-examples 2",
-        needle="pip install 'agent-framework-core>=1.23.0,<2'",
+        needle="pip install 'agent-framework-core>=1.9.0,<2'",
     ),
     _c(
         "maf-not-an-agent",

@@ -74,8 +74,9 @@ __all__ = ["SESSION_ID", "SUPPORTED", "MAFAdapter", "MAFLoop"]
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
 SUPPORTED = Supported(
-    (Needs("agent-framework-core", "1.23.0", "2"),),
-    tested=("1.23.0",),
+    (Needs("agent-framework-core", "1.9.0", "2"),),
+    tested=("1.9.0", "1.23.0"),
+    oldest_pins=("agent-framework-core==1.9.0", "agent-framework-openai==1.8.2"),
 )
 
 #: The id of the session every process of a schedule runs on (a file of the
@@ -180,13 +181,14 @@ def _providers(user: Any, harness: Harness, plain: bool) -> list[Any]:
     out: list[Any] = []
     for provider in user.context_providers:
         if isinstance(provider, FileHistoryProvider):
+            form = getattr(provider, "serialization_format", None)  # 1.23: json or msgpack
             out.append(FileHistoryProvider(
                 Path(harness.store) / "history", source_id=provider.source_id,
                 load_messages=provider.load_messages, store_inputs=provider.store_inputs,
                 store_context_messages=provider.store_context_messages,
                 store_context_from=provider.store_context_from,
                 store_outputs=provider.store_outputs, skip_excluded=provider.skip_excluded,
-                serialization_format=provider.serialization_format,
+                **({"serialization_format": form} if form else {}),
             ))  # fmt: skip
         elif isinstance(provider, CompactionProvider):
             if plain:
@@ -400,15 +402,16 @@ class MAFLoop:
 
 def _held(agent: Any, session: Any) -> list[Any]:
     """The messages the agent's first loading history provider holds for ``session``:
-    ``session.state`` for an in-memory one, the JSON Lines file for a file one."""
+    ``session.state`` for an in-memory one, the JSON Lines file for a file one
+    (a file of MessagePack records, 1.23's other format, is not read: nothing)."""
     from agent_framework import FileHistoryProvider, HistoryProvider, Message
 
     for provider in agent.context_providers:
         if not isinstance(provider, HistoryProvider) or not provider.load_messages:
             continue
         if isinstance(provider, FileHistoryProvider):
-            path = Path(provider.storage_path) / f"{session.session_id}.jsonl"
-            if not path.exists():
+            path = Path(provider._session_file_path(session.session_id))  # its own file name
+            if not path.exists() or path.suffix != ".jsonl":  # MessagePack records: not read
                 return []
             lines = path.read_text(encoding="utf-8").splitlines()
             return [Message.from_dict(json.loads(line)) for line in lines if line.strip()]
