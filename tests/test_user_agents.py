@@ -234,6 +234,17 @@ ROWS: tuple[Row, ...] = (
         "cut between a call and its result was reached; framework findings only, exit 0",
     ),
     Row("held_back/lc_agent_executor.py:agent", Expect.REFUSED, scenario=None),
+    # written after the truncation and checkpointer changes, run once as written
+    Row("held_back/pa_last_n_constant.py:agent", Expect.SAFE),
+    Row("held_back/oa_pair_aware_session.py:app", Expect.SAFE),
+    Row(
+        "held_back/oa_pair_aware_session.py:app",
+        Expect.SAFE,
+        scenario=None,
+        wrong_today="exit 1: crash then a new message, silent_loss of a call whose output the "
+        "session had not stored when the process died, the configuration's (the plain agent "
+        "did not fail the same way on the schedule)",
+    ),
 )
 
 
