@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -186,6 +187,19 @@ def test_a_client_that_hangs_up_while_waiting_is_seen(endpoint: FakeEndpoint) ->
     exchange = endpoint.next_exchange(timeout=10)
     conn.close()
     assert exchange.wait(10) is Outcome.DISCONNECTED
+
+
+def test_a_client_that_hangs_up_during_the_delay_is_seen(endpoint: FakeEndpoint) -> None:
+    before = len(endpoint.exchanges)
+    endpoint.script((Reply(text="late"), Timing(delay=30.0)))
+    conn = _post(endpoint, {"model": "m", "messages": USER, "stream": True})
+    for _ in range(2000):  # until the request arrived (a bounded wait, no clock read)
+        if len(endpoint.exchanges) > before and endpoint.exchanges[before].reply is not None:
+            break
+        time.sleep(0.005)
+    conn.close()
+    exchange = endpoint.exchanges[before]
+    assert exchange.wait(10) is Outcome.DISCONNECTED and exchange.events_sent == 0
 
 
 def test_a_cut_stream_ends_without_its_end(endpoint: FakeEndpoint) -> None:
