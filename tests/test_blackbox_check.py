@@ -124,6 +124,24 @@ def test_the_openai_example_crashes_for_real_and_resumes_from_its_file(manifest:
     assert {"unanswered_call", "provider_rejection"} <= {i.kind.value for i in found}
 
 
+@pytest.mark.slow
+def test_tools_through_prunecheck_s_mcp_server_over_stdio_are_the_harness_s() -> None:
+    pytest.importorskip("mcp")
+    from prunecheck.sim.subjects.loops.ledger import BodyEnd
+    from prunecheck.sim.subjects.loops.scheduler import LoopRun
+
+    target = load_target(f"loop:process:{AGENTS / 'mcp.toml'}")
+    with LoopRun(target.adapter, target.target) as run:
+        for step in _CRASH[:4]:
+            run.apply(step)
+        found = run.apply(Resume())
+        ended = [(b.call, b.end) for b in run.ledger.bodies]
+    # the MCP server ran call_1's body as the harness said, matched by name and arguments;
+    # the crash killed the agent and the server it started (its process group)
+    assert ended == [("call_1", BodyEnd.OK), ("call_2", BodyEnd.DROPPED)]
+    assert "unanswered_call" in {i.kind.value for i in found}
+
+
 def test_the_examples_manifests_load() -> None:
     for manifest in ("agent.toml", "agent_safe.toml"):
         target = load_target(f"loop:process:{os.path.relpath(EXAMPLE / manifest)}")

@@ -49,8 +49,8 @@ def save(history: list[Message]) -> None:
 
 def trimmed(history: list[Message]) -> list[Message]:
     cut = max(1, len(history) - KEEP)
-    while TRIM == "units" and cut < len(history) - 1 and history[cut]["role"] != "user":
-        cut += 1
+    while TRIM == "units" and cut > 1 and history[cut]["role"] != "user":
+        cut -= 1  # back to the user message that opens the window's first turn
     return history[:1] + history[cut:]
 
 

@@ -55,10 +55,9 @@ def trimmed(history: list[dict]) -> list[dict]:
     if len(history) <= KEEP + 1:
         return history
     cut = len(history) - KEEP
-    if TRIM == "units":  # never between a call and its result
-        while cut < len(history) and history[cut]["role"] != "user":
-            cut += 1
-        cut = cut if cut < len(history) else len(history) - 1
+    if TRIM == "units":  # never between a call and its result: back to a user message
+        while cut > 1 and history[cut]["role"] != "user":
+            cut -= 1
     return [history[0], *history[cut:]]
 
 

@@ -32,6 +32,7 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,6 +56,7 @@ from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.subjects.loops.target import LoopTarget, load_target
 from prunecheck.sim.subjects.policy_spec import (
     LOOP_PREFIX,
+    PROCESS,
     SpecKind,
     is_loop_spec,
     parse_spec,
@@ -196,10 +198,14 @@ def setting_of(target: LoopTarget) -> str:
     return " + ".join(labels)
 
 
-def discover(folder: Path) -> list[str]:
-    """Every ``loop:`` spec the docstrings of ``folder/*.py`` name, in file order."""
+def discover(folder: Path, blackbox: Path | None = None) -> list[str]:
+    """Every ``loop:`` spec the docstrings of ``folder/*.py`` name, in file order;
+    then every ``loop:process:`` spec the comments of ``blackbox/*/*.toml`` (the
+    black-box agents' manifests) name."""
     specs: list[str] = []
-    for path in sorted(folder.glob("*.py")):
+    files = sorted(folder.glob("*.py"))
+    files += sorted(blackbox.glob("*/*.toml")) if blackbox is not None else []
+    for path in files:
         for spec in _SPEC.findall(path.read_text(encoding="utf-8")):
             if spec not in specs:
                 specs.append(spec)
@@ -228,6 +234,15 @@ def as_shown(spec: str, cwd: Path | None = None) -> str:
 
 
 def _slug(spec: str, scenario: str) -> str:
+    """The scripts' name: ``FILE-ATTR-CLASS``, or ``FOLDER-MANIFEST-CLASS`` for a
+    black-box agent (its manifests share names across folders).
+
+    >>> _slug("loop:process:examples/blackbox/ts-vercel/agent.toml", "trim")
+    'ts-vercel-agent-trim'
+    """
+    if spec.startswith(f"{LOOP_PREFIX}{PROCESS}:") and spec.endswith(".toml"):
+        path = Path(spec.removeprefix(f"{LOOP_PREFIX}{PROCESS}:"))
+        return f"{path.parent.name}-{path.stem}-{scenario}"
     tail = spec.rsplit("/", 1)[-1].replace(".py:", "-").replace(":", "-")
     return f"{tail}-{scenario}"
 
@@ -236,7 +251,12 @@ def _run_script(path: Path, target: LoopTarget) -> int:
     """The script's exit status with its framework alone, run from an empty
     temporary folder (it must run from any directory; 1: it reproduced)."""
     with tempfile.TemporaryDirectory(prefix="prunecheck-loop-script-") as elsewhere:
-        done = run_alone(path, target.framework, Path(elsewhere), keep_guard=is_guarded(target))
+        if target.framework == PROCESS:  # its script needs prunecheck's endpoint: not alone
+            command = [sys.executable, str(path.resolve())]
+            done = subprocess.run(command, cwd=elsewhere, capture_output=True, text=True,
+                                  timeout=600, check=False)  # fmt: skip
+        else:
+            done = run_alone(path, target.framework, Path(elsewhere), keep_guard=is_guarded(target))
     if done.returncode == 1 and not finding_of(done.stdout):
         return RAISED
     return done.returncode
@@ -265,7 +285,10 @@ def check_row(spec: str, *, seed: int, max_examples: int | None, scripts: Path, 
         rel = os.path.relpath(path.resolve(), table.parent.resolve())
         written[name] = (rel.replace(os.sep, "/"), status)
     seconds = time.perf_counter() - started
-    return Row(spec, target.framework, result, "", written, seconds, is_guarded(target),
+    framework = target.framework
+    if framework == PROCESS:  # grouped by what the agent is built on (its manifest says)
+        framework = f"black-box: {getattr(target.target, 'framework', PROCESS)}"
+    return Row(spec, framework, result, "", written, seconds, is_guarded(target),
                setting_of(target))  # fmt: skip
 
 
@@ -344,7 +367,10 @@ def render_lines(rows: list[tuple[str, str, str]], *, seed: int, max_examples: i
         "script (the framework alone; exit status 1: it reproduced). In the row of an agent "
         "behind prunecheck's guard, a cell marked " + GUARD_MARK + " fails outside the trim (a "
         "cancel, a crash, a failed or timed-out tool): what a trimming guard cannot prevent "
-        "(the last section).",
+        "(the last section). The black-box agents of `examples/blackbox/` run as "
+        "subprocesses against prunecheck's fake model endpoint (`loop:process:`): a crash is a "
+        "SIGKILL and a restart on their own persistence; their scripts serve the replay file "
+        "beside them to the agent and need prunecheck.",
         "",
         f"Seed {seed}; "
         + (
@@ -394,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="reports/loops.md")
     p.add_argument("--scripts", default="reports/loops")
     p.add_argument("--examples", default="examples/loops")
+    p.add_argument("--blackbox", default="examples/blackbox",
+                   help="the black-box agents (a folder each)")  # fmt: skip
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--max-examples", type=int, default=None,
                    help="schedules per agent, split among its classes (default: check's "
@@ -405,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     out, scripts = Path(args.out), Path(args.scripts)
     rows = []
-    specs = discover(Path(args.examples))
+    specs = discover(Path(args.examples), Path(args.blackbox))
     if args.only:
         specs = [s for s in specs
                  if any(fnmatch.fnmatchcase(as_shown(s), pat) for pat in args.only)]  # fmt: skip
@@ -433,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
         kept[spec] = (row.framework, row_line(row))
         save_lines(saved, kept, seed=args.seed, max_examples=args.max_examples)
         rows.append(row)
-    shown = [(spec, *kept[spec]) for spec in discover(Path(args.examples)) if spec in kept]
+    everyone = discover(Path(args.examples), Path(args.blackbox))
+    shown = [(spec, *kept[spec]) for spec in everyone if spec in kept]
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text(out, render_lines(shown, seed=args.seed, max_examples=args.max_examples))
     print(f"wrote {out} ({len(shown)} agents, {len(rows)} checked now)", file=sys.stderr)

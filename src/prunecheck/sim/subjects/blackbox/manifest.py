@@ -61,6 +61,9 @@ PLACEHOLDERS: Mapping[str, str] = {
     "api_key": "a placeholder key the endpoint accepts",
     "store": "the folder that survives a crash (the agent's persistence)",
     "tools_url": "the harness's tool hook (POST a call, get its outcome)",
+    "mcp_plan": "a plan file naming the tools, for prunecheck's MCP server over stdio "
+    "(python -m prunecheck.sim.subjects.blackbox.mcp_server {mcp_plan} --hook {tools_url})",
+    "mcp_url": "prunecheck's MCP server over streamable HTTP, its tools the harness's",
     "python": "the Python running prunecheck",
     "manifest_dir": "the manifest's folder",
 }

@@ -58,6 +58,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..loops.contract import Capability, Harness, Loop, Reply, ToolCall, ToolFailed, ToolSpec
 from .as_chat import as_chat
@@ -68,6 +69,11 @@ from .quiet import descendants, snapshot, tree_quiet
 from .tool_hook import ToolHook, ToolRequest
 
 __all__ = ["AgentExited", "ProcessAdapter", "ProcessLoop"]
+
+#: The environment variable naming a folder where each life of the agent
+#: keeps its standard output and error (``stdout``, ``stderr``) and the MCP
+#: plan, to read after the check; by default they are removed.
+KEEP_LOGS = "PRUNECHECK_AGENT_LOGS"
 
 #: The key the agent is given (the endpoint accepts any).
 API_KEY = "sk-prunecheck-fake"
@@ -91,12 +97,14 @@ class AgentExited(RuntimeError):
     """The agent's process ended a turn with a non-zero status (its last error line)."""
 
 
-def _tail(path: Path, lines: int = 1) -> str:
+def _tail(path: Path) -> str:
+    """The last line of ``path`` that says something (not a traceback's frame)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
     except OSError:
         return ""
-    return " | ".join(text[-lines:])
+    said = [x.strip(" |+-") for x in text if any(c.isalpha() for c in x)]
+    return said[-1] if said else ""
 
 
 class ProcessLoop:
@@ -107,7 +115,10 @@ class ProcessLoop:
         self.clock = asyncio.get_event_loop()
         self.endpoint = FakeEndpoint(answer_timeout=_ANSWER_TIMEOUT).start()
         self.hook = ToolHook()
-        self.logs = Path(tempfile.mkdtemp(prefix="prunecheck-agent-"))
+        keep = os.environ.get(KEEP_LOGS)
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+        self.logs = Path(tempfile.mkdtemp(prefix="prunecheck-agent-", dir=keep or None))
         self.proc: subprocess.Popen[bytes] | None = None
         self.turn: asyncio.Future[None] | None = None
         self.seen = 0  # exchanges handed over (or judged)
@@ -119,16 +130,35 @@ class ProcessLoop:
         self.last: list[dict[str, object]] = []
         self.exits: list[int] = []
         self.poked: tuple[int, float] | None = None
+        self.mcp: Any = None  # the MCP server over HTTP, if the manifest asks for {mcp_url}
         self.over_since: float | None = None
         setattr(self.clock, "outside", self)  # noqa: B010 - the VirtualLoop's hook
 
     # ------------------------------------------------------------ the process
+    def _mcp(self) -> tuple[str, str]:
+        """The MCP plan file (the manifest's tools, every body asking the hook)
+        and, if the manifest asks for it, the URL of the MCP server over HTTP."""
+        from .tool_plan import ServerPlan, ToolPlan, plan_to_json
+
+        plan = ServerPlan(tuple(ToolPlan(t.name, t.description, dict(t.parameters))
+                                for t in self.manifest.tools))  # fmt: skip
+        path = self.logs / "mcp-plan.json"
+        path.write_text(json.dumps(plan_to_json(plan)), encoding="utf-8")
+        wanted = " ".join([*self.manifest.command, *self.manifest.env.values()])
+        if "{mcp_url}" in wanted and self.mcp is None:
+            from .mcp_server import HttpToolServer
+
+            self.mcp = HttpToolServer(plan, hook=self.hook.url).start()
+        return str(path), str(self.mcp.url) if self.mcp is not None else ""
+
     def _env(self) -> dict[str, str]:
+        plan, url = self._mcp()
         fill = {
             "base_url": self.endpoint.openai_url
             if self.manifest.api is not Api.MESSAGES else self.endpoint.url,
             "api_key": API_KEY, "store": str(self.harness.store), "tools_url": self.hook.url,
             "python": sys.executable, "manifest_dir": str(self.manifest.folder),
+            "mcp_plan": plan, "mcp_url": url,
         }  # fmt: skip
         env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
         env.update(
@@ -248,12 +278,15 @@ class ProcessLoop:
         if getattr(self.clock, "outside", None) is self:
             setattr(self.clock, "outside", None)  # noqa: B010
         self.endpoint.stop()
+        if self.mcp is not None:
+            self.mcp.stop()
         self.hook.close()
         for request in self.tools.values():
             request.finish({"ok": False, "error": "the harness ended the run"})
         import shutil
 
-        shutil.rmtree(self.logs, ignore_errors=True)
+        if not os.environ.get(KEEP_LOGS):
+            shutil.rmtree(self.logs, ignore_errors=True)
 
     # ------------------------------------------------------------ Outside
     async def _model(self, exchange: Exchange, body: dict[str, object]) -> None:
