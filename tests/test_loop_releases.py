@@ -29,6 +29,7 @@ EXAMPLES = {
     # AutoGen 0.2 needs openai<2 (no example agent in the main venv): the corpus's agent
     "pyautogen": "known_bugs/autogen-3178-history-limiter-orphans-tool-result/agent.py:assistant",
     "maf": "examples/loops/maf_compaction.py:keep_last",
+    "adk": "examples/loops/adk_context_filter.py:app",
 }
 
 #: Where the example needs a newer release than the oldest supported one, the agent the

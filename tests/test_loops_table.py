@@ -38,8 +38,8 @@ from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "reports" / "loops.md"
 SCRIPTS = TABLE.parent / "loops"
-FRAMEWORKS = ("autogen", "langgraph", "maf", "openai-agents", "pydantic-ai", "strands")
-#: The frameworks with an example behind prunecheck's guard (none for Strands, MAF yet).
+FRAMEWORKS = ("adk", "autogen", "langgraph", "maf", "openai-agents", "pydantic-ai", "strands")
+#: The frameworks with an example behind prunecheck's guard (none for Strands, MAF, ADK yet).
 GUARDED = ("autogen", "langgraph", "openai-agents", "pydantic-ai")
 
 

@@ -39,6 +39,7 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
     "autogen": ("autogen_agentchat", "autogen_core", "autogen_ext"),
     "strands": ("strands",),
     "maf": ("agent_framework", "agent_framework_openai"),
+    "adk": ("google.adk",),
 }
 
 _HARNESS_ONLY = ("prunecheck.sim", "prunecheck.pytest_plugin")

@@ -90,7 +90,7 @@ RUNTIME_PREFIX = "runtime:"
 LOOP_PREFIX = "loop:"
 #: The frameworks whose agent loops prunecheck drives (``loop:FRAMEWORK:...``).
 LOOP_FRAMEWORKS = (
-    "pydantic-ai", "openai-agents", "langgraph", "autogen", "strands", "pyautogen", "maf",
+    "pydantic-ai", "openai-agents", "langgraph", "autogen", "strands", "pyautogen", "maf", "adk",
 )  # fmt: skip
 #: The loop "framework" of a black-box agent: ``loop:process:MANIFEST.toml``.
 PROCESS = "process"

@@ -100,7 +100,7 @@ _META = """
     token tokens character characters chars bytes kb mb n
     old older oldest earlier previous stale first last
     save saving saved free freeing make fit reduce reducing keep kept
-    user human approval policy agent model system runtime framework
+    user human client approval policy agent model system runtime framework
     by via per due placeholder
 """
 META_WORDS = frozenset(_META.split())

@@ -11,7 +11,7 @@ Spellings (consistent with ``runtime:FILE.py:CLASS``)::
 detected by asking each adapter's ``accepts``.  The frameworks:
 ``pydantic-ai``, ``openai-agents``, ``langgraph`` (LangChain v1
 ``create_agent``), ``autogen`` (AgentChat), ``strands`` (Strands Agents), ``maf`` (Microsoft
-Agent Framework).
+Agent Framework), ``adk`` (Google ADK).
 A module may also bring its own adapter as a module-level ``prunecheck_loop_adapter`` (an
 :class:`~prunecheck.sim.subjects.loops.contract.Adapter`), tried first.
 
@@ -68,6 +68,7 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     "strands": ("prunecheck.sim.subjects.loops.frameworks.strands", "StrandsAdapter"),
     "pyautogen": ("prunecheck.sim.subjects.loops.frameworks.pyautogen", "PyAutoGenAdapter"),
     "maf": ("prunecheck.sim.subjects.loops.frameworks.maf", "MAFAdapter"),
+    "adk": ("prunecheck.sim.subjects.loops.frameworks.adk", "AdkAdapter"),
 }
 #: The adapter of a black-box agent (``loop:process:MANIFEST.toml``: any
 #: language, run as a subprocess), beside the frameworks': no framework of its own.
