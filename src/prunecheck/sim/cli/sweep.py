@@ -30,6 +30,7 @@ from prunecheck.sim.cli.commands import SUMMARIES
 from prunecheck.sim.cli.formats import add_format_argument
 from prunecheck.sim.cli.json_output import add_json_argument, record
 from prunecheck.sim.cli.limits import EXIT_OUT_OF_TIME, add_run_time_limit, run_time_limit
+from prunecheck.sim.cli.loop_options import remember_defaults
 from prunecheck.sim.cli.policy_argument import add_policy_argument, read_policy_argument
 from prunecheck.sim.cli.policy_options import add_policy_timeout
 from prunecheck.sim.cli.runtime_options import CHECK_AT_HELP
@@ -38,7 +39,7 @@ from prunecheck.sim.drivers.workload import SESSION_TURNS
 from prunecheck.sim.stats.sessions import SessionRecord, observations, rate_of
 from prunecheck.sim.stats.survival import kaplan_meier
 from prunecheck.sim.subjects.loader import load_system
-from prunecheck.sim.subjects.policy_spec import parse_spec_or_none, with_format
+from prunecheck.sim.subjects.policy_spec import is_loop_spec, parse_spec_or_none, with_format
 from prunecheck.sim.sweeps.dask_pool import add_scheduler_option, parse_scheduler
 from prunecheck.sim.sweeps.runs import Row
 from prunecheck.sim.sweeps.sweep import (
@@ -55,6 +56,8 @@ __all__ = ["add_grid_options", "execute", "rate_table", "register"]
 EXAMPLE = f"""\
 examples:
   prunecheck sweep --out sweep.jsonl --seeds 3
+  prunecheck sweep loop:examples/loops/autogen_token_limited.py:agent --out loop.jsonl \\
+      --levels 0.1,0.5,1 --sessions 100 --scenario cancel,trim   # an agent loop's rates
   prunecheck sweep --out mine.jsonl my_policy.py:select lowest_salience \\
       --gate none,commit --check-at after_append,after_batch --levels 0.25,0.5,1 --jobs 2
   prunecheck sweep --out sweep.jsonl --scheduler tcp://10.0.0.5:8786   # a Dask cluster
@@ -101,7 +104,24 @@ def register(sub: Any) -> None:
         help="let --out replace a file that is not a results file (its content is lost)",
     )
     add_grid_options(p)
+    loops = p.add_argument_group("an agent loop (a loop: spec): session failure rates")
+    loops.add_argument(
+        "--sessions",
+        type=count,
+        default=None,
+        metavar="N",
+        help="sessions per scenario class and fault pressure (default 50); a loop's "
+        "--levels are fault pressures in [0, 1]: how likely a fault (a tool failure or "
+        "timeout, a cancel, a crash) is chosen when one can happen",
+    )
+    loops.add_argument(
+        "--scenario",
+        metavar="LIST",
+        help="the scenario classes of a loop sweep, comma-separated (default: every class "
+        "the agent supports)",
+    )
     add_json_argument(p)
+    remember_defaults(p)
     p.set_defaults(func=execute)
 
 
@@ -262,6 +282,19 @@ def execute(args: argparse.Namespace) -> int:
     # resolved (and refused: a device, another tool's file) before any user code runs
     target = output_file(Path(args.out), force=args.force, owned=holds_results, mine=RESULTS_FILE)
     fresh = args.force and not holds_results(target)
+    read_policy_argument(args)
+    if any(is_loop_spec(p) for p in args.policy or ()):
+        from prunecheck.sim.cli.loop_sweep import sweep_loop
+
+        return sweep_loop(args, list(args.policy), target, fresh)
+    for flag, given in (("--sessions", args.sessions is not None), ("--scenario", args.scenario)):
+        if given:
+            raise ConfigError(
+                flag,
+                "applies to an agent loop (a loop: spec) only: a policy's sweep runs the "
+                "model runtime's sessions, one per agent of a run.",
+                "leave it out, or sweep a loop: spec.",
+            )
     policies, runtime, levels, tight, seeds = grid(args)
     limit = run_time_limit(args)
     # A runtime under test gates, places its budget checks and retries by
