@@ -236,3 +236,24 @@ def test_the_script_answers_an_approval_as_the_app_does() -> None:
     compile(text, "repro.py", "exec")
     assert "await step(approve(agent, session, 'call_1', True))" in text
     assert "to_function_approval_response" in text
+
+
+def test_the_clients_own_chat_middleware_runs_before_the_model(tmp_path: Path) -> None:
+    """A chat middleware on the user's client (one that keeps the last three
+    messages of every model call) runs as configured: the harness sees the
+    request it made, a result cut from its call."""
+    from agent_framework import Agent, chat_middleware
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    @chat_middleware
+    async def last_three(context: Any, call_next: Any) -> None:
+        context.messages = list(context.messages)[-3:]
+        await call_next()
+
+    tools = _example("maf_compaction").default_options["tools"]
+    agent = Agent(client=OpenAIChatCompletionClient(model="gpt-4.1", middleware=[last_three]),
+                  instructions="Help.", tools=tools)  # fmt: skip
+    with _drive(agent, tmp_path, ROUND) as drive:
+        assert roles(drive.run, 2) == ["S", "T(call_1)", "A", "U"]
+        assert roles(drive.run) == ["S", "U", "A(call_2)", "T(call_2)"]
+        assert ("orphaned_result", ("call_1",)) in kinds(drive.run)

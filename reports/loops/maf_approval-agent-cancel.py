@@ -37,7 +37,7 @@ def fake(tool):  # the tool keeps its name, schema and the framework's error res
     return fake
 def build(user):  # a new process: the user's agent as configured, on the scripted client, and its session
     providers = [FileHistoryProvider(STORE, source_id=p.source_id, load_messages=p.load_messages, store_inputs=p.store_inputs, store_outputs=p.store_outputs, skip_excluded=p.skip_excluded) if isinstance(p, FileHistoryProvider) else copy.copy(p) for p in user.context_providers]
-    client = Scripted(compaction_strategy=user.client.compaction_strategy, tokenizer=user.client.tokenizer, function_invocation_configuration=dict(user.client.function_invocation_configuration))
+    client = Scripted(compaction_strategy=user.client.compaction_strategy, tokenizer=user.client.tokenizer, function_invocation_configuration=dict(user.client.function_invocation_configuration), middleware=[*user.client.chat_middleware, *user.client.function_middleware])
     agent = Agent(client, user.default_options.get("instructions"), tools=[fake(t) for t in user.default_options["tools"]], default_options={k: v for k, v in user.default_options.items() if k not in ("tools", "instructions")},
                   context_providers=providers, middleware=user.middleware, require_per_service_call_history_persistence=user.require_per_service_call_history_persistence, compaction_strategy=user.compaction_strategy, tokenizer=user.tokenizer)
     return agent, agent.create_session(session_id="prunecheck")  # the same session id in every process

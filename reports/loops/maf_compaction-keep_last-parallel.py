@@ -9,7 +9,7 @@ for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
 sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
 os.environ.setdefault("OPENAI_API_KEY", "sk-placeholder")  # the user's client is built, never called
 from agent_framework import Agent, BaseChatClient, ChatMiddlewareLayer, ChatResponse, Content, FileHistoryProvider, FunctionInvocationLayer, Message
-requests, asked, done, outcome, ran, runs, CALL, STORE = [], [], collections.defaultdict(asyncio.Event), {}, {}, collections.Counter(), contextvars.ContextVar("call"), tempfile.mkdtemp(prefix="maf-repro-")
+requests, asked, done, outcome, ran, runs, results, CALL, STORE = [], [], collections.defaultdict(asyncio.Event), {}, {}, collections.Counter(), [], contextvars.ContextVar("call"), tempfile.mkdtemp(prefix="maf-repro-")
 def chat(messages, instructions):  # the framework's messages in OpenAI Chat Completions form (as prunecheck shows them)
     out = [{"role": "system", "content": instructions}] if instructions else []
     for m in messages:
@@ -37,7 +37,7 @@ def fake(tool):  # the tool keeps its name, schema and the framework's error res
     return fake
 def build(user):  # a new process: the user's agent as configured, on the scripted client, and its session
     providers = [FileHistoryProvider(STORE, source_id=p.source_id, load_messages=p.load_messages, store_inputs=p.store_inputs, store_outputs=p.store_outputs, skip_excluded=p.skip_excluded) if isinstance(p, FileHistoryProvider) else copy.copy(p) for p in user.context_providers]
-    client = Scripted(compaction_strategy=user.client.compaction_strategy, tokenizer=user.client.tokenizer, function_invocation_configuration=dict(user.client.function_invocation_configuration))
+    client = Scripted(compaction_strategy=user.client.compaction_strategy, tokenizer=user.client.tokenizer, function_invocation_configuration=dict(user.client.function_invocation_configuration), middleware=[*user.client.chat_middleware, *user.client.function_middleware])
     agent = Agent(client, user.default_options.get("instructions"), tools=[fake(t) for t in user.default_options["tools"]], default_options={k: v for k, v in user.default_options.items() if k not in ("tools", "instructions")},
                   context_providers=providers, middleware=user.middleware, require_per_service_call_history_persistence=user.require_per_service_call_history_persistence, compaction_strategy=user.compaction_strategy, tokenizer=user.tokenizer)
     return agent, agent.create_session(session_id="prunecheck")  # the same session id in every process
@@ -48,7 +48,7 @@ def answer(text, *calls): next(f for f in asked if not f.done()).set_result((tex
 def finish(call_id, result): outcome[call_id] = result; done[call_id].set()  # the tool of call_id returns result (or raises it)
 def start(agent, session, prompt):  # a turn of the app
     async def turn():
-        try: await agent.run(prompt, session=session)
+        try: results.append(await agent.run(prompt, session=session))
         except Exception as exc: print(f"(the turn raised {type(exc).__name__}: {exc})")
     global running; running = asyncio.create_task(turn())
 async def main():

@@ -8,8 +8,8 @@ provider of the user's own), the agent's and the client's in-run
 ``TruncationStrategy``, ``ToolResultCompactionStrategy``,
 ``SelectiveToolCallCompactionStrategy``, ``SummarizationStrategy``,
 ``TokenBudgetComposedStrategy``, ``ContextWindowCompactionStrategy``, a
-strategy of the user's own), its agent middleware, its client's
-function-invocation configuration and
+strategy of the user's own), its agent middleware, its client's chat and
+function middleware and function-invocation configuration, and
 ``require_per_service_call_history_persistence`` — with two substitutions
 made at the framework's own boundaries (:mod:`.maf_doubles`):
 
@@ -299,6 +299,10 @@ class MAFAdapter:
             client_kwargs["compaction_strategy"] = _Witnessed(in_client, harness)
         if getattr(user.client, "tokenizer", None) is not None:
             client_kwargs["tokenizer"] = user.client.tokenizer
+        middleware = [*getattr(user.client, "chat_middleware", ()),
+                      *getattr(user.client, "function_middleware", ())]  # fmt: skip
+        if middleware:  # the user's client's own chat and function middleware, kept
+            client_kwargs["middleware"] = middleware
         client = ScriptedChatClient(harness, issued, **client_kwargs)
         options = dict(user.default_options)
         options.pop("tools", None), options.pop("instructions", None)
