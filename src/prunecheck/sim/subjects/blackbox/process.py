@@ -60,7 +60,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..loops import confine
 from ..loops.contract import Capability, Harness, Loop, Reply, ToolCall, ToolFailed, ToolSpec
+from ..loops.scheduler import LoopError
 from .as_chat import as_chat
 from .endpoint import FakeEndpoint
 from .exchange import Api, Exchange
@@ -130,6 +132,9 @@ class ProcessLoop:
         self.last: list[dict[str, object]] = []
         self.exits: list[int] = []
         self.poked: tuple[int, float] | None = None
+        self.failure = ""  # why the agent cannot be run at all (the check ends: exit 2)
+        self.lives = 0  # processes started by this loop
+        self.signalled = False  # a cancel was sent (an exit then is the cancel's doing)
         self.mcp: Any = None  # the MCP server over HTTP, if the manifest asks for {mcp_url}
         self.over_since: float | None = None
         setattr(self.clock, "outside", self)  # noqa: B010 - the VirtualLoop's hook
@@ -175,16 +180,16 @@ class ProcessLoop:
         err = (self.logs / "stderr").open("ab")
         self.read = (self.logs / "stdout").stat().st_size
         self.at_ready = False
+        self.lives += 1
         try:
             self.proc = subprocess.Popen(
                 argv, cwd=self.manifest.folder, env=env, stdout=out, stderr=err,
                 stdin=subprocess.PIPE if self.manifest.input is Input.STDIN else subprocess.DEVNULL,
                 start_new_session=True,
             )  # fmt: skip
-        except OSError as exc:
-            raise AgentExited(
-                f"the agent's command {argv[0]!r} could not start ({exc.strerror})"
-            ) from None
+        except OSError as exc:  # told by busy(), on the harness's thread: the check ends
+            self.proc = None
+            self.failure = f"its command {argv[0]!r} could not start ({exc.strerror or exc})"
         finally:
             out.close()
             err.close()
@@ -206,6 +211,7 @@ class ProcessLoop:
 
     def _signal(self, sig: int) -> None:
         if self.proc is not None and self.proc.poll() is None:
+            self.signalled = True
             self._poke()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, sig)
@@ -364,8 +370,28 @@ class ProcessLoop:
                 self.read += len(data)
         return self.at_ready
 
+    def _cannot_run(self) -> None:
+        """End the check (exit 2, one paragraph) if the agent cannot be run at all:
+        its command does not start, or its very first process exits with an
+        error before it sends anything (a missing package, a syntax error)."""
+        first = getattr(self.harness, "epoch", 0) == 0 and self.lives == 1
+        proc = self.proc
+        silent = not self.endpoint.exchanges and not self.at_ready and not self.signalled
+        if not self.failure and first and silent and proc is not None and proc.poll():
+            said = _tail(self.logs / "stderr") or "no error output"
+            self.failure = (f"its first process exited with status {proc.returncode} before "
+                            f"it sent a request: {said}")  # fmt: skip
+        if self.failure:
+            raise confine.Abort(LoopError(
+                f"the black-box agent {str(self.manifest.path)!r}",
+                f"cannot be run: {self.failure}.",
+                "run its command by hand from the manifest's folder; PRUNECHECK_AGENT_LOGS=DIR "
+                "keeps what it printed",
+            ))  # fmt: skip
+
     def busy(self) -> bool:
         """Whether the agent still works without waiting on the harness (see the module)."""
+        self._cannot_run()
         if self._hand_over():
             return True
         if any(x.reply is not None and not x.outcome.is_final() for x in self.endpoint.exchanges):
