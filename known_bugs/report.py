@@ -4,7 +4,10 @@ on the buggy and the fixed release, held-back bugs in a section of their own.
 
 A bug is **caught** when ``prunecheck check`` with its defaults, on the buggy
 release, reports the bug's violation kind (``kind`` in ``bug.toml``) in some
-scenario class where the fixed release's check does not report it; it is
+scenario class where the fixed release's check does not report it, or reports
+it there as the configuration's finding where the fixed release's is only the
+framework's (the user-configuration verdict flags the buggy release and not the
+fixed one); it is
 **quiet on the fix** when, on the fixed release, the user-configuration
 verdict reports no violation of that kind (findings of the framework, which
 its plain agent shares with every configuration, are listed apart; a result
@@ -82,21 +85,35 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
     return row
 
 
-def _classes_with(kind: str, rel: Mapping[str, object]) -> set[str]:
+def _classes_with(kind: str, rel: Mapping[str, object]) -> set[tuple[str, str]]:
+    """The (scenario class, whose finding) pairs that report ``kind``: ``configuration``
+    or ``framework`` where the result splits them, else ``any``."""
     classes = rel["classes"]
     if not isinstance(classes, Mapping):
         return set()
-    return {
-        str(name)
-        for name, entry in classes.items()
-        if isinstance(entry, Mapping) and kind in (entry.get("violations") or [])
-    }
+    out: set[tuple[str, str]] = set()
+    for name, entry in classes.items():
+        if not isinstance(entry, Mapping) or kind not in (entry.get("violations") or []):
+            continue
+        split = False
+        for owner, field in (("configuration", "user_violations"),
+                             ("framework", "framework_violations")):  # fmt: skip
+            owned = entry.get(field)
+            if isinstance(owned, list):
+                split = True
+                if kind in owned:
+                    out.add((str(name), owner))
+        if not split:
+            out.add((str(name), "any"))
+    return out
 
 
 def _caught(kind: str, buggy: Mapping[str, object], fixed: Mapping[str, object]) -> bool:
     """The buggy release's check reports ``kind`` in a scenario class where the fixed
-    release's does not (where the fixed release was judged): a kind both releases show
-    in the same classes is the framework's everyday finding, not this bug."""
+    release's does not, or as another's finding (the configuration's where the fixed
+    release's is only the framework's), where the fixed release was judged: a kind both
+    releases show in the same classes, as the same one's finding, is the framework's
+    everyday finding, not this bug."""
     on_buggy = _classes_with(kind, buggy)
     if not on_buggy:
         return False
@@ -220,9 +237,11 @@ def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
         "(a new user's first run).",
         "",
         "**Caught** = the buggy release's check reports the bug's kind in some scenario class "
-        "where the fixed release's check does not (a finding of the user's configuration or of "
-        "the framework: a framework's bug is in every configuration; the kind in the same "
-        "classes on both releases is not this bug). **Quiet on fix** = on the fixed release, "
+        "where the fixed release's check does not, or reports it there as the configuration's "
+        "finding where the fixed release's is only the framework's (a finding of the user's "
+        "configuration or of the framework: a framework's bug is in every configuration; the "
+        "kind in the same classes on both releases, as the same one's finding, is not this "
+        "bug). **Quiet on fix** = on the fixed release, "
         "the user-configuration verdict reports no violation of that kind; the framework's "
         "findings (its plain agent fails the same way: every configuration of that release "
         "shares them) are listed apart "

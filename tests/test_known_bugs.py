@@ -228,3 +228,35 @@ def test_one_row_end_to_end(tmp_path: Path) -> None:
     ]
     assert row["reproduces"] is True, row
     assert row["buggy"]["ran"] and row["fixed"]["ran"]
+
+
+def test_caught_where_only_the_buggy_release_flags_it_as_the_configurations(
+    tmp_path: Path,
+) -> None:
+    """The bug's kind in the same class on both releases is caught only where the buggy
+    release's finding is the configuration's and the fixed release's only the framework's
+    (langchain-34159: a failed tool's unanswered call is the framework's on both)."""
+    bug = BUGS[0]
+
+    def check(*owners: str) -> dict[str, object]:
+        findings = [{"violations": [bug.kind], "owner": owner} for owner in owners]
+        raw = {"exit_status": 0, "timed_out": False, "cpu_s": 1.0, "wall_s": 1.0,
+               "stdout": json.dumps({"verdict": "unsafe", "details": {}, "placements": [{
+                   "scenario_class": "cancel", "verdict": "unsafe", "violations": [bug.kind],
+                   "findings": findings}]}), "stderr": ""}  # fmt: skip
+        return {
+            "bug": bug.name,
+            "ground_truth": {"exit_status": 0},
+            "check": kb_run._summarize_check(raw),
+        }
+
+    def caught(buggy: dict[str, object], fixed: dict[str, object]) -> object:
+        report.write_reports(
+            [bug], {(bug.name, "buggy"): buggy, (bug.name, "fixed"): fixed}, tmp_path
+        )
+        (row,) = json.loads((tmp_path / "known-bugs.json").read_text())["rows"]
+        return row["caught"]
+
+    assert caught(check("framework", "configuration"), check("framework")) is True
+    assert caught(check("framework"), check("framework")) is False
+    assert caught(check("configuration"), check("configuration")) is False

@@ -30,7 +30,12 @@ configuration's findings; ``--fail-on-framework`` gates on the framework's
 too (:mod:`prunecheck.sim.cli.loop_runs`).  Every violation kind found in a
 class is reported: :func:`every_kind` searches the class again, past the
 kinds found so far (:func:`prunecheck.sim.drivers.action_search.search`'s
-``known``), until a search finds no new kind.  The trimming class's search
+``known``), until a search finds no new kind; then, where a kind was found
+only as the framework's, once more for that kind as the configuration's (a
+schedule the plain agent does not fail the same way): a framework finding
+that is quick to reach (a failed tool's call left unanswered) must not hide
+the configuration's own finding of the same kind (a call limit that ends a
+run with calls of its batch unanswered).  The trimming class's search
 requires its defining event (:func:`defining_event`): a schedule that breaks
 the plain agent the same way is no finding of the user's trim.
 """
@@ -196,4 +201,43 @@ def every_kind(
                       known=known, accept=defining_event(target, scenario))  # fmt: skip
         found = more.found
         left = max(left - more.examples, max_examples // 10, 1)
-    return tuple(findings)
+    mine = _configuration_finding(
+        target, scenario, findings,
+        seed=seed + rounds + 1, max_examples=left, max_steps=max_steps, deadline=deadline,
+    )  # fmt: skip
+    return (*findings, mine) if mine is not None else tuple(findings)
+
+
+def _configuration_finding(
+    target: LoopTarget,
+    scenario: Scenario,
+    findings: list[Finding],
+    *,
+    seed: int,
+    max_examples: int,
+    max_steps: int,
+    deadline: float | None,
+) -> Finding | None:
+    """The configuration's finding of a kind the class found only as the
+    framework's, or None: one search where only those kinds count, a run
+    counting only if the plain agent does not fail the same way."""
+    mine = frozenset().union(*(f.kinds for f in findings if f.owner is Owner.CONFIGURATION))
+    theirs = frozenset().union(*(f.kinds for f in findings if f.owner is Owner.FRAMEWORK))
+    if not theirs - mine or plain_target(target) is None:
+        return None
+    if deadline is not None and time.monotonic() >= deadline:
+        return None
+    known = _EVERY_KIND - (theirs - mine)
+
+    def accept(outcome: Outcome[Step]) -> bool:
+        owner, _ = owner_of(target, scenario, outcome, outcome.kinds - known)
+        return owner is Owner.CONFIGURATION
+
+    system = LoopSystem(target, scenario, max_steps)
+    more = search(system, seed=seed, max_examples=max_examples, deadline=deadline,
+                  known=known, accept=accept)  # fmt: skip
+    if more.found is None:
+        return None
+    kinds = more.found.kinds - known
+    owner, why = owner_of(target, scenario, more.found, kinds)
+    return Finding(more.found, kinds, owner, why)

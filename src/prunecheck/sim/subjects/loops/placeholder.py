@@ -39,6 +39,9 @@ True
 'not run'
 >>> ruling("3 documents found (older results omitted)", ran="ok", call_words=()).honest
 False
+>>> ruling("Tool call limit exceeded. Do not make additional tool calls.", ran="none",
+...        call_words=()).rule
+'refused'
 """
 
 from __future__ import annotations
@@ -77,7 +80,8 @@ MARKERS: Mapping[str, tuple[str, ...]] = {
         r"stopped before", r"execution stopped", r"cancell?ed", r"cancellation",
         r"interrupted", r"abort(ed)?", r"skipped",
     ),
-    "refused": (r"denied", r"rejected", r"declined", r"not (approved|allowed|permitted)"),
+    "refused": (r"denied", r"rejected", r"declined", r"not (approved|allowed|permitted)",
+                r"limit (was |has been |is )?(exceeded|reached)", r"exceeded the limit"),
     "failed": (r"errors?", r"errored", r"fail(ed|ure)?", r"exception", r"timed out",
                r"time ?out"),
 }  # fmt: skip
@@ -102,6 +106,7 @@ _META = """
     save saving saved free freeing make fit reduce reducing keep kept
     user human client approval policy agent model system runtime framework
     by via per due placeholder
+    additional further another other same batch parallel
 """
 META_WORDS = frozenset(_META.split())
 

@@ -88,6 +88,10 @@ SUPPORTED = Supported(
 _THREAD = "prunecheck"
 _HITL = "HumanInTheLoopMiddleware"
 _HOOKS = ("before_model", "abefore_model", "wrap_model_call", "awrap_model_call")
+#: Also on the history's path, though no trim: what a middleware writes after the model
+#: (``ToolCallLimitMiddleware``'s limit messages and its jump to the end).  The plain agent
+#: is built without these too.
+_AFTER = ("after_model", "aafter_model")
 
 
 def checkpoint_file(store: Path) -> Path:
@@ -312,8 +316,9 @@ def _overrides(middleware: Any, hook: str) -> bool:
 @contextmanager
 def _without_hooks(classes: list[type]) -> Iterator[None]:
     """While building a graph: each middleware class of ``classes`` without its
-    hooks on the history's path (``before_model``, ``wrap_model_call`` and
-    their async twins), so that ``create_agent`` leaves it out of that path."""
+    hooks on the history's path (``before_model``, ``wrap_model_call``,
+    ``after_model`` and their async twins), so that ``create_agent`` leaves it
+    out of that path."""
     if not classes:  # nothing to set aside (and LangChain v1 may not be installed)
         yield
         return
@@ -322,7 +327,7 @@ def _without_hooks(classes: list[type]) -> Iterator[None]:
     saved: list[tuple[type, str, object]] = []
     try:
         for cls in dict.fromkeys(classes):
-            for hook in _HOOKS:
+            for hook in (*_HOOKS, *_AFTER):
                 if getattr(cls, hook, None) is not getattr(AgentMiddleware, hook):
                     saved.append((cls, hook, cls.__dict__.get(hook, _ABSENT)))
                     setattr(cls, hook, getattr(AgentMiddleware, hook))
@@ -377,6 +382,15 @@ class LangGraphAdapter:
             type(m)
             for m in self._shape_of(target).middleware
             if type(m).__name__ != _HITL and any(_overrides(m, h) for h in _HOOKS)
+        ]
+
+    def _on_path(self, target: object) -> list[type]:
+        """The classes of the middleware the plain agent is built without: those
+        that rewrite messages before the model, or write them after it."""
+        return [
+            type(m)
+            for m in self._shape_of(target).middleware
+            if type(m).__name__ != _HITL and any(_overrides(m, h) for h in (*_HOOKS, *_AFTER))
         ]
 
     def _shape_of(self, target: object) -> _Shape:
@@ -452,7 +466,7 @@ class LangGraphAdapter:
         elif _takes_checkpointer(factory):  # no SQLite checkpointer installed: in memory
             given = InMemorySaver()
         if self.plain:
-            with _without_hooks(self._trimming(target)):
+            with _without_hooks(self._on_path(target)):
                 graph = _build(factory, model, given)
         else:
             graph = _build(factory, model, given)
