@@ -30,6 +30,7 @@ EXAMPLES = {
     "pyautogen": "known_bugs/autogen-3178-history-limiter-orphans-tool-result/agent.py:assistant",
     "maf": "examples/loops/maf_compaction.py:keep_last",
     "adk": "examples/loops/adk_context_filter.py:app",
+    "llamaindex": "examples/loops/llamaindex_window.py:agent",
 }
 
 #: Where the example needs a newer release than the oldest supported one, the agent the

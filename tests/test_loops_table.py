@@ -38,7 +38,9 @@ from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "reports" / "loops.md"
 SCRIPTS = TABLE.parent / "loops"
-FRAMEWORKS = ("adk", "autogen", "langgraph", "maf", "openai-agents", "pydantic-ai", "strands")
+FRAMEWORKS = (
+    "adk", "autogen", "langgraph", "llamaindex", "maf", "openai-agents", "pydantic-ai", "strands",
+)  # fmt: skip
 #: The frameworks with an example behind prunecheck's guard (none for Strands, MAF, ADK yet).
 GUARDED = ("autogen", "langgraph", "openai-agents", "pydantic-ai")
 

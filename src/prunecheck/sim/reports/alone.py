@@ -40,6 +40,7 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
     "strands": ("strands",),
     "maf": ("agent_framework", "agent_framework_openai"),
     "adk": ("google.adk",),
+    "llamaindex": ("llama_index",),
 }
 
 _HARNESS_ONLY = ("prunecheck.sim", "prunecheck.pytest_plugin")

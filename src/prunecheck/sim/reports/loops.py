@@ -85,7 +85,7 @@ PACKAGES = (
     "pydantic-ai-slim", "openai-agents", "langchain", "langchain-core", "langgraph",
     "langgraph-checkpoint-sqlite", "autogen-agentchat", "autogen-core", "autogen-ext",
     "strands-agents", "agent-framework-core", "agent-framework-openai",
-    "google-adk",
+    "google-adk", "llama-index-core",
 )  # fmt: skip
 
 _SPEC = re.compile(r"prunecheck check (loop:[\w./:-]+)")

@@ -11,7 +11,8 @@ Spellings (consistent with ``runtime:FILE.py:CLASS``)::
 detected by asking each adapter's ``accepts``.  The frameworks:
 ``pydantic-ai``, ``openai-agents``, ``langgraph`` (LangChain v1
 ``create_agent``), ``autogen`` (AgentChat), ``strands`` (Strands Agents), ``maf`` (Microsoft
-Agent Framework), ``adk`` (Google ADK).
+Agent Framework), ``adk`` (Google ADK), ``llamaindex`` (LlamaIndex
+``FunctionAgent``/``AgentWorkflow``).
 A module may also bring its own adapter as a module-level ``prunecheck_loop_adapter`` (an
 :class:`~prunecheck.sim.subjects.loops.contract.Adapter`), tried first.
 
@@ -69,6 +70,7 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     "pyautogen": ("prunecheck.sim.subjects.loops.frameworks.pyautogen", "PyAutoGenAdapter"),
     "maf": ("prunecheck.sim.subjects.loops.frameworks.maf", "MAFAdapter"),
     "adk": ("prunecheck.sim.subjects.loops.frameworks.adk", "AdkAdapter"),
+    "llamaindex": ("prunecheck.sim.subjects.loops.frameworks.llamaindex", "LlamaIndexAdapter"),
 }
 #: The adapter of a black-box agent (``loop:process:MANIFEST.toml``: any
 #: language, run as a subprocess), beside the frameworks': no framework of its own.
