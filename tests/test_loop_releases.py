@@ -31,6 +31,10 @@ EXAMPLES = {
     "maf": "examples/loops/maf_compaction.py:keep_last",
     "adk": "examples/loops/adk_context_filter.py:app",
     "llamaindex": "examples/loops/llamaindex_window.py:agent",
+    # LlamaIndex 0.11's OpenAIAgent (no example agent in the main venv): the corpus's agent
+    "llamaindex-openai-agent": (
+        "known_bugs/llama-index-13715-memory-starts-with-tool/agent.py:agent"
+    ),
 }
 
 #: Where the example needs a newer release than the oldest supported one, the agent the

@@ -90,6 +90,9 @@ def test_capabilities_and_budget_follow_the_configuration() -> None:
     assert _adapter().capabilities(buffer) == {Capability.CANCEL, Capability.TRIM_HOOK}
     assert _adapter(plain=True).capabilities(buffer) == {Capability.CANCEL}
     assert _adapter().budget(buffer).text() == "2,000 tokens (ChatMemoryBuffer(token_limit=2000))"
+    plain = _example("llamaindex_plain")  # no memory of the app's: LlamaIndex's default loop
+    assert _adapter().capabilities(plain) == {Capability.CANCEL}
+    assert _adapter().budget(plain) is None
 
 
 def test_the_window_memory_starts_a_request_with_results_whose_call_is_gone(
@@ -199,3 +202,20 @@ def test_the_memory_scripts_crash_reopens_its_database() -> None:
     compile(text, "repro.py", "exec")
     assert "agent = build(user)  # a new process" in text and "tempfile.mkdtemp()" in text
     assert len(text.splitlines()) <= 80
+
+
+def test_the_openai_agent_adapter_leaves_workflow_agents_to_the_llamaindex_one() -> None:
+    """LlamaIndex 0.11's ``OpenAIAgent`` adapter (the corpus's issue 13715) is tried
+    before the workflow agents' one: it takes an agent by its class's module, so it
+    imports nothing a release lacks, and detection gives a FunctionAgent to ``llamaindex``."""
+    from prunecheck.sim.subjects.loops.frameworks.llamaindex_openai_agent import (
+        LlamaIndexOpenAIAgentAdapter,
+    )
+    from prunecheck.sim.subjects.loops.target import FRAMEWORKS, load_target
+
+    names = list(FRAMEWORKS)
+    assert names.index("llamaindex-openai-agent") < names.index("llamaindex")
+    legacy = LlamaIndexOpenAIAgentAdapter()
+    assert not legacy.accepts(_example("llamaindex_window"))
+    assert not legacy.accepts(_example("llamaindex_window", "with_memory"))
+    assert load_target(f"loop:{WINDOW}").framework == "llamaindex"

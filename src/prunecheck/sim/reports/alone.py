@@ -41,6 +41,7 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
     "maf": ("agent_framework", "agent_framework_openai"),
     "adk": ("google.adk",),
     "llamaindex": ("llama_index",),
+    "llamaindex-openai-agent": ("llama_index",),
 }
 
 _HARNESS_ONLY = ("prunecheck.sim", "prunecheck.pytest_plugin")

@@ -70,6 +70,12 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     "pyautogen": ("prunecheck.sim.subjects.loops.frameworks.pyautogen", "PyAutoGenAdapter"),
     "maf": ("prunecheck.sim.subjects.loops.frameworks.maf", "MAFAdapter"),
     "adk": ("prunecheck.sim.subjects.loops.frameworks.adk", "AdkAdapter"),
+    # LlamaIndex 0.11's OpenAIAgent before the workflow agents: tried first, it takes only an
+    # OpenAIAgent (by its class's module) and so never imports a module a release lacks
+    "llamaindex-openai-agent": (
+        "prunecheck.sim.subjects.loops.frameworks.llamaindex_openai_agent",
+        "LlamaIndexOpenAIAgentAdapter",
+    ),
     "llamaindex": ("prunecheck.sim.subjects.loops.frameworks.llamaindex", "LlamaIndexAdapter"),
 }
 #: The adapter of a black-box agent (``loop:process:MANIFEST.toml``: any

@@ -138,6 +138,7 @@ def _fresh(user: Any, llm_of: Any, tools_of: Any) -> Any:
 
 
 def _context_window(llm: Any) -> int | None:
+    """The model's context window (what LlamaIndex's default memory is sized by), or None."""
     try:
         window = llm.metadata.context_window
     except Exception:  # a model whose metadata cannot be read offline
@@ -177,32 +178,28 @@ class LlamaIndexAdapter:
         return list(seen.values())
 
     def capabilities(self, target: object) -> frozenset[Capability]:
-        """Cancel always; the trim hook unless plain (every memory has a token
-        limit); a new message after a crash with a durable ``Memory``."""
+        """Cancel always; the trim hook when the app runs the agent with a memory
+        of its own (unless plain; LlamaIndex's default memory, three quarters of
+        the model's window, is the default loop's); a new message after a crash
+        with a durable ``Memory``."""
         from .llamaindex_memory import is_durable
 
         caps = {Capability.CANCEL}
-        if not self.plain:
+        memory = _memory(target)
+        if not self.plain and memory is not None:
             caps.add(Capability.TRIM_HOOK)
-        if is_durable(_memory(target)):
+        if is_durable(memory):
             caps.add(Capability.CRASH_NEW_MESSAGE)
         return frozenset(caps)
 
     def budget(self, target: object) -> Budget | None:
-        """The memory's ``token_limit`` (a ``Memory``'s chat-history share of it;
-        LlamaIndex's default memory: three quarters of the model's context window)."""
+        """The ``token_limit`` of the memory the app configures (a ``Memory``'s
+        chat-history share of it); None without one (LlamaIndex's default memory,
+        three quarters of the model's window, is no budget the app states)."""
         from .llamaindex_memory import token_limit
 
-        if self.plain:
-            return None
         memory = _memory(target)
-        if memory is None:
-            window = _context_window(_agents(_need(target)[0])[0].llm)
-            if window is None:
-                return None
-            return Budget(int(window * 0.75), "tokens",
-                          f"LlamaIndex's default ChatMemoryBuffer (0.75 x {window})")  # fmt: skip
-        found = token_limit(memory)
+        found = None if self.plain or memory is None else token_limit(memory)
         return None if found is None else Budget(found[0], "tokens", found[1])
 
     def open(self, target: object, harness: Harness) -> Loop:

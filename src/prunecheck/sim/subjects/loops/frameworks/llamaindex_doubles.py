@@ -53,12 +53,16 @@ def _arguments(kwargs: object) -> str:
 def _calls_of(message: Any) -> list[dict[str, object]]:
     """The tool calls of an assistant ``ChatMessage``: its ``ToolCallBlock`` blocks,
     else the ``additional_kwargs["tool_calls"]`` older agents record."""
-    from llama_index.core.base.llms.types import ToolCallBlock
-
+    try:
+        from llama_index.core.base.llms.types import ToolCallBlock
+    except ImportError:  # LlamaIndex 0.11: tool calls in additional_kwargs only
+        blocks: list[Any] = []
+    else:
+        blocks = [b for b in getattr(message, "blocks", []) if isinstance(b, ToolCallBlock)]
     calls: list[dict[str, object]] = [
         {"id": b.tool_call_id, "type": "function",
          "function": {"name": b.tool_name, "arguments": _arguments(b.tool_kwargs)}}
-        for b in message.blocks if isinstance(b, ToolCallBlock)
+        for b in blocks
     ]  # fmt: skip
     if calls:
         return calls

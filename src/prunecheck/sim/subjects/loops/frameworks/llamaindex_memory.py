@@ -111,8 +111,11 @@ def memory_of(target: object, parts: Iterable[object]) -> Any:
 
 
 def _is_memory_class(memory: Any) -> bool:
-    from llama_index.core.memory import Memory
-
+    """Whether ``memory`` is a ``Memory`` (LlamaIndex 0.12.35+; 0.11 has none)."""
+    try:
+        from llama_index.core.memory import Memory
+    except ImportError:
+        return False
     return isinstance(memory, Memory)
 
 

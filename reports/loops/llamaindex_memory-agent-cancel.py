@@ -1,0 +1,66 @@
+"""LlamaIndex: agent of ../../examples/loops/llamaindex_memory.py, scenario class cancel, violations silent_loss;
+found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
+Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+import asyncio, collections, concurrent.futures, importlib, importlib.metadata, json, os, pathlib, sys, tempfile
+
+FOUND_ON = {"llama-index-core": "0.14.25"}
+HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
+for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
+    if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, TextBlock, ToolCallBlock
+from llama_index.core.llms.mock import MockFunctionCallingLLM
+from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.tools import FunctionTool
+requests, asked, issued, started, done, outcome, ran, runs = [], [], [], set(), collections.defaultdict(asyncio.Event), {}, {}, collections.Counter()
+def chat(messages):  # LlamaIndex's messages in OpenAI Chat Completions form (as prunecheck shows them)
+    calls = lambda m: [{"id": b.tool_call_id, "type": "function", "function": {"name": b.tool_name, "arguments": b.tool_kwargs}} for b in m.blocks if isinstance(b, ToolCallBlock)]
+    return [{"role": "tool", "tool_call_id": m.additional_kwargs.get("tool_call_id"), "content": m.content or ""} if m.role.value == "tool"
+            else {"role": m.role.value, "content": m.content or (None if calls(m) else ""), **({"tool_calls": calls(m)} if calls(m) else {})} for m in messages]
+async def one(response): yield response  # a stream of one chunk
+class Scripted(MockFunctionCallingLLM):  # LlamaIndex's test model: each request recorded, answered at the schedule's reply
+    async def achat(self, messages, **kwargs):
+        requests.append(chat(messages)); asked.append(asyncio.get_running_loop().create_future())
+        text, calls = await asked[-1]; issued.extend(calls)
+        blocks = ([TextBlock(text=text)] if text else []) + [ToolCallBlock(tool_call_id=i, tool_name=n, tool_kwargs=a) for i, n, a in calls]
+        return ChatResponse(message=ChatMessage(role="assistant", blocks=blocks))
+    async def astream_chat(self, messages, **kwargs): return one(await self.achat(messages, **kwargs))  # the agent streams (its default)
+def fake(tool):  # the tool keeps its metadata (name, description, schema); its body waits for the schedule
+    async def body(**kwargs):  # handed its arguments, not its call id: the first call issued of that name and arguments not yet run
+        call_id = next(i for i, n, a in issued if n == tool.metadata.name and json.loads(a) == kwargs and i not in started); started.add(call_id)
+        await done[call_id].wait(); ran[call_id] = tool.metadata.name; runs[call_id] += not isinstance(outcome[call_id], Exception)
+        if isinstance(outcome[call_id], Exception): raise outcome[call_id]
+        return outcome[call_id]
+    return FunctionTool.from_defaults(async_fn=body, tool_metadata=tool.metadata)
+def build(user):  # the user's agent as configured (its class and fields) on the scripted model
+    return type(user)(**{**{k: getattr(user, k) for k in type(user).model_fields}, "llm": Scripted(), "tools": [fake(t) for t in user.tools or []], "tool_retriever": None})
+class Inline(concurrent.futures.ThreadPoolExecutor):  # blocking work (memory.aget) runs at once, in order (as prunecheck runs it)
+    def submit(self, fn, /, *args, **kwargs): (future := concurrent.futures.Future()).set_result(fn(*args, **kwargs)); return future
+async def step(*_):  # after each step: let LlamaIndex run until it waits on the model or a tool (a SQL memory: on its own threads)
+    for n in range(500): await asyncio.sleep(0.001 if n % 10 == 0 else 0)
+answer = lambda text, *calls: next(f for f in asked if not f.done()).set_result((text, calls))  # the model answers the oldest open request
+finish = lambda call_id, result: (outcome.__setitem__(call_id, result), done[call_id].set())  # the tool of call_id returns result (or raises it)
+def start(agent, memory, prompt):  # a turn of the app: agent.run(prompt, memory=memory)
+    global handler; handler = agent.run(user_msg=prompt, memory=memory)
+    asyncio.ensure_future(handler).add_done_callback(lambda t: t.cancelled() or t.exception() is None or print(f"(the turn raised {type(t.exception()).__name__}: {t.exception()})"))
+async def main():
+    asyncio.get_running_loop().set_default_executor(Inline(max_workers=1))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / '../../examples/loops'))  # the user's module
+    app = importlib.import_module('llamaindex_memory')
+    user = app.agent  # the user's agent
+    memory = app.memory  # the memory the app runs it with
+    memory.sql_store = type(memory.sql_store)(table_name=memory.sql_store.table_name, async_database_uri=f"sqlite+aiosqlite:///{tempfile.mkdtemp()}/memory.db")  # its database, in a temporary folder
+    agent = build(user)
+    await step(start(agent, memory, 'user message 1'))
+    await step(answer('', ('call_1', 'search', '{"query": "query-1"}'), ('call_2', 'search', '{"query": "query-2"}')))
+    await step(finish('call_1', 'search result for call_1 lorem ipsum'))
+    await step(await handler.cancel_run())  # LlamaIndex's cancel of the running turn
+    await step(start(agent, memory, 'user message 5'))
+    for call_id, name in ran.items():  # a tool that ran, and what the last request tells the model
+        if call_id not in {m.get("tool_call_id") for m in requests[-1]}:
+            print(f"request #{len(requests)}: {json.dumps(requests[-1])}")
+            return print(f"reproduced: silent_loss: {name} ran for {call_id}; request #{len(requests)} does not say so") or 1
+    return print("not reproduced") or 0
+if __name__ == "__main__":
+    try: sys.exit(asyncio.run(main()))
+    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
