@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.drivers import action_search
 from prunecheck.sim.subjects.blackbox.replay import replay
 from prunecheck.sim.subjects.loops.contract import ToolCall
 from prunecheck.sim.subjects.loops.steps import (
@@ -90,10 +89,8 @@ def test_the_bundle_script_runs_from_any_folder_within_30_lines(tmp_path: Path) 
 
 @pytest.mark.slow
 def test_check_of_a_process_agent_gives_the_json_verdict(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(action_search, "SHRINK_RUNS", 4)
-    monkeypatch.setattr(action_search, "POLISH_RUNS", 8)
     repl = f"loop:process:{AGENTS / 'repl.toml'}"  # one process per life: the cheaper to run
     status = main(["check", repl, "--scenario", "trim,interrupt", "--max-examples", "8",
                    "--seed", "1", "--json", "--quiet", "--no-failures"])  # fmt: skip

@@ -377,6 +377,9 @@ def search_scenario(
     (:func:`.loop_owner.defining_event`).
     """
     accept = defining_event(target, scenario)
+    # an adapter may shrink with fewer runs by default (a black-box agent: a process per run)
+    shrink_runs = _own(target, "shrink_runs") if shrink_runs is None else shrink_runs
+    polish_runs = _own(target, "polish_runs") if polish_runs is None else polish_runs
 
     def searcher(chosen: Scenario, steps: int, examples: int) -> SearchOutcome[Step]:
         system = LoopSystem(target, chosen, steps)
@@ -386,6 +389,12 @@ def search_scenario(
 
     with confined(), offline():  # the agent's code: offline, in the cage
         return grow_search(target, scenario, max_steps, max_examples, searcher, grow=grow)
+
+
+def _own(target: LoopTarget, name: str) -> int | None:
+    """The adapter's own default of a search budget (``shrink_runs`` …), or None."""
+    value = getattr(target.adapter, name, None)
+    return value if isinstance(value, int) else None
 
 
 def cell_of(

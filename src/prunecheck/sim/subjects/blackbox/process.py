@@ -435,6 +435,10 @@ class ProcessAdapter:
     #: Runs per scenario class in ``check`` by default (in-process loops: 60):
     #: each run starts the agent's program at least once.
     class_examples = 20
+    #: Runs spent shrinking a counterexample (Hypothesis, then deleting steps) by
+    #: default (in-process loops: 60 and 120).
+    shrink_runs = 20
+    polish_runs = 40
 
     def load(self, where: str) -> Manifest:
         """The manifest at ``where`` (the target of ``loop:process:WHERE``)."""
