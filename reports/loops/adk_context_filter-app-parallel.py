@@ -2,7 +2,8 @@
 found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
 Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
 import asyncio, collections, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile, warnings
-FOUND_ON, HAVE = {"google-adk": "2.13.0"}, {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
+FOUND_ON = {"google-adk": "2.13.0"}
+HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     HAVE.get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
 sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay

@@ -47,7 +47,8 @@ _HEAD = Template('''\
 found by prunecheck $version, seed $seed. Run: python <this file>, from any directory.
 Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
 import asyncio, collections, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile, warnings
-FOUND_ON, HAVE = $found_on, {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
+FOUND_ON = $found_on
+HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     HAVE.get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
 $excepthook
