@@ -236,12 +236,11 @@ ROWS: tuple[Row, ...] = (
     Row("held_back/lc_agent_executor.py:agent", Expect.REFUSED, scenario=None),
     # written after the truncation and checkpointer changes, run once as written
     Row("held_back/pa_last_n_constant.py:agent", Expect.SAFE),
-    Row("held_back/oa_pair_aware_session.py:app", Expect.SAFE),
     Row(
         "held_back/oa_pair_aware_session.py:app",
         Expect.SAFE,
-        scenario=None,
-        wrong_today="exit 1: crash then a new message, silent_loss of a call whose output the "
+        wrong_today="trim cell safe as expected (its cut changed the history in 19 of 90 "
+        "schedules), but exit 1: crash then a new message, silent_loss of a call whose output the "
         "session had not stored when the process died, the configuration's (the plain agent "
         "did not fail the same way on the schedule)",
     ),
@@ -266,7 +265,8 @@ class Outcome:
 @cache
 def _check(spec: str) -> Outcome:
     """``prunecheck check loop:tests/user_agents/SPEC --json``, once per spec per session."""
-    argv = [sys.executable, "-m", "prunecheck", "check", f"loop:{AGENTS}/{spec}", "--json"]
+    argv = [sys.executable, "-m", "prunecheck", "check", f"loop:{AGENTS}/{spec}", "--json",
+            "--no-failures"]  # fmt: skip  # a first run, as a user's: no earlier failure replayed
     try:
         done = subprocess.run(
             argv, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=HANG_SECONDS

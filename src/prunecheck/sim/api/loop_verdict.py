@@ -409,6 +409,8 @@ def cell_of(
         applied = f"{scenario.key} applied {key} times; {figures.text()}"
     if result.found is not None:
         verdict, note = CellVerdict.UNSAFE, ""
+        if figures is not None and figures.faults:  # the injected fault is named, unsafe or not
+            note = f"the summarizer's model call failed (injected) in {figures.faults} schedules"
     elif result.timed_out:
         verdict = CellVerdict.OUT_OF_TIME
         note = f"{result.examples} schedules before the time limit"
