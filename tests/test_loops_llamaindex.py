@@ -219,3 +219,25 @@ def test_the_openai_agent_adapter_leaves_workflow_agents_to_the_llamaindex_one()
     assert not legacy.accepts(_example("llamaindex_window"))
     assert not legacy.accepts(_example("llamaindex_window", "with_memory"))
     assert load_target(f"loop:{WINDOW}").framework == "llamaindex"
+
+
+def test_an_agent_workflow_runs_its_root_agent_with_the_apps_memory(tmp_path: Path) -> None:
+    from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+    from llama_index.core.memory import ChatMemoryBuffer
+
+    window = _example("llamaindex_window")
+    writer = FunctionAgent(name="writer", description="Writes the email", llm=window.llm,
+                           tools=[window.tools[1]], system_prompt="Write.")  # fmt: skip
+    researcher = FunctionAgent(name="researcher", description="Searches", llm=window.llm,
+                               tools=[window.tools[0]], can_handoff_to=["writer"])  # fmt: skip
+    workflow = AgentWorkflow(agents=[researcher, writer], root_agent="researcher")
+
+    def app() -> tuple[Any, Any]:
+        return workflow, ChatMemoryBuffer.from_defaults(token_limit=3000)
+
+    assert [t.name for t in _adapter().tools(app)] == ["search", "send_email"]
+    steps: list[Step] = [User("go"), ReplyStep("", (search(1),)), Complete("call_1", "found"),
+                         ReplyStep("done"), User("again")]  # fmt: skip
+    with _drive(app, tmp_path, steps) as drive:
+        assert roles(drive.run) == ["U", "A(call_1)", "T(call_1)", "A", "U"]  # no system prompt
+        assert drive.run.incidents == []
