@@ -241,3 +241,24 @@ def test_an_agent_workflow_runs_its_root_agent_with_the_apps_memory(tmp_path: Pa
     with _drive(app, tmp_path, steps) as drive:
         assert roles(drive.run) == ["U", "A(call_1)", "T(call_1)", "A", "U"]  # no system prompt
         assert drive.run.incidents == []
+
+
+def test_a_summary_memory_summarizes_the_older_turns_on_its_double(tmp_path: Path) -> None:
+    """``ChatSummaryMemoryBuffer``: its model (the user's) is replaced by a double
+    answering the summary; the turn whose result does not fit goes whole into it."""
+    from llama_index.core.memory import ChatSummaryMemoryBuffer
+
+    from prunecheck.sim.subjects.loops.frameworks.llamaindex_doubles import SUMMARY
+
+    agent = _example("llamaindex_window")
+
+    def app() -> tuple[Any, Any]:
+        return agent, ChatSummaryMemoryBuffer.from_defaults(llm=agent.llm, token_limit=300)
+
+    assert _adapter().budget(app).text() == "300 tokens (ChatSummaryMemoryBuffer(token_limit=300))"
+    steps: list[Step] = [User("go"), ReplyStep("", (search(1),)), Complete("call_1", "word " * 400),
+                         ReplyStep("done"), User("again")]  # fmt: skip
+    with _drive(app, tmp_path, steps) as drive:
+        assert roles(drive.run) == ["S", "S", "U"]
+        assert drive.run.ledger.requests[-1].body["messages"][1]["content"] == SUMMARY
+        assert drive.run.incidents == []
