@@ -33,6 +33,7 @@ _SPEC_PREFIXES = ("runtime:", "loop:", "observed:")
 NOT_SPECS = {
     "sim/sweeps/dask_pool.py": "a scheduler address, host:port",
     "sim/reports/claims.py": "a verdict line, 'unsafe: ...'",
+    "sim/subjects/blackbox/mcp_server.py": "the MCP server's --http address, host:port",
 }
 
 

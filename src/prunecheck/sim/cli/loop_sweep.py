@@ -25,29 +25,18 @@ __all__ = ["GRID_ONLY", "LOOP_SESSIONS", "sweep_loop"]
 #: Sessions per scenario class and level unless ``--sessions`` says otherwise.
 LOOP_SESSIONS = 50
 
-#: ``sweep`` options of the model runtime's grid (dest -> flag): refused for a loop.
-GRID_ONLY = {
-    "format": "--format",
-    "gate": "--gate",
-    "check_at": "--check-at",
-    "retry": "--retry",
-    "tightness": "--tightness",
-    "seeds": "--seeds",
-    "horizon": "--horizon",
-    "budget": "--budget",
-    "hard_ceiling": "--hard-ceiling",
-    "jobs": "--jobs",
-    "scheduler": "--scheduler",
-    "max_retries": "--max-retries",
-    "policy_timeout": "--policy-timeout",
-}
+#: ``sweep`` options of the model runtime's grid (their dests): refused for a loop.
+GRID_ONLY = frozenset({
+    "format", "gate", "check_at", "retry", "tightness", "seeds", "horizon", "budget",
+    "hard_ceiling", "jobs", "scheduler", "max_retries", "policy_timeout",
+})  # fmt: skip
 
 
 def _refuse_grid_options(args: argparse.Namespace) -> None:
-    for dest in given_options(args):
+    for dest, flag in given_options(args).items():
         if dest in GRID_ONLY:
             raise ConfigError(
-                GRID_ONLY[dest],
+                flag,
                 "does not apply to an agent loop (a loop: spec): it is a knob of prunecheck's "
                 "model runtime, and the framework's own loop decides when it trims, retries "
                 "and sends.",
