@@ -32,9 +32,11 @@ from ..contract import Harness, ToolCall, ToolSpec
 __all__ = [
     "SUMMARY",
     "ScriptedLlm",
+    "declarations",
     "fake_tools",
     "render_contents",
     "render_events",
+    "request_body",
     "tool_json",
     "tool_spec",
 ]
