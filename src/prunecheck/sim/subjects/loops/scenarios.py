@@ -255,7 +255,9 @@ def enabled_kinds(run: LoopRun, scenario: Scenario, kinds: frozenset[str]) -> li
     if run.phase is Phase.UP:
         if run.pending_requests():
             options += ["reply", "reply"]
-            if run.side_request():  # a summarizer's call: it may fail, as a tool may
+            # a summarizer's call may fail, as a tool may: in a class whose clock moves (its
+            # framework's retry waits out a backoff; elsewhere the turn would stall on it)
+            if run.side_request() and "advance" in kinds and shape.advances:
                 options.append("model_error")
         waiting = run.waiting_calls()
         if waiting:  # completing is the common case: weighted by the calls waiting
