@@ -91,7 +91,7 @@ LOOP_PREFIX = "loop:"
 #: The frameworks whose agent loops prunecheck drives (``loop:FRAMEWORK:...``).
 LOOP_FRAMEWORKS = (
     "pydantic-ai", "openai-agents", "langgraph", "autogen", "strands", "pyautogen", "maf", "adk",
-    "llamaindex", "llamaindex-openai-agent",
+    "llamaindex-openai-agent", "llamaindex",
 )  # fmt: skip
 #: The loop "framework" of a black-box agent: ``loop:process:MANIFEST.toml``.
 PROCESS = "process"

@@ -53,7 +53,7 @@ from prunecheck.model.errors import PolicyError
 from ..loops.contract import Capability, ToolSpec
 from .exchange import Api
 
-__all__ = ["PLACEHOLDERS", "Api", "Input", "Manifest", "load_manifest"]
+__all__ = ["PLACEHOLDERS", "Input", "Manifest", "load_manifest"]
 
 #: The placeholders of ``command`` and ``env`` and what each becomes.
 PLACEHOLDERS: Mapping[str, str] = {
