@@ -82,7 +82,9 @@ def rows() -> list[TableRow]:
 
 
 def test_the_table_has_every_framework_in_every_setting(rows: list[TableRow]) -> None:
-    assert sorted({r.framework for r in rows}) == list(FRAMEWORKS)
+    # a black-box agent's section ("black-box: …") is an agent of any language, not an adapter
+    framed = {r.framework for r in rows if not r.framework.startswith("black-box")}
+    assert sorted(framed) == list(FRAMEWORKS)
     for framework in FRAMEWORKS:
         settings = {s for r in rows if r.framework == framework for s in r.setting.split(" + ")}
         wanted = set(SETTINGS) if framework in GUARDED else set(SETTINGS) - {"guard"}
@@ -113,6 +115,11 @@ def test_every_reproduction_is_short_or_states_its_bound(rows: list[TableRow]) -
         script = re.search(r"\[script\]\((loops/[\w.-]+\.py)\) ([^)]*)\)", cell)
         assert script, f"{row.spec}, {title}: no script"
         assert (TABLE.parent / script.group(1)).exists(), script.group(1)
+        if row.framework.startswith("black-box"):
+            # a subprocess's timing is not the seed's (docs/how-to/black-box.md): the table
+            # says what its replay did, and a replay that did not reproduce says so
+            assert re.fullmatch(r"reproduces alone|exit \d: .+", script.group(2)), cell
+            continue
         assert script.group(2) == "reproduces alone", cell
 
 
