@@ -65,7 +65,16 @@ def _live(run: LoopRun) -> ProcessLoop:
     return run.loop
 
 
-@pytest.mark.parametrize("spec", [ARGV, REPL], ids=["argv", "stdin"])
+#: The stdin (REPL) agent under a loaded machine: its quiescence is judged by the
+#: black-box wake window (docs/how-to/black-box.md), which a CI run of the parallel suite
+#: missed twice on 2026-12-03 (a request read before the restarted agent sent its own).
+#: Until that heuristic is made robust, these run in make test-all, not make test.
+_LOAD_SENSITIVE = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    "spec", [ARGV, pytest.param(REPL, marks=_LOAD_SENSITIVE)], ids=["argv", "stdin"]
+)
 def test_a_crash_is_a_sigkill_and_the_restart_reads_the_real_persistence(spec: str) -> None:
     target = load_target(spec)
     with LoopRun(target.adapter, target.target) as run:
@@ -124,6 +133,7 @@ def test_the_same_schedule_sends_the_same_requests() -> None:
     assert [m.get("tool_call_id") for m in second[3:]] == ["call_1", "call_2"]
 
 
+@_LOAD_SENSITIVE
 def test_a_trim_that_cuts_a_result_from_its_call_is_judged_with_the_providers_text() -> None:
     target = load_target(REPL)  # KEEP = 4: the cut falls between the calls and their results
     with LoopRun(target.adapter, target.target) as run:
