@@ -41,6 +41,7 @@ __all__ = [
     "LoopSweep",
     "loop_rate_table",
     "read_loop_rows",
+    "row_key",
     "run_loop_sweep",
 ]
 
@@ -69,7 +70,7 @@ class LoopRow:
 
     @property
     def key(self) -> str:
-        return f"{self.spec}|{self.scenario}|p{self.level:g}|seed{self.seed}|{self.index:06d}"
+        return row_key(self.spec, self.scenario, self.level, self.seed, self.index)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -96,6 +97,11 @@ class LoopSweep:
     ran: int
     reused: int
     not_applicable: tuple[str, ...]
+
+
+def row_key(spec: str, scenario: str, level: float, seed: int, index: int) -> str:
+    """The results file's key of one session (sorts by agent, class, level, index)."""
+    return f"{spec}|{scenario}|p{level:g}|seed{seed}|{index:06d}"
 
 
 def _line(row: LoopRow) -> str:
@@ -181,8 +187,7 @@ def run_loop_sweep(
         wanted: dict[str, LoopRow] = {}
         with out.open("a", encoding="utf-8") as sink, confined(), offline():
             for done, (scenario, level, index) in enumerate(plan, 1):
-                key = LoopRow(spec, scenario.name.value, level, index, seed, 0, 0, 0, (), None,
-                              None).key  # fmt: skip
+                key = row_key(spec, scenario.name.value, level, seed, index)
                 row = stored.get(key)
                 if row is None:
                     system = LoopSystem(target, scenario, max_steps)
