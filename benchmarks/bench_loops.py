@@ -31,8 +31,12 @@ AGENTS = (
     ("openai-agents", "loop:examples/loops/openai_agents_turns.py:app"),
     ("langgraph", "loop:examples/loops/langgraph_guarded.py:agent"),
     ("autogen", "loop:examples/loops/autogen_guarded.py:agent"),
+    ("strands", "loop:examples/loops/strands_sliding.py:agent"),
+    ("google-adk", "loop:examples/loops/adk_context_filter.py:app"),
+    ("agent-framework", "loop:examples/loops/maf_compaction.py:keep_last"),
+    ("llama-index", "loop:examples/loops/llamaindex_window.py:agent"),
 )
-FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph", "autogen")
+FRAMEWORKS = tuple(framework for framework, _ in AGENTS[1:])
 
 
 def run(quick: bool) -> str:

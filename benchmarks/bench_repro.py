@@ -53,6 +53,10 @@ CELLS = (
     ("openai-agents", "openai_agents_keep_last-app-parallel"),
     ("langgraph", "langgraph_trim-agent-parallel"),
     ("autogen", "autogen_token_limited-agent-parallel"),
+    ("strands", "strands_sliding-agent-parallel"),
+    ("google-adk", "adk_context_filter-app-trim"),
+    ("agent-framework", "maf_compaction-keep_last-parallel"),
+    ("llama-index", "llamaindex_window-agent-parallel"),
 )
 
 
