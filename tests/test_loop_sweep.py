@@ -80,6 +80,7 @@ def test_the_careful_loop_has_no_violated_session_under_cancellation(tmp_path: P
         (("--gate", "none"), "--gate"),
         (("--check-at", "after_batch"), "--check-at"),
         (("--levels", "1.5"), "--levels 1.5"),
+        (("--plot", "rates.svg"), "--plot rates.svg"),
     ],
 )
 def test_a_loop_sweep_refuses_what_does_not_apply(
@@ -94,8 +95,45 @@ def test_a_loop_sweep_refuses_what_does_not_apply(
 def test_a_policy_sweep_refuses_the_loop_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main(
-        ["sweep", "lowest_salience", "--out", str(tmp_path / "p.jsonl"), "--sessions", "5"]
-    )
-    assert status == 2
-    assert "--sessions: applies to an agent loop" in capsys.readouterr().err
+    for flag, value in (("--sessions", "5"), ("--plot", str(tmp_path / "p.png"))):
+        status = main(["sweep", "lowest_salience", "--out", str(tmp_path / "p.jsonl"), flag, value])
+        assert status == 2
+        assert f"{flag}: applies to an agent loop" in capsys.readouterr().err
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_a_loop_sweep_draws_its_rates_the_same_for_the_same_seed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ("--levels", "0,1", "--sessions", "4", "--scenario", "crash_new_message")
+    plot, results = tmp_path / "a.png", tmp_path / "a.jsonl"
+    assert _sweep("buggy", results, *args, "--plot", str(plot)) == 0
+    drawn = plot.read_bytes()
+    assert drawn[:8] == b"\x89PNG\r\n\x1a\n"
+    # resumed (the sessions reused): the plot drawn before is drawn over, byte for byte
+    assert _sweep("buggy", results, *args, "--plot", str(plot)) == 0
+    assert plot.read_bytes() == drawn
+    # any other file is kept and refused (exit 2)
+    other = tmp_path / "notes.png"
+    other.write_text("my notes")
+    capsys.readouterr()
+    assert _sweep("buggy", tmp_path / "a.jsonl", *args, "--plot", str(other)) == 2
+    err = capsys.readouterr().err
+    assert "already exists" in err and "Traceback" not in err
+    assert other.read_text() == "my notes"
+
+
+def test_the_rates_drawn_are_the_table_s() -> None:
+    from prunecheck.sim.reports.loop_rates import loop_rates
+    from prunecheck.sim.sweeps.loop_sweep import LoopRow
+
+    def row(scenario: str, level: float, index: int, broken: bool) -> LoopRow:
+        kinds = ("orphaned_result",) if broken else ()
+        return LoopRow("loop:a.py:agent", scenario, level, index, 0, 3, 2, 1, kinds, None, None)
+
+    rows = [row("trim", 1.0, i, i < 3) for i in range(10)] + [row("cancel", 0.0, 0, False)]
+    rates = loop_rates(rows)
+    assert list(rates) == ["cancel", "trim"]  # the scenario classes' order
+    ((level, rate),) = rates["trim"]["loop:a.py:agent"]
+    assert level == 1.0 and (rate.count, rate.total) == (3, 10) and rate.per_1000 == 300
+    assert 0 < rate.low < 300 < rate.high < 1000  # the exact 95 % interval around it

@@ -41,7 +41,7 @@ def _refuse_grid_options(args: argparse.Namespace) -> None:
                 "model runtime, and the framework's own loop decides when it trims, retries "
                 "and sends.",
                 "leave it out; a loop sweep takes --levels (fault pressure), --sessions, "
-                "--scenario and --seed.",
+                "--scenario, --plot and --seed.",
             )
 
 
@@ -61,6 +61,7 @@ def sweep_loop(args: argparse.Namespace, specs: list[str], target: Path, fresh: 
     levels = _levels(args.levels)
     scenarios = parse_scenarios(args.scenario) if args.scenario else None
     sessions = LOOP_SESSIONS if args.sessions is None else int(args.sessions)
+    plot = _plot_file(args.plot) if args.plot else None  # refused before any user code runs
     bar = progress_for(command="sweep", quiet=args.quiet)
     started: list[int] = []
 
@@ -80,6 +81,11 @@ def sweep_loop(args: argparse.Namespace, specs: list[str], target: Path, fresh: 
     print(f"{len(outcome.rows)} sessions ({outcome.ran} run now, {outcome.reused} reused) -> "
           f"{args.out}", file=sys.stderr)  # fmt: skip
     sys.stdout.write(loop_rate_table(outcome.rows, outcome.not_applicable))
+    if plot is not None and outcome.rows:
+        from prunecheck.sim.reports.loop_rates import loop_rate_plot
+
+        loop_rate_plot(outcome.rows, plot)
+        print(f"failure rates drawn -> {args.plot}", file=sys.stderr)
     violated = sum(1 for r in outcome.rows if r.violations)
     record(args, document(
         "sweep", policy=specs[0], verdict="unsafe" if violated else "safe", exit_status=0,
@@ -89,6 +95,28 @@ def sweep_loop(args: argparse.Namespace, specs: list[str], target: Path, fresh: 
                  "not_applicable": list(outcome.not_applicable)},
     ))  # fmt: skip
     return 0
+
+
+#: The first bytes of every PNG file: a plot a sweep drew may be drawn over.
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _is_png(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(len(PNG_SIGNATURE)) == PNG_SIGNATURE
+
+
+def _plot_file(text: str) -> Path:
+    """The ``--plot`` file: a new file or a PNG (an earlier plot); never another file."""
+    from prunecheck.sim.support.outputs import output_file
+
+    if not text.lower().endswith(".png"):
+        raise ConfigError(
+            f"--plot {text}",
+            "names the PNG picture of the loop sweep's failure rates; the name must end in .png.",
+            "for example --plot rates.png.",
+        )
+    return output_file(Path(text), "--plot", owned=_is_png, mine="a PNG picture")
 
 
 def _levels(text: str) -> list[float]:

@@ -120,6 +120,12 @@ def register(sub: Any) -> None:
         help="the scenario classes of a loop sweep, comma-separated (default: every class "
         "the agent supports)",
     )
+    loops.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="also draw the loop sweep's failure rates into this PNG: per scenario class, "
+        "sessions violated per 1,000 (exact 95%% interval) by fault pressure",
+    )
     add_json_argument(p)
     remember_defaults(p)
     p.set_defaults(func=execute)
@@ -287,7 +293,11 @@ def execute(args: argparse.Namespace) -> int:
         from prunecheck.sim.cli.loop_sweep import sweep_loop
 
         return sweep_loop(args, list(args.policy), target, fresh)
-    for flag, given in (("--sessions", args.sessions is not None), ("--scenario", args.scenario)):
+    for flag, given in (
+        ("--sessions", args.sessions is not None),
+        ("--scenario", args.scenario),
+        ("--plot", args.plot),
+    ):
         if given:
             raise ConfigError(
                 flag,
