@@ -85,6 +85,15 @@ CASES = [
         needle="--junit",
     ),
     _c("import-json-missing-log", "import {tmp}/no_such_log.jsonl --json", needle="no_such_log"),
+    # a loop sweep's --plot: only for a loop, only a .png (an earlier picture), nothing run
+    _c(
+        "sweep-plot-policy", "sweep --out {tmp}/r.jsonl recency --plot {tmp}/p.png", needle="--plot"
+    ),
+    _c(
+        "sweep-loop-plot-not-png",
+        f"sweep --out {{tmp}}/r.jsonl loop:{ROOT}/tests/loops_fake.py:buggy --plot {{tmp}}/p.svg",
+        needle="must end in .png",
+    ),
 ]
 
 
