@@ -23,7 +23,7 @@ from pathlib import Path
 
 from known_bugs.corpus import RELEASES, Bug
 
-__all__ = ["row_of", "summary", "write_reports"]
+__all__ = ["provenance", "row_of", "summary", "write_reports"]
 
 Results = Mapping[tuple[str, str], Mapping[str, object]]
 
@@ -71,6 +71,8 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
             "check_error": _get(res, "check", "error"),
             "check_cpu_s": _get(res, "check", "cpu_s"),
             "commands": _get(res, "commands"),
+            "commit": _get(res, "measured_on", "commit"),
+            "modified": _get(res, "measured_on", "modified"),
         }
     buggy, fixed = row["buggy"], row["fixed"]
     assert isinstance(buggy, dict) and isinstance(fixed, dict)
@@ -144,6 +146,43 @@ def summary(rows: list[dict[str, object]]) -> dict[str, object]:
     }
 
 
+def _commit_of(rel: Mapping[str, object]) -> str:
+    """A release's commit as the page names it: 12 hex digits, ``+`` if src/ or
+    known_bugs/ had uncommitted edits, ``unrecorded`` for a result from before run.py
+    recorded it."""
+    commit = rel.get("commit")
+    if not isinstance(commit, str) or not commit:
+        return "unrecorded"
+    return commit[:12] + ("+" if rel.get("modified") else "")
+
+
+def provenance(rows: list[dict[str, object]]) -> str:
+    """Which prunecheck commit the rows were measured on: one sentence if they all come
+    from one commit, else each commit with the rows (bug [release]) measured on it."""
+    by: dict[str, list[str]] = {}
+    for r in rows:
+        for release in RELEASES:
+            rel = r[release]
+            if isinstance(rel, Mapping) and rel["ran"]:
+                by.setdefault(_commit_of(rel), []).append(f"{r['bug']} [{release}]")
+    if not by:
+        return "No row has run yet."
+    if len(by) == 1:
+        ((commit, runs),) = by.items()
+        if commit == "unrecorded":
+            return f"The commit these {len(runs)} runs were measured on was not recorded."
+        return (
+            f"Every run on this page ({len(runs)}: each bug's buggy and fixed release) was "
+            f"measured on one prunecheck commit, `{commit}`"
+            + (" (`+`: with uncommitted edits in src/ or known_bugs/)." if "+" in commit else ".")
+        )
+    parts = [f"`{c}`: {', '.join(runs)}" for c, runs in sorted(by.items())]
+    return (
+        f"The runs on this page come from {len(by)} prunecheck commits (`+`: with uncommitted "
+        "edits in src/ or known_bugs/): " + "; ".join(parts) + "."
+    )
+
+
 def _yn(value: object) -> str:
     return {True: "yes", False: "**no**", None: "n/a"}.get(value, str(value))  # type: ignore[call-overload, no-any-return]
 
@@ -205,6 +244,7 @@ def _details(rows: list[dict[str, object]]) -> list[str]:
                 for c, v in classes.items()
             )
             out.append(f"  check: {_verdict(rel)}; {per or 'no scenario class ran'}")
+            out.append(f"  measured on prunecheck commit `{_commit_of(rel)}`")
             if rel["check_error"]:
                 err = str(rel["check_error"]).strip().splitlines()[-1]
                 out.append(f"  check said: {err[:600]}")
@@ -219,7 +259,13 @@ def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
     rows = [row_of(b, results) for b in bugs]
     figures = summary(rows)
     out.mkdir(parents=True, exist_ok=True)
-    doc = {"schema": "prunecheck/known-bugs", "version": 1, "summary": figures, "rows": rows}
+    doc = {
+        "schema": "prunecheck/known-bugs",
+        "version": 1,
+        "summary": figures,
+        "measured_on": provenance(rows),
+        "rows": rows,
+    }
     (out / "known-bugs.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     main = [r for r in rows if not r["held_back"]]
     held = [r for r in rows if r["held_back"]]
@@ -253,6 +299,8 @@ def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
         f"{c['quiet_on_fix']}, flagged on the fix {c['flagged_on_fix']}, fix not judged (the "
         f"check errored or exercised nothing) {c['fix_not_judged']}. "
         f"Held back (below): {h['bugs']} more.",
+        "",
+        provenance(rows),
         "",
         *_table(main),
         "",

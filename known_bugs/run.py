@@ -37,7 +37,7 @@ from known_bugs.corpus import RELEASES, REPO, Bug, CorpusError, load_bugs, venv_
 from known_bugs.report import write_reports
 from known_bugs.venvs import build, stamp_of
 
-__all__ = ["RESULTS", "main", "pair_key", "run_pair"]
+__all__ = ["RESULTS", "main", "measured_on", "pair_key", "run_pair"]
 
 RESULTS = REPO / ".known-bugs" / "results"
 GT_TIMEOUT = 300.0
@@ -213,6 +213,25 @@ def run_pair(bug: Bug, release: str, *, check_timeout: float = CHECK_TIMEOUT) ->
     return row
 
 
+def measured_on() -> dict[str, object]:
+    """The prunecheck commit a row is measured on: ``git rev-parse HEAD`` of this checkout,
+    and whether its ``src/`` or ``known_bugs/`` differ from that commit (uncommitted edits
+    make the commit alone not name the code that ran).  ``None`` outside a git checkout."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(REPO), *args], capture_output=True, text=True, check=False
+            )
+        except OSError:
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", "src", "known_bugs")
+    return {"commit": commit, "modified": None if status is None else bool(status)}
+
+
 def _src_digest() -> str:
     return _digest_tree(REPO / "src" / "prunecheck", "*.py")
 
@@ -269,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"run   {bug.name} [{release}]", flush=True)
                 row = run_pair(bug, release, check_timeout=args.check_timeout)
                 row["key"] = key
+                row["measured_on"] = measured_on()
                 results[(bug.name, release)] = row
                 out = RESULTS / f"{bug.name}.{release}.json"
                 out.write_text(json.dumps(row, indent=2, default=str) + "\n", encoding="utf-8")

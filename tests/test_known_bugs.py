@@ -260,3 +260,34 @@ def test_caught_where_only_the_buggy_release_flags_it_as_the_configurations(
     assert caught(check("framework", "configuration"), check("framework")) is True
     assert caught(check("framework"), check("framework")) is False
     assert caught(check("configuration"), check("configuration")) is False
+
+
+def test_the_page_names_the_commit_each_run_was_measured_on(tmp_path: Path) -> None:
+    """One commit for every run: one sentence naming it; runs of several commits: each
+    commit with its runs, so a page mixing commits says so (issue 32's one-commit run)."""
+    bug = BUGS[0]
+    results: dict[tuple[str, str], dict[str, object]] = {
+        (bug.name, r): {**_result(bug, r, int(r == "buggy"), []), "measured_on": {
+            "commit": "a" * 40, "modified": False}}
+        for r in corpus.RELEASES
+    }  # fmt: skip
+    report.write_reports([bug], results, tmp_path)
+    page = (tmp_path / "known-bugs.md").read_text()
+    assert f"measured on one prunecheck commit, `{'a' * 12}`." in page
+    results[(bug.name, "fixed")]["measured_on"] = {"commit": "b" * 40, "modified": True}
+    report.write_reports([bug], results, tmp_path)
+    said = json.loads((tmp_path / "known-bugs.json").read_text())["measured_on"]
+    assert "from 2 prunecheck commits" in said
+    assert f"`{'a' * 12}`: {bug.name} [buggy]" in said
+    assert f"`{'b' * 12}+`: {bug.name} [fixed]" in said
+    del results[(bug.name, "buggy")]["measured_on"]
+    report.write_reports([bug], results, tmp_path)
+    assert f"`unrecorded`: {bug.name} [buggy]" in (tmp_path / "known-bugs.md").read_text()
+
+
+def test_a_run_records_this_checkouts_commit() -> None:
+    said = kb_run.measured_on()
+    if said["commit"] is None:
+        pytest.skip("not a git checkout")
+    assert isinstance(said["commit"], str) and len(said["commit"]) == 40
+    assert isinstance(said["modified"], bool)
