@@ -15,14 +15,16 @@ where the text was documented or observed.  :data:`PROVIDERS` lists them;
 :func:`validate` checks a request body the way the provider does, with its
 own texts (:mod:`.rules`); :func:`render` builds the body a runtime would
 send for our model's context (:mod:`.request_body`); :mod:`.pairing` reads
-the same errors straight from the context.  :mod:`.vocabulary` names the
-providers and the kinds of error.
+the same errors straight from the context; :mod:`.from_body` reads a
+Chat Completions body back as messages, to judge it by another provider.
+:mod:`.vocabulary` names the providers and the kinds of error.
 
 Pure: no I/O, no clock.  The checks are O(number of messages + blocks).
 """
 
 from __future__ import annotations
 
+from prunecheck.model.provider.from_body import as_provider, call_names, messages_of_body
 from prunecheck.model.provider.pairing import pairing_errors
 from prunecheck.model.provider.registry import (
     PROVIDERS,
@@ -68,8 +70,11 @@ __all__ = [
     "ProviderError",
     "ProviderRules",
     "Rule",
+    "as_provider",
+    "call_names",
     "first_rule",
     "implicated_calls",
+    "messages_of_body",
     "pairing_errors",
     "recognize",
     "render",

@@ -33,7 +33,7 @@ from prunecheck.model.context import Message, Role
 from prunecheck.model.errors import ConfigError
 from prunecheck.model.events import Invoke
 from prunecheck.model.model_system import ModelSystem
-from prunecheck.model.provider import Provider, ProviderError, render, validate
+from prunecheck.model.provider import Provider, ProviderError, messages_of_body, render, validate
 from prunecheck.model.state import CounterName
 from prunecheck.model.system import System, replay
 from prunecheck.model.trace import Trace
@@ -240,72 +240,6 @@ class ProviderJudgment:
 def not_judged(provider: Provider, why: str) -> ProviderJudgment:
     """A judgment that could not be made, and why."""
     return ProviderJudgment(provider, None, unjudged=why)
-
-
-# ------------------------------------------------------------ reading bodies
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p
-        )
-    return ""
-
-
-def messages_of_body(body: Mapping[str, object], provider: Provider) -> list[Message]:
-    """The model's messages of an OpenAI Chat Completions or Anthropic Messages
-    request body: what was sent, to render in another provider's format.
-
-    >>> body = {"messages": [{"role": "assistant", "content": None, "tool_calls": [
-    ...     {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-    ...     {"role": "tool", "tool_call_id": "c1", "content": "42"}]}
-    >>> [(m.role.value, m.tool_calls, m.call_id) for m in messages_of_body(body, Provider.OPENAI)]
-    [('assistant', ('c1',), None), ('tool', (), 'c1')]
-    """
-    raw = body.get("messages")
-    items = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
-    out: list[Message] = []
-
-    def add(role: Role, text: str, calls: tuple[str, ...] = (), call: str | None = None) -> None:
-        out.append(Message(f"m{len(out) + 1}", role, 1, 0, float(len(out)), calls, call, text=text))
-
-    if Provider(provider) is Provider.ANTHROPIC:
-        system = body.get("system")
-        if system:
-            add(Role.SYSTEM, _text_of(system))
-        for m in items:
-            content = m.get("content")
-            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-            if m.get("role") == "assistant":
-                calls = tuple(str(b.get("id")) for b in blocks
-                              if isinstance(b, dict) and b.get("type") == "tool_use")  # fmt: skip
-                add(Role.ASSISTANT, _text_of([b for b in blocks if b.get("type") == "text"]), calls)
-                continue
-            for b in blocks:
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    add(Role.TOOL, _text_of(b.get("content")), call=str(b.get("tool_use_id")))
-            texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
-            if texts or not blocks:
-                add(Role.USER, _text_of(texts))
-        return out
-    for m in items:
-        role = m.get("role")
-        text = _text_of(m.get("content"))
-        if role in ("system", "developer"):
-            add(Role.SYSTEM, text)
-        elif role == "tool":
-            add(Role.TOOL, text, call=str(m.get("tool_call_id")))
-        elif role == "assistant":
-            raw_calls = m.get("tool_calls")
-            calls = tuple(
-                str(c.get("id")) for c in (raw_calls if isinstance(raw_calls, list) else [])
-                if isinstance(c, dict)
-            )  # fmt: skip
-            add(Role.ASSISTANT, text, calls)
-        else:
-            add(Role.USER, text)
-    return out
 
 
 # ------------------------------------------------------------------ judging

@@ -456,7 +456,11 @@ class ProcessAdapter:
         return list(target.tools)
 
     def providers(self, target: object) -> frozenset[str]:
-        return frozenset()
+        """``openai-responses`` for an agent that speaks the Responses API (the
+        manifest's ``api``): the judge holds its requests to the Responses
+        rules, whose 400 texts the fake endpoint answers, not Chat's."""
+        assert isinstance(target, Manifest)
+        return frozenset({"openai-responses"}) if target.api is Api.RESPONSES else frozenset()
 
     def open(self, target: object, harness: Harness) -> Loop:
         assert isinstance(target, Manifest)

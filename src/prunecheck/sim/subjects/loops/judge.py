@@ -7,8 +7,12 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
   Anthropic rendering is the one a converter sends: system prompt on top,
   ``tool_use`` / ``tool_result`` blocks, consecutive same-role messages
   merged), with the providers' exact texts (:func:`prunecheck.model.provider.validate`);
-  and, for an agent whose model sends to Bedrock (its adapter's ``providers``),
-  Bedrock Converse's rule that the conversation starts with the user's message;
+  and the rules of the provider the agent talks to (its adapter's
+  ``providers``): Bedrock Converse's rule that the conversation starts with
+  the user's message; Gemini's function-turn rules (ADK's default model);
+  OpenAI Responses' rules in place of Chat Completions' for a client that
+  speaks the Responses API (the request rendered in that provider's format,
+  :func:`prunecheck.model.provider.as_provider`);
 * **unanswered call** / **orphaned result** — a call no result answers, a
   result no call of the request asked for;
 * **truncated payload** — a call's arguments differ from what the model
@@ -55,13 +59,14 @@ import re
 from collections.abc import Iterable, Mapping
 
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.provider import Provider, rule, validate
+from prunecheck.model.provider import Provider, as_provider, rule, validate
 
 from .ledger import BodyEnd, Ledger
 from .placeholder import call_words, ruling
 
 __all__ = [
     "BEDROCK_FIRST_USER",
+    "OWN_PROVIDERS",
     "calls_and_results",
     "hang",
     "judge_request",
@@ -171,6 +176,27 @@ def _bedrock_first_user(body: Mapping[str, object], step: int) -> list[Incident]
                      text=BEDROCK_FIRST_USER)]  # fmt: skip
 
 
+#: The providers an adapter's ``providers`` may name (:func:`judge_request`).
+OWN_PROVIDERS = frozenset({"bedrock", "gemini", "openai-responses"})
+
+
+def _renderings(
+    body: Mapping[str, object], providers: frozenset[str]
+) -> list[tuple[Provider, Mapping[str, object]]]:
+    """The request in each format whose rules judge it: the agent's own
+    provider first (Gemini, or OpenAI Responses in place of Chat
+    Completions), then OpenAI Chat Completions and Anthropic Messages."""
+    out: list[tuple[Provider, Mapping[str, object]]] = []
+    if Provider.GEMINI.value in providers:
+        out.append((Provider.GEMINI, as_provider(body, Provider.GEMINI)))
+    if Provider.OPENAI_RESPONSES.value in providers:
+        out.append((Provider.OPENAI_RESPONSES, as_provider(body, Provider.OPENAI_RESPONSES)))
+    else:
+        out.append((Provider.OPENAI, body))
+    out.append((Provider.ANTHROPIC, to_anthropic(body)))
+    return out
+
+
 def judge_request(
     body: Mapping[str, object],
     ledger: Ledger,
@@ -193,14 +219,19 @@ def judge_request(
         Whether the configuration trims at the framework's hook (a whole,
         closed unit may then be gone without loss).
     providers : frozenset[str]
-        The providers beyond OpenAI and Anthropic the agent sends to (its
-        adapter's ``providers``): ``bedrock`` adds Bedrock Converse's rule
-        that a conversation starts with the user (:data:`BEDROCK_FIRST_USER`).
+        The providers the agent sends to beyond OpenAI Chat Completions and
+        Anthropic (its adapter's ``providers``, :data:`OWN_PROVIDERS`):
+        ``bedrock`` adds Bedrock Converse's rule that a conversation starts
+        with the user (:data:`BEDROCK_FIRST_USER`); ``gemini`` adds Gemini's
+        rules (judged first: the provider the agent talks to);
+        ``openai-responses`` judges the request by the Responses API's rules
+        *instead of* Chat Completions' (the agent's client speaks Responses:
+        the 400 it would get carries the Responses text).
     """
     found: list[Incident] = []
     if "bedrock" in providers:
         found += _bedrock_first_user(body, step)
-    for provider, rendered in ((Provider.OPENAI, body), (Provider.ANTHROPIC, to_anthropic(body))):
+    for provider, rendered in _renderings(body, providers):
         for error in validate(rendered, provider, source="request"):
             found.append(Incident(IncidentKind.PROVIDER_REJECTION, step, error.ids,
                                   f"{provider} rejects the request: {error.kind}",

@@ -146,6 +146,24 @@ def _need(target: object) -> AdkConfig:
     return config
 
 
+def _talks_gemini(agent: Any) -> bool:
+    """Whether ``agent``'s model sends to Gemini: a ``Gemini`` instance, a model
+    string ADK's ``LLMRegistry`` resolves to one, or no model (ADK's default,
+    a Gemini model); not ``LiteLlm`` or another provider's class."""
+    from google.adk.models.google_llm import Gemini
+    from google.adk.models.registry import LLMRegistry
+
+    model = getattr(agent, "model", None)
+    if isinstance(model, Gemini) or model in (None, ""):
+        return True
+    if not isinstance(model, str):
+        return False
+    try:
+        return issubclass(LLMRegistry.resolve(model), Gemini)
+    except ValueError:
+        return False
+
+
 def _trims(config: AdkConfig) -> bool:
     """Whether the configuration trims: a compaction, a ``before_model_callback``
     (the agent's, or a plugin's: ``ContextFilterPlugin``)."""
@@ -262,9 +280,10 @@ class AdkAdapter:
         return Budget(threshold, "tokens", f"EventsCompactionConfig(token_threshold={threshold})")
 
     def providers(self, target: object) -> frozenset[str]:
-        """No provider beyond OpenAI and Anthropic judges the requests (Gemini's
-        rules are not among the judge's)."""
-        return frozenset()
+        """The providers beyond OpenAI and Anthropic whose rules judge the requests:
+        ``gemini`` when the root agent's model is a Gemini model (ADK's default:
+        a model string its registry resolves to ``Gemini``, or a ``Gemini``)."""
+        return frozenset({"gemini"}) if _talks_gemini(_need(target).agent) else frozenset()
 
     def open(self, target: object, harness: Harness) -> Loop:
         """A new ``Runner`` of the user's configuration on the model double and

@@ -69,7 +69,7 @@ from ..reach import Budget
 from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
 
-__all__ = ["SESSION_ID", "SUPPORTED", "MAFAdapter", "MAFLoop"]
+__all__ = ["SESSION_ID", "SUPPORTED", "MAFAdapter", "MAFLoop", "client_providers"]
 
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
@@ -204,6 +204,31 @@ def _providers(user: Any, harness: Harness, plain: bool) -> list[Any]:
     return out
 
 
+#: The package of a chat client's class (or of one of its bases) -> the provider
+#: it sends to, beyond OpenAI Chat Completions and Anthropic: the framework's
+#: ``OpenAIChatClient`` (``agent_framework_openai._chat_client``, also under the
+#: Azure and Foundry clients built on it) speaks the Responses API;
+#: ``OpenAIChatCompletionClient`` speaks Chat Completions.
+_CLIENT_PROVIDERS = (
+    ("agent_framework_openai._chat_client", "openai-responses"),
+    ("agent_framework_gemini", "gemini"),
+    ("agent_framework_bedrock", "bedrock"),
+)
+
+
+def client_providers(client: object) -> frozenset[str]:
+    """The providers ``client`` sends to beyond OpenAI Chat Completions and
+    Anthropic, read from the modules of its class and its bases
+    (:data:`_CLIENT_PROVIDERS`): ``openai-responses`` for the Responses-API
+    ``OpenAIChatClient``; empty for ``OpenAIChatCompletionClient``."""
+    modules = {c.__module__ for c in type(client).__mro__}
+    return frozenset(
+        name
+        for prefix, name in _CLIENT_PROVIDERS
+        if any(m == prefix or m.startswith(prefix + ".") for m in modules)
+    )
+
+
 def _budget_of(strategy: Any) -> Budget | None:
     """The budget a built-in strategy states (None: it states no size)."""
     kind = type(strategy).__name__
@@ -279,6 +304,11 @@ class MAFAdapter:
             return None
         found = [b for b in map(_budget_of, _strategies(_need(target))) if b is not None]
         return min(found, key=lambda b: (b.unit != "messages", b.amount)) if found else None
+
+    def providers(self, target: object) -> frozenset[str]:
+        """The providers beyond OpenAI Chat Completions and Anthropic whose rules
+        judge the requests, from the user's chat client (:func:`client_providers`)."""
+        return client_providers(getattr(_need(target), "client", None))
 
     def open(self, target: object, harness: Harness) -> Loop:
         """A new ``Agent`` of the user's configuration on the scripted client and
