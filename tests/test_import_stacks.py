@@ -186,6 +186,30 @@ def test_pydantic_ai_failed_call_is_read_from_its_agent_run_span() -> None:
         assert [m.role.value for m in requests[-1].messages][:1] == ["system"]
 
 
+@pytest.mark.parametrize("name", ["2.x_v5_cut.otlp.jsonl", "2.x_v6_cut.otlp.jsonl"])
+def test_pydantic_ai_2x_repairs_the_cut_before_sending_and_the_import_invents_no_400(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pydantic-ai 2.x drops the tool results whose call the window removed
+    (and would synthesize results for calls left without one) before each
+    request: the recorded cut never reaches the provider -- every model call
+    succeeded, and the run ends at pydantic-ai's request limit as the agent
+    calls the tools again.  The import reads every request and names each
+    batch gone whole with its results; it invents no bad prune and no 400."""
+    data = json.loads((DATA / "pydantic_ai_otel" / name).read_text())
+    spans = [s for r in data["resourceSpans"] for sc in r["scopeSpans"] for s in sc["spans"]]
+    chats = [s for s in spans if s["name"].startswith("chat ")]
+    assert len(chats) == 6
+    assert not [s for s in chats if (s.get("status") or {}).get("code") == "STATUS_CODE_ERROR"]
+    assert any("UsageLimitExceeded" in (s.get("status") or {}).get("message", "") for s in spans)
+    status, out = _import(f"pydantic_ai_otel/{name}", capsys)
+    assert status == 0, out
+    assert "bad prune" not in out and "rejected" not in out and "!!" not in out, out
+    assert "6 of 6 request(s)" in out
+    assert out.count("and the results of call_") == 5  # each batch removed whole
+    assert "replay: no violation" in out
+
+
 def test_langsmith_runs_are_grouped_by_thread_never_by_the_project(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -23,9 +23,9 @@ batch:
   ``opentelemetry-instrumentation-anthropic``; the cut drops the largest
   ``tool_result`` block;
 * ``pydantic_ai_otel/``: pydantic-ai's own instrumentation
-  (``InstrumentationSettings(version=N)`` for N = 2, 5 and 6) with
-  ``OpenAIChatModel``; the cut is a history processor keeping the last
-  message.
+  (``InstrumentationSettings(version=N)``: N = 1 and 2 on pydantic-ai 1.x,
+  5 and 6 on 2.x) with ``OpenAIChatModel``; the cut is a history processor
+  keeping the last message (2.x repairs what it breaks before sending).
 
 Run ``python tests/data/telemetry/record_stacks.py [OUT]`` with the ``record``
 extra installed (default OUT: this folder).  The script stops itself after
@@ -267,19 +267,28 @@ THIRD = "Which of them has no test?"
 
 
 def record_pydantic_ai(
-    stub: Stub, cut: bool, version: int, seed: int, window: int | None = None
+    stub: Stub,
+    cut: bool,
+    version: int,
+    seed: int,
+    window: int | None = None,
+    trim: Callable[[list[Any]], list[Any]] | None = None,
 ) -> str:
     """Two turns of a pydantic-ai agent (OpenAIChatModel) under its own
     instrumentation; with ``window``, three turns and a history processor
     keeping the last ``window`` messages (the model answers each turn with
-    the same words)."""
+    the same words); with ``trim``, that history processor.  A run stops at
+    the provider's 400 or at pydantic-ai's request limit (six requests a
+    run: an agent whose history lost its tool results calls the tools again)."""
     import warnings
 
     from pydantic_ai import Agent
+    from pydantic_ai.exceptions import UsageLimitExceeded
     from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
     from pydantic_ai.models.instrumented import InstrumentationSettings
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.usage import UsageLimits
 
     def last_message(messages: list[Any]) -> list[Any]:
         """The cut: keep the last message (a tool return's call goes)."""
@@ -302,7 +311,7 @@ def record_pydantic_ai(
     def last_messages(messages: list[Any]) -> list[Any]:
         return messages[-(window or 1) :]
 
-    processor = last_messages if window else last_message if cut else from_last_prompt
+    processor = trim or (last_messages if window else last_message if cut else from_last_prompt)
     try:  # pydantic-ai 2.x: capabilities
         from pydantic_ai.capabilities.instrumentation import Instrumentation
         from pydantic_ai.capabilities.process_history import ProcessHistory
@@ -331,7 +340,11 @@ def record_pydantic_ai(
     ):
         for user in [u for u, _ in TURNS] + ([THIRD] if window else []):
             try:
-                result = agent.run_sync(user, message_history=history)
+                result = agent.run_sync(
+                    user, message_history=history, usage_limits=UsageLimits(request_limit=6)
+                )
+            except UsageLimitExceeded:
+                break
             except Exception as exc:  # the provider's 400, as pydantic-ai raises it
                 if "400" not in str(exc):
                     raise
@@ -342,15 +355,17 @@ def record_pydantic_ai(
 
 # ------------------------------------------------------------------ record
 def _pydantic_ai(stub: Stub) -> dict[str, str]:
-    """pydantic-ai 1.x (formats 1 and 2): clean and cut; 2.x (formats 5, the
-    default, and 6): clean only -- 2.x drops orphaned tool results and
-    synthesizes missing ones before each request, so no cut reaches the provider."""
+    """pydantic-ai 1.x (formats 1 and 2) and 2.x (formats 5, the default,
+    and 6): clean and cut.  2.x drops orphaned tool results and synthesizes
+    missing ones before each request, so its cut never reaches the provider:
+    the results of the batch the window split are dropped before the model
+    sees them, and the agent calls the tools again until its request limit."""
     from importlib.metadata import version as installed
 
     major = int(installed("pydantic-ai-slim").split(".")[0])
     out = {}
     for version in (1, 2) if major == 1 else (5, 6):
-        for cut in (False, True) if major == 1 else (False,):
+        for cut in (False, True):
             kind = "cut" if cut else "clean"
             out[f"pydantic_ai_otel/{major}.x_v{version}_{kind}.otlp.jsonl"] = record_pydantic_ai(
                 stub, cut, version, 50 + 2 * version + cut
