@@ -148,17 +148,19 @@ def test_a_broken_conversation_names_the_prune_the_400_and_replays_it(
     assert json.loads((out_dir / "request.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize(("stack", "case"), CUT)
+@pytest.mark.parametrize(("stack", "case"), REJECTED)
 def test_a_cut_conversation_shrinks_to_at_most_15_events(
     stack: str, case: str, imported: Imported
 ) -> None:
+    """Every broken conversation: the dropped result and the window inside a
+    batch alike (each trace is the import's, already made for the test above)."""
     trace = read_trace(imported(_log(stack, case))[2] / "trace.json")
     system = load_system(trace.policy)
     target = frozenset({IncidentKind.PROVIDER_REJECTION})
     shrunk = minimize(trace.events, trace.config, system, Shape(), target)
     assert len(shrunk) <= 15 and len(shrunk) <= len(trace.events)
     rejected = [i for i in incidents_of(trace.with_events(shrunk), system) if i.kind in target]
-    assert rejected and rejected[0].reason == "call_without_result"
+    assert rejected and rejected[0].reason == BROKEN[case]
 
 
 def test_each_stack_groups_by_its_own_conversation_id() -> None:
