@@ -108,6 +108,12 @@ def test_a_cut_batch_log_imports_to_a_trace_that_replays_to_the_logged_rejection
     bad = [line for line in out.splitlines() if "bad prune" in line]
     assert bad and re.search(r"between request \d+ \([\d:.]+\) and request \d+ \([\d:.]+\)", bad[0])
     assert logged in out
+    # ... between the rejected request and the one before it, and the replay gives the 400
+    rejected = re.search(r"request (\d+) \([\d:.]+\) was rejected with HTTP 400", out)
+    assert rejected, out
+    n = int(rejected.group(1))
+    assert f"between request {n - 1} (" in bad[0] and f"and request {n} (" in bad[0], bad[0]
+    assert "the replayed request is rejected as the logged one was" in out
     # The bundle: its trace replays (with prunecheck replay) to the same rule's rejection.
     trace = read_trace(out_dir / "trace.json")
     incidents = incidents_of(trace, load_system(trace.policy))
@@ -132,6 +138,7 @@ def test_a_log_with_no_structural_damage_imports_and_replays_clean(
     status, out, _ = _run(["import", str(DATA / name), "--out", str(out_dir)], capsys)
     assert status == 0, out
     assert "a whole closed unit" in out and "bad prune" not in out  # it did remove units
+    assert "??" not in out and "!!" not in out, out  # nothing it cannot tell
     status, replayed, _ = _run(["replay", str(out_dir / "trace.json"), "--quiet"], capsys)
     assert (status, replayed.strip()) == (0, "verdict: no violation.")
 
