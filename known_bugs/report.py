@@ -21,9 +21,9 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from known_bugs.corpus import RELEASES, Bug
+from known_bugs.corpus import RELEASES, REPO, Bug
 
-__all__ = ["provenance", "row_of", "summary", "write_reports"]
+__all__ = ["provenance", "row_of", "summary", "venv_origin", "write_reports"]
 
 Results = Mapping[tuple[str, str], Mapping[str, object]]
 
@@ -39,6 +39,42 @@ def _get(mapping: object, *keys: str) -> object:
 def _verdict_word(res: object) -> object:
     line = str(_get(res, "check", "verdict_line") or "")
     return "vacuous" if line.startswith("verdict: vacuous") else _get(res, "check", "verdict")
+
+
+def _venv_of(res: object) -> str | None:
+    """Where a run's venv really was, relative to this checkout if it is in it, else the
+    absolute path (a venv of another checkout reached through a link): as run.py recorded
+    it, else (a result from before it did) the folder under this checkout resolved now."""
+    path = _get(res, "venv_resolved")
+    if not isinstance(path, str):
+        venv = _get(res, "venv")
+        if not (isinstance(venv, str) and (REPO / venv).exists()):
+            return None
+        path = str((REPO / venv).resolve())
+    inside = Path(path).is_relative_to(REPO.resolve())
+    return str(Path(path).relative_to(REPO.resolve())) if inside else path
+
+
+def venv_origin(rows: list[dict[str, object]]) -> str:
+    """A sentence naming the venvs that were not built in this checkout (``.known-bugs/venvs``
+    a link to another's), or ``""`` if every run's venv is this checkout's own."""
+    elsewhere: dict[str, int] = {}
+    for r in rows:
+        for release in RELEASES:
+            rel = r[release]
+            venv = rel.get("venv") if isinstance(rel, Mapping) and rel["ran"] else None
+            if isinstance(venv, str) and Path(venv).is_absolute():
+                elsewhere[str(Path(venv).parent)] = elsewhere.get(str(Path(venv).parent), 0) + 1
+    if not elsewhere:
+        return ""
+    where = "; ".join(f"{n} from {folder}" for folder, n in sorted(elsewhere.items()))
+    n = sum(elsewhere.values())
+    return (
+        f"Venvs: {n} run{'' if n == 1 else 's'} used venvs built by `known_bugs/venvs.py` from "
+        f"PyPI in another checkout ({where}), "
+        "with the same pins; prunecheck itself came from this checkout's src/, which run.py "
+        "puts first on PYTHONPATH."
+    )
 
 
 def row_of(bug: Bug, results: Results) -> dict[str, object]:
@@ -58,6 +94,7 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
         res = results.get((bug.name, release))
         row[release] = {
             "requirements": list(bug.requirements(release)),
+            "venv": _venv_of(res),
             "ran": res is not None and "check" in res,
             "error": _get(res, "error"),
             "ground_truth": _get(res, "ground_truth", "exit_status"),
@@ -171,8 +208,10 @@ def provenance(rows: list[dict[str, object]]) -> str:
         ((commit, runs),) = by.items()
         if commit == "unrecorded":
             return f"The commit these {len(runs)} runs were measured on was not recorded."
+        missing = 2 * len(rows) - len(runs)
         return (
-            f"Every run on this page ({len(runs)}: each bug's buggy and fixed release) was "
+            f"All {len(runs)} runs on this page (each bug on its buggy and its fixed release"
+            f"{f'; {missing} not run' if missing else ''}) were "
             f"measured on one prunecheck commit, `{commit}`"
             + (" (`+`: with uncommitted edits in src/ or known_bugs/)." if "+" in commit else ".")
         )
@@ -264,6 +303,7 @@ def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
         "version": 1,
         "summary": figures,
         "measured_on": provenance(rows),
+        "venvs": venv_origin(rows),
         "rows": rows,
     }
     (out / "known-bugs.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
@@ -300,7 +340,7 @@ def write_reports(bugs: list[Bug], results: Results, out: Path) -> None:
         f"check errored or exercised nothing) {c['fix_not_judged']}. "
         f"Held back (below): {h['bugs']} more.",
         "",
-        provenance(rows),
+        " ".join(filter(None, [provenance(rows), venv_origin(rows)])),
         "",
         *_table(main),
         "",

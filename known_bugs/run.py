@@ -185,6 +185,8 @@ def run_pair(bug: Bug, release: str, *, check_timeout: float = CHECK_TIMEOUT) ->
         "release": release,
         "requirements": list(bug.requirements(release)),
         "venv": str(venv.relative_to(REPO)),
+        # where the venv really is: outside this checkout when .known-bugs/venvs is a link
+        "venv_resolved": str(venv.resolve()),
         "commands": commands(bug, release),
     }
     if stamp is None:

@@ -291,3 +291,23 @@ def test_a_run_records_this_checkouts_commit() -> None:
         pytest.skip("not a git checkout")
     assert isinstance(said["commit"], str) and len(said["commit"]) == 40
     assert isinstance(said["modified"], bool)
+
+
+def test_the_page_says_where_venvs_of_another_checkout_came_from(tmp_path: Path) -> None:
+    """A run whose venv is this checkout's own adds no sentence; one through a link to
+    another checkout's venvs (.known-bugs/venvs a symlink) is named, with its folder."""
+    bug = BUGS[0]
+    own = str(corpus.VENVS / "abc")
+    results: dict[tuple[str, str], dict[str, object]] = {
+        (bug.name, r): {**_result(bug, r, int(r == "buggy"), []), "venv_resolved": own}
+        for r in corpus.RELEASES
+    }
+    report.write_reports([bug], results, tmp_path)
+    doc = json.loads((tmp_path / "known-bugs.json").read_text())
+    assert doc["venvs"] == "" and doc["rows"][0]["buggy"]["venv"] == ".known-bugs/venvs/abc"
+    elsewhere = tmp_path / "other" / ".known-bugs" / "venvs"
+    results[(bug.name, "fixed")]["venv_resolved"] = str(elsewhere / "abc")
+    report.write_reports([bug], results, tmp_path)
+    said = json.loads((tmp_path / "known-bugs.json").read_text())["venvs"]
+    assert "1 run used venvs built by `known_bugs/venvs.py`" in said
+    assert f"1 from {elsewhere}" in said and said in (tmp_path / "known-bugs.md").read_text()
