@@ -40,7 +40,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
 
@@ -49,6 +49,7 @@ from prunecheck.model.provider import Provider, ProviderError, validate
 
 from ..loops.contract import Reply
 from .exchange import PROVIDER_OF, Api, Exchange, Outcome, Timing
+from .flight import CountedHandler, Flight
 from .responses_state import ResponseStore
 from .sse import events
 from .wire import NOT_FOUND_KIND, error_body, ids, plain_error, reply_body, responses_items
@@ -117,6 +118,7 @@ class FakeEndpoint:
         self._stopping = threading.Event()
         self._server = _Server((host, port), _Handler)
         self._server.endpoint = self
+        self._server.flight = self.flight = Flight()
         self._thread: threading.Thread | None = None
 
     # Life cycle.
@@ -126,6 +128,11 @@ class FakeEndpoint:
         """``http://127.0.0.1:PORT``: Anthropic's base URL (its SDK adds ``/v1/messages``)."""
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    @property
+    def port(self) -> int:
+        """The port it listens on, on 127.0.0.1."""
+        return int(self._server.server_address[1])
 
     @property
     def openai_url(self) -> str:
@@ -253,9 +260,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     endpoint: FakeEndpoint
+    flight: Flight
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(CountedHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
@@ -287,6 +295,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         exchange = endpoint._receive(self.path, api, headers, body)
+        self.landed()  # recorded: the harness sees it
         if exchange.rejection is not None:
             exchange._settle(Outcome.REJECTED)
             self._json(exchange.rejection.status, error_body(api, exchange.rejection))

@@ -31,16 +31,21 @@ classes, search, shrinker, judge, verdict and bundle.  Each
 **Quiescence.**  The harness applies a step only when the agent waits on
 it: each request it sent is pending at the harness (or answered and
 written), each tool body it started waits on the harness, the turn is
-over or the process is gone, and its process tree is quiet
-(:mod:`.quiet`).  The loop's clock asks this of :meth:`ProcessLoop.busy`
+over or the process is gone, its process tree is quiet (:mod:`.quiet`),
+and nothing is on its way between the two (:func:`.quiet.in_transit`: a
+request or a hang-up in the kernel not yet read by the harness's servers, a
+reply or a line of input the agent has not read, a signal not yet
+delivered; :mod:`.flight`: a request read but not yet handed over).  These
+are counts the kernel and the servers keep, not timings: a loaded machine
+makes the agent slower, not quieter.  The loop's clock asks this of
+:meth:`ProcessLoop.busy`
 (:class:`~prunecheck.sim.subjects.loops.clock.Outside`).
 
 **What is not deterministic for a seed**: the agent's own real-time
 behaviour (timers, retries with back-off, a client timeout, what it does
 while it waits on nothing the harness owns); the order in which requests
 sent at once by parallel threads or tasks reach the endpoint (handed over
-in arrival order); a client that hangs up between two polls of the
-endpoint (20 ms).  The schedule, the replies, the tool outcomes and when
+in arrival order).  The schedule, the replies, the tool outcomes and when
 each is given are the harness's: two runs of one schedule send the same
 requests when the agent does not race itself.
 """
@@ -59,6 +64,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..loops import confine
 from ..loops.contract import Capability, Harness, Loop, Reply, ToolCall, ToolFailed, ToolSpec
@@ -67,7 +73,7 @@ from .as_chat import as_chat
 from .endpoint import FakeEndpoint
 from .exchange import Api, Exchange
 from .manifest import Input, Manifest, load_manifest
-from .quiet import descendants, snapshot, tree_quiet
+from .quiet import descendants, in_transit, snapshot, tree_quiet, unread_bytes
 from .tool_hook import ToolHook, ToolRequest
 
 __all__ = ["AgentExited", "ProcessAdapter", "ProcessLoop"]
@@ -85,10 +91,11 @@ API_KEY = "sk-prunecheck-fake"
 #: one that ignores it.
 WAKE = 0.5
 
-#: Real seconds a turn that looks over (the ready line, the exit) waits for
-#: the endpoint and the hook to see the hang-up of a request the agent dropped
-#: (each looks every 20 ms); a request still pending then is left pending.
-HANG_UP = 0.25
+#: Real seconds something may stay on its way between the agent and the
+#: harness (:func:`.quiet.in_transit`) while the agent is quiet before the
+#: harness stops waiting for it: a reply the agent never reads, a socket it
+#: keeps and never reads from.  Anything else lands within milliseconds.
+TRANSIT_PATIENCE = 10.0
 
 #: Real seconds a reply the harness chose may take to be written before the
 #: run is declared stuck (the endpoint writes it at once).
@@ -136,7 +143,8 @@ class ProcessLoop:
         self.lives = 0  # processes started by this loop
         self.signalled = False  # a cancel was sent (an exit then is the cancel's doing)
         self.mcp: Any = None  # the MCP server over HTTP, if the manifest asks for {mcp_url}
-        self.over_since: float | None = None
+        self.answered: list[ToolRequest] = []  # tool answers given, maybe not yet written
+        self.transit_since: float | None = None
         setattr(self.clock, "outside", self)  # noqa: B010 - the VirtualLoop's hook
 
     # ------------------------------------------------------------ the process
@@ -311,6 +319,7 @@ class ProcessLoop:
 
     async def _tool(self, request: ToolRequest) -> None:
         call = ToolCall(request.id, request.name, request.arguments)
+        self.answered.append(request)  # once finished, in transit until written
         try:
             output = await self.harness.tool(call)
             self._poke()
@@ -409,13 +418,9 @@ class ProcessLoop:
                 for task in [*self.models, *self.tools]:
                     task.cancel()
                 waiting = False
-            if over and waiting:  # it dropped a request the endpoint has not seen it drop yet
-                now = time.monotonic()
-                self.over_since = self.over_since if self.over_since is not None else now
-                if now - self.over_since < HANG_UP:
-                    return True
+            if over and waiting and (self._news() or not self._quiet()):
+                return True  # it may be dropping a request the endpoint has not seen it drop
             if over:
-                self.over_since = None
                 if self.proc is not None and not alive:
                     self.exits.append(self.proc.returncode or 0)
                 self.turn.set_result(None)
@@ -424,8 +429,38 @@ class ProcessLoop:
             return False
         if not waiting and not (self.turn is None or self._stdout_ready()):
             return True  # neither waits on the harness nor is done: it works on its own
-        assert self.proc is not None
-        return not tree_quiet(self.proc.pid)
+        return not self._quiet() or self._news()
+
+    def _quiet(self) -> bool:
+        return self.proc is None or tree_quiet(self.proc.pid)
+
+    def _ports(self) -> set[int]:
+        ports = {self.endpoint.port, self.hook.port}
+        if self.mcp is not None:
+            ports.add(int(urlsplit(str(self.mcp.url)).port or 0))
+        return ports
+
+    def _news(self) -> bool:
+        """Whether something is on its way between the agent and the harness
+        (see the module): a count, bounded by :data:`TRANSIT_PATIENCE` only
+        for what the agent would never read."""
+        self.answered = [r for r in self.answered if not r.written]
+        news = (
+            self.endpoint.flight.busy()
+            or self.hook.flight.busy()
+            or any(r.finished for r in self.answered)
+        )
+        proc = self.proc
+        if not news and proc is not None and proc.poll() is None:
+            stdin = proc.stdin
+            unread = stdin is not None and not stdin.closed and unread_bytes(stdin.fileno()) > 0
+            news = unread or bool(in_transit(proc.pid, self._ports()))
+        if not news:
+            self.transit_since = None
+            return False
+        now = time.monotonic()
+        self.transit_since = self.transit_since if self.transit_since is not None else now
+        return now - self.transit_since < TRANSIT_PATIENCE
 
 
 class ProcessAdapter:

@@ -26,7 +26,9 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from .flight import CountedHandler, Flight
 
 __all__ = ["ToolHook", "ToolRequest"]
 
@@ -45,7 +47,13 @@ class ToolRequest:
     id: str = ""
     answer: dict[str, object] | None = None
     gone: bool = False  # the agent hung up (a cancel, a crash): nobody waits for the answer
+    written: bool = False  # the answer was written to the agent's socket (or cannot be)
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the harness answered it (the answer may not be written yet)."""
+        return self._done.is_set()
 
     def finish(self, answer: dict[str, object]) -> None:
         """Answer the body (``{"ok": ..., "output" | "error": ...}``)."""
@@ -53,7 +61,7 @@ class ToolRequest:
         self._done.set()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(CountedHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
@@ -82,16 +90,20 @@ class _Handler(BaseHTTPRequestHandler):
         request = ToolRequest(name, text, str(doc.get("id") or ""))
         with self.server.lock:
             self.server.inbox.append(request)
+        self.landed()  # in the inbox: the harness sees it
         deadline = time.monotonic() + _PATIENCE
         while not request._done.wait(_POLL):
             if self._hung_up() or time.monotonic() > deadline:
-                request.gone = True
+                request.gone = request.written = True
                 self.close_connection = True
                 return
-        if request.answer is None:
-            self._send(503, {"ok": False, "error": "the harness ended the run"})
-            return
-        self._send(200, request.answer)
+        try:
+            if request.answer is None:
+                self._send(503, {"ok": False, "error": "the harness ended the run"})
+            else:
+                self._send(200, request.answer)
+        finally:
+            request.written = True
 
     def _hung_up(self) -> bool:
         """Whether the agent closed its side of the connection."""
@@ -112,6 +124,7 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.lock = threading.Lock()
         self.inbox: list[ToolRequest] = []
+        self.flight = Flight()
 
 
 class ToolHook:
@@ -124,7 +137,10 @@ class ToolHook:
             name="prunecheck-tool-hook", daemon=True,
         )  # fmt: skip
         self._thread.start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/tool"
+        self.port = int(self._server.server_address[1])
+        self.url = f"http://127.0.0.1:{self.port}/tool"
+        #: Requests read but not yet in the inbox (:mod:`.flight`).
+        self.flight = self._server.flight
 
     def take(self) -> list[ToolRequest]:
         """The calls received since the last take, in arrival order."""
