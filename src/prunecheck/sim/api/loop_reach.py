@@ -32,12 +32,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from prunecheck.sim.drivers.action_search import SearchOutcome, Tally
 from prunecheck.sim.subjects.loops.contract import Capability
 from prunecheck.sim.subjects.loops.ladder import ladder
 from prunecheck.sim.subjects.loops.reach import Budget, budget_of, counter_name
+from prunecheck.sim.subjects.loops.repair import RepairCounts
 from prunecheck.sim.subjects.loops.scenarios import LoopShape, Scenario
 from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.target import LoopTarget
@@ -79,6 +80,10 @@ class Figures:
         The last rung's shape, said in words ("" for none).
     faults : int
         Schedules in which a summarizer's model call failed (``model_error``, injected).
+    repairs : RepairCounts
+        What the framework's repair layer did to histories on their way to
+        the model (:mod:`prunecheck.sim.subjects.loops.repair`), and which
+        providers reject a history it repaired, as it was before.
     """
 
     schedules: int
@@ -93,6 +98,7 @@ class Figures:
     rung: int = 0
     grown: str = ""
     faults: int = 0
+    repairs: RepairCounts = field(default_factory=RepairCounts)
 
     @classmethod
     def of(cls, tally: Tally, target: LoopTarget) -> Figures:
@@ -105,7 +111,7 @@ class Figures:
             most.get("messages", 0), most.get("chars", 0), most.get("tokens", 0),
             counter_name(target.adapter), budget_of(target.adapter, target.target), rung,
             steps[rung - 1].text() if 0 < rung <= len(steps) else "",
-            tally.hits["model_failed"],
+            tally.hits["model_failed"], RepairCounts.of(tally.hits),
         )  # fmt: skip
 
     @classmethod
@@ -121,6 +127,7 @@ class Figures:
             max(f.messages for f in every), max(f.chars for f in every), top.tokens,
             top.counter, top.budget, max(f.rung for f in every),
             max(every, key=lambda f: f.rung).grown, sum(f.faults for f in every),
+            sum((f.repairs for f in every), RepairCounts()),
         )  # fmt: skip
 
     @property
@@ -157,7 +164,8 @@ class Figures:
             if self.faults
             else ""
         )
-        return f"{who}{faults}; widest batch {self.widest}; {self.largest()}{grown}"
+        repaired = f"; {self.repairs.text()}" if self.repairs.schedules else ""
+        return f"{who}{faults}{repaired}; widest batch {self.widest}; {self.largest()}{grown}"
 
     def to_json(self) -> dict[str, object]:
         """The figures in ``--json`` (a placement's ``figures``)."""
@@ -175,6 +183,7 @@ class Figures:
             "budget": budget,
             "rungs_climbed": self.rung,
             "summarizer_failed": self.faults,
+            "repaired": self.repairs.to_json(),
         }  # fmt: skip
 
 

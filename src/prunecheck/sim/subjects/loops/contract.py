@@ -113,6 +113,13 @@ class Harness(Protocol):
 
     It outlives a crash: after a crash the adapter's :meth:`Adapter.open` is
     called again with the same harness (the same :attr:`store`).
+
+    Optional (read with ``getattr``, not part of the protocol):
+    ``repaired(layer, before, after)`` tells the harness that the framework's
+    repair layer rewrote the history ``before`` into ``after`` (both rendered
+    as request messages) on its way to the next request; the judge then says
+    what was repaired, whether honestly, and which providers would have
+    rejected ``before`` (:mod:`.repair`; :meth:`.scheduler.LoopRun.repaired`).
     """
 
     store: Path

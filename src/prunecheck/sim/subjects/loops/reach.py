@@ -18,7 +18,10 @@ for one schedule:
   history** sent: its messages, characters (every message's text and every
   call's arguments) and tokens, counted by the framework's own counter
   where the adapter names one (:func:`count_tokens`), else
-  :data:`CHARS_PER_TOKEN` characters a token, said so.
+  :data:`CHARS_PER_TOKEN` characters a token, said so;
+* the **repairs** the framework's repair layer made before a request, judged
+  (:mod:`.repair`: what, honest or not, which providers would have rejected
+  the unrepaired history), as figures (:func:`.repair.repair_figures`).
 
 :func:`budget_of` reads the budget where the user's configuration states
 it, in the framework's own trimmers (an adapter's optional ``budget``);
@@ -36,6 +39,7 @@ from typing import Any
 
 from .judge import calls_and_results
 from .ledger import BodyEnd, Ledger
+from .repair import Repair, repair_figures
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -118,6 +122,7 @@ class Watch:
     messages: int = 0
     chars: int = 0
     largest: list[Mapping[str, object]] = field(default_factory=list)
+    repairs: list[Repair] = field(default_factory=list)  # the framework's repair layer's
     _previous: Counter[tuple[str, ...]] | None = None
     _disruptions: int = -1
 
@@ -147,6 +152,7 @@ class Watch:
             "chars": self.chars,
             "tokens": tokens,
             "model_failed": self.faults,
+            **(repair_figures(self.repairs) if self.repairs else {}),
         }
 
 

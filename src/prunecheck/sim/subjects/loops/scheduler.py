@@ -55,6 +55,7 @@ from .judge import calls_and_results, hang, judge_request, refused_turn, removed
 from .ledger import Body, BodyEnd, Ledger, Received
 from .leftovers import forget
 from .reach import Watch
+from .repair import judge_repair
 from .steps import (
     Advance,
     Approve,
@@ -204,6 +205,8 @@ class LoopRun:
         self._side: set[asyncio.Future[Reply]] = set()
         self.ledger = Ledger()
         self.watch = Watch()
+        self._repaired: list[tuple[str, list[Mapping[str, object]], list[Mapping[str, object]]]]
+        self._repaired = []
         self.incidents: list[Incident] = []
         self.steps: list[Step] = []
         self.phase = Phase.UP
@@ -238,6 +241,12 @@ class LoopRun:
         if not side:
             self._record(judge_request(body, self.ledger, at, trims=self.trims,
                                        providers=self.providers))  # fmt: skip
+            for layer, before, after in self._repaired:
+                repair = judge_repair(layer, before, after, self.ledger, at)
+                if repair is not None:
+                    self.watch.repairs.append(repair)
+                    self.ledger.rule(at, layer, repair.text())
+            self._repaired.clear()
             self.watch.see(body, self.ledger)
             if self.trims:
                 for unit in removed_by_trim(body, self.ledger):
@@ -276,6 +285,16 @@ class LoopRun:
     def now(self) -> float:
         """The virtual time."""
         return self._clock.time()
+
+    def repaired(
+        self,
+        layer: str,
+        before: Sequence[Mapping[str, object]],
+        after: Sequence[Mapping[str, object]],
+    ) -> None:
+        """The framework's repair layer rewrote ``before`` into ``after``: judged
+        with the next request the agent sends (:func:`.repair.judge_repair`)."""
+        self._repaired.append((layer, list(before), list(after)))
 
     def holds(self, messages: Sequence[Mapping[str, object]]) -> None:
         """Witness the units the loop holds before the user's code edits them."""

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -195,6 +196,47 @@ def _need(target: object) -> Any:
     return agent
 
 
+#: The loop whose run is in this context: told each rewrite of pydantic-ai's
+#: history repair (:func:`_observe_repairs`).
+_OBSERVER: ContextVar[Callable[[str, list[Any], list[Any]], None] | None] = ContextVar(
+    "prunecheck_pydantic_ai_repairs", default=None
+)
+
+#: pydantic-ai's history repair, as its graph calls it (``pydantic_ai._agent_graph``'s
+#: module globals): the cleaning pipeline before every model request and at a
+#: run's start (since 2.10 it drops tool results whose call is gone and answers
+#: a call left without a result), and the repair of an interrupted tail.
+_REPAIRS = ("_clean_message_history", "_repair_dangling_tool_calls")
+_LAYER = "pydantic-ai's history repair"
+
+
+def _observe_repairs() -> None:
+    """Wrap pydantic-ai's repair functions where its graph calls them, once per
+    process, so that the loop running in the current context (:data:`_OBSERVER`)
+    sees each history before and after: the framework's own code still does the
+    repair; outside a loop's run the wrapper only passes the call through."""
+    try:
+        from pydantic_ai import _agent_graph as graph
+    except ImportError:  # pragma: no cover - every supported release has it
+        return
+    for name in _REPAIRS:
+        original = getattr(graph, name, None)
+        if original is None or getattr(original, "__prunecheck_observed__", False):
+            continue
+
+        def observed(messages: Any, *args: Any, __original: Any = original, **kw: Any) -> Any:
+            before = list(messages)
+            after = __original(messages, *args, **kw)
+            tell = _OBSERVER.get()
+            if tell is not None:
+                tell(_LAYER, before, list(after))
+            return after
+
+        observed.__prunecheck_observed__ = True  # type: ignore[attr-defined]
+        observed.__wrapped__ = original  # type: ignore[attr-defined]
+        setattr(graph, name, observed)
+
+
 def render_messages(messages: list[Any], instructions: str | None) -> list[dict[str, object]]:
     """pydantic-ai messages as OpenAI Chat Completions messages.
 
@@ -290,6 +332,7 @@ class _PydanticAILoop:
         self._model = FunctionModel(self._respond, model_name="prunecheck-double")
         self._toolsets = [_fake_toolset(ts, self) for ts in agent.toolsets]
         self._set_aside: list[tuple[Any, Any]] = []
+        _observe_repairs()
         if adapter.plain:  # the plain agent: each processor passes the history through
             from pydantic_ai.capabilities import ProcessHistory
 
@@ -331,6 +374,12 @@ class _PydanticAILoop:
             parts.append(ToolCallPart(call.name, call.arguments, tool_call_id=call.id))
         return ModelResponse(parts=parts, model_name="prunecheck-double")
 
+    def _repaired(self, layer: str, before: list[Any], after: list[Any]) -> None:
+        """pydantic-ai's repair rewrote ``before`` into ``after``: the harness judges it."""
+        tell = getattr(self._harness, "repaired", None)
+        if tell is not None:
+            tell(layer, render_messages(before, None), render_messages(after, None))
+
     async def _body(self, name: str, args: Mapping[str, Any], ctx: Any) -> str:
         call_id = str(ctx.tool_call_id or "")
         call = self._issued.get(call_id) or ToolCall(call_id, name, json.dumps(dict(args)))
@@ -347,8 +396,11 @@ class _PydanticAILoop:
         if prompt is not None and self._adapter.repair_on_new_message:
             from pydantic_ai.messages import repair_messages  # 2.68 has it, 2.37 not
 
-            history = repair_messages(history)
+            repaired = repair_messages(history)
+            self._repaired("the app's repair_messages()", history, repaired)
+            history = repaired
         agent = self._agent
+        watching = _OBSERVER.set(self._repaired)
         with agent.override(tools=[], toolsets=self._toolsets):
             try:
                 async with agent.iter(
@@ -368,6 +420,7 @@ class _PydanticAILoop:
                 raise
             finally:
                 self._run = None
+                _OBSERVER.reset(watching)
         output = result.output if result is not None else None
         if isinstance(output, DeferredToolRequests):
             for part in output.approvals:
