@@ -12,6 +12,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from timeline_sketch import timeline_sketched
@@ -208,6 +209,17 @@ def test_pydantic_ai_2x_repairs_the_cut_before_sending_and_the_import_invents_no
     assert "6 of 6 request(s)" in out
     assert out.count("and the results of call_") == 5  # each batch removed whole
     assert "replay: no violation" in out
+    # the results no request carried: their execute_tool spans say the tools ran
+    ran = {_attr(s, "gen_ai.tool.call.id"): _attr(s, "gen_ai.tool.call.result")
+           for s in spans if s["name"] == "execute_tool read_file"}  # fmt: skip
+    said = r"the result of (call_\w+) is in no logged request, though its tool ran \(a tool "
+    lost = re.findall(said + r"span records (\d+) characters of output for it\)", out)
+    assert len(lost) == 15 and "the log cannot tell which" not in out, out
+    assert all(int(n) == len(ran[c]) for c, n in lost)
+
+
+def _attr(span: dict[str, Any], key: str) -> str:
+    return next(str(a["value"]["stringValue"]) for a in span["attributes"] if a["key"] == key)
 
 
 def test_langsmith_runs_are_grouped_by_thread_never_by_the_project(

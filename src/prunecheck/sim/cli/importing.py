@@ -258,7 +258,7 @@ def _one(
     """Import, replay and print conversation ``name`` of ``log``: its --json
     entry and the replay's incidents."""
     requests = log.conversations[name]
-    imported = import_conversation(name, requests, source=source)
+    imported = import_conversation(name, requests, source=source, ran=log.ran.get(name))
     imported.gaps[:0] = log.gaps.get(name, [])
     trace = imported.trace
     meta = dict(trace.meta)

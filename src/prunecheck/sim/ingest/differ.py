@@ -23,7 +23,7 @@ O(total messages of the log).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prunecheck.model.context import Role
@@ -107,7 +107,8 @@ def unit_of(item: Item, batches: dict[str, Item]) -> Item:
 
 
 class _Differ:
-    def __init__(self) -> None:
+    def __init__(self, ran: Mapping[str, int]) -> None:
+        self.ran = ran  # call id -> characters of output its tool span records
         self.labels = _Labels()
         self.by_key: dict[tuple[str, ...], Item] = {}
         self.batches: dict[str, Item] = {}  # call id -> the batch item holding it
@@ -285,6 +286,14 @@ class _Differ:
                             "arrived or the runtime dropped it (the log cannot tell which); "
                             "the trace delivers it (1 token) and the runtime removes it"
                         )
+                        if call.id in self.ran:  # a tool span says it arrived
+                            why = (
+                                f"the result of {call.id} is in no logged request, though "
+                                f"its tool ran (a tool span records {self.ran[call.id]:,} "
+                                "characters of output for it): the runtime dropped it before "
+                                "any request carried it; the trace delivers it (1 token) and "
+                                "the runtime removes it"
+                            )
                         out.append(self.item(m, _key(m), number, why))
             open_batches.clear()
 
@@ -350,10 +359,12 @@ class Diff:
     call_labels: dict[str, str]
 
 
-def diff_requests(requests: Sequence[LoggedRequest]) -> Diff:
+def diff_requests(requests: Sequence[LoggedRequest], ran: Mapping[str, int] | None = None) -> Diff:
     """Each request's :class:`Step` (in order); the first step appends the
-    first request's messages."""
-    differ = _Differ()
+    first request's messages.  ``ran``: call id -> characters of output of the
+    tool runs the log's tool spans record (a result no request carries is
+    then known to have arrived)."""
+    differ = _Differ(ran or {})
     steps = []
     for n, request in enumerate(requests):
         reply = (requests[n - 1].reply or ()) if n > 0 else ()

@@ -22,7 +22,7 @@ prune.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -264,13 +264,18 @@ def _rejection(request: LoggedRequest, n: int) -> tuple[Finding | None, list[Pro
 
 
 def import_conversation(
-    conversation: str, requests: Sequence[LoggedRequest], *, source: str = ""
+    conversation: str,
+    requests: Sequence[LoggedRequest],
+    *,
+    source: str = "",
+    ran: Mapping[str, int] | None = None,
 ) -> Imported:
-    """The trace and findings of one conversation's requests (in time order).
+    """The trace and findings of one conversation's requests (in time order);
+    ``ran``: the tool runs its tool spans record (:attr:`.reading.Log.ran`).
 
     Raises nothing on a log with gaps: they are named in ``Imported.gaps``.
     """
-    diff = diff_requests(requests)
+    diff = diff_requests(requests, ran)
     steps, batches = diff.steps, diff.batches
     writer = _Writer(diff.call_labels)
     entries: list[ObservedEntry] = []

@@ -98,6 +98,10 @@ class Log:
         named twice, duplicated records, times that are not times).
     size : int
         Bytes read.
+    ran : dict[str, dict[str, int]]
+        The tool runs the log's tool spans record with their call id, by
+        conversation: call id -> characters of output (what a result that no
+        request carries is known by).
     """
 
     conversations: dict[str, list[LoggedRequest]] = field(default_factory=dict)
@@ -106,6 +110,7 @@ class Log:
     duplicates: int = 0
     notes: list[str] = field(default_factory=list)
     size: int = 0
+    ran: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def gaps(self) -> dict[str, list[str]]:
@@ -200,6 +205,7 @@ class _Reader:
         self.wanted: set[str] = set()  # spans above a failed call without messages
         self.unlogged: list[tuple[int, str]] = []  # (request index, span)
         self.runs: dict[str, list[ToolRun]] = {}  # conversation -> its tool runs
+        self.ran: list[tuple[str, str, str, int]] = []  # (span, trace, call id, output size)
 
     def take(self, file: str, where: str, record: object, text: str) -> None:
         if not isinstance(record, Mapping):
@@ -272,6 +278,8 @@ class _Reader:
             self.wanted.add(span.parent_id)
         if run is not None:  # kept until the trace's next model call
             self.pending.setdefault(span.trace_id, []).append((span.span_id, run))
+            if run.call is not None:  # that it ran stays known, its output does not
+                self.ran.append((span.span_id, span.trace_id, run.call, len(run.output)))
         if history:
             self.histories[span.span_id] = history
         if found is None:
@@ -373,6 +381,9 @@ class _Reader:
                 self.requests[index] = replace(self.requests[index], conversation=name)
         for span_id, trace_id, run in self.tools:
             self.runs.setdefault(self.conversation(span_id, trace_id), []).append(run)
+        for span_id, trace_id, call, size in self.ran:
+            self.log.ran.setdefault(self.conversation(span_id, trace_id), {})[call] = size
+        self.ran.clear()
         self.parents.clear()
         self.histories.clear()
         self.pending.clear()
@@ -386,6 +397,8 @@ class _Reader:
                     self.partial.append(self.timely(read))
             for name, runs in product.runs().items():
                 self.runs.setdefault(name, []).extend(runs)
+                ran = self.log.ran.setdefault(name, {})
+                ran.update((r.call, len(r.output)) for r in runs if r.call is not None)
             self.log.duplicates += product.duplicates
 
 
@@ -570,6 +583,7 @@ def _regroup(
     one), with the tool runs and incomplete requests of its traces."""
     partial = {name: log.incomplete.pop(name, []) for name in traced}
     tools = {name: runs.pop(name, []) for name in traced}
+    ran = {name: log.ran.pop(name, {}) for name in traced}
     for name in traced:
         del log.conversations[name]
     starts = [held[0].conversation for held in threads]
@@ -581,6 +595,8 @@ def _regroup(
         names.append(name)
         log.conversations[name] = [replace(r, conversation=name) for r in held]
         runs[name] = [run for trace in traces for run in tools[trace]]
+        for trace in traces:
+            log.ran.setdefault(name, {}).update(ran[trace])
         if len(traces) > 1 or name != base:
             log.notes.append(
                 f"conversation {name}: no span or run names it; it is the requests of "
