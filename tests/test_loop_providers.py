@@ -19,6 +19,7 @@ from loops_play import Drive, kinds, load_example, roles
 from prunecheck.model.provider import Provider, rule
 from prunecheck.sim.subjects.loops.judge import OWN_PROVIDERS, judge_request
 from prunecheck.sim.subjects.loops.ledger import Ledger
+from prunecheck.sim.subjects.loops.steps import Step
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -141,7 +142,7 @@ def test_a_maf_agent_on_the_responses_client_hears_the_responses_400(
     from loops_play import search_call as call
 
     from prunecheck.sim.subjects.loops.frameworks.maf import MAFAdapter
-    from prunecheck.sim.subjects.loops.steps import Complete, ReplyStep, Step, User
+    from prunecheck.sim.subjects.loops.steps import Complete, ReplyStep, User
 
     example = "maf_compaction"
     agent = Agent(client=OpenAIChatClient(model="gpt-4.1"), instructions="You are a support agent.",
@@ -177,7 +178,7 @@ def test_an_adk_agent_on_gemini_is_judged_by_gemini_rules(tmp_path: Path) -> Non
     from loops_play import search_call as call
 
     from prunecheck.sim.subjects.loops.frameworks.adk import AdkAdapter
-    from prunecheck.sim.subjects.loops.steps import Complete, ReplyStep, Step, User
+    from prunecheck.sim.subjects.loops.steps import Complete, ReplyStep, User
 
     app = _adk("adk_context_filter", "app")
     adapter = AdkAdapter()
@@ -191,3 +192,59 @@ def test_an_adk_agent_on_gemini_is_judged_by_gemini_rules(tmp_path: Path) -> Non
         found = [i for i in drive.run.incidents if i.kind.value == "provider_rejection"]
         assert found[0].reason == "gemini:result_without_call"
         assert found[0].text == rule("gemini.result_without_call").template
+
+
+def _compaction_schedule() -> list[Step]:
+    """examples/loops/adk_compaction.py's runner, its trim cell's minimal
+    schedule (check's search, seed 0): the compaction summarizes the first
+    batch and keeps call_3's model turn right after the summary's model turn."""
+    from prunecheck.sim.subjects.loops.contract import ToolCall
+    from prunecheck.sim.subjects.loops.steps import Complete, ReplyStep, User
+
+    search = [ToolCall(f"call_{n}", "search", f'{{"query": "query-{n}"}}') for n in (1, 2)]
+    email = ToolCall("call_3", "send_email", '{"body": "body-3", "to": "to-3"}')
+    return [
+        User("user message 1"), ReplyStep("", tuple(search)),
+        Complete("call_1", "search result for call_1 lorem ipsum"),
+        Complete("call_2", "search result for call_2" + " lorem ipsum" * 40),
+        ReplyStep("", (email,)),
+        Complete("call_3", "send_email result for call_3" + " lorem ipsum" * 40),
+        ReplyStep("answer 7"), User("user message 8"),
+    ]  # fmt: skip
+
+
+def test_an_adk_script_checks_gemini_s_turn_rule_for_a_gemini_agent() -> None:
+    """The reproduction of a Gemini-only rejection checks Gemini's rule and
+    prints its text (fast: the script's text, without ADK)."""
+    import json
+
+    from prunecheck.sim.subjects.loops.frameworks.adk_repro import script_text
+
+    schedule = json.dumps({"expect": ["provider_rejection"], "steps": [
+        {"kind": "user", "text": "hi"}]})  # fmt: skip
+    text = script_text("agent.py:app", schedule, gemini=True)
+    assert repr(rule("gemini.call_out_of_place").template) in text
+    compile(text, "repro.py", "exec")
+    assert "gemini says" not in script_text("agent.py:app", schedule, gemini=False)
+
+
+@pytest.mark.slow
+def test_adk_compaction_leaves_a_call_turn_after_the_summary_which_gemini_rejects(
+    tmp_path: Path,
+) -> None:
+    """ADK's EventsCompactionConfig writes its summary as a model turn; the next
+    kept event is call_3's model turn, so the request breaks Gemini's rule
+    (not Chat Completions' nor Anthropic's); the script reproduces it alone."""
+    from loops_play import replay_script
+
+    from prunecheck.sim.subjects.loops.frameworks.adk import AdkAdapter
+
+    runner = _adk("adk_compaction", "runner")
+    with Drive(AdkAdapter(), runner, tmp_path / "store") as drive:
+        drive.step(*_compaction_schedule())
+        found = [i for i in drive.run.incidents if i.kind.value == "provider_rejection"]
+        assert [(i.reason, i.ids) for i in found] == [("gemini:call_out_of_place", ("call_3",))]
+    done = replay_script(AdkAdapter(), "examples/loops/adk_compaction.py:runner",
+                         _compaction_schedule(), tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "gemini says: " + rule("gemini.call_out_of_place").template in done.stdout

@@ -328,7 +328,8 @@ class AdkAdapter:
         config = _need(target)
         return script_text(target_spec, schedule_json, folder=folder,
                            factory=_config_of(target) is None,
-                           durable=config.service != "memory")  # fmt: skip
+                           durable=config.service != "memory",
+                           gemini=_talks_gemini(config.agent))  # fmt: skip
 
 
 class AdkLoop:

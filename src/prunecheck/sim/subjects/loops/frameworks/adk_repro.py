@@ -40,6 +40,13 @@ from ._common import SCRIPT_EXCEPTHOOK
 from .autogen_repro import _ORPHAN, _UNANSWERED
 from .strands_repro import HANG_SECONDS, _load
 
+#: Gemini's answer to a function call turn after a model turn (the judge's rule
+#: ``gemini.call_out_of_place``, :mod:`prunecheck.model.provider.gemini`).
+_GEMINI_CALL_TURN = (
+    "Please ensure that function call turn comes immediately after a user turn or after a "
+    "function response turn."
+)
+
 __all__ = ["script_text", "step_lines"]
 
 _HEAD = Template('''\
@@ -129,6 +136,12 @@ _UNANSWERED_CHECK = Template("""\
                 return print(f"request #{n}: {json.dumps(body)}\\nopenai says: " + $text + ", ".join(missing) + f"\\nreproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
 """)
 
+_GEMINI_CHECK = Template("""\
+    for n, body in enumerate(requests, 1):  # Gemini: a function call turn comes right after a user turn or a function response turn
+        if bad := [m for i, m in enumerate(body) if m.get("tool_calls") and [p["role"] for p in body[:i] if p["role"] != "system"][-1:] in ([], ["assistant"])]:
+            return print(f"request #{n}: {json.dumps(body)}\\ngemini says: " + $text + f"\\nreproduced: provider_rejection: the function call turn of {bad[0]['tool_calls'][0]['id']} follows no user or function response turn") or 1
+""")
+
 _RESULT_CHECK = """\
     for n, body in enumerate(requests, 1):  # the result the model is shown, against what the tool returned
         for m in body:
@@ -213,6 +226,7 @@ def script_text(
     folder: Path | None = None,
     factory: bool = False,
     durable: bool = False,
+    gemini: bool = False,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -231,6 +245,9 @@ def script_text(
         Whether ``attr`` is a factory (called) rather than the agent.
     durable : bool
         Whether the session service is durable (a database in a temporary folder).
+    gemini : bool
+        Whether the agent's model is a Gemini model: a provider rejection is
+        then checked by Gemini's function-turn rule too, with its text.
     """
     from .adk_doubles import SUMMARY
 
@@ -257,7 +274,11 @@ def script_text(
     # a provider rejection is checked by the pairing rule its kinds name (both if none)
     pairing = expect & {"orphaned_result", "unanswered_call"}
     if not pairing and (every or "provider_rejection" in expect):
-        pairing = {"orphaned_result", "unanswered_call"}
+        # a rejection of no pairing kind: for a Gemini agent, Gemini's turn rule
+        # and OpenAI's (a tool message after the assistant message it answers)
+        pairing = {"orphaned_result"} if gemini else {"orphaned_result", "unanswered_call"}
+    if gemini and (every or "provider_rejection" in expect):
+        checks.append(_GEMINI_CHECK.substitute(text=repr(_GEMINI_CALL_TURN)))
     if "orphaned_result" in pairing:
         checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
     if "unanswered_call" in pairing:
