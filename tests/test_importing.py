@@ -39,7 +39,8 @@ CUT = {
     "raw_responses_cut.jsonl": "result_without_call",
     "raw_anthropic_dropped_result.jsonl": "call_without_result",
 }
-CLEAN = ("otel_genai_clean.otlp.jsonl", "raw_chat_clean.jsonl")
+CLEAN = ("otel_genai_clean.otlp.jsonl", "raw_chat_clean.jsonl", "raw_responses_clean.jsonl",
+         "raw_anthropic_clean.jsonl")  # fmt: skip
 
 
 def _logged(name: str) -> tuple[str, str]:

@@ -34,6 +34,7 @@ does not (``tests/test_telemetry_generated.py`` checks it).
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.util
 import json
 import os
@@ -51,6 +52,7 @@ from prunecheck.sim.ingest.bodies import RESPONSES_TEXT, read_body
 from prunecheck.sim.ingest.records import provider_body
 
 HERE = Path(__file__).resolve().parent
+_T0 = dt.datetime(2026, 11, 30, 14, 2, 10)  # the stub's clock: 2 s a request
 ROOT = HERE.parents[2]
 
 
@@ -148,7 +150,7 @@ class Stub:
         status, answer = self.model(path, body)
         self.clock += 1
         entry = {
-            "time": f"2026-11-30T14:02:{10 + 2 * self.clock:02d}Z",
+            "time": (_T0 + dt.timedelta(seconds=2 * self.clock)).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "conversation_id": body.get("metadata", {}).get("conversation_id", "conv"),
             "url": path,
             "request": body,
@@ -315,16 +317,19 @@ def chat_agent(client: Any, trim: Trim, conversation: str, **extra: Any) -> None
                 history.append({"role": "tool", "tool_call_id": c.id, "content": _tool(path)})
 
 
-def anthropic_agent(client: Any, trim_results: bool, conversation: str) -> None:
+def anthropic_agent(client: Any, trim_results: bool, conversation: str, turns: int = 1) -> None:
     """The Anthropic loop; with ``trim_results`` its trimmer drops the largest
-    tool_result block when the batch's results are large (the bug)."""
+    tool_result block when the batch's results are large (the bug); else,
+    over ``turns`` turns, it sends the history from the last turn's question
+    on (earlier turns dropped whole)."""
     import anthropic
 
     history: list[Message] = []
-    for user, _ in TURNS[:1]:
+    for user, _ in TURNS[:turns]:
         history.append({"role": "user", "content": user})
+        start = len(history) - 1
         for _ in range(3):
-            sent = _drop_largest_result(history) if trim_results else history
+            sent = _drop_largest_result(history) if trim_results else history[start:]
             try:
                 reply = client.messages.create(
                     model="claude-sonnet-4-5", max_tokens=512, system=SYSTEM, messages=sent,
@@ -362,18 +367,21 @@ def _drop_largest_result(history: list[Message], limit: int = 200) -> list[Messa
     return out
 
 
-def responses_agent(client: Any, window: int, conversation: str) -> None:
+def responses_agent(client: Any, window: int | None, conversation: str) -> None:
     """The Responses loop, sending the full history as ``input`` items, cut
-    to the last ``window`` items (a window over items cuts batches too)."""
+    to the last ``window`` items (a window over items cuts batches too); with
+    no window, from the last turn's question on (earlier turns dropped whole)."""
     import openai
 
     items: list[Message] = []
     for user, _ in TURNS:
         items.append({"role": "user", "content": user})
+        start = len(items) - 1
         for _ in range(4):
             try:
                 reply = client.responses.create(
-                    model="gpt-4.1", instructions=SYSTEM, input=items[-window:],
+                    model="gpt-4.1", instructions=SYSTEM,
+                    input=items[-window:] if window else items[start:],
                     metadata={"conversation_id": conversation},
                 )  # fmt: skip
             except openai.BadRequestError:
@@ -553,6 +561,16 @@ def generate(out: Path) -> list[Path]:
         written["raw_responses_cut.jsonl"] = _lines(stub.log)
         stub.log.clear()
         written["langsmith_cut.jsonl"] = record_langsmith(stub, keep_last, "conv-langsmith")
+        stub.log.clear()
+        # clean raw bodies of the two other APIs: each turn sent without the turns before it
+        responses_agent(client, None, "conv-responses-clean")
+        written["raw_responses_clean.jsonl"] = _lines(stub.log)
+        stub.log.clear()
+        import anthropic
+
+        claude = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0)
+        anthropic_agent(claude, False, "conv-anthropic-clean", turns=2)
+        written["raw_anthropic_clean.jsonl"] = _lines(stub.log)
         stub.log.clear()
     paths = []
     for name, text in written.items():
