@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops known-bugs docs clean node-deps
+.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops known-bugs docs clean node-deps node-deps-if-npm
 
 all: test
 
@@ -58,7 +58,7 @@ test-durations: $(STAMP)
 
 # Every test, slow and integration ones too, with line coverage of the package;
 # property tests get Hypothesis's full 100 examples (make test: 40; tests/conftest.py).
-test-all: $(STAMP)
+test-all: $(STAMP) node-deps-if-npm
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-full} $(PYTEST) -q -n $(JOBS) --dist worksteal --durations=20 --cov
 
 # The npm packages of black-box mode's node tests, each from its committed lockfile (node
@@ -71,6 +71,18 @@ node-deps:
 	cp tests/node/ai_sdk/package.json tests/node/ai_sdk/package-lock.json .node/ai_sdk/
 	cd .node/ai_sdk && npm ci --no-audit --no-fund
 	for d in examples/blackbox/ts-*/; do (cd $$d && npm ci --no-audit --no-fund --no-bin-links) || exit 1; done
+
+# make test-all's: node-deps when npm is on PATH and a lockfile is newer than the last install
+# (the node tests are slow: make test never runs them). Without npm, or offline, the node tests
+# skip, each naming what is missing and `make node-deps`; this says so and the suite goes on.
+NODE_LOCKS := tests/node/ai_sdk/package-lock.json $(wildcard examples/blackbox/ts-*/package-lock.json)
+.node/.installed-stamp: $(NODE_LOCKS)
+	$(MAKE) node-deps
+	touch $@
+node-deps-if-npm:
+	@if command -v npm >/dev/null 2>&1; then \
+	  $(MAKE) .node/.installed-stamp || echo "make node-deps failed (offline?): the node tests will skip, saying so"; \
+	else echo "npm is not on PATH: the node tests will skip (Debian: apt-get install nodejs npm)"; fi
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests benchmarks examples docs/gen_cli.py known_bugs/*.py

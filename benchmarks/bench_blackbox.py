@@ -6,8 +6,9 @@ that no shrinking adds runs): the loop harness's in-process fake and
 pydantic-ai's example as the in-process figures; as black-box agents run as
 subprocesses, the standard-library test agent (one process per message, and
 one process reading lines), the raw ``openai`` client's example (which
-imports ``openai``, about 1 s of CPU, in every process) and the Vercel AI
-SDK's (when its ``node_modules`` are installed: ``make node-deps``).  Wall
+imports ``openai``, about 1 s of CPU, in every process) and the two
+TypeScript agents, on the Vercel AI SDK and on ``@openai/agents`` (when their
+``node_modules`` are installed: ``make node-deps``).  Wall
 seconds and CPU seconds (this process and the agents' processes it reaped,
 ``resource.getrusage``) for each; the ratio is of schedules per wall second
 to the in-process fake's.
@@ -39,6 +40,8 @@ AGENTS = (
      "loop:process:examples/blackbox/py_openai/agent_safe.toml"),
     ("black-box", "Vercel AI SDK (TypeScript)",
      "loop:process:examples/blackbox/ts-vercel/agent_safe.toml"),
+    ("black-box", "OpenAI Agents SDK (TypeScript)",
+     "loop:process:examples/blackbox/ts-openai-agents/agent_safe.toml"),
 )  # fmt: skip
 
 
@@ -52,7 +55,7 @@ def _missing(spec: str) -> str:
     where = spec.removeprefix("loop:").removeprefix("process:").split(":")[0]
     if not (ROOT / where).is_file():
         return "not in this tree"
-    if "ts-vercel" in spec and not (ROOT / where).parent.joinpath("node_modules").is_dir():
+    if "/ts-" in spec and not (ROOT / where).parent.joinpath("node_modules").is_dir():
         return "node_modules not installed (make node-deps)"
     return ""
 

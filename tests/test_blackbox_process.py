@@ -42,6 +42,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="black-box mode 
 AGENTS = Path(__file__).resolve().parent / "blackbox_agents"
 ARGV = f"loop:process:{AGENTS / 'argv.toml'}"
 REPL = f"loop:process:{AGENTS / 'repl.toml'}"
+HTTP = f"loop:process:{AGENTS / 'http.toml'}"
 _CALLS = (
     ToolCall("call_1", "read_note", '{"name": "a"}'),
     ToolCall("call_2", "write_note", '{"name": "b"}'),
@@ -159,3 +160,20 @@ def test_a_manifest_that_breaks_a_rule_names_the_key(tmp_path: Path) -> None:
     bad.write_text('command = ["x"]\n[env]\nURL = "{base}"\n[[tools]]\nname = "t"\n')
     with pytest.raises(PolicyError, match=r"placeholder \{base\}"):
         load_target(f"loop:process:{bad}")
+
+
+def test_user_input_over_the_http_hook_ends_a_turn_when_the_agent_asks_again() -> None:
+    target = load_target(HTTP)  # KEEP = 4: the cut falls between the calls and their results
+    with LoopRun(target.adapter, target.target) as run:
+        run.apply(User("hi"))
+        pid = _live(run).proc.pid  # type: ignore[union-attr]
+        run.apply(ReplyStep("", _CALLS))
+        run.apply(Complete("call_1", "a"))
+        run.apply(Complete("call_2", "b"))
+        run.apply(ReplyStep("done"))
+        assert not run.turn_running  # it asked for the next message: the turn is over
+        found = run.apply(User("more"))
+        assert _live(run).proc.pid == pid  # type: ignore[union-attr]  # one process
+        last = run.ledger.requests[-1].body["messages"]
+        assert isinstance(last, list) and last[-1]["content"] == "more"
+    assert IncidentKind.ORPHANED_RESULT in {i.kind for i in found}

@@ -181,7 +181,42 @@ def test_the_isolation_hides_prunecheck_and_the_other_frameworks(tmp_path: Path)
 
 
 def _scripts() -> list[Path]:
-    return sorted(SCRIPTS.glob("*.py"))
+    return sorted(p for p in SCRIPTS.glob("*.py") if not _is_black_box(p.with_suffix(".json")))
+
+
+def _is_black_box(replay: Path) -> bool:
+    try:
+        return bool(json.loads(replay.read_text(encoding="utf-8"))["framework"] == "process")
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def _replays() -> list[Path]:
+    return sorted(p for p in SCRIPTS.glob("*.json") if _is_black_box(p))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("replay_file", _replays(), ids=lambda p: p.stem)
+def test_a_committed_black_box_replay_reproduces(replay_file: Path) -> None:
+    """A black-box row's replay file, served to its agent (the script beside it
+    does the same from any folder), breaks the agent as the table says; a
+    TypeScript agent's needs node and its packages (`make node-deps`)."""
+    import shutil
+    import sys
+
+    from prunecheck.sim.subjects.blackbox.replay import replay
+
+    if sys.platform != "linux":
+        pytest.skip("black-box mode reads /proc")
+    schedule = json.loads(replay_file.read_text(encoding="utf-8"))
+    manifest = ROOT / schedule["target"]
+    command = tomllib.loads(manifest.read_text(encoding="utf-8"))["command"]
+    if command[0] == "node":
+        if shutil.which("node") is None:
+            pytest.skip("node is not on PATH: install Node.js 18+ (Debian: apt-get install nodejs)")
+        if not (manifest.parent / "node_modules").is_dir():
+            pytest.skip(f"{manifest.parent / 'node_modules'} is missing: run `make node-deps`")
+    assert replay(manifest, replay_file) == 1
 
 
 @pytest.mark.slow

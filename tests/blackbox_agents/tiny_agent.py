@@ -6,8 +6,10 @@ harness's hook, and the history trimmed before each request: ``TRIM=last``
 keeps the last ``KEEP`` messages wherever the cut falls, ``TRIM=units`` cuts
 only before a user message.  ``python tiny_agent.py TEXT`` runs one turn;
 ``--resume`` continues the saved history; ``--repl`` then reads lines, ``> ``
-asking for each.  Starts in ~30 ms: the fast tests run it, the example in
-``examples/blackbox/py_openai`` is the same agent on the real ``openai`` client.
+asking for each; ``--http`` then asks ``$INPUT`` (prunecheck's input hook) for
+each with a ``GET``, and exits when told the run ended.  Starts in ~30 ms:
+the fast tests run it, the example in ``examples/blackbox/py_openai`` is the
+same agent on the real ``openai`` client.
 """
 
 import json
@@ -127,6 +129,15 @@ def main(argv: list[str]) -> int:
             except urllib.error.HTTPError as exc:
                 print(f"error: {exc.code} {exc.read().decode()}", file=sys.stderr, flush=True)
                 status = 1
+        if "--http" in argv:
+            try:
+                said = json.loads(urllib.request.urlopen(os.environ["INPUT"], timeout=300).read())
+            except KeyboardInterrupt:  # a cancel while it waits for a message: nothing to stop
+                continue
+            if "text" not in said:
+                return status
+            pending, go = [said["text"]], True
+            continue
         if "--repl" not in argv:
             return status
         print("> ", end="", flush=True)

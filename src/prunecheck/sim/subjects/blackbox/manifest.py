@@ -34,7 +34,9 @@ which is also the agent's working directory::
 (:data:`PLACEHOLDERS`).  **Input**: ``argv`` runs the command once per user
 message, the message as its last argument (the turn ends when the process
 exits); ``stdin`` runs it once and writes each message as a line on its
-standard input (the turn ends when it prints a line matching ``ready``).
+standard input (the turn ends when it prints a line matching ``ready``);
+``http`` runs it once and answers its ``GET {input_url}`` with each message
+(the turn ends when it asks for the next one: :mod:`.input_hook`).
 A manifest that breaks a rule is a :class:`~prunecheck.model.errors.PolicyError`
 naming the file, the key and a hint (exit status 2).
 """
@@ -64,6 +66,8 @@ PLACEHOLDERS: Mapping[str, str] = {
     "mcp_plan": "a plan file naming the tools, for prunecheck's MCP server over stdio "
     "(python -m prunecheck.sim.subjects.blackbox.mcp_server {mcp_plan} --hook {tools_url})",
     "mcp_url": "prunecheck's MCP server over streamable HTTP, its tools the harness's",
+    "input_url": "(input = 'http') GET it for the next user message: "
+    '{"text": ...}, or {"end": true} when the run ends',
     "python": "the Python running prunecheck",
     "manifest_dir": "the manifest's folder",
 }
@@ -74,6 +78,7 @@ class Input(StrEnum):
 
     ARGV = "argv"
     STDIN = "stdin"
+    HTTP = "http"
 
 
 _KEYS = {
@@ -255,6 +260,13 @@ def load_manifest(where: str | Path) -> Manifest:
             "input = 'stdin' needs ready, the pattern of the line the agent prints "
             "when it waits for the next message.",
             'for example ready = "^> $" (flush it: PYTHONUNBUFFERED=1 is set).',
+        )
+    if mode is Input.HTTP and "{input_url}" not in " ".join([*command, *env.values()]):
+        raise _bad(
+            path,
+            "input = 'http' needs the placeholder {input_url} in command or [env]: "
+            "the agent asks it for each user message.",
+            'for example [env] INPUT_URL = "{input_url}" (GET it: {"text": ...} or {"end": true}).',
         )
     try:
         re.compile(ready)

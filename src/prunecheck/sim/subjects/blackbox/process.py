@@ -19,8 +19,10 @@ classes, search, shrinker, judge, verdict and bundle.  Each
   (:mod:`.tool_hook`), directly or through the MCP server standing for
   them: each body waits for :meth:`Harness.tool` (the ledger of bodies that
   ran), and returns its output, a failure or a timeout;
-- **user input** is a command-line argument (one process per message) or a
-  line on its standard input (one process, a ``ready`` line ending each turn);
+- **user input** is a command-line argument (one process per message), a
+  line on its standard input (one process, a ``ready`` line ending each turn)
+  or the answer to its ``GET`` of the input hook (one process, the next
+  ``GET`` ending each turn: :mod:`.input_hook`);
 - a **cancel** is ``SIGINT`` to its process group (Ctrl-C); a request the
   agent then drops is a client disconnect, and the harness forgets it;
 - a **crash** is ``SIGKILL`` of its process group: a real crash.
@@ -72,6 +74,7 @@ from ..loops.scheduler import LoopError
 from .as_chat import as_chat
 from .endpoint import FakeEndpoint
 from .exchange import Api, Exchange
+from .input_hook import InputHook
 from .manifest import Input, Manifest, load_manifest
 from .quiet import descendants, in_transit, snapshot, tree_quiet, unread_bytes
 from .tool_hook import ToolHook, ToolRequest
@@ -124,6 +127,7 @@ class ProcessLoop:
         self.clock = asyncio.get_event_loop()
         self.endpoint = FakeEndpoint(answer_timeout=_ANSWER_TIMEOUT).start()
         self.hook = ToolHook()
+        self.input = InputHook() if manifest.input is Input.HTTP else None
         keep = os.environ.get(KEEP_LOGS)
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
@@ -172,6 +176,7 @@ class ProcessLoop:
             "api_key": API_KEY, "store": str(self.harness.store), "tools_url": self.hook.url,
             "python": sys.executable, "manifest_dir": str(self.manifest.folder),
             "mcp_plan": plan, "mcp_url": url,
+            "input_url": self.input.url if self.input is not None else "",
         }  # fmt: skip
         env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
         env.update(
@@ -247,11 +252,14 @@ class ProcessLoop:
             if not self._alive():
                 self._spawn(())
                 await self._turn_over()  # up to its first ready line
-            assert self.proc is not None and self.proc.stdin is not None
             self.at_ready = False
             self._poke()
-            self.proc.stdin.write(text.replace("\n", " ").encode() + b"\n")
-            self.proc.stdin.flush()
+            if self.input is not None:
+                self.input.give(text)
+            else:
+                assert self.proc is not None and self.proc.stdin is not None
+                self.proc.stdin.write(text.replace("\n", " ").encode() + b"\n")
+                self.proc.stdin.flush()
         await self._turn_over()
 
     async def cancel(self, turn: asyncio.Task[None]) -> None:
@@ -295,6 +303,8 @@ class ProcessLoop:
         if self.mcp is not None:
             self.mcp.stop()
         self.hook.close()
+        if self.input is not None:
+            self.input.close()
         for request in self.tools.values():
             request.finish({"ok": False, "error": "the harness ended the run"})
         import shutil
@@ -367,8 +377,12 @@ class ProcessLoop:
         return handed
 
     def _stdout_ready(self) -> bool:
-        """Whether the agent printed a ready line since the last message (stdin):
-        a whole line, or the last partial one (a prompt such as ``> ``)."""
+        """Whether the agent waits for its next message: it printed a ready line
+        since the last message (stdin: a whole line, or the last partial one,
+        a prompt such as ``> ``), or its ``GET`` waits at the input hook (http)."""
+        if self.input is not None:
+            self.at_ready = self.at_ready or self.input.waiting()
+            return self.at_ready
         if self.ready is None or self.at_ready:
             return self.at_ready
         with contextlib.suppress(OSError), (self.logs / "stdout").open("rb") as f:
@@ -413,7 +427,7 @@ class ProcessLoop:
         waiting = any(not t.done() for t in self.models) or any(not t.done() for t in self.tools)
         alive = self._alive()
         if self.turn is not None and not self.turn.done():
-            over = not alive or (self.manifest.input is Input.STDIN and self._stdout_ready())
+            over = not alive or (self.manifest.input is not Input.ARGV and self._stdout_ready())
             if over and not alive:  # dead: nobody waits for what it asked
                 for task in [*self.models, *self.tools]:
                     task.cancel()
@@ -436,6 +450,8 @@ class ProcessLoop:
 
     def _ports(self) -> set[int]:
         ports = {self.endpoint.port, self.hook.port}
+        if self.input is not None:
+            ports.add(self.input.port)
         if self.mcp is not None:
             ports.add(int(urlsplit(str(self.mcp.url)).port or 0))
         return ports
@@ -449,6 +465,7 @@ class ProcessLoop:
             self.endpoint.flight.busy()
             or self.hook.flight.busy()
             or any(r.finished for r in self.answered)
+            or (self.input is not None and (self.input.flight.busy() or self.input.unwritten()))
         )
         proc = self.proc
         if not news and proc is not None and proc.poll() is None:
