@@ -119,6 +119,11 @@ def _tail(path: Path) -> str:
     return said[-1] if said else ""
 
 
+def _default_sigint() -> None:
+    """In the agent's process before it starts: Ctrl-C does what it does by default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class ProcessLoop:
     """One life of the agent's process (see the module's docs)."""
 
@@ -194,11 +199,14 @@ class ProcessLoop:
         self.read = (self.logs / "stdout").stat().st_size
         self.at_ready = False
         self.lives += 1
+        # a prunecheck started with SIGINT ignored (nohup, a background job of a script)
+        # would hand that on to the agent, whose cancel would then do nothing: a false hang
+        ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
         try:
             self.proc = subprocess.Popen(
                 argv, cwd=self.manifest.folder, env=env, stdout=out, stderr=err,
                 stdin=subprocess.PIPE if self.manifest.input is Input.STDIN else subprocess.DEVNULL,
-                start_new_session=True,
+                start_new_session=True, preexec_fn=_default_sigint if ignored else None,
             )  # fmt: skip
         except OSError as exc:  # told by busy(), on the harness's thread: the check ends
             self.proc = None
