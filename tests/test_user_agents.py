@@ -151,9 +151,6 @@ ROWS: tuple[Row, ...] = (
         Expect.UNSAFE,
         STRUCTURAL,
         scenario=None,
-        wrong_today="UNSAFE by silent_loss only (the sync nodes run now): a turn whose tool "
-        "failed raises and the stateless app loses it; the node's [-6:] slice is no trim hook "
-        "and its orphaned result is not reached",
     ),
     Row("pa_sync_processor.py:agent", Expect.SAFE),
     # 8. Clearing old tool outputs to an honest placeholder, every pair kept.
@@ -165,6 +162,21 @@ ROWS: tuple[Row, ...] = (
     # 10. A threshold never reached: vacuous, with figures.
     Row("oa_never_fires.py:app", Expect.VACUOUS, figure="400"),
     Row("ag_buffered_large.py:agent", Expect.VACUOUS, figure="200"),
+    # 11. Round 34: a trim that empties the conversation, a session's own item limit (the
+    # SDK drops an output whose call the limit cut: safe), a budget stated only as a module
+    # constant, a trim inside the user's own async graph node.
+    Row("oa_reset_filter.py:app", Expect.UNSAFE, STRUCTURAL),
+    Row("oa_session_settings.py:app", Expect.SAFE),
+    Row(
+        "ag_chars_constant.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="trim cell safe: MAX_CONTEXT_CHARS = 24,000 is read and the outputs grown to "
+        "it (the history changed in 16 of 90 schedules), but no cut between a call and its "
+        "results was reached: the result message must fit the budget while its call does not, "
+        "a window of a few hundred characters the ladder's fixed sizes do not land in",
+    ),
+    Row("lg_node_trim_tokens.py:build_graph", Expect.UNSAFE, STRUCTURAL),
     # Held back (issue 31): written last, after the fixes, prunecheck not changed for them.
     Row("late_pa_anthropic_string.py:support_agent", Expect.LOADS, scenario=None),
     Row("late_pa_anthropic_string.py:support_agent", Expect.SAFE, scenario=None),

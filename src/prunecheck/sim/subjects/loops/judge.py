@@ -13,6 +13,8 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
   OpenAI Responses' rules in place of Chat Completions' for a client that
   speaks the Responses API (the request rendered in that provider's format,
   :func:`prunecheck.model.provider.as_provider`);
+  and a request emptied by a trim (the system prompt and no conversation:
+  Anthropic's :data:`ANTHROPIC_NO_MESSAGES`);
 * **unanswered call** / **orphaned result** — a call no result answers, a
   result no call of the request asked for;
 * **truncated payload** — a call's arguments differ from what the model
@@ -65,6 +67,7 @@ from .ledger import BodyEnd, Ledger
 from .placeholder import call_words, ruling
 
 __all__ = [
+    "ANTHROPIC_NO_MESSAGES",
     "BEDROCK_FIRST_USER",
     "OWN_PROVIDERS",
     "calls_and_results",
@@ -197,6 +200,28 @@ def _renderings(
     return out
 
 
+#: Anthropic's answer (HTTP 400, ``invalid_request_error``) to a request whose
+#: ``messages`` are empty (the system prompt goes apart), verbatim as users quote
+#: it (DevoxxGenie issue 567); Bedrock and Gemini refuse an empty conversation too.
+ANTHROPIC_NO_MESSAGES = "messages: at least one message is required"
+
+
+def _emptied(body: Mapping[str, object], step: int) -> list[Incident]:
+    """A request that holds nothing but the system prompt: a trim emptied the
+    conversation (a loop's first request already holds the user's message), and
+    every provider that keeps the system prompt apart refuses it."""
+    raw = body.get("messages")
+    if not isinstance(raw, list) or any(
+        not isinstance(m, dict) or m.get("role") not in ("system", "developer") for m in raw
+    ):
+        return []
+    return [Incident(IncidentKind.PROVIDER_REJECTION, step, (),
+                     f"anthropic rejects the request: it holds {len(raw)} system message(s) and "
+                     "no conversation at all (the trim removed every message, the user's "
+                     "included)", reason="anthropic:no_messages",
+                     text=ANTHROPIC_NO_MESSAGES)]  # fmt: skip
+
+
 def judge_request(
     body: Mapping[str, object],
     ledger: Ledger,
@@ -228,7 +253,7 @@ def judge_request(
         *instead of* Chat Completions' (the agent's client speaks Responses:
         the 400 it would get carries the Responses text).
     """
-    found: list[Incident] = []
+    found: list[Incident] = _emptied(body, step)
     if "bedrock" in providers:
         found += _bedrock_first_user(body, step)
     for provider, rendered in _renderings(body, providers):

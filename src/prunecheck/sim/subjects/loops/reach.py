@@ -24,7 +24,8 @@ for one schedule:
   the unrepaired history), as figures (:func:`.repair.repair_figures`).
 
 :func:`budget_of` reads the budget where the user's configuration states
-it, in the framework's own trimmers (an adapter's optional ``budget``);
+it, in the framework's own trimmers (an adapter's optional ``budget``), or
+where the user's module states it as a constant (:func:`module_budget`);
 :mod:`.ladder` grows the schedules until the user's code changes the
 history, aimed at that budget when it is known.
 """
@@ -32,9 +33,12 @@ history, aimed at that budget when it is known.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from .judge import calls_and_results
@@ -49,6 +53,7 @@ __all__ = [
     "budget_of",
     "count_tokens",
     "counter_name",
+    "module_budget",
     "text_size",
 ]
 
@@ -209,12 +214,64 @@ def counter_name(adapter: object) -> str:
 
 def budget_of(adapter: object, target: object) -> Budget | None:
     """The budget the user's configuration states in the framework's own
-    trimmers (the adapter's ``budget``), or None: unknown."""
+    trimmers (the adapter's ``budget``), else a budget the user's module
+    states as a constant (:func:`module_budget`), or None: unknown."""
     read = getattr(adapter, "budget", None)
-    if read is None:
+    found: Any = None
+    if read is not None:
+        try:
+            found = read(target)
+        except Exception:  # a configuration the adapter cannot read: unknown
+            found = None
+    return found if isinstance(found, Budget) else module_budget(target)
+
+
+#: A module constant's name → the unit of the budget it states: the first
+#: pattern that matches wins (``MAX_TOKENS``, ``CONTEXT_TOKENS``, ``MAX_CHARS``,
+#: ``MAX_MESSAGES``, ``KEEP_LAST``, ``MAX_ITEMS`` …).
+_CONSTANT_UNITS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"TOKEN"), "tokens"),
+    (re.compile(r"CHAR"), "characters"),
+    (re.compile(r"MESSAGE|ITEM|TURN|KEEP|HISTORY|WINDOW"), "messages"),
+)
+
+
+def _user_module(target: object) -> ModuleType | None:
+    """The module the user's agent was loaded from: a factory's or class's own
+    module, else the user file (imported by prunecheck) that holds ``target``."""
+    import inspect
+
+    if inspect.isfunction(target) or inspect.isclass(target) or inspect.ismethod(target):
+        found = inspect.getmodule(target)
+        if found is not None and not found.__name__.startswith(_FRAMEWORK_PREFIXES):
+            return found
+    users = [m for n, m in list(sys.modules.items()) if n.startswith("prunecheck_user_") and m]
+    return next((m for m in users if any(v is target for v in vars(m).values())), None)
+
+
+#: Packages whose modules are no user's (a framework's factory, prunecheck's own).
+_FRAMEWORK_PREFIXES = (
+    "prunecheck.", "pydantic_ai", "agents", "langchain", "langgraph", "autogen", "strands",
+    "agent_framework", "google.adk", "llama_index",
+)  # fmt: skip
+
+
+def module_budget(target: object) -> Budget | None:
+    """A budget the user's module states as an upper-case module constant
+    (``CONTEXT_TOKENS = 6_000``, ``MAX_CHARS = 20_000``, ``MAX_MESSAGES = 24``):
+    the first positive integer whose name says tokens, characters or messages
+    (:data:`_CONSTANT_UNITS`), in the module's order; None if none.  It is
+    read by its name, not by the code that uses it: the figures say so
+    ("module constant NAME"), and it only aims the ladder's sizes."""
+    module = _user_module(target)
+    if module is None:
         return None
-    try:
-        found: Any = read(target)
-    except Exception:  # a configuration the adapter cannot read: unknown
-        return None
-    return found if isinstance(found, Budget) else None
+    for name, value in vars(module).items():
+        if not name.isupper() or isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if value <= 0:
+            continue
+        for pattern, unit in _CONSTANT_UNITS:
+            if pattern.search(name):
+                return Budget(value, unit, f"module constant {name} = {value:,}")
+    return None

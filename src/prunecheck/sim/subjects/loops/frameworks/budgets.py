@@ -33,6 +33,7 @@ __all__ = [
     "langchain_budget",
     "langchain_tokens",
     "openai_agents_budget",
+    "openai_agents_limit",
     "probe_count",
 ]
 
@@ -114,14 +115,26 @@ def autogen_tokens(messages: list[Mapping[str, object]]) -> int:
     return len(json.dumps(list(messages))) // 4
 
 
-def openai_agents_budget(config: Any, agent: Any = None) -> Budget | None:
-    """``RunConfig.session_settings.limit``: the session items sent, at most;
+def openai_agents_limit(config: Any, session: Any) -> tuple[int, str] | None:
+    """The item limit the SDK applies when it reads the session, and what states it:
+    ``RunConfig.session_settings.limit`` over the session's own
+    ``session_settings.limit`` (``SQLiteSession(..., session_settings=SessionSettings(limit=10))``
+    or a custom session's attribute), as the SDK resolves them; None: no limit."""
+    for owner, where in ((config, "RunConfig"), (session, type(session).__name__)):
+        limit = getattr(getattr(owner, "session_settings", None), "limit", None)
+        if isinstance(limit, int) and not isinstance(limit, bool):
+            return limit, f"{where}(session_settings=SessionSettings(limit={limit}))"
+    return None
+
+
+def openai_agents_budget(config: Any, agent: Any = None, session: Any = None) -> Budget | None:
+    """The session's item limit (``RunConfig.session_settings.limit``, else the
+    session's own ``session_settings.limit``): the session items sent, at most;
     else the count of items a ``call_model_input_filter`` starts cutting at,
     found by probing it (:func:`probe_count`)."""
-    settings = getattr(config, "session_settings", None)
-    limit = getattr(settings, "limit", None)
-    if isinstance(limit, int):
-        return Budget(limit, "messages", f"SessionSettings(limit={limit})")
+    limit = openai_agents_limit(config, session)
+    if limit is not None:
+        return Budget(limit[0], "messages", limit[1])
     keep = getattr(config, "call_model_input_filter", None)
     if keep is None:
         return None

@@ -23,7 +23,9 @@ docstring says why its async methods run inline).
 LangGraph's prebuilt ``create_react_agent`` (the older API: no middleware
 module is needed) and hand-built ``StateGraph`` s are driven the same way
 (a graph whose tools are in a ``"tools"`` node); a ``pre_model_hook`` is the
-trim hook.  Sync nodes and hooks run on the harness's handoff threads, and a
+trim hook, and so is a node of the user's own (what it sends the model is its
+to pick: the plain agent's model is sent the whole state the node was called
+with).  Sync nodes and hooks run on the harness's handoff threads, and a
 sync ``model.invoke`` waits on the harness from there (:mod:`..handoff`).  A
 middleware whose ``wrap_model_call`` or ``wrap_tool_call`` has no async form
 makes LangChain refuse ``ainvoke``: such an app calls ``graph.invoke``, and so
@@ -119,6 +121,7 @@ class _Shape:
     sync_only: bool  # a middleware hook with no async form: the app runs graph.invoke
     human: tuple[str, ...] = ()  # tools that ask a human: their own interrupt()
     own_saver: bool = False  # the app's InMemorySaver subclass writing its own put/aput
+    own_nodes: tuple[str, ...] = ()  # nodes of the user's own functions (a hand-built graph)
 
 
 class ModuleGraph:
@@ -258,10 +261,32 @@ def _shape(target: Callable[..., Any]) -> _Shape:
         kind = "none" if saver in (None, False) else "memory"
     middleware = tuple(_middleware_of(graph))
     return _Shape(tools=tools, middleware=middleware, checkpointer=kind,
-                  own_saver=_rewrites(saver),
+                  own_saver=_rewrites(saver), own_nodes=_own_nodes(graph),
                   pre_model_hook="pre_model_hook" in graph.nodes,
                   sync_only=any(_sync_only(m) for m in middleware),
                   human=tuple(t.name for t in tools if asks_human(t)))  # fmt: skip
+
+
+#: Modules whose node functions are the frameworks' own (``create_agent``'s model
+#: node and middleware hooks, ``create_react_agent``'s, ``ToolNode``, the graph's start).
+_FRAMEWORK_MODULES = ("langgraph", "langchain", "langchain_core")
+
+
+def _own_nodes(graph: Any) -> tuple[str, ...]:
+    """The nodes of ``graph`` that run the user's own functions (a hand-built
+    ``StateGraph``'s model node: what it sends the model is the user's to pick,
+    a trim inside it included), but a ``pre_model_hook`` (a hook of its own)."""
+    own: list[str] = []
+    for name, node in graph.nodes.items():
+        if name == "pre_model_hook":
+            continue
+        for attr in ("afunc", "func"):
+            fn = getattr(node.bound, attr, None)
+            module = str(getattr(fn, "__module__", "") or "")
+            if callable(fn) and module and module.split(".")[0] not in _FRAMEWORK_MODULES:
+                own.append(name)
+                break
+    return tuple(own)
 
 
 def _rewrites(saver: Any) -> bool:
@@ -420,8 +445,10 @@ class LangGraphAdapter:
         """Cancel always; crash scenarios with a durable checkpointer; interrupts
         with ``HumanInTheLoopMiddleware`` and a checkpointer; the trim hook when
         another middleware rewrites messages before the model, a prebuilt
-        ``create_react_agent`` has a ``pre_model_hook``, or the app's own
-        ``InMemorySaver`` subclass overrides how a checkpoint is written."""
+        ``create_react_agent`` has a ``pre_model_hook``, the app's own
+        ``InMemorySaver`` subclass overrides how a checkpoint is written, or a
+        hand-built graph's own node picks what the model is sent (its trimming,
+        if any, is then the class's: a node that never cuts makes it vacuous)."""
         shape = self._shape_of(target)
         caps = {Capability.CANCEL}
         if shape.checkpointer == "durable":
@@ -429,7 +456,9 @@ class LangGraphAdapter:
         names = {type(m).__name__ for m in shape.middleware}
         if (_HITL in names or shape.human) and shape.checkpointer != "none":
             caps.add(Capability.INTERRUPT)
-        if not self.plain and (shape.pre_model_hook or shape.own_saver or self._trimming(target)):
+        if not self.plain and (
+            shape.pre_model_hook or shape.own_saver or shape.own_nodes or self._trimming(target)
+        ):
             caps.add(Capability.TRIM_HOOK)
         return frozenset(caps)
 
@@ -456,7 +485,15 @@ class LangGraphAdapter:
         sync = self._shape_of(target).sync_only
         if sync:
             inline_sync_executors()
-        model = HarnessChatModel(harness=harness)
+        # the plain agent of a hand-built graph: its own nodes run as written, but the
+        # model is sent the whole state each was called with (a trim inside them undone);
+        # a graph the module compiled is one object, so it has no plain run
+        undo = (
+            self.plain
+            and bool(self._shape_of(target).own_nodes)
+            and not isinstance(factory, ModuleGraph)
+        )
+        model = HarnessChatModel(harness=harness, whole_state=undo)
         saver: Any = None
         given: Any = None  # the checkpointer handed to a factory that takes one
         if self._shape_of(target).checkpointer == "durable":
@@ -470,6 +507,15 @@ class LangGraphAdapter:
                 graph = _build(factory, model, given)
         else:
             graph = _build(factory, model, given)
+        if undo:
+            from .lc_doubles import whole_state
+
+            for name in self._shape_of(target).own_nodes:
+                bound = graph.nodes[name].bound
+                for attr in ("afunc", "func"):
+                    fn = getattr(bound, attr, None)
+                    if callable(fn):
+                        setattr(bound, attr, whole_state(fn))
         node = graph.nodes.get("tools")
         if node is not None:
             by_name = node.bound.tools_by_name

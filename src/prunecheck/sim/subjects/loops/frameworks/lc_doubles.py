@@ -60,6 +60,7 @@ __all__ = [
     "render_message",
     "render_messages",
     "tool_spec",
+    "whole_state",
 ]
 
 #: The id and arguments of the tool call a fake tool's body is running for.
@@ -214,6 +215,53 @@ def tool_spec(tool: BaseTool) -> ToolSpec:
     )
 
 
+#: The state's messages the user's own graph node was called with, while the
+#: framework's plain agent runs (:func:`whole_state`): what the model is sent
+#: instead of the node's own selection of them.
+_NODE_STATE: ContextVar[list[Any] | None] = ContextVar("prunecheck_node_state", default=None)
+
+
+def whole_state(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a node of the user's own graph), keeping the state's messages it is
+    called with where :class:`HarnessChatModel` (``whole_state=True``) finds them:
+    the plain agent's model is sent the whole state, not what the node picked."""
+    import functools
+    import inspect
+
+    def held(args: tuple[Any, ...]) -> list[Any] | None:
+        state = args[0] if args else None
+        found = (
+            state.get("messages")
+            if isinstance(state, Mapping)
+            else getattr(state, "messages", None)
+        )
+        return list(found) if isinstance(found, list) else None
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def node(*args: Any, **kwargs: Any) -> Any:
+            token = _NODE_STATE.set(held(args))
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                with contextlib.suppress(ValueError):
+                    _NODE_STATE.reset(token)
+
+        return node
+
+    @functools.wraps(fn)
+    def sync_node(*args: Any, **kwargs: Any) -> Any:
+        token = _NODE_STATE.set(held(args))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            with contextlib.suppress(ValueError):
+                _NODE_STATE.reset(token)
+
+    return sync_node
+
+
 class HarnessChatModel(BaseChatModel):
     """A chat model whose every answer comes from ``harness.model``.
 
@@ -229,6 +277,16 @@ class HarnessChatModel(BaseChatModel):
 
     harness: Any = None
     model_name: str = "prunecheck-double"
+    #: Send the whole state a user's own node was called with (:func:`whole_state`),
+    #: its system messages kept: the framework's plain agent of a hand-built graph.
+    whole_state: bool = False
+
+    def _sent(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        state = _NODE_STATE.get() if self.whole_state else None
+        if state is None:
+            return messages
+        system = [m for m in messages if isinstance(m, SystemMessage)]
+        return system + [m for m in state if not isinstance(m, SystemMessage)]
 
     @property
     def _llm_type(self) -> str:
@@ -253,7 +311,7 @@ class HarnessChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return run_on_loop(self._agenerate(messages, stop, None, **kwargs))
+        return run_on_loop(self._agenerate(self._sent(messages), stop, None, **kwargs))
 
     async def _agenerate(
         self,
@@ -262,7 +320,7 @@ class HarnessChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        request: dict[str, object] = {"messages": render_messages(messages)}
+        request: dict[str, object] = {"messages": render_messages(self._sent(messages))}
         tools = kwargs.get("tools")
         if tools:
             request["tools"] = list(tools)

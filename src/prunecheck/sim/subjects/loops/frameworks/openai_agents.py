@@ -200,16 +200,17 @@ class OpenAIAgentsAdapter:
         ]
 
     def capabilities(self, target: object) -> frozenset[Capability]:
+        from .budgets import openai_agents_limit
+
         agent, config, session = _need(target)
         caps = {Capability.CANCEL, Capability.CRASH_NEW_MESSAGE}
         tools = _function_tools(agent)
         if any(t.needs_approval is not False for t in tools):
             caps.add(Capability.INTERRUPT)
-        settings = config.session_settings
         if not self.plain and (
             config.call_model_input_filter is not None
             or config.session_input_callback is not None
-            or (settings is not None and settings.limit is not None)
+            or openai_agents_limit(config, session) is not None
             or trims_in_session(session)
         ):
             caps.add(Capability.TRIM_HOOK)
@@ -222,8 +223,8 @@ class OpenAIAgentsAdapter:
         its ``call_model_input_filter`` starts cutting at (probed)."""
         from .budgets import openai_agents_budget
 
-        agent, config = _need(target)[:2]
-        return openai_agents_budget(config, agent)
+        agent, config, session = _need(target)
+        return openai_agents_budget(config, agent, session)
 
     def open(self, target: object, harness: Harness) -> _AgentsLoop:
         agent, config, session = _need(target)
