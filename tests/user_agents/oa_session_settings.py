@@ -49,7 +49,5 @@ agent = Agent(
 
 def app() -> tuple[Agent[None], RunConfig, SQLiteSession]:
     """The agent, its run config and the customer's session."""
-    session = SQLiteSession(
-        "customer-42", DB_PATH, session_settings=SessionSettings(limit=6)
-    )
+    session = SQLiteSession("customer-42", DB_PATH, session_settings=SessionSettings(limit=6))
     return agent, RunConfig(), session
