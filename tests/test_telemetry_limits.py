@@ -281,6 +281,67 @@ def test_a_conversation_none_of_whose_requests_can_be_read_is_vacuous(tmp_path: 
     assert "its llm.input_messages are all gone" in err.getvalue()
 
 
+# ------------------------------------------- the stacks recorded for real
+#: record_stacks.py's and record_observability.py's logs (the OpenTelemetry
+#: layouts); the three that lost a request silently, guessed the provider or
+#: exited 0 on the logged 400 under a count limit of 5 or 10.
+STACK_LOGS = sorted(
+    str(p.relative_to(DATA)) for layout in ("*/*.otlp.jsonl", "*/*.sdk.json")
+    for p in DATA.glob(layout)
+)  # fmt: skip
+ONCE_WRONG = ("openai_agents_openinference/cut.otlp.jsonl", "openllmetry_anthropic/cut.otlp.jsonl",
+              "pydantic_ai_otel/1.x_v1_cut.otlp.jsonl")  # fmt: skip
+STACK_LIMITS = (
+    (5, None),
+    (10, None),
+    (20, None),
+    (40, 400),
+    (128, None),
+    (None, 100),
+    (None, 1000),
+)
+
+
+def _sweep_log(
+    name: str, limits: tuple[tuple[int | None, int | None], ...], tmp: Path
+) -> list[str]:
+    """The recorded log ``name`` sent through the SDK again at each limit,
+    each import checked (:func:`_check`)."""
+    generate = _generate()
+    truth, calls = _truth(DATA / name)
+    records = _span_records(DATA / name)
+    out = []
+    with _quiet_sdk():
+        for count, length in limits:
+            path = tmp / f"{count}_{length}.otlp.jsonl"
+            path.write_text(generate._otlp_json(_reemit(records, _limits(count, length))),
+                            encoding="utf-8")  # fmt: skip
+            out.append(_check(path, truth, calls))
+    return out
+
+
+@pytest.mark.parametrize("name", ONCE_WRONG)
+def test_count_limits_on_recorded_stacks_keep_every_call_and_the_incident(
+    name: str, tmp_path: Path
+) -> None:
+    """The Agents SDK under OpenInference (its tool spans' outputs and the
+    first request's messages gone: the failed call cannot be rebuilt, the
+    logged 400 still stands), OpenLLMetry for Anthropic (a span left with its
+    usage only is an incomplete request; one that lost gen_ai.system is
+    Anthropic's by its name) and pydantic-ai's format 1 (a chat span that lost
+    gen_ai.operation.name is still read from its events)."""
+    seen = _sweep_log(name, ((5, None), (10, None)), tmp_path)
+    assert any(": exit 1" in s for s in seen), seen  # read, with the incident it holds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", STACK_LOGS)
+def test_limits_on_every_recorded_stack_invent_no_prune(name: str, tmp_path: Path) -> None:
+    """Every log of the stacks recorded for real, at count and length limits:
+    the truth or less, every model call counted, never exit 0 on a 400."""
+    assert len(_sweep_log(name, STACK_LIMITS, tmp_path)) == len(STACK_LIMITS)
+
+
 # ------------------------------------------------------------ the real sweep
 COUNTS = (None, 1, 3, 5, 8, 10, 20, 30, 40, 128)
 LENGTHS = (None, 100, 400, 1000)

@@ -133,7 +133,8 @@ def _replayed(imported: Imported, rejected: LoggedRequest | None) -> tuple[list[
         elif (known := recognize(rejected.rejection or "")) is not None:
             line += (
                 f"; the logged rejection is not reproduced: its text is {known.id}'s, but the "
-                "history the log shows breaks no rule (part of it is not in the log)"
+                "history the log shows breaks no rule (part of it is not in the log); the "
+                "incident stands on the provider's words"
             )
         else:
             line += "; the logged rejection is not reproduced (its cause is not tool pairing)"
@@ -267,6 +268,13 @@ def _one(
     imported.trace = trace
     rejected = next((r for r in requests if r.rejection is not None), None)
     incidents, verdict = _replayed(imported, rejected)
+    # a logged 400 in a rule's own words that the log's history cannot show is
+    # still the incident: never exit 0 on it
+    stands = (
+        rejected is not None
+        and recognize(rejected.rejection or "") is not None
+        and not any(i.is_violation for i in incidents)
+    )
     partial = log.incomplete.get(name, [])
     total = imported.requests + len(partial)
     counted = f"{total} request(s)" + (f" ({len(partial)} incomplete)" if partial else "")
@@ -288,7 +296,7 @@ def _one(
         "requests": total,
         "imported": imported.imported,
         "incomplete": [_incomplete_json(i, requests) for i in partial],
-        "rejected_incomplete": rejected_partial,
+        "rejected_incomplete": rejected_partial or stands,
         "events": len(trace.events),
         "violations": sum(1 for i in incidents if i.is_violation),
         "first_violation": None if first is None else violation_json(first),

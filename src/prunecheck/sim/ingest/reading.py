@@ -256,7 +256,7 @@ class _Reader:
             None,
         )  # fmt: skip
         self.parents[span.span_id] = (span.parent_id, own)
-        cut = cut_messages(span.attributes, span.dropped)
+        cut = cut_messages(span.attributes, span.dropped, span.name)
         if cut is not None:
             reason, known = cut
             if own is None:  # set before the messages, it went first

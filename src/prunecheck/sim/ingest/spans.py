@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prunecheck.model.context import Role
-from prunecheck.model.provider import Provider
+from prunecheck.model.provider import Provider, recognize
 from prunecheck.sim.ingest.bodies import provider_message, text_of
 from prunecheck.sim.ingest.records import (
     LogFormat,
@@ -196,6 +196,19 @@ def _provider(attributes: Mapping[str, Any]) -> Provider | None:
         if isinstance(value, str) and value.lower() in _PROVIDERS:
             return _PROVIDERS[value.lower()]
     return None
+
+
+def _dropped_provider(span: Span, rejection: str | None) -> Provider | None:
+    """The provider of a span whose attribute naming it the SDK's count limit
+    dropped: the one its name starts with (OpenLLMetry's ``anthropic.chat``),
+    else the one whose words its rejection quotes; None if neither says."""
+    if not span.dropped:
+        return None
+    head = span.name.split(".")[0].lower()
+    if head in _PROVIDERS:
+        return _PROVIDERS[head]
+    rule = recognize(rejection) if rejection else None
+    return rule.provider if rule is not None and rule.provider in _PROVIDERS.values() else None
 
 
 #: The Responses API's item types, as an input list or an output carries them.
@@ -515,10 +528,10 @@ def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest
     :mod:`.recovery` recovers its messages from the spans around it."""
     a = span.attributes
     where = Source(source, span.where.partition(", ")[2] or span.span_id)
-    provider = _provider(a) or Provider.OPENAI
+    rejection, status = rejection_of(span) if span.error else (None, None)
+    provider = _provider(a) or _dropped_provider(span, rejection) or Provider.OPENAI
     if provider is Provider.OPENAI and is_responses_span(span):
         provider = Provider.OPENAI_RESPONSES
-    rejection, status = rejection_of(span) if span.error else (None, None)
     is_llm = a.get("openinference.span.kind") == "LLM" or a.get("gen_ai.operation.name") in (
         "chat", "text_completion", "generate_content")  # fmt: skip
     if (
@@ -533,7 +546,10 @@ def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest
                              else LogFormat.OTEL_GENAI, (), None, rejection, status,
                              blind=(UNLOGGED,), ended=span.end)  # fmt: skip
     try:
-        if "events" in a and a.get("gen_ai.operation.name") == "chat":
+        if "events" in a and (
+            a.get("gen_ai.operation.name") == "chat"
+            or (span.dropped and "gen_ai.operation.name" not in a)  # the count limit's doing
+        ):
             sent, answer = _event_messages(_parsed(a["events"], "events"))
             messages, reply, fmt = sent, tuple(answer) or None, LogFormat.OTEL_GENAI
         elif "gen_ai.input.messages" in a:

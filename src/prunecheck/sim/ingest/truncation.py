@@ -71,10 +71,13 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(out)
 
 
-def cut_messages(attributes: Mapping[str, Any], dropped: int) -> tuple[str, str] | None:
+def cut_messages(
+    attributes: Mapping[str, Any], dropped: int, name: str = ""
+) -> tuple[str, str] | None:
     """(reason, what is known) when a model span's request messages were
     cut by the attribute count limit; None when they are whole (or the span
-    is no model span: the reader decides).
+    is no model span: the reader decides).  ``name``: the span's name (an
+    agent run or tool span is no model call, whatever usage it records).
 
     >>> cut_messages({"openinference.span.kind": "LLM",
     ...               "llm.input_messages.2.message.content": "hi",
@@ -109,6 +112,12 @@ def cut_messages(attributes: Mapping[str, Any], dropped: int) -> tuple[str, str]
             f"{'is' if len(lost) == 1 else 'are'} missing or lack their role: {_COUNT}",
             f"{top + 1 - len(lost)} of at least {top + 1} messages readable",
         )
+    if dropped and _only_usage_left(attributes, name):
+        return (
+            f"{_dropped(dropped)}no message of its request is left, only what a model call "
+            f"records last (its usage or response): {_COUNT}",
+            "",
+        )
     genai_out = "gen_ai.output.messages" in attributes
     evicted = dropped or "gen_ai.operation.name" not in attributes  # always set, set first
     if genai_out and "gen_ai.input.messages" not in attributes and evicted:
@@ -118,6 +127,37 @@ def cut_messages(attributes: Mapping[str, Any], dropped: int) -> tuple[str, str]
             "the model's answer",
         )
     return None
+
+
+_USAGE = ("gen_ai.usage.", "gen_ai.response.", "llm.token_count.")
+_MESSAGES = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.prompt.",
+    "gen_ai.completion.",
+    "llm.input_messages.",
+    "llm.output_messages.",
+    "events",
+)
+_AGENT = ("agent run", "invoke_agent", "execute_tool", "running tool")
+_AGENT_KEYS = ("gen_ai.aggregated_usage.", "pydantic_ai.", "agent_name", "final_result",
+               "all_messages", "gen_ai.agent.", "gen_ai.tool.")  # fmt: skip
+
+
+def _only_usage_left(attributes: Mapping[str, Any], name: str) -> bool:
+    """A model call's span whose count limit took every message and kept
+    only what the instrumentation sets last: token usage, the response's id
+    or model (an agent run or a tool span is not one)."""
+    if name.startswith(_AGENT) or attributes.get("gen_ai.operation.name") in (
+        "invoke_agent", "execute_tool", "create_agent",
+    ):  # fmt: skip
+        return False
+    keys = [str(k) for k in attributes]
+    return (
+        any(k.startswith(_USAGE) for k in keys)
+        and not any(k.startswith(_MESSAGES) for k in keys)
+        and not any(k.startswith(_AGENT_KEYS) for k in keys)
+    )
 
 
 def _items(attributes: Mapping[str, Any]) -> int | None:
