@@ -372,3 +372,56 @@ def test_recording_the_stacks_again_imports_the_same_way(
     for path in written:
         committed = DATA / path.relative_to(tmp_path)
         assert shape(path) == shape(committed), path.name
+
+
+# ------------------------------------------------- every stack shipped twice
+def _exercised(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    status = main(["import", str(path), "--json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return status, json.loads(out)["exercised"]
+
+
+def _shipped_twice(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``name`` shipped twice (its records again after it, a JSON list's
+    elements twice) imports as it does once, and says it read records twice."""
+    path = DATA / name
+    twice = tmp_path / path.name
+    if name.endswith(".spans.json"):  # Phoenix's export: one JSON list
+        listed = json.loads(path.read_text())
+        twice.write_text(json.dumps(listed + listed))
+    else:
+        text = path.read_text().rstrip("\n") + "\n"
+        twice.write_text(text + text)
+    assert _exercised(twice, capsys) == _exercised(path, capsys)
+    main(["import", str(twice)])
+    assert "seen before" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["langsmith_list_runs/cut.jsonl", "mlflow/cut.traces.jsonl", "agents_tracing/cut.spans.jsonl",
+     "phoenix/cut.spans.json"],
+)  # fmt: skip
+def test_a_stack_log_shipped_twice_imports_as_once(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The readers with ids of their own: LangSmith runs, MLflow traces, the
+    Agents SDK's processor export, Phoenix's span list (the spans' own ids
+    are test_bad_inputs_scale's case)."""
+    _shipped_twice(name, tmp_path, capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        str(p.relative_to(DATA))
+        for p in DATA.rglob("*.json*")
+        if "responses_cut.spans" not in p.name
+    ),
+)
+def test_every_recorded_log_shipped_twice_imports_as_once(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _shipped_twice(name, tmp_path, capsys)
