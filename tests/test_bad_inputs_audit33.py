@@ -2,7 +2,8 @@
 special files"), run by the machinery of ``tests/test_bad_inputs.py``: a
 symlink loop, a dangling symlink, a second name of the same log (a symlink or
 a hard link: read once, and said), and names a shell or a terminal trips on
-(a leading dash, a newline).  Each gets a verdict or one paragraph with
+(a leading dash, a newline), and a span whose droppedAttributesCount is
+negative.  Each gets a verdict or one paragraph with
 exit 2, never a traceback, and no entry of the case folder changes (its
 content, or the target of a link).  The special files themselves (FIFOs,
 devices, sockets) are the cases of ``tests/test_bad_inputs_files.py``; the
@@ -11,6 +12,7 @@ hostile contents those of ``tests/test_bad_inputs_scale.py``."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -21,6 +23,15 @@ from test_bad_inputs import TELEMETRY, Case, _c, _check, _run
 case_dir = test_bad_inputs.case_dir  # the fixture
 
 CHAT = (TELEMETRY / "raw_chat_cut.jsonl").read_bytes()
+
+
+def _negative_dropped_count() -> str:
+    """The GenAI cut log with a span whose droppedAttributesCount is -1."""
+    data = json.loads((TELEMETRY / "otel_genai_cut.otlp.jsonl").read_text(encoding="utf-8"))
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["droppedAttributesCount"] = -1
+    return json.dumps(data) + "\n"
+
+
 NEWLINE = "new\nline.jsonl"
 
 
@@ -34,6 +45,7 @@ def paths_dir(case_dir: Path) -> Path:
     (case_dir / "dangling.jsonl").symlink_to("nowhere.jsonl")
     (case_dir / "alias.jsonl").symlink_to("log.jsonl")
     os.link(case_dir / "log.jsonl", case_dir / "hard.jsonl")
+    (case_dir / "negative.otlp.jsonl").write_text(_negative_dropped_count(), encoding="utf-8")
     return case_dir
 
 
@@ -50,6 +62,10 @@ CASES = [
     ),
     (_c("import-leading-dash", "import -- -dash.jsonl", 1), "3 of 3 request(s)"),
     (Case("import-newline-name", ("import", "{tmp}/" + NEWLINE), 1), "3 of 3 request(s)"),
+    (
+        _c("import-negative-dropped-count", "import negative.otlp.jsonl", needle="is not a count"),
+        "",
+    ),
 ]
 
 

@@ -160,7 +160,7 @@ def spans_of(record: Mapping[str, Any], where: str) -> Iterator[Span]:
                         tuple((str(e.get("name")), _kv(e.get("attributes")))
                               for e in s.get("events") or [] if isinstance(e, Mapping)),
                         f"{where}, span {_hex(s.get('spanId'))}",
-                        int(s.get("droppedAttributesCount") or 0),
+                        _count(s.get("droppedAttributesCount")),
                     )  # fmt: skip
         return
     context = record.get("context") or {}
@@ -196,6 +196,15 @@ def _provider(attributes: Mapping[str, Any]) -> Provider | None:
         if isinstance(value, str) and value.lower() in _PROVIDERS:
             return _PROVIDERS[value.lower()]
     return None
+
+
+def _count(value: Any) -> int:
+    """A span's ``droppedAttributesCount`` (absent: 0); ValueError if it is
+    not a count (the reader names the span)."""
+    count = int(value or 0)
+    if count < 0:
+        raise ValueError(f"droppedAttributesCount {count} is not a count")
+    return count
 
 
 def _dropped_provider(span: Span, rejection: str | None) -> Provider | None:
