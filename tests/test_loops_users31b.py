@@ -1,6 +1,7 @@
 """Issue 31's remaining kinds of user code (round 34): a trim inside the user's
 own graph node, a session's own item limit, a budget stated as a module
-constant, a trim that empties the conversation.
+constant, a trim that empties the conversation, a summarizer that is a second
+agent on its own provider string.
 
 Each is a cheap check of the mechanism; ``tests/test_user_agents.py`` (slow)
 holds the user agents of these kinds to their verdicts.
@@ -85,6 +86,7 @@ def test_a_sessions_own_item_limit_is_a_trim_hook_with_its_budget() -> None:
 
 
 # --------------------------------------------- a trim inside the user's graph node
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")  # the user's API
 def test_a_hand_built_graphs_own_node_is_the_trim_hook() -> None:
     pytest.importorskip("langgraph")
     from prunecheck.sim.subjects.loops.contract import Capability
@@ -116,3 +118,25 @@ def test_the_plain_agent_sends_the_whole_state_the_users_node_was_called_with() 
     whole_state(node)({"messages": history})
     assert [[m.content for m in s] for s in sent] == [["s", "a", "b", "c"], ["s", "c"]]
     assert plain._sent([HumanMessage("x")])[0].content == "x"  # outside a node: as given
+
+
+# ------------------------------------- a summarizer that is a second agent (pydantic-ai)
+def test_a_summarizer_agent_on_its_own_provider_string_asks_the_harness_and_may_fail() -> None:
+    pytest.importorskip("pydantic_ai")
+    from prunecheck.sim.subjects.loops.frameworks.pydantic_ai import PydanticAIAdapter
+    from prunecheck.sim.subjects.loops.scheduler import LoopRun
+    from prunecheck.sim.subjects.loops.steps import ModelError, ReplyStep, User
+    from prunecheck.sim.subjects.loops.target import load_target
+
+    target = load_target(f"loop:{AGENTS / 'pa_summarizer_docs.py'}:agent")
+    with LoopRun(PydanticAIAdapter(), target.target) as run:
+        for n in range(6):  # 12 messages: the processor hands the oldest 10 to its summarizer
+            run.apply(User(f"question {n}"))
+            if run.side_request():
+                break
+            run.apply(ReplyStep(f"answer {n}"))
+        assert run.side_request()  # the summarizer's call waits on the schedule, offline
+        aside = run.ledger.requests[-1].body
+        assert "tools" not in aside and "Summarize this conversation" in str(aside)
+        run.apply(ModelError("503 Service Unavailable (injected)"))
+        assert run.watch.faults == 1

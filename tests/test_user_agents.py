@@ -131,14 +131,7 @@ ROWS: tuple[Row, ...] = (
     # 5. Summarizers whose model call fails: a fault, named.
     Row("lc_summarizer_fails.py:agent", Expect.FAULT, scenario=None),
     Row("pa_summarizer_docs.py:agent", Expect.LOADS, scenario=None),
-    Row(
-        "pa_summarizer_docs.py:agent",
-        Expect.FAULT,
-        scenario=None,
-        wrong_today="its summarizer is a second agent on a provider string: its call is "
-        "refused offline in every schedule (no model_error step: only a summarizer on the "
-        "agent's own model asks the harness), and no verdict names it",
-    ),
+    Row("pa_summarizer_docs.py:agent", Expect.FAULT, scenario=None),
     # 6. A custom Session subclass that trims: its trimming judged.
     Row(
         "oa_session_last_n.py:app",

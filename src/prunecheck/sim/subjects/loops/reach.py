@@ -55,6 +55,7 @@ __all__ = [
     "counter_name",
     "module_budget",
     "text_size",
+    "user_module",
 ]
 
 #: Characters per token of a sized tool output and of an estimate: the rule
@@ -236,7 +237,7 @@ _CONSTANT_UNITS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def _user_module(target: object) -> ModuleType | None:
+def user_module(target: object) -> ModuleType | None:
     """The module the user's agent was loaded from: a factory's or class's own
     module, else the user file (imported by prunecheck) that holds ``target``."""
     import inspect
@@ -263,7 +264,7 @@ def module_budget(target: object) -> Budget | None:
     (:data:`_CONSTANT_UNITS`), in the module's order; None if none.  It is
     read by its name, not by the code that uses it: the figures say so
     ("module constant NAME"), and it only aims the ladder's sizes."""
-    module = _user_module(target)
+    module = user_module(target)
     if module is None:
         return None
     for name, value in vars(module).items():

@@ -12,7 +12,11 @@ output types — with two substitutions made at pydantic-ai's own boundaries:
   approval kind): a ``WrapperToolset`` around each of the agent's toolsets
   swaps the tool's ``call_func`` for a fake calling :meth:`Harness.tool`, so
   pydantic-ai's own argument validation and ``anyio.fail_after`` tool timeout
-  still wrap the body.
+  still wrap the body;
+- every other ``Agent`` of the user's module (a summarizer on its own provider
+  string, run by a history processor) runs on a model double too: its call is a
+  side request (no tools offered) the schedule answers with a text, or fails
+  with a ``model_error`` step (the summarizer raises, as a provider's error).
 
 **Durable persistence.** pydantic-ai keeps a conversation as the
 ``all_messages()`` the application stores and passes back as
@@ -37,6 +41,7 @@ Needs ``pip install 'prunecheck[loops]'`` (pydantic-ai-slim only).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
@@ -137,6 +142,9 @@ class PydanticAIAdapter:
     plain: bool = False
     framework: str = field(default="pydantic-ai", init=False)
     supported: ClassVar[Supported] = SUPPORTED
+    #: Another agent of the user's module (a summarizer) asks the harness: its request
+    #: may fail (``model_error``).
+    model_faults: ClassVar[bool] = True
 
     def without_trimming(self) -> PydanticAIAdapter:
         """This adapter opening the framework's plain agent (``plain``)."""
@@ -172,7 +180,7 @@ class PydanticAIAdapter:
         return frozenset(caps)
 
     def open(self, target: object, harness: Harness) -> _PydanticAILoop:
-        return _PydanticAILoop(_need(target), harness, self)
+        return _PydanticAILoop(_need(target), harness, self, _other_agents(target))
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A standalone script of ~50 lines on pydantic-ai alone (:mod:`.pydantic_ai_repro`)."""
@@ -183,6 +191,23 @@ class PydanticAIAdapter:
         return script_text(self, target, target_spec, schedule_json, folder=folder,
                            persist_every_node=self.persist is Persist.NODE,
                            repair_on_new_message=self.repair_on_new_message)  # fmt: skip
+
+
+def _other_agents(target: object) -> list[Any]:
+    """The other pydantic-ai ``Agent`` s of the user's module (a summarizer
+    ``Agent("openai:gpt-4o-mini")`` a history processor runs): each runs on a
+    model double that asks the harness, as a side request (no tools offered),
+    never on its provider."""
+    from pydantic_ai import Agent
+
+    from ..reach import user_module
+
+    agent = _agent(target)
+    module = user_module(target)
+    if module is None:
+        return []
+    found = {id(v): v for v in vars(module).values() if isinstance(v, Agent) and v is not agent}
+    return list(found.values())
 
 
 def _need(target: object) -> Any:
@@ -319,10 +344,14 @@ def _tool_json(d: Any) -> dict[str, object]:
 class _PydanticAILoop:
     """One live instance of the user's agent (see the module docstring)."""
 
-    def __init__(self, agent: Any, harness: Harness, adapter: PydanticAIAdapter) -> None:
+    def __init__(
+        self, agent: Any, harness: Harness, adapter: PydanticAIAdapter, others: list[Any]
+    ) -> None:
         from pydantic_ai.models.function import FunctionModel
 
         self._agent = agent
+        self._others = others
+        self._side_model = FunctionModel(self._respond_aside, model_name="prunecheck-double")
         self._harness = harness
         self._adapter = adapter
         self._path = Path(harness.store) / _FILE
@@ -374,6 +403,15 @@ class _PydanticAILoop:
             parts.append(ToolCallPart(call.name, call.arguments, tool_call_id=call.id))
         return ModelResponse(parts=parts, model_name="prunecheck-double")
 
+    async def _respond_aside(self, messages: list[Any], info: Any) -> Any:
+        """Another agent's model call (a summarizer's): a side request, its text the reply's."""
+        from pydantic_ai.messages import ModelResponse, TextPart
+
+        request = {"messages": render_messages(messages, info.instructions)}
+        reply: Reply = await self._harness.model(request)
+        text = reply.text or "summary of the conversation so far"
+        return ModelResponse(parts=[TextPart(text)], model_name="prunecheck-double")
+
     def _repaired(self, layer: str, before: list[Any], after: list[Any]) -> None:
         """pydantic-ai's repair rewrote ``before`` into ``after``: the harness judges it."""
         tell = getattr(self._harness, "repaired", None)
@@ -401,7 +439,9 @@ class _PydanticAILoop:
             history = repaired
         agent = self._agent
         watching = _OBSERVER.set(self._repaired)
-        with agent.override(tools=[], toolsets=self._toolsets):
+        with contextlib.ExitStack() as aside, agent.override(tools=[], toolsets=self._toolsets):
+            for other in self._others:
+                aside.enter_context(other.override(model=self._side_model))
             try:
                 async with agent.iter(
                     prompt,
