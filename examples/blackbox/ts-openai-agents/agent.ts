@@ -73,6 +73,10 @@ function trimmed(input: AgentInputItem[]): AgentInputItem[] {
   return input.slice(Math.max(cut, 0));
 }
 
+// As many agents' tools do, this one ignores the abort signal the SDK hands it
+// (details.signal), and the SDK waits for a running tool after Ctrl-C: a cancel
+// while a tool runs hangs until the tool ends (the cancel cell of reports/loops.md;
+// passing the signal to fetch ends the turn at once).
 async function runTool(id: string, name: string, input: unknown): Promise<string> {
   const answer = await fetch(process.env.AGENT_TOOLS!, {
     method: "POST",

@@ -51,6 +51,10 @@ function trimmed(messages: ModelMessage[]): ModelMessage[] {
   return messages.length <= KEEP ? messages : messages.slice(-KEEP);
 }
 
+// As many agents' tools do, this one ignores the abort signal the SDK hands it
+// (the abortSignal of execute's options), and the SDK waits for a running tool after Ctrl-C: a cancel
+// while a tool runs hangs until the tool ends (the cancel cell of reports/loops.md;
+// passing the signal to fetch ends the turn at once).
 async function runTool(id: string, name: string, input: unknown): Promise<string> {
   const answer = await fetch(process.env.AGENT_TOOLS!, {
     method: "POST",
