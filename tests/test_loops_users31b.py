@@ -31,7 +31,10 @@ def test_a_request_emptied_to_the_system_prompt_is_refused_with_anthropics_text(
     assert [(i.kind, i.reason, i.text) for i in found] == [
         (IncidentKind.PROVIDER_REJECTION, "anthropic:no_messages", ANTHROPIC_NO_MESSAGES)
     ]
-    assert "no conversation at all" in found[0].detail
+    assert "only 1 system message(s) and no conversation" in found[0].detail
+    nothing = judge_request({"messages": []}, Ledger(), 4, trims=True)
+    assert [i.reason for i in nothing] == ["anthropic:no_messages"]
+    assert "no message at all" in nothing[0].detail
 
 
 def test_a_request_with_a_conversation_is_not_called_empty() -> None:

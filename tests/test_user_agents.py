@@ -200,43 +200,38 @@ ROWS: tuple[Row, ...] = (
     # module-graph and summarizer-fault fixes, run once as written: reports/user-agents.md).
     # tuned after it was held back (the judge's prefix-and-note copy): no longer held back
     Row("held_back/pa_truncate_outputs.py:agent", Expect.UNSAFE, frozenset({"truncated_payload"})),
-    Row(
-        "held_back/lc_empty_trim.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL | {"silent_loss"},
-        wrong_today="trim cell safe (the history changed in 2 of 90 schedules): the emptied, "
-        "system-only request and the results gone with it are not judged",
-    ),
+    # rerun in round 34 after the changes above (written on agents 11., not on these):
+    # caught now, the emptied request judged
+    Row("held_back/lc_empty_trim.py:agent", Expect.UNSAFE, STRUCTURAL | {"silent_loss"}),
     Row(
         "held_back/oa_session_settings_limit.py:app",
         Expect.UNSAFE,
         STRUCTURAL,
-        wrong_today="trim cell n/a (SessionSettings(limit=10) is no trim hook the adapter "
-        "sees); the limit's cut is caught as silent_loss in the timeout and crash classes",
+        wrong_today="the session's SessionSettings(limit=10) is the trim hook now, and the trim "
+        "cell is safe (the limit cut the history in 5 of 60 schedules): the SDK drops an output "
+        "whose call the limit cut, the repair its docstring allows; exit 1 from crash then a new "
+        "message (silent_loss: its :memory: session is lost with the process)",
     ),
     Row(
         "held_back/ag_module_constant_budget.py:agent",
         Expect.UNSAFE,
         STRUCTURAL,
-        wrong_today="trim cell safe: CONTEXT_TOKENS = 6,000 is not read (budget unknown), the "
-        "largest history 5,926 tokens; no cut between a call and its result was reached",
+        wrong_today="trim cell safe: CONTEXT_TOKENS = 6,000 is read now and the outputs grown to "
+        "it (largest history 5,144 tokens, the history changed in 16 of 90 schedules), but no "
+        "cut between a call and its result was reached",
     ),
-    Row(
-        "held_back/lg_node_trim.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        scenario=None,
-        wrong_today="trim cell n/a: trim_messages inside the user's own async node is no trim "
-        "hook the adapter sees; only framework findings, exit 0",
-    ),
+    # caught now (round 34): the user's node is the trim hook; trim_messages keeps nothing
+    # once the newest output is over MAX_TOKENS, and the emptied request is judged
+    Row("held_back/lg_node_trim.py:agent", Expect.UNSAFE, STRUCTURAL, scenario=None),
     Row(
         "held_back/lc_capped_saver.py:agent",
         Expect.UNSAFE,
         STRUCTURAL,
         scenario=None,
-        wrong_today="the app's InMemorySaver subclass is kept now (the trim class applies), "
-        "but its cap changed the history in 1 of 60 schedules (17 messages at most) and no "
-        "cut between a call and its result was reached; framework findings only, exit 0",
+        wrong_today="the app's InMemorySaver subclass is kept now (the trim class applies, "
+        "KEEP = 12 read as its budget), but its cap changed the history in 1 of 60 schedules "
+        "(17 messages at most) and no cut between a call and its result was reached; framework "
+        "findings only, exit 0",
     ),
     Row("held_back/lc_agent_executor.py:agent", Expect.REFUSED, scenario=None),
     # written after the truncation and checkpointer changes, run once as written

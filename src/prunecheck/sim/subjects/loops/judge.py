@@ -215,11 +215,11 @@ def _emptied(body: Mapping[str, object], step: int) -> list[Incident]:
         not isinstance(m, dict) or m.get("role") not in ("system", "developer") for m in raw
     ):
         return []
+    held = f"only {len(raw)} system message(s)" if raw else "no message at all"
     return [Incident(IncidentKind.PROVIDER_REJECTION, step, (),
-                     f"anthropic rejects the request: it holds {len(raw)} system message(s) and "
-                     "no conversation at all (the trim removed every message, the user's "
-                     "included)", reason="anthropic:no_messages",
-                     text=ANTHROPIC_NO_MESSAGES)]  # fmt: skip
+                     f"anthropic rejects the request: it holds {held} and no conversation "
+                     "(the trim removed every message, the user's included)",
+                     reason="anthropic:no_messages", text=ANTHROPIC_NO_MESSAGES)]  # fmt: skip
 
 
 def judge_request(
