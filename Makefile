@@ -51,13 +51,18 @@ test: $(STAMP)
 	$(PYTEST) -q -m "not slow and not integration" -n $(JOBS) --dist worksteal --durations=20 $(TEST_COV)
 
 # The fast suite's 30 slowest tests (setup, call and teardown each), and the
-# summed test time against the budget above; JOBS as for make test.
+# summed test time against the budget above; JOBS as for make test.  Then the
+# 30 costliest tests in CPU time and the CPU time of the tests and of the whole
+# test processes (tests/cpu_times.py): on a shared machine, wall-clock time
+# measures the load beside the run, CPU time what the suite costs.
 test-durations: $(STAMP)
-	$(PYTEST) -q -m "not slow and not integration" -n $(JOBS) --dist worksteal --durations=30 --junitxml=.pytest-durations.xml
+	rm -f .pytest-cpu.*.tsv
+	PRUNECHECK_CPU_TIMES=$(CURDIR)/.pytest-cpu $(PYTEST) -q -m "not slow and not integration" -n $(JOBS) --dist worksteal --durations=30 --junitxml=.pytest-durations.xml
 	$(PY) -c 'import xml.etree.ElementTree as E; c = list(E.parse(".pytest-durations.xml").iter("testcase")); print("%d tests, %.0f s of test time summed (budget: 220 s on 2 idle cores)" % (len(c), sum(float(x.get("time") or 0) for x in c)))'
+	$(PY) tests/cpu_times.py $(CURDIR)/.pytest-cpu
 
 # Every test, slow and integration ones too, with line coverage of the package;
-# property tests get Hypothesis's full 100 examples (make test: 40; tests/conftest.py).
+# property tests get Hypothesis's full 100 examples (make test: 20; tests/conftest.py).
 test-all: $(STAMP) node-deps-if-npm
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-full} $(PYTEST) -q -n $(JOBS) --dist worksteal --durations=20 --cov
 

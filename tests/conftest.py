@@ -38,8 +38,10 @@ cheap check in ``make test`` and its full one in ``make test-all``.
 
 Hypothesis profiles:
 
-* ``default`` — fast, for ``make test``: 40 examples, no deadline (the
+* ``default`` — fast, for ``make test``: 20 examples, no deadline (the
   machine is shared and noisy; tests never assert on wall-clock time).
+  ``make test-all`` runs the same tests with ``full``, so every property
+  test keeps its thorough run there.
 * ``full`` — 100 examples, Hypothesis's own budget: ``make test-all`` runs
   every property test with it (``HYPOTHESIS_PROFILE=full``).
 * ``thorough`` — many examples, for tests marked ``slow``; they opt in with
@@ -86,10 +88,18 @@ if _WORKER:  # one database per worker process, in the repository's .hypothesis/
 # the messages it asserts on.  Tests of progress set the interval themselves.
 os.environ.setdefault("PRUNECHECK_PROGRESS_INTERVAL", "0")
 
-settings.register_profile("default", max_examples=40, **_COMMON)
+settings.register_profile("default", max_examples=20, **_COMMON)
 settings.register_profile("full", max_examples=100, **_COMMON)
 settings.register_profile("thorough", max_examples=1500, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# make test-durations: each test's CPU time beside its wall-clock time (tests/cpu_times.py).
+if os.environ.get("PRUNECHECK_CPU_TIMES"):
+    from cpu_times import (  # noqa: F401  (pytest finds the hooks in this module)
+        pytest_runtest_logfinish,
+        pytest_runtest_logstart,
+        pytest_unconfigure,
+    )
 
 # The failure database (sim/evidence/failures.py) would make one test's
 # counterexample decide the next one's check: off unless a test turns it on.

@@ -48,7 +48,12 @@ def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # ------------------------------------------------------------------ the explorer
 @pytest.mark.usefixtures("in_process")
-@pytest.mark.parametrize("spelling", [["--policy", IGNORES_PENDING], [IGNORES_PENDING]])
+#: The spelling's parse is checked cheaply (test_explore.py, test_formats.py: --policy;
+#: test_explore_says_what_it_did_with_time below: positional); make test explores once.
+@pytest.mark.parametrize(
+    "spelling",
+    [["--policy", IGNORES_PENDING], pytest.param([IGNORES_PENDING], marks=pytest.mark.slow)],
+)
 def test_default_explore_catches_a_policy_that_ignores_pending_calls(
     spelling: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
