@@ -115,12 +115,7 @@ def test_every_reproduction_is_short_or_states_its_bound(rows: list[TableRow]) -
         script = re.search(r"\[script\]\((loops/[\w.-]+\.py)\) ([^)]*)\)", cell)
         assert script, f"{row.spec}, {title}: no script"
         assert (TABLE.parent / script.group(1)).exists(), script.group(1)
-        if row.framework.startswith("black-box"):
-            # a subprocess's timing is not the seed's (docs/how-to/black-box.md): the table
-            # says what its replay did, and a replay that did not reproduce says so
-            assert re.fullmatch(r"reproduces alone|exit \d: .+", script.group(2)), cell
-            continue
-        assert script.group(2) == "reproduces alone", cell
+        assert script.group(2) == "reproduces alone", cell  # black-box rows too
 
 
 def test_every_framework_has_a_safe_cell(rows: list[TableRow]) -> None:

@@ -100,6 +100,12 @@ WAKE = 0.5
 #: keeps and never reads from.  Anything else lands within milliseconds.
 TRANSIT_PATIENCE = 10.0
 
+#: Real seconds an agent sent a cancel (SIGINT) must stay quiet, its turn not
+#: over, before the harness takes it as done reacting (the cancel class then
+#: judges a hang): an agent whose reaction sleeps on a timer of its own (an
+#: SDK's short delay) looks quiet for a moment without being done.
+CANCEL_QUIET = 2.0
+
 #: Real seconds a reply the harness chose may take to be written before the
 #: run is declared stuck (the endpoint writes it at once).
 _ANSWER_TIMEOUT = 120.0
@@ -154,6 +160,8 @@ class ProcessLoop:
         self.mcp: Any = None  # the MCP server over HTTP, if the manifest asks for {mcp_url}
         self.answered: list[ToolRequest] = []  # tool answers given, maybe not yet written
         self.transit_since: float | None = None
+        self.quiet_since: float | None = None  # after a cancel: quiet since (see CANCEL_QUIET)
+        self.cancelling = False  # a cancel was sent in this turn
         setattr(self.clock, "outside", self)  # noqa: B010 - the VirtualLoop's hook
 
     # ------------------------------------------------------------ the process
@@ -272,6 +280,7 @@ class ProcessLoop:
 
     async def cancel(self, turn: asyncio.Task[None]) -> None:
         """Ctrl-C: ``SIGINT`` to the agent's process group."""
+        self.cancelling, self.quiet_since = True, None
         self._signal(signal.SIGINT)
 
     async def resume(self) -> None:
@@ -446,12 +455,20 @@ class ProcessLoop:
                 if self.proc is not None and not alive:
                     self.exits.append(self.proc.returncode or 0)
                 self.turn.set_result(None)
+                self.cancelling = False
                 return True
         if not alive:
             return False
         if not waiting and not (self.turn is None or self._stdout_ready()):
             return True  # neither waits on the harness nor is done: it works on its own
-        return not self._quiet() or self._news()
+        if not self._quiet() or self._news():
+            self.quiet_since = None
+            return True
+        if self.cancelling and self.turn is not None and not self.turn.done():
+            now = time.monotonic()
+            self.quiet_since = self.quiet_since if self.quiet_since is not None else now
+            return now - self.quiet_since < CANCEL_QUIET  # quiet, but is it done reacting?
+        return False
 
     def _quiet(self) -> bool:
         return self.proc is None or tree_quiet(self.proc.pid)
