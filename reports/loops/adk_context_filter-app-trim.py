@@ -62,6 +62,9 @@ async def main():
     await step(finish('call_2', 'send_email result for call_2 lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem ipsum'))
     await step(answer('answer 6'))
     await step(start(runner, 'user message 7'))
+    for n, body in enumerate(requests, 1):  # Gemini: a function call turn comes right after a user turn or a function response turn
+        if bad := [m for i, m in enumerate(body) if m.get("tool_calls") and [p["role"] for p in body[:i] if p["role"] != "system"][-1:] in ([], ["assistant"])]:
+            return print(f"request #{n}: {json.dumps(body)}\ngemini says: " + 'Please ensure that function call turn comes immediately after a user turn or after a function response turn.' + f"\nreproduced: provider_rejection: the function call turn of {bad[0]['tool_calls'][0]['id']} follows no user or function response turn") or 1
     for n, body in enumerate(requests, 1):  # OpenAI: a tool message answers the assistant message before it
         for i, m in enumerate(body):
             if m["role"] == "tool" and m["tool_call_id"] not in [c["id"] for c in next((p.get("tool_calls") or [] for p in body[i::-1] if p["role"] != "tool"), [])]:
