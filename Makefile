@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SEED   ?= 1
 
-.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops known-bugs docs clean node-deps node-deps-if-npm
+.PHONY: all report report-fresh test test-durations test-all lint format bench frameworks loops loops-render known-bugs docs clean node-deps node-deps-if-npm
 
 all: test
 
@@ -122,6 +122,11 @@ LOOP_SCHEDULES ?=
 ONLY ?=
 loops: $(STAMP)
 	$(PY) -m prunecheck.sim.reports.loops --out reports/loops.md --scripts reports/loops --seed $(SEED) $(if $(LOOP_SCHEDULES),--max-examples $(LOOP_SCHEDULES)) $(if $(ONLY),--only '$(ONLY)')
+
+# The same table and scripts written again from the stored rows and schedules
+# (reports/loops/rows.json, *.json) without searching: a script whose text changed runs again.
+loops-render: $(STAMP)
+	$(PY) -m prunecheck.sim.reports.loops --out reports/loops.md --scripts reports/loops --render-only
 
 # The known-bug corpus (known_bugs/, reports/known-bugs.md): a venv per pinned release,
 # built from PyPI (known_bugs/venvs.py), then each bug's ground truth and `prunecheck check`

@@ -3,8 +3,10 @@ the same way for every framework (``tests/test_repro_<framework>.py``).
 
 A reproduction is the bug report a framework maintainer pastes into an issue:
 
-* at most :data:`MAX_LINES` lines, and byte for byte what its adapter writes
-  today from the schedule beside it (``<name>.json``);
+* at most :data:`MAX_LINES` lines, and byte for byte what ``make loops``
+  writes today from the schedules of the cells that share it
+  (``<cell>.json``; :mod:`prunecheck.sim.reports.loops_scripts`): the table
+  links each unsafe cell to its script and the arguments it takes;
 * run from a temporary folder outside the repository, with prunecheck's
   harness, its dependencies and the other frameworks unimportable
   (:func:`prunecheck.sim.reports.alone.run_alone`), it exits 1 on the pinned
@@ -30,6 +32,8 @@ from prunecheck.sim.drivers.action_search import rerun
 from prunecheck.sim.evidence.loop_bundle import bundle_texts
 from prunecheck.sim.reports.alone import finding_of, run_alone
 from prunecheck.sim.reports.loops import is_guarded
+from prunecheck.sim.reports.loops_scripts import plan, script_parts, slug
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
 from prunecheck.sim.subjects.loops.steps import schedule_from_json
 from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import load_target
@@ -47,6 +51,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOPS = ROOT / "reports" / "loops"
+TABLE = ROOT / "reports" / "loops.md"
 
 #: The longest a reproduction may be (issue 30: at most 80, aim for 50).
 MAX_LINES = 80
@@ -63,7 +68,13 @@ class Cell:
 
     @property
     def script(self) -> Path:
-        return self.schedule.with_suffix(".py")
+        """The script the table links the cell to."""
+        return LOOPS / Path(_links()[self.schedule.stem][1]).name
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        """The script's arguments for this cell (the table shows them)."""
+        return _links()[self.schedule.stem][2]
 
     @property
     def data(self) -> dict[str, Any]:
@@ -72,6 +83,21 @@ class Cell:
 
     def __str__(self) -> str:
         return self.schedule.stem
+
+
+_LINKS: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+
+
+def _links() -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """Each unsafe cell of the table, in the table's order: cell → (spec, script, args)."""
+    if not _LINKS:
+        classes = [s.value for s in SCENARIOS]
+        for line in TABLE.read_text(encoding="utf-8").splitlines():
+            if line.startswith("| `loop:"):
+                spec = line.split("`")[1]
+                for scenario, (path, args, _) in script_parts(line, classes).items():
+                    _LINKS[slug(spec, scenario)] = (spec, path, args)
+    return _LINKS
 
 
 def cells(prefix: str) -> list[Cell]:
@@ -91,10 +117,23 @@ def shape(messages: list[dict[str, Any]]) -> list[tuple[str, tuple[str, ...], st
     ]
 
 
-def _target(cell: Cell) -> Any:
-    spec = str(cell.data["spec"])
+def _load(spec: str) -> Any:
     head, _, rest = spec.partition(":")
     return load_target(f"{head}:{ROOT / rest}" if rest.startswith("examples/") else spec)
+
+
+def _target(cell: Cell) -> Any:
+    return _load(str(cell.data["spec"]))
+
+
+def _written(cell: Cell) -> str:
+    """The script ``make loops`` writes today for the cells that share ``cell``'s."""
+    sharing = [
+        (spec, str(json.loads((LOOPS / f"{name}.json").read_text())["scenario"]))
+        for name, (spec, path, _) in _links().items()
+        if Path(path).name == cell.script.name
+    ]
+    return plan(sharing, LOOPS, load=_load).texts[cell.script.name]
 
 
 def _bundle(cell: Cell) -> tuple[str, list[dict[str, Any]], set[str]]:
@@ -115,11 +154,11 @@ def check_reproduces(cell: Cell, tmp_path: Path) -> None:
     text = cell.script.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= MAX_LINES, f"{cell}: {len(text.splitlines())} lines"
     assert "prunecheck.sim" not in text and "prunecheck.model" not in text, cell
-    written, requests, expect = _bundle(cell)
-    assert written == text, f"{cell}: the adapter writes another script today (make loops)"
+    _, requests, expect = _bundle(cell)
+    assert _written(cell) == text, f"{cell}: make loops writes another script today"
     target = _target(cell)
     done = run_alone(cell.script, target.framework, tmp_path, keep_guard=is_guarded(target),
-                     timeout=120)  # fmt: skip
+                     timeout=120, args=cell.args)  # fmt: skip
     assert done.returncode == 1, f"{cell}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     last = done.stdout.rstrip().splitlines()[-1]
     assert last.startswith("reproduced: "), f"{cell}: {last}"

@@ -84,7 +84,9 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(
         assert main(argv) == 0
         tables.append(re.sub(r"\| \d+ s \|", "| - |", out.read_text(encoding="utf-8")))
         scripts = sorted(p.name for p in (out.parent / "loops").iterdir())
-        assert "loops_fake-buggy-crash_new_message.py" in scripts
+        assert "loops_fake-buggy-crash_new_message.json" in scripts  # the cell's schedule
+        # its script: the buggy agent's, or shared with the other agent's same script
+        assert any(re.fullmatch(r"loops_fake[\w+-]*crash_new_message[\w+-]*\.py", s) for s in scripts)
         files = {p: (out.parent / "loops" / p).read_bytes() for p in scripts}
         files["rows.json"] = re.sub(rb"\| \d+ s \|", b"| - |", files["rows.json"])  # wall clock
         written.append(files)
@@ -94,7 +96,8 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(
     assert "| `loop:" in table and "**UNSAFE**" in table and "n/a: no human-in-the-loop" in table
     assert ":careful`" not in table  # --only *buggy: both buggy agents, not the careful one
     assert "orphaned_result" in table  # the trim that cuts units, at the framework's hook
-    assert "](loops/loops_fake-buggy-crash_new_message.py)" in table and GUARD_NOTE in table
+    assert re.search(r"\]\(loops/loops_fake[\w+-]*crash_new_message[\w+-]*\.py\)", table)
+    assert GUARD_NOTE in table
 
 
 def test_only_rechecks_its_rows_and_keeps_the_others(

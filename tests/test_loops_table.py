@@ -8,10 +8,12 @@ documented trimming, persistence, behind the guard; Strands has no guard
 example yet: the first three); give every scenario
 class of every row a verdict, or "n/a: why"; keep every reproduction within
 15 environment steps or say how many; show a safe cell per framework; and
-print the versions the ``loops`` extra pins.  The slow test runs every
-committed script (reports/loops/*.py) where prunecheck and the other
-frameworks cannot be imported, and checks that it exits 1 showing its
-cell's failure: the broken request (the provider's 400), the ledger
+print the versions the ``loops`` extra pins.  Cells whose scripts would be
+the same share one (the cell shows the arguments it passes); every script is
+at most 80 lines and all of them together under 5,000.  The slow test runs
+every unsafe cell's script (with the cell's arguments) where prunecheck and
+the other frameworks cannot be imported, and checks that it exits 1 showing
+its cell's failure: the broken request (the provider's 400), the ledger
 mismatch, or the hang.
 """
 
@@ -33,6 +35,7 @@ from prunecheck.sim.reports.alone import (
     run_alone,
 )
 from prunecheck.sim.reports.loops import MAX_REPRO_STEPS, PACKAGES, SETTINGS
+from prunecheck.sim.reports.loops_scripts import script_parts, slug
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,10 +115,10 @@ def test_every_reproduction_is_short_or_states_its_bound(rows: list[TableRow]) -
         assert steps, f"{row.spec}, {title}: {cell!r}"
         within = int(steps.group(1)) <= MAX_REPRO_STEPS
         assert within or f"over the {MAX_REPRO_STEPS}-step aim" in cell, cell
-        script = re.search(r"\[script\]\((loops/[\w.-]+\.py)\) ([^)]*)\)", cell)
+        script = re.search(r"\[script\]\((loops/[\w.+-]+\.py)\)((?: `[^`]+`)*) ([^)]*)\)", cell)
         assert script, f"{row.spec}, {title}: no script"
         assert (TABLE.parent / script.group(1)).exists(), script.group(1)
-        assert script.group(2) == "reproduces alone", cell  # black-box rows too
+        assert script.group(3) == "reproduces alone", cell  # black-box rows too
 
 
 def test_every_framework_has_a_safe_cell(rows: list[TableRow]) -> None:
@@ -175,8 +178,42 @@ def test_the_isolation_hides_prunecheck_and_the_other_frameworks(tmp_path: Path)
         assert seen["json"] == "ok"
 
 
-def _scripts() -> list[Path]:
-    return sorted(p for p in SCRIPTS.glob("*.py") if not _is_black_box(p.with_suffix(".json")))
+def _links() -> list[tuple[str, Path, tuple[str, ...]]]:
+    """Each unsafe cell of the table: (its name, its script, the script's arguments)."""
+    classes = [s.value for s in SCENARIOS]
+    found = []
+    for line in TABLE.read_text(encoding="utf-8").splitlines() if TABLE.exists() else []:
+        if line.startswith("| `loop:"):
+            spec = line.split("`")[1]
+            for scenario, (path, args, _) in script_parts(line, classes).items():
+                found.append((slug(spec, scenario), TABLE.parent / path, args))
+    return found
+
+
+MAX_SCRIPT_LINES, MAX_ALL_LINES = 80, 5000  # issue 30: each at most 80 lines, all under 5,000
+
+
+def test_every_cell_has_its_schedule_and_every_script_serves_a_cell() -> None:
+    links = _links()
+    assert links
+    for name, script, _ in links:
+        assert (SCRIPTS / f"{name}.json").exists(), name
+        assert script.exists(), f"{name}: {script.name}"
+    assert {p.name for p in SCRIPTS.glob("*.py")} == {s.name for _, s, _ in links}
+    assert {p.stem for p in SCRIPTS.glob("*.json")} - {"rows"} == {n for n, _, _ in links}
+
+
+def test_the_reproductions_are_short_each_and_together() -> None:
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in SCRIPTS.glob("*.py")}
+    assert sizes
+    assert max(sizes.values()) <= MAX_SCRIPT_LINES, max(sizes.items(), key=lambda kv: kv[1])
+    assert sum(sizes.values()) < MAX_ALL_LINES, sum(sizes.values())
+
+
+def _in_process_cells() -> list[tuple[str, Path, tuple[str, ...]]]:
+    """The cells of the frameworks' adapters (a black-box agent's replay needs
+    prunecheck: test_a_committed_black_box_replay_reproduces replays those)."""
+    return [c for c in _links() if not _is_black_box(SCRIPTS / f"{c[0]}.json")]
 
 
 def _is_black_box(replay: Path) -> bool:
@@ -193,8 +230,8 @@ def _replays() -> list[Path]:
 @pytest.mark.slow
 @pytest.mark.parametrize("replay_file", _replays(), ids=lambda p: p.stem)
 def test_a_committed_black_box_replay_reproduces(replay_file: Path) -> None:
-    """A black-box row's replay file, served to its agent (the script beside it
-    does the same from any folder), breaks the agent as the table says; a
+    """A black-box row's replay file, served to its agent (its manifest's script
+    does the same from any folder, given the file), breaks the agent as the table says; a
     TypeScript agent's needs node and its packages (`make node-deps`)."""
     import shutil
     import sys
@@ -215,17 +252,18 @@ def test_a_committed_black_box_replay_reproduces(replay_file: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", _scripts(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("cell", _in_process_cells(), ids=lambda c: c[0])
 def test_a_committed_script_reproduces_with_its_framework_alone(
-    script: Path, tmp_path: Path
+    cell: tuple[str, Path, tuple[str, ...]], tmp_path: Path
 ) -> None:
-    schedule = json.loads(script.with_suffix(".json").read_text(encoding="utf-8"))
+    name, script, args = cell
+    schedule = json.loads((SCRIPTS / f"{name}.json").read_text(encoding="utf-8"))
     framework = schedule["framework"]
     assert framework in FRAMEWORK_PACKAGES
     pytest.importorskip(FRAMEWORK_PACKAGES[framework][0])
     example = ROOT / schedule["target"].rsplit(":", 1)[0]
     keep_guard = "prunecheck.guard" in example.read_text(encoding="utf-8")
-    done = run_alone(script, framework, tmp_path, keep_guard=keep_guard, timeout=300)
+    done = run_alone(script, framework, tmp_path, keep_guard=keep_guard, timeout=300, args=args)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     first = finding_of(done.stdout)

@@ -71,7 +71,8 @@ def test_the_script_imports_the_users_file_relative_to_its_folder(tmp_path: Path
     user = tmp_path / "app" / "agents" / "support.py"
     text = script_text(f"{user}:agent", _schedule(_STEPS), folder=tmp_path / "out" / "bugs")
     assert "pathlib.Path(__file__).resolve().parent / '../../app/agents'" in text
-    assert "importlib.import_module('support').agent" in text
+    assert "(sys.argv[1:] or ['support:agent'])" in text  # another agent: the script's argument
+    assert "getattr(importlib.import_module(module), name)" in text
     assert str(tmp_path) not in text  # no machine path: same schedule, same bytes anywhere
     compile(text, "repro.py", "exec")
 

@@ -1,12 +1,11 @@
 """Google ADK: runner() of ../../examples/loops/adk_compaction.py, scenario class trim, violations provider_rejection;
-found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck 0.2.0, seed 1. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile, warnings
 FOUND_ON = {"google-adk": "2.13.0"}
 HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     HAVE.get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 warnings.simplefilter("ignore"); from google.adk.apps.app import App; from google.adk.apps.llm_event_summarizer import LlmEventSummarizer; from google.adk.runners import Runner
 from google.adk.models.base_llm import BaseLlm; from google.adk.models.llm_response import LlmResponse; from google.genai import types
 from google.adk.sessions import DatabaseSessionService, InMemorySessionService; from google.adk.tools import BaseTool, FunctionTool
@@ -56,8 +55,9 @@ def start(runner, text=None, invocation=None):  # a turn of the app: run_async o
         except Exception as exc: print(f"(the turn raised {type(exc).__name__}: {exc})")
     running = asyncio.create_task(turn())
 async def main():
+    module, name = (sys.argv[1:] or ['adk_compaction:runner'])[0].split(':')  # the user's agent; another: its MODULE:NAME as argument
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / '../../examples/loops'))  # the user's module
-    user = importlib.import_module('adk_compaction').runner()  # the user's factory, called
+    user = getattr(importlib.import_module(module), name)()  # the user's factory, called
     runner = build(user)
     await step(start(runner, 'user message 1'))
     await step(answer('', ('call_1', 'send_email', '{"body": "body-1", "to": "to-1"}'), ('call_2', 'search', '{"query": "query-2"}')))
@@ -77,6 +77,4 @@ async def main():
             if m["role"] == "tool" and m["tool_call_id"] not in [c["id"] for c in next((p.get("tool_calls") or [] for p in body[i::-1] if p["role"] != "tool"), [])]:
                 return print(f"request #{n}: {json.dumps(body)}\nopenai says: " + "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'." + f"\nreproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

@@ -1,13 +1,11 @@
 """AutoGen AgentChat: agent() of ../../examples/loops/autogen_token_limited.py, scenario class parallel, violations provider_rejection, unanswered_call;
-found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck 0.2.0, seed 1. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, importlib.metadata, json, os, pathlib, sys
-
 FOUND_ON = {"autogen-agentchat": "0.7.5", "autogen-core": "0.7.5", "autogen-ext": "0.7.5"}
 HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 from autogen_core import CancellationToken, FunctionCall, models, tools
 from autogen_ext.models.replay import ReplayChatCompletionClient
 requests, asked, done, outcome, ran, saved = [], {}, collections.defaultdict(asyncio.Event), {}, {}, []
@@ -50,8 +48,9 @@ def start(agent, task=None):  # a turn of the app: agent.run, then it saves the 
         saved.append(json.dumps(await agent.save_state()))
     running, token = asyncio.create_task(turn()), CancellationToken()
 async def main():
+    module, name = (sys.argv[1:] or ['autogen_token_limited:agent'])[0].split(':')  # the user's agent; another: its MODULE:NAME as argument
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / '../../examples/loops'))  # the user's module
-    agent = importlib.import_module('autogen_token_limited').agent(model_client=model)  # its model context kept
+    agent = getattr(importlib.import_module(module), name)(model_client=model)  # its model context kept
     tools.BaseTool.run_json = tool_body  # the tools keep their names and schemas; their bodies are fakes
     await step(start(agent, 'user message 1'))
     await step(answer('', FunctionCall(id='call_1', name='send_email', arguments='{"body": "body-1", "to": "to-1"}')))
@@ -74,6 +73,4 @@ async def main():
                 print(f"request #{n}: {json.dumps(body)}\nopenai says: " + "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + ", ".join(missing))
                 return print(f"reproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

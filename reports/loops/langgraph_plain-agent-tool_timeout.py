@@ -1,26 +1,20 @@
 """LangChain v1 / LangGraph: a tool call that ran and vanishes, replayed with the framework alone.
-
-`agent` of ../../examples/loops/langgraph_plain.py as written, on LangChain's fake chat model and
-fake tools of the same names, no checkpointer.  Scenario class tool_timeout, violations silent_loss,
-found by prunecheck 0.2.0, seed 1.  Run from any directory: python <this file>.  Exit 0 = not
-reproduced, 1 = reproduced, 2 = could not run.
-"""
+`agent` of ../../examples/loops/langgraph_plain.py as written, on LangChain's fake chat model and fake tools
+of the same names, no checkpointer.  Scenario class tool_timeout, violations silent_loss, found by prunecheck
+0.2.0, seed 1.  Run from any directory: python <this file>.  Exit 0 = not reproduced, 1 = reproduced, 2 =
+could not run."""
 import asyncio, importlib.metadata, itertools, json, os, runpy, sys
 from pathlib import Path
-
 FOUND_ON = {"langchain": "1.5.2", "langgraph": "1.2.24", "langchain-core": "1.8.3"}
 for dist, version in FOUND_ON.items():  # checked before LangChain is imported
     if (have := next((d.version for d in importlib.metadata.distributions(name=dist)), None)) != version:
-        sys.exit(print(f"could not run: {dist} is not installed (found on {dist} {version})" if have is None
-                       else f"could not run: found on {dist} {version}, installed {dist} {have}") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
-
+        sys.exit(print(f"could not run: {dist} is not installed (found on {dist} {version})" if have is None else f"could not run: found on {dist} {version}, installed {dist} {have}") or 2)
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_openai_messages
 from langchain_core.tools import StructuredTool
 history = []
 requests, found, asked, done, results, ran = [], [], [], {}, {}, []
-
 class Model(GenericFakeChatModel):  # LangChain's fake, in OpenAI's place: checks each request, then answers
     bind_tools = lambda self, tools, **kwargs: self  # create_agent binds the tools; the fake needs none
     async def _agenerate(self, messages, *args, **kwargs):
@@ -34,28 +28,23 @@ class Model(GenericFakeChatModel):  # LangChain's fake, in OpenAI's place: check
         asked.append(answer := asyncio.get_running_loop().create_future())
         self.messages = iter([await answer])
         return self._generate(messages)
-
 class FakeTool(StructuredTool):  # the user's tool's name and schema: a call waits for done[its id]
     async def ainvoke(self, call, config=None, **kwargs):
         await done.setdefault(call["id"], asyncio.Event()).wait()
         ran.append((call["id"], self.name))
         if isinstance(result := results[call["id"]], Exception): raise result
         return ToolMessage(result, tool_call_id=call["id"], name=self.name)
-
 def agent():  # the user's agent: fake model, fake tools
     graph = runpy.run_path(str(Path(__file__).resolve().parent / '../../examples/loops/langgraph_plain.py'))['agent'](model=Model(messages=iter([])))
     tools = graph.nodes["tools"].bound.tools_by_name
     tools.update({n: FakeTool(name=n, description=t.description, args_schema=t.args_schema) for n, t in tools.items()})
     return graph
-
 async def send(graph, message):  # the app passes the conversation so far (no checkpoint)
     history[:] = (await graph.ainvoke({"messages": [*history, message]}))["messages"]
-
 async def settle(turn, seconds=10):  # until the turn has returned or waits on the model or a tool
     async with asyncio.timeout(seconds):
         while not (turn.done() or any(not a.done() for a in asked) or any(not e.is_set() for e in done.values())):
             await asyncio.sleep(0.001)
-
 async def main():
     asyncio.get_running_loop().set_exception_handler(lambda loop, context: None)  # a turn's end is no finding
     graph = agent()
@@ -64,7 +53,4 @@ async def main():
     results['call_1'] = RuntimeError('send_email failed for call_1'); done['call_1'].set(); await settle(turn)
     turn = asyncio.create_task(send(graph, HumanMessage('user message 4'))); await settle(turn)
     return print(*(found[0] if found else ["not reproduced"]), sep="\n") or (1 if found else 0)
-try:
-    sys.exit(asyncio.run(main()))
-except Exception as exc:  # not the finding: the script could not run
-    sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
+sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

@@ -1,13 +1,11 @@
 """LlamaIndex: agent of ../../examples/loops/llamaindex_window.py, scenario class cancel, violations silent_loss;
-found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck 0.2.0, seed 1. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, concurrent.futures, importlib, importlib.metadata, json, os, pathlib, sys, tempfile
-
 FOUND_ON = {"llama-index-core": "0.14.25"}
 HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, TextBlock, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.memory import ChatMemoryBuffer
@@ -60,6 +58,4 @@ async def main():
             print(f"request #{len(requests)}: {json.dumps(requests[-1])}")
             return print(f"reproduced: silent_loss: {name} ran for {call_id}; request #{len(requests)} does not say so") or 1
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

@@ -1,12 +1,11 @@
 """Microsoft Agent Framework: plain() of ../../examples/loops/maf_durable.py, scenario class cancel, violations silent_loss;
-found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck 0.2.0, seed 1. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile
 FOUND_ON = {"agent-framework-core": "1.23.0"}
 HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 os.environ.setdefault("OPENAI_API_KEY", "sk-placeholder")  # the user's client is built, never called
 from agent_framework import Agent, BaseChatClient, ChatMiddlewareLayer, ChatResponse, Content, FileHistoryProvider, FunctionInvocationLayer, Message
 requests, asked, done, outcome, ran, runs, results, CALL, STORE = [], [], collections.defaultdict(asyncio.Event), {}, {}, collections.Counter(), [], contextvars.ContextVar("call"), tempfile.mkdtemp(prefix="maf-repro-")
@@ -52,8 +51,9 @@ def start(agent, session, prompt):  # a turn of the app
         except Exception as exc: print(f"(the turn raised {type(exc).__name__}: {exc})")
     global running; running = asyncio.create_task(turn())
 async def main():
+    module, name = (sys.argv[1:] or ['maf_durable:plain'])[0].split(':')  # the user's agent; another: its MODULE:NAME as argument
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / '../../examples/loops'))  # the user's module
-    user = importlib.import_module('maf_durable').plain()  # the user's factory, called
+    user = getattr(importlib.import_module(module), name)()  # the user's factory, called
     agent, session = build(user)
     await step(start(agent, session, 'user message 1'))
     await step(answer('', ('call_1', 'search', '{"query": "query-1"}'), ('call_2', 'search', '{"query": "query-2"}')))
@@ -65,6 +65,4 @@ async def main():
             print(f"request #{len(requests)}: {json.dumps(requests[-1])}")
             return print(f"reproduced: silent_loss: {name} ran for {call_id}; request #{len(requests)} does not say so") or 1
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

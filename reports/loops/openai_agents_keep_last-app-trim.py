@@ -1,19 +1,12 @@
 """OpenAI Agents SDK (openai-agents 0.24.0): orphaned_result, provider_rejection, scenario class trim, in the agent
-`app` of ../../examples/loops/openai_agents_keep_last.py (imported as written); found by prunecheck 0.2.0, seed 1.
-Run: python <this file>, from any directory; main() plays the schedule, one line a step.
-Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run."""
+`app` of ../../examples/loops/openai_agents_keep_last.py (imported as written); found by prunecheck 0.2.0, seed 1. main() plays the schedule,
+one line a step. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, concurrent.futures, dataclasses, importlib.metadata, json, os, pathlib, sys, tempfile
-
 FOUND_ON = {"openai-agents": "0.24.0"}
-for dist, version in FOUND_ON.items():
-    try:
-        have = importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        sys.exit(print(f"could not run: {dist} is not installed (found on {dist} {version})") or 2)
-    if have != version:
-        sys.exit(print(f"could not run: found on {dist} {version}, installed {dist} {have}") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
-
+HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
+for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
+    HAVE.get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 from agents import FunctionTool, RunConfig, Runner, SQLiteSession
 from agents.models.chatcmpl_converter import Converter
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
@@ -59,7 +52,6 @@ async def reply(*output):  # the model answers its pending request
     replies.put_nowait(list(output)); await settle()
 async def complete(call_id, output):  # the tool body of call_id returns (or raises)
     outputs[call_id] = output; done[call_id].set(); await settle()
-
 async def main():
     asyncio.get_running_loop().set_default_executor(Inline())
     await say("user message 1")
@@ -72,9 +64,5 @@ async def main():
     await reply(assistant_message("answer 7", item_id="msg_3"))
     await say("user message 8")
     [task.result() for task in turns if task.done() and not task.cancelled()]  # a run that raised: the replay went wrong
-
-try:
-    asyncio.run(main())
-except Exception as exc:
-    sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
+asyncio.run(main())  # an error escaping is "could not run" (the excepthook), exit 2
 sys.exit(print(findings[0] if findings else "not reproduced") or (1 if findings else 0))

@@ -2,36 +2,29 @@
 Agent `plain_agent` of ../../examples/loops/pydantic_ai_keep_last.py (relative to this file),
 scenario class crash_resume, found by prunecheck 0.2.0, seed 1. Run from any directory: python
 <this file>.
-Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run.
-"""
+Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, os, sys
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import distributions
 from pathlib import Path
-
 FOUND_ON = {"pydantic-ai-slim": "2.68.0"}
-for dist, found in FOUND_ON.items():  # exit 2 unless pydantic-ai is installed as it was found on
-    try: have = version(dist)
-    except PackageNotFoundError: sys.exit(print(f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
-    if have != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {have}") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
+HAVE = {d.metadata["Name"]: d.version for d in distributions()}
+for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
+    HAVE.get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 from pydantic_ai.messages import ModelMessagesTypeAdapter as Saved, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.toolsets import WrapperToolset
-
 waiting, tasks, done, outputs, ran = [], [], {}, {}, []
 saves = [b"[]"]  # the app's store: all_messages() as JSON after every node; a crash keeps the last
-
 async def model(messages, info):  # pydantic-ai's test model: each request waits for the script's reply
     waiting.append(asyncio.Future())
     return await waiting[-1]
-
 class FakeTools(WrapperToolset):  # the agent's tools, names and schemas kept
     async def call_tool(self, name, args, ctx, tool):  # its body waits for the script
         done[ctx.tool_call_id] = asyncio.Event()
         await done[ctx.tool_call_id].wait()
         ran.append(ctx.tool_call_id)  # its side effect happened
         return outputs[ctx.tool_call_id]
-
 async def turn(agent, prompt):  # one run of the agent (prompt None: it continues)
     fakes = [FakeTools(t) for t in agent.toolsets]
     with agent.override(model=FunctionModel(model), tools=[], toolsets=fakes):
@@ -40,14 +33,11 @@ async def turn(agent, prompt):  # one run of the agent (prompt None: it continue
                 async for _node in run:
                     saves.append(Saved.dump_json(run.all_messages()))
         except Exception as exc: print(f"the run raised {exc!r}")  # the turn's outcome
-
 async def settle():  # after each step the agent runs until it waits for the model or a tool
     for _ in range(1000): await asyncio.sleep(0)  # (about 40 are enough today)
-
 async def start(agent, prompt):  # a run of the agent, until it waits
     tasks.append(asyncio.create_task(turn(agent, prompt)))
     await settle()
-
 async def main():
     sys.path.insert(0, str(Path(__file__).resolve().parent / "../../examples/loops"))
     from pydantic_ai_keep_last import plain_agent as agent
@@ -59,8 +49,5 @@ async def main():
     outputs["call_1"] = "read_file result for call_1 lorem ipsum"; done["call_1"].set(); await settle()  # 6.
     if ran.count("call_1") > 1:  # its body returned, and ran again
         return "duplicated_side_effect: the tool body of call_1 ran twice"
-
-try: finding = asyncio.run(main())
-except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
-print(f"reproduced: {finding}" if finding else "not reproduced")
-sys.exit(1 if finding else 0)
+finding = asyncio.run(main())  # an error escaping is "could not run" (the excepthook), exit 2
+sys.exit(print(f"reproduced: {finding}" if finding else "not reproduced") or (1 if finding else 0))

@@ -1,11 +1,10 @@
 """Strands Agents: agent() of ../../examples/loops/strands_summarizing.py, scenario class cancel, violations hang;
-found by prunecheck 0.2.0, seed 1. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck 0.2.0, seed 1. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, tempfile, threading, contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys
 FOUND_ON = {"strands-agents": "1.62.0"}
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
     if (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
-sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any other error before the replay
+sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # a Bedrock client is built, never called
 from strands import Agent
 from strands.models.model import Model
@@ -60,8 +59,9 @@ def start(agent, *prompt):  # a turn of the app (one that raises says so)
     global running; running = asyncio.create_task(agent.invoke_async(*prompt))
     running.add_done_callback(lambda t: t.cancelled() or not t.exception() or print(f"(the turn raised {type(t.exception()).__name__}: {t.exception()})"))
 async def main():
+    module, name = (sys.argv[1:] or ['strands_summarizing:agent'])[0].split(':')  # the user's agent; another: its MODULE:NAME as argument
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / '../../examples/loops'))  # the user's module
-    user = importlib.import_module('strands_summarizing').agent()  # the user's factory, called
+    user = getattr(importlib.import_module(module), name)()  # the user's factory, called
     agent = build(user)
     await step(start(agent, 'user message 1'))
     await step(answer('', ('call_1', 'send_email', '{"body": "body-1", "to": "to-1"}')))
@@ -71,5 +71,4 @@ async def main():
         print("reproduced: hang: the turn did not return 2 s after agent.cancel()")
         return 1
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))  # an error of the run is not the finding: "could not run", exit 2
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

@@ -69,7 +69,7 @@ class NotInstalled:
             raise ModuleNotFoundError(f"No module named {{name!r}} (not installed here)", name=name)
         return None
 sys.meta_path.insert(0, NotInstalled())
-sys.argv = [{script!r}]
+sys.argv = [{script!r}, *{args!r}]
 runpy.run_path({script!r}, run_name="__main__")
 """
 
@@ -88,20 +88,29 @@ def hidden_packages(framework: str, *, keep_guard: bool) -> tuple[str, ...]:
     return (*mine, *(p for p in others if p not in own), *HARNESS_DEPENDENCIES)
 
 
-def alone_command(script: Path, hidden: Sequence[str]) -> list[str]:
-    """The command line running ``script`` with ``hidden`` packages unimportable."""
-    prelude = _PRELUDE.format(hidden=tuple(hidden), script=str(script))
+def alone_command(script: Path, hidden: Sequence[str], args: Sequence[str] = ()) -> list[str]:
+    """The command line running ``script`` (given ``args``) with ``hidden``
+    packages unimportable."""
+    prelude = _PRELUDE.format(hidden=tuple(hidden), script=str(script), args=tuple(args))
     return [sys.executable, "-I", "-c", prelude]
 
 
 def run_alone(
-    script: Path, framework: str, cwd: Path, *, keep_guard: bool, timeout: float = 600.0
+    script: Path,
+    framework: str,
+    cwd: Path,
+    *,
+    keep_guard: bool,
+    timeout: float = 600.0,
+    args: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``script`` from ``cwd`` with ``framework`` alone (see the module's docs).
+    """Run ``script`` (given ``args``) from ``cwd`` with ``framework`` alone (see
+    the module's docs).
 
     A script that outlives ``timeout`` seconds is reported with exit status -1.
     """
-    command = alone_command(script.resolve(), hidden_packages(framework, keep_guard=keep_guard))
+    hidden = hidden_packages(framework, keep_guard=keep_guard)
+    command = alone_command(script.resolve(), hidden, args)
     try:
         return subprocess.run(command, cwd=cwd, capture_output=True, text=True,
                               timeout=timeout, check=False)  # fmt: skip

@@ -4,9 +4,11 @@ For each example agent of ``examples/loops/`` (every ``prunecheck check
 loop:…`` its docstring names) and each scenario class
 (:data:`prunecheck.sim.subjects.loops.scenarios.SCENARIOS`): the verdict, the minimal
 reproduction's length and its standalone script (``reports/loops/*.py``,
-written from the bundle and run once with the framework alone to confirm it,
-:mod:`prunecheck.sim.reports.alone`: exit status 1 with a finding printed is
-"reproduces alone"); a class the agent does not support says why.  Each
+written from the cell's schedule, ``FILE-ATTR-CLASS.json``, and run once with
+the framework alone to confirm it, :mod:`prunecheck.sim.reports.alone`: exit
+status 1 with a finding printed is "reproduces alone"; cells whose scripts
+would be the same share one, :mod:`.loops_scripts`); a class the agent does
+not support says why.  Each
 agent's *setting* (:func:`setting_of`) says which of the table's settings it
 stands for: a framework's default loop, its documented trimming, with
 persistence, behind prunecheck's guard.  The frameworks' versions are
@@ -20,7 +22,10 @@ over the specs as written, a file in the current folder relative to it:
 other rows as the last run wrote them.  Each row is saved as it is made
 (``rows.json`` in the scripts folder: the row's table line, by spec), so a
 run stopped half-way has lost nothing, and ``--only`` rechecks a few rows of
-a table without rechecking the rest.
+a table without rechecking the rest.  ``--render-only`` checks nothing: it
+writes the scripts again from the stored schedules and the table from the
+stored rows (``make loops-render``), running only the scripts whose text
+changed.
 """
 
 from __future__ import annotations
@@ -50,6 +55,12 @@ from prunecheck.sim.api.loop_verdict import (
 )
 from prunecheck.sim.evidence.loop_bundle import bundle_texts
 from prunecheck.sim.reports.alone import finding_of, run_alone
+from prunecheck.sim.reports.loops_scripts import (
+    one_step_a_line,
+    script_part,
+    slug,
+    write_scripts,
+)
 from prunecheck.sim.reports.same_trimmer import SAME_TRIMMER, for_loop
 from prunecheck.sim.subjects.loops.contract import Capability
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
@@ -135,8 +146,9 @@ class Row:
         The check (None if not loaded).
     error : str
         Why it could not be loaded or checked.
-    scripts : dict[str, tuple[str, int]]
-        Scenario class → (script path relative to the table, its exit status).
+    scripts : dict[str, tuple[str, int | None]]
+        Scenario class → (script path relative to the table, its exit status;
+        None: not run).
     seconds : float
         Wall time of the check (the one column that varies between runs).
     guarded : bool
@@ -149,7 +161,7 @@ class Row:
     framework: str
     check: LoopCheck | None
     error: str
-    scripts: dict[str, tuple[str, int]]
+    scripts: dict[str, tuple[str, int | None]]
     seconds: float
     guarded: bool = False
     setting: str = ""
@@ -234,57 +246,42 @@ def as_shown(spec: str, cwd: Path | None = None) -> str:
     return f"{LOOP_PREFIX}{framework}{path.relative_to(here).as_posix()}:{parsed.attr}"
 
 
-def _slug(spec: str, scenario: str) -> str:
-    """The scripts' name: ``FILE-ATTR-CLASS``, or ``FOLDER-MANIFEST-CLASS`` for a
-    black-box agent (its manifests share names across folders).
-
-    >>> _slug("loop:process:examples/blackbox/ts-vercel/agent.toml", "trim")
-    'ts-vercel-agent-trim'
-    """
-    if spec.startswith(f"{LOOP_PREFIX}{PROCESS}:") and spec.endswith(".toml"):
-        path = Path(spec.removeprefix(f"{LOOP_PREFIX}{PROCESS}:"))
-        return f"{path.parent.name}-{path.stem}-{scenario}"
-    tail = spec.rsplit("/", 1)[-1].replace(".py:", "-").replace(":", "-")
-    return f"{tail}-{scenario}"
-
-
-def _run_script(path: Path, target: LoopTarget) -> int:
+def _run_script(path: Path, target: LoopTarget, args: tuple[str, ...] = ()) -> int:
     """The script's exit status with its framework alone, run from an empty
     temporary folder (it must run from any directory; 1: it reproduced)."""
     with tempfile.TemporaryDirectory(prefix="prunecheck-loop-script-") as elsewhere:
         if target.framework == PROCESS:  # its script needs prunecheck's endpoint: not alone
-            command = [sys.executable, str(path.resolve())]
+            command = [sys.executable, str(path.resolve()), *args]
             done = subprocess.run(command, cwd=elsewhere, capture_output=True, text=True,
                                   timeout=600, check=False)  # fmt: skip
         else:
-            done = run_alone(path, target.framework, Path(elsewhere), keep_guard=is_guarded(target))
+            done = run_alone(path, target.framework, Path(elsewhere),
+                             keep_guard=is_guarded(target), args=args)  # fmt: skip
     if done.returncode == 1 and not finding_of(done.stdout):
         return RAISED
     return done.returncode
 
 
-def check_row(spec: str, *, seed: int, max_examples: int | None, scripts: Path, table: Path,
-              run_scripts: bool = True) -> Row:  # fmt: skip
-    """Check one example agent and write its unsafe cells' scripts."""
+def check_row(spec: str, *, seed: int, max_examples: int | None, scripts: Path, table: Path) -> Row:
+    """Check one example agent and write its unsafe cells' schedules (their
+    scripts are written from them afterwards: :func:`~.loops_scripts.write_scripts`)."""
     started = time.perf_counter()
     try:
         target = load_target(spec)
         result = check_loop(target, seed=seed, max_examples=max_examples)
     except PrunecheckError as exc:
         return Row(spec, "", None, exc.paragraph(), {}, time.perf_counter() - started)
-    written: dict[str, tuple[str, int]] = {}
+    written: dict[str, tuple[str, int | None]] = {}
     for cell in result.unsafe:
         assert cell.found is not None
         name = cell.scenario.name.value
         texts = bundle_texts(target, cell.found, seed=seed, scenario=name, folder=scripts)
         scripts.mkdir(parents=True, exist_ok=True)
-        path = scripts / f"{_slug(spec, name)}.py"
-        write_text(path, texts["repro.py"])
-        schedule = scripts / f"{_slug(spec, name)}.json"
-        write_text(schedule, texts["schedule.json"])
-        status = _run_script(path, target) if run_scripts else 0
-        rel = os.path.relpath(path.resolve(), table.parent.resolve())
-        written[name] = (rel.replace(os.sep, "/"), status)
+        write_text(scripts / f"{slug(spec, name)}.json", one_step_a_line(texts["schedule.json"]))
+        rel = os.path.relpath(
+            (scripts / f"{slug(spec, name)}.py").resolve(), table.parent.resolve()
+        )
+        written[name] = (rel.replace(os.sep, "/"), None)
     seconds = time.perf_counter() - started
     framework = target.framework
     if framework == PROCESS:  # grouped by what the agent is built on (its manifest says)
@@ -293,7 +290,7 @@ def check_row(spec: str, *, seed: int, max_examples: int | None, scripts: Path, 
                setting_of(target))  # fmt: skip
 
 
-def _cell(cell: Cell, script: tuple[str, int] | None, guarded: bool = False) -> str:
+def _cell(cell: Cell, script: tuple[str, int | None] | None, guarded: bool = False) -> str:
     if cell.verdict is CellVerdict.UNSAFE:
         assert cell.found is not None
         steps = len(cell.found.steps)
@@ -301,9 +298,7 @@ def _cell(cell: Cell, script: tuple[str, int] | None, guarded: bool = False) -> 
         if steps > MAX_REPRO_STEPS:
             text += f", over the {MAX_REPRO_STEPS}-step aim: the shortest the shrinking found"
         if script is not None:
-            path, status = script
-            mark = "reproduces alone" if status == 1 else f"exit {status}: does not reproduce"
-            text += f"; [script]({path}) {mark}"
+            text += script_part(script[0], (), script[1])
         outside = guarded and any(step.kind in OUTSIDE_THE_TRIM for step in cell.found.steps)
         return text + ")" + (f" {GUARD_MARK} outside the trim" if outside else "")
     if cell.verdict is CellVerdict.SAFE:
@@ -431,10 +426,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", metavar="PATTERN", action="append", default=[],
                    help="check only the specs matching this shell pattern (fnmatch, e.g. "
                         "'*guarded*'); repeatable")  # fmt: skip
+    p.add_argument("--render-only", action="store_true",
+                   help="check nothing: write the scripts again from the stored schedules "
+                        "and the table from the stored rows (rows.json), running only the "
+                        "scripts whose text changed")  # fmt: skip
     args = p.parse_args(argv)
     out, scripts = Path(args.out), Path(args.scripts)
-    rows = []
-    specs = discover(Path(args.examples), Path(args.blackbox))
+    saved = scripts / "rows.json"
+    everyone = discover(Path(args.examples), Path(args.blackbox))
+    if args.render_only:
+        kept, settings = load_lines(saved), _settings_of(saved)
+        if args.only or settings is None or not kept:
+            print(f"--render-only: needs the rows of a previous run in {saved} and no --only "
+                  "(run `make loops` first)", file=sys.stderr)  # fmt: skip
+            return 2
+        seed, max_examples = settings
+        return _render(kept, everyone, out, scripts, seed=seed, max_examples=max_examples,
+                       run=not args.no_run, fresh=frozenset(), checked=0)  # fmt: skip
+    specs = everyone
     if args.only:
         specs = [s for s in specs
                  if any(fnmatch.fnmatchcase(as_shown(s), pat) for pat in args.only)]  # fmt: skip
@@ -444,7 +453,6 @@ def main(argv: list[str] | None = None) -> int:
                   "relative to the current folder; try '*guarded*')",
                   file=sys.stderr)  # fmt: skip
             return 2
-    saved = scripts / "rows.json"
     # --only keeps the other rows as the last run (same seed and size) wrote them
     kept = load_lines(saved) if args.only else {}
     if kept and _settings_of(saved) != (args.seed, args.max_examples):
@@ -454,19 +462,45 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         kept = {}
+    fresh: set[str] = set()
     for spec in specs:
         print(f"checking {spec} ...", file=sys.stderr, flush=True)
         row = check_row(spec, seed=args.seed, max_examples=args.max_examples,
-                        scripts=scripts, table=out, run_scripts=not args.no_run)  # fmt: skip
-        _drop_stale_scripts(scripts, spec, row)
+                        scripts=scripts, table=out)  # fmt: skip
+        _drop_stale_schedules(scripts, spec, row)
         kept[spec] = (row.framework, row_line(row))
+        fresh |= {slug(spec, scenario) for scenario in row.scripts}
         save_lines(saved, kept, seed=args.seed, max_examples=args.max_examples)
-        rows.append(row)
-    everyone = discover(Path(args.examples), Path(args.blackbox))
-    shown = [(spec, *kept[spec]) for spec in everyone if spec in kept]
+    return _render(kept, everyone, out, scripts, seed=args.seed, max_examples=args.max_examples,
+                   run=not args.no_run, fresh=frozenset(fresh), checked=len(specs))  # fmt: skip
+
+
+def _render(
+    kept: dict[str, tuple[str, str]],
+    everyone: list[str],
+    out: Path,
+    scripts: Path,
+    *,
+    seed: int,
+    max_examples: int | None,
+    run: bool,
+    fresh: frozenset[str],
+    checked: int,
+) -> int:
+    """Write every unsafe cell's script from its schedule, then rows.json and the table."""
+    rows = {spec: kept[spec] for spec in everyone if spec in kept}
+    classes = [s.value for s in SCENARIOS]
+    try:
+        rows = write_scripts(rows, scripts, out, classes=classes,
+                             run=_run_script if run else None, fresh=fresh)  # fmt: skip
+    except PrunecheckError as exc:
+        print(exc.paragraph(), file=sys.stderr)
+        return 2
+    save_lines(scripts / "rows.json", {**kept, **rows}, seed=seed, max_examples=max_examples)
+    shown = [(spec, *rows[spec]) for spec in everyone if spec in rows]
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text(out, render_lines(shown, seed=args.seed, max_examples=args.max_examples))
-    print(f"wrote {out} ({len(shown)} agents, {len(rows)} checked now)", file=sys.stderr)
+    write_text(out, render_lines(shown, seed=seed, max_examples=max_examples))
+    print(f"wrote {out} ({len(shown)} agents, {checked} checked now)", file=sys.stderr)
     return 0
 
 
@@ -479,13 +513,12 @@ def _settings_of(saved: Path) -> tuple[int, int | None] | None:
         return None
 
 
-def _drop_stale_scripts(scripts: Path, spec: str, row: Row) -> None:
-    """Remove the spec's scripts of classes that are no longer unsafe."""
+def _drop_stale_schedules(scripts: Path, spec: str, row: Row) -> None:
+    """Remove the spec's schedules of classes that are no longer unsafe (their
+    scripts go when no cell runs them: :func:`~.loops_scripts.write_scripts`)."""
     for scenario in SCENARIOS:
-        if scenario.value in row.scripts:
-            continue
-        for suffix in (".py", ".json"):
-            (scripts / f"{_slug(spec, scenario.value)}{suffix}").unlink(missing_ok=True)
+        if scenario.value not in row.scripts:
+            (scripts / f"{slug(spec, scenario.value)}.json").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,10 @@ starts the fake endpoint and the tool hook, runs the user's agent as its
 manifest says, and serves the file's steps to it one at a time, each when
 the agent waits on it, exactly as the search did; it prints what the agent
 sent and ends with ``reproduced: KIND: detail`` when the agent breaks as the
-file expects.  :func:`script` is the standalone script beside the file
-(well within 30 lines) that calls it: exit 1 reproduced, 0 not reproduced,
-2 could not run (prunecheck missing, the manifest or the replay file bad,
-the agent could not start).
+file expects.  :func:`script` is the standalone script (well within 30
+lines; one per manifest, the replay file its argument) that calls it:
+exit 1 reproduced, 0 not reproduced, 2 could not run (prunecheck missing,
+the manifest or the replay file bad, the agent could not start).
 
 The script needs prunecheck (the fake endpoint is prunecheck's), and the
 agent's own toolchain (its ``node``, its virtualenv), as the manifest names
@@ -95,9 +95,11 @@ def _short(step: object) -> dict[str, object]:
 _SCRIPT = '''\
 """Reproduces {what} of the black-box agent {manifest_name}.
 
-Replays {replay_name} (the minimal schedule: user messages, model replies,
+Replays a replay file (the minimal schedule: user messages, model replies,
 tool outcomes, crashes) against the agent, run as its manifest says, through
-prunecheck's fake model endpoint.  Exit 1: reproduced; 0: not; 2: could not run.
+prunecheck's fake model endpoint.  Run: python <this file> REPLAY.json (a path,
+or a name beside this file; default: the schedule.json beside it).
+Exit 1: reproduced; 0: not; 2: could not run.
 """
 
 import sys
@@ -105,15 +107,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = (HERE / {manifest!r}).resolve()
-REPLAY = next((p for p in (Path(__file__).with_suffix(".json"), HERE / "schedule.json")
-               if p.exists()), None)
+NAMES = sys.argv[1:] or [Path(__file__).with_suffix(".json").name, "schedule.json"]
+REPLAY = next((p for n in NAMES for p in (Path(n), HERE / n) if p.is_file()), None)
 try:
     from prunecheck.sim.subjects.blackbox.replay import replay
 except ImportError:
     print("could not run: needs prunecheck (pip install prunecheck)")
     sys.exit(2)
 if REPLAY is None:
-    print("could not run: the replay file is not beside this script")
+    print(f"could not run: no replay file {{NAMES[0]}} (here or beside this script)")
     sys.exit(2)
 sys.exit(replay(MANIFEST, REPLAY))
 '''
@@ -122,12 +124,12 @@ sys.exit(replay(MANIFEST, REPLAY))
 def script(target_spec: str, *, folder: Path | None = None, what: str = "a finding") -> str:
     """The text of the reproduction script for the agent of ``target_spec``
     (its manifest's path, or the ``loop:process:`` spec), to be written in
-    ``folder`` (None: the working directory) beside its replay file."""
+    ``folder`` (None: the working directory); it replays the file its argument
+    names (default: its replay file beside it)."""
     manifest = Path(target_spec.removeprefix("loop:process:")).resolve()
     here = (folder or Path.cwd()).resolve()
     rel = os.path.relpath(manifest, here).replace(os.sep, "/")
-    return _SCRIPT.format(what=what, manifest_name=manifest.name, replay_name="the replay file",
-                          manifest=rel)  # fmt: skip
+    return _SCRIPT.format(what=what, manifest_name=manifest.name, manifest=rel)
 
 
 if __name__ == "__main__":  # python -m prunecheck.sim.subjects.blackbox.replay MANIFEST REPLAY

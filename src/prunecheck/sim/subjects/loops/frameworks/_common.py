@@ -14,16 +14,48 @@ from typing import Any
 
 from ..handoff import MARK
 
-__all__ = ["SCRIPT_EXCEPTHOOK", "InlineExecutor", "build_target", "inline_executor"]
+__all__ = [
+    "SCRIPT_EXCEPTHOOK",
+    "InlineExecutor",
+    "agent_argument",
+    "also_shown",
+    "build_target",
+    "compact",
+    "inline_executor",
+]
 
 #: The line a reproduction script writes right after its version gate: any
-#: error escaping later (a framework module failing to import, a setup step)
-#: says ``could not run: ...`` and exits 2, never 1 (which says "reproduced").
+#: error escaping later (a framework module failing to import, a setup step,
+#: the replay itself) says ``could not run: ...`` and exits 2, never 1 (which
+#: says "reproduced").
 SCRIPT_EXCEPTHOOK = (
     "sys.excepthook = lambda kind, error, _: "
     '(print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))'
-    "  # any other error before the replay"
+    "  # any error: could not run (exit 2), never 1"
 )
+
+
+def agent_argument(module: str, attr: str) -> str:
+    """The line (in a script's ``main``) naming the user's agent: ``MODULE:NAME``,
+    the one it was found on unless the script's argument names another that
+    the same schedule breaks (a script several agents share,
+    :mod:`prunecheck.sim.reports.loops_scripts`)."""
+    default = f"{module}:{attr}"
+    return (f"    module, name = (sys.argv[1:] or [{default!r}])[0].split(':')"
+            "  # the user's agent; another: its MODULE:NAME as argument")  # fmt: skip
+
+
+def also_shown(schedule: dict[str, Any]) -> str:
+    """What a shared script's docstring adds after its agent: the others
+    (``schedule["agents"]``, the first being its own) and how to pass them."""
+    agents = [str(a) for a in schedule.get("agents") or ()]
+    return f" (or {' or '.join(agents[1:])}, given as its argument)" if len(agents) > 1 else ""
+
+
+def compact(script: str) -> str:
+    """``script`` without its blank lines (the reproductions are read top to
+    bottom, a comment at each part; issue 30 counts their lines)."""
+    return "".join(line for line in script.splitlines(keepends=True) if line.strip())
 
 
 def _of_package(obj: object, package: str) -> bool:

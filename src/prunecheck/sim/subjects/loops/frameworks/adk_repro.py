@@ -36,7 +36,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from ._common import SCRIPT_EXCEPTHOOK
+from ._common import SCRIPT_EXCEPTHOOK, also_shown
 from .autogen_repro import _ORPHAN, _UNANSWERED
 from .strands_repro import HANG_SECONDS, _load
 
@@ -51,8 +51,7 @@ __all__ = ["script_text", "step_lines"]
 
 _HEAD = Template('''\
 """Google ADK: $agent, scenario class $scenario, violations $kinds;
-found by prunecheck $version, seed $seed. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck $version, seed $seed. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile, warnings
 FOUND_ON = $found_on
 HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
@@ -166,9 +165,7 @@ $load
 $steps
 $checks\
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2
 """)
 
 
@@ -258,7 +255,7 @@ def script_text(
     load = load.replace("    agent = build(user)", "    runner = build(user)")
     head = _HEAD.substitute(
         excepthook=SCRIPT_EXCEPTHOOK,
-        agent=agent,
+        agent=agent + also_shown(schedule),
         scenario=schedule.get("scenario", "(none)"),
         kinds=", ".join(sorted(expect)) or "(not given)",
         version=version("prunecheck"),

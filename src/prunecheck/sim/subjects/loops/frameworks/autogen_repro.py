@@ -39,7 +39,7 @@ from typing import Any
 from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import split_reference
 
-from ._common import SCRIPT_EXCEPTHOOK
+from ._common import SCRIPT_EXCEPTHOOK, agent_argument, also_shown, compact
 
 __all__ = ["DISTRIBUTIONS", "HANG_SECONDS", "script_text", "step_lines"]
 
@@ -54,8 +54,7 @@ _UNANSWERED = CALL_UNANSWERED.template.removesuffix("{ids}")
 
 _HEAD = Template('''\
 """AutoGen AgentChat: $agent, scenario class $scenario, violations $kinds;
-found by prunecheck $version, seed $seed. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck $version, seed $seed. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, importlib.metadata, json, os, pathlib, sys
 
 FOUND_ON = $found_on
@@ -113,9 +112,7 @@ $load
 $steps
 $checks\
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2
 """)
 
 _ORPHAN_CHECK = Template("""\
@@ -174,15 +171,17 @@ def _load_lines(target_spec: str, folder: Path | None, *, crashes: bool) -> tupl
             place_expr = f"pathlib.Path(__file__).resolve().parent / {place!r}"
         else:
             place_expr = repr(place)
-        lines = [f"    sys.path.insert(0, str({place_expr}))  # the user's module"]
+        lines = [agent_argument(module, attr),
+                 f"    sys.path.insert(0, str({place_expr}))  # the user's module"]  # fmt: skip
+        factory = "getattr(importlib.import_module(module), name)"
     else:
         module, shown, lines = where, f"{attr}() of module {where}", []
+        factory = f"importlib.import_module({module!r}).{attr}"
     if crashes:
-        lines += [f"    build = importlib.import_module({module!r}).{attr}  # the user's factory",
+        lines += [f"    build = {factory}  # the user's factory",
                   "    agent = build(model_client=model)  # its model context kept"]  # fmt: skip
     else:
-        lines.append(f"    agent = importlib.import_module({module!r}).{attr}(model_client=model)"
-                     "  # its model context kept")  # fmt: skip
+        lines.append(f"    agent = {factory}(model_client=model)  # its model context kept")
     return "\n".join(lines), shown
 
 
@@ -260,7 +259,7 @@ def script_text(target_spec: str, schedule_json: str, *, folder: Path | None = N
     load, agent = _load_lines(target_spec, folder, crashes=crashes)
     head = _HEAD.substitute(
         excepthook=SCRIPT_EXCEPTHOOK,
-        agent=agent,
+        agent=agent + also_shown(schedule),
         scenario=schedule.get("scenario", "(none)"),
         kinds=", ".join(sorted(expect)) or "(not given)",
         version=_prunecheck_version(),
@@ -281,4 +280,4 @@ def script_text(target_spec: str, schedule_json: str, *, folder: Path | None = N
     if not expect or "silent_loss" in expect:
         checks.append(_LOSS_CHECK)
     body = "\n".join(line for step in steps for line in step_lines(step))
-    return head + _MAIN.substitute(load=load, steps=body, checks="".join(checks))
+    return compact(head + _MAIN.substitute(load=load, steps=body, checks="".join(checks)))

@@ -48,7 +48,7 @@ from typing import Any
 from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import is_file_reference, split_reference
 
-from ._common import SCRIPT_EXCEPTHOOK
+from ._common import SCRIPT_EXCEPTHOOK, compact
 
 __all__ = ["DISTRIBUTIONS", "repro_script"]
 
@@ -65,19 +65,14 @@ _TEXT_ORPHAN = RESULT_ORPHANED.template  # the rule (prunecheck.model.provider)
 
 _HEAD = '''\
 """LangChain v1 / LangGraph: {what}, replayed with the framework alone.
-
-{about}
-"""
+{about}"""
 import asyncio, importlib.metadata, itertools, json, os, runpy, sys{more_imports}
 from pathlib import Path
-
 FOUND_ON = {found_on}
 for dist, version in FOUND_ON.items():  # checked before LangChain is imported
     if (have := next((d.version for d in importlib.metadata.distributions(name=dist)), None)) != version:
-        sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{version}})" if have is None
-                       else f"could not run: found on {{dist}} {{version}}, installed {{dist}} {{have}}") or 2)
+        sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{version}})" if have is None else f"could not run: found on {{dist}} {{version}}, installed {{dist}} {{have}}") or 2)
 {excepthook}
-
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_openai_messages
 from langchain_core.tools import StructuredTool
@@ -140,10 +135,7 @@ async def decisions(graph, approved):  # HumanInTheLoopMiddleware's interrupts a
 
 _TAIL = """\
     return print(*(found[0] if found else ["not reproduced"]), sep="\\n") or (1 if found else 0)
-try:
-    sys.exit(asyncio.run(main()))
-except Exception as exc:  # not the finding: the script could not run
-    sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
+sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2
 """
 
 
@@ -343,7 +335,7 @@ def repro_script(
     )
     text = _HEAD.format(
         excepthook=SCRIPT_EXCEPTHOOK,
-        about=textwrap.fill(about, 100),
+        about=textwrap.fill(about, 110),
         what="a request OpenAI rejects" if chosen else "a tool call that ran and vanishes",
         more_imports="".join(more),
         found_on=found_on,
@@ -399,4 +391,4 @@ def repro_script(
     body = ["    " + line for line in body]
     body += [indent + line for line in _steps(steps, checkpointer, "hang" in rules)]
     text += "async def main():\n" + "\n".join(body) + "\n" + _TAIL
-    return text
+    return compact(text)

@@ -34,7 +34,7 @@ from typing import Any
 
 from prunecheck.sim.subjects.policy_spec import split_reference
 
-from ._common import SCRIPT_EXCEPTHOOK
+from ._common import SCRIPT_EXCEPTHOOK, compact
 from .autogen_repro import _ORPHAN, _ORPHAN_CHECK, _UNANSWERED, _UNANSWERED_CHECK, _relative
 from .strands_repro import _LOSS_CHECK, _RESULT_CHECK, _TWICE_CHECK
 
@@ -42,8 +42,7 @@ __all__ = ["script_text", "step_lines"]
 
 _HEAD = Template('''\
 """LlamaIndex: $agent, scenario class $scenario, violations $kinds;
-found by prunecheck $version, seed $seed. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck $version, seed $seed. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, concurrent.futures, importlib, importlib.metadata, json, os, pathlib, sys, tempfile
 
 FOUND_ON = $found_on
@@ -95,9 +94,7 @@ $load
 $steps
 $checks\
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    try: sys.exit(asyncio.run(main()))
-    except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)  # not the finding
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2
 """)
 
 
@@ -257,4 +254,4 @@ def script_text(
     if every or "silent_loss" in expect:
         checks.append(_LOSS_CHECK)
     body = "\n".join(line for step in steps for line in step_lines(step))
-    return head + _MAIN.substitute(load=load, steps=body, checks="".join(checks))
+    return compact(head + _MAIN.substitute(load=load, steps=body, checks="".join(checks)))

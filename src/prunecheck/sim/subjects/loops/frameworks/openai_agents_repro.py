@@ -40,7 +40,7 @@ from typing import Any
 from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import split_reference
 
-from ._common import SCRIPT_EXCEPTHOOK
+from ._common import SCRIPT_EXCEPTHOOK, compact
 
 __all__ = ["script_text"]
 
@@ -54,21 +54,14 @@ _PROVIDER_KINDS = {"provider_rejection", "orphaned_result", "unanswered_call"}
 
 _HEAD = """\
 \"\"\"OpenAI Agents SDK (openai-agents {dist_version}): {kinds}, scenario class {scenario}, in the agent
-`{attr}` of {where} (imported as written); found by prunecheck {version}, seed {seed}.
-Run: python <this file>, from any directory; main() plays the schedule, one line a step.
-Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run.\"\"\"
+`{attr}` of {where} (imported as written); found by prunecheck {version}, seed {seed}. main() plays the schedule,
+one line a step. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run.\"\"\"
 import asyncio, collections, concurrent.futures, dataclasses, importlib.metadata, {imports}json, os, pathlib, sys, tempfile
-
 FOUND_ON = {found_on}
-for dist, version in FOUND_ON.items():
-    try:
-        have = importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{version}})") or 2)
-    if have != version:
-        sys.exit(print(f"could not run: found on {{dist}} {{version}}, installed {{dist}} {{have}}") or 2)
+HAVE = {{d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}}
+for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
+    HAVE.get(dist) == found or sys.exit(print(f"could not run: found on {{dist}} {{found}}, installed {{dist}} {{HAVE[dist]}}" if dist in HAVE else f"could not run: {{dist}} is not installed (found on {{dist}} {{found}})") or 2)
 {excepthook}
-
 from agents import {agents_names}
 from agents.models.chatcmpl_converter import Converter
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
@@ -195,11 +188,7 @@ async def main():
 
 _TAIL = """\
     [task.result() for task in turns if task.done() and not task.cancelled()]  # a run that raised: the replay went wrong
-
-try:
-    asyncio.run(main())
-except Exception as exc:
-    sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
+asyncio.run(main())  # an error escaping is "could not run" (the excepthook), exit 2
 sys.exit(print(findings[0] if findings else "not reproduced") or (1 if findings else 0))
 """
 
@@ -434,4 +423,4 @@ def script_text(
     for step in steps:
         count += step["kind"] == "reply"
         text += _step(step, count) + "\n"
-    return text + _TAIL
+    return compact(text + _TAIL)

@@ -58,7 +58,7 @@ from ..steps import (
     schedule_from_json,
 )
 from ..story import Story, retell
-from ._common import SCRIPT_EXCEPTHOOK
+from ._common import SCRIPT_EXCEPTHOOK, compact
 
 __all__ = ["DIST", "script_text"]
 
@@ -84,12 +84,12 @@ _TEXT_UNANSWERED = CALL_UNANSWERED.template
 
 _GATE = """\
 FOUND_ON = {found_on}
-for dist, found in FOUND_ON.items():  # exit 2 unless pydantic-ai is installed as it was found on
-    try: have = version(dist)
-    except PackageNotFoundError: \
-sys.exit(print(f"could not run: {{dist}} is not installed (found on {{dist}} {{found}})") or 2)
-    if have != found: \
-sys.exit(print(f"could not run: found on {{dist}} {{found}}, installed {{dist}} {{have}}") or 2)
+HAVE = {{d.metadata["Name"]: d.version for d in distributions()}}
+for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
+    HAVE.get(dist) == found or \
+sys.exit(print(f"could not run: found on {{dist}} {{found}}, installed {{dist}} {{HAVE[dist]}}" \
+if dist in HAVE else f"could not run: {{dist}} is not installed (found on {{dist}} {{found}})") \
+or 2)
 {excepthook}
 """
 
@@ -117,11 +117,10 @@ _OPENAI = "\n".join(
     ]
 )
 
-_TAIL = """
-try: finding = asyncio.run(main())
-except Exception as exc: sys.exit(print(f"could not run: {type(exc).__name__}: {exc}") or 2)
-print(f"reproduced: {finding}" if finding else "not reproduced")
-sys.exit(1 if finding else 0)
+_TAIL = """\
+finding = asyncio.run(main())  # an error escaping is "could not run" (the excepthook), exit 2
+sys.exit(print(f"reproduced: {finding}" if finding else "not reproduced") \
+or (1 if finding else 0))
 """
 
 
@@ -347,13 +346,11 @@ def script_text(
     out = [
         f'"""pydantic-ai: {what} ({", ".join(kinds) or "none"}).',
         *textwrap.wrap(about, 99, break_on_hyphens=False, break_long_words=False),
-        "Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run.",
-        '"""',
+        'Exit status: 0 = not reproduced, 1 = reproduced, 2 = could not run."""',
         f"import {', '.join(imports)}",
         *(["from dataclasses import replace"] if "advance" in used else []),
-        "from importlib.metadata import PackageNotFoundError, version",
+        "from importlib.metadata import distributions",
         *(["from pathlib import Path"] if is_file_reference(where) else []),
-        "",
         _GATE.format(
             found_on=json.dumps({DIST: version(DIST)}), excepthook=SCRIPT_EXCEPTHOOK
         ).rstrip("\n"),
@@ -381,7 +378,7 @@ def script_text(
         if i == held_at:
             out.append(f"    {_HELD}  # what the crash left")
     out += [f"    {line}" for line in check]
-    return "\n".join(out) + "\n" + _TAIL
+    return compact("\n".join(out) + "\n" + _TAIL)
 
 
 def _framework_imports(used: set[str], repair: bool) -> list[str]:

@@ -43,7 +43,7 @@ from typing import Any
 from prunecheck.sim.subjects.policy_spec import split_reference
 
 from ..judge import BEDROCK_FIRST_USER
-from ._common import SCRIPT_EXCEPTHOOK
+from ._common import SCRIPT_EXCEPTHOOK, agent_argument, also_shown
 from .autogen_repro import _ORPHAN, _ORPHAN_CHECK, _UNANSWERED, _UNANSWERED_CHECK, _relative
 
 __all__ = ["HANG_SECONDS", "script_text", "step_lines"]
@@ -53,8 +53,7 @@ HANG_SECONDS = 2
 
 _HEAD = Template('''\
 """Strands Agents: $agent, scenario class $scenario, violations $kinds;
-found by prunecheck $version, seed $seed. Run: python <this file>, from any directory.
-Exit status 0 = not reproduced, 1 = reproduced, 2 = could not run (another version, ...)."""
+found by prunecheck $version, seed $seed. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, $more_imports contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys
 FOUND_ON = $found_on
 for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
@@ -147,8 +146,7 @@ $load
 $steps
 $checks\
     return print("not reproduced") or 0
-if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))  # an error of the run is not the finding: "could not run", exit 2
+if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2
 """)
 
 _BEDROCK_CHECK = Template("""\
@@ -199,12 +197,14 @@ def _load(target_spec: str, folder: Path | None, *, factory: bool) -> tuple[str,
             place_expr = f"pathlib.Path(__file__).resolve().parent / {place!r}"
         else:
             place_expr = repr(place)
-        lines = [f"    sys.path.insert(0, str({place_expr}))  # the user's module"]
+        lines = [agent_argument(module, attr),
+                 f"    sys.path.insert(0, str({place_expr}))  # the user's module"]  # fmt: skip
+        user = f"getattr(importlib.import_module(module), name){call}"
     else:
         module, shown, lines = where, f"{attr}{call} of module {where}", []
+        user = f"importlib.import_module({module!r}).{attr}{call}"
     what = "the user's factory, called" if factory else "the user's agent"
-    lines += [f"    user = importlib.import_module({module!r}).{attr}{call}  # {what}",
-              "    agent = build(user)"]  # fmt: skip
+    lines += [f"    user = {user}  # {what}", "    agent = build(user)"]
     return "\n".join(lines), shown
 
 
@@ -300,7 +300,7 @@ def script_text(
     more += ["threading,"] if summarizing else []
     head = _HEAD.substitute(
         excepthook=SCRIPT_EXCEPTHOOK,
-        agent=agent,
+        agent=agent + also_shown(schedule),
         scenario=schedule.get("scenario", "(none)"),
         kinds=", ".join(sorted(expect)) or "(not given)",
         version=version("prunecheck"),
