@@ -86,7 +86,9 @@ def test_the_table_is_the_same_bar_the_wall_clock_for_the_same_seed(
         scripts = sorted(p.name for p in (out.parent / "loops").iterdir())
         assert "loops_fake-buggy-crash_new_message.json" in scripts  # the cell's schedule
         # its script: the buggy agent's, or shared with the other agent's same script
-        assert any(re.fullmatch(r"loops_fake[\w+-]*crash_new_message[\w+-]*\.py", s) for s in scripts)
+        assert any(
+            re.fullmatch(r"loops_fake[\w+-]*crash_new_message[\w+-]*\.py", s) for s in scripts
+        )
         files = {p: (out.parent / "loops" / p).read_bytes() for p in scripts}
         files["rows.json"] = re.sub(rb"\| \d+ s \|", b"| - |", files["rows.json"])  # wall clock
         written.append(files)
