@@ -341,8 +341,8 @@ def write_scripts(
             # a black-box script only forwards its argument, the cell's replay file, to
             # prunecheck's replay: what reproduces is the file, unchanged unless fresh
             forwards = made.targets[spec].framework == PROCESS
-            again = cell.cell in fresh or status is None or (
-                cell.script in changed and not forwards
+            again = (
+                cell.cell in fresh or status is None or (cell.script in changed and not forwards)
             )
             if run is not None and again:
                 key = (cell.script, cell.args)
