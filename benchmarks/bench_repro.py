@@ -35,6 +35,8 @@ from pathlib import Path
 
 from prunecheck.model.errors import PrunecheckError
 from prunecheck.sim.drivers.action_search import rerun
+from prunecheck.sim.reports.loops_scripts import script_parts, slug
+from prunecheck.sim.subjects.loops.scenarios import SCENARIOS
 from prunecheck.sim.subjects.loops.steps import schedule_from_json
 from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import load_target
@@ -66,22 +68,38 @@ def _cpu(work: Callable[[], object]) -> float:
     return time.process_time() - started
 
 
-def _script_run(script: Path) -> Callable[[], object]:
+def _script_run(script: Path, args: tuple[str, ...]) -> Callable[[], object]:
     def run() -> object:
-        sink = io.StringIO()
+        sink, argv = io.StringIO(), sys.argv
+        sys.argv = [str(script), *args]  # the cell's arguments, not the benchmark's
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             try:
                 runpy.run_path(str(script), run_name="__main__")
             except SystemExit as done:
                 return done.code
+            finally:
+                sys.argv = argv
         return None
 
     return run
 
 
+def _script_of(cell: str) -> tuple[Path, tuple[str, ...]]:
+    """The script the table links ``cell`` to (cells may share one) and its arguments."""
+    table = ROOT / "reports" / "loops.md"
+    classes = [s.value for s in SCENARIOS]
+    for line in table.read_text(encoding="utf-8").splitlines() if table.is_file() else []:
+        if line.startswith("| `loop:"):
+            spec = line.split("`")[1]
+            for scenario, (path, args, _) in script_parts(line, classes).items():
+                if slug(spec, scenario) == cell:
+                    return table.parent / path, args
+    return table.parent / "loops" / f"{cell}.py", ()
+
+
 def _row(framework: str, cell: str, runs: int) -> tuple[str, float | None]:
     schedule = ROOT / "reports" / "loops" / f"{cell}.json"
-    script = schedule.with_suffix(".py")
+    script, args = _script_of(cell)
     if not schedule.is_file() or not script.is_file():
         return f"| {framework} | `{cell}` | not in this tree | | | | |", None
     data = json.loads(schedule.read_text(encoding="utf-8"))
@@ -90,7 +108,7 @@ def _row(framework: str, cell: str, runs: int) -> tuple[str, float | None]:
     except PrunecheckError as exc:
         return f"| {framework} | `{cell}` | {exc.rule} | | | | |", None
     steps = schedule_from_json(schedule.read_text(encoding="utf-8"))
-    alone = _script_run(script)
+    alone = _script_run(script, args)
     status = alone()  # warm-up of both sides: imports and first-call caches
     system = LoopSystem(target)
     rerun(system, steps)
