@@ -1,0 +1,110 @@
+"""Held-back user agents of round 34 (issue 31), each held to the verdict a user expects.
+
+``tests/user_agents/held_back_r34/`` holds agents written last, the way users write
+them, that prunecheck was **not changed for**: each module's docstring states the
+verdict expected before anything ran, and ``reports/user-agents.md`` ("Held back,
+round 34") records how each fared when ``check`` ran once on it.  A row whose
+verdict is wrong is a strict ``xfail`` saying what ``check`` gives: whoever fixes it
+removes the mark (the strict xfail then fails).
+
+Each row runs a full ``check`` (seconds to a minute of CPU): the table is ``slow``
+(``make test-all``), run by the machinery of ``tests/test_user_agents.py`` (no
+provider key in the child's environment, ``--no-failures``).  Its fast twin reads
+each module's source only (importing one builds framework clients and costs
+seconds): every module has a row, states its expected verdict and defines the
+attribute its row names.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from test_user_agents import STRUCTURAL, Expect, Row, _check, _hold
+
+FOLDER = "held_back_r34"
+HERE = Path(__file__).parent / "user_agents" / FOLDER
+
+
+def _row(spec: str, expect: Expect, kinds: frozenset[str] = frozenset(), **kw: str) -> Row:
+    return Row(f"{FOLDER}/{spec}", expect, kinds, **kw)
+
+
+ROWS: tuple[Row, ...] = (
+    # Strands Agents
+    _row("st_char_budget_manager.py:agent", Expect.UNSAFE, STRUCTURAL),
+    _row("st_window_never_fills.py:agent", Expect.VACUOUS, figure="500"),
+    # Google ADK
+    _row("adk_callback_token_trim.py:root_agent", Expect.UNSAFE, STRUCTURAL),
+    _row("adk_callback_clear_outputs.py:root_agent", Expect.SAFE),
+    # Microsoft Agent Framework
+    _row(
+        "maf_chat_middleware_chars.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="trim cell n/a ('the configuration does not trim at the framework's hook'): "
+        "a @chat_middleware rewriting context.messages is not seen as trimming, so nothing is "
+        "grown toward its 30,000-character budget (507 characters at most); exit 0",
+    ),
+    _row("maf_truncation_tokens.py:agent", Expect.SAFE),
+    # LlamaIndex
+    _row(
+        "li_drop_tool_outputs_memory.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL | {"silent_loss"},
+    ),
+    _row("li_summary_memory.py:agent", Expect.SAFE),
+    # pydantic-ai, LangChain, OpenAI Agents SDK, AutoGen
+    _row(
+        "pa_hooks_drop_returns.py:agent",
+        Expect.UNSAFE,
+        frozenset({"synthesized_result", "unanswered_call", "silent_loss"}),
+        wrong_today="trim cell n/a: a Hooks before_model_request that rewrites "
+        "request_context.messages is not seen as trimming ('no trimming configured'), its "
+        "12,000-token budget read but never reached (140 tokens at most); exit 0",
+    ),
+    _row("lc_remove_oldest_tokens.py:agent", Expect.UNSAFE, STRUCTURAL),
+    _row("oa_session_clear_outputs.py:app", Expect.SAFE),
+    _row("ag_summarizing_context.py:agent", Expect.SAFE),
+)
+
+
+def _param(row: Row) -> object:
+    marks = [pytest.mark.xfail(strict=True, reason=row.wrong_today)] if row.wrong_today else []
+    return pytest.param(row, id=row.id.removeprefix(f"{FOLDER}/"), marks=marks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", [_param(row) for row in ROWS])
+def test_held_back_r34_verdict(row: Row) -> None:
+    _hold(row, _check(row.spec))
+
+
+# -- the fast twin: the modules stay well-formed (source only, nothing imported) -------
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def test_every_module_has_a_row() -> None:
+    on_disk = {p.name for p in HERE.glob("*.py") if p.stem != "__init__"}
+    in_table = {row.spec.removeprefix(f"{FOLDER}/").split(":")[0] for row in ROWS}
+    assert on_disk == in_table
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.spec.removeprefix(f"{FOLDER}/"))
+def test_module_states_its_verdict_and_defines_its_attribute(row: Row) -> None:
+    file, attr = row.spec.removeprefix(f"{FOLDER}/").split(":")
+    tree = ast.parse((HERE / file).read_text(encoding="utf-8"))
+    doc = ast.get_docstring(tree) or ""
+    assert "Expected (before running)" in doc, f"{file} does not state its expected verdict"
+    assert "prunecheck not changed for it" in doc, f"{file} does not say it is held back"
+    assert attr in _top_level_names(tree), f"{file} defines no {attr}"
