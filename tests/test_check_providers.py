@@ -20,12 +20,12 @@ import pytest
 from prunecheck.model.config import Repair, RuntimeConfig
 from prunecheck.model.context import Message, Role
 from prunecheck.model.provider import Provider, render, validate
+from prunecheck.model.provider.from_body import messages_of_body
 from prunecheck.model.system import replay
 from prunecheck.sim.api.check import check_policy
 from prunecheck.sim.api.documents import SCHEMA_VERSION
 from prunecheck.sim.api.providers import (
     judgeable,
-    messages_of_body,
     parse_providers,
     provider_names,
 )

@@ -34,6 +34,7 @@ NOT_SPECS = {
     "sim/sweeps/dask_pool.py": "a scheduler address, host:port",
     "sim/reports/claims.py": "a verdict line, 'unsafe: ...'",
     "sim/subjects/blackbox/mcp_server.py": "the MCP server's --http address, host:port",
+    "sim/subjects/blackbox/quiet.py": "a /proc/net/tcp line's address:port fields",
 }
 
 

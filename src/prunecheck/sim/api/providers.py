@@ -46,7 +46,6 @@ __all__ = [
     "judge_runs",
     "judgeable",
     "loop_requests",
-    "messages_of_body",
     "not_judged",
     "parse_providers",
     "provider_names",

@@ -40,7 +40,7 @@ from importlib import metadata
 
 from prunecheck.model.context import Message, Role
 from prunecheck.model.provider import Provider, render, validate
-from prunecheck.sim.api.providers import messages_of_body
+from prunecheck.model.provider.from_body import messages_of_body
 
 __all__ = ["LAYERS", "Layer", "Repaired", "available", "repair"]
 
