@@ -16,15 +16,13 @@ date or software version).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from prunecheck.sim.reports.plotting import MAX_WIDTH, pyplot, report_style, save, title
 from prunecheck.sim.stats.sessions import SessionRate, session_rate
-from prunecheck.sim.subjects.loops.scenarios import ScenarioClass
 from prunecheck.sim.subjects.policy_spec import parse_spec_or_none
-from prunecheck.sim.sweeps.loop_sweep import LoopRow
+from prunecheck.sim.sweeps.loop_sweep import LoopRow, class_rank, loop_groups
 
 __all__ = ["loop_rate_plot", "loop_rates"]
 
@@ -35,18 +33,13 @@ COLUMNS = 3
 def loop_rates(rows: Iterable[LoopRow]) -> dict[str, dict[str, list[tuple[float, SessionRate]]]]:
     """Per scenario class, per agent: ``(fault pressure, sessions violated)`` points,
     classes in the scenario classes' order, levels ascending."""
-    groups: dict[tuple[str, str, float], list[LoopRow]] = defaultdict(list)
-    for row in rows:
-        groups[(row.scenario, row.spec, row.level)].append(row)
-    order = {c.value: i for i, c in enumerate(ScenarioClass)}
     rates: dict[str, dict[str, list[tuple[float, SessionRate]]]] = {}
-    for (scenario, spec, level), group in sorted(
-        groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][0], kv[0][1], kv[0][2])
-    ):
+    for (spec, scenario, level), group in loop_groups(rows):
         violated = sum(1 for r in group if r.violations)
         rates.setdefault(scenario, {}).setdefault(spec, []).append(
             (level, session_rate(violated, len(group)))
         )
+    rates = dict(sorted(rates.items(), key=lambda kv: (class_rank(kv[0]), kv[0])))
     return rates
 
 

@@ -39,6 +39,8 @@ __all__ = [
     "FAULTS",
     "LoopRow",
     "LoopSweep",
+    "class_rank",
+    "loop_groups",
     "loop_rate_table",
     "read_loop_rows",
     "row_key",
@@ -209,21 +211,29 @@ def run_loop_sweep(
     return LoopSweep(tuple(ordered), ran, reused, skipped)
 
 
+def class_rank(scenario: str) -> int:
+    """Where the scenario class named ``scenario`` stands in the classes' order (unknown: last)."""
+    return next((i for i, c in enumerate(ScenarioClass) if c.value == scenario), len(ScenarioClass))
+
+
+def loop_groups(rows: Iterable[LoopRow]) -> list[tuple[tuple[str, str, float], list[LoopRow]]]:
+    """The sessions of each agent, scenario class and fault pressure, in that order
+    (classes in :class:`ScenarioClass`'s order): what the table and the plot count."""
+    groups: dict[tuple[str, str, float], list[LoopRow]] = defaultdict(list)
+    for row in rows:
+        groups[(row.spec, row.scenario, row.level)].append(row)
+    return sorted(groups.items(), key=lambda kv: (kv[0][0], class_rank(kv[0][1]), kv[0][2]))
+
+
 def loop_rate_table(rows: Iterable[LoopRow], not_applicable: Sequence[str] = ()) -> str:
     """The session failure rates of a loop sweep: per class and pressure, the
     sessions that ended in a violation (exact 95 % interval per 1,000), the
     violation kinds met (sessions each) and the sessions the subject ended in
     an error."""
-    groups: dict[tuple[str, str, float], list[LoopRow]] = defaultdict(list)
-    for row in rows:
-        groups[(row.spec, row.scenario, row.level)].append(row)
     lines = ["| agent | scenario class | fault pressure | sessions | violated "
              "(per 1,000, 95 % interval) | kinds (sessions) | faults | errors |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    order = {c.value: i for i, c in enumerate(ScenarioClass)}
-    for (spec, scenario, level), group in sorted(
-        groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99), kv[0][2])
-    ):
+    for (spec, scenario, level), group in loop_groups(rows):
         violated = sum(1 for r in group if r.violations)
         kinds: Counter[str] = Counter(k for r in group for k in r.violations)
         met = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
