@@ -4,7 +4,7 @@ OpenLLMetry, Pydantic Logfire, Langfuse, Arize Phoenix, MLflow, the OpenAI
 Agents SDK's own tracing) against a fake model that answers broken requests
 with the provider's real 400 body.  Each stack: a clean conversation, a cut
 one (a dropped tool result) and a rejected one (a window that starts inside
-a parallel batch); Logfire and MLflow also the three on the anthropic
+a parallel batch); Logfire, MLflow and Phoenix also the three on the anthropic
 client.  The tests read the committed logs only: none of the
 recording packages is needed."""
 
@@ -47,8 +47,8 @@ BROKEN = {
     "anthropic_cut": "call_without_result",
     "anthropic_rejected": "result_without_call",
 }
-#: Logfire and MLflow also recorded the anthropic client: a second provider's texts.
-ANTHROPIC = ("logfire", "mlflow")
+#: Logfire, MLflow and Phoenix also recorded the anthropic client: a second provider's texts.
+ANTHROPIC = ("logfire", "mlflow", "phoenix")
 CLEAN = [
     *((stack, "clean") for stack in STACKS),
     *((s, "anthropic_clean") for s in ANTHROPIC),

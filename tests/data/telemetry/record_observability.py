@@ -18,7 +18,8 @@ with one of three trimmers:
   keeps the results and drops the assistant message that issued the calls
   (``...must be a response to a preceeding message with 'tool_calls'``).
 
-Logfire and MLflow, whose instrumentation covers the ``anthropic`` client too,
+Logfire, MLflow and Phoenix (OpenInference's Anthropic instrumentation), whose
+instrumentation covers the ``anthropic`` client too,
 also record the same turns on Anthropic's Messages API: ``anthropic_clean``
 (``drop_oldest_unit``) and ``anthropic_cut`` (``drop_largest_block``: Anthropic's
 ``tool_use ids were found without tool_result blocks`` 400) and
@@ -36,14 +37,20 @@ Each stack writes what a user of it gets on disk, without its cloud service:
 * ``langfuse``: the Langfuse SDK (v3+, OpenTelemetry-based) with its
   ``langfuse.openai`` drop-in client, the spans it would send to the
   Langfuse server (``span_exporter``), OTLP JSON;
-* ``phoenix``: ``phoenix.otel.register`` with OpenInference's OpenAI
-  instrumentation sending to a local Phoenix server, the spans exported back
+* ``phoenix``: ``phoenix.otel.register`` with OpenInference's OpenAI (and
+  Anthropic) instrumentation sending to a local Phoenix server, the spans exported back
   with the Phoenix client (``Client().spans.get_spans``, Phoenix's REST API
   ``/v1/projects/{project}/spans``), written as the JSON list it returns.
   Start the server by hand first: ``arize-phoenix`` pins ``anthropic<2``, so
   in a venv of its own (``python -m venv .venv-phoenix && .venv-phoenix/bin/pip
   install arize-phoenix==20.26.1``; ``PHOENIX_PORT=6106 .venv-phoenix/bin/phoenix
-  serve``, SQLite in ``PHOENIX_WORKING_DIR``) and give ``PHOENIX_URL``;
+  serve``, SQLite in ``PHOENIX_WORKING_DIR``) and give ``PHOENIX_URL``.  The
+  committed phoenix/ logs were recorded from inside that venv (it holds
+  arize-phoenix-otel, arize-phoenix-client, openinference-instrumentation-openai
+  and openai at the ``record`` extra's pins; add
+  ``openinference-instrumentation-anthropic==3.1.0`` and ``pip install --no-deps
+  -e .``; its anthropic is 1.17.0): ``.venv-phoenix/bin/python
+  tests/data/telemetry/record_observability.py phoenix``;
 * ``mlflow``: ``mlflow.openai.autolog()`` with a local tracking store, the
   traces read back with ``mlflow.search_traces`` and written as
   ``Trace.to_json()``, one trace a line;
@@ -63,6 +70,7 @@ Run ``python tests/data/telemetry/record_observability.py [OUT]`` with the
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -73,9 +81,23 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
-import generate  # noqa: E402  (the stub, the agent loop and the trimmers)
+
+def _generate() -> Any:
+    """generate.py (the stub, the agent loop and the trimmers), loaded from its
+    file: this folder is kept off ``sys.path`` (``main`` takes it off, where
+    Python puts a script's folder), where its stack folders (logfire/,
+    phoenix/, mlflow/, langfuse/) would shadow, as namespace packages, a stack
+    that the venv does not have (logfire_api imports ``logfire`` if it can:
+    pydantic-ai, which Phoenix imports, failed in Phoenix's own venv)."""
+    spec = importlib.util.spec_from_file_location("telemetry_generate", HERE / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+generate = _generate()
 
 __all__ = ["record"]
 
@@ -198,7 +220,7 @@ def keep_last_three(messages: list[Message], most: int = 4) -> list[Message]:
 
 
 #: Anthropic conversations, recorded by the stacks whose instrumentation covers
-#: the anthropic client (Logfire, MLflow): a second provider's 400 texts.
+#: the anthropic client (Logfire, MLflow, Phoenix): a second provider's 400 texts.
 ANTHROPIC_TRIMS: dict[str, Trim] = {
     "anthropic_clean": drop_oldest_unit,
     "anthropic_cut": drop_largest_block,
@@ -300,6 +322,7 @@ def phoenix(stub: generate.Stub, trim: Trim, conversation: str, seed: int) -> st
 
     import httpx
     from openinference.instrumentation import using_session
+    from openinference.instrumentation.anthropic import AnthropicInstrumentor
     from openinference.instrumentation.openai import OpenAIInstrumentor
     from phoenix.client import Client
     from phoenix.otel import register
@@ -310,11 +333,13 @@ def phoenix(stub: generate.Stub, trim: Trim, conversation: str, seed: int) -> st
         project_name=project, endpoint=f"{url}/v1/traces", batch=False,
         set_global_tracer_provider=False, verbose=False,
     )  # fmt: skip
-    instrumentor = OpenAIInstrumentor()
+    anthropic = "anthropic" in conversation
+    instrumentor = AnthropicInstrumentor() if anthropic else OpenAIInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
         with using_session(conversation):
-            chat_agent(_client(stub), trim, conversation)
+            client = _anthropic_client(stub) if anthropic else _client(stub)
+            _agent(conversation)(client, trim, conversation)
     finally:
         instrumentor.uninstrument()
     provider.force_flush()
@@ -492,7 +517,7 @@ def record(out: Path, only: tuple[str, ...] = ()) -> list[Path]:
             folder.mkdir(parents=True, exist_ok=True)
             cases = {
                 **TRIMS,
-                **(ANTHROPIC_TRIMS if stack in ("logfire", "mlflow") else {}),
+                **(ANTHROPIC_TRIMS if stack in ("logfire", "mlflow", "phoenix") else {}),
                 **(
                     {
                         "responses_cut": TRIMS["cut"],
@@ -519,6 +544,7 @@ def _suffix(stack: str) -> str:
 
 def main() -> None:
     signal.alarm(300)  # stops by itself, whatever happens
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # see _generate
     os.environ.setdefault("OTEL_SDK_DISABLED", "false")
     args = sys.argv[1:]
     out = Path(args[0]) if args and args[0] not in STACKS else HERE
