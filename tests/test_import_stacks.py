@@ -38,6 +38,7 @@ CLEAN = (
     "openllmetry_anthropic/clean.otlp.jsonl",
     "pydantic_ai_otel/1.x_v1_clean.otlp.jsonl",
     "pydantic_ai_otel/1.x_v2_clean.otlp.jsonl",
+    "pydantic_ai_otel/2.9_v5_clean.otlp.jsonl",
     "pydantic_ai_otel/2.x_v5_clean.otlp.jsonl",
     "pydantic_ai_otel/2.x_v6_clean.otlp.jsonl",
     "pydantic_ai_otel/2.x_v5_last_3.otlp.jsonl",
@@ -51,6 +52,8 @@ CUT = {
     "openllmetry_anthropic/cut.otlp.jsonl": ("call_without_result", 2),
     "pydantic_ai_otel/1.x_v1_cut.otlp.jsonl": ("result_without_call", 2),
     "pydantic_ai_otel/1.x_v2_cut.otlp.jsonl": ("result_without_call", 2),
+    # pydantic-ai 2.0 to 2.9 send the cut as it is (2.9.1, its format 5)
+    "pydantic_ai_otel/2.9_v5_cut.otlp.jsonl": ("result_without_call", 2),
 }
 
 
@@ -180,20 +183,37 @@ def test_a_rejected_call_that_cannot_be_rebuilt_keeps_the_incident(
 
 
 def test_pydantic_ai_failed_call_is_read_from_its_agent_run_span() -> None:
-    for name in ("1.x_v1_cut.otlp.jsonl", "1.x_v2_cut.otlp.jsonl"):
+    for name in ("1.x_v1_cut.otlp.jsonl", "1.x_v2_cut.otlp.jsonl", "2.9_v5_cut.otlp.jsonl"):
         log = read_log([DATA / "pydantic_ai_otel" / name])
         (requests,) = log.conversations.values()
         assert any("read from the agent run span" in b for b in requests[-1].blind)
         assert [m.role.value for m in requests[-1].messages][:1] == ["system"]
 
 
+def test_pydantic_ai_before_2_10_sends_the_cut_and_the_provider_answers_400() -> None:
+    """The 2.x cut that reaches the provider: pydantic-ai 2.9.1 (the last
+    release before the repair) sends the window as the history processor left
+    it, and its failed chat span holds the provider's 400 body; the import of
+    it is test_a_real_cut_is_the_bad_prune_before_the_rejected_request's case."""
+    data = json.loads((DATA / "pydantic_ai_otel/2.9_v5_cut.otlp.jsonl").read_text())
+    scopes = [sc for r in data["resourceSpans"] for sc in r["scopeSpans"]]
+    assert {sc["scope"]["version"] for sc in scopes if sc["scope"]["name"] == "pydantic-ai"} == {
+        "2.9.1"
+    }
+    chats = [s for sc in scopes for s in sc["spans"] if s["name"].startswith("chat ")]
+    assert [(s.get("status") or {}).get("code") for s in chats] == [None, "STATUS_CODE_ERROR"]
+    assert "status_code: 400" in chats[-1]["status"]["message"]
+    assert "must be a response to a preceeding message" in chats[-1]["status"]["message"]
+
+
 @pytest.mark.parametrize("name", ["2.x_v5_cut.otlp.jsonl", "2.x_v6_cut.otlp.jsonl"])
 def test_pydantic_ai_2x_repairs_the_cut_before_sending_and_the_import_invents_no_400(
     name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """pydantic-ai 2.x drops the tool results whose call the window removed
-    (and would synthesize results for calls left without one) before each
-    request: the recorded cut never reaches the provider -- every model call
+    """pydantic-ai 2.10 on (2.68 here) drops the tool results whose call the
+    window removed (and would synthesize results for calls left without one)
+    before each request: the recorded cut never reaches the provider (2.0 to
+    2.9 send it: 2.9_v5_cut gets its 400, above) -- every model call
     succeeded, and the run ends at pydantic-ai's request limit as the agent
     calls the tools again.  The import reads every request and names each
     batch gone whole with its results; it invents no bad prune and no 400."""

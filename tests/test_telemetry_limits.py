@@ -283,14 +283,15 @@ def test_a_conversation_none_of_whose_requests_can_be_read_is_vacuous(tmp_path: 
 
 # ------------------------------------------- the stacks recorded for real
 #: record_stacks.py's and record_observability.py's logs (the OpenTelemetry
-#: layouts); the three that lost a request silently, guessed the provider or
+#: layouts); the four that lost a request silently, guessed the provider or
 #: exited 0 on the logged 400 under a count limit of 5 or 10.
 STACK_LOGS = sorted(
     str(p.relative_to(DATA)) for layout in ("*/*.otlp.jsonl", "*/*.sdk.json")
     for p in DATA.glob(layout)
 )  # fmt: skip
 ONCE_WRONG = ("openai_agents_openinference/cut.otlp.jsonl", "openllmetry_anthropic/cut.otlp.jsonl",
-              "pydantic_ai_otel/1.x_v1_cut.otlp.jsonl")  # fmt: skip
+              "pydantic_ai_otel/1.x_v1_cut.otlp.jsonl",
+              "pydantic_ai_otel/2.9_v5_cut.otlp.jsonl")  # fmt: skip
 STACK_LIMITS = (
     (5, None),
     (10, None),
@@ -328,8 +329,12 @@ def test_count_limits_on_recorded_stacks_keep_every_call_and_the_incident(
     first request's messages gone: the failed call cannot be rebuilt, the
     logged 400 still stands), OpenLLMetry for Anthropic (a span left with its
     usage only is an incomplete request; one that lost gen_ai.system is
-    Anthropic's by its name) and pydantic-ai's format 1 (a chat span that lost
-    gen_ai.operation.name is still read from its events)."""
+    Anthropic's by its name), pydantic-ai's format 1 (a chat span that lost
+    gen_ai.operation.name is still read from its events) and pydantic-ai
+    2.9's format 5 (the failed ``chat gpt-4.1`` span, which holds no messages,
+    lost gen_ai.operation.name at a count limit of 10: it was left out, the
+    logged 400 with it, and the import exited 0; it is a model call by its
+    name, rebuilt from its agent run span)."""
     seen = _sweep_log(name, ((5, None), (10, None)), tmp_path)
     assert any(": exit 1" in s for s in seen), seen  # read, with the incident it holds
 

@@ -24,8 +24,9 @@ batch:
   ``tool_result`` block;
 * ``pydantic_ai_otel/``: pydantic-ai's own instrumentation
   (``InstrumentationSettings(version=N)``: N = 1 and 2 on pydantic-ai 1.x,
-  5 and 6 on 2.x) with ``OpenAIChatModel``; the cut is a history processor
-  keeping the last message (2.x repairs what it breaks before sending).
+  5 on 2.9.1, 5 and 6 on 2.68) with ``OpenAIChatModel``; the cut is a history
+  processor keeping the last message (from 2.10.0 on, pydantic-ai repairs what
+  it breaks before sending; 1.x and 2.0 to 2.9 send it, and get the 400).
 
 Run ``python tests/data/telemetry/record_stacks.py [OUT]`` with the ``record``
 extra installed (default OUT: this folder).  The script stops itself after
@@ -355,22 +356,28 @@ def record_pydantic_ai(
 
 # ------------------------------------------------------------------ record
 def _pydantic_ai(stub: Stub) -> dict[str, str]:
-    """pydantic-ai 1.x (formats 1 and 2) and 2.x (formats 5, the default,
-    and 6): clean and cut.  2.x drops orphaned tool results and synthesizes
-    missing ones before each request, so its cut never reaches the provider:
-    the results of the batch the window split are dropped before the model
-    sees them, and the agent calls the tools again until its request limit."""
+    """pydantic-ai 1.x (formats 1 and 2), 2.0 to 2.9 (format 5, the only
+    current one there: written ``2.9_v5_*`` from 2.9.1) and 2.10 on (formats
+    5, the default, and 6: ``2.x_v*``): clean and cut.  From 2.10.0 on,
+    pydantic-ai drops orphaned tool results and synthesizes missing ones
+    before each request, so its cut never reaches the provider: the results
+    of the batch the window split are dropped before the model sees them, and
+    the agent calls the tools again until its request limit.  2.0 to 2.9 only
+    merge consecutive messages: their cut reaches the provider, which answers
+    400, as on 1.x."""
     from importlib.metadata import version as installed
 
-    major = int(installed("pydantic-ai-slim").split(".")[0])
+    major, minor = (int(n) for n in installed("pydantic-ai-slim").split(".")[:2])
+    repairs = (major, minor) >= (2, 10)
+    tag = f"{major}.x" if major == 1 or repairs else f"{major}.{minor}"
     out = {}
-    for version in (1, 2) if major == 1 else (5, 6):
+    for version in (1, 2) if major == 1 else (5, 6) if repairs else (5,):
         for cut in (False, True):
             kind = "cut" if cut else "clean"
-            out[f"pydantic_ai_otel/{major}.x_v{version}_{kind}.otlp.jsonl"] = record_pydantic_ai(
+            out[f"pydantic_ai_otel/{tag}_v{version}_{kind}.otlp.jsonl"] = record_pydantic_ai(
                 stub, cut, version, 50 + 2 * version + cut
             )
-    if major > 1:  # 2.x repairs the pairing the window breaks; the model says the same twice
+    if repairs:  # it repairs the pairing the window breaks; the model says the same twice
         out["pydantic_ai_otel/2.x_v5_last_3.otlp.jsonl"] = record_pydantic_ai(
             stub, False, 5, 60, window=3
         )
@@ -425,6 +432,10 @@ def record(out: Path, stacks: tuple[str, ...] = ("pydantic-ai", "others")) -> li
 def main() -> None:
     """``record_stacks.py [OUT] [pydantic-ai|others ...]``."""
     signal.alarm(180)  # stops by itself, whatever happens
+    # Python puts this folder first on sys.path: its stack folders would shadow, as
+    # namespace packages, one the venv lacks (logfire_api, which pydantic-ai imports,
+    # imports ``logfire`` if it can: it found logfire/ in a venv without Logfire)
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE
     stacks = tuple(sys.argv[2:]) or ("pydantic-ai", "others")
     for path in record(out, stacks):

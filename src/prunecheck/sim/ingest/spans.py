@@ -527,6 +527,22 @@ def history_of_run(span: Span) -> tuple[LoggedMessage, ...] | None:
     return tuple(messages)
 
 
+_MODEL_OPERATIONS = ("chat", "text_completion", "generate_content")
+
+
+def _named_model_call(span: Span) -> bool:
+    """A span the count limit left without ``gen_ai.operation.name`` (set
+    first, it goes first) whose name is still a model call's: the GenAI
+    conventions' ``{operation} {model}`` (pydantic-ai's ``chat gpt-4.1``) or
+    OpenLLMetry's ``{provider}.chat``."""
+    if not span.dropped or "gen_ai.operation.name" in span.attributes:
+        return False
+    head = span.name.split(" ")[0]
+    return head in _MODEL_OPERATIONS or (
+        "." in head and head.rpartition(".")[2] in _MODEL_OPERATIONS
+    )
+
+
 def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest | str | None:
     """The model request a span records; a sentence if it is one whose
     messages cannot be read; None if it records no model call.
@@ -541,8 +557,11 @@ def request_of_span(span: Span, conversation: str, source: str) -> LoggedRequest
     provider = _provider(a) or _dropped_provider(span, rejection) or Provider.OPENAI
     if provider is Provider.OPENAI and is_responses_span(span):
         provider = Provider.OPENAI_RESPONSES
-    is_llm = a.get("openinference.span.kind") == "LLM" or a.get("gen_ai.operation.name") in (
-        "chat", "text_completion", "generate_content")  # fmt: skip
+    is_llm = (
+        a.get("openinference.span.kind") == "LLM"
+        or a.get("gen_ai.operation.name") in _MODEL_OPERATIONS
+        or _named_model_call(span)
+    )
     if (
         is_llm
         and rejection is not None
