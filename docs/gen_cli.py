@@ -158,7 +158,12 @@ def rules_page() -> str:
         "--provider NAME` answer with these texts, the [strictness matrix]"
         "(provider-strictness.md) is judged by them, and `prunecheck import` names the "
         "provider and rule of any of these texts it finds in a logged error "
-        "(`prunecheck.model.provider.recognize`), whatever ids and paths it carries.",
+        "(`prunecheck.model.provider.recognize`), whatever ids and paths it carries. "
+        "The commit guard told the providers its runtime sends to (`CommitGuard(..., "
+        'provider="bedrock,gemini")`) asks the same rules of the history a prune or spill '
+        "would leave and refuses it with these texts ([deploy the commit gate]"
+        "(../how-to/deploy-guard.md#tell-the-guard-where-the-history-goes)); it tracks tool "
+        "calls, results and turns, not reasoning items.",
         "",
         "In a text, `{path}` stands for the request location the provider names, `{ids}` "
         "for the call ids (comma-separated), `{id}` for one id, `{ref}` for a second one, "

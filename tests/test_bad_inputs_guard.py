@@ -108,3 +108,39 @@ def test_a_non_callable_list_function_is_refused_naming_the_format(bad: Any) -> 
         text = _one_paragraph(caught.value)
         assert text.startswith(f"{bad!r} is not a trimmer")
         assert "Hint:" in text and guard.trimmer is before
+
+
+# ------------------------------------------------------------- the providers
+@pytest.mark.parametrize(
+    ("provider", "named"),
+    [
+        ("gpt-4", "'gpt-4' is not a provider whose rules prunecheck knows"),
+        ("bedrock,,gemini", "'' is not a provider whose rules prunecheck knows"),
+        (["gemini", 3], "3 is not a provider name"),
+        (42, "42 is not a provider name nor a list of names"),
+        (b"openai", "b'openai' is not a provider name nor a list of names"),
+    ],
+)
+@pytest.mark.parametrize("make", ["CommitGuard", "ListGuard", "assigned"])
+def test_a_provider_the_registry_does_not_know_is_refused_naming_the_known_ones(
+    provider: Any, named: str, make: str
+) -> None:
+    """``provider=`` names the providers the guard previews a prune against:
+    a name not in the registry is one paragraph naming it and every known
+    name; an assignment refused keeps the providers the guard had."""
+    guard = CommitGuard(lambda m: m, format="openai", budget=10, provider="openai")
+    with pytest.raises(ValueError) as caught:
+        if make == "CommitGuard":
+            CommitGuard(lambda m: m, format="openai", budget=10, provider=provider)
+        elif make == "ListGuard":
+            ListGuard(lambda m: m, format="openai", budget=10, provider=provider)
+        else:
+            guard.providers = provider
+    text = _one_paragraph(caught.value)
+    assert text.startswith(f"provider={provider!r}: {named}")
+    if "rules prunecheck knows" in named:  # an unknown name: every known one is listed
+        from prunecheck.model.provider import CHECKED
+
+        assert f"(one of {', '.join(p.value for p in CHECKED)})" in text
+    assert "Hint: name the provider(s) your runtime sends to" in text
+    assert guard.providers == ("openai",)

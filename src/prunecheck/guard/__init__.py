@@ -10,7 +10,13 @@ matplotlib).
   shrinks the trimmer's proposal to whole closed units, spills the oldest
   closed units to a :class:`SpillStore` past the hard ceiling and
   re-injects them when a later call names the same resource, and raises
-  :class:`HardCeilingExceeded` when nothing safe is left.
+  :class:`HardCeilingExceeded` when nothing safe is left.  Given
+  ``provider=`` (the provider(s) the runtime sends to: ``"gemini"``,
+  ``"bedrock,gemini"``, a list), it previews each prune and spill against
+  those providers' rules (:mod:`prunecheck.model.provider`, the validator's
+  own rule objects) and refuses one that would leave a history a named
+  provider rejects (``Deferral.PROVIDER_REJECTION``; ``Plan.rejections``
+  names the rule, its verbatim text and request location).
 * :class:`ListGuard` — the same, for runtimes that only hand over message
   lists (pending is inferred: a call without a result in the list).
 * Integrations: :mod:`prunecheck.guard.langchain` (``CommitGuardMiddleware``)
@@ -45,7 +51,10 @@ What the guard promises (each a test in ``tests/test_guard*.py``):
 1. **Never an orphan.**  A plan removes only whole, closed units with no
    pending call, never the system prompt or the latest user message; past
    the hard ceiling with nothing safe left it raises
-   :class:`HardCeilingExceeded` instead of cutting live state.
+   :class:`HardCeilingExceeded` instead of cutting live state.  With
+   ``provider=``, a plan never leaves a history a named provider rejects
+   unless the history it was given already broke that rule (then the
+   plan adds no new rejection).
 2. **A check is atomic.**  ``check()`` either returns (or raises
    :class:`HardCeilingExceeded` with) a plan whose spilled units are all
    committed to the store, or raises another :class:`GuardError` — a

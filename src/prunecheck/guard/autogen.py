@@ -57,6 +57,7 @@ class GuardedChatCompletionContext(ChatCompletionContext):
         token_counter: Callable[[Any], float] | None = None,
         initial_messages: list[LLMMessage] | None = None,
         conversation: str | None = None,
+        provider: str | list[str] | None = None,
     ) -> None:
         super().__init__(initial_messages)
         if isinstance(store, str | PathLike):
@@ -69,6 +70,7 @@ class GuardedChatCompletionContext(ChatCompletionContext):
             store=store,
             token_counter=token_counter,
             conversation=conversation,
+            provider=provider,
         )
 
     async def get_messages(self) -> list[LLMMessage]:

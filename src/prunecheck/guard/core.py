@@ -18,6 +18,17 @@ gate when no store is given):
 5. still over the hard ceiling: **fail loudly** —
    :class:`~.errors.HardCeilingExceeded`, carrying the plan.
 
+Told the providers the runtime sends to (``provider="gemini"``, several
+separated by commas or as a list), the guard previews each change before
+making it: if the history the proposal (step 3) or the spill (step 4)
+would leave is rejected by a named provider that accepted the history
+before, the guard refuses that change — the check defers
+(:attr:`~.plan.Deferral.PROVIDER_REJECTION`) and the plan's ``rejections``
+name each provider's rule, verbatim text and request location, from the
+same rule objects its validator uses (:mod:`.preview`).  A refused spill
+leaves the context over the hard ceiling: step 5 then fails loudly and
+names the rule.
+
 A new call that names a resource of a spilled unit brings the unit back
 (:meth:`CommitGuard.calls` returns it, to put before the call message).
 
@@ -41,6 +52,7 @@ from collections.abc import Callable, Iterable
 from copy import deepcopy
 from dataclasses import dataclass, replace
 from os import PathLike
+from typing import TYPE_CHECKING
 
 from prunecheck.model.actions import PLACEHOLDER_TOKENS, Proposal
 from prunecheck.model.context import Message, Role
@@ -48,10 +60,13 @@ from prunecheck.model.gates import Gate, decide
 
 from .errors import GuardConfigError, GuardError, HardCeilingExceeded, StoreError
 from .plan import Deferral, Plan, Restored, SummaryGroup
-from .preview import Effect, effect_of, spill_units
+from .preview import Effect, effect_of, messages_after, provider_names, rejections, spill_units
 from .store import SpilledMessage, SpilledUnit, SpillStore
 from .tracker import Tracker, check_id
 from .trimmers import Trimmer, TrimView, as_trimmer
+
+if TYPE_CHECKING:
+    from prunecheck.model.provider.rule import ProviderError
 
 __all__ = ["CommitGuard", "GuardStats"]
 
@@ -62,7 +77,8 @@ class GuardStats:
     grew to whole in, or dropped from, the trimmer's proposals; ``lost``:
     units the store no longer held when a call named them;
     ``store_retries``: deletes of restored units retried after a store
-    fault)."""
+    fault; ``refused``: proposals and spills refused because a provider the
+    guard was told of would reject the history they leave)."""
 
     checks: int = 0
     deferred: int = 0
@@ -75,6 +91,7 @@ class GuardStats:
     overruns: int = 0
     lost: int = 0
     store_retries: int = 0
+    refused: int = 0
 
 
 def _positive(value: object, what: str) -> int:
@@ -108,6 +125,13 @@ class CommitGuard:
         the store's ``session`` if you gave one, else a fresh unique id.
         Give the same id again (one guard at a time) to resume a
         conversation after a restart; never share one between live guards.
+    provider : str or list of str, optional
+        The provider(s) your runtime sends the history to, as ``check
+        --provider`` names them (``"openai"``, ``"openai-responses"``,
+        ``"anthropic"``, ``"gemini"``, ``"bedrock"``, ``"mistral"``,
+        ``"deepseek"``; several separated by commas, or a list).  The guard
+        then refuses a prune or spill that would leave a history one of
+        them rejects (see the module's decision procedure).  Default: none.
 
     Examples
     --------
@@ -131,6 +155,7 @@ class CommitGuard:
         store: SpillStore | str | PathLike[str] | None = None,
         format: str | None = None,
         conversation: str | None = None,
+        provider: str | Iterable[str] | None = None,
     ) -> None:
         budget = _positive(budget, "budget")
         ceiling = (
@@ -141,6 +166,7 @@ class CommitGuard:
                 f"hard_ceiling ({ceiling}) must be at least the budget ({budget})"
             )
         self._format = format
+        self.providers = provider  # the setter checks the names
         self.trimmer = trimmer  # the setter wraps it
         self.budget = budget
         self.hard_ceiling = ceiling
@@ -247,6 +273,23 @@ class CommitGuard:
         self._trimmer = as_trimmer(trimmer, self._format)
 
     @property
+    def providers(self) -> tuple[str, ...]:
+        """The providers whose rules the guard's preview asks, as named
+        (``provider=``).  Assign new ones at any time (a name, names
+        separated by commas, a list, or None); the next check asks them."""
+        return self._providers
+
+    @providers.setter
+    def providers(self, provider: str | Iterable[str] | None) -> None:
+        try:
+            self._providers = provider_names(provider)
+        except ValueError as exc:
+            raise GuardConfigError(
+                f"provider={provider!r}: {exc}. Hint: name the provider(s) your runtime "
+                'sends to, separated by commas (e.g. provider="bedrock,gemini"), or None.'
+            ) from None
+
+    @property
     def used(self) -> int:
         return self.tracker.ctx.used
 
@@ -265,6 +308,7 @@ class CommitGuard:
         payload to its copy.  O(n)."""
         twin = object.__new__(CommitGuard)
         twin._format, twin._trimmer = self._format, self._trimmer
+        twin._providers = self._providers
         twin.budget, twin.hard_ceiling = self.budget, self.hard_ceiling
         twin.store = deepcopy(self.store) if self.store is not None else None
         twin.conversation = self.conversation
@@ -297,15 +341,33 @@ class CommitGuard:
             decision = decide(Gate.COMMIT, ctx, proposal, t.is_protected)
             applied, grown, shrunk = decision.apply, decision.grown, decision.shrunk
         spill: list[tuple[str, tuple[Message, ...]]] = []
-        if self.store is not None:  # what the plan will leave, before anything changes
-            effect = effect_of(ctx, applied, PLACEHOLDER_TOKENS) if not applied.is_empty() else None
+        refused: tuple[ProviderError, ...] = ()
+        refusals = 0  # the proposal and the spill, each refused or not
+        effect = None  # what the plan will leave, before anything changes
+        if not applied.is_empty() and (self.store is not None or self._providers):
+            effect = effect_of(ctx, applied, PLACEHOLDER_TOKENS)
+        if effect is not None and self._providers:
+            refused = self._rejections(effect, ())
+            if refused:  # a named provider would reject it: the proposal is not applied
+                applied, effect, grown, shrunk = Proposal(), None, (), ()
+                deferred, refusals = Deferral.PROVIDER_REJECTION, 1
+        if self.store is not None:
             used = effect.used if effect is not None else ctx.used
             if used > self.hard_ceiling:
-                spill = self._commit_spill(effect, used)  # may raise: nothing changed yet
+                spill = self._choose_spill(effect, used)
+                spilling = (
+                    self._rejections(effect, {u for u, _ in spill})
+                    if spill and self._providers
+                    else ()
+                )
+                if spilling:  # refused too: the ceiling check below fails loudly
+                    refused, spill, refusals = (*refused, *spilling), [], refusals + 1
+                self._commit_spill(spill)  # may raise: nothing changed yet
         # ---- from here on nothing can fail: apply the plan
         stats.checks += 1
         stats.grown += len(grown)
         stats.shrunk += len(shrunk)
+        stats.refused += refusals
         summaries = self._execute(applied) if not applied.is_empty() else ()
         if deferred is None and ctx.used > self.budget and ctx.has_open():
             deferred = Deferral.OPEN_MESSAGE
@@ -329,6 +391,7 @@ class CommitGuard:
             grown,
             shrunk,
             ctx.used,
+            refused,
         )
         if ctx.used > self.hard_ceiling:
             stats.overruns += 1
@@ -338,18 +401,32 @@ class CommitGuard:
         return plan
 
     # ----------------------------------------------------------------- helpers
-    def _commit_spill(
-        self, effect: Effect | None, used: int
-    ) -> list[tuple[str, tuple[Message, ...]]]:
-        """Choose the units to spill from the context as the plan will leave
-        it, and commit them (one transaction, with the deletes of restored
-        units still owed).  Nothing in the guard changes here."""
-        assert self.store is not None
+    def _rejections(
+        self, effect: Effect | None, spilled: set[str] | tuple[()]
+    ) -> tuple[ProviderError, ...]:
+        """What the named providers would reject in the context the plan
+        would leave (``effect`` applied, then ``spilled`` units taken out)
+        that they accept now.  Nothing changes here."""
         t, ctx = self.tracker, self.tracker.ctx
         view = effect if effect is not None else Effect(ctx.used, frozenset(), {}, ())
-        chosen = spill_units(ctx, view, used - self.budget, t.is_protected, t.turn, t.clock)
+        after = messages_after(ctx, view, spilled, t.turn, t.clock)
+        return rejections(list(ctx), after, self._providers)
+
+    def _choose_spill(
+        self, effect: Effect | None, used: int
+    ) -> list[tuple[str, tuple[Message, ...]]]:
+        """The units to spill from the context as the plan will leave it."""
+        t, ctx = self.tracker, self.tracker.ctx
+        view = effect if effect is not None else Effect(ctx.used, frozenset(), {}, ())
+        return spill_units(ctx, view, used - self.budget, t.is_protected, t.turn, t.clock)
+
+    def _commit_spill(self, chosen: list[tuple[str, tuple[Message, ...]]]) -> None:
+        """Commit the ``chosen`` units (one transaction, with the deletes of
+        restored units still owed).  Nothing in the guard changes here."""
+        assert self.store is not None
+        t = self.tracker
         if not chosen:
-            return chosen
+            return
         units = [
             SpilledUnit(
                 unit,
@@ -373,7 +450,7 @@ class CommitGuard:
         going = {unit for unit, _ in chosen}
         owed = [u for u in self._restored if u not in going]
         self.store.put_many(units, self.conversation, delete=owed)  # committed first …
-        return chosen  # … then, in check(), they leave
+        # … then, in check(), they leave
 
     def _execute(self, proposal: Proposal) -> tuple[SummaryGroup, ...]:
         t, ctx, stats = self.tracker, self.tracker.ctx, self.stats

@@ -96,7 +96,9 @@ class HardCeilingExceeded(GuardError):
     plan : Plan
         What the guard decided at this check *before* raising (safe
         evictions and units already committed to the spill store): apply it
-        to your message list as you would a returned plan.
+        to your message list as you would a returned plan.  Its
+        ``rejections`` name the provider rules that made the guard refuse a
+        prune or spill (``provider=``); the message names them too.
     messages : list or None
         For :class:`~.listmode.ListGuard`: the safe message list to use.
     """
@@ -115,6 +117,11 @@ class HardCeilingExceeded(GuardError):
             live.append(f"call(s) {', '.join(pending)} pending")
         if open:
             live.append(f"message(s) {', '.join(open)} still streaming")
+        for error in plan.rejections:
+            live.append(
+                f"the prune or spill that would meet it leaves a history {error.provider} "
+                f"rejects ({error.rule} at {error.path}: {error.text})"
+            )
         what = "; ".join(live) or "nothing closed left to prune or spill"
         super().__init__(
             f"context holds {used} tokens, over the hard ceiling of {ceiling}, and cannot be "

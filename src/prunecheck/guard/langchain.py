@@ -67,6 +67,10 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
     raise_on_ceiling: past the hard ceiling, raise
         :class:`~.errors.HardCeilingExceeded` (default) — else keep the safe
         list and let the call go over budget.
+    provider: the provider(s) the agent's model sends to (``"anthropic"``,
+        ``"bedrock,gemini"``, a list): a prune or spill that would leave a
+        history one of them rejects is refused, naming the rule
+        (:class:`~.listmode.ListGuard`'s ``provider=``).
     """
 
     def __init__(
@@ -79,6 +83,7 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
         token_counter: Callable[[Any], float] | None = None,
         raise_on_ceiling: bool = True,
         conversation: str | None = None,
+        provider: str | list[str] | None = None,
     ) -> None:
         super().__init__()
         if isinstance(store, str | PathLike):
@@ -94,6 +99,7 @@ class CommitGuardMiddleware(AgentMiddleware[AgentState[Any], Any]):
                 store=store,
                 token_counter=token_counter,
                 conversation=conversation,
+                provider=provider,
             )
 
         self._new_guard = guard

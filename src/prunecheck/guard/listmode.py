@@ -69,6 +69,12 @@ class ListGuard:
         it clears and summaries proposed by a native policy are refused.
     encode, decode : callable, optional
         The store's codec, when ``store`` is a path.
+    provider : str or list of str, optional
+        The provider(s) the list is sent to: the guard refuses a prune or
+        spill that would leave a history one of them rejects (as
+        :class:`~.core.CommitGuard`'s ``provider=``; ``last_plan.rejections``
+        names the rule).  The history judged is the list in the guard's
+        order (each result right after its call).
 
     Raises
     ------
@@ -94,6 +100,7 @@ class ListGuard:
         encode: Callable[[object], str] | None = None,
         decode: Callable[[str], object] | None = None,
         conversation: str | None = None,
+        provider: str | Sequence[str] | None = None,
     ) -> None:
         self._list_format, self._native = format, native
         self.trimmer = trimmer  # sets format and the wrapped trimmer
@@ -114,8 +121,10 @@ class ListGuard:
             hard_ceiling=hard_ceiling,
             store=store,
             conversation=conversation,
+            provider=provider,
         )
         self.conversation = probe.conversation
+        self.providers = probe.providers
         self._spilled: dict[str, frozenset[str]] = dict(probe._spilled)
         self._seen_calls: set[str] = set()
         self._awaiting: list[str] = []
@@ -157,6 +166,7 @@ class ListGuard:
         guard = CommitGuard(
             self._trimmer, budget=self.budget, hard_ceiling=self.hard_ceiling, store=None
         )
+        guard.providers = self.providers
         guard.store, guard.conversation = self.store, self.conversation
         guard._spilled = dict(self._spilled)
         present = frozenset("calls:" + ",".join(i.calls) for i in items if i.calls)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the rules load only for a guard told its providers (.preview)
+    from prunecheck.model.provider.rule import ProviderError
 
 __all__ = ["Deferral", "Plan", "Restored", "SummaryGroup"]
 
@@ -14,6 +18,11 @@ class Deferral(StrEnum):
 
     PENDING_CALL = "pending_call"
     OPEN_MESSAGE = "open_message"
+    #: The trimmer's (grown or shrunk) proposal would leave a history that a
+    #: provider the guard was told of (``provider=``) rejects, where it
+    #: accepted the history before: the guard refused the proposal
+    #: (``Plan.rejections`` names the provider, rule and text).
+    PROVIDER_REJECTION = "provider_rejection"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +49,14 @@ class Plan:
     deferred: why the check deferred (None if it did not).
     grown, shrunk: units the guard grew to whole / dropped from the proposal.
     used: tokens in the context after the plan.
+    rejections: what the preview found, for a guard told its providers
+        (``provider=``): for each provider that would reject the history the
+        refused proposal (or spill) would have left, where it accepted the
+        history before, its first such error — the same
+        :class:`~prunecheck.model.provider.ProviderError` its validator
+        answers (``provider``, ``rule`` id, the verbatim ``text``, the
+        request location ``path``, ``ids``, ``status``).  Nothing it names
+        was applied.
     """
 
     evict: tuple[str, ...] = ()
@@ -50,6 +67,7 @@ class Plan:
     grown: tuple[str, ...] = ()
     shrunk: tuple[str, ...] = ()
     used: int = 0
+    rejections: tuple[ProviderError, ...] = ()
 
     @property
     def remove(self) -> tuple[str, ...]:

@@ -10,24 +10,46 @@ would take from it — the oldest whole, closed, non-pending, unprotected
 units, reading from the front only as far as it must.  The core then
 commits those units, and only then applies the proposal and removes them.
 
+For a guard told the providers its runtime sends to (``provider=``), the
+preview also says whether each provider would reject the history the
+proposal (and then the spill) would leave: :func:`rejections` builds that
+history as the model's messages and asks each provider's rules —
+:func:`prunecheck.model.provider.pairing_errors`, which answers what the
+provider's validator answers for the request a runtime sends
+(``validate(render(messages, provider), provider)``): the same rule
+objects, verbatim texts and request locations as ``prunecheck validate``,
+``check --provider``, the telemetry import and the narratives.  The guard
+holds no rule of its own.  The rules are imported only for such a guard.
+
 Cost: O(size of the proposal) for the effect, plus the front of the context
 the spill reads; a summary costs O(n) (it rewrites the context anyway).
+With providers named, a check that would change the context also costs
+O(n) per provider (the rules read the whole request), twice for a provider
+that rejects the history after (to tell a rejection the change causes
+from one the history already had).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 from prunecheck.model.actions import Proposal
 from prunecheck.model.context import Context, Message, Role
+
+if TYPE_CHECKING:
+    from prunecheck.model.provider.rule import ProviderError
 
 __all__ = [
     "SUMMARY_PREFIX",
     "Effect",
     "PlannedSummary",
     "effect_of",
+    "messages_after",
+    "provider_names",
+    "rejections",
     "spill_units",
 ]
 
@@ -146,3 +168,86 @@ def _summary(summary: PlannedSummary, turn: int, clock: int) -> Message:
 
 def _cleared(message: Message, tokens: int) -> Message:
     return replace(message, tokens=tokens, cleared=True)
+
+
+def messages_after(
+    ctx: Context, effect: Effect, spilled: Collection[str], turn: int, clock: int
+) -> list[Message]:
+    """The context as the plan would leave it: ``effect`` applied, then the
+    units named in ``spilled`` taken out.  O(n)."""
+    return [
+        m
+        for unit, members in _units_after(ctx, effect, turn, clock)
+        if unit not in spilled
+        for m in members
+    ]
+
+
+def provider_names(value: object) -> tuple[str, ...]:
+    """The providers ``value`` names — a name, several separated by commas,
+    or a list of names, as ``check --provider`` spells them (any case) —
+    in the order first named, each once; () for None.  ValueError names an
+    unknown name and the known ones (the registry's,
+    :data:`prunecheck.model.provider.PROVIDERS`)."""
+    if value is None:
+        return ()
+    texts: Iterable[object] = [value] if isinstance(value, str) else value  # type: ignore[assignment]
+    if not isinstance(texts, Iterable) or isinstance(value, bytes):
+        raise ValueError(f"{value!r} is not a provider name nor a list of names")
+    from prunecheck.model.provider import CHECKED
+
+    known = {p.value: p.value for p in CHECKED}
+    found: dict[str, None] = {}
+    for text in texts:
+        if not isinstance(text, str):
+            raise ValueError(f"{text!r} is not a provider name")
+        for name in text.split(","):
+            key = name.strip().lower()
+            if key not in known:
+                raise ValueError(
+                    f"{name.strip()!r} is not a provider whose rules prunecheck knows "
+                    f"(one of {', '.join(known)})"
+                )
+            found[known[key]] = None
+    return tuple(found)
+
+
+def rejections(
+    before: Sequence[Message], after: Sequence[Message], providers: Sequence[str]
+) -> tuple[ProviderError, ...]:
+    """For each of ``providers`` that rejects the request sent for ``after``
+    with an error the request for ``before`` did not have (the same rule,
+    naming the same ids), that first new error; in ``providers`` order.
+
+    A rejection the history already had is not the change's doing: the
+    runtime's request fails with or without it, and refusing the change
+    would only let the context grow.  O(n) per provider, twice for one that
+    rejects ``after``.
+    """
+    from prunecheck.model.provider import Provider, pairing_errors  # the registry's rules
+
+    found: list[ProviderError] = []
+    sent_after = _sendable(after)
+    sent_before: list[Message] | None = None
+    for provider in providers:
+        errors = pairing_errors(sent_after, Provider(provider))
+        if not errors:
+            continue
+        if sent_before is None:
+            sent_before = _sendable(before)
+        had = {(e.rule, e.ids) for e in pairing_errors(sent_before, Provider(provider))}
+        new = [e for e in errors if (e.rule, e.ids) not in had]
+        if new:
+            found.append(new[0])
+    return tuple(found)
+
+
+def _sendable(messages: Iterable[Message]) -> list[Message]:
+    """The messages as the rules read them.  A tool message the runtime
+    appended with ``message()`` answers a call the guard never saw: it is
+    sent as the result of an unknown call (named by its own id), in its
+    place, so that what follows it reads as it does in the request."""
+    return [
+        replace(m, call_id=m.id) if m.role is Role.TOOL and m.call_id is None else m
+        for m in messages
+    ]

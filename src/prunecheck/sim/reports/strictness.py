@@ -332,7 +332,11 @@ def page(*, repairs: bool = True) -> str:
         "provider's request body and judged by that provider's rules, as `prunecheck "
         "validate` and `check --provider` judge a request. No cell is written by hand: "
         "`make docs` writes this page (`python -m prunecheck.sim.reports.strictness`), and "
-        "a test holds the committed page equal to a fresh one.",
+        "a test holds the committed page equal to a fresh one. The commit guard told the "
+        'providers its runtime sends to (`CommitGuard(..., provider="gemini")`) refuses a '
+        "prune or spill that would leave a history such a provider rejects, naming the "
+        "same rule and text ([deploy the commit gate]"
+        "(../how-to/deploy-guard.md#tell-the-guard-where-the-history-goes)).",
         "",
         "A reasoning model's histories (the last rows) carry the reasoning the model wrote "
         "before its calls: an OpenAI Responses `reasoning` item, an Anthropic signed "
