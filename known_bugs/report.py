@@ -55,25 +55,66 @@ def _venv_of(res: object) -> str | None:
     return str(Path(path).relative_to(REPO.resolve())) if inside else path
 
 
+def _same_place(a: str, b: Path) -> bool:
+    try:
+        return Path(a).resolve() == b.resolve()
+    except OSError:
+        return False
+
+
 def venv_origin(rows: list[dict[str, object]]) -> str:
-    """A sentence naming the venvs that were not built in this checkout (``.known-bugs/venvs``
-    a link to another's), or ``""`` if every run's venv is this checkout's own."""
+    """A sentence saying where the venvs of the runs were built: venvs of another checkout
+    (``.known-bugs/venvs`` a link to another's) named with their folder; else, if every
+    venv was built by ``known_bugs/venvs.py`` in this checkout, whether that checkout was a
+    clean clone (a git clone, not a worktree, no uncommitted or untracked file in src/ or
+    known_bugs/ when each run was measured) or what kept it from being one; ``""`` if no
+    row ran."""
     elsewhere: dict[str, int] = {}
+    ran: list[Mapping[str, object]] = []
     for r in rows:
         for release in RELEASES:
             rel = r[release]
-            venv = rel.get("venv") if isinstance(rel, Mapping) and rel["ran"] else None
+            if not (isinstance(rel, Mapping) and rel["ran"]):
+                continue
+            ran.append(rel)
+            venv = rel.get("venv")
             if isinstance(venv, str) and Path(venv).is_absolute():
                 elsewhere[str(Path(venv).parent)] = elsewhere.get(str(Path(venv).parent), 0) + 1
-    if not elsewhere:
+    if elsewhere:
+        where = "; ".join(f"{n} from {folder}" for folder, n in sorted(elsewhere.items()))
+        n = sum(elsewhere.values())
+        return (
+            f"Venvs: {n} run{'' if n == 1 else 's'} used venvs built by `known_bugs/venvs.py` "
+            f"from PyPI in another checkout ({where}), "
+            "with the same pins; prunecheck itself came from this checkout's src/, which run.py "
+            "puts first on PYTHONPATH."
+        )
+    if not ran:
         return ""
-    where = "; ".join(f"{n} from {folder}" for folder, n in sorted(elsewhere.items()))
-    n = sum(elsewhere.values())
+    venvs = {str(rel.get("venv")) for rel in ran}
+    head = (
+        f"Venvs: the {len(venvs)} venvs of these {len(ran)} runs were built from PyPI by "
+        "`known_bugs/venvs.py`"
+    )
+    built = {str(rel.get("venv_built_in")) for rel in ran if rel.get("venv_built_in")}
+    if not all(rel.get("venv_built_in") for rel in ran):
+        return f"{head}; where each was built was not recorded for every run."
+    if not all(_same_place(b, REPO) for b in built):
+        return f"{head} in {', '.join(sorted(built))} and copied into this checkout."
+    why: list[str] = []
+    if any(rel.get("checkout") != "clone" for rel in ran):
+        said = {str(rel.get("checkout") or "not recorded") for rel in ran}
+        why.append(f"checkout: {', '.join(sorted(said))}")
+    if any(rel.get("modified") is not False for rel in ran):
+        why.append("uncommitted edits in src/ or known_bugs/ (or not recorded)")
+    if any(rel.get("untracked") is not False for rel in ran):
+        why.append("untracked files in src/ or known_bugs/ (or not recorded)")
+    if why:
+        return f"{head} in the checkout that ran them, not a clean clone ({'; '.join(why)})."
     return (
-        f"Venvs: {n} run{'' if n == 1 else 's'} used venvs built by `known_bugs/venvs.py` from "
-        f"PyPI in another checkout ({where}), "
-        "with the same pins; prunecheck itself came from this checkout's src/, which run.py "
-        "puts first on PYTHONPATH."
+        f"{head} in a clean clone, the checkout that ran them (a git clone, not a worktree, "
+        "with no uncommitted or untracked files in src/ or known_bugs/ when each run was "
+        "measured)."
     )
 
 
@@ -110,6 +151,9 @@ def row_of(bug: Bug, results: Results) -> dict[str, object]:
             "commands": _get(res, "commands"),
             "commit": _get(res, "measured_on", "commit"),
             "modified": _get(res, "measured_on", "modified"),
+            "untracked": _get(res, "measured_on", "untracked"),
+            "checkout": _get(res, "measured_on", "checkout"),
+            "venv_built_in": _get(res, "venv_built_in"),
         }
     buggy, fixed = row["buggy"], row["fixed"]
     assert isinstance(buggy, dict) and isinstance(fixed, dict)
@@ -241,6 +285,15 @@ def _verdict(rel: Mapping[str, object]) -> str:
     return f"{text}; {'; '.join(parts)}"
 
 
+def _report_word(row: Mapping[str, object]) -> str:
+    """The link text of a bug's report: "issue" for an issue; "report (PR)" where the bug was
+    reported in a pull request (its fix, or a fix's first attempt: no separate issue)."""
+    url = str(row["issue"])
+    if "/issues/" in url:
+        return "issue"
+    return "report (PR)" if "/pull/" in url else "report"
+
+
 def _table(rows: list[dict[str, object]]) -> list[str]:
     out = [
         "| bug | framework | kind | releases (buggy → fixed) | ground truth buggy / fixed "
@@ -251,7 +304,8 @@ def _table(rows: list[dict[str, object]]) -> list[str]:
         b, f = r["buggy"], r["fixed"]
         assert isinstance(b, dict) and isinstance(f, dict)
         out.append(
-            f"| [{r['bug']}](../known_bugs/{r['bug']}/) ([issue]({r['issue']}), [fix]({r['fix']})) "
+            f"| [{r['bug']}](../known_bugs/{r['bug']}/) ([{_report_word(r)}]({r['issue']}), "
+            f"[fix]({r['fix']})) "
             f"| {r['framework']} | {r['kind']} "
             f"| {', '.join(b['requirements'])} → {', '.join(f['requirements'])} "
             f"| {b['ground_truth']} / {f['ground_truth']} "

@@ -35,7 +35,7 @@ if __package__ in (None, ""):
 
 from known_bugs.corpus import RELEASES, REPO, Bug, CorpusError, load_bugs, venv_dir
 from known_bugs.report import write_reports
-from known_bugs.venvs import build, stamp_of
+from known_bugs.venvs import build, built_in, stamp_of
 
 __all__ = ["RESULTS", "main", "measured_on", "pair_key", "run_pair"]
 
@@ -187,6 +187,8 @@ def run_pair(bug: Bug, release: str, *, check_timeout: float = CHECK_TIMEOUT) ->
         "venv": str(venv.relative_to(REPO)),
         # where the venv really is: outside this checkout when .known-bugs/venvs is a link
         "venv_resolved": str(venv.resolve()),
+        # the checkout whose known_bugs/venvs.py built it (from PyPI)
+        "venv_built_in": built_in(venv),
         "commands": commands(bug, release),
     }
     if stamp is None:
@@ -217,8 +219,10 @@ def run_pair(bug: Bug, release: str, *, check_timeout: float = CHECK_TIMEOUT) ->
 
 def measured_on() -> dict[str, object]:
     """The prunecheck commit a row is measured on: ``git rev-parse HEAD`` of this checkout,
-    and whether its ``src/`` or ``known_bugs/`` differ from that commit (uncommitted edits
-    make the commit alone not name the code that ran).  ``None`` outside a git checkout."""
+    whether its ``src/`` or ``known_bugs/`` differ from that commit (uncommitted edits
+    make the commit alone not name the code that ran) or hold untracked files, and whether
+    the checkout is a clone of its own (``.git`` a folder) or a worktree of another
+    (``.git`` a file).  ``None`` where git does not say."""
 
     def git(*args: str) -> str | None:
         try:
@@ -231,7 +235,14 @@ def measured_on() -> dict[str, object]:
 
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no", "--", "src", "known_bugs")
-    return {"commit": commit, "modified": None if status is None else bool(status)}
+    untracked = git("ls-files", "--others", "--exclude-standard", "--", "src", "known_bugs")
+    dot_git = REPO / ".git"
+    return {
+        "commit": commit,
+        "modified": None if status is None else bool(status),
+        "untracked": None if untracked is None else bool(untracked),
+        "checkout": "clone" if dot_git.is_dir() else "worktree" if dot_git.is_file() else None,
+    }
 
 
 def _src_digest() -> str:

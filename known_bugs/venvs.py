@@ -28,7 +28,10 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,7 +41,15 @@ if __package__ in (None, ""):
 
 from known_bugs.corpus import REPO, VENVS, CorpusError, load_bugs, requirements_key, venv_dir
 
-__all__ = ["STAMP", "build", "harness_requirements", "main", "requirement_sets", "stamp_of"]
+__all__ = [
+    "STAMP",
+    "build",
+    "built_in",
+    "harness_requirements",
+    "main",
+    "requirement_sets",
+    "stamp_of",
+]
 
 STAMP = ".stamp.json"
 
@@ -69,6 +80,26 @@ def stamp_of(folder: Path) -> dict[str, object] | None:
     except json.JSONDecodeError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def built_in(folder: Path) -> str | None:
+    """The checkout a venv was built in: its stamp's ``built_in``, else (a stamp from before
+    venvs.py recorded it) the folder prunecheck's editable install points at, read from
+    its ``direct_url.json``; None if neither says.  A venv reached through a link to another
+    checkout's ``.known-bugs/venvs`` names that other checkout."""
+    stamp = stamp_of(folder)
+    if stamp is not None and isinstance(stamp.get("built_in"), str):
+        return str(stamp["built_in"])
+    for path in sorted(
+        folder.glob("lib/python*/site-packages/prunecheck-*.dist-info/direct_url.json")
+    ):
+        try:
+            url = json.loads(path.read_text(encoding="utf-8")).get("url")
+        except (OSError, json.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(url, str) and url.startswith("file:"):
+            return urllib.request.url2pathname(urllib.parse.urlparse(url).path)
+    return None
 
 
 @contextmanager
@@ -122,6 +153,7 @@ def build(requirements: tuple[str, ...], *, root: Path = VENVS) -> Path:
             print(f"clean {folder.name}  (an unfinished build)", flush=True)
             shutil.rmtree(folder)
         print(f"build {folder.name}  {', '.join(requirements)}", flush=True)
+        started = time.time()
         subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
         log = folder / "build.log"
         py = str(folder / "bin" / "python")
@@ -157,6 +189,10 @@ def build(requirements: tuple[str, ...], *, root: Path = VENVS) -> Path:
             "pip_check": check.stdout.strip() or check.stderr.strip(),
             "pip_check_ok": check.returncode == 0,
             "python": sys.version.split()[0],
+            # where and when it was built, for the page's provenance sentence
+            "built_in": str(REPO),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "build_s": round(time.time() - started, 1),
         }
         if check.returncode != 0:
             print(f"      pip check: {stamp['pip_check']}", flush=True)
