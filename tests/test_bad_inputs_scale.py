@@ -8,8 +8,9 @@ a fast twin under a small limit), 100,000-deep JSON (a record, a list
 element, a span attribute's JSON), NaN, infinite and 400-digit times, a
 5,000-digit integer, a log shipped twice (duplicated records), a log named
 twice, non-UTF-8 file names, a FIFO given as the log or inside a log
-folder, a log cut inside its last record or its list, and JSON after a
-list; and odd content: Anthropic content blocks inside GenAI spans (read as
+folder, a file ``stat`` calls regular whose reads wait (``/proc/kmsg``), a
+log cut inside its last record or its list, and JSON after a list; and odd
+content: Anthropic content blocks inside GenAI spans (read as
 the calls and results they are) and ``parts`` given as a string (named; every
 request resends that message, so none can be read: exit 2).
 A verdict case also names the phrase its output must hold.
@@ -244,3 +245,32 @@ def test_a_200_mb_line_is_one_paragraph(
     case = _c(f"import-200mb-{layout}", f"import {path}", needle="more than 67,108,864 bytes")
     status, out, err = _run(case, tmp_path, capsys)
     _check(case, tmp_path, status, out, err)
+
+
+def test_a_file_stat_calls_regular_whose_reads_wait_is_one_paragraph(
+    scale_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel file that ``stat`` calls regular but whose read waits for data
+    (``/proc/kmsg``: ``import /proc/kmsg`` hung): one paragraph, exit 2.  Not
+    read here (reading it takes the kernel's messages from whoever logs them):
+    a FIFO that a writer holds open waits the same way, given to import with
+    the file-type checks seeing a regular file."""
+    from prunecheck.sim.support import inputs
+
+    class Regular:  # the stat module, but a FIFO is regular to it
+        def __getattr__(self, name: str) -> object:
+            return getattr(__import__("stat"), name)
+
+        @staticmethod
+        def S_ISREG(mode: int) -> bool:
+            return True
+
+    monkeypatch.setattr(inputs, "stat", Regular())
+    monkeypatch.setattr(inputs, "file_kind", lambda mode: None)
+    writer = os.open(scale_dir / "pipe.jsonl", os.O_RDWR | os.O_NONBLOCK)  # open, writes nothing
+    try:
+        case = _c("import-reads-wait", "import {tmp}/pipe.jsonl", needle="reads wait for data")
+        status, out, err = _run(case, scale_dir, capsys)
+    finally:
+        os.close(writer)
+    _check(case, scale_dir, status, out, err)

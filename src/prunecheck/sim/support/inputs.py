@@ -9,6 +9,9 @@ where the command reads folders) with one paragraph, exit 2;
 the open descriptor, so a file swapped for a FIFO in between cannot hang
 either.  :func:`open_input` does the same and hands back the open file,
 for a reader that streams a file too large to hold (a production log).
+The descriptor stays non-blocking: a regular file's reads never wait
+anyway, and a kernel file that looks regular but waits for data
+(``/proc/kmsg``) is refused when its read would block, not waited on.
 
 >>> import tempfile, os
 >>> fifo = os.path.join(tempfile.mkdtemp(), "pipe")
@@ -22,13 +25,17 @@ ConfigError True
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from prunecheck.model.errors import ConfigError
 from prunecheck.sim.support.outputs import file_kind
+
+if TYPE_CHECKING:  # collections.abc.Buffer from Python 3.12 on
+    from typing_extensions import Buffer
 
 __all__ = ["check_input", "open_input", "read_input"]
 
@@ -109,8 +116,29 @@ def open_input(path: str | Path, what: str = "the file", *, name: str | None = N
             if kind is None:
                 raise ConfigError(shown, "is a folder, not a file.", f"give the path of {what}.")
             raise _refusal(shown, kind, what)
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        raw = _NeverWaits(fd, shown, what)
     except BaseException:
         os.close(fd)
         raise
+    return io.BufferedReader(raw)
+
+
+class _NeverWaits(io.FileIO):
+    """A non-blocking descriptor's reads: a read that would wait (a kernel
+    file such as ``/proc/kmsg``, regular to ``stat``) is one paragraph."""
+
+    def __init__(self, fd: int, shown: str, what: str) -> None:
+        super().__init__(fd, "rb", closefd=True)
+        self._shown, self._what = shown, what
+
+    def readinto(self, buffer: Buffer, /) -> int:
+        count = super().readinto(buffer)
+        if count is None:  # EAGAIN: nothing yet, and a regular file never says so
+            raise ConfigError(
+                self._shown,
+                "is a file whose reads wait for data (a kernel or device file, such as "
+                "/proc/kmsg): prunecheck reads "
+                f"{self._what} whole, and this one would make it wait for ever.",
+                f"save {self._what} to a regular file and give its path.",
+            )
+        return count
