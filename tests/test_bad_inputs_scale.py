@@ -5,7 +5,8 @@ paragraph with exit 2 — never a traceback, a ``RecursionError``, a
 
 The classes: a record too large to be a request (a 200 MB line: slow, with
 a fast twin under a small limit), 100,000-deep JSON (a record, a list
-element, a span attribute's JSON), NaN, infinite and 400-digit times, a
+element, a span attribute's JSON), NaN, infinite and 400-digit times (in
+each reader's own time field), a
 5,000-digit integer, a log shipped twice (duplicated records), a log named
 twice, non-UTF-8 file names, a FIFO given as the log or inside a log
 folder, a file ``stat`` calls regular whose reads wait (``/proc/kmsg``), a
@@ -22,6 +23,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -124,9 +126,38 @@ def _files() -> dict[str, str | None]:
         "anthropic_content.otlp.jsonl": _odd_span(lambda m: _blocks(m, True)),
         "anthropic_parts.otlp.jsonl": _odd_span(lambda m: _blocks(m, False)),
         "parts_string.otlp.jsonl": _odd_span(_parts_as_string),
+        # a time that is no time in each reader's own field
+        "nan_nanos.otlp.jsonl": re.sub(
+            r'"startTimeUnixNano": "\d+"', '"startTimeUnixNano": "NaN"', SPANS
+        ),
+        "nan_time.traces.jsonl": re.sub(
+            r'"start_time_unix_nano": "?\d+"?',
+            '"start_time_unix_nano": "NaN"',
+            _stack("mlflow/cut.traces.jsonl"),
+        ),
+        "huge_time.traces.jsonl": re.sub(
+            r'"start_time_unix_nano": "?\d+"?',
+            '"start_time_unix_nano": "' + "9" * 400 + '"',
+            _stack("mlflow/cut.traces.jsonl"),
+        ),
+        "nan_time.spans.jsonl": re.sub(
+            r'"started_at": "[^"]+"',
+            '"started_at": "NaN"',
+            _stack("agents_tracing/cut.spans.jsonl"),
+        ),
+        "nan_time.spans.json": re.sub(
+            r'"start_time": "[^"]+"', '"start_time": "NaN"', _stack("phoenix/cut.spans.json")
+        ),
+        "nan_time.runs.jsonl": re.sub(
+            r'"start_time": "[^"]+"', '"start_time": "NaN"', _stack("langsmith_list_runs/cut.jsonl")
+        ),
         "long_line.jsonl": CHAT + _long() + "\n",
         "long_element.json": "[" + lines[0] + ", " + _long() + "]",
     }
+
+
+def _stack(name: str) -> str:
+    return (TELEMETRY / name).read_text(encoding="utf-8")
 
 
 def _long() -> str:
@@ -166,6 +197,18 @@ CASES = [
     _c2("import-nan-time", "import {tmp}/nan_time.jsonl", 1, "(nan) is not a time"),
     _c2("import-400-digit-time", "import {tmp}/huge_time.jsonl", 1, "(inf) is not a time"),
     _c2("import-400-digit-nanos", "import {tmp}/huge_nanos.otlp.jsonl", 1, "is not a time"),
+    # each reader says a time that is no time (they were read as missing, unsaid)
+    _c2("import-nan-nanos", "import {tmp}/nan_nanos.otlp.jsonl", 1, "(nan) is not a time"),
+    _c2("import-mlflow-nan-time", "import {tmp}/nan_time.traces.jsonl", 1, "(nan) is not a time"),
+    _c2(
+        "import-mlflow-400-digit-time",
+        "import {tmp}/huge_time.traces.jsonl",
+        1,
+        "(inf) is not a time",
+    ),
+    _c2("import-agents-nan-time", "import {tmp}/nan_time.spans.jsonl", 1, "(nan) is not a time"),
+    _c2("import-phoenix-nan-time", "import {tmp}/nan_time.spans.json", 1, "(nan) is not a time"),
+    _c2("import-langsmith-nan-time", "import {tmp}/nan_time.runs.jsonl", 1, "(nan) is not a time"),
     _c2("import-spans-shipped-twice", "import {tmp}/twice.otlp.jsonl", 1, "4 span(s) or record"),
     _c2("import-records-shipped-twice", "import {tmp}/twice.jsonl", 1, "3 span(s) or record"),
     _c2("import-named-twice", "import {tmp}/chat.jsonl {tmp}/chat.jsonl", 1, "named twice"),

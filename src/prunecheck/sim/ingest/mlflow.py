@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -55,12 +56,18 @@ def _value(attributes: Mapping[str, Any], name: str) -> Any:
 
 
 def _nanos(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | str):
+    """Seconds from nanoseconds; None if absent; NaN or infinite if present
+    but no count of nanoseconds (the reader says so: not a time)."""
+    if value is None or value == "":
         return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return math.nan
     try:
         return int(value) / 1e9 or None
     except ValueError:
-        return None
+        return math.nan
+    except OverflowError:  # 400 digits
+        return math.inf
 
 
 def _id(value: object) -> str:

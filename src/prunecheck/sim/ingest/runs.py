@@ -61,10 +61,16 @@ def is_run(record: Mapping[str, Any]) -> bool:
 
 def when(record: Mapping[str, Any], keys: tuple[str, ...] = _TIME_KEYS) -> float | None:
     """A record's time in seconds since the epoch: an ISO string or a number
-    (seconds, milliseconds or nanoseconds), or None."""
+    (seconds, milliseconds or nanoseconds), or None if no key holds one; NaN
+    if one holds a value that is no time ("NaN", "soon", 400 digits in a
+    string): the reader says so (``timely``) rather than drop it unsaid."""
+    unreadable = False
     for key in keys:
         value = record.get(key)
-        if isinstance(value, bool) or value is None:
+        if value is None or value == "":
+            continue
+        if isinstance(value, bool):
+            unreadable = True
             continue
         if isinstance(value, int | float):
             try:
@@ -75,12 +81,14 @@ def when(record: Mapping[str, Any], keys: tuple[str, ...] = _TIME_KEYS) -> float
         if isinstance(value, str):
             try:
                 moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
+            except (ValueError, OverflowError):
+                unreadable = True
                 continue
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=dt.UTC)
             return moment.timestamp()
-    return None
+        unreadable = True
+    return math.nan if unreadable else None
 
 
 def _dig(record: Mapping[str, Any], path: str) -> object:

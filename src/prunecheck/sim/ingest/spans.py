@@ -121,21 +121,31 @@ def _kv(items: object) -> dict[str, Any]:
 
 
 def _nanos(value: object) -> float | None:
-    try:
-        return int(str(value)) / 1e9 if value not in (None, "", "0", 0) else None
-    except ValueError:
+    """Seconds from OTLP's nanoseconds; None if absent; NaN or infinite if
+    present but no count of nanoseconds ("NaN", 1e400, 400 digits): not a
+    time, which the reader says (``timely``) instead of dropping it unsaid."""
+    if value in (None, "", "0", 0):
         return None
+    if isinstance(value, float) and not isinstance(value, bool):
+        return value / 1e9
+    try:
+        return int(str(value)) / 1e9
+    except ValueError:
+        return math.nan
     except OverflowError:  # 400 digits: not a time (the reader says so)
         return math.inf
 
 
 def _iso(value: object) -> float | None:
-    if not isinstance(value, str):
+    """Seconds from an ISO time; None if absent; NaN if present but no time."""
+    if value is None or value == "":
         return None
+    if not isinstance(value, str):
+        return math.nan
     try:
         return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    except (ValueError, OverflowError):
+        return math.nan
 
 
 def spans_of(record: Mapping[str, Any], where: str) -> Iterator[Span]:
