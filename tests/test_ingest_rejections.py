@@ -86,3 +86,74 @@ def test_the_import_command_names_the_rule(
     assert "Expected toolResult blocks at messages.3.content for the following Ids" in out
     assert "its text is bedrock.call_without_result's" in out
     assert "its cause is not tool pairing" not in out
+
+
+#: Every rejection text of issue 34, exactly as the issue quotes it (its
+#: placeholders ``call_X``, ``rs_…``, ``messages.N`` included; Bedrock's
+#: toolConfig text without its leading "The" and closing period, as tracker
+#: titles quote it), and the rule it is.
+ISSUE_TEXTS = [
+    ("No tool output found for function call call_X.", "openai-responses.call_without_result"),
+    (
+        "No tool call found for function call output with call_id call_X.",
+        "openai-responses.result_without_call",
+    ),
+    (
+        "Item 'rs_…' of type 'reasoning' was provided without its required following item.",
+        "openai-responses.reasoning_without_item",
+    ),
+    (
+        "Please ensure that function response turn comes immediately after a function call turn.",
+        "gemini.result_without_call",
+    ),
+    (
+        "Please ensure that function call turn comes immediately after a user turn or after a "
+        "function response turn.",
+        "gemini.call_out_of_place",
+    ),
+    (
+        "Please ensure that the number of function response parts is equal to the number of "
+        "function call parts of the function call turn.",
+        "gemini.call_without_result",
+    ),
+    (
+        "The number of toolResult blocks at messages.N.content exceeds the number of toolUse "
+        "blocks of previous turn.",
+        "bedrock.result_without_call",
+    ),
+    (
+        "messages.N.content: Conversation blocks and tool result blocks cannot be provided in "
+        "the same turn.",
+        "bedrock.user_after_result",
+    ),
+    (
+        "toolConfig field must be defined when using toolUse and toolResult content blocks",
+        "bedrock.tools_undeclared",
+    ),
+    (
+        "The toolConfig field must be defined when using toolUse and toolResult content blocks",
+        "bedrock.tools_undeclared",
+    ),
+    (
+        "Invalid parameter: 'tool_call_id' of 'call_X' not found in 'tool_calls' of previous "
+        "message.",
+        "openai.result_for_another_call",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "rule_id"), ISSUE_TEXTS, ids=[r for _, r in ISSUE_TEXTS])
+def test_each_text_the_issue_quotes_is_named_by_the_import(
+    tmp_path: Path, text: str, rule_id: str
+) -> None:
+    """A production log whose 400 carries the text as the issue quotes it:
+    the import names the provider's rule."""
+    rule = RULES[rule_id]
+    assert recognize(text) is rule
+    record = {"conversation_id": "conv-1", "request": _REQUEST,
+              "response": error_body(rule, text), "status": 400}  # fmt: skip
+    path = tmp_path / "requests.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    ((conversation, requests),) = read_log([path]).conversations.items()
+    bad = import_conversation(conversation, requests).first_bad
+    assert bad is not None and f"rule {rule_id} (" in bad.text, bad

@@ -127,10 +127,21 @@ def pattern(template: str) -> re.Pattern[str]:
     """The regular expression that finds ``template``'s text in a
     :func:`normalized` log text, any ids and paths filled in.
 
+    A text's leading "The " and its closing period are not required: logs,
+    tracker titles and quotes drop them (Bedrock's "The toolConfig field
+    must be defined ... content blocks." is quoted as "toolConfig field
+    must be defined ... content blocks").
+
     >>> bool(pattern("No tool output found for function call {id}.").search(
     ...     'error: {"message": "No tool output found for function call call_9."}'))
     True
+    >>> bool(pattern("The {path} field is wrong.").search("Error: messages.2 field is wrong"))
+    True
     """
+    template = template.removeprefix("The ")
+    ending = ""
+    if template.endswith("."):
+        template, ending = template[:-1], r"\.?"
     parts: list[str] = []
     at = 0
     for match in _FIELD.finditer(template):
@@ -138,7 +149,7 @@ def pattern(template: str) -> re.Pattern[str]:
         parts.append(_SLOTS[match.group(1)])
         at = match.end()
     parts.append(re.escape(normalized(template[at:])))
-    return re.compile("".join(parts))
+    return re.compile("".join(parts) + ending)
 
 
 _ESCAPES = re.compile(r"\\+(['\"`])")
