@@ -1,26 +1,27 @@
 """``prunecheck sweep loop:…``: an agent loop's session failure rates (issue 30:
 the drivers of every subject include rates over sessions).
 
-The fake framework (tests/loops_fake.py) stands for a real one: sessions are
-seeded (same seed, same bytes), resumed from the results file, and the fault
-pressure is what changes the rate: the careful agent never fails under cancellation, the buggy
-one fails more often as cancels get more likely.
+The fake framework (tests/loops_fake.py) stands for a real one: sessions run in
+the SimPy simulator's time (sim/drivers/action_simulator.py), seeded (same seed,
+same bytes), resumed from the results file, and the load is what changes the
+rate: the careful agent never fails under cancellation, the buggy one fails
+more often as cancels get more likely.
 """
 
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 
 from prunecheck.sim.cli.app import main
-from prunecheck.sim.drivers.action_sessions import run_session
+from prunecheck.sim.drivers.action_simulator import session_rng, simulate_session
+from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass
 from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import load_target
-from prunecheck.sim.sweeps.loop_sweep import FAULTS, read_loop_rows, run_loop_sweep
+from prunecheck.sim.sweeps.loop_sweep import read_loop_rows, run_loop_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = ROOT / "tests" / "loops_fake.py"
@@ -50,18 +51,64 @@ def test_a_loop_sweep_is_seeded_resumed_and_sorted(
     assert first.read_bytes() == second.read_bytes()
 
 
-def test_fault_pressure_changes_how_often_a_buggy_loop_fails() -> None:
+def test_rows_of_the_earlier_driver_are_run_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prunecheck.sim.support.ledger import seal
+
+    out = tmp_path / "old.jsonl"
+    args = ("--levels", "1", "--sessions", "2", "--scenario", "cancel", "--seed", "4")
+    assert _sweep("buggy", out, *args) == 0
+    fresh = out.read_bytes()
+    # the seeded walk wrote rows without the session's simulated time
+    old = [json.loads(line) for line in out.read_text().splitlines()]
+    out.write_text("".join(json.dumps(seal({k: v for k, v in row.items() if k != "sim_time"}))
+                           + "\n" for row in old))  # fmt: skip
+    capsys.readouterr()
+    assert _sweep("buggy", out, *args) == 0
+    err = capsys.readouterr().err
+    assert "2 sessions (2 run now, 0 reused)" in err and "is not a loop session row" in err
+    assert out.read_bytes() == fresh
+
+
+def test_the_load_changes_how_often_a_buggy_loop_fails() -> None:
     target = load_target(f"loop:{FAKE}:buggy")
     system = LoopSystem(target, SCENARIOS[ScenarioClass.CANCEL], 16)
 
-    def failed(pressure: float) -> int:
-        runs = [run_session(system, random.Random(i), pressure=pressure, faults=FAULTS)
+    def failed(level: float) -> tuple[int, int]:
+        runs = [simulate_session(system, session_rng(0, i), load=load_at(level), pressure=level)
                 for i in range(40)]  # fmt: skip
         assert all(r.error is None for r in runs)
-        return sum(r.violated for r in runs)
+        return sum(r.violated for r in runs), sum(r.faults for r in runs)
 
-    calm, stormy = failed(0.0), failed(1.0)
-    assert calm < stormy  # no cancel while the loop can go on without one: fewer failures
+    (calm, calm_faults), (stormy, stormy_faults) = failed(0.0), failed(1.0)
+    assert calm_faults == 0 < stormy_faults  # at load 0 no fault happens at all
+    assert calm < stormy
+
+
+def test_a_loop_says_which_waiting_call_a_completion_concerns() -> None:
+    from prunecheck.sim.drivers.action_simulator import Aimed
+    from prunecheck.sim.subjects.loops.steps import Complete, Fail, ReplyStep, ToolCall, User
+
+    system = LoopSystem(load_target(f"loop:{FAKE}:buggy"), SCENARIOS[ScenarioClass.CANCEL], 16)
+    assert isinstance(system, Aimed)
+    state = system.start(None)
+    try:
+        system.perform(state, User("hello"))
+        assert system.targets(state, "complete") == []
+        tool = state.tools[0].name
+        calls = (ToolCall("c1", tool, "{}"), ToolCall("c2", tool, "{}"))
+        system.perform(state, ReplyStep("", calls))
+        assert system.targets(state, "complete") == ["c1", "c2"]
+        assert system.targets(state, "reply") == [] and system.targets(state, "cancel") == []
+        step = system.aimed(state, "complete", "c2", lambda n: 0)
+        assert isinstance(step, Complete) and step.call == "c2"
+        system.perform(state, step)
+        assert system.targets(state, "fail") == ["c1"]
+        failed = system.aimed(state, "fail", "c1", lambda n: 0)
+        assert isinstance(failed, Fail) and failed.call == "c1"
+    finally:
+        system.close(state)
 
 
 def test_the_careful_loop_has_no_violated_session_under_cancellation(tmp_path: Path) -> None:
@@ -129,7 +176,8 @@ def test_the_rates_drawn_are_the_table_s() -> None:
 
     def row(scenario: str, level: float, index: int, broken: bool) -> LoopRow:
         kinds = ("orphaned_result",) if broken else ()
-        return LoopRow("loop:a.py:agent", scenario, level, index, 0, 3, 2, 1, kinds, None, None)
+        return LoopRow("loop:a.py:agent", scenario, level, index, 0, 3, 2, 1, kinds, None, None,
+                       12.5)  # fmt: skip
 
     rows = [row("trim", 1.0, i, i < 3) for i in range(10)] + [row("cancel", 0.0, 0, False)]
     rates = loop_rates(rows)

@@ -1,9 +1,10 @@
 """``prunecheck sweep loop:…``: an agent loop's session failure rates.
 
 A ``loop:`` subject given to ``sweep`` runs :func:`prunecheck.sim.sweeps.loop_sweep.run_loop_sweep`:
-per scenario class and fault pressure (``--levels``, 0 to 1), ``--sessions``
-seeded sessions of the agent's real loop, one JSON line each in ``--out``
-(resumed when run again), and the table of session failure rates.  The
+per scenario class and load level (``--levels``, 0 to 1), ``--sessions``
+seeded sessions of the agent's real loop in the SimPy simulator's time, one
+JSON line each in ``--out`` (resumed when run again), and the table of
+session failure rates.  The
 options of the model runtime's grid (gates, placements, retries, tightness,
 budgets, horizon, workers, a Dask scheduler) have nothing to act on in a
 framework's own loop: given, each is refused with exit 2 naming it.
@@ -40,7 +41,7 @@ def _refuse_grid_options(args: argparse.Namespace) -> None:
                 "does not apply to an agent loop (a loop: spec): it is a knob of prunecheck's "
                 "model runtime, and the framework's own loop decides when it trims, retries "
                 "and sends.",
-                "leave it out; a loop sweep takes --levels (fault pressure), --sessions, "
+                "leave it out; a loop sweep takes --levels (load levels), --sessions, "
                 "--scenario, --plot and --seed.",
             )
 
@@ -127,7 +128,7 @@ def _levels(text: str) -> list[float]:
     if not levels or any(not 0 <= lv <= 1 for lv in levels):
         raise ConfigError(
             f"--levels {text}",
-            "is the fault pressure of a loop sweep: numbers in [0, 1], comma-separated.",
+            "is the load levels of a loop sweep: numbers in [0, 1], comma-separated.",
             "for example --levels 0.1,0.5,1.",
         )
     return list(dict.fromkeys(levels))

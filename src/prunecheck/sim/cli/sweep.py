@@ -110,9 +110,10 @@ def register(sub: Any) -> None:
         type=count,
         default=None,
         metavar="N",
-        help="sessions per scenario class and fault pressure (default 50); a loop's "
-        "--levels are fault pressures in [0, 1]: how likely a fault (a tool failure or "
-        "timeout, a cancel, a crash) is chosen when one can happen",
+        help="sessions per scenario class and load level (default 50); a loop's "
+        "--levels are load levels in [0, 1]: the tools' latency spread and the user's pace "
+        "of that load, and the rate of faults (a tool failure or timeout, a cancel, a "
+        "crash), none at 0",
     )
     loops.add_argument(
         "--scenario",
@@ -124,7 +125,7 @@ def register(sub: Any) -> None:
         "--plot",
         metavar="PNG",
         help="also draw the loop sweep's failure rates into this PNG: per scenario class, "
-        "sessions violated per 1,000 (exact 95%% interval) by fault pressure",
+        "sessions violated per 1,000 (exact 95%% interval) by load level",
     )
     add_json_argument(p)
     remember_defaults(p)

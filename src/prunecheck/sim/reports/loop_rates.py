@@ -1,9 +1,10 @@
-"""The failure-rate plot of a loop sweep: sessions broken per 1,000, by fault pressure.
+"""The failure-rate plot of a loop sweep: sessions broken per 1,000, by load level.
 
 ``prunecheck sweep loop:… --plot FILE`` draws what :func:`loop_rate_table`
 prints, as a picture for a design review: one panel per scenario class,
-fault pressure on the x axis, sessions that ended in a violation per 1,000
-on the y axis with their exact 95 % interval (the session is the unit of
+the load level on the x axis (the workload's latencies and the faults'
+rate), sessions that ended in a violation per 1,000 on the y axis with
+their exact 95 % interval (the session is the unit of
 statistics: :mod:`prunecheck.sim.stats.sessions`), one line per agent when
 several sweeps' rows are drawn together.  A point at 0 keeps its interval,
 so "none seen in 50 sessions" reads as "below 71 per 1,000", not as "never".
@@ -31,7 +32,7 @@ COLUMNS = 3
 
 
 def loop_rates(rows: Iterable[LoopRow]) -> dict[str, dict[str, list[tuple[float, SessionRate]]]]:
-    """Per scenario class, per agent: ``(fault pressure, sessions violated)`` points,
+    """Per scenario class, per agent: ``(load level, sessions violated)`` points,
     classes in the scenario classes' order, levels ascending."""
     rates: dict[str, dict[str, list[tuple[float, SessionRate]]]] = {}
     for (spec, scenario, level), group in loop_groups(rows):
@@ -89,7 +90,7 @@ def loop_rate_plot(rows: Sequence[LoopRow], path: Path, heading: str | None = No
                             capsize=3, label=_label(spec))  # fmt: skip
             total = sum(rate.total for points in rates[scenario].values() for _, rate in points)
             ax.set_title(f"{scenario} ({total:,} sessions)")
-            ax.set_xlabel("fault pressure")
+            ax.set_xlabel("load (latency spread, fault rate)")
             ax.set_xlim(-0.05, 1.05)
             ax.set_ylim(0, top)
             ax.grid(alpha=0.3)
@@ -99,6 +100,6 @@ def loop_rate_plot(rows: Sequence[LoopRow], path: Path, heading: str | None = No
             ax.set_ylabel("sessions violated per 1,000 (95 %)")
         handles, labels = axes.flat[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), frameon=False)
-        title(fig, heading or "Agent loop sessions that ended in a violation, by fault pressure")
+        title(fig, heading or "Agent loop sessions that ended in a violation, by load")
         fig.tight_layout(rect=(0, 0.08, 1, 0.94))
         save(fig, path)

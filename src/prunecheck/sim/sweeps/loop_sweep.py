@@ -1,11 +1,14 @@
-"""``prunecheck sweep loop:…``: an agent loop's session failure rates under fault pressure.
+"""``prunecheck sweep loop:…``: an agent loop's session failure rates under load.
 
 The check of a loop (:mod:`prunecheck.sim.api.loop_verdict`) answers "can it
 break?" with a minimal schedule; a sweep answers "how often does a session
-break?".  For each applicable scenario class of the agent, each fault
-pressure level (:mod:`prunecheck.sim.drivers.action_sessions`) and each of
-``sessions`` seeded sessions, it runs one session of the agent's real loop
-(offline, in the cage, as ``check`` runs it) and writes one JSON line to the
+break?".  For each applicable scenario class of the agent, each load level
+and each of ``sessions`` seeded sessions, it runs one session of the agent's
+real loop (offline, in the cage, as ``check`` runs it) in the SimPy
+simulator's time (:mod:`prunecheck.sim.drivers.action_simulator`): at level
+``L`` the tools' latencies and the user's pace are :func:`load_at(L)
+<prunecheck.sim.drivers.workload.load_at>`'s and every fault's rate is
+scaled by ``L`` (0: no fault at all).  Each session is one JSON line of the
 results file, appended and flushed as it finishes, under the file's lock:
 an interrupted sweep resumes where it stopped, and a second writer is
 refused.  At the end the file is rewritten sorted by key, so the same seed
@@ -25,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from prunecheck.model.errors import ConfigError
-from prunecheck.sim.drivers.action_sessions import run_session, session_rng
+from prunecheck.sim.drivers.action_simulator import session_rng, simulate_session
+from prunecheck.sim.drivers.workload import load_at
 from prunecheck.sim.stats.sessions import session_rate
 from prunecheck.sim.subjects.loops.confine import confined
 from prunecheck.sim.subjects.loops.offline import offline
@@ -36,7 +40,6 @@ from prunecheck.sim.support.ledger import is_intact, locked, seal
 from prunecheck.sim.support.outputs import write_atomically
 
 __all__ = [
-    "FAULTS",
     "LoopRow",
     "LoopSweep",
     "class_rank",
@@ -46,9 +49,6 @@ __all__ = [
     "row_key",
     "run_loop_sweep",
 ]
-
-#: The step kinds a loop's environment can fault with.
-FAULTS = frozenset({"fail", "timeout", "cancel", "crash"})
 
 #: The ``kind`` field of a loop sweep's rows.
 ROW_KIND = "loop_session"
@@ -69,6 +69,7 @@ class LoopRow:
     violations: tuple[str, ...]
     first_violation: int | None
     error: str | None
+    sim_time: float
 
     @property
     def key(self) -> str:
@@ -162,7 +163,7 @@ def run_loop_sweep(
     out : Path
         The results file (JSON lines; resumed when it holds rows).
     levels : sequence of float
-        The fault pressures (0 to 1).
+        The load levels (0 to 1): the workload's latencies and the faults' rate.
     sessions : int
         Sessions per class and level.
     seed : int
@@ -194,10 +195,10 @@ def run_loop_sweep(
                 if row is None:
                     system = LoopSystem(target, scenario, max_steps)
                     rng = session_rng(seed, index, f"{scenario.name.value}:{level:g}")
-                    run = run_session(system, rng, pressure=level, faults=FAULTS)
+                    run = simulate_session(system, rng, load=load_at(level), pressure=level)
                     row = LoopRow(spec, scenario.name.value, level, index, seed, run.steps,
                                   run.requests, run.faults, run.violations, run.first_violation,
-                                  run.error)  # fmt: skip
+                                  run.error, run.sim_time)  # fmt: skip
                     sink.write(_line(row))
                     sink.flush()
                     ran += 1
@@ -217,7 +218,7 @@ def class_rank(scenario: str) -> int:
 
 
 def loop_groups(rows: Iterable[LoopRow]) -> list[tuple[tuple[str, str, float], list[LoopRow]]]:
-    """The sessions of each agent, scenario class and fault pressure, in that order
+    """The sessions of each agent, scenario class and load level, in that order
     (classes in :class:`ScenarioClass`'s order): what the table and the plot count."""
     groups: dict[tuple[str, str, float], list[LoopRow]] = defaultdict(list)
     for row in rows:
@@ -226,11 +227,11 @@ def loop_groups(rows: Iterable[LoopRow]) -> list[tuple[tuple[str, str, float], l
 
 
 def loop_rate_table(rows: Iterable[LoopRow], not_applicable: Sequence[str] = ()) -> str:
-    """The session failure rates of a loop sweep: per class and pressure, the
+    """The session failure rates of a loop sweep: per class and load level, the
     sessions that ended in a violation (exact 95 % interval per 1,000), the
     violation kinds met (sessions each) and the sessions the subject ended in
     an error."""
-    lines = ["| agent | scenario class | fault pressure | sessions | violated "
+    lines = ["| agent | scenario class | load | sessions | violated "
              "(per 1,000, 95 % interval) | kinds (sessions) | faults | errors |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for (spec, scenario, level), group in loop_groups(rows):

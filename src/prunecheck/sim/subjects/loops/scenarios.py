@@ -293,12 +293,14 @@ def make_step(
     tools: list[ToolSpec],
     draw: Draw,
     counter: list[int],
+    on_call: str | None = None,
 ) -> Step:
     """A step of an enabled ``kind``, every value drawn (call ids, arguments,
     outputs), so that a schedule replays without its chooser.
 
     ``counter`` holds the numbers used so far (call ids, user messages) and
-    is advanced.
+    is advanced.  ``on_call`` names the waiting call a completion, failure or
+    timeout concerns (None: drawn among the waiting calls).
     """
     shape = scenario.shape
     counter[0] += 1
@@ -321,7 +323,7 @@ def make_step(
         return ReplyStep("", tuple(calls))
     if kind in ("complete", "fail", "timeout"):
         waiting = run.waiting_calls()
-        cid = waiting[draw(len(waiting))]
+        cid = on_call if on_call is not None else waiting[draw(len(waiting))]
         issued = run.ledger.issued.get(cid)
         call = issued.call if issued is not None else ToolCall(cid, "tool", "{}")
         if kind == "complete" and shape.sizes:

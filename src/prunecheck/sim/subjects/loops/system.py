@@ -11,7 +11,10 @@ waits, the clock while a timer is set (:func:`.scenarios.enabled_kinds`,
 within the scenario class's step kinds).  :meth:`LoopSystem.start` draws a
 run's own bounds (:class:`.scenarios.Bounds`: swarm testing) and opens a
 fresh loop; :meth:`LoopSystem.action` materialises a step of a chosen kind
-(:func:`.scenarios.make_step`).  The generic action search
+(:func:`.scenarios.make_step`); :meth:`LoopSystem.targets` says which waiting
+calls a completion, failure or timeout can concern, so that the simulator
+(:mod:`prunecheck.sim.drivers.action_simulator`) gives each call its own
+latency.  The generic action search
 (:mod:`prunecheck.sim.drivers.action_search`: Hypothesis and the one
 shrinker) drives it; the verdict per scenario class
 (:mod:`prunecheck.sim.api.loop_verdict`) and the bundle
@@ -98,6 +101,9 @@ _ALL_KINDS = frozenset(
 )  # fmt: skip
 
 _UNBOUNDED = 10**12
+
+#: The step kinds that concern one waiting call (:meth:`LoopSystem.targets`).
+_CALL_KINDS = frozenset({"complete", "fail", "timeout"})
 
 
 @dataclass(slots=True)
@@ -290,6 +296,16 @@ class LoopSystem:
         """A step of ``kind`` with every value drawn."""
         return _make_step(kind, state.run, self.scenario, state.bounds, state.tools, draw,
                           state.counter)  # fmt: skip
+
+    def targets(self, state: LoopSession, kind: str) -> list[str]:
+        """The calls a step of ``kind`` can concern now: the waiting calls for a
+        completion, a failure or a timeout; none for any other kind."""
+        return list(state.run.waiting_calls()) if kind in _CALL_KINDS else []
+
+    def aimed(self, state: LoopSession, kind: str, target: str, draw: Draw) -> Step:
+        """A step of ``kind`` about the waiting call ``target``, its other values drawn."""
+        return _make_step(kind, state.run, self.scenario, state.bounds, state.tools, draw,
+                          state.counter, on_call=target)  # fmt: skip
 
     def perform(self, state: LoopSession, action: Step) -> StepResult:
         """Apply the step and run the loop until quiescent; its incidents.
