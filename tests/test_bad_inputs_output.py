@@ -39,6 +39,9 @@ def _files(tmp: Path) -> None:
         ("observed_empty", "observed:@#user-1"),
     ):
         (tmp / f"{name}.json").write_text(json.dumps({**trace, "policy": policy}), "utf-8")
+    # a policy sweep's results file (its first row), given to a loop sweep
+    first_row = (ROOT / "reports" / "results.jsonl").read_text(encoding="utf-8").split("\n")[0]
+    (tmp / "policy_sweep.jsonl").write_text(first_row + "\n", encoding="utf-8")
 
 
 CASES = [
@@ -93,6 +96,13 @@ CASES = [
         "sweep-loop-plot-not-png",
         f"sweep --out {{tmp}}/r.jsonl loop:{ROOT}/tests/loops_fake.py:buggy --plot {{tmp}}/p.svg",
         needle="must end in .png",
+    ),
+    # a loop sweep given a policy sweep's results: refused, not rewritten without its rows
+    _c(
+        "sweep-loop-into-policy-results",
+        f"sweep --out {{tmp}}/policy_sweep.jsonl loop:{ROOT}/tests/loops_fake.py:buggy "
+        "--levels 1 --sessions 1 --scenario cancel",
+        needle="is a row of a policy sweep",
     ),
 ]
 

@@ -88,7 +88,8 @@ def test_the_load_changes_how_often_a_buggy_loop_fails() -> None:
 
 def test_a_loop_says_which_waiting_call_a_completion_concerns() -> None:
     from prunecheck.sim.drivers.action_simulator import Aimed
-    from prunecheck.sim.subjects.loops.steps import Complete, Fail, ReplyStep, ToolCall, User
+    from prunecheck.sim.subjects.loops.contract import ToolCall
+    from prunecheck.sim.subjects.loops.steps import Complete, Fail, ReplyStep, User
 
     system = LoopSystem(load_target(f"loop:{FAKE}:buggy"), SCENARIOS[ScenarioClass.CANCEL], 16)
     assert isinstance(system, Aimed)

@@ -111,9 +111,23 @@ def _line(row: LoopRow) -> str:
     return json.dumps(seal(row.to_json()), sort_keys=True) + "\n"
 
 
+def _refuse_other_rows(path: Path, number: int, data: Any) -> None:
+    """A whole row of another sweep (a policy's) is refused, never discarded: the
+    file would be rewritten without it."""
+    if isinstance(data, dict) and data.get("kind") != ROW_KIND:
+        raise ConfigError(
+            str(path),
+            f"line {number} is a row of a policy sweep, not a session of an agent loop; a "
+            "loop sweep would rewrite the file without it.",
+            "give --out a new file: a loop sweep keeps its own results file.",
+        )
+
+
 def read_loop_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str, LoopRow]:
     """The loop rows stored in ``path`` by key (empty if it does not exist); a
-    torn or damaged line is discarded with a warning and its session runs again."""
+    torn or damaged line, or a row of an earlier loop sweep's driver, is discarded
+    with a warning and its session runs again; a policy sweep's row is refused
+    (:class:`ConfigError`)."""
     say = warn or (lambda text: print(text, file=sys.stderr))
     try:
         text = path.read_text(encoding="utf-8")
@@ -133,6 +147,7 @@ def read_loop_rows(path: Path, warn: Callable[[str], None] | None = None) -> dic
             data = json.loads(line)
             if not is_intact(data):
                 raise ValueError("its checksum does not match its content")
+            _refuse_other_rows(path, number, data)
             row = LoopRow.from_json(data)
         except (ValueError, TypeError, KeyError, RecursionError) as exc:
             say(f"prunecheck sweep: warning: {path}: line {number} is not a loop session row "
@@ -177,6 +192,8 @@ def run_loop_sweep(
     on_row : callable or None
         Told ``(done, total)`` after each session (progress).
     """
+    if not fresh:  # a policy sweep's file is refused before the agent is loaded or a lock taken
+        read_loop_rows(out, warn=lambda _: None)
     target = load_target(spec)
     caps = target.adapter.capabilities(target.target)
     chosen = [SCENARIOS[s] for s in (scenarios or list(SCENARIOS))]
