@@ -9,6 +9,7 @@ on stderr, no traceback, and that no file of the case's folder changed."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,11 +17,16 @@ import pytest
 import test_bad_inputs
 from test_bad_inputs import Case, _c, _run
 
-pytest.importorskip("pydantic_ai")
-
 #: An aborted run leaves nothing that prints a traceback when it is finalized later
 #: (the framework's suspended generators: confine._forget drops them quietly).
-pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+#: pydantic-ai is looked for, not imported, at collection: every xdist worker
+#: collects every test file, and importing it there cost each worker about 1 s of CPU.
+pytestmark = [
+    pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("pydantic_ai") is None, reason="pydantic-ai is not installed"
+    ),
+]
 
 case_dir = test_bad_inputs.case_dir  # the fixture
 

@@ -28,9 +28,6 @@ from prunecheck.sim.subjects.blackbox import (
     api_of,
 )
 
-openai = pytest.importorskip("openai")
-anthropic = pytest.importorskip("anthropic")
-
 TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
@@ -55,13 +52,27 @@ def endpoint() -> Iterator[FakeEndpoint]:
         yield server
 
 
+# The SDKs load when a test first needs them, not when the module is collected:
+# every xdist worker collects every test file, and importing openai and
+# anthropic there cost each worker about 2.5 s of CPU, also where it ran
+# none of these tests.
 @pytest.fixture(scope="module")
-def chat(endpoint: FakeEndpoint) -> Any:
+def openai() -> Any:
+    return pytest.importorskip("openai")
+
+
+@pytest.fixture(scope="module")
+def anthropic() -> Any:
+    return pytest.importorskip("anthropic")
+
+
+@pytest.fixture(scope="module")
+def chat(endpoint: FakeEndpoint, openai: Any) -> Any:
     return openai.OpenAI(base_url=endpoint.openai_url, api_key="sk-test", max_retries=0, timeout=10)
 
 
 @pytest.fixture(scope="module")
-def claude(endpoint: FakeEndpoint) -> Any:
+def claude(endpoint: FakeEndpoint, anthropic: Any) -> Any:
     return anthropic.Anthropic(base_url=endpoint.url, api_key="sk-test", max_retries=0, timeout=10)
 
 
@@ -131,7 +142,7 @@ def _orphan_chat() -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_chat_completions_rejects_like_openai(
-    endpoint: FakeEndpoint, chat: Any, stream: bool
+    endpoint: FakeEndpoint, chat: Any, openai: Any, stream: bool
 ) -> None:
     messages = _orphan_chat()
     expected = validate({"messages": messages}, Provider.OPENAI)[0]
@@ -144,7 +155,9 @@ def test_chat_completions_rejects_like_openai(
     assert exchange.wait(10) is Outcome.REJECTED and exchange.rejection == expected
 
 
-def test_a_rejected_request_uses_no_scripted_reply(endpoint: FakeEndpoint, chat: Any) -> None:
+def test_a_rejected_request_uses_no_scripted_reply(
+    endpoint: FakeEndpoint, chat: Any, openai: Any
+) -> None:
     endpoint.script(Reply(text="kept for the next request"))
     with pytest.raises(openai.BadRequestError):
         chat.chat.completions.create(model="gpt-4.1", messages=_orphan_chat())
@@ -152,7 +165,7 @@ def test_a_rejected_request_uses_no_scripted_reply(endpoint: FakeEndpoint, chat:
     assert done.choices[0].message.content == "kept for the next request"
 
 
-def test_harness_answers_a_pending_request(endpoint: FakeEndpoint) -> None:
+def test_harness_answers_a_pending_request(endpoint: FakeEndpoint, openai: Any) -> None:
     """No scripted reply: the request waits until the harness takes it and answers."""
     import threading
 
@@ -270,7 +283,7 @@ def test_responses_streamed(endpoint: FakeEndpoint, chat: Any, width: int) -> No
     assert calls == [(c.id, c.arguments) for c in _calls(width)]
 
 
-def test_responses_rejects_like_openai(endpoint: FakeEndpoint, chat: Any) -> None:
+def test_responses_rejects_like_openai(endpoint: FakeEndpoint, chat: Any, openai: Any) -> None:
     items = [
         {"role": "user", "content": "hi"},
         {"type": "function_call_output", "call_id": "call_9", "output": "42"},
@@ -320,7 +333,9 @@ def test_messages_streamed(endpoint: FakeEndpoint, claude: Any, width: int) -> N
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_messages_rejects_like_anthropic(endpoint: FakeEndpoint, claude: Any, stream: bool) -> None:
+def test_messages_rejects_like_anthropic(
+    endpoint: FakeEndpoint, claude: Any, anthropic: Any, stream: bool
+) -> None:
     messages = [
         {"role": "user", "content": "hi"},
         {
@@ -377,7 +392,7 @@ def test_an_item_reference_stands_for_the_stored_item(endpoint: FakeEndpoint, ch
 
 @pytest.mark.parametrize("store", [True, False])
 def test_a_previous_response_not_stored_is_rejected_like_openai(
-    endpoint: FakeEndpoint, chat: Any, store: bool
+    endpoint: FakeEndpoint, chat: Any, openai: Any, store: bool
 ) -> None:
     previous = "resp_unknown"
     if not store:  # a response the request asked not to store is not there later

@@ -23,7 +23,11 @@ from prunecheck.sim.cli.app import main
 from prunecheck.sim.subjects.loops import confine, offline, versions
 from prunecheck.sim.subjects.loops.target import FRAMEWORKS, adapter_named
 
-pytest.importorskip("pydantic_ai")
+# pydantic-ai is looked for, not imported, at collection: every xdist worker
+# collects every test file, and importing it there cost each worker about 1 s of CPU.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("pydantic_ai") is None, reason="pydantic-ai is not installed"
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 LOAD = Path(__file__).resolve().parent / "load_agents"
