@@ -7,9 +7,12 @@ xdist worker, or the one process of a serial run) writes ``PREFIX.<worker>.tsv``
 when it ends: one line per test with its CPU seconds (the process's own,
 user + system, and its waited-for children's, such as a subprocess of the
 command line), then the process's whole CPU time (collection and imports
-included).  ``python tests/cpu_times.py PREFIX`` prints the sums and the
-costliest tests.  CPU time is summed over both cores, so it does not shrink
-or grow with the load beside the run; it is what a test costs.
+included), and the agent frameworks and heavy libraries the process
+imported (each costs every process that imports it up to 2 s of CPU, see
+``FRAMEWORKS``).  ``python tests/cpu_times.py PREFIX`` prints the sums, the
+costliest tests and which process imported which framework.  CPU time is
+summed over both cores, so it does not shrink or grow with the load beside
+the run; it is what a test costs.
 """
 
 from __future__ import annotations
@@ -22,6 +25,27 @@ from pathlib import Path
 import pytest
 
 __all__ = ["main", "pytest_runtest_logfinish", "pytest_runtest_logstart", "pytest_unconfigure"]
+
+#: Top-level modules each costing 0.4-2 s of CPU to import (an agent framework,
+#: a provider SDK, a plotting or cluster library): a process that imports one
+#: pays it once, and each xdist worker that runs a test of it pays it again.
+FRAMEWORKS = (
+    "agent_framework",
+    "agents",
+    "anthropic",
+    "autogen",
+    "autogen_agentchat",
+    "dask",
+    "google.adk",
+    "langchain",
+    "langgraph",
+    "llama_index",
+    "matplotlib",
+    "mcp",
+    "openai",
+    "pydantic_ai",
+    "strands",
+)
 
 _started: dict[str, tuple[float, float]] = {}
 _rows: list[tuple[str, float, float]] = []
@@ -53,6 +77,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     own, kids = _cpu()
     lines = [f"{node}\t{a:.3f}\t{b:.3f}" for node, a, b in _rows]
     lines.append(f"#process\t{own:.3f}\t{kids:.3f}")
+    lines.append("#imported\t" + " ".join(m for m in FRAMEWORKS if m in sys.modules))
     Path(f"{prefix}.{worker}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -60,8 +85,14 @@ def main(prefix: str, top: int = 30) -> None:
     """Print the tests' summed CPU time, each process's, and the ``top`` costliest."""
     tests: list[tuple[float, str]] = []
     processes = 0.0
+    imported: dict[str, list[str]] = {}
     for path in sorted(Path(prefix).parent.glob(Path(prefix).name + ".*.tsv")):
+        worker = path.name.removeprefix(Path(prefix).name + ".").removesuffix(".tsv")
         for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("#imported\t"):
+                for module in line.split("\t")[1].split():
+                    imported.setdefault(module, []).append(worker)
+                continue
             name, own, kids = line.split("\t")
             if name == "#process":
                 processes += float(own) + float(kids)
@@ -75,6 +106,8 @@ def main(prefix: str, top: int = 30) -> None:
         f"{len(tests)} tests, {summed:.0f} s of CPU in tests; the test processes took "
         f"{processes:.0f} s of CPU in all (collection and imports included; user + system)"
     )
+    for module, workers in sorted(imported.items()):
+        print(f"{module} imported by {len(workers)} process(es): {' '.join(workers)}")
 
 
 if __name__ == "__main__":
