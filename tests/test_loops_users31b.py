@@ -54,7 +54,7 @@ def test_a_module_constant_states_the_budget_by_its_name(tmp_path: Path) -> None
                              "def agent(model):\n    return model\n")  # fmt: skip
     factory = find_object(where, "agent", "test")
     assert module_budget(factory) == Budget(
-        6_000, "tokens", "module constant CONTEXT_TOKENS = 6,000"
+        6_000, "tokens", "module constant CONTEXT_TOKENS = 6,000; its name says"
     )
     # the ladder's outputs are then aimed at it: an output as large as the budget on the first rung
     assert 6_000 in ladder(module_budget(factory))[0].shape.sizes
@@ -65,7 +65,7 @@ def test_an_object_of_the_users_file_finds_its_module_and_none_without_a_constan
 ) -> None:
     where = _write(tmp_path, "MAX_MESSAGES = 24\nclass A:\n    pass\nagent = A()\n")
     assert module_budget(find_object(where, "agent", "t")) == Budget(
-        24, "messages", "module constant MAX_MESSAGES = 24"
+        24, "messages", "module constant MAX_MESSAGES = 24; its name says"
     )
     bare = tmp_path / "bare.py"
     bare.write_text("DEBUG = True\nNAME = 'x'\ndef agent(model):\n    return model\n")

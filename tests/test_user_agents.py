@@ -181,12 +181,8 @@ ROWS: tuple[Row, ...] = (
         wrong_today="trim cell safe: 16,000 characters (a custom context's constant) are never "
         "reached",
     ),
-    Row(
-        "late_oa_summarizing_filter.py:app",
-        Expect.FAULT,
-        scenario=None,
-        wrong_today="no verdict names the summarizer: its Runner.run never fails in a schedule",
-    ),
+    # tuned on (issue 31, after round 34): the summarizer agent runs on the harness's double
+    Row("late_oa_summarizing_filter.py:app", Expect.FAULT, scenario=None),
     Row(
         "late_oa_list_session.py:app",
         Expect.UNSAFE,

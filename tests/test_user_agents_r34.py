@@ -3,7 +3,9 @@
 ``tests/user_agents/held_back_r34/`` holds agents written last, the way users write
 them, that prunecheck was **not changed for**: each module's docstring states the
 verdict expected before anything ran, and ``reports/user-agents.md`` ("Held back,
-round 34") records how each fared when ``check`` ran once on it.  A row whose
+round 34") records how each fared when ``check`` ran once on it.  Two missed then
+(an Agent Framework chat middleware, a pydantic-ai ``Hooks`` trimmer) and prunecheck
+was changed for them after: they are tuned on now, no longer held back.  A row whose
 verdict is wrong is a strict ``xfail`` saying what ``check`` gives: whoever fixes it
 removes the mark (the strict xfail then fails).
 
@@ -39,14 +41,8 @@ ROWS: tuple[Row, ...] = (
     _row("adk_callback_token_trim.py:root_agent", Expect.UNSAFE, STRUCTURAL),
     _row("adk_callback_clear_outputs.py:root_agent", Expect.SAFE),
     # Microsoft Agent Framework
-    _row(
-        "maf_chat_middleware_chars.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        wrong_today="trim cell n/a ('the configuration does not trim at the framework's hook'): "
-        "a @chat_middleware rewriting context.messages is not seen as trimming, so nothing is "
-        "grown toward its 30,000-character budget (507 characters at most); exit 0",
-    ),
+    # tuned on after round 34 (no longer held back): a chat middleware is a trim hook now
+    _row("maf_chat_middleware_chars.py:agent", Expect.UNSAFE, STRUCTURAL),
     _row("maf_truncation_tokens.py:agent", Expect.SAFE),
     # LlamaIndex
     _row(
@@ -56,13 +52,11 @@ ROWS: tuple[Row, ...] = (
     ),
     _row("li_summary_memory.py:agent", Expect.SAFE),
     # pydantic-ai, LangChain, OpenAI Agents SDK, AutoGen
+    # tuned on after round 34 (no longer held back): a Hooks before_model_request is a trim hook
     _row(
         "pa_hooks_drop_returns.py:agent",
         Expect.UNSAFE,
         frozenset({"synthesized_result", "unanswered_call", "silent_loss"}),
-        wrong_today="trim cell n/a: a Hooks before_model_request that rewrites "
-        "request_context.messages is not seen as trimming ('no trimming configured'), its "
-        "12,000-token budget read but never reached (140 tokens at most); exit 0",
     ),
     _row("lc_remove_oldest_tokens.py:agent", Expect.UNSAFE, STRUCTURAL),
     _row("oa_session_clear_outputs.py:app", Expect.SAFE),

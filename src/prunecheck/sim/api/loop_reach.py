@@ -144,7 +144,9 @@ class Figures:
         if self.budget is None:
             return size + ("; budget unknown" if self.trims else "")
         reached = {"tokens": self.tokens, "characters": self.chars, "messages": self.messages}
-        got = reached.get(self.budget.unit, 0)
+        got = reached.get(self.budget.unit)
+        if got is None:  # outputs, items, an unknown unit: not what a history is measured in
+            return f"{size}; its budget: {self.budget.text()}, not measured in the history"
         return f"{size}: {got:,} against its budget of {self.budget.text()}"
 
     def text(self) -> str:

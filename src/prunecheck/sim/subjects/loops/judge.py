@@ -12,7 +12,10 @@ Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
   the user's message; Gemini's function-turn rules (ADK's default model);
   OpenAI Responses' rules in place of Chat Completions' for a client that
   speaks the Responses API (the request rendered in that provider's format,
-  :func:`prunecheck.model.provider.as_provider`);
+  :func:`prunecheck.model.provider.as_provider`); of OpenAI Chat Completions
+  and Anthropic, only the one the agent's client sends to when the adapter
+  knows it (:mod:`.frameworks.model_providers`: no Anthropic text for an
+  OpenAI client, nor OpenAI's for an Anthropic one);
   and a request emptied by a trim (the system prompt and no conversation:
   Anthropic's :data:`ANTHROPIC_NO_MESSAGES`);
 * **unanswered call** / **orphaned result** — a call no result answers, a
@@ -179,8 +182,14 @@ def _bedrock_first_user(body: Mapping[str, object], step: int) -> list[Incident]
                      text=BEDROCK_FIRST_USER)]  # fmt: skip
 
 
-#: The providers an adapter's ``providers`` may name (:func:`judge_request`).
-OWN_PROVIDERS = frozenset({"bedrock", "gemini", "openai-responses"})
+#: The providers an adapter's ``providers`` may name (:func:`judge_request`):
+#: beyond OpenAI Chat Completions and Anthropic, and those two when the
+#: agent's client is known to send to one of them.
+OWN_PROVIDERS = frozenset({"bedrock", "gemini", "openai-responses", "openai", "anthropic"})
+
+#: The providers the agent's client may be known to send to instead of both
+#: OpenAI Chat Completions and Anthropic.
+_CHAT_PROVIDERS = frozenset({Provider.OPENAI.value, Provider.ANTHROPIC.value})
 
 
 def _renderings(
@@ -188,15 +197,19 @@ def _renderings(
 ) -> list[tuple[Provider, Mapping[str, object]]]:
     """The request in each format whose rules judge it: the agent's own
     provider first (Gemini, or OpenAI Responses in place of Chat
-    Completions), then OpenAI Chat Completions and Anthropic Messages."""
+    Completions), then OpenAI Chat Completions and Anthropic Messages; of
+    these two, only the one the agent's client sends to when it is known
+    (``providers`` names it)."""
     out: list[tuple[Provider, Mapping[str, object]]] = []
     if Provider.GEMINI.value in providers:
         out.append((Provider.GEMINI, as_provider(body, Provider.GEMINI)))
+    known = providers & _CHAT_PROVIDERS
     if Provider.OPENAI_RESPONSES.value in providers:
         out.append((Provider.OPENAI_RESPONSES, as_provider(body, Provider.OPENAI_RESPONSES)))
-    else:
+    elif not known or Provider.OPENAI.value in known:
         out.append((Provider.OPENAI, body))
-    out.append((Provider.ANTHROPIC, to_anthropic(body)))
+    if not known or Provider.ANTHROPIC.value in known:
+        out.append((Provider.ANTHROPIC, to_anthropic(body)))
     return out
 
 
@@ -206,10 +219,18 @@ def _renderings(
 ANTHROPIC_NO_MESSAGES = "messages: at least one message is required"
 
 
-def _emptied(body: Mapping[str, object], step: int) -> list[Incident]:
+def _emptied(
+    body: Mapping[str, object], step: int, providers: frozenset[str] = frozenset()
+) -> list[Incident]:
     """A request that holds nothing but the system prompt: a trim emptied the
     conversation (a loop's first request already holds the user's message), and
-    every provider that keeps the system prompt apart refuses it."""
+    every provider that keeps the system prompt apart refuses it.  OpenAI Chat
+    Completions takes the system message as the conversation: an agent whose
+    client is known to send there alone is not refused."""
+    if providers & _CHAT_PROVIDERS == {Provider.OPENAI.value} and not providers & {
+        "gemini", "bedrock"
+    }:  # fmt: skip
+        return []
     raw = body.get("messages")
     if not isinstance(raw, list) or any(
         not isinstance(m, dict) or m.get("role") not in ("system", "developer") for m in raw
@@ -244,16 +265,17 @@ def judge_request(
         Whether the configuration trims at the framework's hook (a whole,
         closed unit may then be gone without loss).
     providers : frozenset[str]
-        The providers the agent sends to beyond OpenAI Chat Completions and
-        Anthropic (its adapter's ``providers``, :data:`OWN_PROVIDERS`):
-        ``bedrock`` adds Bedrock Converse's rule that a conversation starts
+        The providers the agent sends to (its adapter's ``providers``,
+        :data:`OWN_PROVIDERS`): ``openai`` or ``anthropic`` when its client is
+        known to send to one of them (that provider's rules judge, not the
+        other's; none: both); ``bedrock`` adds Bedrock Converse's rule that a conversation starts
         with the user (:data:`BEDROCK_FIRST_USER`); ``gemini`` adds Gemini's
         rules (judged first: the provider the agent talks to);
         ``openai-responses`` judges the request by the Responses API's rules
         *instead of* Chat Completions' (the agent's client speaks Responses:
         the 400 it would get carries the Responses text).
     """
-    found: list[Incident] = _emptied(body, step)
+    found: list[Incident] = _emptied(body, step, providers)
     if "bedrock" in providers:
         found += _bedrock_first_user(body, step)
     for provider, rendered in _renderings(body, providers):

@@ -60,7 +60,7 @@ def ladder(budget: Budget | None) -> tuple[Rung, ...]:
         aimed = (max(16, b // 8), max(32, b // 3), max(64, b))
         sizes = (aimed, tuple(min(_LARGEST, 2 * s) for s in aimed))
     widths, steps = (8, 16), (32, 48)
-    if budget is not None and budget.unit == "messages":  # short outputs, long schedules
+    if budget is not None and budget.counts:  # messages, outputs: short outputs, long schedules
         sizes = ((50, 200, 500), (50, 200, 500))
         steps = (max(32, min(_MAX_STEPS, budget.amount + 8)),
                  max(48, min(_MAX_STEPS, 2 * budget.amount + 8)))  # fmt: skip

@@ -48,6 +48,7 @@ from .repair import Repair, repair_figures
 __all__ = [
     "CHARS_PER_TOKEN",
     "ESTIMATE",
+    "UNKNOWN_UNIT",
     "Budget",
     "Watch",
     "budget_of",
@@ -66,6 +67,10 @@ CHARS_PER_TOKEN = 4
 #: How a history's tokens are counted when the framework has no counter of its own.
 ESTIMATE = f"estimated at {CHARS_PER_TOKEN} characters a token"
 
+#: The unit of a budget whose unit nothing states (a constant ``KEEP = 3`` whose
+#: code does not say what it counts).
+UNKNOWN_UNIT = "unknown"
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
@@ -76,7 +81,9 @@ class Budget:
     amount : int
         How much.
     unit : str
-        ``"tokens"``, ``"characters"`` or ``"messages"``.
+        ``"tokens"``, ``"characters"`` or ``"messages"`` (what a history is measured in);
+        a count of something else the user's code counts (``"outputs"``,
+        ``"items"``); or :data:`UNKNOWN_UNIT`.
     where : str
         What states it (``"TokenLimitedChatCompletionContext(token_limit=400)"``).
     """
@@ -92,7 +99,14 @@ class Budget:
             return self.amount
         return self.amount // CHARS_PER_TOKEN if self.unit == "characters" else 0
 
+    @property
+    def counts(self) -> bool:
+        """Whether it counts elements (messages, outputs, items), not sizes."""
+        return self.unit not in ("tokens", "characters", UNKNOWN_UNIT)
+
     def text(self) -> str:
+        if self.unit == UNKNOWN_UNIT:
+            return f"{self.amount:,} (unit unknown: {self.where})"
         return f"{self.amount:,} {self.unit} ({self.where})"
 
 
@@ -227,13 +241,17 @@ def budget_of(adapter: object, target: object) -> Budget | None:
     return found if isinstance(found, Budget) else module_budget(target)
 
 
-#: A module constant's name → the unit of the budget it states: the first
-#: pattern that matches wins (``MAX_TOKENS``, ``CONTEXT_TOKENS``, ``MAX_CHARS``,
-#: ``MAX_MESSAGES``, ``KEEP_LAST``, ``MAX_ITEMS`` …).
-_CONSTANT_UNITS: tuple[tuple[re.Pattern[str], str], ...] = (
+#: A module constant's name → the unit its name states: the first pattern that
+#: matches wins (``MAX_TOKENS``, ``CONTEXT_TOKENS``, ``MAX_CHARS``,
+#: ``MAX_MESSAGES``, ``MAX_ITEMS`` …); a name that only says it is a budget
+#: (``KEEP_LAST``, ``HISTORY_LIMIT``, ``WINDOW``) states no unit (None).
+_CONSTANT_UNITS: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (re.compile(r"TOKEN"), "tokens"),
     (re.compile(r"CHAR"), "characters"),
-    (re.compile(r"MESSAGE|ITEM|TURN|KEEP|HISTORY|WINDOW"), "messages"),
+    (re.compile(r"MESSAGE|MSGS"), "messages"),
+    (re.compile(r"ITEM"), "items"),
+    (re.compile(r"TURN"), "turns"),
+    (re.compile(r"KEEP|HISTORY|WINDOW"), None),
 )
 
 
@@ -259,20 +277,32 @@ _FRAMEWORK_PREFIXES = (
 
 def module_budget(target: object) -> Budget | None:
     """A budget the user's module states as an upper-case module constant
-    (``CONTEXT_TOKENS = 6_000``, ``MAX_CHARS = 20_000``, ``MAX_MESSAGES = 24``):
-    the first positive integer whose name says tokens, characters or messages
-    (:data:`_CONSTANT_UNITS`), in the module's order; None if none.  It is
-    read by its name, not by the code that uses it: the figures say so
-    ("module constant NAME"), and it only aims the ladder's sizes."""
+    (``CONTEXT_TOKENS = 6_000``, ``MAX_CHARS = 20_000``, ``KEEP_OUTPUTS = 3``):
+    the first positive integer whose name says it is a budget
+    (:data:`_CONSTANT_UNITS`), in the module's order; None if none.
+
+    Its unit is what the module's code counts it in
+    (:func:`.constant_units.usage_unit`: ``outputs[:-KEEP_OUTPUTS]`` keeps 3
+    outputs, ``_tokens(messages) <= TOKEN_BUDGET`` counts tokens), else what
+    its name states, else :data:`UNKNOWN_UNIT`, said so: never a unit nothing
+    states.  It only aims the ladder's sizes; the figures quote it
+    ("module constant NAME")."""
+    from .constant_units import usage_unit
+
     module = user_module(target)
     if module is None:
         return None
-    for name, value in vars(module).items():
+    for name, value in list(vars(module).items()):
         if not name.isupper() or isinstance(value, bool) or not isinstance(value, int):
             continue
         if value <= 0:
             continue
-        for pattern, unit in _CONSTANT_UNITS:
-            if pattern.search(name):
-                return Budget(value, unit, f"module constant {name} = {value:,}")
+        for pattern, named in _CONSTANT_UNITS:
+            if not pattern.search(name):
+                continue
+            used = usage_unit(module, name)
+            unit = used or named or UNKNOWN_UNIT
+            how = ("its code counts it" if used else "its name says" if named
+                   else "neither its name nor its code says what it counts")  # fmt: skip
+            return Budget(value, unit, f"module constant {name} = {value:,}; {how}")
     return None

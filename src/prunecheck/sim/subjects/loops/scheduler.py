@@ -196,7 +196,7 @@ class LoopRun:
         self.store = _fresh_store() if store is None else store
         self.capabilities = adapter.capabilities(target)
         self.trims = Capability.TRIM_HOOK in self.capabilities
-        providers = getattr(adapter, "providers", None)  # optional: beyond OpenAI and Anthropic
+        providers = getattr(adapter, "providers", None)  # optional: judge.OWN_PROVIDERS
         self.providers: frozenset[str] = frozenset(providers(target)) if providers else frozenset()
         # optional: an adapter whose side requests (a summarizer's) may fail (``model_error``)
         self.model_faults = bool(getattr(adapter, "model_faults", False)) and bool(

@@ -205,6 +205,17 @@ class AutoGenAdapter:
 
         return autogen_budget(self._probe(target)._model_context)
 
+    def providers(self, target: object) -> frozenset[str]:
+        """The provider the user's model client sends to (``OpenAIChatCompletionClient``:
+        ``openai``; ``AnthropicChatCompletionClient``: ``anthropic``;
+        :mod:`.model_providers`), whose rules judge the requests; empty for a
+        factory (prunecheck hands it the client) or a client it does not know."""
+        from .model_providers import client_provider
+
+        if _is_factory(target):
+            return frozenset()
+        return client_provider(getattr(target, "_model_client", None))
+
     def tools(self, target: object) -> list[ToolSpec]:
         """The names and schemas of the agent's tools."""
         from .ag_doubles import tool_spec

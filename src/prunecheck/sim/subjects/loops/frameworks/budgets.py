@@ -20,6 +20,7 @@ closure) is not read: the search grows until the history changes instead
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -145,6 +146,9 @@ def openai_agents_budget(config: Any, agent: Any = None, session: Any = None) ->
 
             items: list[Any] = [{"role": "user", "content": text} for _ in range(n)]
             out = keep(CallModelData(ModelInputData(items, None), agent, None))
+            if inspect.iscoroutine(out):  # an async filter: not probed (nor left unawaited)
+                out.close()
+                return None
             got = getattr(out, "input", None)
             return len(got) if isinstance(got, list) else None
 

@@ -202,6 +202,14 @@ class LlamaIndexAdapter:
         found = None if self.plain or memory is None else token_limit(memory)
         return None if found is None else Budget(found[0], "tokens", found[1])
 
+    def providers(self, target: object) -> frozenset[str]:
+        """The provider the agents' LLMs send to (LlamaIndex's ``Anthropic``:
+        ``anthropic``; ``OpenAI``: ``openai``; :mod:`.model_providers`), whose
+        rules judge the requests; empty when unknown."""
+        from .model_providers import clients_provider
+
+        return clients_provider([getattr(a, "llm", None) for a in _agents(_need(target)[0])])
+
     def open(self, target: object, harness: Harness) -> Loop:
         """A new agent of the user's configuration on the model double and fake
         tools, with a new memory of the user's configuration."""

@@ -8,7 +8,9 @@ provider of the user's own), the agent's and the client's in-run
 ``TruncationStrategy``, ``ToolResultCompactionStrategy``,
 ``SelectiveToolCallCompactionStrategy``, ``SummarizationStrategy``,
 ``TokenBudgetComposedStrategy``, ``ContextWindowCompactionStrategy``, a
-strategy of the user's own), its agent middleware, its client's chat and
+strategy of the user's own), its agent middleware, its chat middleware (the
+agent's and its client's: the user's code that can rewrite ``context.messages``
+before each model call, a trim hook like a compaction strategy), its client's
 function middleware and function-invocation configuration, and
 ``require_per_service_call_history_persistence`` — with two substitutions
 made at the framework's own boundaries (:mod:`.maf_doubles`):
@@ -69,7 +71,9 @@ from ..reach import Budget
 from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
 
-__all__ = ["SESSION_ID", "SUPPORTED", "MAFAdapter", "MAFLoop", "client_providers"]
+__all__ = [
+    "SESSION_ID", "SUPPORTED", "MAFAdapter", "MAFLoop", "chat_middleware", "client_providers",
+]  # fmt: skip
 
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
@@ -125,6 +129,43 @@ def _strategies(agent: Any) -> list[Any]:
         if isinstance(provider, CompactionProvider):
             found += [provider.before_strategy, provider.after_strategy]
     return [s for s in found if s is not None]
+
+
+def chat_middleware(agent: Any) -> list[Any]:
+    """The user's chat middleware: the agent's (sorted by the framework's own
+    ``categorize_middleware``) and its client's ``chat_middleware``.  Each runs
+    before every model call with the messages to send (``context.messages``),
+    which it may rewrite: a trim hook."""
+    own = list(agent.middleware or [])
+    try:
+        from agent_framework._middleware import categorize_middleware
+
+        chat = list(categorize_middleware(own)["chat"])
+    except Exception:  # a release without it, or middleware it cannot sort: by their marks
+        from agent_framework import ChatMiddleware
+
+        chat = [m for m in own if isinstance(m, ChatMiddleware)
+                or str(getattr(m, "_middleware_type", "")).endswith("chat")]  # fmt: skip
+    return chat + list(getattr(agent.client, "chat_middleware", None) or ())
+
+
+def _without(middleware: list[Any], left_out: list[Any]) -> list[Any]:
+    return [m for m in middleware if all(m is not x for x in left_out)]
+
+
+def _witness_middleware(harness: Harness) -> Any:
+    """A chat middleware, first of the agent's, telling the harness what the
+    request holds before the user's chat middleware edit it."""
+    from agent_framework import chat_middleware as chat
+
+    from .maf_doubles import render_messages
+
+    @chat
+    async def prunecheck_witness(context: Any, call_next: Any) -> None:
+        harness.holds(render_messages(list(context.messages), None))
+        await call_next()
+
+    return prunecheck_witness
 
 
 def _file_history(agent: Any) -> Any:
@@ -285,8 +326,9 @@ class MAFAdapter:
 
     def capabilities(self, target: object) -> frozenset[Capability]:
         """Cancel always; a new message after a crash with a ``FileHistoryProvider``;
-        the trim hook when a compaction strategy is configured; an interrupt when
-        a tool requires approval."""
+        the trim hook when a compaction strategy or a chat middleware of the
+        user's is configured (:func:`chat_middleware`); an interrupt when a tool
+        requires approval."""
         agent = _need(target)
         caps = {Capability.CANCEL}
         tools = agent.default_options.get("tools") or []
@@ -294,7 +336,7 @@ class MAFAdapter:
             caps.add(Capability.INTERRUPT)
         if _file_history(agent) is not None:
             caps.add(Capability.CRASH_NEW_MESSAGE)
-        if not self.plain and _strategies(agent):
+        if not self.plain and (_strategies(agent) or chat_middleware(agent)):
             caps.add(Capability.TRIM_HOOK)
         return frozenset(caps)
 
@@ -329,8 +371,10 @@ class MAFAdapter:
             client_kwargs["compaction_strategy"] = _Witnessed(in_client, harness)
         if getattr(user.client, "tokenizer", None) is not None:
             client_kwargs["tokenizer"] = user.client.tokenizer
+        chat = chat_middleware(user)  # the plain agent runs without them
         middleware = [*getattr(user.client, "chat_middleware", ()),
                       *getattr(user.client, "function_middleware", ())]  # fmt: skip
+        middleware = _without(middleware, chat) if self.plain else middleware
         if middleware:  # the user's client's own chat and function middleware, kept
             client_kwargs["middleware"] = middleware
         client = ScriptedChatClient(harness, issued, **client_kwargs)
@@ -347,7 +391,7 @@ class MAFAdapter:
             tools=fake_tools(user.default_options.get("tools") or [], harness.tool, issued),
             default_options=options,
             context_providers=_providers(user, harness, self.plain),
-            middleware=list(user.middleware) if user.middleware else None,
+            middleware=_agent_middleware(user, chat, harness, self.plain),
             require_per_service_call_history_persistence=(
                 user.require_per_service_call_history_persistence
             ),
@@ -370,6 +414,17 @@ class MAFAdapter:
         summarizer = any(isinstance(s, SummarizationStrategy) for s in nested)
         return script_text(target_spec, schedule_json, folder=folder, factory=agent is not target,
                            summarizer=summarizer)  # fmt: skip
+
+
+def _agent_middleware(user: Any, chat: list[Any], harness: Harness, plain: bool) -> Any:
+    """The agent's middleware of a new process: the user's, a witness first when
+    the user has chat middleware; the plain agent's without the chat middleware."""
+    own = list(user.middleware or [])
+    if plain:
+        own = _without(own, chat)
+    elif chat:
+        own = [_witness_middleware(harness), *own]
+    return own or None
 
 
 class MAFLoop:

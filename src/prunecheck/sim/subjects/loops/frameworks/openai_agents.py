@@ -37,6 +37,13 @@ after a crash the loop offers a **new message** on the same session.
 call is answered, ``RunState.approve``/``reject`` and ``Runner.run_streamed(agent,
 state)`` continue it.
 
+**Other agents of the user's module** (a summarizer ``Agent`` the user's
+filter or session runs with ``Runner.run``, on its own model string) run on
+a model double too (:func:`_answer_aside`): each of their model calls is a
+side request (no tools offered) the schedule answers with a text, or fails
+with a ``model_error`` step (the summarizer raises, as a provider's error),
+as pydantic-ai's other agents do; none reaches a provider.
+
 A target is an ``Agent``, or a factory returning one or ``(agent, run_config)``.
 Needs ``pip install 'prunecheck[loops]'``.
 """
@@ -50,6 +57,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -182,6 +190,9 @@ class OpenAIAgentsAdapter:
     plain: bool = False
     framework: str = field(default="openai-agents", init=False)
     supported: ClassVar[Supported] = SUPPORTED
+    #: Another agent of the user's module (a summarizer) asks the harness: its request
+    #: may fail (``model_error``).
+    model_faults: ClassVar[bool] = True
 
     def without_trimming(self) -> OpenAIAgentsAdapter:
         """This adapter opening the framework's plain agent: the user's agent
@@ -232,6 +243,7 @@ class OpenAIAgentsAdapter:
             config = replace(config, call_model_input_filter=None, session_input_callback=None,
                              session_settings=None)  # fmt: skip
             session = None
+        _answer_aside(_other_agents(target, agent))
         return _AgentsLoop(agent, config, session, harness, self.cancel_mode)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
@@ -249,6 +261,67 @@ def render_items(items: Any, instructions: str | None) -> list[dict[str, object]
     if instructions:
         messages.insert(0, {"role": "system", "content": instructions})
     return messages
+
+
+def _other_agents(target: object, agent: Any) -> list[Any]:
+    """The other ``Agent`` s of the user's module (a summarizer its filter runs)."""
+    from agents import Agent
+
+    from ..reach import user_module
+
+    module = user_module(target)
+    if module is None:
+        return []
+    found = {id(v): v for v in vars(module).values() if isinstance(v, Agent) and v is not agent}
+    return list(found.values())
+
+
+#: The loop whose turn runs in this context: the one a side double asks.
+_CURRENT: ContextVar[_AgentsLoop | None] = ContextVar("prunecheck_openai_agents_loop", default=None)
+
+
+def _answer_aside(agents: list[Any]) -> None:
+    """Make each of ``agents`` (the user's other agents) run on a side double:
+    its ``model`` becomes a ``Model`` that asks the harness of the loop whose
+    turn is running (:data:`_CURRENT`) with a side request (no tools), as a
+    summarizer's call (idempotent; no agent of this check reaches a provider).
+    A call outside any loop's turn (prunecheck's probes) raises."""
+    for other in agents:
+        if not getattr(other.model, "prunecheck_aside", False):
+            other.model = _side_double()
+
+
+def _side_double() -> Any:
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+    class PrunecheckSideModel(Model):
+        prunecheck_aside = True
+
+        async def get_response(
+            self, system_instructions: str | None, input: Any, *_: Any, **__: Any
+        ) -> Any:
+            loop = _CURRENT.get()
+            if loop is None:
+                raise RuntimeError("a summarizer's model call outside the loop under test")
+            given = [{"role": "user", "content": input}] if isinstance(input, str) else input
+            reply: Reply = await loop.harness.model(
+                {"messages": render_items(given, system_instructions)}
+            )
+            text = reply.text or "summary of the conversation so far"
+            message = ResponseOutputMessage(
+                id="msg_aside", type="message", role="assistant", status="completed",
+                content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+            )  # fmt: skip
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+        async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            raise NotImplementedError("a summarizer run streamed is not answered")
+            yield  # pragma: no cover - an async generator
+
+    return PrunecheckSideModel()
 
 
 class _Double:
@@ -444,6 +517,7 @@ class _AgentsLoop:
         from agents import Runner
 
         inline_executor()
+        _CURRENT.set(self)  # the turn's own context: its summarizer's calls ask this loop
         result = Runner.run_streamed(
             self._agent, given, session=self._session, run_config=self._config
         )

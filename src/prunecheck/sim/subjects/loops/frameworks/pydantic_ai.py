@@ -1,8 +1,10 @@
 """pydantic-ai's ``Agent`` driven through its own loop (issue 21).
 
 The user's agent runs as configured — its capabilities (``ProcessHistory``
-history processors, hooks), tool timeouts, ``requires_approval`` tools and
-output types — with two substitutions made at pydantic-ai's own boundaries:
+history processors, ``Hooks``, capabilities of the user's own: each of them at
+a hook that can rewrite a model request's messages is a trim hook,
+:func:`request_hooks`), tool timeouts, ``requires_approval`` tools and output
+types — with two substitutions made at pydantic-ai's own boundaries:
 
 - the model is a ``FunctionModel`` whose function renders the messages it is
   handed (after the history processors and pydantic-ai's own history repair:
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
@@ -119,6 +122,44 @@ def _capabilities_of(agent: Any) -> list[Any]:
     return found
 
 
+#: A capability's hooks that can rewrite the messages a model request sends
+#: (pydantic-ai's docs: ``before_model_request`` runs the history processors,
+#: ``prepare_model_request`` is "the hook for ... compaction, context-window
+#: fitting", ``wrap_model_request`` can hand on another request).
+REQUEST_HOOKS = ("before_model_request", "prepare_model_request", "wrap_model_request")
+
+
+def _framework_base(kind: type) -> type:
+    """The nearest class of ``kind``'s bases (``kind`` itself included) that
+    pydantic-ai defines."""
+    return next(c for c in kind.__mro__ if c.__module__.split(".")[0] == "pydantic_ai")
+
+
+def request_hooks(cap: Any) -> list[str]:
+    """The hooks at which ``cap`` runs the user's code on a model request's
+    messages (:data:`REQUEST_HOOKS`): a ``ProcessHistory`` (its processor), a
+    ``Hooks`` with a function registered at one of them, a capability of the
+    user's own class overriding one.  pydantic-ai's own capabilities (its
+    tool search, its pending-message drain) are none."""
+    from pydantic_ai.capabilities import ProcessHistory
+
+    if isinstance(cap, ProcessHistory):
+        return ["before_model_request"]
+    registry = getattr(cap, "_registry", None)  # a Hooks (2.4x+): its registered functions
+    hooks = {h for h in REQUEST_HOOKS if isinstance(registry, dict) and registry.get(h)}
+    base = _framework_base(type(cap))
+    if base is not type(cap):  # the user's subclass: the hooks it overrides
+        hooks |= {
+            h for h in REQUEST_HOOKS if getattr(type(cap), h, None) is not getattr(base, h, None)
+        }
+    return [h for h in REQUEST_HOOKS if h in hooks]
+
+
+def trims(agent: Any) -> bool:
+    """Whether the user's code rewrites the agent's model requests (:func:`request_hooks`)."""
+    return any(request_hooks(c) for c in _capabilities_of(agent))
+
+
 @dataclass(slots=True)
 class PydanticAIAdapter:
     """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of pydantic-ai.
@@ -163,8 +204,9 @@ class PydanticAIAdapter:
         return out
 
     def capabilities(self, target: object) -> frozenset[Capability]:
-        from pydantic_ai.capabilities import ProcessHistory
-
+        """Crash (resume, new message) always; cancel from 2.37.0; an interrupt for a
+        tool requiring approval; the trim hook when the user's code runs at a hook
+        rewriting a model request (:func:`trims`); a tool timeout when one is set."""
         agent = _need(target)
         caps = {Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
         if _cancellable():  # AgentRun.cancel() and RunCancelled: 2.37.0+
@@ -172,7 +214,7 @@ class PydanticAIAdapter:
         tools = [t for ts in _function_toolsets(agent) for t in ts.tools.values()]
         if any(t.requires_approval for t in tools):
             caps.add(Capability.INTERRUPT)
-        if not self.plain and any(isinstance(c, ProcessHistory) for c in _capabilities_of(agent)):
+        if not self.plain and trims(agent):
             caps.add(Capability.TRIM_HOOK)
         timeouts = [agent._tool_timeout, *(ts.timeout for ts in _function_toolsets(agent))]
         if any(t is not None for t in [*timeouts, *(t.timeout for t in tools)]):
@@ -360,15 +402,11 @@ class _PydanticAILoop:
         self._pending: dict[str, bool | None] = {}  # approval call id -> decision
         self._model = FunctionModel(self._respond, model_name="prunecheck-double")
         self._toolsets = [_fake_toolset(ts, self) for ts in agent.toolsets]
-        self._set_aside: list[tuple[Any, Any]] = []
+        self._set_aside: list[Callable[[], None]] = []
         _observe_repairs()
-        if adapter.plain:  # the plain agent: each processor passes the history through
-            from pydantic_ai.capabilities import ProcessHistory
-
+        if adapter.plain:  # the plain agent: the user's request hooks pass it through
             for cap in _capabilities_of(agent):
-                if isinstance(cap, ProcessHistory):
-                    self._set_aside.append((cap, cap.processor))
-                    cap.processor = _unchanged
+                self._set_aside += _pass_through(cap)
 
     # -- persistence -------------------------------------------------------------------
 
@@ -502,14 +540,44 @@ class _PydanticAILoop:
         """Nothing to release: every write is a closed, atomically replaced file
         (the plain agent's processors are given back to the user's agent)."""
         self._run = None
-        for cap, processor in self._set_aside:
-            cap.processor = processor
+        for put_back in self._set_aside:
+            put_back()
         self._set_aside = []
 
 
 def _unchanged(messages: list[Any]) -> list[Any]:
     """A history processor that changes nothing (the plain agent's)."""
     return messages
+
+
+def _pass_through(cap: Any) -> list[Callable[[], None]]:
+    """Make ``cap``'s request hooks (:func:`request_hooks`) change nothing, for
+    the plain agent: a ``ProcessHistory``'s processor, a ``Hooks``'s registered
+    functions at those hooks, a user's class's overrides (pydantic-ai's base
+    method bound on the instance).  Returns what puts each back."""
+    import types
+
+    from pydantic_ai.capabilities import ProcessHistory
+
+    undo: list[Callable[[], None]] = []
+    hooks = request_hooks(cap)
+    if isinstance(cap, ProcessHistory):
+        processor, cap.processor = cap.processor, _unchanged
+        undo.append(lambda: setattr(cap, "processor", processor))
+        return undo
+    registry = getattr(cap, "_registry", None)
+    base = _framework_base(type(cap))
+    for hook in hooks:
+        if isinstance(registry, dict) and registry.get(hook):
+            undo.append(functools.partial(registry.__setitem__, hook, registry[hook]))
+            registry[hook] = []
+        if getattr(type(cap), hook, None) is not getattr(base, hook, None):
+            try:
+                setattr(cap, hook, types.MethodType(getattr(base, hook), cap))
+            except AttributeError:  # slots: left as it is
+                continue
+            undo.append(functools.partial(delattr, cap, hook))
+    return undo
 
 
 def _fake_toolset(toolset: Any, loop: _PydanticAILoop) -> Any:
