@@ -155,3 +155,34 @@ def test_a_2000_run_search_ends_normally(
     assert done.returncode in (0, 1), (framework, done.returncode, done.stderr[-2000:])
     assert "Traceback" not in done.stderr and "Flaky" not in done.stderr
     assert "schedules generated" in done.stdout
+
+
+def test_forget_empties_the_orm_mappers_compiled_statements_of_closed_engines() -> None:
+    """Each process of an ADK schedule opens a new engine; the ORM mapper's cache of
+    compiled statements keyed by each engine's dialect kept them all alive."""
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    from sqlalchemy.orm import Session, declarative_base
+
+    Base: Any = declarative_base()
+
+    class Event(Base):  # type: ignore[misc]
+        __tablename__ = "events"
+        id = sqlalchemy.Column(sqlalchemy.Integer, primary_key=True)
+        data = sqlalchemy.Column(sqlalchemy.String)
+
+    for n in range(3):  # three "processes", each with its own engine
+        engine = sqlalchemy.create_engine("sqlite://")
+        Base.metadata.create_all(engine)
+        with Session(engine) as session:
+            session.add(Event(id=n, data="x"))
+            session.commit()
+        engine.dispose()
+        del engine
+    cache = vars(Event.__mapper__).get("_compiled_cache")
+    assert cache is not None
+    keyed = {id(key[0]) for key in list(cache)}  # (dialect, statement's key)
+    assert len(keyed) == 3  # one dialect a closed engine: each kept by the cache
+    loop = VirtualLoop()
+    assert forget(loop) >= 3
+    loop.discard()
+    assert len(cache) == 0
