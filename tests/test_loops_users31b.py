@@ -104,6 +104,25 @@ def test_a_hand_built_graphs_own_node_is_the_trim_hook() -> None:
     assert adapter._shape_of(react).own_nodes == ()  # the prebuilt's node; its hook is its own
 
 
+def test_a_middlewares_hook_node_is_not_an_own_node_and_its_plain_agent_opens() -> None:
+    """``create_agent`` runs each middleware's hook as a node (``Name.before_model``)
+    whose function is a method of the middleware, the user's class or the guard's:
+    it is the middleware trim hook, not an own node; the plain agent, built without
+    it, opened on that node's name (KeyError: 'CommitGuardMiddleware.before_model')."""
+    pytest.importorskip("langchain.agents")
+    from prunecheck.sim.subjects.loops.contract import Capability
+    from prunecheck.sim.subjects.loops.frameworks.langgraph import LangGraphAdapter
+    from prunecheck.sim.subjects.loops.scheduler import LoopRun
+
+    examples = Path(__file__).parent.parent / "examples" / "loops"
+    guarded = find_object(str(examples / "langgraph_guarded.py"), "agent", "t")
+    adapter = LangGraphAdapter()
+    assert adapter._shape_of(guarded).own_nodes == ()
+    assert Capability.TRIM_HOOK in adapter.capabilities(guarded)
+    run = LoopRun(adapter.without_trimming(), guarded)  # raised LoopError (the KeyError)
+    run.close()
+
+
 def test_the_plain_agent_sends_the_whole_state_the_users_node_was_called_with() -> None:
     pytest.importorskip("langgraph")
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage

@@ -275,18 +275,29 @@ _FRAMEWORK_MODULES = ("langgraph", "langchain", "langchain_core")
 def _own_nodes(graph: Any) -> tuple[str, ...]:
     """The nodes of ``graph`` that run the user's own functions (a hand-built
     ``StateGraph``'s model node: what it sends the model is the user's to pick,
-    a trim inside it included), but a ``pre_model_hook`` (a hook of its own)."""
+    a trim inside it included), but a ``pre_model_hook`` (a hook of its own) and
+    a middleware's hook (``create_agent``'s ``Name.before_model`` nodes, bound
+    methods of an ``AgentMiddleware``: the middleware is the trim hook, and the
+    plain agent is built without it)."""
     own: list[str] = []
     for name, node in graph.nodes.items():
         if name == "pre_model_hook":
             continue
         for attr in ("afunc", "func"):
             fn = getattr(node.bound, attr, None)
+            if _is_middleware(getattr(fn, "__self__", None)):
+                break
             module = str(getattr(fn, "__module__", "") or "")
             if callable(fn) and module and module.split(".")[0] not in _FRAMEWORK_MODULES:
                 own.append(name)
                 break
     return tuple(own)
+
+
+def _is_middleware(owner: object) -> bool:
+    """Whether ``owner`` is a LangChain v1 ``AgentMiddleware`` (not installed: no)."""
+    base = _middleware_base()
+    return base is not None and isinstance(owner, base)
 
 
 def _rewrites(saver: Any) -> bool:
