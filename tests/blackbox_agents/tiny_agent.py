@@ -7,7 +7,10 @@ keeps the last ``KEEP`` messages wherever the cut falls, ``TRIM=units`` cuts
 only before a user message.  ``python tiny_agent.py TEXT`` runs one turn;
 ``--resume`` continues the saved history; ``--repl`` then reads lines, ``> ``
 asking for each; ``--http`` then asks ``$INPUT`` (prunecheck's input hook) for
-each with a ``GET``, and exits when told the run ended.  Starts in ~30 ms:
+each with a ``GET``, and exits when told the run ended.  With ``FICKLE=FILE``
+it counts its processes in that file, and every odd-numbered one answers
+each message without asking the model (an agent whose behaviour depends on
+something outside the schedule).  Starts in ~30 ms:
 the fast tests run it, the example in ``examples/blackbox/py_openai`` is the
 same agent on the real ``openai`` client.
 """
@@ -118,7 +121,16 @@ def main(argv: list[str]) -> int:
     )
     words = [a for a in argv if not a.startswith("--")]
     pending, go, status = ([" ".join(words)] if words else []), "--resume" in argv or bool(words), 0
+    fickle = Path(os.environ["FICKLE"]) if os.environ.get("FICKLE") else None
+    if fickle is not None:  # (the tests' own file: a count of lives)
+        lives = int(fickle.read_text() or "0") + 1 if fickle.exists() else 1
+        fickle.write_text(str(lives))
+        skip = lives % 2 == 1
+    else:
+        skip = False
     while True:
+        if go and skip:
+            go = False
         if go:
             history += [{"role": "user", "content": t} for t in pending]
             save(history)

@@ -198,7 +198,7 @@ def _combined(
     return SearchOutcome(
         then.found, first.examples + then.examples, first.schedules + then.schedules,
         first.steps + then.steps, exercised, then.first_length, first.seconds + then.seconds,
-        then.timed_out, tally,
+        then.timed_out, tally, first.inconsistent + then.inconsistent,
     )  # fmt: skip
 
 

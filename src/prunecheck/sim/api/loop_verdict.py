@@ -423,6 +423,10 @@ def cell_of(
         note = f"{result.examples} schedules, {scenario.key} never enabled"
         if figures is not None:
             note = f"{scenario.key} never enabled; {figures.text()}"
+    if result.inconsistent:  # an agent in another process answered the same choices differently
+        said = (f"{result.inconsistent} schedules dropped: the agent answered choices an "
+                "earlier schedule had made differently (its own timing)")  # fmt: skip
+        note = f"{note}; {said}" if note else said
     if result.found is not None and not result.exercised:  # replayed, not searched
         key = sum(1 for step in result.found.steps if step.kind == scenario.key)
     return Cell(scenario, verdict, result.found, result.examples, result.schedules, key, note,

@@ -15,6 +15,18 @@ concrete action sequence, replayable without the search (:func:`rerun`).
 
 :func:`random_walk` is the baseline: uniform choices from a seeded
 ``random.Random``, no shrinking.  Nothing here knows what an action is.
+
+**A subject that answers the same choices differently** (an agent in another
+process whose timing the harness does not own, :mod:`prunecheck.sim.subjects.blackbox`)
+makes Hypothesis's record of earlier runs disagree with a new one
+(``FlakyStrategyDefinition``: a run drew where an earlier run with the same
+choices had stopped, or from another range).  A search never ends on that:
+the run is dropped, generation starts again with a fresh record and a seed
+derived from ``seed`` (the same seed still gives the same search for a
+subject that does answer the same way), for the runs the budget has left,
+and :attr:`SearchOutcome.inconsistent` counts such runs so that a verdict
+can say so.  Every dropped run counted as one of ``max_examples``, so the
+search still ends.
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ from typing import Generic
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.errors import FlakyStrategyDefinition
 
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import Incident
@@ -142,6 +155,10 @@ class SearchOutcome(Generic[A]):
     tally : Tally
         The subject's own figures over the generated runs (empty if it
         measures nothing).
+    inconsistent : int
+        Runs dropped because the subject answered choices an earlier run
+        had made differently (see the module's docs); 0 for a subject that
+        always answers the same.
     """
 
     found: Outcome[A] | None
@@ -153,6 +170,7 @@ class SearchOutcome(Generic[A]):
     seconds: float = 0.0
     timed_out: bool = False
     tally: Tally = field(default_factory=Tally)
+    inconsistent: int = 0
 
 
 class _Found(Exception):
@@ -315,52 +333,72 @@ def search(
     state = {"examples": 0, "schedules": 0, "shrinking": 0, "timed_out": 0}
     best: list[Outcome[A]] = []
     first: list[int] = []
+    inconsistent = 0
 
-    @given(st.data())
-    def run(data: st.DataObject) -> None:
-        if deadline is not None and time.monotonic() >= deadline:
-            state["timed_out"] = 1
-            raise _Enough
-        if best:
-            state["shrinking"] += 1
-            if state["shrinking"] > shrink:
+    def engine(attempt: int) -> None:
+        """One Hypothesis engine over the runs left (a fresh record of runs)."""
+
+        @given(st.data())
+        def run(data: st.DataObject) -> None:
+            if deadline is not None and time.monotonic() >= deadline:
+                state["timed_out"] = 1
                 raise _Enough
-        state["examples"] += 1
-        state["schedules"] += 1
+            if best:
+                state["shrinking"] += 1
+                if state["shrinking"] > shrink:
+                    raise _Enough
+            if attempt and not best and state["examples"] >= max_examples:
+                raise _Enough  # a later engine: the budget is the search's
+            state["examples"] += 1
+            state["schedules"] += 1
 
-        def draw(n: int) -> int:
-            return int(data.draw(st.integers(0, max(0, n - 1)))) if n > 1 else 0
+            def draw(n: int) -> int:
+                return int(data.draw(st.integers(0, max(0, n - 1)))) if n > 1 else 0
 
-        outcome = _generate(system, draw, exercised, tally, known=known)
-        new = outcome.kinds - known
-        if new and (kinds is None or new & kinds) and (accept is None or accept(outcome)):
-            if not first:
-                first.append(len(outcome.steps))
-            if not best or len(outcome.steps) < len(best[0].steps):
-                best[:] = [outcome]
-            raise _Found
+            outcome = _generate(system, draw, exercised, tally, known=known)
+            new = outcome.kinds - known
+            if new and (kinds is None or new & kinds) and (accept is None or accept(outcome)):
+                if not first:
+                    first.append(len(outcome.steps))
+                if not best or len(outcome.steps) < len(best[0].steps):
+                    best[:] = [outcome]
+                raise _Found
 
-    hypothesis_seed(seed)(run)
-    settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        derandomize=False,
-        phases=(Phase.generate, Phase.shrink),
-        verbosity=Verbosity.quiet,
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        print_blob=False,
-    )(run)
-    try:
+        # the first engine is seeded as before; a later one (after the subject answered
+        # differently) with a seed derived from it, so it does not replay the same runs
+        hypothesis_seed(seed if attempt == 0 else seed * 1_000_003 + attempt)(run)
+        settings(
+            max_examples=max_examples if attempt == 0 else max_examples - state["examples"],
+            deadline=None,
+            database=None,
+            derandomize=False,
+            phases=(Phase.generate, Phase.shrink),
+            verbosity=Verbosity.quiet,
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+            print_blob=False,
+        )(run)
         with seed_only():  # the seed alone decides the draws (see that module)
             run()
-    except (_Found, _Enough):
-        pass
-    except Exception as exc:  # Hypothesis's Flaky after an early stop, or the subject's error
-        if not best:
-            raise
-        del exc
+
+    attempt = 0
+    while True:
+        try:
+            engine(attempt)
+        except (_Found, _Enough):
+            pass
+        except FlakyStrategyDefinition as exc:
+            # the subject answered the same choices differently (see the module's docs)
+            if not best and state["examples"] < max_examples:
+                inconsistent += 1
+                attempt += 1
+                continue
+            del exc
+        except Exception as exc:  # Hypothesis's Flaky after an early stop, or the subject's error
+            if not best:
+                raise
+            del exc
+        break
     found = best[0] if best else None
     if found is not None and not state["timed_out"]:
 
@@ -378,6 +416,7 @@ def search(
         time.perf_counter() - started,
         bool(state["timed_out"]),
         tally,
+        inconsistent,
     )
 
 

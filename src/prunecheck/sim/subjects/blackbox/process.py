@@ -49,7 +49,10 @@ while it waits on nothing the harness owns); the order in which requests
 sent at once by parallel threads or tasks reach the endpoint (handed over
 in arrival order).  The schedule, the replies, the tool outcomes and when
 each is given are the harness's: two runs of one schedule send the same
-requests when the agent does not race itself.
+requests when the agent does not race itself.  An agent that answers a
+schedule's choices otherwise than before costs the search that run, not the
+search (:mod:`prunecheck.sim.drivers.action_search`: it is dropped, counted
+and named in the cell's note).
 """
 
 from __future__ import annotations
