@@ -121,3 +121,47 @@ def test_the_hook_hands_a_call_over_and_says_when_its_answer_is_written() -> Non
         assert request.written
     finally:
         hook.close()
+
+
+class _Outside:
+    """An agent outside the process as the loop's clock sees it: busy for its
+    first ``calls`` questions, its CPU time ``step`` nanoseconds more at each."""
+
+    def __init__(self, calls: int, step: int | None) -> None:
+        self.calls, self.step, self.asked, self.spent = calls, step, 0, 0
+
+    def busy(self) -> bool:
+        self.asked += 1
+        return self.asked <= self.calls
+
+    def cpu(self) -> int | None:
+        if self.step is None:
+            return None
+        self.spent += self.step
+        return self.spent
+
+
+def _settle(outside: object) -> None:
+    from prunecheck.sim.subjects.loops.clock import VirtualLoop
+
+    loop = VirtualLoop(thread_patience=0.02)
+    loop.outside = outside  # type: ignore[assignment]
+    try:
+        loop.settle()
+    finally:
+        loop.close()
+
+
+def test_an_agent_that_runs_slowly_is_waited_for_past_the_wall_clock_patience() -> None:
+    """Its CPU time moves (it runs, slowly: a loaded machine) and stays far below the
+    patience: 400 questions, each after a sleep of at least a millisecond, outlast the
+    0.02 s patience of the wall clock, and the clock still waits for it."""
+    from prunecheck.sim.subjects.loops.clock import LoopStuck
+
+    _settle(_Outside(400, step=1))
+    with pytest.raises(LoopStuck, match="worked over 0 s"):
+        _settle(_Outside(400, step=0))  # it does not run at all: still, stuck
+    with pytest.raises(LoopStuck, match="spent 0 s of CPU time"):
+        _settle(_Outside(10**6, step=10**8))  # 0.1 CPU-s a question: it works on its own
+    with pytest.raises(LoopStuck, match="worked over 0 s"):
+        _settle(_Outside(400, step=None))  # no CPU time to go by: the wall clock alone

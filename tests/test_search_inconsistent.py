@@ -107,6 +107,38 @@ def test_a_search_of_a_fickle_subject_ends_and_counts_the_dropped_runs() -> None
     assert (again.examples, again.inconsistent) == (result.examples, result.inconsistent)
 
 
+class _Stuck(RuntimeError):
+    pass
+
+
+@dataclass
+class StuckOnce(Fickle):
+    """Its third run raises after its first action (as the harness's patience with
+    a slow agent on a loaded machine runs out once), never again."""
+
+    def perform(self, state: _Run, action: str) -> StepResult:
+        if state.life == 3 and not state.taken:
+            raise _Stuck("the agent process worked over 20 s without waiting on the harness")
+        state.taken.append(action)
+        return StepResult(())
+
+    def enabled(self, state: _Run) -> list[str]:
+        return [] if len(state.taken) >= state.steps else ["user", "user", "user"]
+
+
+@dataclass
+class StuckAlways(StuckOnce):
+    def perform(self, state: _Run, action: str) -> StepResult:
+        raise _Stuck("the agent process worked over 20 s without waiting on the harness")
+
+
+def test_an_error_its_replay_does_not_raise_costs_the_run_and_one_it_does_ends_the_search() -> None:
+    result = search(StuckOnce(), seed=1, max_examples=30)
+    assert result.found is None and result.inconsistent >= 1 and result.examples <= 30
+    with pytest.raises(_Stuck, match="worked over 20 s"):
+        search(StuckAlways(), seed=1, max_examples=30)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="black-box mode reads /proc")
 def test_a_fickle_black_box_agent_is_searched_to_the_end_and_its_cell_says_so(
     tmp_path: Path,

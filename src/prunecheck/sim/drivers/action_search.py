@@ -20,7 +20,10 @@ concrete action sequence, replayable without the search (:func:`rerun`).
 process whose timing the harness does not own, :mod:`prunecheck.sim.subjects.blackbox`)
 makes Hypothesis's record of earlier runs disagree with a new one
 (``FlakyStrategyDefinition``: a run drew where an earlier run with the same
-choices had stopped, or from another range).  A search never ends on that:
+choices had stopped, or from another range); so does one that raised an
+error on a run and not on its replay (``FlakyFailure``: the harness's
+patience with such an agent ran out once on a loaded machine, say, which
+stops that run early).  A search never ends on either:
 the run is dropped, generation starts again with a fresh record and a seed
 derived from ``seed`` (the same seed still gives the same search for a
 subject that does answer the same way), for the runs the budget has left,
@@ -41,7 +44,7 @@ from typing import Generic
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from hypothesis.errors import FlakyStrategyDefinition
+from hypothesis.errors import Flaky
 
 from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import Incident
@@ -387,8 +390,9 @@ def search(
             engine(attempt)
         except (_Found, _Enough):
             pass
-        except FlakyStrategyDefinition as exc:
-            # the subject answered the same choices differently (see the module's docs)
+        except Flaky as exc:
+            # the subject answered the same choices differently, or raised on a run and not
+            # on its replay (see the module's docs)
             if not best and state["examples"] < max_examples:
                 inconsistent += 1
                 attempt += 1

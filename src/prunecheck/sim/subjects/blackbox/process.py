@@ -232,6 +232,15 @@ class ProcessLoop:
         found = snapshot(descendants(self.proc.pid))
         return found[1] if found is not None else 0
 
+    def cpu(self) -> int | None:
+        """CPU nanoseconds the agent's process tree has spent (the loop's
+        patience with an agent that works on its own: :mod:`..loops.clock`);
+        None before it starts or without ``/proc``."""
+        if self.proc is None:
+            return None
+        found = snapshot(descendants(self.proc.pid))
+        return found[1] if found is not None else None
+
     def _poke(self) -> None:
         """Note the agent's CPU time before the harness acts on it: it is busy
         until that moves (it woke) or :data:`WAKE` seconds pass."""

@@ -30,7 +30,14 @@ endpoint: :mod:`prunecheck.sim.subjects.blackbox`) cannot be seen by the
 frames of threads: its adapter sets :attr:`VirtualLoop.outside` (an
 :class:`Outside`), and quiescence then asks it instead of the threads, which
 serve the outside agent and wait on it (an HTTP server's handler threads).
-It is waited for as a busy thread is, within ``thread_patience`` seconds.
+It is waited for as a busy thread is, but its patience is not the wall
+clock alone: an outside that tells its CPU time (its optional ``cpu()``) is
+stuck only when, over ``thread_patience`` seconds without waiting on the
+harness, it also either spent that many seconds of CPU time (it works on its
+own) or stayed still that long (it sleeps on its own timer).  A process that
+starts slowly on a loaded machine is runnable, not still, and spends no more
+CPU than on an idle one: it is waited for, and a run does not end (nor, on
+its replay, not end) on how loaded the machine was.
 
 Why private asyncio attributes: ``_ready`` and ``_scheduled`` are the only
 way to see that nothing is runnable; they exist with these meanings in
@@ -72,6 +79,32 @@ class Outside(Protocol):
         every quiescence check: it may start tasks on the loop, handing the
         loop what the outside asked of it)."""
         ...
+
+    # Optional: ``cpu() -> int | None``, the CPU nanoseconds the outside has
+    # spent so far (its processes, all their threads), None if it cannot tell.
+
+
+class _Patience:
+    """When an outside that works without waiting on the harness is stuck
+    (see the module's docs): over ``seconds`` of wall time, and either
+    ``seconds`` of its CPU time or ``seconds`` without its CPU time moving."""
+
+    def __init__(self, seconds: float, cpu: int | None) -> None:
+        self.seconds = seconds
+        self.start = self.moved = time.monotonic()
+        self.cpu0 = self.cpu = cpu
+
+    def lost(self, cpu: int | None) -> bool:
+        now = time.monotonic()
+        if now - self.start <= self.seconds:
+            if cpu != self.cpu:
+                self.cpu, self.moved = cpu, now
+            return False
+        if cpu is None or self.cpu0 is None:
+            return True  # nothing else to go by: the wall clock
+        if cpu != self.cpu:
+            self.cpu, self.moved = cpu, now
+        return cpu - self.cpu0 > self.seconds * 1e9 or now - self.moved > self.seconds
 
 
 class LoopStuck(RuntimeError):
@@ -192,12 +225,15 @@ class VirtualLoop(asyncio.SelectorEventLoop):
             iterations, or a thread stays busy ``thread_patience`` seconds.
         """
         waited_since: float | None = None
-        for _ in range(MAX_TICKS):
+        patience: _Patience | None = None
+        ticks = 0
+        while ticks < MAX_TICKS:
+            ticks += 1
             self._tick()
             if self.handoff.stuck is not None:
                 raise LoopStuck(self.handoff.stuck)
             if self._queue() or self._due():
-                waited_since = None
+                waited_since = patience = None
                 continue
             if self._idle():
                 if not self._queue():
@@ -205,11 +241,24 @@ class VirtualLoop(asyncio.SelectorEventLoop):
                 continue
             now = time.monotonic()
             waited_since = waited_since if waited_since is not None else now
-            if now - waited_since > self._patience:
+            outside = self.outside
+            cpu = getattr(outside, "cpu", None) if outside is not None else None
+            if cpu is not None:
+                ticks -= 1  # not the loop spinning: the agent outside works (its patience)
+                spent = cpu()
+                patience = patience if patience is not None else _Patience(self._patience, spent)
+                if patience.lost(spent):
+                    raise LoopStuck(
+                        f"the agent process worked over {self._patience:.0f} s without waiting "
+                        f"on the harness (and spent {self._patience:.0f} s of CPU time, or did "
+                        f"not run for {self._patience:.0f} s); the harness waits for it before "
+                        "every step"
+                    )
+            elif now - waited_since > self._patience:
                 raise LoopStuck(
                     f"the agent process worked over {self._patience:.0f} s without waiting "
                     "on the harness; the harness waits for it before every step"
-                    if self.outside is not None
+                    if outside is not None
                     else f"a thread of the run stayed busy over {self._patience:.0f} s; "
                     "the harness waits for thread-backed work before every step"
                 )
