@@ -128,6 +128,19 @@ def test_every_framework_has_a_safe_cell(rows: list[TableRow]) -> None:
         assert safe, framework
 
 
+def test_two_typescript_frameworks_run_black_box_each_with_safe_and_unsafe_cells(
+    rows: list[TableRow],
+) -> None:
+    """Issue 35: at least two TypeScript frameworks, each with a safe and an unsafe cell
+    (every unsafe cell's reproduction: test_every_reproduction_is_short_or_states_its_bound)."""
+    typescript = sorted({r.framework for r in rows if "(TypeScript" in r.framework})
+    assert len(typescript) >= 2, typescript
+    for framework in typescript:
+        cells = [c for r in rows if r.framework == framework for c in r.cells.values()]
+        assert any(c.startswith("safe") for c in cells), framework
+        assert any(c.startswith("**UNSAFE**") for c in cells), framework
+
+
 def test_the_table_names_the_versions_the_loops_extra_pins() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     pins = {}
