@@ -165,3 +165,42 @@ def test_an_agent_that_runs_slowly_is_waited_for_past_the_wall_clock_patience() 
         _settle(_Outside(10**6, step=10**8))  # 0.1 CPU-s a question: it works on its own
     with pytest.raises(LoopStuck, match="worked over 0 s"):
         _settle(_Outside(400, step=None))  # no CPU time to go by: the wall clock alone
+
+
+def test_a_request_read_off_its_socket_but_not_yet_parsed_is_in_flight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hook's thread is held right after it read the request's first line, before
+    it parses it (as a thread the scheduler or the GIL holds there): the request has
+    left the kernel and is not in the inbox, so the flight must count it."""
+    from prunecheck.sim.subjects.blackbox import tool_hook
+
+    reached, release = threading.Event(), threading.Event()
+    parse = tool_hook._Handler.parse_request
+
+    def held(self: tool_hook._Handler) -> bool:
+        reached.set()
+        release.wait(30)
+        return parse(self)
+
+    monkeypatch.setattr(tool_hook._Handler, "parse_request", held)
+    hook = ToolHook()
+    try:
+        body = json.dumps({"id": "call_1", "name": "read_note", "arguments": {"name": "a"}})
+        post = urllib.request.Request(hook.url, body.encode(), method="POST")
+        post.add_header("Content-Type", "application/json")
+        client = threading.Thread(target=lambda: urllib.request.urlopen(post).read())
+        client.start()
+        assert reached.wait(30)
+        assert not hook.take()  # not handed over
+        assert hook.flight.busy()  # but counted
+        release.set()
+        taken: list[ToolRequest] = []
+        while not taken:
+            taken = hook.take()
+            client.join(0.001)
+        taken[0].finish({"ok": True, "output": "note a"})
+        client.join()
+    finally:
+        release.set()
+        hook.close()

@@ -473,9 +473,9 @@ class ProcessLoop:
             return False
         if not waiting and not (self.turn is None or self._stdout_ready()):
             return True  # neither waits on the harness nor is done: it works on its own
-        if not self._quiet() or self._news():
+        if not self._quiet() or self._news() or self._hand_over():
             self.quiet_since = None
-            return True
+            return True  # (handed over: landed after the look at the flights)
         if self.cancelling and self.turn is not None and not self.turn.done():
             now = time.monotonic()
             self.quiet_since = self.quiet_since if self.quiet_since is not None else now
@@ -497,18 +497,21 @@ class ProcessLoop:
         """Whether something is on its way between the agent and the harness
         (see the module): a count, bounded by :data:`TRANSIT_PATIENCE` only
         for what the agent would never read."""
+        # the kernel first, then the servers' flights (a request enters its flight before
+        # it leaves the kernel: :mod:`.flight`), then (busy()) what was handed over
+        proc = self.proc
+        news = False
+        if proc is not None and proc.poll() is None:
+            stdin = proc.stdin
+            unread = stdin is not None and not stdin.closed and unread_bytes(stdin.fileno()) > 0
+            news = unread or bool(in_transit(proc.pid, self._ports()))
         self.answered = [r for r in self.answered if not r.written]
-        news = (
+        news = news or (
             self.endpoint.flight.busy()
             or self.hook.flight.busy()
             or any(r.finished for r in self.answered)
             or (self.input is not None and (self.input.flight.busy() or self.input.unwritten()))
         )
-        proc = self.proc
-        if not news and proc is not None and proc.poll() is None:
-            stdin = proc.stdin
-            unread = stdin is not None and not stdin.closed and unread_bytes(stdin.fileno()) > 0
-            news = unread or bool(in_transit(proc.pid, self._ports()))
         if not news:
             self.transit_since = None
             return False
