@@ -6,7 +6,8 @@ paragraph with exit 2 — never a traceback, a ``RecursionError``, a
 The classes: a record too large to be a request (a 200 MB line: slow, with
 a fast twin under a small limit), 100,000-deep JSON (a record, a list
 element, a span attribute's JSON), NaN, infinite and 400-digit times (in
-each reader's own time field), a
+each reader's own time field; none among requests with times; epoch
+seconds in a string), a
 5,000-digit integer, a log shipped twice (duplicated records), a log named
 twice, non-UTF-8 file names, a FIFO given as the log or inside a log
 folder, a file ``stat`` calls regular whose reads wait (``/proc/kmsg``), a
@@ -151,6 +152,10 @@ def _files() -> dict[str, str | None]:
         "nan_time.runs.jsonl": re.sub(
             r'"start_time": "[^"]+"', '"start_time": "NaN"', _stack("langsmith_list_runs/cut.jsonl")
         ),
+        # no time among requests with times; times as epoch seconds in strings
+        "no_time.jsonl": "\n".join([lines[0], _line(1, time=None), lines[2]]) + "\n",
+        "epoch_string.jsonl": "\n".join(_line(n, time=str(1795960000 + 2 * n)) for n in range(3))
+        + "\n",
         "long_line.jsonl": CHAT + _long() + "\n",
         "long_element.json": "[" + lines[0] + ", " + _long() + "]",
     }
@@ -197,6 +202,20 @@ CASES = [
     _c2("import-nan-time", "import {tmp}/nan_time.jsonl", 1, "(nan) is not a time"),
     _c2("import-400-digit-time", "import {tmp}/huge_time.jsonl", 1, "(inf) is not a time"),
     _c2("import-400-digit-nanos", "import {tmp}/huge_nanos.otlp.jsonl", 1, "is not a time"),
+    # a request with no time among timed ones was put first (at 0), as if sent before them
+    _c2(
+        "import-no-time-among-times",
+        "import {tmp}/no_time.jsonl",
+        1,
+        "it holds no time, so where it falls among the others is not known",
+    ),
+    # epoch seconds in a string are a time (they were read as missing, unsaid)
+    _c2(
+        "import-epoch-in-a-string",
+        "import {tmp}/epoch_string.jsonl",
+        1,
+        "request 3 (13:46:44) was rejected with HTTP 400",
+    ),
     # each reader says a time that is no time (they were read as missing, unsaid)
     _c2("import-nan-nanos", "import {tmp}/nan_nanos.otlp.jsonl", 1, "(nan) is not a time"),
     _c2("import-mlflow-nan-time", "import {tmp}/nan_time.traces.jsonl", 1, "(nan) is not a time"),

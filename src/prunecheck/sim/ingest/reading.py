@@ -423,9 +423,10 @@ def _incomplete(
 
 
 def _unplaced(request: LoggedRequest) -> Incomplete:
-    """A request whose logged time is not one, in a conversation whose other
-    requests have times: where it falls is not known, so it is not diffed."""
-    said = next((b for b in request.blind if "is not a time" in b), "its time is not a time")
+    """A request whose logged time is not one, or that has none, in a
+    conversation whose other requests have times: where it falls is not
+    known, so it is not diffed."""
+    said = next((b for b in request.blind if "is not a time" in b), "it holds no time")
     return Incomplete(
         request.conversation,
         None,
@@ -491,12 +492,12 @@ def read_log(
             "export or the logged request bodies.",
         )
     timed = {r.conversation for r in requests if r.at is not None}
-    for n in sorted(reader.untimed):
-        request = requests[n]
-        if request.conversation in timed:  # it cannot be placed among the others
-            partial.append(_unplaced(request))
-    placed = [r for n, r in enumerate(requests) if n not in reader.untimed or
-              r.conversation not in timed]  # fmt: skip
+    # a time that is none (NaN, 400 digits) or no time at all, among requests with
+    # times: where it falls is not known (it was put first, as if at 0)
+    unplaced = {n for n, r in enumerate(requests) if n in reader.untimed or r.at is None}
+    unplaced = {n for n in unplaced if requests[n].conversation in timed}
+    partial.extend(_unplaced(requests[n]) for n in sorted(unplaced))
+    placed = [r for n, r in enumerate(requests) if n not in unplaced]
     for request in _in_time(placed):
         log.conversations.setdefault(request.conversation, []).append(request)
     for missing in _in_time(partial):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,6 +60,9 @@ def is_run(record: Mapping[str, Any]) -> bool:
     return "run_type" in record and "inputs" in record
 
 
+_NUMBER = re.compile(r"[0-9]{1,30}(?:\.[0-9]*)?(?:[eE][+-]?[0-9]{1,4})?")
+
+
 def when(record: Mapping[str, Any], keys: tuple[str, ...] = _TIME_KEYS) -> float | None:
     """A record's time in seconds since the epoch: an ISO string or a number
     (seconds, milliseconds or nanoseconds), or None if no key holds one; NaN
@@ -72,6 +76,8 @@ def when(record: Mapping[str, Any], keys: tuple[str, ...] = _TIME_KEYS) -> float
         if isinstance(value, bool):
             unreadable = True
             continue
+        if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+            value = float(value)  # a number in a string: "1795960000" ("1e400": inf)
         if isinstance(value, int | float):
             try:
                 number = float(value)
