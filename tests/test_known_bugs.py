@@ -270,7 +270,7 @@ def _built(bug: corpus.Bug) -> bool:
 @pytest.mark.skipif(
     not _built(corpus.load_bug(corpus.BUGS / FAST_PAIR)),
     reason=f"{FAST_PAIR}'s venvs are not built (python known_bugs/venvs.py {FAST_PAIR}, "
-    "about 2 minutes from PyPI; make test-all and make known-bugs build them)",
+    "a few minutes from PyPI; make test-all and make known-bugs build them)",
 )
 def test_one_pair_from_its_built_venvs() -> None:
     """`make test`'s pair: one bug's buggy and fixed release, each in the venv
