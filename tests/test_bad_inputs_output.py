@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 from test_bad_inputs import DOCUMENTED_TRACE, Case, _c, _run, case_dir
 
+from prunecheck.sim.support.ledger import seal
+from prunecheck.sim.sweeps.loop_sweep import ROW_KIND, LoopRow
+from prunecheck.sim.sweeps.sweep import LOOP_ROW_KIND
+
 __all__ = ["case_dir"]  # the fixture, imported for pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +46,9 @@ def _files(tmp: Path) -> None:
     # a policy sweep's results file (its first row), given to a loop sweep
     first_row = (ROOT / "reports" / "results.jsonl").read_text(encoding="utf-8").split("\n")[0]
     (tmp / "policy_sweep.jsonl").write_text(first_row + "\n", encoding="utf-8")
+    # and a loop sweep's (one session row, sealed as a loop sweep writes it)
+    row = LoopRow("loop:agent.py:agent", "cancel", 1.0, 0, 0, 3, 2, 1, ("hang",), 3, None, 4.5)
+    (tmp / "loop_sweep.jsonl").write_text(json.dumps(seal(row.to_json()), sort_keys=True) + "\n")
 
 
 CASES = [
@@ -104,7 +111,17 @@ CASES = [
         "--levels 1 --sessions 1 --scenario cancel",
         needle="is a row of a policy sweep",
     ),
+    _c(
+        "sweep-policy-into-loop-results",
+        "sweep --out {tmp}/loop_sweep.jsonl recency --gate none --levels 0.5 --seeds 1 "
+        "--horizon 5 --jobs 1",
+        needle="is a session of an agent loop's sweep",
+    ),
 ]
+
+
+def test_a_policy_sweep_knows_the_kind_of_a_loop_sweep_s_rows() -> None:
+    assert LOOP_ROW_KIND == ROW_KIND
 
 
 def _snapshot(folder: Path) -> dict[str, str]:

@@ -144,6 +144,7 @@ def read_rows(path: Path, warn: Callable[[str], None] | None = None) -> dict[str
     rows: dict[str, Row] = {}
     lines = text.split("\n")
     _refuse_foreign(path, lines)
+    _refuse_loop_rows(path, lines)
     discarded = 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -204,6 +205,28 @@ def holds_results(path: Path) -> bool:
         return False
     torn = not first.endswith("\n")  # a sweep cut off while writing its first row
     return _is_ours(first) or (torn and first.startswith('{"config": {"budget": '))
+
+
+#: The ``kind`` of a loop sweep's rows (``loop_sweep.ROW_KIND``; not imported: a
+#: policy sweep loads no agent-loop code).
+LOOP_ROW_KIND = "loop_session"
+
+
+def _refuse_loop_rows(path: Path, lines: Sequence[str]) -> None:
+    """Refuse a loop sweep's results file: a policy sweep would rewrite it without
+    its sessions (O(size of the file): a substring test per line, parsed if it hits)."""
+    for number, line in enumerate(lines, 1):
+        if f'"kind": "{LOOP_ROW_KIND}"' not in line:
+            continue
+        with suppress(ValueError, RecursionError):
+            data = json.loads(line)
+            if is_intact(data) and data.get("kind") == LOOP_ROW_KIND:
+                raise ConfigError(
+                    str(path),
+                    f"line {number} is a session of an agent loop's sweep, not a policy's run; "
+                    "a policy sweep would rewrite the file without it.",
+                    "give --out a new file: a policy sweep keeps its own results file.",
+                )
 
 
 def _refuse_foreign(path: Path, lines: Sequence[str]) -> None:
@@ -273,6 +296,9 @@ def run_sweep(
     """
     # a device, FIFO, folder or another tool's file refused; a symlink's target written
     out = output_file(out, force=fresh, owned=holds_results, mine=RESULTS_FILE)
+    if not fresh and out.is_file():  # a loop sweep's file: refused before the lock is taken
+        with suppress(OSError, UnicodeDecodeError):
+            _refuse_loop_rows(out, out.read_text(encoding="utf-8").split("\n"))
     with locked(out, "sweep"):  # a second writer refuses (exit 2): no lost rows
         return _run_sweep(
             specs,
