@@ -186,3 +186,22 @@ def test_forget_empties_the_orm_mappers_compiled_statements_of_closed_engines() 
     assert forget(loop) >= 3
     loop.discard()
     assert len(cache) == 0
+
+
+def test_llamaindex_model_doubles_share_one_class_and_keep_no_harness() -> None:
+    """A model class made per run (a pydantic model class, which stays registered)
+    kept that run's harness, and with it the run's ledger, for the life of the process."""
+    pytest.importorskip("llama_index.core")
+    from prunecheck.sim.subjects.loops.frameworks.llamaindex_doubles import scripted_llm
+
+    class Harness:  # what a run hands the double (its model() is not called here)
+        pass
+
+    first, second = Harness(), Harness()
+    gone = weakref.ref(first)
+    one, two = scripted_llm(first, 8_000), scripted_llm(second)  # type: ignore[arg-type]
+    assert type(one) is type(two)
+    assert one.metadata.context_window == 8_000 and two.metadata.context_window != 8_000
+    del one, first
+    gc.collect()
+    assert gone() is None

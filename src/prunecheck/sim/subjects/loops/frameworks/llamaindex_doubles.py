@@ -139,6 +139,12 @@ def _message(reply: Reply, text: str, calls: bool) -> Any:
 def scripted_llm(harness: Harness | None, context_window: int | None = None) -> Any:
     """LlamaIndex's ``MockFunctionCallingLLM`` answering with ``harness``'s scripted replies.
 
+    One class for the process (:func:`_scripted_class`), the harness and the
+    window on the instance: a class made per run (a pydantic model class,
+    which pydantic and LlamaIndex keep) kept each run's harness, and with it
+    the run's whole ledger, for the life of the process (about 240 kB a run
+    of a long search).
+
     Parameters
     ----------
     harness : Harness or None
@@ -148,25 +154,42 @@ def scripted_llm(harness: Harness | None, context_window: int | None = None) -> 
         What the model's metadata says its context window is (the user's
         model's: a memory built from the model sizes itself by it).
     """
+    llm = _scripted_class()()
+    llm._harness, llm._window = harness, context_window
+    return llm
+
+
+_SCRIPTED: list[type] = []
+
+
+def _scripted_class() -> type:
+    """The model double's class, made once (see :func:`scripted_llm`)."""
+    if _SCRIPTED:
+        return _SCRIPTED[0]
     from llama_index.core.base.llms.types import ChatResponse, LLMMetadata
     from llama_index.core.llms.mock import MockFunctionCallingLLM
-
-    window = context_window
+    from pydantic import PrivateAttr
 
     class ScriptedLLM(MockFunctionCallingLLM):
         """The model double (LlamaIndex's test model, its replies the harness's)."""
 
+        _harness: Any = PrivateAttr(default=None)
+        _window: Any = PrivateAttr(default=None)
+
         @property
         def metadata(self) -> LLMMetadata:
             meta = super().metadata
+            window = self._window
             return meta.model_copy(update={"context_window": window}) if window else meta
 
         async def _ask(self, messages: Any, kwargs: Mapping[str, Any]) -> Reply:
+            harness = self._harness
             if harness is None:
                 return Reply(SUMMARY)
             request = {"messages": render_messages(messages),
                        "tools": [tool_json(t) for t in kwargs.get("tools") or []]}  # fmt: skip
-            return await harness.model(request)
+            reply: Reply = await harness.model(request)
+            return reply
 
         async def achat(self, messages: Any, **kwargs: Any) -> Any:
             reply = await self._ask(messages, kwargs)
@@ -186,10 +209,11 @@ def scripted_llm(harness: Harness | None, context_window: int | None = None) -> 
             return stream()
 
         def chat(self, messages: Any, **kwargs: Any) -> Any:
-            text = SUMMARY if harness is None else ""
+            text = SUMMARY if self._harness is None else ""
             return ChatResponse(message=_message(Reply(text), text, False), delta=text)
 
-    return ScriptedLLM()
+    _SCRIPTED.append(ScriptedLLM)
+    return ScriptedLLM
 
 
 def summary_llm() -> Any:
