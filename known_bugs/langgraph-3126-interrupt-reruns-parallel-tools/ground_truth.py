@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import runpy
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ async def main() -> int:
             return self._generate(messages, *args, **kwargs)
 
     user = runpy.run_path(str(HERE / "agent.py"))
+    _weather_first(user)
     graph = user["agent"](model=Model(messages=iter([])), checkpointer=MemorySaver())
     lookups: list[str] = user["weather_lookups"]
     config = {"configurable": {"thread_id": "1"}}
@@ -76,6 +78,30 @@ async def main() -> int:
         return 2
     print("not reproduced: get_weather (call_2) ran once")
     return 0
+
+
+def _weather_first(user: dict[str, Any]) -> None:
+    """The report's order: ``get_weather`` finishes, then ``human_assistance``
+    interrupts.  The two sync tools run in threads of one node, so without
+    this the interrupt can end the node before ``get_weather``'s thread has
+    started (seen on a loaded machine: the buggy release then runs it once).
+    ``human_assistance`` waits (at most 10 s) until ``get_weather`` has run
+    once; the tools' own bodies are unchanged."""
+    ran = threading.Event()
+    weather, human = user["get_weather"], user["human_assistance"]
+    weather_body, human_body = weather.func, human.func
+
+    def get_weather(location: str) -> str:
+        try:
+            return str(weather_body(location))
+        finally:
+            ran.set()
+
+    def human_assistance(query: str) -> str:
+        ran.wait(timeout=10)
+        return str(human_body(query))
+
+    weather.func, human.func = get_weather, human_assistance
 
 
 if __name__ == "__main__":
