@@ -153,7 +153,10 @@ def test_a_fickle_black_box_agent_is_searched_to_the_end_and_its_cell_says_so(
     # choices again, and the agent's answer differs with its process's parity
     scenario = replace(SCENARIOS[ScenarioClass.PARALLEL], shape=LoopShape(width=1))
     result = search_scenario(target, scenario, seed=1, max_examples=12, max_steps=3, grow=False)
-    assert result.found is None and result.examples >= 12
+    # the search went on past the dropped runs (it used to raise FlakyStrategyDefinition)
+    # until its budget was spent or Hypothesis had tried every distinct schedule of this
+    # small space, which can come first: which runs were dropped decides (CI saw 9 of 12)
+    assert result.found is None and 1 <= result.examples <= 12
     assert result.inconsistent >= 1
     cell = cell_of(scenario, result)
     assert f"{result.inconsistent} schedules dropped" in cell.note
