@@ -70,6 +70,7 @@ from ..contract import Capability, Harness, Loop, ToolCall, ToolSpec
 from ..reach import Budget
 from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
+from .model_providers import providers_by_module
 
 __all__ = [
     "SESSION_ID", "SUPPORTED", "MAFAdapter", "MAFLoop", "chat_middleware", "client_providers",
@@ -262,12 +263,7 @@ def client_providers(client: object) -> frozenset[str]:
     Anthropic, read from the modules of its class and its bases
     (:data:`_CLIENT_PROVIDERS`): ``openai-responses`` for the Responses-API
     ``OpenAIChatClient``; empty for ``OpenAIChatCompletionClient``."""
-    modules = {c.__module__ for c in type(client).__mro__}
-    return frozenset(
-        name
-        for prefix, name in _CLIENT_PROVIDERS
-        if any(m == prefix or m.startswith(prefix + ".") for m in modules)
-    )
+    return frozenset(providers_by_module(client, _CLIENT_PROVIDERS))
 
 
 def _budget_of(strategy: Any) -> Budget | None:

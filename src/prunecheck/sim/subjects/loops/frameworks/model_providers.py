@@ -13,7 +13,7 @@ Anthropic's rules judge, as before).
 
 from __future__ import annotations
 
-__all__ = ["client_provider", "clients_provider"]
+__all__ = ["client_provider", "clients_provider", "providers_by_module"]
 
 #: A module (or package) of a client's class → the provider it sends to; the first
 #: prefix that matches wins (a more specific module first).
@@ -43,12 +43,24 @@ def client_provider(client: object) -> frozenset[str]:
     """
     if client is None:
         return frozenset()
-    for kind in type(client).__mro__:
-        module = kind.__module__
-        for prefix, name in _MODULE_PROVIDERS:
-            if module == prefix or module.startswith(prefix + "."):
-                return frozenset({name})
-    return frozenset()
+    found = providers_by_module(client, _MODULE_PROVIDERS)
+    return frozenset(found[:1])
+
+
+def providers_by_module(client: object, table: tuple[tuple[str, str], ...]) -> list[str]:
+    """The names of ``table`` (module or package prefix → provider) whose prefix
+    matches the module of ``client``'s class or of a base, in the order of the
+    class's MRO, then of ``table``; a name may repeat.
+
+    >>> providers_by_module(object(), _MODULE_PROVIDERS)
+    []
+    """
+    return [
+        name
+        for kind in type(client).__mro__
+        for prefix, name in table
+        if kind.__module__ == prefix or kind.__module__.startswith(prefix + ".")
+    ]
 
 
 def clients_provider(clients: list[object]) -> frozenset[str]:
