@@ -99,8 +99,10 @@ def venv_origin(rows: list[dict[str, object]]) -> str:
     built = {str(rel.get("venv_built_in")) for rel in ran if rel.get("venv_built_in")}
     if not all(rel.get("venv_built_in") for rel in ran):
         return f"{head}; where each was built was not recorded for every run."
-    if not all(_same_place(b, REPO) for b in built):
-        return f"{head} in {', '.join(sorted(built))} and copied into this checkout."
+    others = sorted(b for b in built if not _same_place(b, REPO))
+    if others:
+        here = " (the rest in this checkout)" if len(others) < len(built) else ""
+        return f"{head} in {', '.join(others)} and copied into this checkout{here}."
     why: list[str] = []
     if any(rel.get("checkout") != "clone" for rel in ran):
         said = {str(rel.get("checkout") or "not recorded") for rel in ran}

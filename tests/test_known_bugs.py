@@ -395,7 +395,11 @@ def test_the_page_says_where_venvs_of_another_checkout_came_from(tmp_path: Path)
     del results[(bug.name, "fixed")]["venv_built_in"]
     assert "not recorded for every run" in venvs_said()
     results[(bug.name, "fixed")]["venv_built_in"] = "/elsewhere/x"
-    assert "in /elsewhere/x" in venvs_said() and "copied into this checkout" in venvs_said()
+    said = venvs_said()
+    assert "in /elsewhere/x and copied into this checkout (the rest in this checkout)." in said
+    assert str(corpus.REPO) not in said  # where the checkout is cloned does not change the page
+    results[(bug.name, "buggy")]["venv_built_in"] = "/elsewhere/y"
+    assert "in /elsewhere/x, /elsewhere/y and copied into this checkout." in venvs_said()
     elsewhere = tmp_path / "other" / ".known-bugs" / "venvs"
     results[(bug.name, "fixed")]["venv_resolved"] = str(elsewhere / "abc")
     said = venvs_said()
