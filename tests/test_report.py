@@ -447,11 +447,25 @@ def test_report_command_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path:
 
 
 def test_report_with_a_time_limit_writes_a_partial_report_and_exits_3(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, sketched_plots: None
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    sketched_plots: None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The plots of the partial report are sketched (the time limit and what
     the summary says are the point; the slow end-to-end test draws a report
-    of the command)."""
+    of the command). The sweep's clock is a counter that moves 0.01 s each time it
+    is read, so the limit ends the sweep after the same few dozen runs on an idle
+    machine and under load (on the wall clock a loaded machine spent all of it
+    before the first run)."""
+    import itertools
+    import types
+
+    from prunecheck.sim.sweeps import sweep
+
+    ticks = itertools.count()
+    clock = types.SimpleNamespace(monotonic=lambda: next(ticks) * 0.01)
+    monkeypatch.setattr(sweep, "time", clock)
     status = main(
         [
             "report",
@@ -464,7 +478,7 @@ def test_report_with_a_time_limit_writes_a_partial_report_and_exits_3(
             "--jobs",
             "1",
             "--time-limit",
-            "0.5",  # a few dozen of the 470 runs finish: the report draws them
+            "0.5",  # about 50 clock readings: that many of the 470 runs finish
         ]
     )
     err = capsys.readouterr().err
