@@ -523,12 +523,16 @@ RUNTIME_CASES = list(_runtime_cases())
 #: A loop spec that is malformed, names no agent, or an agent loop that spins
 #: or cannot open (issue 21): exit 2, one paragraph naming the spec or the loop.
 BAD_LOOPS = Path(__file__).resolve().parent / "bad_loops.py"
+BAD_LOOPS_GRAPH = Path(__file__).resolve().parent / "bad_loops_graph.py"
 FAKE_LOOPS = Path(__file__).resolve().parent / "loops_fake.py"
 LOOP_CASES = [
     _c("loop-spec-malformed", "check loop:nothing", needle="must be loop:FILE.py:ATTR"),
     _c("loop-file-missing", "check loop:{tmp}/absent.py:agent", needle="does not exist"),
     _c("loop-attr-missing", f"check loop:{FAKE_LOOPS}:absent", needle="no attribute 'absent'"),
     _c("loop-not-an-agent", f"check loop:{BAD_LOOPS}:not_an_agent", needle="no framework"),
+    # an uncompiled StateGraph: what it is, and no unrelated framework named (round 35)
+    _c("loop-graph-not-compiled", f"check loop:{BAD_LOOPS_GRAPH}:builder",
+       needle="(a langgraph StateGraph) is an agent of no framework prunecheck drives."),
     _c("loop-framework-wrong", f"check loop:langgraph:{FAKE_LOOPS}:careful",
        needle="langgraph"),
     _c("loop-spins", f"search loop:{BAD_LOOPS}:spins --max-examples 2", needle="spins"),

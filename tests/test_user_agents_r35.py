@@ -6,7 +6,11 @@ module's docstring states the verdict expected before anything ran (committed to
 main before any check ran on them), and ``reports/user-agents.md`` ("Held back,
 round 35") records how each fared when ``check`` ran once on it.  A row whose
 verdict is not the expected one is a strict ``xfail`` saying what ``check`` gives:
-whoever fixes it removes the mark (the strict xfail then fails).
+whoever fixes it removes the mark (the strict xfail then fails).  The three
+agents missed when held back (``st_hook_token_budget``, ``lg_summary_node``,
+``maf_recent_history_provider``) were tuned on afterwards
+(``tests/test_loops_users35.py`` drives agents of the same kinds): no row is an
+xfail any more.
 
 Each row runs a full ``check`` (seconds to minutes of CPU): the table is ``slow``
 (``make test-all``), run by the machinery of ``tests/test_user_agents.py`` (no
@@ -33,52 +37,20 @@ def _row(spec: str, expect: Expect, kinds: frozenset[str] = frozenset(), **kw: s
     return Row(f"{FOLDER}/{spec}", expect, kinds, **kw)
 
 
-LG_REFUSED = (
-    "exit 2: 'graph is an agent of no framework prunecheck drives': a StateGraph compiled at "
-    "module level (model by init_chat_model at module level) is refused, so neither the "
-    "summarizer's fault nor the [:-2] orphan is reached"
-)
-
 ROWS: tuple[Row, ...] = (
     # token budget, sync hook (Strands); character budget, App plugin (Google ADK)
-    _row(
-        "st_hook_token_budget.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        wrong_today="trim cell safe, exit 0: a HookProvider editing agent.messages in "
-        "BeforeModelCallEvent is not seen as trimming; the cuts counted (2 of 90 schedules) and "
-        "the budget quoted are the default SlidingWindowConversationManager(window_size=40)'s; "
-        "the hook's 12,000 tokens were never reached (10,192 at most) nor named",
-    ),
+    # tuned after it was held back (round 35's fixes: a Strands hook callback is the trim
+    # hook; a module-level compiled StateGraph is driven; a history provider subclass trims)
+    _row("st_hook_token_budget.py:agent", Expect.UNSAFE, STRUCTURAL),
     _row("adk_plugin_char_budget.py:app", Expect.UNSAFE, STRUCTURAL),
     # a summarizer that calls its own model (Agent Framework)
     _row("maf_summarization_client.py:agent", Expect.SAFE),
     # a summarizer that can raise, sync nodes (LangGraph): the fault named, and the
     # docs' [:-2] cut after a tool round
-    _row(
-        "lg_summary_node.py:graph",
-        Expect.FAULT,
-        scenario=None,
-        wrong_today=LG_REFUSED,
-    ),
-    _row(
-        "lg_summary_node.py:graph",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        scenario=None,
-        wrong_today=LG_REFUSED,
-    ),
+    _row("lg_summary_node.py:graph", Expect.FAULT, scenario=None),
+    _row("lg_summary_node.py:graph", Expect.UNSAFE, STRUCTURAL, scenario=None),
     # a custom memory subclass (Agent Framework history provider)
-    _row(
-        "maf_recent_history_provider.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        scenario=None,
-        wrong_today="exit 0: the InMemoryHistoryProvider subclass is not seen as trimming (trim "
-        "cell n/a, 'no trimming configured', its MAX_HISTORY_MESSAGES = 10 read); the "
-        "orphaned_result / provider_rejection it causes was found under tool timeout but "
-        "called a framework finding (the plain agent 'fails the same way')",
-    ),
+    _row("maf_recent_history_provider.py:agent", Expect.UNSAFE, STRUCTURAL, scenario=None),
     # an honest placeholder (LlamaIndex memory, sync get)
     _row("li_placeholder_memory.py:agent", Expect.SAFE),
     # whole tool rounds dropped (pydantic-ai, google: provider string)

@@ -256,8 +256,10 @@ def enabled_kinds(run: LoopRun, scenario: Scenario, kinds: frozenset[str]) -> li
         if run.pending_requests():
             options += ["reply", "reply"]
             # a summarizer's call may fail, as a tool may: in a class whose clock moves (its
-            # framework's retry waits out a backoff; elsewhere the turn would stall on it)
-            if run.side_request() and "advance" in kinds and shape.advances:
+            # framework's retry waits out a backoff; elsewhere the turn would stall on it),
+            # or in any class where no retry waits (``untimed_faults``: the user's own node)
+            timed = "advance" in kinds and bool(shape.advances)
+            if run.side_request() and (timed or run.untimed_faults):
                 options.append("model_error")
         waiting = run.waiting_calls()
         if waiting:  # completing is the common case: weighted by the calls waiting

@@ -202,6 +202,10 @@ class LoopRun:
         self.model_faults = bool(getattr(adapter, "model_faults", False)) and bool(
             adapter.tools(target)
         )
+        # optional: side requests the framework does not retry after a backoff (a hand-built
+        # graph's own node calls its model once): their ``model_error`` needs no clock steps
+        untimed = getattr(adapter, "untimed_faults", None)
+        self.untimed_faults = self.model_faults and callable(untimed) and bool(untimed(target))
         self._side: set[asyncio.Future[Reply]] = set()
         self.ledger = Ledger()
         self.watch = Watch()

@@ -179,6 +179,37 @@ def _accepts(adapter: Adapter, target: object, subject: str, what: str) -> bool:
             ) from None
 
 
+def _package(target: object) -> str:
+    """The top-level package of ``target``'s class (of a function's own module)."""
+    owner = target if callable(target) and hasattr(target, "__module__") else type(target)
+    return str(getattr(owner, "__module__", "") or "").split(".")[0]
+
+
+def _kind_of(target: object) -> str:
+    """`` (a langgraph CompiledStateGraph)``: what ``target`` is, when a package's
+    class (not a builtin's, not a function of the user's)."""
+    cls = type(target)
+    package = cls.__module__.split(".")[0]
+    if package in ("builtins", "prunecheck_user") or package.startswith("prunecheck_user_"):
+        return ""
+    return f" (a {package} {cls.__qualname__})"
+
+
+def _squash(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "")
+
+
+def _related(target: object, skipped: list[str]) -> str:
+    """The frameworks not installed (or unavailable) whose adapter might have taken
+    ``target``: only those whose name shares its package's (an object of
+    ``langgraph`` names no ``pyautogen``)."""
+    package = _squash(_package(target))
+    if not package:
+        return ""
+    near = [n for n in skipped if package in _squash(n) or _squash(n) in package]
+    return f" (not installed or unavailable: {', '.join(near)})" if near else ""
+
+
 def detect(target: object, subject: str, what: str, own: object = None) -> Adapter:
     """The adapter of ``target``: ``own`` (a module's ``prunecheck_loop_adapter``)
     first, then each installed framework's.
@@ -206,10 +237,10 @@ def detect(target: object, subject: str, what: str, own: object = None) -> Adapt
         if _accepts(adapter, target, subject, what):
             check_supported(adapter.framework, _supported(adapter))
             return adapter
-    missing = f" (not installed or unavailable: {', '.join(skipped)})" if skipped else ""
     raise PolicyError(
         subject,
-        f"{what} is an agent of no framework prunecheck drives{missing}.",
+        f"{what}{_kind_of(target)} is an agent of no framework prunecheck drives"
+        f"{_related(target, skipped)}.",
         f"give an agent or a factory of one of: {', '.join(FRAMEWORKS)}; "
         "an agent in another language or process: loop:process:MANIFEST.toml.",
     )

@@ -126,34 +126,87 @@ class _Shape:
 
 class ModuleGraph:
     """A graph the user's module compiled at import (``agent = create_agent(
-    "openai:gpt-4o", tools=[...])``, the quick start's spelling), as a factory:
-    called with a model, it points the graph's model at it and returns the
+    "openai:gpt-4o", tools=[...])``, the quick start's spelling, or a hand-built
+    ``StateGraph`` whose nodes call a model the module built, ``model =
+    init_chat_model("openai:gpt-4.1").bind_tools(tools)``), as a factory:
+    called with a model, it points the graph's models at it and returns the
     graph.
 
     ``create_agent`` resolves the provider string to a chat model (a
     ``ChatOpenAI``, built offline on a placeholder key) and keeps it in the
-    closure of its model nodes; every such cell is pointed at the given model
-    (the harness's double), and the tools are faked by :meth:`LangGraphAdapter.open`
-    from the tools as built.  The graph is one object: each :meth:`open`
-    re-points it, which a schedule at a time allows.  Its middleware stays as
-    built (it cannot be left off the history's path: no plain run).
+    closure of its model nodes; a hand-built graph's node functions read theirs
+    from the module's globals (a chat model, or one with tools bound).  Every
+    such place is pointed at the given model (the harness's double; a binding
+    keeps what was bound, the tools), and the tools are faked by
+    :meth:`LangGraphAdapter.open` from the tools as built.  The graph is one
+    object: each :meth:`open` re-points it, which a schedule at a time allows.
+    A ``create_agent`` graph's middleware stays as built (it cannot be left off
+    the history's path: no plain run); a hand-built graph's own nodes run as
+    written, and its plain run undoes what they trim (:func:`~.lc_doubles.whole_state`).
     """
 
-    def __init__(self, graph: Any, cells: list[Any]) -> None:
+    def __init__(self, graph: Any, slots: list[_Slot]) -> None:
         self.graph = graph
-        self._cells = cells
+        self._slots = slots
+        # the node functions as the module built them (a plain run wraps them: undone here)
+        self._nodes = {
+            (name, attr): getattr(node.bound, attr, None)
+            for name, node in graph.nodes.items()
+            for attr in ("afunc", "func")
+        }
 
     def __call__(self, model: Any) -> Any:
-        for cell in self._cells:
-            cell.cell_contents = model
+        for slot in self._slots:
+            slot.point(model)
+        for (name, attr), fn in self._nodes.items():
+            bound = self.graph.nodes[name].bound
+            if getattr(bound, attr, None) is not fn:
+                setattr(bound, attr, fn)
         return self.graph
 
 
-def _model_cells(graph: Any) -> list[Any]:
-    """The closure cells of ``graph``'s nodes that hold a LangChain chat model."""
-    from langchain_core.language_models import BaseChatModel
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """A place a node function reads a chat model from: a closure cell, or a name
+    of its module's globals (``binding``: the model there is one with arguments
+    bound, ``model.bind_tools(tools)``, re-bound on the given model)."""
 
-    cells: dict[int, Any] = {}
+    cell: Any = None
+    scope: dict[str, Any] | None = None
+    name: str = ""
+    binding: Any = None
+
+    def point(self, model: Any) -> None:
+        if self.cell is not None:
+            self.cell.cell_contents = model
+        elif self.scope is not None:
+            held = self.binding
+            self.scope[self.name] = model if held is None else _rebound(held, model)
+
+
+def _rebound(binding: Any, model: Any) -> Any:
+    """``binding`` (a ``RunnableBinding`` over a chat model) over ``model`` instead,
+    what it bound kept (the tools ``bind_tools`` formatted, their options)."""
+    return binding.model_copy(update={"bound": model})
+
+
+def _chat_model(held: Any) -> tuple[bool, Any]:
+    """Whether ``held`` is a chat model or a binding over one; the binding, if it is one."""
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import RunnableBinding
+
+    if isinstance(held, BaseChatModel):
+        return True, None
+    if isinstance(held, RunnableBinding) and isinstance(held.bound, BaseChatModel):
+        return True, held
+    return False, None
+
+
+def _model_cells(graph: Any) -> list[_Slot]:
+    """The places ``graph``'s nodes read a LangChain chat model from: closure cells
+    (``create_agent``'s model node) and module globals their code names (a
+    hand-built graph's nodes, ``model.invoke(...)`` on a module-level model)."""
+    slots: dict[tuple[int, str], _Slot] = {}
     for node in graph.nodes.values():
         for attr in ("func", "afunc"):
             func = getattr(node.bound, attr, None)
@@ -162,22 +215,45 @@ def _model_cells(graph: Any) -> list[Any]:
                     held = cell.cell_contents
                 except ValueError:  # an empty cell
                     continue
-                if isinstance(held, BaseChatModel):
-                    cells.setdefault(id(cell), cell)
-    return list(cells.values())
+                if _chat_model(held)[0]:
+                    slots.setdefault((id(cell), ""), _Slot(cell=cell))
+            scope = getattr(func, "__globals__", None)
+            code = getattr(func, "__code__", None)
+            module = str(getattr(func, "__module__", "") or "").split(".")[0]
+            if scope is None or code is None or module in _FRAMEWORK_MODULES:
+                continue
+            for name in code.co_names:
+                found, binding = _chat_model(scope.get(name))
+                if found:
+                    slots.setdefault((id(scope), name), _Slot(scope=scope, name=name,
+                                                              binding=binding))  # fmt: skip
+    return list(slots.values())
 
 
 def module_graph(target: object) -> ModuleGraph | None:
-    """``target`` as a :class:`ModuleGraph` if it is a compiled graph whose model
-    nodes hold a chat model (``create_agent``'s), else None."""
+    """``target`` as a :class:`ModuleGraph` if it is a compiled graph whose nodes
+    read a chat model (``create_agent``'s, or a module-level model a hand-built
+    graph's nodes call), else None."""
     try:
         from langgraph.graph.state import CompiledStateGraph
     except ImportError:
         return None
     if not isinstance(target, CompiledStateGraph):
         return None
-    cells = _model_cells(target)
-    return ModuleGraph(target, cells) if cells else None
+    known = _MODULE_GRAPHS.get(id(target))
+    if known is not None and known.graph is target:  # read as the module built it, once
+        return known
+    slots = _model_cells(target)
+    if not slots:
+        return None
+    _MODULE_GRAPHS[id(target)] = found = ModuleGraph(target, slots)
+    return found
+
+
+#: Each module graph read once, by graph: its places and node functions are those the
+#: module built (a plain run's adapter, a new one, must not read the graph re-pointed
+#: or with its nodes wrapped by an earlier run).
+_MODULE_GRAPHS: dict[int, ModuleGraph] = {}
 
 
 def _is_factory(target: object) -> bool:
@@ -408,6 +484,14 @@ class LangGraphAdapter:
         assert callable(target)
         return target
 
+    def untimed_faults(self, target: object) -> bool:
+        """Whether a failed side request (a summarizer's) is not retried after a
+        backoff: a hand-built graph's own node calls its model once (no LangChain
+        middleware, whose summarizer retries, on the history's path), so its
+        ``model_error`` is offered in every class, the trimming class included."""
+        shape = self._shape_of(target)
+        return bool(shape.own_nodes) and not shape.middleware
+
     def without_trimming(self) -> LangGraphAdapter:
         """This adapter opening the framework's plain agent (``plain``)."""
         return LangGraphAdapter(plain=True)
@@ -497,13 +581,8 @@ class LangGraphAdapter:
         if sync:
             inline_sync_executors()
         # the plain agent of a hand-built graph: its own nodes run as written, but the
-        # model is sent the whole state each was called with (a trim inside them undone);
-        # a graph the module compiled is one object, so it has no plain run
-        undo = (
-            self.plain
-            and bool(self._shape_of(target).own_nodes)
-            and not isinstance(factory, ModuleGraph)
-        )
+        # model is sent the whole state each was called with (a trim inside them undone)
+        undo = self.plain and bool(self._shape_of(target).own_nodes)
         model = HarnessChatModel(harness=harness, whole_state=undo)
         saver: Any = None
         given: Any = None  # the checkpointer handed to a factory that takes one

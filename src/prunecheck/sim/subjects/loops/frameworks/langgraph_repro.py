@@ -133,6 +133,23 @@ async def decisions(graph, approved):  # HumanInTheLoopMiddleware's interrupts a
             else {"decisions": [say(c) for c in ids(i.value)]} for i in state.interrupts}
 """
 
+#: A graph the module compiled at import: each chat model its nodes read (a closure
+#: cell, ``create_agent``'s; a module global, a hand-built graph's ``model`` or
+#: ``model.bind_tools(...)``) is pointed at the fake, as the adapter's ``ModuleGraph`` does.
+_POINT = """\
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import RunnableBinding
+    chat = lambda v: isinstance(v, BaseChatModel) or isinstance(v, RunnableBinding) and isinstance(v.bound, BaseChatModel)
+    fake = Model(messages=iter([]))
+    for f in [getattr(node.bound, a, None) for node in graph.nodes.values() for a in ("func", "afunc")]:
+        for c in getattr(f, "__closure__", None) or ():
+            with contextlib.suppress(ValueError):  # an empty cell
+                if chat(c.cell_contents): c.cell_contents = fake
+        if str(getattr(f, "__module__", "")).split(".")[0] not in ("langgraph", "langchain", "langchain_core"):
+            for n in getattr(getattr(f, "__code__", None), "co_names", ()):
+                if chat(f.__globals__.get(n)): f.__globals__[n] = fake
+"""
+
 _TAIL = """\
     return print(*(found[0] if found else ["not reproduced"]), sep="\\n") or (1 if found else 0)
 sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2
@@ -317,7 +334,7 @@ def repro_script(
     if "approve" in kinds:
         imports.append("from langgraph.types import Command")
     more = [", contextlib, tempfile"] if checkpointer == "durable" else []
-    if "hang" in expect and not more:
+    if ("hang" in expect or module_graph) and not more:
         more.append(", contextlib")
     if factory.startswith("importlib.import_module"):
         more.append(", importlib")
@@ -352,10 +369,8 @@ def repro_script(
         f"def agent({'checkpointer' if saver else ''}):  # the user's agent: fake model, fake tools\n"
         + (
             '    os.environ.setdefault("OPENAI_API_KEY", "sk-placeholder")  # it builds a ChatOpenAI\n'
-            f"    graph = {factory}  # compiled at import: its model cells get the fake model\n"
-            '    for f in (graph.nodes["model"].bound.func, graph.nodes["model"].bound.afunc):\n'
-            "        [setattr(c, 'cell_contents', Model(messages=iter([]))) for n, c in "
-            "zip(f.__code__.co_freevars, f.__closure__) if n == 'model']\n"
+            f"    graph = {factory}  # compiled at import: every chat model its nodes read gets the fake\n"
+            + _POINT
             if module_graph
             else f"    graph = {factory}(model=Model(messages=iter([])){saver})\n"
         )

@@ -221,10 +221,23 @@ def tool_spec(tool: BaseTool) -> ToolSpec:
 _NODE_STATE: ContextVar[list[Any] | None] = ContextVar("prunecheck_node_state", default=None)
 
 
+def _kept(update: Any) -> Any:
+    """A node's state update without the ``RemoveMessage`` s it returns under
+    ``messages`` (the plain agent keeps every message: a cut of the state the
+    user's node makes, as the docs' summary node's, is undone)."""
+    from langchain_core.messages import RemoveMessage
+
+    if not isinstance(update, Mapping) or not isinstance(update.get("messages"), list):
+        return update
+    kept = [m for m in update["messages"] if not isinstance(m, RemoveMessage)]
+    return {**update, "messages": kept}
+
+
 def whole_state(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` (a node of the user's own graph), keeping the state's messages it is
     called with where :class:`HarnessChatModel` (``whole_state=True``) finds them:
-    the plain agent's model is sent the whole state, not what the node picked."""
+    the plain agent's model is sent the whole state, not what the node picked,
+    and the messages the node removes from the state stay (:func:`_kept`)."""
     import functools
     import inspect
 
@@ -243,7 +256,7 @@ def whole_state(fn: Callable[..., Any]) -> Callable[..., Any]:
         async def node(*args: Any, **kwargs: Any) -> Any:
             token = _NODE_STATE.set(held(args))
             try:
-                return await fn(*args, **kwargs)
+                return _kept(await fn(*args, **kwargs))
             finally:
                 with contextlib.suppress(ValueError):
                     _NODE_STATE.reset(token)
@@ -254,7 +267,7 @@ def whole_state(fn: Callable[..., Any]) -> Callable[..., Any]:
     def sync_node(*args: Any, **kwargs: Any) -> Any:
         token = _NODE_STATE.set(held(args))
         try:
-            return fn(*args, **kwargs)
+            return _kept(fn(*args, **kwargs))
         finally:
             with contextlib.suppress(ValueError):
                 _NODE_STATE.reset(token)

@@ -8,7 +8,10 @@ provider of the user's own), the agent's and the client's in-run
 ``TruncationStrategy``, ``ToolResultCompactionStrategy``,
 ``SelectiveToolCallCompactionStrategy``, ``SummarizationStrategy``,
 ``TokenBudgetComposedStrategy``, ``ContextWindowCompactionStrategy``, a
-strategy of the user's own), its agent middleware, its chat middleware (the
+strategy of the user's own), a history provider of the user's own class (a
+subclass of the framework's ``InMemoryHistoryProvider`` or ``HistoryProvider``
+overriding ``get_messages``: what it loads is the context, a cut on load is
+a trim hook, :func:`own_history`), its agent middleware, its chat middleware (the
 agent's and its client's: the user's code that can rewrite ``context.messages``
 before each model call, a trim hook like a compaction strategy), its client's
 function middleware and function-invocation configuration, and
@@ -74,6 +77,7 @@ from .model_providers import providers_by_module
 
 __all__ = [
     "SESSION_ID", "SUPPORTED", "MAFAdapter", "MAFLoop", "chat_middleware", "client_providers",
+    "own_history",
 ]  # fmt: skip
 
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
@@ -130,6 +134,67 @@ def _strategies(agent: Any) -> list[Any]:
         if isinstance(provider, CompactionProvider):
             found += [provider.before_strategy, provider.after_strategy]
     return [s for s in found if s is not None]
+
+
+def _framework_base(cls: type) -> type | None:
+    """The nearest class of ``cls``'s bases that is the framework's own (its module
+    in ``agent_framework``), or None if ``cls`` is the framework's own."""
+    if cls.__module__.split(".")[0] == "agent_framework":
+        return None
+    return next((c for c in cls.__mro__ if c.__module__.split(".")[0] == "agent_framework"), None)
+
+
+def own_history(agent: Any) -> list[Any]:
+    """The agent's history providers of the user's own class: subclasses of a
+    framework history provider with a ``get_messages`` of its own
+    (``InMemoryHistoryProvider``; not the abstract ``HistoryProvider``, whose
+    subclass is a store of the user's) whose ``get_messages`` (what the agent
+    loads into the context before each run) is the user's.  A cut there is the user's
+    trimming, as a compaction strategy is; the plain agent loads with the
+    framework's class it extends."""
+    from agent_framework import HistoryProvider
+
+    own = []
+    for provider in agent.context_providers:
+        base = _framework_base(type(provider))
+        if base is None or not isinstance(provider, HistoryProvider):
+            continue
+        theirs = getattr(base, "get_messages", None)
+        if getattr(theirs, "__isabstractmethod__", False):  # the user's store: nothing to undo
+            continue
+        if type(provider).get_messages is not theirs:
+            own.append(provider)
+    return own
+
+
+def _witnessed_history(provider: Any, harness: Harness) -> Any:
+    """A copy of the user's history provider whose ``get_messages`` first tells the
+    harness what the framework's class it extends would load (all the store holds:
+    a whole, closed unit the user's cut then drops is a trim of what it held)."""
+    from .maf_doubles import render_messages
+
+    fresh = copy.copy(provider)
+    base: Any = _framework_base(type(provider))
+    own = fresh.get_messages
+
+    async def get_messages(session_id: Any, *args: Any, **kwargs: Any) -> Any:
+        if base is not None:
+            held = await base.get_messages(fresh, session_id, *args, **kwargs)
+            harness.holds(render_messages(list(held), None))
+        return await own(session_id, *args, **kwargs)
+
+    fresh.get_messages = get_messages
+    return fresh
+
+
+def _as_framework(provider: Any) -> Any:
+    """A copy of the user's history provider as the framework's class it extends
+    (its options kept, the user's ``get_messages`` not): the plain agent's."""
+    fresh = copy.copy(provider)
+    base = _framework_base(type(provider))
+    if base is not None:
+        fresh.__class__ = base
+    return fresh
 
 
 def chat_middleware(agent: Any) -> list[Any]:
@@ -217,12 +282,17 @@ class _Witnessed:
 def _providers(user: Any, harness: Harness, plain: bool) -> list[Any]:
     """The user's context providers of a new process: a ``FileHistoryProvider``
     of the same options in ``harness.store``; compaction providers with their
-    strategies witnessed (left out of the plain agent); the others copied."""
+    strategies witnessed (left out of the plain agent); a history provider of
+    the user's own class (:func:`own_history`) witnessed (the plain agent's: the
+    framework's class it extends); the others copied."""
     from agent_framework import CompactionProvider, FileHistoryProvider
 
     out: list[Any] = []
+    own = own_history(user)
     for provider in user.context_providers:
-        if isinstance(provider, FileHistoryProvider):
+        if any(provider is p for p in own) and not isinstance(provider, FileHistoryProvider):
+            out.append(_as_framework(provider) if plain else _witnessed_history(provider, harness))
+        elif isinstance(provider, FileHistoryProvider):
             form = getattr(provider, "serialization_format", None)  # 1.23: json or msgpack
             out.append(FileHistoryProvider(
                 Path(harness.store) / "history", source_id=provider.source_id,
@@ -322,8 +392,9 @@ class MAFAdapter:
 
     def capabilities(self, target: object) -> frozenset[Capability]:
         """Cancel always; a new message after a crash with a ``FileHistoryProvider``;
-        the trim hook when a compaction strategy or a chat middleware of the
-        user's is configured (:func:`chat_middleware`); an interrupt when a tool
+        the trim hook when a compaction strategy, a chat middleware of the
+        user's (:func:`chat_middleware`) or a history provider of the user's own
+        class (:func:`own_history`) is configured; an interrupt when a tool
         requires approval."""
         agent = _need(target)
         caps = {Capability.CANCEL}
@@ -332,7 +403,7 @@ class MAFAdapter:
             caps.add(Capability.INTERRUPT)
         if _file_history(agent) is not None:
             caps.add(Capability.CRASH_NEW_MESSAGE)
-        if not self.plain and (_strategies(agent) or chat_middleware(agent)):
+        if not self.plain and (_strategies(agent) or chat_middleware(agent) or own_history(agent)):
             caps.add(Capability.TRIM_HOOK)
         return frozenset(caps)
 

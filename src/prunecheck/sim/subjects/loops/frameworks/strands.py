@@ -24,7 +24,14 @@ configuration: the agent object, or what its factory (a function of no
 argument, called once) built, is rebuilt from its tools, system prompt, a
 fresh copy of its conversation manager, its tool executor, agent id and
 name, initial messages (none with a session manager: what the session held
-is the store's).  Its hooks and plugins are not carried over.  The requests are judged under
+is the store's).  The user's own hook callbacks on the events that see the
+messages before or after a model call (``BeforeInvocationEvent``,
+``BeforeModelCallEvent``, ``MessageAddedEvent``, ``AfterInvocationEvent``:
+a ``HookProvider`` of the user's module editing ``event.agent.messages``, a
+trim hook like a conversation manager, :func:`user_hooks`) are carried over,
+each on a copy of its provider and telling the harness first what the agent
+holds; the plain agent runs without them.  Other hooks and plugins are not
+carried over.  The requests are judged under
 the provider the user's model sends to as well (:meth:`StrandsAdapter.providers`:
 Bedrock Converse for Strands' default ``BedrockModel``, which refuses a
 conversation that does not start with the user's message).
@@ -59,7 +66,7 @@ from ..reach import Budget
 from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
 
-__all__ = ["SUPPORTED", "StrandsAdapter", "StrandsLoop"]
+__all__ = ["SUPPORTED", "StrandsAdapter", "StrandsLoop", "user_hooks"]
 
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
@@ -147,6 +154,79 @@ def _witnessing(manager: Any, harness: Harness) -> Any:
     return manager
 
 
+#: The events whose callbacks see ``event.agent.messages`` around a model call: a
+#: callback of the user's own on one of them may edit the history (a trim hook).
+_MESSAGE_EVENTS = (
+    "BeforeInvocationEvent", "BeforeModelCallEvent", "MessageAddedEvent", "AfterInvocationEvent",
+)  # fmt: skip
+
+#: Packages whose hook callbacks are no user's (Strands' own managers, prunecheck's).
+_NOT_USERS = ("strands", "prunecheck")
+
+
+def _callbacks(entries: Any) -> list[Any]:
+    """The callbacks of a registry's entries (``_CallbackEntry`` in newer Strands
+    releases, the bare callbacks in older ones)."""
+    return [getattr(e, "callback", e) for e in entries or ()]
+
+
+def user_hooks(agent: Any) -> list[tuple[type, Any]]:
+    """The user's own hook callbacks, by event type, on the events that see the
+    messages around a model call (:data:`_MESSAGE_EVENTS`): callbacks whose
+    function is defined outside Strands (a ``HookProvider`` of the user's module,
+    or a plain function passed in ``hooks=``).  Each may rewrite
+    ``agent.messages`` before the model is called: a trim hook."""
+    registered = getattr(getattr(agent, "hooks", None), "_registered_callbacks", None) or {}
+    found: list[tuple[type, Any]] = []
+    for event, entries in registered.items():
+        if getattr(event, "__name__", "") not in _MESSAGE_EVENTS:
+            continue
+        for callback in _callbacks(entries):
+            fn = getattr(callback, "__func__", callback)
+            module = str(getattr(fn, "__module__", "") or "")
+            if module and module.split(".")[0] not in _NOT_USERS:
+                found.append((event, callback))
+    return found
+
+
+def _carried(hooks: list[tuple[type, Any]], harness: Harness) -> list[tuple[type, Any]]:
+    """The user's hook callbacks of a new process: a bound method on a copy of its
+    provider (the provider's state is the process's), each first telling the
+    harness what the agent holds (a whole, closed unit it then drops is a trim)."""
+    import inspect
+
+    from .strands_doubles import render_messages
+
+    copies: dict[int, Any] = {}
+    out: list[tuple[type, Any]] = []
+    for event, callback in hooks:
+        owner = getattr(callback, "__self__", None)
+        if owner is not None and not inspect.isclass(owner):
+            fresh = copies.setdefault(id(owner), copy.copy(owner))
+            callback = getattr(fresh, callback.__func__.__name__, callback)
+
+        def witness(event_: Any) -> None:
+            agent = getattr(event_, "agent", None)
+            if agent is not None:
+                harness.holds(render_messages(agent.messages, None))
+
+        if inspect.iscoroutinefunction(callback):
+
+            async def run_async(event_: Any, __cb: Any = callback) -> None:
+                witness(event_)
+                await __cb(event_)
+
+            out.append((event, run_async))
+        else:
+
+            def run(event_: Any, __cb: Any = callback) -> None:
+                witness(event_)
+                __cb(event_)
+
+            out.append((event, run))
+    return out
+
+
 def _window_limit(model: Any) -> int | None:
     try:
         limit = getattr(model, "context_window_limit", None)
@@ -187,14 +267,17 @@ class StrandsAdapter:
 
     def capabilities(self, target: object) -> frozenset[Capability]:
         """Cancel always; both crash scenarios with a session manager; the trim
-        hook unless the conversation manager is a ``NullConversationManager``."""
+        hook unless the conversation manager is a ``NullConversationManager``
+        and the user has no hook callback of their own on the messages
+        (:func:`user_hooks`)."""
         from strands.agent.conversation_manager import NullConversationManager
 
         agent = _need(target)
         caps = {Capability.CANCEL}
         if getattr(agent, "_session_manager", None) is not None:
             caps |= {Capability.CRASH_RESUME, Capability.CRASH_NEW_MESSAGE}
-        if not self.plain and not isinstance(agent.conversation_manager, NullConversationManager):
+        managed = not isinstance(agent.conversation_manager, NullConversationManager)
+        if not self.plain and (managed or user_hooks(agent)):
             caps.add(Capability.TRIM_HOOK)
         return frozenset(caps)
 
@@ -202,8 +285,17 @@ class StrandsAdapter:
         """The budget the conversation manager states: a sliding window's
         ``window_size`` in messages; else the model's ``context_window_limit``
         in tokens (where the summarizing manager, or any manager's overflow
-        recovery, acts); None: unknown."""
+        recovery, acts); None: unknown.  With a hook callback of the user's own
+        on the messages (:func:`user_hooks`), the budget the user's module
+        states (:func:`~..reach.module_budget`, the hook's) comes first: the
+        hook, not the window, is the user's trimming."""
         agent = _need(target)
+        if not self.plain and user_hooks(agent):
+            from ..reach import module_budget
+
+            stated = module_budget(target)
+            if stated is not None:
+                return stated
         manager = agent.conversation_manager
         window = getattr(manager, "window_size", None)
         if not self.plain and isinstance(window, int) and not isinstance(window, bool):
@@ -252,6 +344,9 @@ class StrandsAdapter:
             tool_executor=user.tool_executor,
             **kwargs,
         )
+        if not self.plain:  # the user's own hook callbacks on the messages
+            for event, callback in _carried(user_hooks(user), harness):
+                agent.hooks.add_callback(event, callback)
         return StrandsLoop(agent, model)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
