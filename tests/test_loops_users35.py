@@ -212,3 +212,26 @@ def test_a_store_of_the_users_own_is_not_a_trim() -> None:
     agent = _target("maf_history_last_messages.py", "agent")
     store = Agent(client=agent.client, name="store", context_providers=[ListStore()])
     assert own_history(store) == []
+
+
+@pytest.mark.slow
+def test_the_module_graphs_script_replays_the_orphan_with_langchain_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("langgraph")
+    pytest.importorskip("langchain_openai")
+    from prunecheck.sim.reports.alone import run_alone
+    from prunecheck.sim.subjects.loops.frameworks.langgraph import LangGraphAdapter
+    from prunecheck.sim.subjects.loops.steps import schedule_to_json
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-placeholder")  # the module builds a ChatOpenAI
+    spec = f"{AGENTS / 'lg_module_graph_summary.py'}:graph"
+    steps = [*_lg_steps(), ReplyStep("a summary"), User("and 3?")]
+    schedule = schedule_to_json(steps, target=spec, framework="langgraph", seed=1)
+    script = tmp_path / "repro.py"
+    script.write_text(LangGraphAdapter().script(spec, schedule, folder=tmp_path))
+    proc = run_alone(script, "langgraph", tmp_path, keep_guard=False, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == (
+        "reproduced: orphaned_result: request #5 sends the result of call_1 without its call"
+    )
