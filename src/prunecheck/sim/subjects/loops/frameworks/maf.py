@@ -365,7 +365,9 @@ class MAFAdapter:
     """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of Microsoft Agent Framework.
 
     ``plain``: open the framework's plain agent, the user's agent without any
-    compaction (no in-run strategy, no ``CompactionProvider``):
+    compaction (no in-run strategy, no ``CompactionProvider``, no chat middleware
+    of the user's; a history provider of the user's own class loading with the
+    framework's class it extends):
     :meth:`without_trimming`, for whose failure a finding is.
     """
 
