@@ -75,15 +75,49 @@ def test_the_strands_hook_runs_in_the_users_agent_and_not_in_the_plain_one() -> 
     from prunecheck.sim.subjects.loops.frameworks.strands import StrandsAdapter
 
     agent = _target("st_hook_char_budget.py", "agent")
-    steps: list[Step] = [
-        User("why is checkout down"),
-        ReplyStep("", (ToolCall("call_1", "read_log", '{"service": "checkout"}'),)),
-        Complete("call_1", "x" * 40_000),  # over MAX_CONTEXT_CHARS: the hook pops from the front
-    ]
+    steps = _st_steps()
     roles, kinds, changed = _drive(StrandsAdapter(), agent, steps)
     assert roles == ["system", "tool"] and kinds >= _BROKEN and changed == 1
     roles, kinds, changed = _drive(StrandsAdapter().without_trimming(), agent, steps)
     assert roles == ["system", "user", "assistant", "tool"] and not kinds and changed == 0
+
+
+def _st_steps() -> list[Step]:
+    return [
+        User("why is checkout down"),
+        ReplyStep("", (ToolCall("call_1", "read_log", '{"service": "checkout"}'),)),
+        Complete("call_1", "x" * 40_000),  # over MAX_CONTEXT_CHARS: the hook pops from the front
+    ]
+
+
+def test_the_strands_script_registers_the_users_hooks_only_when_it_has_some() -> None:
+    from prunecheck.sim.subjects.loops.frameworks.strands_repro import script_text
+    from prunecheck.sim.subjects.loops.steps import schedule_to_json
+
+    schedule = schedule_to_json(_st_steps(), target="m:a", framework="strands", seed=1)
+    hooked = script_text("m:a", schedule, hooks=True)
+    plain = script_text("m:a", schedule)
+    assert "_registered_callbacks" in hooked and "_registered_callbacks" not in plain
+    assert "'BeforeModelCallEvent'" in hooked
+    compile(hooked, "repro.py", "exec")
+
+
+@pytest.mark.slow
+def test_the_strands_hooks_script_replays_the_rejection_with_strands_alone(tmp_path: Path) -> None:
+    pytest.importorskip("strands")
+    from prunecheck.sim.reports.alone import run_alone
+    from prunecheck.sim.subjects.loops.frameworks.strands import StrandsAdapter
+    from prunecheck.sim.subjects.loops.steps import schedule_to_json
+
+    spec = f"{AGENTS / 'st_hook_char_budget.py'}:agent"
+    schedule = schedule_to_json(_st_steps(), target=spec, framework="strands", seed=1)
+    script = tmp_path / "repro.py"
+    script.write_text(StrandsAdapter().script(spec, schedule, folder=tmp_path))
+    proc = run_alone(script, "strands", tmp_path, keep_guard=False, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == (
+        "reproduced: provider_rejection: the conversation starts with the tool's message"
+    )
 
 
 # ---------------------------------- LangGraph: a StateGraph compiled at module level

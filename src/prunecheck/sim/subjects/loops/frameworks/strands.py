@@ -66,7 +66,7 @@ from ..reach import Budget
 from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
 
-__all__ = ["SUPPORTED", "StrandsAdapter", "StrandsLoop", "user_hooks"]
+__all__ = ["MESSAGE_EVENTS", "SUPPORTED", "StrandsAdapter", "StrandsLoop", "user_hooks"]
 
 #: The releases this adapter drives (:mod:`prunecheck.sim.subjects.loops.versions`; the
 #: docs' table in docs/how-to/own-runtime.md says the same).
@@ -156,7 +156,7 @@ def _witnessing(manager: Any, harness: Harness) -> Any:
 
 #: The events whose callbacks see ``event.agent.messages`` around a model call: a
 #: callback of the user's own on one of them may edit the history (a trim hook).
-_MESSAGE_EVENTS = (
+MESSAGE_EVENTS = (
     "BeforeInvocationEvent", "BeforeModelCallEvent", "MessageAddedEvent", "AfterInvocationEvent",
 )  # fmt: skip
 
@@ -172,14 +172,14 @@ def _callbacks(entries: Any) -> list[Any]:
 
 def user_hooks(agent: Any) -> list[tuple[type, Any]]:
     """The user's own hook callbacks, by event type, on the events that see the
-    messages around a model call (:data:`_MESSAGE_EVENTS`): callbacks whose
+    messages around a model call (:data:`MESSAGE_EVENTS`): callbacks whose
     function is defined outside Strands (a ``HookProvider`` of the user's module,
     or a plain function passed in ``hooks=``).  Each may rewrite
     ``agent.messages`` before the model is called: a trim hook."""
     registered = getattr(getattr(agent, "hooks", None), "_registered_callbacks", None) or {}
     found: list[tuple[type, Any]] = []
     for event, entries in registered.items():
-        if getattr(event, "__name__", "") not in _MESSAGE_EVENTS:
+        if getattr(event, "__name__", "") not in MESSAGE_EVENTS:
             continue
         for callback in _callbacks(entries):
             fn = getattr(callback, "__func__", callback)
@@ -362,7 +362,8 @@ class StrandsAdapter:
                            bedrock="bedrock" in self.providers(target),
                            factory=agent is not target,
                            session=getattr(agent, "_session_manager", None) is not None,
-                           summarizing="Summariz" in manager)  # fmt: skip
+                           summarizing="Summariz" in manager,
+                           hooks=bool(user_hooks(agent)))  # fmt: skip
 
 
 class StrandsLoop:

@@ -131,6 +131,13 @@ def build(user):  # a new process: the user's agent as configured, on the script
                  conversation_manager=manager,$session_arg callback_handler=None, agent_id=user.agent_id, name=user.name, tool_executor=user.tool_executor)
 """
 
+#: The user's own hook callbacks on the messages, registered on the agent the script builds.
+_HOOKS = """\
+    for event, entries in user.hooks._registered_callbacks.items():  # the app's own hook callbacks (not Strands'), as registered
+        for c in [getattr(e, "callback", e) for e in entries]:
+            if event.__name__ in $events and not getattr(getattr(c, "__func__", c), "__module__", "strands").startswith("strands"): agent.hooks.add_callback(event, c)
+"""
+
 _DRIVE = """\
 async def step(*_): [await asyncio.sleep(0) for _ in range(500)]  # after each step: Strands runs until it waits on the model or a tool
 def answer(text, *calls): next(f for f in asked if not f.done()).set_result((text, calls))  # the model answers the oldest open request
@@ -267,6 +274,7 @@ def script_text(
     factory: bool = False,
     session: bool = False,
     summarizing: bool = False,
+    hooks: bool = False,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -289,7 +297,11 @@ def script_text(
         Whether the agent has a session manager (restored in a temporary
         folder), a summarizing conversation manager (its summary asked from
         Strands' own thread): the script carries only the parts its agent needs.
+    hooks : bool
+        Whether the agent has hook callbacks of the user's own on the messages
+        (:func:`~.strands.user_hooks`): registered on the agent the script builds.
     """
+    from .strands import MESSAGE_EVENTS
     from .strands_doubles import SUMMARY
 
     schedule = json.loads(schedule_json)
@@ -320,6 +332,11 @@ def script_text(
             else "",
         )
     )
+    if hooks:  # the agent built, then the user's hook callbacks registered on it
+        built = "tool_executor=user.tool_executor)\n"
+        rest = rest.replace("    return Agent(model=", "    agent = Agent(model=").replace(
+            built, built + _HOOKS.replace("$events", repr(MESSAGE_EVENTS)) + "    return agent\n"
+        )
     head += (_BEDROCK_ENV if bedrock else "") + model + rest + _DRIVE
     every = not expect
     checks: list[str] = []
