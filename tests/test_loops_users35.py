@@ -95,7 +95,7 @@ def test_the_strands_script_registers_the_users_hooks_only_when_it_has_some() ->
     from prunecheck.sim.subjects.loops.steps import schedule_to_json
 
     schedule = schedule_to_json(_st_steps(), target="m:a", framework="strands", seed=1)
-    hooked = script_text("m:a", schedule, hooks=True)
+    hooked = script_text("m:a", schedule, hooks=("BeforeModelCallEvent",))
     plain = script_text("m:a", schedule)
     assert "_registered_callbacks" in hooked and "_registered_callbacks" not in plain
     assert "'BeforeModelCallEvent'" in hooked

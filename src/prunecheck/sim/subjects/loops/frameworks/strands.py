@@ -363,7 +363,7 @@ class StrandsAdapter:
                            factory=agent is not target,
                            session=getattr(agent, "_session_manager", None) is not None,
                            summarizing="Summariz" in manager,
-                           hooks=bool(user_hooks(agent)))  # fmt: skip
+                           hooks=MESSAGE_EVENTS if user_hooks(agent) else ())  # fmt: skip
 
 
 class StrandsLoop:

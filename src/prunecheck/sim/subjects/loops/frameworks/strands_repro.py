@@ -274,7 +274,7 @@ def script_text(
     factory: bool = False,
     session: bool = False,
     summarizing: bool = False,
-    hooks: bool = False,
+    hooks: Sequence[str] = (),
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -297,11 +297,11 @@ def script_text(
         Whether the agent has a session manager (restored in a temporary
         folder), a summarizing conversation manager (its summary asked from
         Strands' own thread): the script carries only the parts its agent needs.
-    hooks : bool
-        Whether the agent has hook callbacks of the user's own on the messages
-        (:func:`~.strands.user_hooks`): registered on the agent the script builds.
+    hooks : Sequence[str]
+        The events whose hook callbacks of the user's own the script registers
+        on the agent it builds (the adapter's ``MESSAGE_EVENTS`` when the agent
+        has some, :func:`~.strands.user_hooks`); empty: none.
     """
-    from .strands import MESSAGE_EVENTS
     from .strands_doubles import SUMMARY
 
     schedule = json.loads(schedule_json)
@@ -335,7 +335,7 @@ def script_text(
     if hooks:  # the agent built, then the user's hook callbacks registered on it
         built = "tool_executor=user.tool_executor)\n"
         rest = rest.replace("    return Agent(model=", "    agent = Agent(model=").replace(
-            built, built + _HOOKS.replace("$events", repr(MESSAGE_EVENTS)) + "    return agent\n"
+            built, built + _HOOKS.replace("$events", repr(tuple(hooks))) + "    return agent\n"
         )
     head += (_BEDROCK_ENV if bedrock else "") + model + rest + _DRIVE
     every = not expect
