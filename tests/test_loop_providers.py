@@ -50,13 +50,10 @@ def _rejections(body: Mapping[str, object], providers: frozenset[str]) -> list[t
     return [(i.reason, i.text) for i in found if i.kind.value == "provider_rejection"]
 
 
-def test_gemini_is_judged_first_with_its_own_text() -> None:
+def test_gemini_alone_judges_an_agent_on_gemini_with_its_own_text() -> None:
     got = _rejections(ORPHAN, frozenset({"gemini"}))
     assert got[0] == ("gemini:result_without_call", rule("gemini.result_without_call").template)
-    assert [r for r, _ in got] == [
-        "gemini:result_without_call", "openai:result_without_call",
-        "anthropic:result_without_call",
-    ]  # fmt: skip
+    assert [r for r, _ in got] == ["gemini:result_without_call"]  # Gemini's rules alone
     assert _rejections(CALL_FIRST, frozenset()) == []
     assert _rejections(CALL_FIRST, frozenset({"gemini"})) == [
         ("gemini:call_out_of_place", rule("gemini.call_out_of_place").template)
@@ -90,7 +87,7 @@ def test_a_blackbox_manifest_on_the_responses_api_is_judged_by_responses_rules()
     agents = EXAMPLES / "blackbox" / "ts-openai-agents" / "agent.toml"
     vercel = EXAMPLES / "blackbox" / "ts-vercel" / "agent.toml"
     assert adapter.providers(load_manifest(str(agents))) == {"openai-responses"}
-    assert adapter.providers(load_manifest(str(vercel))) == frozenset()
+    assert adapter.providers(load_manifest(str(vercel))) == {"openai"}  # api = "chat"
 
 
 # ------------------------------------------------------------------ frameworks
@@ -114,7 +111,8 @@ def test_a_client_class_tells_which_api_it_speaks() -> None:
     chat = type("OpenAIChatCompletionClient", (),
                 {"__module__": "agent_framework_openai._chat_completion_client"})  # fmt: skip
     assert client_providers(responses()) == client_providers(azure()) == {"openai-responses"}
-    assert client_providers(chat()) == client_providers(object()) == frozenset()
+    assert client_providers(chat()) == {"openai"}  # Chat Completions: its rules alone
+    assert client_providers(object()) == frozenset()
 
 
 @pytest.mark.slow
@@ -125,7 +123,7 @@ def test_the_maf_responses_client_is_told_from_the_chat_completions_one(
     from agent_framework.openai import OpenAIChatClient, OpenAIChatCompletionClient
 
     assert client_providers(OpenAIChatClient(model="gpt-4.1")) == {"openai-responses"}
-    assert client_providers(OpenAIChatCompletionClient(model="gpt-4.1")) == frozenset()
+    assert client_providers(OpenAIChatCompletionClient(model="gpt-4.1")) == {"openai"}
     assert client_providers(object()) == frozenset()
 
 

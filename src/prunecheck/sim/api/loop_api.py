@@ -271,7 +271,7 @@ def _assert_loop_safe(
                               scenario=cell.scenario.name.value, force=force)  # fmt: skip
     story = retell(result.target.adapter, result.target.target, cell.found.steps)
     message = (
-        f"{result.verdict_line()}\n\n{result.table()}\n"
+        f"{result.verdict_line()}\n{result.rules}\n\n{result.table()}\n"
         f"minimal reproduction ({cell.scenario.title}, {len(story.steps)} steps):\n"
         + narrative(story)
         + (f"bundle: {folder}\n" if folder is not None else "")

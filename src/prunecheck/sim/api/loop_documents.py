@@ -104,6 +104,7 @@ def _details(result: LoopCheck, **more: Any) -> dict[str, Any]:
         "agent": result.target.reference,
         "seed": result.seed,
         "verdict_line": result.verdict_line(),
+        "provider_rules": result.rules,
         "vacuous": result.verdict is CellVerdict.VACUOUS,
         "unsafe_by_configuration": [c.scenario.name.value for c in result.configuration_unsafe],
         "framework_findings": len(result.framework_findings),

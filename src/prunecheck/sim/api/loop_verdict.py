@@ -41,6 +41,7 @@ from enum import StrEnum
 from prunecheck.sim.drivers.action_search import Outcome, SearchOutcome, search
 from prunecheck.sim.subjects.loops.confine import confined
 from prunecheck.sim.subjects.loops.contract import Capability
+from prunecheck.sim.subjects.loops.judge import rules_line
 from prunecheck.sim.subjects.loops.offline import offline
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
 from prunecheck.sim.subjects.loops.steps import Step
@@ -177,11 +178,15 @@ class LoopCheck:
         In the order of :data:`~prunecheck.sim.subjects.loops.scenarios.SCENARIOS`.
     seed : int
         The search's seed.
+    rules : str
+        Which provider's rules judged the agent's requests, and why
+        (:func:`provider_rules`); "" when not told.
     """
 
     target: LoopTarget
     cells: tuple[Cell, ...]
     seed: int
+    rules: str = ""
 
     @property
     def unsafe(self) -> tuple[Cell, ...]:
@@ -352,7 +357,19 @@ def check_loop(
                 target, scenario, result, seed=seed, max_examples=share, max_steps=max_steps,
                 deadline=deadline))  # fmt: skip
         cells.append(cell)
-    return LoopCheck(target, tuple(cells), seed)
+    return LoopCheck(target, tuple(cells), seed, provider_rules(target))
+
+
+def provider_rules(target: LoopTarget) -> str:
+    """Which provider's rules judge ``target``'s requests, and why: the provider
+    its adapter reads from the user's model (an adapter's optional ``provider``,
+    else its ``providers``; :func:`~prunecheck.sim.subjects.loops.judge.rules_line`)."""
+    read = getattr(target.adapter, "provider", None)
+    if callable(read):
+        found = read(target.target)
+        return rules_line(frozenset(found.names), str(found.source))
+    names = getattr(target.adapter, "providers", None)
+    return rules_line(frozenset(names(target.target)) if callable(names) else frozenset())
 
 
 def search_scenario(

@@ -195,6 +195,8 @@ def _check_loop_command(args: argparse.Namespace, net: Offline) -> int:
         sys.stdout.write(f"{net.line()}\n\n")
         sys.stdout.write(result.table() + "\n")
     print(result.verdict_line())
+    if not args.quiet and result.rules:
+        print(result.rules)
     stories = {}
     if not args.quiet or providers:
         for cell in result.unsafe:

@@ -73,10 +73,11 @@ from urllib.parse import urlsplit
 
 from ..loops import confine
 from ..loops.contract import Capability, Harness, Loop, Reply, ToolCall, ToolFailed, ToolSpec
+from ..loops.frameworks.model_providers import ModelProvider
 from ..loops.scheduler import LoopError
 from .as_chat import as_chat
 from .endpoint import FakeEndpoint
-from .exchange import Api, Exchange
+from .exchange import PROVIDER_OF, Api, Exchange
 from .input_hook import InputHook
 from .manifest import Input, Manifest, load_manifest
 from .quiet import descendants, in_transit, snapshot, tree_quiet, unread_bytes
@@ -547,12 +548,18 @@ class ProcessAdapter:
         assert isinstance(target, Manifest)
         return list(target.tools)
 
-    def providers(self, target: object) -> frozenset[str]:
-        """``openai-responses`` for an agent that speaks the Responses API (the
-        manifest's ``api``): the judge holds its requests to the Responses
-        rules, whose 400 texts the fake endpoint answers, not Chat's."""
+    def provider(self, target: object) -> ModelProvider:
+        """The API the manifest's ``api`` names (``chat``: OpenAI Chat Completions,
+        ``responses``: OpenAI Responses, ``messages``: Anthropic Messages): the
+        judge holds the agent's requests to that provider's rules alone, whose
+        400 texts the fake endpoint answers (:data:`.exchange.PROVIDER_OF`)."""
         assert isinstance(target, Manifest)
-        return frozenset({"openai-responses"}) if target.api is Api.RESPONSES else frozenset()
+        return ModelProvider(frozenset({PROVIDER_OF[target.api].value}),
+                             f"the manifest's api = {target.api.value!r}")  # fmt: skip
+
+    def providers(self, target: object) -> frozenset[str]:
+        """The providers whose rules judge the requests (:meth:`provider`)."""
+        return self.provider(target).names
 
     def open(self, target: object, harness: Harness) -> Loop:
         assert isinstance(target, Manifest)

@@ -2,22 +2,22 @@
 
 Checks, in this order, each an :class:`~prunecheck.model.incidents.Incident`:
 
-* **provider rejection** — the request under the OpenAI Chat Completions and
-  the Anthropic Messages pairing rules (the adapter renders OpenAI; the
-  Anthropic rendering is the one a converter sends: system prompt on top,
-  ``tool_use`` / ``tool_result`` blocks, consecutive same-role messages
-  merged), with the providers' exact texts (:func:`prunecheck.model.provider.validate`);
-  and the rules of the provider the agent talks to (its adapter's
-  ``providers``): Bedrock Converse's rule that the conversation starts with
-  the user's message; Gemini's function-turn rules (ADK's default model);
-  OpenAI Responses' rules in place of Chat Completions' for a client that
-  speaks the Responses API (the request rendered in that provider's format,
-  :func:`prunecheck.model.provider.as_provider`); of OpenAI Chat Completions
-  and Anthropic, only the one the agent's client sends to when the adapter
-  knows it (:mod:`.frameworks.model_providers`: no Anthropic text for an
-  OpenAI client, nor OpenAI's for an Anthropic one);
+* **provider rejection** — the request under the rules of the provider the
+  agent's model talks to (its adapter's ``providers``, read from the model
+  as configured, :mod:`.frameworks.model_providers`), and only its: an
+  OpenAI client gets no Anthropic text, nor an Anthropic client OpenAI's,
+  and a history the agent's provider accepts is no rejection because
+  another would refuse it.  The request is rendered in that provider's
+  format (:func:`prunecheck.model.provider.as_provider`; the adapter renders
+  OpenAI Chat Completions; the Anthropic rendering is the one a converter
+  sends: system prompt on top, ``tool_use`` / ``tool_result`` blocks,
+  consecutive same-role messages merged) and judged with the provider's
+  exact texts (:func:`prunecheck.model.provider.validate`).  When the
+  provider is unknown (a test double, a provider prunecheck has no rules
+  for), OpenAI Chat Completions' and Anthropic's rules both judge
+  (:func:`judged_by`; :func:`rules_line` says which and why);
   and a request emptied by a trim (the system prompt and no conversation:
-  Anthropic's :data:`ANTHROPIC_NO_MESSAGES`);
+  Anthropic's :data:`ANTHROPIC_NO_MESSAGES`; Gemini and Bedrock refuse it too);
 * **unanswered call** / **orphaned result** — a call no result answers, a
   result no call of the request asked for;
 * **truncated payload** — a call's arguments differ from what the model
@@ -64,7 +64,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from prunecheck.model.incidents import Incident, IncidentKind
-from prunecheck.model.provider import Provider, as_provider, rule, validate
+from prunecheck.model.provider import PROVIDERS, Provider, as_provider, rule, validate
 
 from .ledger import BodyEnd, Ledger
 from .placeholder import call_words, ruling
@@ -72,12 +72,15 @@ from .placeholder import call_words, ruling
 __all__ = [
     "ANTHROPIC_NO_MESSAGES",
     "BEDROCK_FIRST_USER",
+    "COMMON_PROVIDERS",
     "OWN_PROVIDERS",
     "calls_and_results",
     "hang",
     "judge_request",
+    "judged_by",
     "refused_turn",
     "removed_by_trim",
+    "rules_line",
     "to_anthropic",
 ]
 
@@ -182,34 +185,62 @@ def _bedrock_first_user(body: Mapping[str, object], step: int) -> list[Incident]
                      text=BEDROCK_FIRST_USER)]  # fmt: skip
 
 
-#: The providers an adapter's ``providers`` may name (:func:`judge_request`):
-#: beyond OpenAI Chat Completions and Anthropic, and those two when the
-#: agent's client is known to send to one of them.
-OWN_PROVIDERS = frozenset({"bedrock", "gemini", "openai-responses", "openai", "anthropic"})
+#: The providers an adapter's ``providers`` may name (:func:`judge_request`).
+OWN_PROVIDERS = frozenset(p.value for p in Provider)
 
-#: The providers the agent's client may be known to send to instead of both
-#: OpenAI Chat Completions and Anthropic.
-_CHAT_PROVIDERS = frozenset({Provider.OPENAI.value, Provider.ANTHROPIC.value})
+#: The providers whose rules judge an agent whose provider is unknown.
+COMMON_PROVIDERS = (Provider.OPENAI, Provider.ANTHROPIC)
+
+#: The order providers are judged (and their texts shown) in.
+_ORDER = (Provider.GEMINI, Provider.OPENAI_RESPONSES, Provider.OPENAI, Provider.ANTHROPIC,
+          Provider.BEDROCK, Provider.MISTRAL, Provider.DEEPSEEK)  # fmt: skip
+
+
+def judged_by(providers: frozenset[str]) -> tuple[Provider, ...]:
+    """The providers whose rules judge an agent whose adapter names ``providers``:
+    exactly those; none named (unknown): :data:`COMMON_PROVIDERS`.
+
+    >>> [p.value for p in judged_by(frozenset({"anthropic"}))]
+    ['anthropic']
+    >>> [p.value for p in judged_by(frozenset())]
+    ['openai', 'anthropic']
+    """
+    named = tuple(p for p in _ORDER if p.value in providers)
+    return named or COMMON_PROVIDERS
+
+
+def rules_line(providers: frozenset[str], source: str = "") -> str:
+    """Which provider's rules judged the agent's requests, and why, as the verdict says it.
+
+    >>> print(rules_line(frozenset({"openai"}), "model string 'openai:gpt-4o'"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    provider rules: OpenAI Chat Completions, the provider the agent's model talks to
+    (model string 'openai:gpt-4o')
+    >>> rules_line(frozenset(), "FunctionModel").startswith(
+    ...     "provider rules: OpenAI Chat Completions and Anthropic Messages, both:")
+    True
+    """
+    titles = [PROVIDERS[p].title for p in judged_by(providers)]
+    named = titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+    why = f" ({source})" if source else ""
+    if not providers:
+        return (f"provider rules: {named}, both: the provider the agent talks to is not "
+                f"known{why}; a request either rejects is flagged")  # fmt: skip
+    return f"provider rules: {named}, the provider the agent's model talks to{why}"
 
 
 def _renderings(
     body: Mapping[str, object], providers: frozenset[str]
 ) -> list[tuple[Provider, Mapping[str, object]]]:
-    """The request in each format whose rules judge it: the agent's own
-    provider first (Gemini, or OpenAI Responses in place of Chat
-    Completions), then OpenAI Chat Completions and Anthropic Messages; of
-    these two, only the one the agent's client sends to when it is known
-    (``providers`` names it)."""
+    """The request in each format whose rules judge it (:func:`judged_by`)."""
     out: list[tuple[Provider, Mapping[str, object]]] = []
-    if Provider.GEMINI.value in providers:
-        out.append((Provider.GEMINI, as_provider(body, Provider.GEMINI)))
-    known = providers & _CHAT_PROVIDERS
-    if Provider.OPENAI_RESPONSES.value in providers:
-        out.append((Provider.OPENAI_RESPONSES, as_provider(body, Provider.OPENAI_RESPONSES)))
-    elif not known or Provider.OPENAI.value in known:
-        out.append((Provider.OPENAI, body))
-    if not known or Provider.ANTHROPIC.value in known:
-        out.append((Provider.ANTHROPIC, to_anthropic(body)))
+    for provider in judged_by(providers):
+        if provider is Provider.OPENAI:
+            out.append((provider, body))
+        elif provider is Provider.ANTHROPIC:
+            out.append((provider, to_anthropic(body)))
+        else:
+            out.append((provider, as_provider(body, provider)))
     return out
 
 
@@ -219,17 +250,21 @@ def _renderings(
 ANTHROPIC_NO_MESSAGES = "messages: at least one message is required"
 
 
+#: The providers known to refuse a request whose conversation is empty (the
+#: system prompt goes apart); Anthropic's text is :data:`ANTHROPIC_NO_MESSAGES`.
+_REFUSE_EMPTY = (Provider.ANTHROPIC, Provider.GEMINI, Provider.BEDROCK)
+
+
 def _emptied(
     body: Mapping[str, object], step: int, providers: frozenset[str] = frozenset()
 ) -> list[Incident]:
     """A request that holds nothing but the system prompt: a trim emptied the
     conversation (a loop's first request already holds the user's message), and
     every provider that keeps the system prompt apart refuses it.  OpenAI Chat
-    Completions takes the system message as the conversation: an agent whose
-    client is known to send there alone is not refused."""
-    if providers & _CHAT_PROVIDERS == {Provider.OPENAI.value} and not providers & {
-        "gemini", "bedrock"
-    }:  # fmt: skip
+    Completions and Responses take the system message as the conversation: an
+    agent judged by them alone is not refused."""
+    refusing = [p for p in judged_by(providers) if p in _REFUSE_EMPTY]
+    if not refusing:
         return []
     raw = body.get("messages")
     if not isinstance(raw, list) or any(
@@ -237,10 +272,12 @@ def _emptied(
     ):
         return []
     held = f"only {len(raw)} system message(s)" if raw else "no message at all"
+    who = refusing[0]
+    text = ANTHROPIC_NO_MESSAGES if who is Provider.ANTHROPIC else ""
     return [Incident(IncidentKind.PROVIDER_REJECTION, step, (),
-                     f"anthropic rejects the request: it holds {held} and no conversation "
+                     f"{who} rejects the request: it holds {held} and no conversation "
                      "(the trim removed every message, the user's included)",
-                     reason="anthropic:no_messages", text=ANTHROPIC_NO_MESSAGES)]  # fmt: skip
+                     reason=f"{who}:no_messages", text=text)]  # fmt: skip
 
 
 def judge_request(
@@ -266,20 +303,18 @@ def judge_request(
         closed unit may then be gone without loss).
     providers : frozenset[str]
         The providers the agent sends to (its adapter's ``providers``,
-        :data:`OWN_PROVIDERS`): ``openai`` or ``anthropic`` when its client is
-        known to send to one of them (that provider's rules judge, not the
-        other's; none: both); ``bedrock`` adds Bedrock Converse's rule that a conversation starts
-        with the user (:data:`BEDROCK_FIRST_USER`); ``gemini`` adds Gemini's
-        rules (judged first: the provider the agent talks to);
-        ``openai-responses`` judges the request by the Responses API's rules
-        *instead of* Chat Completions' (the agent's client speaks Responses:
-        the 400 it would get carries the Responses text).
+        :data:`OWN_PROVIDERS`): exactly their rules judge (:func:`judged_by`;
+        none named: OpenAI Chat Completions' and Anthropic's).  Bedrock
+        Converse's rule that a conversation starts with the user is told as
+        :data:`BEDROCK_FIRST_USER`.
     """
     found: list[Incident] = _emptied(body, step, providers)
     if "bedrock" in providers:
         found += _bedrock_first_user(body, step)
     for provider, rendered in _renderings(body, providers):
         for error in validate(rendered, provider, source="request"):
+            if provider is Provider.BEDROCK and error.kind == "user_not_first":
+                continue  # told above, with the role that came first
             found.append(Incident(IncidentKind.PROVIDER_REJECTION, step, error.ids,
                                   f"{provider} rejects the request: {error.kind}",
                                   reason=f"{provider}:{error.kind}", text=error.text))  # fmt: skip
@@ -299,7 +334,7 @@ def judge_request(
             found.append(Incident(IncidentKind.TRUNCATED_PAYLOAD, step, (cid,),
                                   f"the arguments of {cid} differ from those the model issued",
                                   reason="arguments"))  # fmt: skip
-    found += _silent_losses(calls, results, ledger, step, trims=trims)
+    found += _silent_losses(calls, results, ledger, step, trims=trims, providers=providers)
     return found
 
 
@@ -409,6 +444,7 @@ def _silent_losses(
     step: int,
     *,
     trims: bool,
+    providers: frozenset[str] = frozenset(),
 ) -> Iterable[Incident]:
     for cid, issued in ledger.issued.items():
         if cid in calls or cid in results or ledger.executed(cid) is None:
@@ -424,9 +460,9 @@ def _silent_losses(
             else:
                 ledger.rule(step, cid, f"the trim removed {cid} ({issued.call.name}) with its "
                                        f"result from its batch, {kept} kept whole: the request "
-                                       "pairs every call with its result, which providers accept "
-                                       "(whole calls are judged by the provider's rules: no "
-                                       "loss)")  # fmt: skip
+                                       "pairs every call with its result, which "
+                                       f"{_accepting(providers)} (whole calls are judged by the "
+                                       "provider's rules: no loss)")  # fmt: skip
             continue
         if batch_kept:
             why = f"its parallel batch was cut ({', '.join(batch_kept)} kept)"
@@ -438,6 +474,14 @@ def _silent_losses(
             why = _discarded(ledger, cid)
         told = f"{issued.call.name} ran for {cid} but the model is no longer told: {why}"
         yield Incident(IncidentKind.SILENT_LOSS, step, (cid,), told)
+
+
+def _accepting(providers: frozenset[str]) -> str:
+    """Who accepts a request that pairs every call: the providers that judged it."""
+    titles = [PROVIDERS[p].title for p in judged_by(providers)]
+    if len(titles) == 1:
+        return f"{titles[0]} accepts"
+    return f"{', '.join(titles[:-1])} and {titles[-1]} accept"
 
 
 def _discarded(ledger: Ledger, cid: str) -> str:

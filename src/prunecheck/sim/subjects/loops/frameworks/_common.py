@@ -1,7 +1,9 @@
 """What the pydantic-ai and OpenAI Agents SDK adapters share: recognizing a
 target (an agent, or a factory of one) and keeping executor work on the
-event loop's thread; and the line every framework's reproduction script
-writes after its version gate (:data:`SCRIPT_EXCEPTHOOK`)."""
+event loop's thread; the line every framework's reproduction script
+writes after its version gate (:data:`SCRIPT_EXCEPTHOOK`); and what the
+provider that judged a schedule said (:func:`provider_says`), which a
+script prints."""
 
 from __future__ import annotations
 
@@ -9,10 +11,15 @@ import asyncio
 import concurrent.futures
 import functools
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..handoff import MARK
+
+if TYPE_CHECKING:
+    from prunecheck.model.incidents import Incident
+
+    from ..contract import Adapter
 
 __all__ = [
     "SCRIPT_EXCEPTHOOK",
@@ -22,6 +29,8 @@ __all__ = [
     "build_target",
     "compact",
     "inline_executor",
+    "provider_says",
+    "rejections_said",
 ]
 
 #: The line a reproduction script writes right after its version gate: any
@@ -33,6 +42,34 @@ SCRIPT_EXCEPTHOOK = (
     '(print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))'
     "  # any error: could not run (exit 2), never 1"
 )
+
+
+def rejections_said(incidents: Iterable[Incident]) -> dict[str, tuple[str, str]]:
+    """The first text the judged provider answered for each kind of rejection
+    among ``incidents`` (``result_without_call``, ``call_without_result``,
+    ``no_messages``…) → (provider, text), as the judge wrote them (its reason
+    is ``provider:kind``)."""
+    out: dict[str, tuple[str, str]] = {}
+    for incident in incidents:
+        who, _, kind = incident.reason.partition(":")
+        if incident.kind.value == "provider_rejection" and incident.text and kind:
+            out.setdefault(kind, (who, incident.text))
+    return out
+
+
+def provider_says(
+    adapter: Adapter, target_spec: str, schedule_json: str
+) -> dict[str, tuple[str, str]]:
+    """What the provider that judged ``schedule_json`` on ``target_spec`` answered
+    (:func:`rejections_said` of the schedule retold once), for the script to
+    print the text of the provider the agent talks to, not always OpenAI's."""
+    from ..steps import schedule_from_json
+    from ..story import retell
+    from ..target import load_target
+
+    framework = str(getattr(adapter, "framework", ""))
+    target = load_target(f"loop:{framework}:{target_spec}").target
+    return rejections_said(retell(adapter, target, schedule_from_json(schedule_json)).incidents)
 
 
 def agent_argument(module: str, attr: str) -> str:

@@ -322,6 +322,7 @@ class AdkAdapter:
         """A short standalone script replaying the schedule with ADK alone
         (:func:`~.adk_repro.script_text`), the user's file found from ``folder``."""
         from ..target import load_target
+        from ._common import provider_says
         from .adk_repro import script_text
 
         target = load_target(f"loop:{self.framework}:{target_spec}").target
@@ -329,7 +330,8 @@ class AdkAdapter:
         return script_text(target_spec, schedule_json, folder=folder,
                            factory=_config_of(target) is None,
                            durable=config.service != "memory",
-                           gemini=_talks_gemini(config.agent))  # fmt: skip
+                           gemini=_talks_gemini(config.agent),
+                           says=provider_says(self, target_spec, schedule_json))  # fmt: skip
 
 
 class AdkLoop:

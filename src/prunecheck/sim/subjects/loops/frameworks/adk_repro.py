@@ -37,7 +37,7 @@ from string import Template
 from typing import Any
 
 from ._common import SCRIPT_EXCEPTHOOK, also_shown
-from .autogen_repro import _ORPHAN, _UNANSWERED
+from .autogen_repro import said
 from .strands_repro import HANG_SECONDS, _load
 
 #: Gemini's answer to a function call turn after a model turn (the judge's rule
@@ -124,7 +124,7 @@ _ORPHAN_CHECK = Template("""\
     for n, body in enumerate(requests, 1):  # OpenAI: a tool message answers the assistant message before it
         for i, m in enumerate(body):
             if m["role"] == "tool" and m["tool_call_id"] not in [c["id"] for c in next((p.get("tool_calls") or [] for p in body[i::-1] if p["role"] != "tool"), [])]:
-                return print(f"request #{n}: {json.dumps(body)}\\nopenai says: " + $text + f"\\nreproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
+                return print(f"request #{n}: {json.dumps(body)}\\n$who says: " + $text$tail + f"\\nreproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
 """)
 
 _UNANSWERED_CHECK = Template("""\
@@ -132,7 +132,7 @@ _UNANSWERED_CHECK = Template("""\
         for i, m in enumerate(body):
             after = [p.get("tool_call_id") for p in body[i + 1:]] + [None]
             if missing := [c["id"] for c in m.get("tool_calls") or [] if c["id"] not in after[:after.index(None)]]:
-                return print(f"request #{n}: {json.dumps(body)}\\nopenai says: " + $text + ", ".join(missing) + f"\\nreproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
+                return print(f"request #{n}: {json.dumps(body)}\\n$who says: " + $text$tail + f"\\nreproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
 """)
 
 _GEMINI_CHECK = Template("""\
@@ -224,6 +224,7 @@ def script_text(
     factory: bool = False,
     durable: bool = False,
     gemini: bool = False,
+    says: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -277,9 +278,9 @@ def script_text(
     if gemini and (every or "provider_rejection" in expect):
         checks.append(_GEMINI_CHECK.substitute(text=repr(_GEMINI_CALL_TURN)))
     if "orphaned_result" in pairing:
-        checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
+        checks.append(_ORPHAN_CHECK.substitute(said(says, "result_without_call")))
     if "unanswered_call" in pairing:
-        checks.append(_UNANSWERED_CHECK.substitute(text=repr(_UNANSWERED)))
+        checks.append(_UNANSWERED_CHECK.substitute(said(says, "call_without_result")))
     for kind in ("synthesized_result", "truncated_payload"):
         if every or kind in expect:
             checks.append(_RESULT_CHECK.replace("{KIND}", kind))

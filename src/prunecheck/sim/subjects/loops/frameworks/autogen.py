@@ -250,9 +250,11 @@ class AutoGenAdapter:
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A short standalone script replaying the schedule with AutoGen alone
         (:func:`~.autogen_repro.script_text`), the user's file found from ``folder``."""
+        from ._common import provider_says
         from .autogen_repro import script_text
 
-        return script_text(target_spec, schedule_json, folder=folder)
+        return script_text(target_spec, schedule_json, folder=folder,
+                           says=provider_says(self, target_spec, schedule_json))  # fmt: skip
 
 
 class AutoGenLoop:

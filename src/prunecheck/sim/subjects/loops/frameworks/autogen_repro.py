@@ -41,7 +41,15 @@ from prunecheck.sim.subjects.policy_spec import split_reference
 
 from ._common import SCRIPT_EXCEPTHOOK, agent_argument, also_shown, compact
 
-__all__ = ["DISTRIBUTIONS", "HANG_SECONDS", "script_text", "step_lines"]
+__all__ = [
+    "DISTRIBUTIONS",
+    "HANG_SECONDS",
+    "orphan_check",
+    "said",
+    "script_text",
+    "step_lines",
+    "unanswered_check",
+]
 
 #: What the script checks the version of: AgentChat first (``FOUND_ON``'s main entry).
 DISTRIBUTIONS = ("autogen-agentchat", "autogen-core", "autogen-ext")
@@ -51,6 +59,33 @@ HANG_SECONDS = 2
 
 _ORPHAN = RESULT_ORPHANED.template  # the rule (prunecheck.model.provider)
 _UNANSWERED = CALL_UNANSWERED.template.removesuffix("{ids}")
+
+
+def said(says: Mapping[str, tuple[str, str]] | None, kind: str) -> dict[str, str]:
+    """The fields a pairing check prints (``who``, ``text`` as a literal, and the
+    ``tail`` appended to it): the text of the provider that judged the schedule
+    (:func:`._common.provider_says`) for ``kind`` (``result_without_call`` or
+    ``call_without_result``); OpenAI Chat Completions' when none rejected it
+    (its unanswered text then ends with the calls the script finds)."""
+    found = (says or {}).get(kind)
+    if found is not None:
+        return {"who": found[0], "text": repr(found[1]), "tail": ""}
+    if kind == "result_without_call":
+        return {"who": "openai", "text": repr(_ORPHAN), "tail": ""}
+    return {"who": "openai", "text": repr(_UNANSWERED), "tail": ' + ", ".join(missing)'}
+
+
+def orphan_check(says: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """The check of a result sent without its call, printing the judged provider's
+    text (:func:`said`)."""
+    return _ORPHAN_CHECK.substitute(said(says, "result_without_call"))
+
+
+def unanswered_check(says: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """The check of a call sent without its result, printing the judged provider's
+    text (:func:`said`)."""
+    return _UNANSWERED_CHECK.substitute(said(says, "call_without_result"))
+
 
 _HEAD = Template('''\
 """AutoGen AgentChat: $agent, scenario class $scenario, violations $kinds;
@@ -120,7 +155,7 @@ _ORPHAN_CHECK = Template("""\
         for i, m in enumerate(body):
             calls = next((p.get("tool_calls") or [] for p in body[i::-1] if p["role"] != "tool"), [])  # of the message before
             if m["role"] == "tool" and m["tool_call_id"] not in [c["id"] for c in calls]:
-                print(f"request #{n}: {json.dumps(body)}\\nopenai says: " + $text)
+                print(f"request #{n}: {json.dumps(body)}\\n$who says: " + $text)
                 return print(f"reproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
 """)
 
@@ -129,7 +164,7 @@ _UNANSWERED_CHECK = Template("""\
         for i, m in enumerate(body):
             after = [p.get("tool_call_id") for p in body[i + 1:]] + [None]
             if missing := [c["id"] for c in m.get("tool_calls") or [] if c["id"] not in after[:after.index(None)]]:
-                print(f"request #{n}: {json.dumps(body)}\\nopenai says: " + $text + ", ".join(missing))
+                print(f"request #{n}: {json.dumps(body)}\\n$who says: " + $text$tail)
                 return print(f"reproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
 """)
 
@@ -237,7 +272,13 @@ def step_lines(step: Mapping[str, Any]) -> list[str]:
     raise ValueError(f"AutoGen's AssistantAgent has no {kind!r} step")
 
 
-def script_text(target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
+def script_text(
+    target_spec: str,
+    schedule_json: str,
+    *,
+    folder: Path | None = None,
+    says: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
     Parameters
@@ -251,6 +292,9 @@ def script_text(target_spec: str, schedule_json: str, *, folder: Path | None = N
     folder : Path or None
         Where the script will be written: it imports the user's file by its
         path relative to there (None: by its absolute path).
+    says : Mapping or None
+        What the judged provider answered (:func:`._common.provider_says`):
+        the script prints its text; None: OpenAI Chat Completions'.
     """
     schedule = json.loads(schedule_json)
     steps: Sequence[Mapping[str, Any]] = schedule["steps"]
@@ -274,9 +318,9 @@ def script_text(target_spec: str, schedule_json: str, *, folder: Path | None = N
         "provider_rejection" in expect and "unanswered_call" not in expect
     )
     if not expect or orphan:
-        checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
+        checks.append(orphan_check(says))
     if not expect or "unanswered_call" in expect:
-        checks.append(_UNANSWERED_CHECK.substitute(text=repr(_UNANSWERED)))
+        checks.append(unanswered_check(says))
     if not expect or "silent_loss" in expect:
         checks.append(_LOSS_CHECK)
     body = "\n".join(line for step in steps for line in step_lines(step))

@@ -67,6 +67,8 @@ from typing import Any, ClassVar
 from prunecheck.sim.subjects.loops.contract import Capability, Harness, Loop, ToolSpec
 from prunecheck.sim.subjects.loops.versions import Needs, Supported
 
+from .model_providers import ModelProvider, model_provider, models_provider
+
 __all__ = [
     "SUPPORTED",
     "LangGraphAdapter",
@@ -519,10 +521,24 @@ class LangGraphAdapter:
             self._shapes[key] = _shape(self._factory(target))
         return self._shapes[key]
 
+    def provider(self, target: object) -> ModelProvider:
+        """The provider the user's chat model talks to (:func:`.model_providers.model_provider`:
+        ``ChatOpenAI``, with ``use_responses_api=True`` the Responses API;
+        ``ChatAnthropic``; ``init_chat_model("openai:gpt-4o")``'s model…): the
+        model a module-level graph was built with (:func:`graph_provider`), or
+        the default of a factory's ``model`` parameter; a factory prunecheck hands
+        its model to states none (unknown)."""
+        return graph_provider(target)
+
+    def providers(self, target: object) -> frozenset[str]:
+        """The providers whose rules judge the requests (:meth:`provider`)."""
+        return self.provider(target).names
+
     def accepts(self, target: object) -> bool:
         """A callable with a ``model`` parameter returning a LangGraph ``CompiledStateGraph``,
         or a compiled graph the module built with its model (:class:`ModuleGraph`)."""
         if module_graph(target) is not None:
+            graph_provider(target)  # read before an open points the graph at the double
             return True
         if not _is_factory(target):
             return False
@@ -647,6 +663,7 @@ class LangGraphAdapter:
         from prunecheck.sim.subjects.policy_spec import split_reference
         from prunecheck.sim.subjects.user_code import find_object
 
+        from ._common import provider_says
         from .langgraph_repro import repro_script
 
         where, attr = split_reference(target_spec)
@@ -655,6 +672,7 @@ class LangGraphAdapter:
         return repro_script(
             target_spec, json.loads(schedule_json), checkpointer=kind, folder=folder,
             module_graph=module_graph(target) is not None,
+            says=provider_says(self, target_spec, schedule_json),
         )  # fmt: skip
 
 
@@ -803,3 +821,62 @@ def _last_tool_calls(messages: list[Any]) -> list[dict[str, Any]]:
         if isinstance(message, AIMessage):
             return [dict(c) for c in message.tool_calls]
     return []
+
+
+#: The provider of each module-level graph, read the first time it is seen (an
+#: open points the graph's model at the harness's double): id → (graph, provider).
+_GRAPH_PROVIDERS: dict[int, tuple[Any, ModelProvider]] = {}
+
+
+def _held(fn: Any) -> list[Any]:
+    """What ``fn`` reads: its closure cells' contents and the module globals its code names."""
+    out: list[Any] = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    scope = getattr(fn, "__globals__", None)
+    code = getattr(fn, "__code__", None)
+    if isinstance(scope, dict) and code is not None:
+        out += [scope[n] for n in code.co_names if n in scope]
+    return out
+
+
+def _chat_models(graph: Any) -> list[Any]:
+    """The user's chat models (or bindings of one: ``model.bind_tools(...)``) the
+    graph's node functions hold; the harness's double left out."""
+    from langchain_core.language_models import BaseChatModel
+
+    from .lc_doubles import HarnessChatModel
+
+    found: dict[int, Any] = {}
+    for node in graph.nodes.values():
+        for attr in ("func", "afunc"):
+            for held in _held(getattr(node.bound, attr, None)):
+                inner = getattr(held, "bound", held)
+                if isinstance(inner, BaseChatModel) and not isinstance(inner, HarnessChatModel):
+                    found.setdefault(id(held), held)
+    return list(found.values())
+
+
+def graph_provider(target: object) -> ModelProvider:
+    """The provider of the user's model (:meth:`LangGraphAdapter.provider`)."""
+    held = _GRAPH_PROVIDERS.get(id(target))
+    if held is not None and held[0] is target:
+        return held[1]
+    if module_graph(target) is not None:
+        models = _chat_models(target)
+        if not models:
+            return ModelProvider(frozenset(), "the graph holds no chat model of the user's")
+        found = models_provider(models)
+        _GRAPH_PROVIDERS[id(target)] = (target, found)
+        return found
+    try:
+        default = inspect.signature(target).parameters["model"].default  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError):
+        default = inspect.Parameter.empty
+    if default is inspect.Parameter.empty or default is None:
+        return ModelProvider(frozenset(), "a factory prunecheck hands its model to: it names "
+                             "no provider")  # fmt: skip
+    return model_provider(default)

@@ -100,13 +100,13 @@ RAN        if isinstance(result := results[call["id"]], Exception): raise result
 _UNANSWERED = """\
         after = {t["tool_call_id"] for t in itertools.takewhile(lambda t: t["role"] == "tool", sent[i + 1:])}
         if missing := ", ".join(c["id"] for c in m.get("tool_calls", []) if c["id"] not in after):
-            found.append([f"request #{n}: {json.dumps(sent)}", "openai says: UNANSWERED" + missing,
+            found.append([f"request #{n}: {json.dumps(sent)}", SAYS_UNANSWERED,
                           f"reproduced: KIND: request #{n} sends {missing} without a result"])"""
 
 _ORPHAN = """\
         asked_for = next((p.get("tool_calls", []) for p in sent[:i][::-1] if p["role"] != "tool"), [])
         if m["role"] == "tool" and m["tool_call_id"] not in {c["id"] for c in asked_for}:
-            found.append([f"request #{n}: {json.dumps(sent)}", "openai says: ORPHAN",
+            found.append([f"request #{n}: {json.dumps(sent)}", SAYS_ORPHAN,
                           f"reproduced: KIND: request #{n} sends the result of {m['tool_call_id']} without its call"])"""
 
 _SILENT = """\
@@ -273,17 +273,24 @@ def _then_settle(line: str) -> list[str]:
     return [f"{line}; await settle(turn)"]
 
 
-def _judge(expect: set[str]) -> str:
+def _judge(expect: set[str], says: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """The checks of the kinds ``expect``, printing the text of the provider that
+    judged the schedule (``says``, :func:`._common.provider_says`), else OpenAI
+    Chat Completions' (its unanswered text then ends with the calls found)."""
     provider = next((k for k in _PROVIDER if k in expect), "")
+    said = says or {}
     lines = []
     if provider:
         lines.append("    for i, m in enumerate(sent):")
         if provider != "orphaned_result":
-            lines.append(
-                _UNANSWERED.replace("KIND", provider).replace("UNANSWERED", _TEXT_UNANSWERED)
-            )
+            who, text = said.get("call_without_result", ("openai", _TEXT_UNANSWERED))
+            literal = repr(f"{who} says: {text}")
+            literal += "" if "call_without_result" in said else " + missing"
+            lines.append(_UNANSWERED.replace("KIND", provider).replace("SAYS_UNANSWERED", literal))
         if "orphaned_result" in expect:
-            lines.append(_ORPHAN.replace("KIND", "orphaned_result").replace("ORPHAN", _TEXT_ORPHAN))
+            who, text = said.get("result_without_call", ("openai", _TEXT_ORPHAN))
+            literal = repr(f"{who} says: {text}")
+            lines.append(_ORPHAN.replace("KIND", "orphaned_result").replace("SAYS_ORPHAN", literal))
     if "silent_loss" in expect or not provider:
         lines.append(_SILENT)
     return "".join("    " + line + "\n" for line in "\n".join(lines).splitlines())
@@ -296,6 +303,7 @@ def repro_script(
     checkpointer: str,
     folder: Path | None = None,
     module_graph: bool = False,
+    says: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The text of the standalone script replaying ``schedule`` (see the module's docs).
 
@@ -314,6 +322,10 @@ def repro_script(
         Whether ``reference`` is a graph the module compiled at import (its
         model, a provider string's, is pointed at the fake model; the import
         gets a placeholder key).
+    says : Mapping or None
+        What the provider that judged the schedule answered
+        (:func:`._common.provider_says`): the script prints its text; None:
+        OpenAI Chat Completions'.
     """
     _, attr = split_reference(reference)
     shown, factory = _factory(reference, folder)
@@ -363,7 +375,7 @@ def repro_script(
     ran = '        ran.append((call["id"], self.name))\n' if "silent_loss" in rules else ""
     if checkpointer == "none":
         text += "history = []\n"
-    text += _MODEL.replace("RAN", ran).replace("JUDGE", _judge(rules)) + "\n"
+    text += _MODEL.replace("RAN", ran).replace("JUDGE", _judge(rules, says)) + "\n"
     saver = ", checkpointer=checkpointer" if checkpointer == "durable" else ""
     text += (
         f"def agent({'checkpointer' if saver else ''}):  # the user's agent: fake model, fake tools\n"

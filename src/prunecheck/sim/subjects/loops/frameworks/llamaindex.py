@@ -234,6 +234,7 @@ class LlamaIndexAdapter:
         """A short standalone script replaying the schedule with LlamaIndex alone
         (:func:`~.llamaindex_repro.script_text`), the user's file found from ``folder``."""
         from ..target import load_target
+        from ._common import provider_says
         from .llamaindex_memory import is_durable, module_memory
         from .llamaindex_repro import script_text
 
@@ -249,6 +250,7 @@ class LlamaIndexAdapter:
             paired=paired,
             memory_name=None if named is None else named[0],
             durable=is_durable(_memory(target)),
+            says=provider_says(self, target_spec, schedule_json),
         )
 
 

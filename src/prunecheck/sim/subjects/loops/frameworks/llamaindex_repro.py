@@ -35,7 +35,7 @@ from typing import Any
 from prunecheck.sim.subjects.policy_spec import split_reference
 
 from ._common import SCRIPT_EXCEPTHOOK, compact
-from .autogen_repro import _ORPHAN, _ORPHAN_CHECK, _UNANSWERED, _UNANSWERED_CHECK, _relative
+from .autogen_repro import _relative, orphan_check, unanswered_check
 from .strands_repro import _LOSS_CHECK, _RESULT_CHECK, _TWICE_CHECK
 
 __all__ = ["script_text", "step_lines"]
@@ -201,6 +201,7 @@ def script_text(
     paired: bool = False,
     memory_name: str | None = None,
     durable: bool = False,
+    says: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -243,9 +244,9 @@ def script_text(
     every = not expect
     checks: list[str] = []
     if every or expect & {"orphaned_result", "provider_rejection"}:
-        checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
+        checks.append(orphan_check(says))
     if every or expect & {"unanswered_call", "provider_rejection"}:
-        checks.append(_UNANSWERED_CHECK.substitute(text=repr(_UNANSWERED)))
+        checks.append(unanswered_check(says))
     for kind in ("synthesized_result", "truncated_payload"):
         if every or kind in expect:
             checks.append(_RESULT_CHECK.replace("{KIND}", kind))

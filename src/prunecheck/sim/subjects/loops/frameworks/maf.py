@@ -73,7 +73,7 @@ from ..contract import Capability, Harness, Loop, ToolCall, ToolSpec
 from ..reach import Budget
 from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
-from .model_providers import providers_by_module
+from .model_providers import ModelProvider, model_provider
 
 __all__ = [
     "SESSION_ID", "SUPPORTED", "MAFAdapter", "MAFLoop", "chat_middleware", "client_providers",
@@ -316,24 +316,13 @@ def _providers(user: Any, harness: Harness, plain: bool) -> list[Any]:
     return out
 
 
-#: The package of a chat client's class (or of one of its bases) -> the provider
-#: it sends to, beyond OpenAI Chat Completions and Anthropic: the framework's
-#: ``OpenAIChatClient`` (``agent_framework_openai._chat_client``, also under the
-#: Azure and Foundry clients built on it) speaks the Responses API;
-#: ``OpenAIChatCompletionClient`` speaks Chat Completions.
-_CLIENT_PROVIDERS = (
-    ("agent_framework_openai._chat_client", "openai-responses"),
-    ("agent_framework_gemini", "gemini"),
-    ("agent_framework_bedrock", "bedrock"),
-)
-
-
 def client_providers(client: object) -> frozenset[str]:
-    """The providers ``client`` sends to beyond OpenAI Chat Completions and
-    Anthropic, read from the modules of its class and its bases
-    (:data:`_CLIENT_PROVIDERS`): ``openai-responses`` for the Responses-API
-    ``OpenAIChatClient``; empty for ``OpenAIChatCompletionClient``."""
-    return frozenset(providers_by_module(client, _CLIENT_PROVIDERS))
+    """The providers ``client`` sends to, read from the class of the client or a
+    base (:func:`.model_providers.model_provider`): ``openai-responses`` for the
+    framework's ``OpenAIChatClient`` (the Responses API; the Azure and Foundry
+    clients built on it too), ``openai`` for ``OpenAIChatCompletionClient``,
+    ``anthropic`` for the Anthropic client; empty when unknown."""
+    return model_provider(client).names
 
 
 def _budget_of(strategy: Any) -> Budget | None:
@@ -416,10 +405,13 @@ class MAFAdapter:
         found = [b for b in map(_budget_of, _strategies(_need(target))) if b is not None]
         return min(found, key=lambda b: (b.unit != "messages", b.amount)) if found else None
 
+    def provider(self, target: object) -> ModelProvider:
+        """The provider the user's chat client talks to (:func:`client_providers`)."""
+        return model_provider(getattr(_need(target), "client", None))
+
     def providers(self, target: object) -> frozenset[str]:
-        """The providers beyond OpenAI Chat Completions and Anthropic whose rules
-        judge the requests, from the user's chat client (:func:`client_providers`)."""
-        return client_providers(getattr(_need(target), "client", None))
+        """The providers whose rules judge the requests (:meth:`provider`)."""
+        return self.provider(target).names
 
     def open(self, target: object, harness: Harness) -> Loop:
         """A new ``Agent`` of the user's configuration on the scripted client and
@@ -475,6 +467,7 @@ class MAFAdapter:
         from agent_framework import SummarizationStrategy
 
         from ..target import load_target
+        from ._common import provider_says
         from .maf_repro import script_text
 
         target = load_target(f"loop:{self.framework}:{target_spec}").target
@@ -482,7 +475,8 @@ class MAFAdapter:
         nested = [s for s in _strategies(agent) for s in [s, *getattr(s, "strategies", ())]]
         summarizer = any(isinstance(s, SummarizationStrategy) for s in nested)
         return script_text(target_spec, schedule_json, folder=folder, factory=agent is not target,
-                           summarizer=summarizer)  # fmt: skip
+                           summarizer=summarizer,
+                           says=provider_says(self, target_spec, schedule_json))  # fmt: skip
 
 
 def _agent_middleware(user: Any, chat: list[Any], harness: Harness, plain: bool) -> Any:

@@ -36,7 +36,7 @@ from string import Template
 from typing import Any
 
 from ._common import SCRIPT_EXCEPTHOOK, also_shown
-from .autogen_repro import _ORPHAN, _ORPHAN_CHECK, _UNANSWERED, _UNANSWERED_CHECK
+from .autogen_repro import orphan_check, unanswered_check
 from .strands_repro import _LOSS_CHECK, _RESULT_CHECK, _TWICE_CHECK, _load
 
 __all__ = ["script_text", "step_lines"]
@@ -172,6 +172,7 @@ def script_text(
     folder: Path | None = None,
     factory: bool = False,
     summarizer: bool = False,
+    says: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -216,9 +217,9 @@ def script_text(
     checks: list[str] = []
     pairing = every or not expect & {"orphaned_result", "unanswered_call"}  # a rejection alone
     if "orphaned_result" in expect or (pairing and "provider_rejection" in expect) or every:
-        checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
+        checks.append(orphan_check(says))
     if "unanswered_call" in expect or (pairing and "provider_rejection" in expect) or every:
-        checks.append(_UNANSWERED_CHECK.substitute(text=repr(_UNANSWERED)))
+        checks.append(unanswered_check(says))
     for kind in ("synthesized_result", "truncated_payload"):
         if every or kind in expect:
             checks.append(_RESULT_CHECK.replace("{KIND}", kind))

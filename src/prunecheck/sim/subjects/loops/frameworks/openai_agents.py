@@ -65,6 +65,7 @@ from typing import Any, ClassVar
 from ..contract import Capability, Harness, Reply, ToolCall, ToolSpec
 from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
+from .model_providers import ModelProvider, model_provider
 
 __all__ = ["SUPPORTED", "OpenAIAgentsAdapter", "render_items"]
 
@@ -237,6 +238,30 @@ class OpenAIAgentsAdapter:
         agent, config, session = _need(target)
         return openai_agents_budget(config, agent, session)
 
+    def provider(self, target: object) -> ModelProvider:
+        """The provider the agent's model talks to: the run config's model, else
+        the agent's; a model name without a prefix (or none) on the SDK's OpenAI
+        provider, whose default API is Responses (``set_default_openai_api`` or
+        the run config's provider may say Chat Completions); ``litellm/…`` by
+        the provider LiteLLM is told; a ``Model`` by its class (``OpenAIChatCompletionsModel``:
+        Chat Completions; ``LitellmModel``: its model string's prefix)."""
+        agent, config, _ = _need(target)
+        api = _default_api(config)
+        model = config.model if config.model is not None else agent.model
+        if isinstance(model, str) and model.startswith("litellm/"):
+            held = model_provider(model.removeprefix("litellm/"))
+            return ModelProvider(held.names, f"LiteLLM, {held.source}")
+        if model is None or (isinstance(model, str) and "/" not in model.removeprefix("openai/")):
+            what = f"model {model!r}" if model else "the SDK's default model"
+            said = "Responses API" if api == "openai-responses" else "Chat Completions API"
+            return ModelProvider(frozenset({api}), f"{what} on the SDK's OpenAI provider, "
+                                 f"whose API is the {said}")  # fmt: skip
+        return model_provider(model, default=api)
+
+    def providers(self, target: object) -> frozenset[str]:
+        """The providers whose rules judge the requests (:meth:`provider`)."""
+        return self.provider(target).names
+
     def open(self, target: object, harness: Harness) -> _AgentsLoop:
         agent, config, session = _need(target)
         if self.plain:  # the framework's plain agent: nothing of the user's on the history's path
@@ -247,9 +272,24 @@ class OpenAIAgentsAdapter:
         return _AgentsLoop(agent, config, session, harness, self.cancel_mode)
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
+        from ._common import provider_says
         from .openai_agents_repro import script_text
 
-        return script_text(target_spec, schedule_json, folder=folder, cancel_mode=self.cancel_mode)
+        return script_text(target_spec, schedule_json, folder=folder, cancel_mode=self.cancel_mode,
+                           says=provider_says(self, target_spec, schedule_json))  # fmt: skip
+
+
+def _default_api(config: Any) -> str:
+    """The API the SDK's OpenAI provider speaks for a model name: the run config's
+    provider's setting, else the SDK's default (``set_default_openai_api``)."""
+    provider = getattr(config, "model_provider", None)
+    openai = getattr(provider, "openai_provider", provider)
+    use = getattr(openai, "_use_responses", None)
+    if not isinstance(use, bool):
+        from agents.models._openai_shared import get_use_responses_by_default
+
+        use = get_use_responses_by_default()
+    return "openai-responses" if use else "openai"
 
 
 def render_items(items: Any, instructions: str | None) -> list[dict[str, object]]:

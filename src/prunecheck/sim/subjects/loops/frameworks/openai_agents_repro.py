@@ -34,6 +34,7 @@ import json
 import keyword
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,7 @@ _ORPHAN = """\
     for i, m in enumerate(messages):
         calls = calls if m["role"] == "tool" else [c["id"] for c in m.get("tool_calls") or ()]
         if m["role"] == "tool" and m["tool_call_id"] not in calls:
-            findings.append(SAIDopenai says: {ORPHAN}\\nreproduced: provider_rejection: request #{len(requests)} "
+            findings.append(SAID{ORPHAN}\\nreproduced: provider_rejection: request #{len(requests)} "
                             f"sends the result of {m['tool_call_id']} (messages.{i}) without its call")
 """.replace("SAID", _SAID)
 
@@ -103,7 +104,7 @@ _UNANSWERED = """\
     for i, m in enumerate(messages):  # OpenAI's rule: the tool messages right after a call answer it
         answered = {n["tool_call_id"] for n in itertools.takewhile(lambda n: n["role"] == "tool", messages[i + 1 :])}
         if missing := [c["id"] for c in m.get("tool_calls") or () if c["id"] not in answered]:
-            findings.append(SAIDopenai says: {UNANSWERED}{', '.join(missing)}\\nreproduced: provider_rejection: "
+            findings.append(SAID{UNANSWERED}TAIL\\nreproduced: provider_rejection: "
                             f"request #{len(requests)} sends the call of {missing[0]} (messages.{i}) without its result")
 """.replace("SAID", _SAID)
 
@@ -321,19 +322,27 @@ def _step(step: dict[str, Any], replies: int) -> str:
     )
 
 
-def _judges(expect: set[str]) -> tuple[str, str, str]:
-    """(constants, judge lines, extra imports) for the violation kinds ``expect``."""
+def _judges(
+    expect: set[str], says: Mapping[str, tuple[str, str]] | None = None
+) -> tuple[str, str, str]:
+    """(constants, judge lines, extra imports) for the violation kinds ``expect``;
+    the texts those of the provider that judged the schedule (``says``,
+    :func:`._common.provider_says`), else OpenAI Chat Completions'."""
+    said = says or {}
     orphan = not expect or bool(expect & {"orphaned_result", "provider_rejection"})
     unanswered = not expect or "unanswered_call" in expect
     if "provider_rejection" in expect and "orphaned_result" not in expect:
         unanswered = True
     constants, lines, imports = "", "", ""
     if orphan:
-        constants += f"ORPHAN = {_lit(TEXT_ORPHAN)}\n"
+        who, text = said.get("result_without_call", ("openai", TEXT_ORPHAN))
+        constants += f"ORPHAN = {_lit(f'{who} says: {text}')}\n"
         lines += _ORPHAN
     if unanswered:
-        constants += f"UNANSWERED = {_lit(TEXT_UNANSWERED)}\n"
-        lines += _UNANSWERED
+        who, text = said.get("call_without_result", ("openai", TEXT_UNANSWERED))
+        constants += f"UNANSWERED = {_lit(f'{who} says: {text}')}\n"
+        tail = "" if "call_without_result" in said else "{', '.join(missing)}"
+        lines += _UNANSWERED.replace("TAIL", tail)
         imports = "itertools, "
     if not expect or "silent_loss" in expect:
         lines += _LOST
@@ -346,6 +355,7 @@ def script_text(
     *,
     folder: Path | None = None,
     cancel_mode: str = "immediate",
+    says: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -363,6 +373,9 @@ def script_text(
         its path relative to it); ``None``: the working directory.
     cancel_mode : str
         ``RunResultStreaming.cancel(mode=...)`` of a cancel step.
+    says : Mapping or None
+        What the provider that judged the schedule answered
+        (:func:`._common.provider_says`): the script prints its text.
 
     Raises
     ------
@@ -376,7 +389,7 @@ def script_text(
     kinds = {s["kind"] for s in steps}
     fails = bool(kinds & {"fail", "timeout"})
     names = ["FunctionTool", "RunConfig", "Runner", "SQLiteSession"]
-    constants, judges, imports = _judges(expect)
+    constants, judges, imports = _judges(expect, says)
     if "importlib.util" in user_import:
         imports += "importlib.util, "
     session = _session(target_spec, attr)

@@ -54,8 +54,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..contract import Capability, Harness, Reply, ToolCall, ToolSpec
+from ..offline import offline
 from ..versions import Needs, Supported
 from ._common import build_target, inline_executor
+from .model_providers import ModelProvider, model_provider
 
 __all__ = ["SUPPORTED", "Persist", "PydanticAIAdapter", "render_messages"]
 
@@ -221,6 +223,19 @@ class PydanticAIAdapter:
             caps.add(Capability.TOOL_TIMEOUT)
         return frozenset(caps)
 
+    def provider(self, target: object) -> ModelProvider:
+        """The provider the agent's model talks to (:func:`.model_providers.model_provider`):
+        the model's class (``OpenAIResponsesModel``, ``OpenAIChatModel``,
+        ``AnthropicModel``…); for a model string the agent keeps
+        (``defer_model_check=True``), the class pydantic-ai builds for it
+        (:func:`string_provider`)."""
+        model = getattr(_need(target), "model", None)
+        return string_provider(model) if isinstance(model, str) else model_provider(model)
+
+    def providers(self, target: object) -> frozenset[str]:
+        """The providers whose rules judge the requests (:meth:`provider`)."""
+        return self.provider(target).names
+
     def open(self, target: object, harness: Harness) -> _PydanticAILoop:
         return _PydanticAILoop(_need(target), harness, self, _other_agents(target))
 
@@ -250,6 +265,25 @@ def _other_agents(target: object) -> list[Any]:
         return []
     found = {id(v): v for v in vars(module).values() if isinstance(v, Agent) and v is not agent}
     return list(found.values())
+
+
+@functools.lru_cache(maxsize=64)
+def string_provider(name: str) -> ModelProvider:
+    """The provider of a pydantic-ai model string: the class pydantic-ai's
+    ``infer_model`` builds for it (``openai:`` is the Responses API from
+    pydantic-ai 1.x on, ``openai-chat:`` Chat Completions), built offline on
+    placeholder keys (:func:`..offline.offline`); the string's prefix when it
+    cannot be built (a package or a region missing)."""
+    from pydantic_ai.models import infer_model
+
+    try:
+        with offline():
+            built = infer_model(name)
+    except Exception:  # the provider's package or setting is missing: read the prefix
+        return model_provider(name)
+    found = model_provider(built)
+    return ModelProvider(found.names, f"model string {name!r}, which pydantic-ai builds as "
+                         f"{found.source}")  # fmt: skip
 
 
 def _need(target: object) -> Any:

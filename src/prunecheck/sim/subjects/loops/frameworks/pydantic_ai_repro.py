@@ -19,8 +19,9 @@ model or a tool).
 
 The script checks the schedule's first violation as the run shows it (a body
 that ran twice; a call that ran and is gone from request ``#N`` while, for a
-trimming agent, its batch was never closed in the store; a request OpenAI
-rejects, printed with OpenAI's text; a result no tool returned; a cancelled
+trimming agent, its batch was never closed in the store; a request the provider
+rejects, printed with the text of the provider that judged it (the one the
+agent's model talks to); a result no tool returned; a cancelled
 turn that does not return) and ends with ``reproduced: KIND: detail`` (exit
 1) or ``not reproduced`` (exit 0); it exits 2, saying why, when pydantic-ai
 is missing, is another version than the one it was found on, or the replay
@@ -259,14 +260,13 @@ def _check(story: Story, incident: Incident | None, trims: bool) -> tuple[list[s
              'calls = {c["id"] for m in request for c in m.get("tool_calls", [])}',
              'results = {m["tool_call_id"]: m["content"] for m in request '
              'if m["role"] == "tool"}']  # fmt: skip
-    said = ""
+    who, said = "", ""
     if kind in ("orphaned_result", "unanswered_call", "provider_rejection") and ids:
         orphan = kind == "orphaned_result" or "result_without_call" in incident.reason
         tests = [f"{_q(c)} in results and {_q(c)} not in calls" if orphan
                  else f"{_q(c)} in calls and {_q(c)} not in results" for c in ids]  # fmt: skip
         cond = " or ".join(tests)
-        said = _TEXT_ORPHAN if orphan else _TEXT_UNANSWERED.format(ids=list(ids))
-        said = incident.text if kind == "provider_rejection" and incident.text else said
+        who, said = _said(story, incident, orphan)
     else:  # the shape prunecheck judged: each message's role, its calls' ids, the id it answers
         body = story.ledger.requests[n - 1].body["messages"]
         assert isinstance(body, list)
@@ -277,8 +277,23 @@ def _check(story: Story, incident: Incident | None, trims: bool) -> tuple[list[s
         cond = f"shape == {want!r}"
     lines += [f"if {cond}:", f'    print(f"request #{n}: {{json.dumps(request)}}")']
     if said:
-        lines.append(f"    print({_q('openai says: ' + said)})")
+        lines.append(f"    print({_q(f'{who} says: {said}')})")
     return [*lines, f"    {done}"], True
+
+
+def _said(story: Story, incident: Incident, orphan: bool) -> tuple[str, str]:
+    """The provider that judged the request and its text: the incident's own
+    (a provider rejection), or the rejection the judge wrote beside it for the
+    same call (an orphaned result, an unanswered call); OpenAI Chat
+    Completions' when there is none."""
+    if incident.kind.value == "provider_rejection" and incident.text:
+        return incident.reason.partition(":")[0] or "openai", incident.text
+    beside = next((i for i in story.incidents if i.kind.value == "provider_rejection"
+                   and i.step == incident.step and set(i.ids) & set(incident.ids) and i.text),
+                  None)  # fmt: skip
+    if beside is not None:
+        return beside.reason.partition(":")[0], beside.text
+    return "openai", _TEXT_ORPHAN if orphan else _TEXT_UNANSWERED.format(ids=list(incident.ids))
 
 
 def script_text(

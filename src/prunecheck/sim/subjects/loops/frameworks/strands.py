@@ -353,6 +353,7 @@ class StrandsAdapter:
         """A short standalone script replaying the schedule with Strands alone
         (:func:`~.strands_repro.script_text`), the user's file found from ``folder``."""
         from ..target import load_target
+        from ._common import provider_says
         from .strands_repro import script_text
 
         target = load_target(f"loop:{self.framework}:{target_spec}").target
@@ -363,7 +364,8 @@ class StrandsAdapter:
                            factory=agent is not target,
                            session=getattr(agent, "_session_manager", None) is not None,
                            summarizing="Summariz" in manager,
-                           hooks=MESSAGE_EVENTS if user_hooks(agent) else ())  # fmt: skip
+                           hooks=MESSAGE_EVENTS if user_hooks(agent) else (),
+                           says=provider_says(self, target_spec, schedule_json))  # fmt: skip
 
 
 class StrandsLoop:

@@ -44,7 +44,7 @@ from prunecheck.sim.subjects.policy_spec import split_reference
 
 from ..judge import BEDROCK_FIRST_USER
 from ._common import SCRIPT_EXCEPTHOOK, agent_argument, also_shown
-from .autogen_repro import _ORPHAN, _ORPHAN_CHECK, _UNANSWERED, _UNANSWERED_CHECK, _relative
+from .autogen_repro import _relative, orphan_check, unanswered_check
 
 __all__ = ["HANG_SECONDS", "script_text", "step_lines"]
 
@@ -275,6 +275,7 @@ def script_text(
     session: bool = False,
     summarizing: bool = False,
     hooks: Sequence[str] = (),
+    says: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -344,9 +345,9 @@ def script_text(
         checks.append(_BEDROCK_CHECK.substitute(text=repr(BEDROCK_FIRST_USER)))
     openai = "provider_rejection" in expect and not bedrock  # a rejection by OpenAI's pairing rules
     if every or openai or "orphaned_result" in expect:
-        checks.append(_ORPHAN_CHECK.substitute(text=repr(_ORPHAN)))
+        checks.append(orphan_check(says))
     if every or openai or "unanswered_call" in expect:
-        checks.append(_UNANSWERED_CHECK.substitute(text=repr(_UNANSWERED)))
+        checks.append(unanswered_check(says))
     for kind in ("synthesized_result", "truncated_payload"):
         if every or kind in expect:
             checks.append(_RESULT_CHECK.replace("{KIND}", kind))
