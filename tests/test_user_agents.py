@@ -158,7 +158,16 @@ ROWS: tuple[Row, ...] = (
     # 11. Round 34: a trim that empties the conversation, a session's own item limit (the
     # SDK drops an output whose call the limit cut: safe), a budget stated only as a module
     # constant, a trim inside the user's own async graph node.
-    Row("oa_reset_filter.py:app", Expect.UNSAFE, STRUCTURAL),
+    Row(
+        "oa_reset_filter.py:app",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="trim cell safe since the agent is judged by its own provider's rules: its "
+        "model (gpt-4.1 on the SDK's OpenAI provider) speaks the Responses API, which prunecheck "
+        "does not know to refuse instructions with no input; Anthropic's empty-request rule, which "
+        "caught it before, is not its provider's, and what the reset dropped were whole, closed "
+        "units a trim removed (no loss by the judge's rule)",
+    ),
     Row("oa_session_settings.py:app", Expect.SAFE),
     Row(
         "ag_chars_constant.py:agent",

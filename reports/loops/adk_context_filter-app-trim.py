@@ -68,6 +68,6 @@ async def main():
     for n, body in enumerate(requests, 1):  # OpenAI: a tool message answers the assistant message before it
         for i, m in enumerate(body):
             if m["role"] == "tool" and m["tool_call_id"] not in [c["id"] for c in next((p.get("tool_calls") or [] for p in body[i::-1] if p["role"] != "tool"), [])]:
-                return print(f"request #{n}: {json.dumps(body)}\nopenai says: " + "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'." + f"\nreproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
+                return print(f"request #{n}: {json.dumps(body)}\ngemini says: " + 'Please ensure that function response turn comes immediately after a function call turn.' + f"\nreproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
     return print("not reproduced") or 0
 if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

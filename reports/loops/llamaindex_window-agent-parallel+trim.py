@@ -62,7 +62,7 @@ async def main():
         for i, m in enumerate(body):
             calls = next((p.get("tool_calls") or [] for p in body[i::-1] if p["role"] != "tool"), [])  # of the message before
             if m["role"] == "tool" and m["tool_call_id"] not in [c["id"] for c in calls]:
-                print(f"request #{n}: {json.dumps(body)}\nopenai says: " + "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
+                print(f"request #{n}: {json.dumps(body)}\nanthropic says: " + 'messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: call_1. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.')
                 return print(f"reproduced: orphaned_result: the result of {m['tool_call_id']} is sent without its call") or 1
     for n, body in enumerate(requests, 1):  # OpenAI: the tool messages after a call answer each of its calls
         for i, m in enumerate(body):

@@ -17,7 +17,7 @@ class Inline(concurrent.futures.ThreadPoolExecutor):  # the session's to_thread 
     def submit(self, fn, /, *args, **kwargs):
         (future := concurrent.futures.Future()).set_result(fn(*args, **kwargs))
         return future
-ORPHAN = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
+ORPHAN = "openai-responses says: No tool call found for function call output with call_id call_1."
 async def answer(call):  # the provider: each request in Chat Completions form, judged, then its reply
     system = [{"role": "system", "content": call.system_instructions}] if call.system_instructions else []
     requests.append(messages := system + Converter.items_to_messages(call.input))
@@ -25,7 +25,7 @@ async def answer(call):  # the provider: each request in Chat Completions form, 
     for i, m in enumerate(messages):
         calls = calls if m["role"] == "tool" else [c["id"] for c in m.get("tool_calls") or ()]
         if m["role"] == "tool" and m["tool_call_id"] not in calls:
-            findings.append(f"request #{len(requests)}: {json.dumps(messages, default=str)}\nopenai says: {ORPHAN}\nreproduced: provider_rejection: request #{len(requests)} "
+            findings.append(f"request #{len(requests)}: {json.dumps(messages, default=str)}\n{ORPHAN}\nreproduced: provider_rejection: request #{len(requests)} "
                             f"sends the result of {m['tool_call_id']} (messages.{i}) without its call")
     return await replies.get()
 def fake(tool):  # the user's tool, its body replaced: it returns when the schedule completes its call

@@ -246,6 +246,10 @@ def script_text(
     gemini : bool
         Whether the agent's model is a Gemini model: a provider rejection is
         then checked by Gemini's function-turn rule too, with its text.
+    says : Mapping or None
+        What the provider that judged the schedule answered
+        (:func:`._common.provider_says`): the script prints its text; None:
+        OpenAI Chat Completions'.
     """
     from .adk_doubles import SUMMARY
 

@@ -226,6 +226,10 @@ def script_text(
     durable : bool
         Whether the memory is a ``Memory`` on a database file (the script
         puts its database in a temporary folder; a crash keeps it).
+    says : Mapping or None
+        What the provider that judged the schedule answered
+        (:func:`._common.provider_says`): the script prints its text; None:
+        OpenAI Chat Completions'.
     """
     schedule = json.loads(schedule_json)
     steps: Sequence[Mapping[str, Any]] = schedule["steps"]

@@ -192,6 +192,10 @@ def script_text(
     summarizer : bool
         Whether the agent summarizes (a ``SummarizationStrategy``): its client
         answers a fixed summary, as the harness's does.
+    says : Mapping or None
+        What the provider that judged the schedule answered
+        (:func:`._common.provider_says`): the script prints its text; None:
+        OpenAI Chat Completions'.
     """
     from .maf_doubles import SUMMARY
 

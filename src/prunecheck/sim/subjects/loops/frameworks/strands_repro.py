@@ -302,6 +302,10 @@ def script_text(
         The events whose hook callbacks of the user's own the script registers
         on the agent it builds (the adapter's ``MESSAGE_EVENTS`` when the agent
         has some, :func:`~.strands.user_hooks`); empty: none.
+    says : Mapping or None
+        What the provider that judged the schedule answered
+        (:func:`._common.provider_says`): the script prints its text; None:
+        OpenAI Chat Completions'.
     """
     from .strands_doubles import SUMMARY
 
