@@ -79,6 +79,7 @@ __all__ = [
     "judge_request",
     "judged_by",
     "refused_turn",
+    "rejecting_provider",
     "removed_by_trim",
     "rules_line",
     "to_anthropic",
@@ -207,6 +208,22 @@ def judged_by(providers: frozenset[str]) -> tuple[Provider, ...]:
     """
     named = tuple(p for p in _ORDER if p.value in providers)
     return named or COMMON_PROVIDERS
+
+
+def rejecting_provider(incident: Incident) -> tuple[str, str]:
+    """The provider a rejection names and the kind of error, read from its reason
+    (``provider:kind``, as :func:`judge_request` writes it); ``("", "")`` for
+    any other incident.
+
+    >>> rejecting_provider(Incident(IncidentKind.PROVIDER_REJECTION, 1, (), "",
+    ...                             reason="openai-responses:result_without_call"))
+    ('openai-responses', 'result_without_call')
+    """
+    if incident.kind is not IncidentKind.PROVIDER_REJECTION:
+        return "", ""
+    reason = incident.reason
+    who = max((p.value for p in Provider if reason.startswith(f"{p.value}:")), key=len, default="")
+    return (who, reason[len(who) + 1 :]) if who else ("", "")
 
 
 def rules_line(providers: frozenset[str], source: str = "") -> str:

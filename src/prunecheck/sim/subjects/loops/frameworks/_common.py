@@ -49,10 +49,12 @@ def rejections_said(incidents: Iterable[Incident]) -> dict[str, tuple[str, str]]
     among ``incidents`` (``result_without_call``, ``call_without_result``,
     ``no_messages``…) → (provider, text), as the judge wrote them (its reason
     is ``provider:kind``)."""
+    from ..judge import rejecting_provider
+
     out: dict[str, tuple[str, str]] = {}
     for incident in incidents:
-        who, _, kind = incident.reason.partition(":")
-        if incident.kind.value == "provider_rejection" and incident.text and kind:
+        who, kind = rejecting_provider(incident)
+        if who and incident.text:
             out.setdefault(kind, (who, incident.text))
     return out
 

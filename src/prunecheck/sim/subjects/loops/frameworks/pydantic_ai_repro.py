@@ -43,6 +43,7 @@ from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHAN
 from prunecheck.sim.subjects.policy_spec import is_file_reference, split_reference
 
 from ..contract import Adapter
+from ..judge import rejecting_provider
 from ..steps import (
     Advance,
     Approve,
@@ -287,12 +288,12 @@ def _said(story: Story, incident: Incident, orphan: bool) -> tuple[str, str]:
     same call (an orphaned result, an unanswered call); OpenAI Chat
     Completions' when there is none."""
     if incident.kind.value == "provider_rejection" and incident.text:
-        return incident.reason.partition(":")[0] or "openai", incident.text
+        return rejecting_provider(incident)[0] or "openai", incident.text
     beside = next((i for i in story.incidents if i.kind.value == "provider_rejection"
                    and i.step == incident.step and set(i.ids) & set(incident.ids) and i.text),
                   None)  # fmt: skip
     if beside is not None:
-        return beside.reason.partition(":")[0], beside.text
+        return rejecting_provider(beside)[0] or "openai", beside.text
     return "openai", _TEXT_ORPHAN if orphan else _TEXT_UNANSWERED.format(ids=list(incident.ids))
 
 
