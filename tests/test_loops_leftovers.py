@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -156,14 +157,27 @@ def test_cycles_a_closed_run_leaves_its_caller_are_collected_though_the_heap_is_
 #: adk_compaction's summary turn breaks Gemini's turn rule: reports/loops.md).
 _STRUCTURAL = "orphaned_result,invalid_prune,unanswered_call"
 
-#: One agent per framework (and the sync processor of pydantic-ai), searched 2,000 runs:
-#: (name, module to import, spec, extra arguments).
+#: LangGraph's search stops on what a trimmer breaks only: a tool that fails ends
+#: LangChain's turn with its call unanswered, a framework finding of every
+#: configuration (the plain agent fails the same way) that otherwise ended the search
+#: after 175 of its 2,000 schedules (seed 0, langchain 1.5.2, langgraph 1.2.24).
+_TRIMMED = "orphaned_result,invalid_prune"
+
+#: One agent per framework the .venv drives in process (and the sync processor of
+#: pydantic-ai), searched 2,000 runs: (name, module to import, spec, extra arguments).
+#: Not here: AutoGen 0.2 (``pyautogen``) and LlamaIndex 0.11's ``OpenAIAgent``
+#: (``llamaindex-openai-agent``), whose releases need openai<2 and llama-index-core 0.11
+#: and so live only in the known-bug corpus's venvs (known_bugs/venvs.py), not beside the
+#: releases pyproject.toml pins; and black-box agents (``loop:process:``), which run in a
+#: process of their own started and ended for each schedule, so a run leaves nothing in
+#: prunecheck's process to pile up (tests/test_search_inconsistent.py searches one).
 LONG = [
     ("pydantic-ai", "pydantic_ai", f"loop:{EXAMPLES / 'pydantic_ai_keep_last.py'}:agent", ()),
     ("pydantic-ai sync", "pydantic_ai",
      f"loop:{ROOT / 'tests' / 'loops_sync_agents.py'}:pa_agent", ()),
     ("openai-agents", "agents", f"loop:{EXAMPLES / 'openai_agents_guarded.py'}:app", ()),
-    ("langgraph", "langgraph", f"loop:{EXAMPLES / 'langgraph_guarded.py'}:agent", ()),
+    ("langgraph", "langgraph", f"loop:{EXAMPLES / 'langgraph_guarded.py'}:agent",
+     ("--target", _TRIMMED)),
     ("autogen", "autogen_agentchat", f"loop:{EXAMPLES / 'autogen_guarded.py'}:agent", ()),
     ("strands", "strands", f"loop:{EXAMPLES / 'strands_summarizing.py'}:agent", ()),
     ("maf", "agent_framework", f"loop:{EXAMPLES / 'maf_compaction.py'}:agent", ()),
@@ -188,7 +202,9 @@ def test_a_2000_run_search_ends_normally(
     )  # fmt: skip
     assert done.returncode in (0, 1), (framework, done.returncode, done.stderr[-2000:])
     assert "Traceback" not in done.stderr and "Flaky" not in done.stderr
-    assert "schedules generated" in done.stdout
+    generated = re.search(r"(\d+) schedules generated", done.stdout)
+    assert generated, done.stdout[-2000:]
+    assert int(generated[1]) >= 2000, done.stdout[-2000:]  # no finding ended it early
 
 
 def test_forget_empties_the_orm_mappers_compiled_statements_of_closed_engines() -> None:
