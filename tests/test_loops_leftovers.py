@@ -133,7 +133,7 @@ def test_cycles_a_closed_run_leaves_its_caller_are_collected_though_the_heap_is_
     class Kept:  # what a run leaves its caller, in a cycle
         def __init__(self, size: int) -> None:
             self.me = self
-            self.load = [[] for _ in range(size)]  # as big as REGROWTH of the heap and more
+            self.load: list[list[int]] = [[] for _ in range(size)]  # over REGROWTH of the heap
 
     monkeypatch.setattr(scheduler, "_collected_heap", 0)  # this test's first run is the base
     kept: list[weakref.ref[Kept]] = []
