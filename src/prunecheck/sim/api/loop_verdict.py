@@ -44,6 +44,7 @@ from prunecheck.sim.subjects.loops.contract import Capability
 from prunecheck.sim.subjects.loops.judge import rules_line
 from prunecheck.sim.subjects.loops.offline import offline
 from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, LoopShape, Scenario, ScenarioClass
+from prunecheck.sim.subjects.loops.scheduler import debris_unreported
 from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import LoopTarget
@@ -404,7 +405,7 @@ def search_scenario(
                       polish_runs=polish_runs, deadline=deadline, kinds=kinds,
                       accept=accept)  # fmt: skip
 
-    with confined(), offline():  # the agent's code: offline, in the cage
+    with confined(), offline(), debris_unreported():  # the agent's code: offline, in the cage
         return grow_search(target, scenario, max_steps, max_examples, searcher, grow=grow)
 
 
