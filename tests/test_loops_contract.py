@@ -43,7 +43,7 @@ from prunecheck.sim.subjects.loops.steps import (
 class _Harness:
     store = Path(".")
 
-    async def model(self, request: Mapping[str, object]) -> Reply:
+    async def model(self, request: Mapping[str, object], *, aside: bool | None = None) -> Reply:
         return Reply("done")
 
     async def tool(self, call: ToolCall) -> str:

@@ -125,7 +125,7 @@ class Harness(Protocol):
     store: Path
     """A directory for durable persistence (SQLite files, saved state)."""
 
-    async def model(self, request: Mapping[str, object]) -> Reply:
+    async def model(self, request: Mapping[str, object], *, aside: bool | None = None) -> Reply:
         """The model double.
 
         Parameters
@@ -137,6 +137,13 @@ class Harness(Protocol):
             ``user``, ``assistant`` (with ``tool_calls``: ``id``,
             ``type: "function"``, ``function: {name, arguments}``) and
             ``tool`` (with ``tool_call_id``).
+        aside : bool or None
+            Whether the request is one the user's own code made (a summarizer's),
+            not the agent's turn, as the adapter knows it: true, a side request
+            (not judged as the agent's context; a ``model_error`` step may fail
+            it); false, the agent's own even without tools (AutoGen's reflection
+            on tool use); None, inferred: a request offering no tools is a side
+            request (for an adapter whose ``model_faults`` is true).
 
         Returns
         -------

@@ -289,18 +289,19 @@ class LoopRun:
         self._open()
 
     # ------------------------------------------------------ the Harness side
-    async def model(self, request: Mapping[str, object]) -> Reply:
+    async def model(self, request: Mapping[str, object], *, aside: bool | None = None) -> Reply:
         """Record and judge the request, then wait for the schedule's reply.
 
-        A request the user's own code made (a summarizer's prompt: it offers no
-        tools although the agent has some, with an adapter whose ``model_faults``
-        is true) is recorded but not judged as the agent's context: it is no
+        A request the user's own code made (a summarizer's prompt, with an
+        adapter whose ``model_faults`` is true: ``aside`` true, or, when the
+        adapter does not say, a prompt offering no tools although the agent has
+        some) is recorded but not judged as the agent's context: it is no
         history the agent sends, and a ``model_error`` step may fail it.
         """
         body = json.loads(json.dumps(request, sort_keys=True, default=str))
         at = self._at()
         self.ledger.requests.append(Received(at, body))
-        side = self.model_faults and not body.get("tools")
+        side = self.model_faults and (not body.get("tools") if aside is None else aside)
         if not side:
             self._record(judge_request(body, self.ledger, at, trims=self.trims,
                                        providers=self.providers))  # fmt: skip

@@ -17,6 +17,15 @@ A fake tool is a ``BaseTool`` with the user's tool's ``args_type``,
 call id AutoGen passes to ``run_json``.  AutoGen's workbench links it to the
 cancellation token, as it does the user's tool.
 
+A model call the agent's model context makes while it builds the messages
+(a summarizer of the user's own, asking the agent's client or another client
+the adapter replaced) is the user's own request, not the agent's turn:
+:func:`watch_context` marks the context's ``get_messages`` so that the
+client asks the harness with ``aside=True`` (not judged as the agent's
+context; a ``model_error`` step may fail it, as a provider's error), and
+every other request, AutoGen's reflection on tool use (no tools offered)
+included, with ``aside=False``.
+
 Everything here imports AutoGen: imported only when the AutoGen adapter is used.
 """
 
@@ -46,9 +55,11 @@ from pydantic import BaseModel
 
 from prunecheck.sim.subjects.loops.contract import Harness, Reply, ToolCall, ToolSpec
 
-__all__ = ["HarnessClient", "fake_tool", "render_messages", "tool_spec"]
+__all__ = ["HarnessClient", "fake_tool", "render_messages", "tool_spec", "watch_context"]
 
 _CURRENT_CALL: ContextVar[tuple[str, str]] = ContextVar("prunecheck_ag_call", default=("", "{}"))
+#: True while the agent's model context builds the messages (its own model calls are asides).
+_IN_CONTEXT: ContextVar[bool] = ContextVar("prunecheck_ag_in_context", default=False)
 _INFO: ModelInfo = {
     "vision": False,
     "function_calling": True,
@@ -140,7 +151,7 @@ class HarnessClient(ChatCompletionClient):
         request: dict[str, object] = {"messages": render_messages(messages)}
         if tools:
             request["tools"] = [_tool_schema(t) for t in tools]
-        future = asyncio.ensure_future(self._harness.model(request))
+        future = asyncio.ensure_future(self._harness.model(request, aside=_IN_CONTEXT.get()))
         if cancellation_token is not None:
             cancellation_token.link_future(future)
         reply = await future
@@ -218,6 +229,24 @@ class HarnessClient(ChatCompletionClient):
     @property
     def model_info(self) -> ModelInfo:
         return _INFO
+
+
+def watch_context(context: Any) -> None:
+    """Mark ``context``'s ``get_messages`` (the user's model context, as AutoGen
+    calls it before each model call): a model call made inside it is the
+    user's own request (a summarizer's), asked with ``aside=True``."""
+    read = context.get_messages
+
+    async def get_messages() -> list[LLMMessage]:
+        token = _IN_CONTEXT.set(True)
+        try:
+            messages: list[LLMMessage] = await read()
+            return messages
+        finally:
+            with contextlib.suppress(ValueError):  # closed by a crashed loop's teardown
+                _IN_CONTEXT.reset(token)
+
+    context.get_messages = get_messages
 
 
 class _FakeTool(BaseTool[BaseModel, BaseModel]):

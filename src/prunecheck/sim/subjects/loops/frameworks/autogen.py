@@ -15,6 +15,15 @@ reply with several calls is a parallel batch: AutoGen runs the calls with
 ``asyncio.gather`` and adds one ``FunctionExecutionResultMessage`` when all
 are done.
 
+A model context of the user's own that asks a model client itself (a
+summarizer on the agent's own client, or on another: every
+``ChatCompletionClient`` the context holds is replaced by the double) asks
+the harness aside (:func:`~.ag_doubles.watch_context`): the request is not
+judged as the agent's context, and a ``model_error`` step fails it as a
+provider's error would (``model_faults``; in every class, since nothing
+retries it after a backoff): what a failed summary does to the turn is
+found, and the verdict names the summarizer's failure.
+
 Persistence is what an AutoGen app writes itself: after every turn that
 returns, ``await agent.save_state()`` is written to
 ``harness.store/autogen-state.json`` (written whole, then renamed); a new loop
@@ -154,9 +163,20 @@ class AutoGenAdapter:
 
     framework = "autogen"
     supported: ClassVar[Supported] = SUPPORTED
+    #: A model context that asks a model client of its own (a summarizer on the agent's
+    #: client, which the double replaces) asks the harness aside: its request may fail
+    #: (``model_error``), as a provider's error would fail it.
+    model_faults: ClassVar[bool] = True
 
     def __init__(self, *, plain: bool = False) -> None:
         self.plain = plain
+
+    def untimed_faults(self, target: object) -> bool:
+        """A failed side request is not retried after a backoff: AutoGen's clients
+        are replaced by the double, and a model context's own call (a summarizer's)
+        is made once, so its ``model_error`` is offered in every class, the trimming
+        class included."""
+        return True
 
     def without_trimming(self) -> AutoGenAdapter:
         """This adapter opening the framework's plain agent (``plain``)."""
@@ -227,7 +247,7 @@ class AutoGenAdapter:
         from ``harness.store`` before its first step."""
         from autogen_core.tools import StaticStreamWorkbench
 
-        from .ag_doubles import HarnessClient, fake_tool
+        from .ag_doubles import HarnessClient, fake_tool, watch_context
 
         agent = _build(target, HarnessClient(harness))
         if self.plain:
@@ -242,6 +262,7 @@ class AutoGenAdapter:
                 "it uses a workbench (MCP …) whose tools prunecheck cannot replace.",
                 "give the agent its tools with tools=[...] for the check.",
             )
+        watch_context(agent._model_context)  # a summarizer's own model call: an aside
         fakes = [fake_tool(t, harness) for t in agent._tools]
         agent._tools = fakes
         agent._workbench = [StaticStreamWorkbench(fakes)]

@@ -140,6 +140,19 @@ def start(agent, task=None):  # a turn of the app: agent.run, then it saves the 
     running, token = asyncio.create_task(turn()), CancellationToken()
 ''')
 
+#: The double's ``create`` as the head writes it, and as a schedule whose context's own
+#: model call (a summary, asked without a cancellation token) fails needs it.
+_CREATE = """\
+    async def create(self, messages, *, cancellation_token, **kwargs):
+        requests.append(chat(messages))
+        await cancellation_token.link_future(asked.setdefault(len(requests), asyncio.Future()))
+"""
+_CREATE_ASIDE = """\
+    async def create(self, messages, *, cancellation_token=None, **kwargs):  # the agent's, or its context's (a summary)
+        requests.append(chat(messages)); future = asked.setdefault(len(requests), asyncio.Future())
+        await (cancellation_token.link_future(future) if cancellation_token else future)
+"""
+
 _MAIN = Template("""\
 async def main():
 $load
@@ -253,6 +266,9 @@ def step_lines(step: Mapping[str, Any]) -> list[str]:
     if kind == "timeout":
         text = f"the tool of {step['call']} timed out"
         return [f"    await step(finish({step['call']!r}, TimeoutError({text!r})))"]
+    if kind == "model_error":  # the context's own model call (a summary) fails, as the provider's error
+        error = str(step.get("error", "model error"))
+        return [f"    await step(next(f for f in asked.values() if not f.done()).set_exception(RuntimeError({error!r})))"]
     if kind == "advance":
         return [f"    await step(await asyncio.sleep({float(step['seconds'])!r}))"]
     if kind == "cancel":
@@ -323,5 +339,8 @@ def script_text(
         checks.append(unanswered_check(says))
     if not expect or "silent_loss" in expect:
         checks.append(_LOSS_CHECK)
+    if any(s["kind"] == "model_error" for s in steps):
+        assert _CREATE in head
+        head = head.replace(_CREATE, _CREATE_ASIDE)
     body = "\n".join(line for step in steps for line in step_lines(step))
     return compact(head + _MAIN.substitute(load=load, steps=body, checks="".join(checks)))
