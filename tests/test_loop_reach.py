@@ -86,7 +86,8 @@ def test_a_result_that_is_not_its_tools_output_is_a_rewrite() -> None:
     assert watch.changed == 1
     assert watch.figures(ledger, 7) == {"changed": 1, "widest": 1, "messages": 3,
                                         "chars": watch.chars, "tokens": 7,
-                                        "model_failed": 0}  # fmt: skip
+                                        "model_failed": 0,
+                                        "oldest_ms": int(watch.oldest * 1000)}  # fmt: skip
 
 
 def test_the_ladder_grows_width_sizes_and_steps_and_aims_at_a_known_budget() -> None:

@@ -84,6 +84,12 @@ class Figures:
         What the framework's repair layer did to histories on their way to
         the model (:mod:`prunecheck.sim.subjects.loops.repair`), and which
         providers reject a history it repaired, as it was before.
+    oldest_ms : int
+        The oldest message's age at a request, in milliseconds: the longest
+        span from a schedule's first request to its last (what a threshold in
+        time, :data:`~prunecheck.sim.subjects.loops.reach.TIME_UNITS`, is against;
+        in ``--json`` only with such a budget).  Measured in real time as well as
+        virtual, it differs between two runs of the same schedules: not compared.
     """
 
     schedules: int
@@ -99,6 +105,7 @@ class Figures:
     grown: str = ""
     faults: int = 0
     repairs: RepairCounts = field(default_factory=RepairCounts)
+    oldest_ms: int = field(default=0, compare=False)  # wall time: no two runs measure it alike
 
     @classmethod
     def of(cls, tally: Tally, target: LoopTarget) -> Figures:
@@ -111,7 +118,7 @@ class Figures:
             most.get("messages", 0), most.get("chars", 0), most.get("tokens", 0),
             counter_name(target.adapter), budget_of(target.adapter, target.target), rung,
             steps[rung - 1].text() if 0 < rung <= len(steps) else "",
-            tally.hits["model_failed"], RepairCounts.of(tally.hits),
+            tally.hits["model_failed"], RepairCounts.of(tally.hits), most.get("oldest_ms", 0),
         )  # fmt: skip
 
     @classmethod
@@ -127,7 +134,7 @@ class Figures:
             max(f.messages for f in every), max(f.chars for f in every), top.tokens,
             top.counter, top.budget, max(f.rung for f in every),
             max(every, key=lambda f: f.rung).grown, sum(f.faults for f in every),
-            sum((f.repairs for f in every), RepairCounts()),
+            sum((f.repairs for f in every), RepairCounts()), max(f.oldest_ms for f in every),
         )  # fmt: skip
 
     @property
@@ -143,6 +150,13 @@ class Figures:
         )
         if self.budget is None:
             return size + ("; budget unknown" if self.trims else "")
+        if self.budget.seconds is not None:  # a threshold in time: against the oldest's age
+            age = self.oldest_ms / 1000
+            said = f"{age:,.0f}" if age >= 10 else f"{age:.2f}".rstrip("0").rstrip(".")
+            return (
+                f"{size}; its threshold of {self.budget.text()} against the oldest "
+                f"message's age of {said} s at a request (a schedule's first to last request)"
+            )
         reached = {"tokens": self.tokens, "characters": self.chars, "messages": self.messages}
         got = reached.get(self.budget.unit)
         if got is None:  # outputs, items, an unknown unit: not what a history is measured in
@@ -175,7 +189,7 @@ class Figures:
         if self.budget is not None:
             budget = {"amount": self.budget.amount, "unit": self.budget.unit,
                       "where": self.budget.where}  # fmt: skip
-        return {
+        out: dict[str, object] = {
             "schedules": self.schedules,
             "trims": self.trims,
             "history_changed": self.changed,
@@ -187,6 +201,9 @@ class Figures:
             "summarizer_failed": self.faults,
             "repaired": self.repairs.to_json(),
         }  # fmt: skip
+        if self.budget is not None and self.budget.seconds is not None:  # a threshold in time
+            out["oldest_seconds"] = self.oldest_ms / 1000
+        return out
 
 
 def _combined(

@@ -14,7 +14,11 @@ looks at every place the constant is read:
   name says ``tokens`` or ``characters`` (``_tokens(...)``,
   ``count_tokens_approximately(...)``, ``_chars(...)``); ``len`` of a text
   (``json.dumps``, ``str``, a ``.content``) counts characters, ``len`` of a
-  sequence counts its elements, as in a slice.
+  sequence counts its elements, as in a slice;
+* as a keyword of a call (``timedelta(seconds=MAX_AGE_SECONDS)``) naming a
+  unit of time (``seconds``, ``minutes``, ``hours``, ``days``): that unit (a
+  threshold in time, against a message's age); beside a clock's call
+  (``time.time() - started > MAX_AGE``, ``.total_seconds()``): seconds.
 
 One unit from every use: that unit; none, or uses that disagree: None (the
 caller then falls back on the name, or says the unit is unknown).
@@ -37,6 +41,12 @@ _MESSAGE_LIKE = re.compile(
 
 #: A call whose function's name says what it counts.
 _COUNTER_UNITS = ((re.compile(r"(?i)token"), "tokens"), (re.compile(r"(?i)char"), "characters"))
+
+#: Keywords of a call that give a duration in their unit (``timedelta(hours=...)``).
+_TIME_KEYWORDS = frozenset({"seconds", "minutes", "hours", "days"})
+
+#: Calls whose result is seconds (a clock, a duration's ``total_seconds``).
+_SECONDS_CALLS = frozenset({"time", "monotonic", "perf_counter", "total_seconds", "timestamp"})
 
 #: Calls whose result is a text (``len`` of one counts characters).
 _TEXT_CALLS = frozenset({"dumps", "str", "repr", "join", "format", "model_dump_json", "to_json"})
@@ -77,6 +87,8 @@ def _call_unit(call: ast.Call) -> str | None:
         if isinstance(arg, ast.Attribute) and arg.attr in _TEXT_ATTRS:
             return "characters"
         return _elements(arg)
+    if name in _SECONDS_CALLS:
+        return "seconds"
     for pattern, unit in _COUNTER_UNITS:
         if pattern.search(name):
             return unit
@@ -109,6 +121,8 @@ def _use_unit(node: ast.Name, parents: dict[int, ast.AST]) -> str | None:
     beside a call that says what it counts."""
     child: ast.AST = node
     parent = parents.get(id(node))
+    if isinstance(parent, ast.keyword) and parent.arg in _TIME_KEYWORDS:
+        return parent.arg  # timedelta(seconds=MAX_AGE_SECONDS)
     while parent is not None and not isinstance(parent, ast.stmt):
         holder = parents.get(id(parent)) if isinstance(parent, ast.Slice) else parent
         if isinstance(holder, ast.Subscript) and (child is holder.slice or parent is holder.slice):

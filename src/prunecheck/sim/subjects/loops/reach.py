@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from .repair import Repair, repair_figures
 __all__ = [
     "CHARS_PER_TOKEN",
     "ESTIMATE",
+    "TIME_UNITS",
     "UNKNOWN_UNIT",
     "Budget",
     "Watch",
@@ -71,6 +73,10 @@ ESTIMATE = f"estimated at {CHARS_PER_TOKEN} characters a token"
 #: code does not say what it counts).
 UNKNOWN_UNIT = "unknown"
 
+#: Units of a threshold in time (a trimmer keyed on a message's age: ``MAX_AGE_SECONDS``,
+#: ``timedelta(hours=...)``), each in seconds: no count and no size of the history.
+TIME_UNITS: Mapping[str, int] = {"seconds": 1, "minutes": 60, "hours": 3_600, "days": 86_400}
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
@@ -83,7 +89,8 @@ class Budget:
     unit : str
         ``"tokens"``, ``"characters"`` or ``"messages"`` (what a history is measured in);
         a count of something else the user's code counts (``"outputs"``,
-        ``"items"``); or :data:`UNKNOWN_UNIT`.
+        ``"items"``); a threshold in time (:data:`TIME_UNITS`: ``"seconds"`` …,
+        against the age of the history's oldest message); or :data:`UNKNOWN_UNIT`.
     where : str
         What states it (``"TokenLimitedChatCompletionContext(token_limit=400)"``).
     """
@@ -101,8 +108,14 @@ class Budget:
 
     @property
     def counts(self) -> bool:
-        """Whether it counts elements (messages, outputs, items), not sizes."""
-        return self.unit not in ("tokens", "characters", UNKNOWN_UNIT)
+        """Whether it counts elements (messages, outputs, items), not sizes nor times."""
+        return self.unit not in ("tokens", "characters", UNKNOWN_UNIT, *TIME_UNITS)
+
+    @property
+    def seconds(self) -> int | None:
+        """The threshold in seconds, for a budget in time (None: not one)."""
+        per = TIME_UNITS.get(self.unit)
+        return None if per is None else self.amount * per
 
     def text(self) -> str:
         if self.unit == UNKNOWN_UNIT:
@@ -143,11 +156,21 @@ class Watch:
     chars: int = 0
     largest: list[Mapping[str, object]] = field(default_factory=list)
     repairs: list[Repair] = field(default_factory=list)  # the framework's repair layer's
+    oldest: float = 0.0
+    """Seconds from the schedule's first request to its last: the age, at the last
+    request, of the oldest message any request sent (the larger of real time,
+    which ``datetime.now()`` reads, and the loop's virtual clock)."""
+    _first: tuple[float, float] | None = None
     _previous: Counter[tuple[str, ...]] | None = None
     _disruptions: int = -1
 
-    def see(self, body: Mapping[str, object], ledger: Ledger) -> None:
-        """A request the loop sent, after the judge read it."""
+    def see(self, body: Mapping[str, object], ledger: Ledger, clock: float = 0.0) -> None:
+        """A request the loop sent, after the judge read it (``clock``: the loop's
+        virtual time then)."""
+        now = (time.monotonic(), clock)
+        if self._first is None:
+            self._first = now
+        self.oldest = max(self.oldest, now[0] - self._first[0], now[1] - self._first[1])
         raw = body.get("messages")
         messages = [m for m in raw if isinstance(m, Mapping)] if isinstance(raw, list) else []
         self.requests += 1
@@ -172,6 +195,7 @@ class Watch:
             "chars": self.chars,
             "tokens": tokens,
             "model_failed": self.faults,
+            "oldest_ms": int(self.oldest * 1000),
             **(repair_figures(self.repairs) if self.repairs else {}),
         }
 
@@ -243,15 +267,20 @@ def budget_of(adapter: object, target: object) -> Budget | None:
 
 #: A module constant's name → the unit its name states: the first pattern that
 #: matches wins (``MAX_TOKENS``, ``CONTEXT_TOKENS``, ``MAX_CHARS``,
-#: ``MAX_MESSAGES``, ``MAX_ITEMS`` …); a name that only says it is a budget
-#: (``KEEP_LAST``, ``HISTORY_LIMIT``, ``WINDOW``) states no unit (None).
+#: ``MAX_MESSAGES``, ``MAX_ITEMS``, a threshold in time: ``MAX_AGE_SECONDS``,
+#: ``TTL_MINUTES`` …); a name that only says it is a budget (``KEEP_LAST``,
+#: ``HISTORY_LIMIT``, ``WINDOW``, ``MAX_AGE``) states no unit (None).
 _CONSTANT_UNITS: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (re.compile(r"TOKEN"), "tokens"),
     (re.compile(r"CHAR"), "characters"),
     (re.compile(r"MESSAGE|MSGS"), "messages"),
     (re.compile(r"ITEM"), "items"),
     (re.compile(r"TURN"), "turns"),
-    (re.compile(r"KEEP|HISTORY|WINDOW"), None),
+    (re.compile(r"SECOND|SECS\b|TTL"), "seconds"),
+    (re.compile(r"MINUTE|MINS\b"), "minutes"),
+    (re.compile(r"HOUR"), "hours"),
+    (re.compile(r"(^|_)DAYS?(_|$)"), "days"),
+    (re.compile(r"KEEP|HISTORY|WINDOW|(^|_)AGE(_|$)"), None),
 )
 
 

@@ -311,7 +311,7 @@ class LoopRun:
                     self.watch.repairs.append(repair)
                     self.ledger.rule(at, layer, repair.text())
             self._repaired.clear()
-            self.watch.see(body, self.ledger)
+            self.watch.see(body, self.ledger, self._clock.time())
             if self.trims:
                 for unit in removed_by_trim(body, self.ledger):
                     self.ledger.note_trim(at, unit)
