@@ -11,7 +11,10 @@ callable with a ``model`` parameter returning the compiled graph that
 
 :meth:`LangGraphAdapter.open` calls it with :class:`~.lc_doubles.HarnessChatModel`
 (so the agent's model and any middleware built on the same ``model``, a
-summarizer, ask the harness), replaces each tool in the graph's ``ToolNode``
+summarizer, ask the harness; a middleware's own model, built from a provider
+string, ``SummarizationMiddleware(model="openai:gpt-4.1-mini")``, or handed one
+the module built, is pointed at the double too: :func:`point_middleware_models`),
+replaces each tool in the graph's ``ToolNode``
 by a fake of the same name and argument schema whose body is
 ``harness.tool``, and keeps every middleware, the system prompt and the
 repair of invalid tool calls as built.  The checkpointer keeps its kind:
@@ -58,7 +61,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -319,6 +322,45 @@ def _middleware_of(graph: Any) -> list[Any]:
         for attr in ("func", "afunc"):
             visit(getattr(bound, attr, None), 0)
     return sorted(found.values(), key=lambda m: str(m.name))
+
+
+def point_middleware_models(middleware: Sequence[Any], model: Any) -> int:
+    """Point every chat model a middleware holds at the harness's double ``model``; the
+    number of places pointed.
+
+    A middleware builds its own model from a provider string
+    (``SummarizationMiddleware(model="openai:gpt-4.1-mini")``: ``init_chat_model``, a
+    ``ChatOpenAI`` on the placeholder key) or is handed one the module built: left as
+    built, its summary would go to the provider (refused offline, and never counted as
+    the summarizer's call).  Each attribute holding a chat model, or a binding over one
+    (the summarizer's ``model.with_retry(...)``: what it bound kept), of every
+    middleware on the graph, the user's own classes included, gets a copy of the
+    double with the user's model's ``profile`` (what a ``("fraction", 0.8)`` trigger
+    reads); the double itself, handed to a factory's middleware, stays.  A module's
+    graph is one object: each open points its middleware again, at its own double."""
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables.base import RunnableBindingBase
+
+    from .lc_doubles import HarnessChatModel
+
+    pointed = 0
+    for m in middleware:
+        doubles: dict[int, Any] = {}  # one double per model the middleware holds
+        for name, held in list(vars(m).items()):
+            binding = isinstance(held, RunnableBindingBase)
+            inner = held.bound if binding else held
+            if not isinstance(inner, BaseChatModel) or inner is model:
+                continue
+            if isinstance(inner, HarnessChatModel) and inner.harness is model.harness:
+                continue
+            double = doubles.get(id(inner))
+            if double is None:
+                profile = getattr(inner, "profile", None)
+                double = model.model_copy(update={"profile": profile}) if profile else model
+                doubles[id(inner)] = double
+            setattr(m, name, held.model_copy(update={"bound": double}) if binding else double)
+            pointed += 1
+    return pointed
 
 
 def _shape(target: Callable[..., Any]) -> _Shape:
@@ -631,6 +673,7 @@ class LangGraphAdapter:
             }  # a module graph's: faked once
             for name, tool in list(by_name.items()):
                 by_name[name] = fake_tool(built.get(name, tool), harness, human=name in human)
+        point_middleware_models(_middleware_of(graph), model)  # "openai:gpt-4.1-mini" …
         if saver is not None:
             graph.checkpointer = saver  # the user's own durable kind, pointed at the store
         elif isinstance(graph.checkpointer, InMemorySaver):  # in memory: a crash loses it
