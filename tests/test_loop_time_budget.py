@@ -21,8 +21,8 @@ import pytest
 from prunecheck.sim.api.loop_reach import Figures
 from prunecheck.sim.subjects.loops.constant_units import _uses
 from prunecheck.sim.subjects.loops.ladder import ladder
-from prunecheck.sim.subjects.loops.reach import Budget, Watch, module_budget
 from prunecheck.sim.subjects.loops.ledger import Ledger
+from prunecheck.sim.subjects.loops.reach import Budget, Watch, module_budget
 
 AGENT = '''\
 from datetime import datetime, timedelta, timezone
@@ -42,7 +42,8 @@ def forget_old_rounds(messages):
             skip = False
             continue
         old = isinstance(message, ModelResponse) and message.timestamp < cutoff
-        if old and any(isinstance(p, ToolCallPart) for p in message.parts) and i + 2 < len(messages):
+        calls = old and any(isinstance(p, ToolCallPart) for p in message.parts)
+        if calls and i + 2 < len(messages):
             skip = True
             continue
         kept.append(message)

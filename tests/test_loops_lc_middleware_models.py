@@ -33,11 +33,12 @@ def read_order(order_id: str) -> str:
 
 
 class Auditor(AgentMiddleware):
-    """A middleware of the user's own holding a model it built (never called here)."""
+    """A middleware of the user's own holding models it built (never called here)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.judge = init_chat_model("openai:gpt-4.1-nano")
+        self.panel = [init_chat_model("openai:gpt-4.1-nano"), "not a model"]
 
     async def aafter_agent(self, state, runtime):
         return None
@@ -97,18 +98,19 @@ def test_every_model_a_middleware_holds_is_pointed_at_the_double(tmp_path: Path)
     summary, auditor = found["SummarizationMiddleware"], found["Auditor"]
     profile = summary.model.profile
     double = HarnessChatModel()
-    assert point_middleware_models([summary, auditor], double) >= 4
+    assert point_middleware_models([summary, auditor], double) >= 5
     assert isinstance(summary.model, HarnessChatModel) and summary.model.profile == profile
     assert isinstance(summary._summary_chat_model, HarnessChatModel)
     retry = summary._summary_model
     assert isinstance(retry, RunnableBindingBase) and isinstance(retry.bound, HarnessChatModel)
     assert isinstance(auditor.judge, HarnessChatModel)  # the user's own middleware's model
+    assert isinstance(auditor.panel[0], HarnessChatModel) and auditor.panel[1] == "not a model"
     assert point_middleware_models([summary, auditor], double) == 0  # pointed already
 
 
 def test_a_summarizer_on_its_own_provider_string_asks_the_harness(tmp_path: Path) -> None:
-    from prunecheck.sim.subjects.loops.scheduler import LoopRun
     from prunecheck.sim.subjects.loops.scenarios import SCENARIOS, ScenarioClass, enabled_kinds
+    from prunecheck.sim.subjects.loops.scheduler import LoopRun
 
     target = _target(tmp_path)
     with LoopRun(target.adapter, target.target) as run:

@@ -39,15 +39,8 @@ ROWS: tuple[Row, ...] = (
     # character budget in the app's own CompactionStrategy (Agent Framework)
     _row("maf_own_strategy_chars.py:agent", Expect.UNSAFE, STRUCTURAL),
     # a summarizer on the agent's own client that raises (AutoGen model context subclass)
-    _row(
-        "ag_own_client_summary.py:agent",
-        Expect.FAULT,
-        scenario=None,
-        wrong_today="no word of the summarizer: its call on the agent's own client was answered "
-        "in every schedule (summarizer_failed 0 in every class; the context summarized in 5 of 90 "
-        "trim schedules, 11 of 90 under tool timeout), never failed; exit 0, framework findings "
-        "only",
-    ),
+    # (fixed on r36fix: the context's own model call is asked aside and failed by model_error)
+    _row("ag_own_client_summary.py:agent", Expect.FAULT, scenario=None),
     # whole tool rounds of older turns left out (LlamaIndex memory subclass, sync get)
     _row("li_turn_age_memory.py:agent", Expect.SAFE),
     # whole tool rounds dropped by age (Google ADK sync before_model_callback)
@@ -55,15 +48,10 @@ ROWS: tuple[Row, ...] = (
     # an honest placeholder from a custom conversation manager's sync hook (Strands)
     _row("st_clear_results_manager.py:agent", Expect.SAFE),
     # a trimmer keyed on time that never fires (pydantic-ai sync processor, provider client)
-    _row(
-        "pa_age_never_fires.py:agent",
-        Expect.VACUOUS,
-        figure="21600",
-        wrong_today="trim class vacuous as expected ('the trimmer never fired in 60 schedules'), "
-        "but 'budget unknown': MAX_AGE_SECONDS = 21,600 is not read, so the note does not say "
-        "what threshold was never reached",
-    ),
-    # LangChain's summarizer and clearer together, models by provider strings
+    # (fixed on r36fix: MAX_AGE_SECONDS read as a threshold in time, quoted in the note)
+    _row("pa_age_never_fires.py:agent", Expect.VACUOUS, figure="21600"),
+    # LangChain's summarizer and clearer together, models by provider strings (the
+    # summarizer's own "openai:gpt-4.1-mini" on the double since r36fix: no connection out)
     _row("lc_summary_and_clearing.py:agent", Expect.SAFE),
 )
 

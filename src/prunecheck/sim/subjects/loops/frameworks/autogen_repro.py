@@ -266,9 +266,10 @@ def step_lines(step: Mapping[str, Any]) -> list[str]:
     if kind == "timeout":
         text = f"the tool of {step['call']} timed out"
         return [f"    await step(finish({step['call']!r}, TimeoutError({text!r})))"]
-    if kind == "model_error":  # the context's own model call (a summary) fails, as the provider's error
+    if kind == "model_error":  # the context's own call (a summary) fails: the provider's error
         error = str(step.get("error", "model error"))
-        return [f"    await step(next(f for f in asked.values() if not f.done()).set_exception(RuntimeError({error!r})))"]
+        oldest = "next(f for f in asked.values() if not f.done())"
+        return [f"    await step({oldest}.set_exception(RuntimeError({error!r})))"]
     if kind == "advance":
         return [f"    await step(await asyncio.sleep({float(step['seconds'])!r}))"]
     if kind == "cancel":

@@ -330,36 +330,51 @@ def point_middleware_models(middleware: Sequence[Any], model: Any) -> int:
 
     A middleware builds its own model from a provider string
     (``SummarizationMiddleware(model="openai:gpt-4.1-mini")``: ``init_chat_model``, a
-    ``ChatOpenAI`` on the placeholder key) or is handed one the module built: left as
-    built, its summary would go to the provider (refused offline, and never counted as
-    the summarizer's call).  Each attribute holding a chat model, or a binding over one
-    (the summarizer's ``model.with_retry(...)``: what it bound kept), of every
-    middleware on the graph, the user's own classes included, gets a copy of the
-    double with the user's model's ``profile`` (what a ``("fraction", 0.8)`` trigger
-    reads); the double itself, handed to a factory's middleware, stays.  A module's
-    graph is one object: each open points its middleware again, at its own double."""
+    ``ChatOpenAI`` on the placeholder key; ``ModelFallbackMiddleware``'s list,
+    ``LLMToolSelectorMiddleware``'s, ``LLMToolEmulator``'s model) or is handed one the
+    module built: left as built, its request would go to the provider (refused
+    offline, and never counted as the summarizer's call).  Each attribute holding a
+    chat model, a binding over one (the summarizer's ``model.with_retry(...)``: what it
+    bound kept), or a list, tuple or dict of them, of every middleware on the graph,
+    the user's own classes included, gets a copy of the double with the user's model's
+    ``profile`` (what a ``("fraction", 0.8)`` trigger reads); the double itself, handed
+    to a factory's middleware, stays.  A module's graph is one object: each open
+    points its middleware again, at its own double."""
     from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables.base import RunnableBindingBase
 
     from .lc_doubles import HarnessChatModel
 
     pointed = 0
+    doubles: dict[int, Any] = {}  # one double per model of the user's
+
+    def point(held: Any) -> Any:
+        """``held`` on the double, or ``held`` itself if it holds no model of the user's."""
+        nonlocal pointed
+        if type(held) in (list, tuple):
+            return type(held)(point(h) for h in held)
+        if type(held) is dict:
+            return {k: point(v) for k, v in held.items()}
+        binding = isinstance(held, RunnableBindingBase)
+        inner = held.bound if binding else held
+        if not isinstance(inner, BaseChatModel) or inner is model:
+            return held
+        if isinstance(inner, HarnessChatModel) and inner.harness is model.harness:
+            return held
+        double = doubles.get(id(inner))
+        if double is None:
+            profile = getattr(inner, "profile", None)
+            double = model.model_copy(update={"profile": profile}) if profile else model
+            doubles[id(inner)] = double
+        pointed += 1
+        return held.model_copy(update={"bound": double}) if binding else double
+
     for m in middleware:
-        doubles: dict[int, Any] = {}  # one double per model the middleware holds
         for name, held in list(vars(m).items()):
-            binding = isinstance(held, RunnableBindingBase)
-            inner = held.bound if binding else held
-            if not isinstance(inner, BaseChatModel) or inner is model:
-                continue
-            if isinstance(inner, HarnessChatModel) and inner.harness is model.harness:
-                continue
-            double = doubles.get(id(inner))
-            if double is None:
-                profile = getattr(inner, "profile", None)
-                double = model.model_copy(update={"profile": profile}) if profile else model
-                doubles[id(inner)] = double
-            setattr(m, name, held.model_copy(update={"bound": double}) if binding else double)
-            pointed += 1
+            before = pointed
+            new = point(held)
+            if pointed != before:
+                setattr(m, name, new)
     return pointed
 
 
