@@ -13,8 +13,9 @@ looks at every place the constant is read:
 * beside a call (a comparison, an arithmetic, ``-=``): the called function's
   name says ``tokens`` or ``characters`` (``_tokens(...)``,
   ``count_tokens_approximately(...)``, ``_chars(...)``); ``len`` of a text
-  (``json.dumps``, ``str``, a ``.content``) counts characters, ``len`` of a
-  sequence counts its elements, as in a slice;
+  (``json.dumps``, ``str``, a ``.content``, a variable named ``text``,
+  ``content``, ``body`` …) counts characters, ``len`` of a sequence counts
+  its elements, as in a slice;
 * as a keyword of a call (``timedelta(seconds=MAX_AGE_SECONDS)``) naming a
   unit of time (``seconds``, ``minutes``, ``hours``, ``days``): that unit (a
   threshold in time, against a message's age); beside a clock's call
@@ -54,6 +55,10 @@ _TEXT_CALLS = frozenset({"dumps", "str", "repr", "join", "format", "model_dump_j
 #: Attributes holding a message's text (``len(m.content)`` counts characters).
 _TEXT_ATTRS = frozenset({"content", "text", "output", "args"})
 
+#: Variables a text is usually held in (``len(text) > MAX_TOOL_CHARS`` and
+#: ``text[:MAX_TOOL_CHARS]`` count characters, not the elements of a sequence named ``text``).
+_TEXT_NAMES = _TEXT_ATTRS | {"body", "string", "payload", "summary", "s"}
+
 
 def _name_of(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
@@ -72,6 +77,8 @@ def _elements(sequence: ast.expr) -> str | None:
         return None
     if _MESSAGE_LIKE.match(name):
         return "messages"
+    if isinstance(sequence, ast.Name) and name.strip("_").lower() in _TEXT_NAMES:
+        return "characters"  # a text's elements: len(text), text[:N]
     return name.strip("_").replace("_", " ") or None
 
 
