@@ -101,6 +101,24 @@ def test_the_ladder_grows_width_sizes_and_steps_and_aims_at_a_known_budget() -> 
     assert ladder(Budget(60, "messages", "x"))[0].steps >= 60
 
 
+@pytest.mark.parametrize("budget", [Budget(6_000, "tokens", "x"), Budget(24_000, "characters", "x"),
+                                    Budget(4_000, "characters", "x")])  # fmt: skip
+def test_every_rung_lands_a_cut_between_a_call_and_its_result(budget: Budget) -> None:
+    """A trimmer keeping the newest messages that fit cuts mid-pair only when
+    the result and what follows (``rest`` characters besides the output) fit
+    and the call's message (``call`` characters) added does not.  For every
+    remainder up to a thousand characters, each rung holds an output size
+    that lands there (the old ladder's b/8, b/3, b, doubled, did not)."""
+    limit = budget.tokens * CHARS_PER_TOKEN
+    call = 100  # a call's message: its name and arguments
+    for rung in ladder(budget):
+        sizes = [s * CHARS_PER_TOKEN for s in rung.shape.sizes]
+        missed = [rest for rest in range(0, min(1_000, limit // 5), 10)
+                  if not any(s + rest <= limit < s + rest + call for s in sizes)]  # fmt: skip
+        assert not missed, (rung.text(), missed[:5])
+    assert ladder(budget) == ladder(budget)  # a function of the budget: the same draws
+
+
 # ---------------------------------------------- budgets far above the default
 @pytest.mark.usefixtures("short_shrink")
 @pytest.mark.parametrize("examples", [pytest.param(None, marks=pytest.mark.slow), 10])
