@@ -237,3 +237,32 @@ def test_the_agents_sdk_filters_count_is_read_by_probing_it() -> None:
     assert budget is not None and (budget.amount, budget.unit) == (6, "messages")
     guarded = load_target(f"loop:{EXAMPLES / 'openai_agents_guarded.py'}:app")
     assert budget_of(guarded.adapter, guarded.target) is None  # a token budget: not a count
+
+
+def test_a_subscripted_sequence_is_named_by_its_key() -> None:
+    """``values["messages"][-KEEP:]`` keeps messages (held_back/lc_capped_saver.py)."""
+    import ast
+
+    from prunecheck.sim.subjects.loops.constant_units import _uses
+
+    assert _uses(ast.parse("kept = outputs[-KEEP:]"), "KEEP") == ["outputs"]  # as before
+    assert _uses(ast.parse("kept = contents[-KEEP:]"), "KEEP") == ["messages"]  # as before
+    # a checkpoint's channel by its key (held_back/lc_capped_saver.py: "values" before)
+    assert _uses(ast.parse('v["messages"] = v["messages"][-KEEP:]'), "KEEP") == ["messages"]
+
+
+def test_a_users_object_states_its_budget_as_an_attribute() -> None:
+    """A custom AutoGen model context's ``self.max_chars = 16_000``."""
+    from prunecheck.sim.subjects.loops.frameworks.budgets import autogen_budget
+    from prunecheck.sim.subjects.loops.reach import attribute_budget
+
+    class CharBudgetContext:
+        def __init__(self) -> None:
+            self.name = "ctx"
+            self.max_chars = 16_000
+
+    budget = autogen_budget(CharBudgetContext())
+    assert budget is not None and (budget.amount, budget.unit, budget.tokens) == (
+        16_000, "characters", 4_000)  # fmt: skip
+    assert "CharBudgetContext.max_chars = 16,000" in budget.where
+    assert attribute_budget(object()) is None and attribute_budget(CharBudgetContext) is None

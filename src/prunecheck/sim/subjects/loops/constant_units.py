@@ -65,7 +65,10 @@ def _name_of(node: ast.expr) -> str | None:
         return node.id
     if isinstance(node, ast.Attribute):
         return node.attr
-    if isinstance(node, ast.Subscript):
+    if isinstance(node, ast.Subscript):  # values["messages"]: the key names it
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value:
+            return key.value
         return _name_of(node.value)
     return None
 

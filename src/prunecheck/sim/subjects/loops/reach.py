@@ -53,6 +53,7 @@ __all__ = [
     "UNKNOWN_UNIT",
     "Budget",
     "Watch",
+    "attribute_budget",
     "budget_of",
     "count_tokens",
     "counter_name",
@@ -334,4 +335,26 @@ def module_budget(target: object) -> Budget | None:
             how = ("its code counts it" if used else "its name says" if named
                    else "neither its name nor its code says what it counts")  # fmt: skip
             return Budget(value, unit, f"module constant {name} = {value:,}; {how}")
+    return None
+
+
+def attribute_budget(holder: object) -> Budget | None:
+    """A budget a user's object holds as an integer attribute whose name says
+    it is one (``self.max_chars = 16_000`` of a custom model context: the
+    patterns of :data:`_CONSTANT_UNITS` on the name upper-cased), in the
+    object's order; None if none (or the object has no attributes of its own).
+    Its unit is what the name states, else :data:`UNKNOWN_UNIT`, said so."""
+    try:
+        owned = list(vars(holder).items())
+    except TypeError:  # no __dict__ (slots, builtins)
+        return None
+    for name, value in owned:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            continue
+        upper = name.strip("_").upper()
+        for pattern, named in _CONSTANT_UNITS:
+            if pattern.search(upper):
+                where = f"{type(holder).__name__}.{name} = {value:,}"
+                how = "its name says" if named else "its name does not say what it counts"
+                return Budget(value, named or UNKNOWN_UNIT, f"{where}; {how}")
     return None

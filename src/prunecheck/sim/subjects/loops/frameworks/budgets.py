@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..reach import Budget
+from ..reach import Budget, attribute_budget
 
 __all__ = [
     "PROBE_LIMIT",
@@ -93,7 +93,9 @@ def langchain_tokens(messages: list[Mapping[str, object]]) -> int:
 
 
 def autogen_budget(context: Any) -> Budget | None:
-    """The budget of an AutoGen model context, if it is one of AutoGen's own."""
+    """The budget of an AutoGen model context: one of AutoGen's own, else an
+    attribute of the user's own context whose name says it is a budget
+    (``self.max_chars = 16_000``: :func:`.reach.attribute_budget`)."""
     name = type(context).__name__
     if name == "TokenLimitedChatCompletionContext":
         limit = getattr(context, "_token_limit", None)
@@ -107,7 +109,9 @@ def autogen_budget(context: Any) -> Budget | None:
         head, tail = getattr(context, "_head_size", None), getattr(context, "_tail_size", None)
         if isinstance(head, int) and isinstance(tail, int):
             return Budget(head + tail, "messages", f"{name}(head_size={head}, tail_size={tail})")
-    return None
+    if type(context).__module__.startswith("autogen"):
+        return None
+    return attribute_budget(context)  # the user's own context: an attribute naming its budget
 
 
 def autogen_tokens(messages: list[Mapping[str, object]]) -> int:
