@@ -169,27 +169,15 @@ ROWS: tuple[Row, ...] = (
         "units a trim removed (no loss by the judge's rule)",
     ),
     Row("oa_session_settings.py:app", Expect.SAFE),
-    Row(
-        "ag_chars_constant.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        wrong_today="trim cell safe: MAX_CONTEXT_CHARS = 24,000 is read and the outputs grown to "
-        "it (the history changed in 16 of 90 schedules), but no cut between a call and its "
-        "results was reached: the result message must fit the budget while its call does not, "
-        "a window of a few hundred characters the ladder's fixed sizes do not land in",
-    ),
+    # caught now: the ladder's outputs just under the budget land the cut mid-pair
+    Row("ag_chars_constant.py:agent", Expect.UNSAFE, STRUCTURAL),
     Row("lg_node_trim_tokens.py:build_graph", Expect.UNSAFE, STRUCTURAL),
     # Held back (issue 31): written last, after the fixes, prunecheck not changed for them.
     Row("late_pa_anthropic_string.py:support_agent", Expect.LOADS, scenario=None),
     Row("late_pa_anthropic_string.py:support_agent", Expect.SAFE, scenario=None),
     Row("late_lc_wrap_tokens.py:agent", Expect.UNSAFE, STRUCTURAL),
-    Row(
-        "late_ag_char_context.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        wrong_today="trim cell safe: 16,000 characters (a custom context's constant) are never "
-        "reached",
-    ),
+    # caught now: the context's max_chars read, the ladder's fine offsets
+    Row("late_ag_char_context.py:agent", Expect.UNSAFE, STRUCTURAL),
     # tuned on (issue 31, after round 34): the summarizer agent runs on the harness's double
     Row("late_oa_summarizing_filter.py:app", Expect.FAULT, scenario=None),
     Row(
@@ -217,14 +205,8 @@ ROWS: tuple[Row, ...] = (
         "whose call the limit cut, the repair its docstring allows; exit 1 from crash then a new "
         "message (silent_loss: its :memory: session is lost with the process)",
     ),
-    Row(
-        "held_back/ag_module_constant_budget.py:agent",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        wrong_today="trim cell safe: CONTEXT_TOKENS = 6,000 is read now and the outputs grown to "
-        "it (largest history 5,144 tokens, the history changed in 16 of 90 schedules), but no "
-        "cut between a call and its result was reached",
-    ),
+    # caught now: the ladder's outputs just under the budget land the cut mid-pair
+    Row("held_back/ag_module_constant_budget.py:agent", Expect.UNSAFE, STRUCTURAL),
     # caught now (round 34): the user's node is the trim hook; trim_messages keeps nothing
     # once the newest output is over MAX_TOKENS, and the emptied request is judged
     Row("held_back/lg_node_trim.py:agent", Expect.UNSAFE, STRUCTURAL, scenario=None),
