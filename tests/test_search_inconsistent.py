@@ -152,11 +152,20 @@ def test_a_fickle_black_box_agent_is_searched_to_the_end_and_its_cell_says_so(
     # three steps of batches of one: few choices, so the search soon makes a run's
     # choices again, and the agent's answer differs with its process's parity
     scenario = replace(SCENARIOS[ScenarioClass.PARALLEL], shape=LoopShape(width=1))
-    result = search_scenario(target, scenario, seed=1, max_examples=12, max_steps=3, grow=False)
-    # the search went on past the dropped runs (it used to raise FlakyStrategyDefinition)
-    # until its budget was spent or Hypothesis had tried every distinct schedule of this
-    # small space, which can come first: which runs were dropped decides (CI saw 9 of 12)
-    assert result.found is None and 1 <= result.examples <= 12
-    assert result.inconsistent >= 1
+    # Which runs disagree depends on each process's parity, and a process the harness
+    # restarts on a loaded machine shifts it: a search of this small space can then try
+    # every distinct schedule before any run disagrees (CI saw one such seed-1 search).
+    # So a few seeds: each search must end normally, and one must have dropped runs.
+    for seed in (1, 2, 3, 4):
+        result = search_scenario(
+            target, scenario, seed=seed, max_examples=12, max_steps=3, grow=False
+        )
+        # the search went on past the dropped runs (it used to raise
+        # FlakyStrategyDefinition) until its budget was spent or Hypothesis had tried
+        # every distinct schedule of this small space, which can come first
+        assert result.found is None and 1 <= result.examples <= 12
+        if result.inconsistent >= 1:
+            break
+    assert result.inconsistent >= 1, "no search of seeds 1-4 dropped a run of the fickle agent"
     cell = cell_of(scenario, result)
     assert f"{result.inconsistent} schedules dropped" in cell.note
