@@ -323,19 +323,28 @@ def module_budget(target: object) -> Budget | None:
     if module is None:
         return None
     for name, value in list(vars(module).items()):
-        if not name.isupper() or isinstance(value, bool) or not isinstance(value, int):
+        if not name.isupper() or not _positive_int(value):
             continue
-        if value <= 0:
+        said = _named_budget(name)
+        if said is None:
             continue
-        for pattern, named in _CONSTANT_UNITS:
-            if not pattern.search(name):
-                continue
-            used = usage_unit(module, name)
-            unit = used or named or UNKNOWN_UNIT
-            how = ("its code counts it" if used else "its name says" if named
-                   else "neither its name nor its code says what it counts")  # fmt: skip
-            return Budget(value, unit, f"module constant {name} = {value:,}; {how}")
+        named = said[0]
+        used = usage_unit(module, name)
+        unit = used or named or UNKNOWN_UNIT
+        how = ("its code counts it" if used else "its name says" if named
+               else "neither its name nor its code says what it counts")  # fmt: skip
+        return Budget(value, unit, f"module constant {name} = {value:,}; {how}")
     return None
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _named_budget(name: str) -> tuple[str | None] | None:
+    """Whether an upper-case ``name`` says it is a budget (None: it does not),
+    and the unit it states, if any (:data:`_CONSTANT_UNITS`: the first match)."""
+    return next(((named,) for pattern, named in _CONSTANT_UNITS if pattern.search(name)), None)
 
 
 def attribute_budget(holder: object) -> Budget | None:
@@ -349,12 +358,11 @@ def attribute_budget(holder: object) -> Budget | None:
     except TypeError:  # no __dict__ (slots, builtins)
         return None
     for name, value in owned:
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        said = _named_budget(name.strip("_").upper()) if _positive_int(value) else None
+        if said is None:
             continue
-        upper = name.strip("_").upper()
-        for pattern, named in _CONSTANT_UNITS:
-            if pattern.search(upper):
-                where = f"{type(holder).__name__}.{name} = {value:,}"
-                how = "its name says" if named else "its name does not say what it counts"
-                return Budget(value, named or UNKNOWN_UNIT, f"{where}; {how}")
+        named = said[0]
+        where = f"{type(holder).__name__}.{name} = {value:,}"
+        how = "its name says" if named else "its name does not say what it counts"
+        return Budget(value, named or UNKNOWN_UNIT, f"{where}; {how}")
     return None
