@@ -86,6 +86,33 @@ def checked(run: CheckRun) -> tuple[int, dict[str, Any], str]:
     return run.status, run.doc, run.err
 
 
+def test_the_schema_takes_a_budget_in_any_unit_the_code_names() -> None:
+    """A loop's budget may be counted in what the user's code slices
+    (``outputs[-KEEP_OUTPUTS:]``: outputs), items, turns, or an unknown unit
+    (``KEEP = 3``): the schema refuses none of them, and still refuses an empty one."""
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    found = [n["properties"]["budget"] for n in _walk(schema)
+             if "oneOf" in (n.get("properties") or {}).get("budget", {})]  # fmt: skip
+    assert found, "the schema has no loop budget (amount, unit, where)"
+    for budget in found:
+        check = jsonschema.Draft202012Validator(budget)
+        for unit in ("tokens", "characters", "messages", "seconds", "outputs", "items", "unknown"):
+            check.validate({"amount": 3, "unit": unit, "where": "module constant KEEP = 3"})
+        with pytest.raises(jsonschema.ValidationError):
+            check.validate({"amount": 3, "unit": "", "where": "x"})
+
+
+def _walk(node: object) -> Iterator[dict[str, Any]]:
+    """Every object of a JSON document, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
 def test_check_json_holds_a_verdict_per_placement(unsafe_check: CheckRun) -> None:
     """A trimmer safe on complete histories: safe before model calls, unsafe
     after every append; each unsafe placement names its first violation and

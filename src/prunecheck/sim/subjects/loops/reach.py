@@ -89,9 +89,11 @@ class Budget:
         How much.
     unit : str
         ``"tokens"``, ``"characters"`` or ``"messages"`` (what a history is measured in);
-        a count of something else the user's code counts (``"outputs"``,
-        ``"items"``); a threshold in time (:data:`TIME_UNITS`: ``"seconds"`` …,
-        against the age of the history's oldest message); or :data:`UNKNOWN_UNIT`.
+        a count of something else the user's code counts, named from its code
+        (``"outputs"`` for ``outputs[-KEEP:]``, ``"items"``: any name, so the JSON
+        schema takes any non-empty string); a threshold in time
+        (:data:`TIME_UNITS`: ``"seconds"`` …, against the age of the history's
+        oldest message); or :data:`UNKNOWN_UNIT`.
     where : str
         What states it (``"TokenLimitedChatCompletionContext(token_limit=400)"``).
     """
