@@ -115,6 +115,26 @@ def test_a_step_that_is_not_enabled_is_refused() -> None:
             run.apply(Resume())
 
 
+def test_a_crash_before_anything_ran_is_not_enabled_nor_replayed() -> None:
+    """A crash needs a running turn or an issued call: before the first message
+    it drops nothing, and the resume after it would resume a run that never
+    began.  The shrinker's replays go through the same rule, so deleting the
+    user message from [user, crash, resume] is not a shorter counterexample
+    (it was: AutoGen's crash-then-resume cell shrank to [crash, resume])."""
+    from prunecheck.sim.drivers.action_search import rerun
+    from prunecheck.sim.subjects.loops.system import LoopSystem
+
+    with LoopRun(FakeAdapter(), careful) as run:
+        assert not run.crashable
+        with pytest.raises(StepRefused, match="crash"):
+            run.apply(Crash())
+        run.apply(User("hi"))
+        assert run.crashable
+        run.apply(Crash())
+    assert rerun(LoopSystem.of(FakeAdapter(), careful), [Crash(), Resume()]) is None
+    assert rerun(LoopSystem.of(FakeAdapter(), careful), [User("hi"), Crash(), Resume()])
+
+
 def test_a_crash_drops_the_process_and_a_new_message_opens_it_again() -> None:
     with LoopRun(FakeAdapter(), buggy) as run:
         run.apply(User("hi"))

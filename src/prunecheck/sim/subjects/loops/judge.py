@@ -276,10 +276,11 @@ def _emptied(
     body: Mapping[str, object], step: int, providers: frozenset[str] = frozenset()
 ) -> list[Incident]:
     """A request that holds nothing but the system prompt: a trim emptied the
-    conversation (a loop's first request already holds the user's message), and
-    every provider that keeps the system prompt apart refuses it.  OpenAI Chat
-    Completions and Responses take the system message as the conversation: an
-    agent judged by them alone is not refused."""
+    conversation (a loop's first request already holds the user's message), or
+    a resume after a crash found none saved, and every provider that keeps the
+    system prompt apart refuses it.  OpenAI Chat Completions and Responses take
+    the system message as the conversation: an agent judged by them alone is
+    not refused."""
     refusing = [p for p in judged_by(providers) if p in _REFUSE_EMPTY]
     if not refusing:
         return []
@@ -293,7 +294,7 @@ def _emptied(
     text = ANTHROPIC_NO_MESSAGES if who is Provider.ANTHROPIC else ""
     return [Incident(IncidentKind.PROVIDER_REJECTION, step, (),
                      f"{who} rejects the request: it holds {held} and no conversation "
-                     "(the trim removed every message, the user's included)",
+                     "(nothing of the conversation is left in it, the user's message included)",
                      reason=f"{who}:no_messages", text=text)]  # fmt: skip
 
 

@@ -276,7 +276,7 @@ def enabled_kinds(run: LoopRun, scenario: Scenario, kinds: frozenset[str]) -> li
         weight = 4 if mid_batch else 1
         if run.turn_running and "cancel" in kinds:
             options += ["cancel"] * weight
-        if "crash" in kinds and (run.turn_running or run.ledger.issued):
+        if "crash" in kinds and run.crashable:
             options += ["crash"] * weight
         if "advance" in kinds and run.has_timers() and shape.advances:
             options.append("advance")

@@ -380,6 +380,13 @@ class LoopRun:
     def turn_running(self) -> bool:
         return self._turn is not None and not self._turn.done()
 
+    @property
+    def crashable(self) -> bool:
+        """Whether a crash means anything now: a turn runs, or a call was issued
+        (a crash before the first message drops nothing, and a resume after it
+        would resume a run that never began)."""
+        return self.turn_running or bool(self.ledger.issued)
+
     def pending_requests(self) -> int:
         return sum(1 for f in self._requests if not f.done())
 
@@ -484,7 +491,7 @@ class LoopRun:
             "model_error": up and self.side_request(),
             "advance": up,
             "cancel": up and self.turn_running,
-            "crash": up,
+            "crash": up and self.crashable,
             "resume": not up,
             "new_message": not up,
             "approve": up and not self.turn_running and getattr(step, "call", "") in self.approvals,
