@@ -14,7 +14,9 @@ import pytest
 import repro_check
 from repro_check import Cell
 
+from prunecheck.model.provider.openai_chat import RESULT_ORPHANED
 from prunecheck.sim.reports.alone import run_alone
+from prunecheck.sim.subjects.loops.frameworks.autogen import AutoGenAdapter
 from prunecheck.sim.subjects.loops.frameworks.autogen_repro import script_text, step_lines
 
 CELLS = repro_check.cells("autogen_")
@@ -159,3 +161,47 @@ def test_a_reproduction_whose_framework_is_missing_exits_2_naming_it(tmp_path: P
     assert done.stdout.strip() == (
         f"could not run: autogen-gone is not installed (found on autogen-gone {found})"
     )
+
+
+#: A module-level ``AssistantAgent`` (no factory) whose context keeps its newest 2 messages.
+_MODULE_AGENT = Path(__file__).resolve().parent / "loops_ag_module_agent.py"
+_ORPHANING: list[dict[str, object]] = [
+    {"kind": "user", "text": "who is c-7?"},
+    {"kind": "reply", "text": "", "calls": [{"id": "call_1", "name": "lookup",
+                                             "arguments": '{"key": "c-7"}'}]},
+    {"kind": "complete", "call": "call_1", "output": "c-7: Ada, since 2019"},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("scenario", "then"),
+    [
+        pytest.param("trim", [], marks=pytest.mark.slow, id="trim"),
+        ("crash_new_message", [{"kind": "crash"}]),  # a new agent loads the saved state
+    ],
+)
+def test_a_module_level_agents_reproduction_reproduces_alone(
+    scenario: str, then: list[dict[str, object]], tmp_path: Path
+) -> None:
+    """The user's attribute is an ``AssistantAgent`` built at import on an
+    ``OpenAIChatCompletionClient`` (no key set), not a factory: the script points
+    its model client at the script's model, keeps its model context, and after a
+    crash builds the new process's agent from the module imported anew."""
+    pytest.importorskip("autogen_ext.models.openai")
+    again: dict[str, object] = {"kind": "new_message" if then else "user", "text": "and c-8?"}
+    steps = [*_ORPHANING, *then, again]
+    schedule = _schedule(steps, scenario=scenario, expect=["orphaned_result", "provider_rejection"])
+    script = tmp_path / "out" / "repro.py"
+    script.parent.mkdir()
+    text = AutoGenAdapter().script(f"{_MODULE_AGENT}:agent", schedule, folder=script.parent)
+    assert len(text.splitlines()) <= repro_check.MAX_LINES
+    assert "agent._model_client = model" in text  # not called as a factory
+    script.write_text(text, encoding="utf-8")
+    done = run_alone(script, "autogen", tmp_path, keep_guard=False, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stdout.splitlines()
+    assert said[-1] == "reproduced: orphaned_result: the result of call_1 is sent without its call"
+    assert said[-2] == f"openai says: {RESULT_ORPHANED.template}"
+    assert said[-3].startswith("request #2: ")
+    sent = json.loads(said[-3].removeprefix("request #2: "))
+    assert [m["role"] for m in sent] == ["system", "tool", "user"]

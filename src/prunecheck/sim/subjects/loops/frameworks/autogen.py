@@ -270,12 +270,16 @@ class AutoGenAdapter:
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         """A short standalone script replaying the schedule with AutoGen alone
-        (:func:`~.autogen_repro.script_text`), the user's file found from ``folder``."""
+        (:func:`~.autogen_repro.script_text`), the user's file found from ``folder``;
+        a module-level ``AssistantAgent`` (no factory) built as :meth:`open` builds it."""
+        from ..target import load_target
         from ._common import provider_says
         from .autogen_repro import script_text
 
+        target = load_target(f"loop:{self.framework}:{target_spec}").target
         return script_text(target_spec, schedule_json, folder=folder,
-                           says=provider_says(self, target_spec, schedule_json))  # fmt: skip
+                           says=provider_says(self, target_spec, schedule_json),
+                           instance=not _is_factory(target))  # fmt: skip
 
 
 class AutoGenLoop:

@@ -16,6 +16,12 @@ cancellation_token=token)`` followed by the app's ``save_state``; a cancel is
 ``token.cancel()``; a crash drops the turn and the agent, and a new agent loads
 the saved state; a resume is ``agent.run()`` without a task.
 
+A module-level ``AssistantAgent`` (no factory) is driven as the adapter drives
+one: its model context, tools and settings as its module built them, the
+agent's model client and each client its model context holds pointed at the
+script's model; after a crash, the module is imported anew (as a new process
+would) and its new agent pointed at the model likewise.
+
 It checks only what its schedule showed (the schedule's ``expect``; every
 check when it has none): OpenAI's pairing rules on every request, with their
 exact texts; a tool that ran before a crash and that the request after it no
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -189,6 +196,32 @@ _LOSS_CHECK = """\
 """
 
 
+#: How the script points a module-level ``AssistantAgent`` at its model (as the adapter
+#: drives one, :func:`~.autogen._rebuild`): the agent's model client, and every client its
+#: model context holds (to count tokens, to summarize), as :func:`~.autogen._fresh_context`.
+_POINT = Template("""\
+agent._model_client = $client  # the agent's model client: the script's model (AutoGen has no public setter)
+for key, value in vars(agent.model_context).items():  # so is each client its model context holds (to count tokens, to summarize)
+    if isinstance(value, models.ChatCompletionClient): setattr(agent.model_context, key, $client)
+""")
+_KEY = '    os.environ.setdefault("OPENAI_API_KEY", "sk-placeholder")  # the user\'s module builds its client at import; the script never calls it'
+
+
+def _instance_lines(found: str, module: str, *, crashes: bool) -> list[str]:
+    """The lines building a module-level ``AssistantAgent`` on the script's model:
+    the module's own object; with a crash, ``build`` importing the module anew
+    for each agent, so that the new process's agent and model context are new
+    objects (the adapter's copy, :func:`~.autogen._copy_of_users`), not the
+    crashed turn's."""
+    if not crashes:
+        return [_KEY, f"    agent = {found}  # the user's AssistantAgent: its model context, tools and settings as its module built them",
+                *textwrap.indent(_POINT.substitute(client="model"), "    ").splitlines()]  # fmt: skip
+    return [_KEY, "    def build(model_client):  # the user's AssistantAgent as a new process builds it: its module imported anew",
+            f"        sys.modules.pop({module}, None)", f"        agent = {found}",
+            *textwrap.indent(_POINT.substitute(client="model_client"), "        ").splitlines(),
+            "        return agent", "    agent = build(model_client=model)  # its model context kept"]  # fmt: skip
+
+
 def _found_on() -> str:
     """``FOUND_ON``'s dict literal: the installed versions, AgentChat first."""
     versions: dict[str, str] = {}
@@ -206,26 +239,32 @@ def _prunecheck_version() -> str:
     return version("prunecheck")
 
 
-def _load_lines(target_spec: str, folder: Path | None, *, crashes: bool) -> tuple[str, str]:
-    """The lines importing the user's factory and building the agent, and how
-    the docstring names the agent."""
+def _load_lines(
+    target_spec: str, folder: Path | None, *, crashes: bool, instance: bool = False
+) -> tuple[str, str]:
+    """The lines importing the user's factory (or ``AssistantAgent``, ``instance``)
+    and building the agent, and how the docstring names the agent."""
     where, attr = split_reference(target_spec)
+    called = "" if instance else "()"
     if where.endswith(".py"):
         path = Path(where).resolve()
         place = _relative(path.parent, folder)
         module = path.stem
-        shown = f"{attr}() of {place}/{path.name}" if folder is not None else f"{attr}() of {path}"
+        file = f"{place}/{path.name}" if folder is not None else str(path)
+        shown = f"{attr}{called} of {file}"
         if folder is not None and not Path(place).is_absolute():
             place_expr = f"pathlib.Path(__file__).resolve().parent / {place!r}"
         else:
             place_expr = repr(place)
         lines = [agent_argument(module, attr),
                  f"    sys.path.insert(0, str({place_expr}))  # the user's module"]  # fmt: skip
-        factory = "getattr(importlib.import_module(module), name)"
+        factory, named = "getattr(importlib.import_module(module), name)", "module"
     else:
-        module, shown, lines = where, f"{attr}() of module {where}", []
-        factory = f"importlib.import_module({module!r}).{attr}"
-    if crashes:
+        module, shown, lines = where, f"{attr}{called} of module {where}", []
+        factory, named = f"importlib.import_module({module!r}).{attr}", repr(module)
+    if instance:
+        lines += _instance_lines(factory, named, crashes=crashes)
+    elif crashes:
         lines += [f"    build = {factory}  # the user's factory",
                   "    agent = build(model_client=model)  # its model context kept"]  # fmt: skip
     else:
@@ -295,6 +334,7 @@ def script_text(
     *,
     folder: Path | None = None,
     says: Mapping[str, tuple[str, str]] | None = None,
+    instance: bool = False,
 ) -> str:
     """The standalone script replaying ``schedule_json`` on ``target_spec``.
 
@@ -302,7 +342,8 @@ def script_text(
     ----------
     target_spec : str
         ``path/to/file.py:factory`` or ``package.module:factory`` (an
-        ``agent(model_client)`` factory of an ``AssistantAgent``).
+        ``agent(model_client)`` factory of an ``AssistantAgent``, or the
+        agent itself with ``instance``).
     schedule_json : str
         The schedule (:func:`prunecheck.sim.subjects.loops.steps.schedule_to_json`); its
         ``expect`` (the violation kinds) chooses the script's checks.
@@ -312,12 +353,17 @@ def script_text(
     says : Mapping or None
         What the judged provider answered (:func:`._common.provider_says`):
         the script prints its text; None: OpenAI Chat Completions'.
+    instance : bool
+        ``target_spec`` names a module-level ``AssistantAgent``, not a factory:
+        the script points the agent's model client, and each client its model
+        context holds, at its model, and imports the module anew for the agent
+        a crash's new process builds (:func:`_instance_lines`).
     """
     schedule = json.loads(schedule_json)
     steps: Sequence[Mapping[str, Any]] = schedule["steps"]
     expect = set(schedule.get("expect") or ())
     crashes = any(s["kind"] == "crash" for s in steps)
-    load, agent = _load_lines(target_spec, folder, crashes=crashes)
+    load, agent = _load_lines(target_spec, folder, crashes=crashes, instance=instance)
     head = _HEAD.substitute(
         excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent + also_shown(schedule),
