@@ -205,3 +205,36 @@ def test_a_module_level_agents_reproduction_reproduces_alone(
     assert said[-3].startswith("request #2: ")
     sent = json.loads(said[-3].removeprefix("request #2: "))
     assert [m["role"] for m in sent] == ["system", "tool", "user"]
+
+
+def test_a_resume_that_found_nothing_saved_reproduces_the_empty_request_quietly(
+    tmp_path: Path,
+) -> None:
+    """A crash while the first request waits (nothing saved yet), then a resume:
+    AutoGen sends the system prompt alone, which a provider that keeps it apart
+    refuses.  The script checks for that request (not an orphaned result), prints
+    the judged provider's text, and the crashed turn's tasks, kept as a dead
+    process leaves them, print nothing when the script ends (they printed an
+    OpenTelemetry traceback and "Task was destroyed but it is pending!")."""
+    from prunecheck.sim.subjects.loops.judge import ANTHROPIC_NO_MESSAGES
+
+    steps: list[dict[str, object]] = [
+        {"kind": "user", "text": "user message 1"},
+        {"kind": "crash"},
+        {"kind": "resume"},
+    ]
+    schedule = _schedule(steps, scenario="crash_resume", expect=["provider_rejection"])
+    script = tmp_path / "out" / "repro.py"
+    script.parent.mkdir()
+    user = Path(__file__).resolve().parent.parent / "examples" / "loops" / "autogen_plain.py"
+    text = AutoGenAdapter().script(f"{user}:agent", schedule, folder=script.parent)
+    assert "orphaned_result" not in text
+    script.write_text(text, encoding="utf-8")
+    done = run_alone(script, "autogen", tmp_path, keep_guard=False, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stdout.splitlines()
+    assert said[-1] == (
+        "reproduced: provider_rejection: request #2 holds the system prompt and no conversation"
+    )
+    assert said[-2] == f"anthropic says: {ANTHROPIC_NO_MESSAGES}"
+    assert done.stderr == ""

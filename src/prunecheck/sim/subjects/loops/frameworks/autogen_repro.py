@@ -106,7 +106,7 @@ for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
 $excepthook
 from autogen_core import CancellationToken, FunctionCall, models, tools
 from autogen_ext.models.replay import ReplayChatCompletionClient
-requests, asked, done, outcome, ran, saved = [], {}, collections.defaultdict(asyncio.Event), {}, {}, []
+requests, asked, done, outcome, ran, saved, dead = [], {}, collections.defaultdict(asyncio.Event), {}, {}, [], []
 def chat(messages):  # AutoGen's messages in OpenAI Chat Completions form (as prunecheck shows them)
     out = []
     for m in messages:
@@ -186,6 +186,13 @@ _UNANSWERED_CHECK = Template("""\
             if missing := [c["id"] for c in m.get("tool_calls") or [] if c["id"] not in after[:after.index(None)]]:
                 print(f"request #{n}: {json.dumps(body)}\\n$who says: " + $text$tail)
                 return print(f"reproduced: unanswered_call: {', '.join(missing)} is sent without its result") or 1
+""")
+
+_EMPTY_CHECK = Template("""\
+    for n, body in enumerate(requests, 1):  # $who: a request needs a message besides the system prompt
+        if all(m["role"] in ("system", "developer") for m in body):
+            print(f"request #{n}: {json.dumps(body)}\\n$who says: " + $text)
+            return print(f"reproduced: provider_rejection: request #{n} holds the system prompt and no conversation") or 1
 """)
 
 _LOSS_CHECK = """\
@@ -321,7 +328,7 @@ def step_lines(step: Mapping[str, Any]) -> list[str]:
         ]
     if kind == "crash":
         return [
-            "    asked.clear(), done.clear()  # a crash: the process's model call and tools never return",
+            "    dead.append((asked.copy(), done.copy())), asked.clear(), done.clear()  # a crash: the process's model call and tools never return (nor are finalized)",
             "    agent = build(model_client=model)  # a new process builds the agent, loads the saved state",
             "    await agent.load_state(json.loads(saved[-1])) if saved else None",
         ]
@@ -377,9 +384,13 @@ def script_text(
         else "",
     )
     checks: list[str] = []
+    # an empty conversation's rejection (what the judged provider said, if it did)
+    empty = (says or {}).get("no_messages") if "provider_rejection" in expect else None
     orphan = "orphaned_result" in expect or (
-        "provider_rejection" in expect and "unanswered_call" not in expect
+        "provider_rejection" in expect and "unanswered_call" not in expect and empty is None
     )
+    if empty is not None:
+        checks.append(_EMPTY_CHECK.substitute(who=empty[0], text=repr(empty[1])))
     if not expect or orphan:
         checks.append(orphan_check(says))
     if not expect or "unanswered_call" in expect:
