@@ -7,7 +7,13 @@ ledger, the judge), and records what openai-agents 0.24 really does."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import importlib.util
 import os
+import subprocess
+import sys
+import weakref
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -42,6 +48,7 @@ def _framework() -> None:
     pytest.importorskip("agents")
 
 
+ROOT = Path(__file__).resolve().parent.parent
 KEEP_LAST = "openai_agents_keep_last"
 TURNS = "openai_agents_turns"
 
@@ -399,3 +406,53 @@ def test_the_commit_guard_in_the_input_filter_keeps_every_request_whole() -> Non
         assert roles(run) == ["S", "A", "U", "A(call_9)", "T(call_9)"]
     with play(adapter, load_example(KEEP_LAST, "app"), steps) as run:
         assert ("orphaned_result", ("call_1",)) in kinds(run)
+
+
+#: A user's agent on a session class of its own (``SessionABC``: no ``close``).
+LIST_SESSION = "tests/user_agents/late_oa_list_session.py"
+
+
+def _list_session_app() -> Any:
+    module = sys.modules.get("user_agents_late_oa_list_session")
+    if module is None:
+        where = ROOT / LIST_SESSION
+        spec = importlib.util.spec_from_file_location("user_agents_late_oa_list_session", where)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # frameworks resolve annotations through it
+        spec.loader.exec_module(module)
+    return module.app
+
+
+def test_a_session_without_close_leaves_no_turn_of_the_run_behind() -> None:
+    """``SessionABC`` has no ``close``: abandoning the loop raised ``AttributeError``
+    before it dropped the turn's result, and the SDK's registry of running agents
+    kept the result's task, mid-turn, until the interpreter's exit."""
+    order = call(1, "get_order", order_id="o1")
+    parcel = call(2, "track_parcel", tracking_number="t2")
+    steps: list[Step] = [User("where is it?"), ReplyStep("", (order, parcel)),
+                         Complete("call_1", "shipped"), Crash(), NewMessage("hello?"),
+                         ReplyStep("", (call(3, "get_order", order_id="o3"),))]  # fmt: skip
+    turns: list[weakref.ref[asyncio.Task[Any]]] = []
+    with play(OpenAIAgentsAdapter(), _list_session_app(), steps) as run:
+        for clock in [*run._dead, run._clock]:  # both processes' turns stop mid-batch
+            turns.extend(weakref.ref(t) for t in asyncio.all_tasks(clock))
+    assert turns
+    gc.collect()
+    assert [ref() for ref in turns if ref() is not None] == []
+    assert not [o for o in run.ledger.outcomes if "abandon" in o[1]], run.ledger.outcomes
+
+
+def test_check_of_an_agent_on_its_own_session_prints_no_traceback() -> None:
+    """The check's text is the verdict only: the SDK's tracing span and context
+    variables, reset when the interpreter's exit closed a dropped turn, printed
+    "Exception ignored ... was created in a different Context" under it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "prunecheck", "check", f"loop:{LIST_SESSION}:app", "--json",
+         "--no-failures", "--scenario", "crash_new_message", "--max-examples", "1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert "Exception ignored" not in done.stderr, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]

@@ -180,14 +180,9 @@ ROWS: tuple[Row, ...] = (
     Row("late_ag_char_context.py:agent", Expect.UNSAFE, STRUCTURAL),
     # tuned on (issue 31, after round 34): the summarizer agent runs on the harness's double
     Row("late_oa_summarizing_filter.py:app", Expect.FAULT, scenario=None),
-    Row(
-        "late_oa_list_session.py:app",
-        Expect.UNSAFE,
-        STRUCTURAL,
-        wrong_today="trim cell UNSAFE orphaned_result as expected, but the check's output holds "
-        "a traceback: the openai-agents SDK prints 'Exception ignored ... created in a different "
-        "Context' to stderr, which the row forbids",
-    ),
+    # its session has no close: the adapter's abandon raised and kept every dropped turn
+    # to the interpreter's exit, whose tracebacks of them were on stderr
+    Row("late_oa_list_session.py:app", Expect.UNSAFE, STRUCTURAL),
     Row("late_pa_sync_ctx_clear.py:agent", Expect.SAFE),
     Row("late_ag_drop_whole_rounds.py:agent", Expect.SAFE),
     Row("late_lc_summary_never.py:agent", Expect.VACUOUS, figure="300"),

@@ -623,5 +623,22 @@ class _AgentsLoop:
         return render_items([json.loads(r[0]) for r in rows], None)
 
     def abandon(self) -> None:
-        self._session.close()
+        """Drop the turn's result and close the session if it can be closed.
+
+        The result goes first: it holds the turn's task, and the SDK's
+        registry of running agents (``agent_tool_configuration``) holds this
+        loop until the turn's ``finally`` clauses run.  Kept, the task lived
+        until the interpreter's exit, which closed its coroutine outside its
+        own context: the SDK's ``finally`` clauses then printed "Exception
+        ignored ... was created in a different Context" tracebacks under the
+        verdict.  Dropped, the run's debris is collected with the run, quietly.
+        A session needs no ``close`` (``SessionABC`` has none: a user's list
+        session raised ``AttributeError`` here, before the result was dropped);
+        an async one cannot run off the loop and is not run.
+        """
         self._result = None
+        close = getattr(self._session, "close", None)
+        if callable(close):
+            closing = close()
+            if asyncio.iscoroutine(closing):
+                closing.close()
