@@ -238,3 +238,71 @@ def test_a_resume_that_found_nothing_saved_reproduces_the_empty_request_quietly(
     )
     assert said[-2] == f"anthropic says: {ANTHROPIC_NO_MESSAGES}"
     assert done.stderr == ""
+
+
+_SUMMARIZING = '''\
+from autogen_agentchat.agents import AssistantAgent
+from autogen_core.model_context import UnboundedChatCompletionContext
+from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
+
+
+class Summarizing(UnboundedChatCompletionContext):
+    """Past 3 messages, what came before the newest tool round is summarized."""
+
+    def __init__(self, client):
+        super().__init__()
+        self.client = client
+
+    async def get_messages(self):
+        messages = await super().get_messages()
+        rounds = [i for i, m in enumerate(messages)
+                  if isinstance(m, AssistantMessage) and isinstance(m.content, list)]
+        if len(messages) <= 3 or not rounds or rounds[-1] == 0:
+            return messages
+        text = "\\n".join(str(m.content) for m in messages[:rounds[-1]])
+        done = await self.client.create([SystemMessage(content="Summarize."),
+                                         UserMessage(content=text, source="user")])
+        return [UserMessage(content=str(done.content), source="summary"), *messages[rounds[-1]:]]
+
+
+def lookup(key: str) -> str:
+    """Look a record up."""
+    return key
+
+
+def agent(model_client):
+    return AssistantAgent("support", model_client=model_client, tools=[lookup],
+                          model_context=Summarizing(model_client))
+'''
+
+
+def test_a_context_that_summarizes_on_the_agents_client_runs_in_the_script(
+    tmp_path: Path,
+) -> None:
+    """A model context that asks the agent's client for a summary calls ``create``
+    without a cancellation token: the script's model takes one or none (it
+    required one, and such a script stopped at the summary with exit 2)."""
+    from prunecheck.sim.subjects.loops.contract import ToolCall
+    from prunecheck.sim.subjects.loops.scheduler import LoopRun
+    from prunecheck.sim.subjects.loops.steps import Complete, ReplyStep, User, schedule_to_json
+    from prunecheck.sim.subjects.loops.target import load_target
+
+    user = tmp_path / "app" / "support.py"
+    user.parent.mkdir()
+    user.write_text(_SUMMARIZING, encoding="utf-8")
+    spec = f"{user}:agent"
+    steps = [User("who is c-7?"), ReplyStep("", (ToolCall("call_1", "lookup", '{"key": "c-7"}'),)),
+             Complete("call_1", "Ada"), User("and c-8?"),
+             ReplyStep("the user asked about c-7"), ReplyStep("Let me look.")]  # fmt: skip
+    target = load_target(f"loop:autogen:{spec}")
+    with LoopRun(target.adapter, target.target) as run:  # the harness takes it: a valid schedule
+        for one in steps:
+            run.apply(one)
+        assert run.side_request() is False and not run.incidents
+    schedule = schedule_to_json(steps, target=spec)
+    script = tmp_path / "out" / "repro.py"
+    script.parent.mkdir()
+    script.write_text(AutoGenAdapter().script(spec, schedule, folder=script.parent), "utf-8")
+    done = run_alone(script, "autogen", tmp_path, keep_guard=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "not reproduced"

@@ -118,9 +118,9 @@ def chat(messages):  # AutoGen's messages in OpenAI Chat Completions form (as pr
             out.append({"role": m.type.removesuffix("Message").lower(), "content": m.content})
     return out
 class Model(ReplayChatCompletionClient):  # records each request; answers at the schedule's reply
-    async def create(self, messages, *, cancellation_token, **kwargs):
-        requests.append(chat(messages))
-        await cancellation_token.link_future(asked.setdefault(len(requests), asyncio.Future()))
+    async def create(self, messages, *, cancellation_token=None, **kwargs):  # the agent's, or its context's (a summary)
+        requests.append(chat(messages)); future = asked.setdefault(len(requests), asyncio.Future())
+        await (cancellation_token.link_future(future) if cancellation_token else future)
         return await super().create(messages, **kwargs)
     async def create_stream(self, messages, **kwargs):  # a streaming agent (model_client_stream=True)
         yield await self.create(messages, **kwargs)
@@ -146,19 +146,6 @@ def start(agent, task=None):  # a turn of the app: agent.run, then it saves the 
         saved.append(json.dumps(await agent.save_state()))
     running, token = asyncio.create_task(turn()), CancellationToken()
 ''')
-
-#: The double's ``create`` as the head writes it, and as a schedule whose context's own
-#: model call (a summary, asked without a cancellation token) fails needs it.
-_CREATE = """\
-    async def create(self, messages, *, cancellation_token, **kwargs):
-        requests.append(chat(messages))
-        await cancellation_token.link_future(asked.setdefault(len(requests), asyncio.Future()))
-"""
-_CREATE_ASIDE = """\
-    async def create(self, messages, *, cancellation_token=None, **kwargs):  # the agent's, or its context's (a summary)
-        requests.append(chat(messages)); future = asked.setdefault(len(requests), asyncio.Future())
-        await (cancellation_token.link_future(future) if cancellation_token else future)
-"""
 
 _MAIN = Template("""\
 async def main():
@@ -397,8 +384,5 @@ def script_text(
         checks.append(unanswered_check(says))
     if not expect or "silent_loss" in expect:
         checks.append(_LOSS_CHECK)
-    if any(s["kind"] == "model_error" for s in steps):
-        assert _CREATE in head
-        head = head.replace(_CREATE, _CREATE_ASIDE)
     body = "\n".join(line for step in steps for line in step_lines(step))
     return compact(head + _MAIN.substitute(load=load, steps=body, checks="".join(checks)))
