@@ -23,7 +23,8 @@ CELLS = repro_check.cells("autogen_")
 #: One cell per violation kind the AutoGen cells show (fast); the rest are slow.
 FAST = {
     "autogen_plain-agent-cancel",  # hang
-    "autogen_plain-agent-crash_resume",  # silent_loss
+    "autogen_plain-agent-crash_resume",  # provider_rejection (a resume sends an empty request)
+    "autogen_plain-agent-crash_new_message",  # silent_loss
     "autogen_token_limited-agent-trim",  # orphaned_result, provider_rejection
     "autogen_token_limited-agent-parallel",  # unanswered_call
 }

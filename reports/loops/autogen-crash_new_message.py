@@ -8,7 +8,7 @@ for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
 sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 from autogen_core import CancellationToken, FunctionCall, models, tools
 from autogen_ext.models.replay import ReplayChatCompletionClient
-requests, asked, done, outcome, ran, saved = [], {}, collections.defaultdict(asyncio.Event), {}, {}, []
+requests, asked, done, outcome, ran, saved, dead = [], {}, collections.defaultdict(asyncio.Event), {}, {}, [], []
 def chat(messages):  # AutoGen's messages in OpenAI Chat Completions form (as prunecheck shows them)
     out = []
     for m in messages:
@@ -20,9 +20,9 @@ def chat(messages):  # AutoGen's messages in OpenAI Chat Completions form (as pr
             out.append({"role": m.type.removesuffix("Message").lower(), "content": m.content})
     return out
 class Model(ReplayChatCompletionClient):  # records each request; answers at the schedule's reply
-    async def create(self, messages, *, cancellation_token, **kwargs):
-        requests.append(chat(messages))
-        await cancellation_token.link_future(asked.setdefault(len(requests), asyncio.Future()))
+    async def create(self, messages, *, cancellation_token=None, **kwargs):  # the agent's, or its context's (a summary)
+        requests.append(chat(messages)); future = asked.setdefault(len(requests), asyncio.Future())
+        await (cancellation_token.link_future(future) if cancellation_token else future)
         return await super().create(messages, **kwargs)
     async def create_stream(self, messages, **kwargs):  # a streaming agent (model_client_stream=True)
         yield await self.create(messages, **kwargs)
@@ -57,7 +57,7 @@ async def main():
     await step(start(agent, 'user message 1'))
     await step(answer('', FunctionCall(id='call_1', name='search', arguments='{"query": "query-1"}'), FunctionCall(id='call_2', name='search', arguments='{"query": "query-2"}')))
     await step(finish('call_1', 'search result for call_1 lorem ipsum'))
-    asked.clear(), done.clear()  # a crash: the process's model call and tools never return
+    dead.append((asked.copy(), done.copy())), asked.clear(), done.clear()  # a crash: the process's model call and tools never return (nor are finalized)
     agent = build(model_client=model)  # a new process builds the agent, loads the saved state
     await agent.load_state(json.loads(saved[-1])) if saved else None
     await step(start(agent, 'user message 5 after the crash'))

@@ -1,4 +1,4 @@
-"""AutoGen AgentChat: agent() of ../../examples/loops/autogen_guarded.py (or autogen_plain:agent or autogen_token_limited:agent, given as its argument), scenario class crash_resume, violations silent_loss;
+"""AutoGen AgentChat: agent() of ../../examples/loops/autogen_guarded.py (or autogen_plain:agent or autogen_token_limited:agent, given as its argument), scenario class crash_resume, violations provider_rejection;
 found by prunecheck 0.2.0, seed 1. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, importlib.metadata, json, os, pathlib, sys
 FOUND_ON = {"autogen-agentchat": "0.7.5", "autogen-core": "0.7.5", "autogen-ext": "0.7.5"}
@@ -8,7 +8,7 @@ for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
 sys.excepthook = lambda kind, error, _: (print(f"could not run: {kind.__name__}: {error}", flush=True), os._exit(2))  # any error: could not run (exit 2), never 1
 from autogen_core import CancellationToken, FunctionCall, models, tools
 from autogen_ext.models.replay import ReplayChatCompletionClient
-requests, asked, done, outcome, ran, saved = [], {}, collections.defaultdict(asyncio.Event), {}, {}, []
+requests, asked, done, outcome, ran, saved, dead = [], {}, collections.defaultdict(asyncio.Event), {}, {}, [], []
 def chat(messages):  # AutoGen's messages in OpenAI Chat Completions form (as prunecheck shows them)
     out = []
     for m in messages:
@@ -20,9 +20,9 @@ def chat(messages):  # AutoGen's messages in OpenAI Chat Completions form (as pr
             out.append({"role": m.type.removesuffix("Message").lower(), "content": m.content})
     return out
 class Model(ReplayChatCompletionClient):  # records each request; answers at the schedule's reply
-    async def create(self, messages, *, cancellation_token, **kwargs):
-        requests.append(chat(messages))
-        await cancellation_token.link_future(asked.setdefault(len(requests), asyncio.Future()))
+    async def create(self, messages, *, cancellation_token=None, **kwargs):  # the agent's, or its context's (a summary)
+        requests.append(chat(messages)); future = asked.setdefault(len(requests), asyncio.Future())
+        await (cancellation_token.link_future(future) if cancellation_token else future)
         return await super().create(messages, **kwargs)
     async def create_stream(self, messages, **kwargs):  # a streaming agent (model_client_stream=True)
         yield await self.create(messages, **kwargs)
@@ -36,7 +36,6 @@ def answer(text, *calls):  # the model answers the oldest open request: text, or
     next(f for f in asked.values() if not f.done()).set_result(None)
 async def tool_body(tool, args, cancellation_token, call_id=None):  # every tool waits for the schedule
     await done[call_id].wait()
-    ran[call_id] = tool.name  # it ran
     if isinstance(outcome[call_id], Exception): raise outcome[call_id]
     return outcome[call_id]
 def finish(call_id, result):  # the tool of call_id returns result (or raises it)
@@ -55,15 +54,13 @@ async def main():
     agent = build(model_client=model)  # its model context kept
     tools.BaseTool.run_json = tool_body  # the tools keep their names and schemas; their bodies are fakes
     await step(start(agent, 'user message 1'))
-    await step(answer('', FunctionCall(id='call_1', name='search', arguments='{"query": "query-1"}'), FunctionCall(id='call_2', name='search', arguments='{"query": "query-2"}')))
-    await step(finish('call_1', 'search result for call_1 lorem ipsum'))
-    asked.clear(), done.clear()  # a crash: the process's model call and tools never return
+    dead.append((asked.copy(), done.copy())), asked.clear(), done.clear()  # a crash: the process's model call and tools never return (nor are finalized)
     agent = build(model_client=model)  # a new process builds the agent, loads the saved state
     await agent.load_state(json.loads(saved[-1])) if saved else None
     await step(start(agent))  # resume: run() without a task, on the loaded state
-    for call_id, name in ran.items():  # a tool that ran, and what the last request tells the model
-        if call_id not in {m.get("tool_call_id") for m in requests[-1]}:
-            print(f"request #{len(requests)}: {json.dumps(requests[-1])}")
-            return print(f"reproduced: silent_loss: {name} ran for {call_id}; request #{len(requests)} does not say so") or 1
+    for n, body in enumerate(requests, 1):  # anthropic: a request needs a message besides the system prompt
+        if all(m["role"] in ("system", "developer") for m in body):
+            print(f"request #{n}: {json.dumps(body)}\nanthropic says: " + 'messages: at least one message is required')
+            return print(f"reproduced: provider_rejection: request #{n} holds the system prompt and no conversation") or 1
     return print("not reproduced") or 0
 if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is "could not run" (the excepthook), exit 2

@@ -1,4 +1,4 @@
-"""Strands Agents: agent() of ../../examples/loops/strands_summarizing.py, scenario class crash_new_message, violations synthesized_result;
+"""Strands Agents: agent() of ../../examples/loops/strands_summarizing.py, scenario class crash_new_message, violations provider_rejection, synthesized_result;
 found by prunecheck 0.2.0, seed 1. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, tempfile, threading, contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys
 FOUND_ON = {"strands-agents": "1.62.0"}
@@ -69,6 +69,11 @@ async def main():
     asked.clear(), done.clear()  # a crash: the process's model call and tools never return
     agent = build(user)  # a new process builds the agent: Strands restores the session
     await step(start(agent, 'user message 5 after the crash'))
+    for n, body in enumerate(requests, 1):  # Bedrock Converse: the conversation starts with the user's message
+        first = next((m for m in body if m["role"] != "system"), None)
+        if first is not None and first["role"] != "user":
+            print(f"request #{n}: {json.dumps(body)}\nbedrock says: " + 'A conversation must start with a user message. Try again with a conversation that starts with a user message.')
+            return print(f"reproduced: provider_rejection: the conversation starts with the {first['role']}'s message") or 1
     for n, body in enumerate(requests, 1):  # the result the model is shown, against what the tool returned
         for m in body:
             result = outcome.get(m.get("tool_call_id"))
