@@ -1,0 +1,131 @@
+"""Held-back user agents of round 37 (issue 31), each held to the verdict a user expects.
+
+``tests/user_agents/held_back_r37/`` holds eight agents written last, the way users
+write them, on eight frameworks, that prunecheck was **not changed for**: each
+module's docstring states the verdict expected before anything ran (committed to
+main before any check ran on them), and ``reports/user-agents.md`` ("Held back,
+round 37") records how each fared when ``check`` ran once on it.  A row whose
+verdict is not the expected one is a strict ``xfail`` saying what ``check`` gives:
+whoever fixes it removes the mark (the strict xfail then fails).
+
+Each row runs a full ``check`` (seconds to minutes of CPU): the table is ``slow``
+(``make test-all``), run by the machinery of ``tests/test_user_agents.py`` (no
+provider key in the child's environment, ``--no-failures``).  Its fast twin reads
+each module's source only (importing one builds framework clients and costs
+seconds): every module has a row, states its expected verdict and defines the
+attribute its row names.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from test_user_agents import STRUCTURAL, Expect, Row, _check, _hold
+
+FOLDER = "held_back_r37"
+HERE = Path(__file__).parent / "user_agents" / FOLDER
+
+
+def _row(spec: str, expect: Expect, kinds: frozenset[str] = frozenset(), **kw: str | None) -> Row:
+    return Row(f"{FOLDER}/{spec}", expect, kinds, **kw)
+
+
+ROWS: tuple[Row, ...] = (
+    # a pydantic-ai Hooks capability capping the tool calls a request carries
+    _row(
+        "pa_tool_call_count.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="exit 1 from cancellation (silent_loss), but the trim class is safe: "
+        "pydantic-ai's repair layer drops the results whose calls the cap cut (changed 5 of "
+        "90), so no request breaks a pair",
+    ),
+    # a LangChain async @after_agent middleware removing all but the newest ToolMessage
+    # of each tool, the AIMessage calls kept: the next message sends calls unanswered
+    _row(
+        "lc_superseded_results.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL | {"silent_loss"},
+        scenario=None,
+        wrong_today="trim class n/a (the after_agent middleware is not seen as trimming); "
+        "framework findings only, exit 0",
+    ),
+    # an AutoGen context: the last 2 user turns, then the newest 9 messages (a turn split)
+    _row(
+        "ag_recent_turns_capped.py:agent",
+        Expect.UNSAFE,
+        STRUCTURAL,
+        wrong_today="trim class safe (changed 37 of 60, 11 messages at most): the split "
+        "needs 4-5 tool rounds in one turn, which the search never grew to",
+    ),
+    # a Google ADK after_tool_callback cutting any response over 6,000 characters silently
+    _row(
+        "adk_after_tool_truncate.py:root_agent",
+        Expect.UNSAFE,
+        frozenset({"truncated_payload"}),
+        scenario=None,
+        wrong_today="trim class n/a (the after_tool_callback is not seen as the "
+        "configuration's) and no output grown past 6,000 characters; exit 0",
+    ),
+    # an Agents SDK tool output guardrail withholding outputs over 20,000 characters, saying so
+    _row(
+        "oa_output_guardrail_withhold.py:agent",
+        Expect.SAFE,
+        wrong_today="trim class n/a, 'no trimming configured': the guardrail is not seen as "
+        "trimming and never fired (largest 897 characters against its 20,000)",
+    ),
+    # a Strands AfterInvocationEvent callback deleting whole turns older than the last 2
+    _row("st_after_invocation_turns.py:agent", Expect.SAFE),
+    # Agent Framework's own ToolResultCompactionStrategy, the agent built by a factory
+    _row("maf_tool_result_compaction.py:build_agent", Expect.SAFE),
+    # a LlamaIndex memory whose aget cuts past MAX_USER_TURNS = 200 user turns: never
+    _row(
+        "li_turn_cap_never.py:agent",
+        Expect.VACUOUS,
+        figure="200",
+        wrong_today="trim class vacuous as expected, but the threshold quoted is the memory's "
+        "token_limit (3,000 tokens), not MAX_USER_TURNS = 200",
+    ),
+)
+
+
+def _param(row: Row) -> object:
+    marks = [pytest.mark.xfail(strict=True, reason=row.wrong_today)] if row.wrong_today else []
+    return pytest.param(row, id=row.id.removeprefix(f"{FOLDER}/"), marks=marks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", [_param(row) for row in ROWS])
+def test_held_back_r37_verdict(row: Row) -> None:
+    _hold(row, _check(row.spec))
+
+
+# -- the fast twin: the modules stay well-formed (source only, nothing imported) -------
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def test_every_module_has_a_row() -> None:
+    on_disk = {p.name for p in HERE.glob("*.py") if p.stem != "__init__"}
+    in_table = {row.spec.removeprefix(f"{FOLDER}/").split(":")[0] for row in ROWS}
+    assert on_disk == in_table
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id.removeprefix(f"{FOLDER}/"))
+def test_module_states_its_verdict_and_defines_its_attribute(row: Row) -> None:
+    file, attr = row.spec.removeprefix(f"{FOLDER}/").split(":")
+    tree = ast.parse((HERE / file).read_text(encoding="utf-8"))
+    doc = ast.get_docstring(tree) or ""
+    assert "Expected (before running)" in doc, f"{file} does not state its expected verdict"
+    assert "prunecheck not changed for it" in doc, f"{file} does not say it is held back"
+    assert attr in _top_level_names(tree), f"{file} defines no {attr}"
