@@ -154,9 +154,9 @@ class _FakeLoop:
             return messages
         else:
             cut = len(messages) - n
-        if self.agent.trim_units:
-            while cut < len(messages) and messages[cut]["role"] == "tool":
-                cut += 1
+        if self.agent.trim_units:  # keep the call the first kept result answers
+            while 0 < cut < len(messages) and messages[cut]["role"] == "tool":
+                cut -= 1
         first = messages[:1] if self.agent.keep_first and cut > 0 else []
         return first + messages[cut:]
 

@@ -171,7 +171,9 @@ def test_safe_is_said_with_figures_and_a_plain_agent_still_gets_a_verdict() -> N
     cell = trimmed.cells[0]
     assert cell.verdict is CellVerdict.SAFE and cell.figures is not None
     assert f"changed the history in {cell.figures.changed} of" in cell.note
-    assert cell.figures.rung == 0  # it fired on the default shape: nothing grown
+    # it fired on the default shape, and the ladder was still climbed (a quarter of the
+    # class's runs a rung): a trimmer that fires at once may cut a unit on a longer schedule
+    assert cell.figures.rung == 2
 
 
 def test_the_json_carries_the_figures_of_every_searched_class(

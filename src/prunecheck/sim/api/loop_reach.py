@@ -9,11 +9,16 @@ one, else estimated, said so; messages; characters) against the budget the
 configuration states, when prunecheck can read it.
 
 :func:`grow_search` is the class's search: the default shape first, then,
-while an agent that trims has not once had its history changed by its own
-code and nothing broke, the rungs of
+while nothing broke an agent that trims, the rungs of
 :func:`prunecheck.sim.subjects.loops.ladder.ladder` (wider batches, larger
-tool outputs, longer schedules), each with half the class's schedules
-(their runs are the long, costly ones).  ``check`` and ``search`` run the
+tool outputs, longer schedules), each with half the class's schedules while
+the agent's own code has not once changed the history, a quarter once it has
+(their runs are the long, costly ones).  A trimmer that fired at once may
+still cut a unit on a longer schedule: a cheap rule of it (the last two user
+turns) fires first, a second (at most nine messages, cutting a long turn)
+only on four or five tool rounds in one turn; a cap a checkpoint applies only
+after enough steps.  Before, growth stopped at the first change, and both
+such agents were called safe.  ``check`` and ``search`` run the
 same growth, so with the same seed and count they run the same schedules.
 
 What "exercised" means per class (documented in docs/how-to/own-runtime.md):
@@ -228,9 +233,10 @@ def grow_search(
     *,
     grow: bool = True,
 ) -> SearchOutcome[Step]:
-    """The class's search, grown rung by rung while the user's code has not
-    changed the history (see the module's docs): ``max_examples`` runs on
-    the class's shape, half as many (at least 1) on each rung.
+    """The class's search, grown rung by rung while nothing broke (see the
+    module's docs): ``max_examples`` runs on the class's shape, half as many
+    (at least 1) on each rung while the user's code has not changed the
+    history, a quarter once it has.
 
     Only an agent that trims grows, and only on the default shape (a shape
     the user gave is searched as given) and with ``grow``.
@@ -239,9 +245,10 @@ def grow_search(
     if not grow or scenario.shape != LoopShape() or not trims(target):
         return result
     for n, rung in enumerate(ladder(budget_of(target.adapter, target.target)), 1):
-        if result.found is not None or result.timed_out or result.tally.hits["changed"]:
+        if result.found is not None or result.timed_out:
             break
+        share = 4 if result.tally.hits["changed"] else 2
         more = searcher(replace(scenario, shape=rung.shape), max(max_steps, rung.steps),
-                        max(1, max_examples // 2))  # fmt: skip
+                        max(1, max_examples // share))  # fmt: skip
         result = _combined(result, more, n)
     return result

@@ -158,19 +158,15 @@ if __name__ == "__main__": sys.exit(asyncio.run(main()))  # an error escaping is
 
 _BEDROCK_CHECK = Template("""\
     for n, body in enumerate(requests, 1):  # Bedrock Converse: the conversation starts with the user's message
-        first = next((m for m in body if m["role"] != "system"), None)
-        if first is not None and first["role"] != "user":
-            print(f"request #{n}: {json.dumps(body)}\\nbedrock says: " + $text)
-            return print(f"reproduced: provider_rejection: the conversation starts with the {first['role']}'s message") or 1
+        if (first := next((m for m in body if m["role"] != "system"), {"role": "user"}))["role"] != "user":
+            print(f"request #{n}: {json.dumps(body)}\\nbedrock says: " + $text); return print(f"reproduced: provider_rejection: the conversation starts with the {first['role']}'s message") or 1
 """)
 
 _RESULT_CHECK = """\
     for n, body in enumerate(requests, 1):  # the result the model is shown, against what the tool returned
-        for m in body:
-            result = outcome.get(m.get("tool_call_id"))
-            if m["role"] == "tool" and isinstance(result, str) and result not in m["content"]:
-                print(f"request #{n}: {json.dumps(body)}")
-                return print(f"reproduced: {KIND}: the tool of {m['tool_call_id']} returned {result!r}; the model is shown {m['content']!r}") or 1
+        for m, result in ((m, outcome.get(m["tool_call_id"])) for m in body if m["role"] == "tool"):
+            if isinstance(result, str) and result not in m["content"]:
+                print(f"request #{n}: {json.dumps(body)}"); return print(f"reproduced: {KIND}: the tool of {m['tool_call_id']} returned {result!r}; the model is shown {m['content']!r}") or 1
 """
 
 _TWICE_CHECK = """\
