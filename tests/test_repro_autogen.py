@@ -285,16 +285,23 @@ def test_a_context_that_summarizes_on_the_agents_client_runs_in_the_script(
     required one, and such a script stopped at the summary with exit 2)."""
     from prunecheck.sim.subjects.loops.contract import ToolCall
     from prunecheck.sim.subjects.loops.scheduler import LoopRun
-    from prunecheck.sim.subjects.loops.steps import Complete, ReplyStep, User, schedule_to_json
+    from prunecheck.sim.subjects.loops.steps import (
+        Complete,
+        ReplyStep,
+        Step,
+        User,
+        schedule_to_json,
+    )
     from prunecheck.sim.subjects.loops.target import load_target
 
     user = tmp_path / "app" / "support.py"
     user.parent.mkdir()
     user.write_text(_SUMMARIZING, encoding="utf-8")
     spec = f"{user}:agent"
-    steps = [User("who is c-7?"), ReplyStep("", (ToolCall("call_1", "lookup", '{"key": "c-7"}'),)),
-             Complete("call_1", "Ada"), User("and c-8?"),
-             ReplyStep("the user asked about c-7"), ReplyStep("Let me look.")]  # fmt: skip
+    call = ToolCall("call_1", "lookup", '{"key": "c-7"}')
+    steps: list[Step] = [User("who is c-7?"), ReplyStep("", (call,)), Complete("call_1", "Ada"),
+                         User("and c-8?"), ReplyStep("the user asked about c-7"),
+                         ReplyStep("Let me look.")]  # fmt: skip
     target = load_target(f"loop:autogen:{spec}")
     with LoopRun(target.adapter, target.target) as run:  # the harness takes it: a valid schedule
         for one in steps:
