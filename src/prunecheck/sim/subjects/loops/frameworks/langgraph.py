@@ -94,11 +94,26 @@ SUPPORTED = Supported(
 
 _THREAD = "prunecheck"
 _HITL = "HumanInTheLoopMiddleware"
+#: The middleware hooks that rewrite what the model is sent: a middleware overriding one
+#: (but human-in-the-loop approval) is the configuration's trimming.
 _HOOKS = ("before_model", "abefore_model", "wrap_model_call", "awrap_model_call")
-#: Also on the history's path, though no trim: what a middleware writes after the model
-#: (``ToolCallLimitMiddleware``'s limit messages and its jump to the end).  The plain agent
-#: is built without these too.
+#: The hooks that return a state update the checkpointer stores (``RemoveMessage`` s, new
+#: messages), read by the next request: at the start of a turn (``before_agent``), after a
+#: model call (``after_model``) or at the end of a turn (``after_agent``).  The user's own
+#: middleware there (a class of theirs, or one LangChain's decorators made of their
+#: function: ``@after_agent``) is trimming too.  LangChain's own middleware at these
+#: hooks trims nothing (``ToolCallLimitMiddleware``'s limit messages and its jump to the
+#: end, a shell's session): it is no trim hook, though what it writes after the model is
+#: on the history's path, so the plain agent is built without its ``after_model`` too.
+_STATE_HOOKS = (
+    "before_agent", "abefore_agent", "after_model", "aafter_model", "after_agent",
+    "aafter_agent",
+)  # fmt: skip
 _AFTER = ("after_model", "aafter_model")
+#: The graph nodes ``create_agent`` builds of a middleware's state hooks (``Name.after_agent``).
+_HOOK_NODES = ("before_agent", "before_model", "after_model", "after_agent")
+#: The names ``create_agent``'s model node reads the chained ``wrap_model_call`` s from.
+_WRAP_HANDLERS = ("wrap_model_call_handler", "awrap_model_call_handler")
 
 
 def checkpoint_file(store: Path) -> Path:
@@ -145,9 +160,11 @@ class ModuleGraph:
     keeps what was bound, the tools), and the tools are faked by
     :meth:`LangGraphAdapter.open` from the tools as built.  The graph is one
     object: each :meth:`open` re-points it, which a schedule at a time allows.
-    A ``create_agent`` graph's middleware stays as built (it cannot be left off
-    the history's path: no plain run); a hand-built graph's own nodes run as
-    written, and its plain run undoes what they trim (:func:`~.lc_doubles.whole_state`).
+    A ``create_agent`` graph's middleware cannot be built again without its
+    hooks: the plain run sets them aside in the graph as built (:meth:`without`);
+    a hand-built graph's own nodes run as written, and its plain run undoes what
+    they trim (:func:`~.lc_doubles.whole_state`).  Each call puts back what a
+    plain run set aside or wrapped.
     """
 
     def __init__(self, graph: Any, slots: list[_Slot]) -> None:
@@ -159,6 +176,10 @@ class ModuleGraph:
             for name, node in graph.nodes.items()
             for attr in ("afunc", "func")
         }
+        # the model node's chained wrap_model_call handlers (a plain run drops them)
+        self._handlers = [
+            (cell, cell.cell_contents) for cell in _handler_cells(graph) if _full(cell)
+        ]
 
     def __call__(self, model: Any) -> Any:
         for slot in self._slots:
@@ -167,7 +188,64 @@ class ModuleGraph:
             bound = self.graph.nodes[name].bound
             if getattr(bound, attr, None) is not fn:
                 setattr(bound, attr, fn)
+        for cell, handler in self._handlers:
+            cell.cell_contents = handler
         return self.graph
+
+    def without(self, classes: Sequence[type]) -> None:
+        """The graph (as the last call left it) with the hooks of the middleware of
+        ``classes`` set aside, as ``create_agent`` would build it without them: each
+        of their hook nodes (``Name.after_agent`` …) passes the state through
+        unchanged, and the model node calls the model directly when every chained
+        ``wrap_model_call`` is theirs (a chain with another's is kept whole)."""
+        kinds = tuple(classes)
+        for name, node in self.graph.nodes.items():
+            if name.rpartition(".")[2] not in _HOOK_NODES:
+                continue
+            bound = node.bound
+            for attr in ("afunc", "func"):
+                fn = getattr(bound, attr, None)
+                owner = getattr(fn, "__self__", None)
+                if fn is not None and type(owner) in kinds:
+                    setattr(bound, attr, _passes_async if attr == "afunc" else _passes)
+        wraps = ("wrap_model_call", "awrap_model_call")
+        wrapping = [m for m in _middleware_of(self.graph) if any(_overrides(m, h) for h in wraps)]
+        if all(type(m) in kinds for m in wrapping):
+            for cell, _ in self._handlers:
+                cell.cell_contents = None
+
+
+def _passes(*_args: Any, **_kwargs: Any) -> None:
+    """A middleware hook node set aside: no state update."""
+    return None
+
+
+async def _passes_async(*_args: Any, **_kwargs: Any) -> None:
+    """A middleware's async hook node set aside: no state update."""
+    return None
+
+
+def _handler_cells(graph: Any) -> list[Any]:
+    """The closure cells of ``create_agent``'s model node holding its chained
+    ``wrap_model_call`` handlers (:data:`_WRAP_HANDLERS`), each once."""
+    node = graph.nodes.get("model")
+    found: dict[int, Any] = {}
+    for attr in ("func", "afunc"):
+        fn = getattr(getattr(node, "bound", None), attr, None)
+        code = getattr(fn, "__code__", None)
+        closure = getattr(fn, "__closure__", None) or ()
+        for var, cell in zip(getattr(code, "co_freevars", ()), closure, strict=False):
+            if var in _WRAP_HANDLERS:
+                found.setdefault(id(cell), cell)
+    return list(found.values())
+
+
+def _full(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:  # an empty cell
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,6 +558,16 @@ def _sync_only(middleware: Any) -> bool:
     )
 
 
+def _users_own(middleware: Any) -> bool:
+    """Whether ``middleware`` is the user's code: a class of theirs, or one LangChain's
+    hook decorators (``@after_agent`` …) made of their function (a class defined in
+    ``langchain.agents.middleware.types``, where only ``AgentMiddleware`` is written)."""
+    module = str(getattr(type(middleware), "__module__", "") or "")
+    return module == "langchain.agents.middleware.types" or (
+        module.split(".")[0] not in _FRAMEWORK_MODULES
+    )
+
+
 def _overrides(middleware: Any, hook: str) -> bool:
     return getattr(type(middleware), hook, None) is not getattr(_middleware_base(), hook, None)
 
@@ -487,8 +575,9 @@ def _overrides(middleware: Any, hook: str) -> bool:
 @contextmanager
 def _without_hooks(classes: list[type]) -> Iterator[None]:
     """While building a graph: each middleware class of ``classes`` without its
-    hooks on the history's path (``before_model``, ``wrap_model_call``,
-    ``after_model`` and their async twins), so that ``create_agent`` leaves it
+    hooks on the history's path (:data:`_HOOKS`, :data:`_STATE_HOOKS`:
+    ``before_agent``, ``before_model``, ``wrap_model_call``, ``after_model``,
+    ``after_agent`` and their async twins), so that ``create_agent`` leaves it
     out of that path."""
     if not classes:  # nothing to set aside (and LangChain v1 may not be installed)
         yield
@@ -498,7 +587,7 @@ def _without_hooks(classes: list[type]) -> Iterator[None]:
     saved: list[tuple[type, str, object]] = []
     try:
         for cls in dict.fromkeys(classes):
-            for hook in (*_HOOKS, *_AFTER):
+            for hook in (*_HOOKS, *_STATE_HOOKS):
                 if getattr(cls, hook, None) is not getattr(AgentMiddleware, hook):
                     saved.append((cls, hook, cls.__dict__.get(hook, _ABSENT)))
                     setattr(cls, hook, getattr(AgentMiddleware, hook))
@@ -556,20 +645,29 @@ class LangGraphAdapter:
         return LangGraphAdapter(plain=True)
 
     def _trimming(self, target: object) -> list[type]:
-        """The classes of the middleware that rewrite messages before the model."""
+        """The classes of the middleware that trim: those that rewrite what the model
+        is sent (:data:`_HOOKS`), and the user's own that update the thread's messages
+        at the start or end of a turn or after the model (:data:`_STATE_HOOKS`)."""
         return [
             type(m)
             for m in self._shape_of(target).middleware
-            if type(m).__name__ != _HITL and any(_overrides(m, h) for h in _HOOKS)
+            if type(m).__name__ != _HITL
+            and (
+                any(_overrides(m, h) for h in _HOOKS)
+                or (_users_own(m) and any(_overrides(m, h) for h in _STATE_HOOKS))
+            )
         ]
 
     def _on_path(self, target: object) -> list[type]:
-        """The classes of the middleware the plain agent is built without: those
-        that rewrite messages before the model, or write them after it."""
-        return [
+        """The classes of the middleware the plain agent is built without: those that
+        trim, and those that write messages after the model (:data:`_AFTER`)."""
+        trimming = self._trimming(target)
+        return trimming + [
             type(m)
             for m in self._shape_of(target).middleware
-            if type(m).__name__ != _HITL and any(_overrides(m, h) for h in (*_HOOKS, *_AFTER))
+            if type(m).__name__ != _HITL
+            and type(m) not in trimming
+            and any(_overrides(m, h) for h in _AFTER)
         ]
 
     def _shape_of(self, target: object) -> _Shape:
@@ -612,7 +710,9 @@ class LangGraphAdapter:
     def capabilities(self, target: object) -> frozenset[Capability]:
         """Cancel always; crash scenarios with a durable checkpointer; interrupts
         with ``HumanInTheLoopMiddleware`` and a checkpointer; the trim hook when
-        another middleware rewrites messages before the model, a prebuilt
+        another middleware rewrites what the model is sent (``before_model``,
+        ``wrap_model_call``), the user's own middleware updates the thread's
+        messages (``before_agent``, ``after_model``, ``after_agent``), a prebuilt
         ``create_react_agent`` has a ``pre_model_hook``, the app's own
         ``InMemorySaver`` subclass overrides how a checkpoint is written, or a
         hand-built graph's own node picks what the model is sent (its trimming,
@@ -668,6 +768,8 @@ class LangGraphAdapter:
         if self.plain:
             with _without_hooks(self._on_path(target)):
                 graph = _build(factory, model, given)
+            if isinstance(factory, ModuleGraph):  # built already: its hooks set aside here
+                factory.without(self._on_path(target))
         else:
             graph = _build(factory, model, given)
         if undo:
