@@ -51,6 +51,7 @@ from prunecheck.model.incidents import IncidentKind
 from prunecheck.sim.drivers.action_search import Outcome, SearchOutcome, rerun, search
 from prunecheck.sim.evidence.loop_failures import framework_versions
 from prunecheck.sim.subjects.loops.scenarios import Scenario, ScenarioClass
+from prunecheck.sim.subjects.loops.scheduler import debris_unreported
 from prunecheck.sim.subjects.loops.steps import Step
 from prunecheck.sim.subjects.loops.system import LoopSystem
 from prunecheck.sim.subjects.loops.target import LoopTarget
@@ -180,9 +181,27 @@ def every_kind(
 ) -> tuple[Finding, ...]:
     """Every finding of a class: the first search's, then searches past the
     kinds found so far, each with what is left of ``max_examples`` (at least
-    a tenth of it), until one finds no new kind or ``rounds`` are spent."""
+    a tenth of it), until one finds no new kind or ``rounds`` are spent.  What the
+    dropped runs of these searches leave is not reported, as in the first search
+    (:func:`~prunecheck.sim.subjects.loops.scheduler.debris_unreported`)."""
     if first.found is None:
         return ()
+    with debris_unreported():
+        return _every_kind(target, scenario, first, seed=seed, max_examples=max_examples,
+                           max_steps=max_steps, deadline=deadline, rounds=rounds)  # fmt: skip
+
+
+def _every_kind(
+    target: LoopTarget,
+    scenario: Scenario,
+    first: SearchOutcome[Step],
+    *,
+    seed: int,
+    max_examples: int,
+    max_steps: int,
+    deadline: float | None,
+    rounds: int,
+) -> tuple[Finding, ...]:
     findings: list[Finding] = []
     found: Outcome[Step] | None = first.found
     known: frozenset[str] = frozenset()
