@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import os
 import re
 import subprocess
@@ -327,3 +328,24 @@ def test_llamaindex_model_doubles_share_one_class_and_keep_no_harness() -> None:
     del one, first
     gc.collect()
     assert gone() is None
+
+
+def test_opentelemetry_s_detach_failure_of_a_dropped_run_is_not_reported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A search that abandons a run mid-draw leaves a turn whose span the collector
+    closes in another context: OpenTelemetry logs "Failed to detach context" with
+    a traceback (under AutoGen's and Strands' verdicts).  Inside a search it is
+    dropped; any other record of that logger, and the same record outside, pass."""
+    from prunecheck.sim.subjects.loops.scheduler import debris_unreported
+
+    spans = logging.getLogger("opentelemetry.context")
+    with caplog.at_level(logging.ERROR):
+        with debris_unreported():
+            spans.error("Failed to detach context")
+            spans.error("something else")
+        spans.error("Failed to detach context")
+    assert [r.getMessage() for r in caplog.records] == [
+        "something else",
+        "Failed to detach context",
+    ]

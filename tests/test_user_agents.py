@@ -207,15 +207,12 @@ ROWS: tuple[Row, ...] = (
     # caught now (round 34): the user's node is the trim hook; trim_messages keeps nothing
     # once the newest output is over MAX_TOKENS, and the emptied request is judged
     Row("held_back/lg_node_trim.py:agent", Expect.UNSAFE, STRUCTURAL, scenario=None),
+    # caught after round 37: the ladder climbs after the cap's first change
     Row(
         "held_back/lc_capped_saver.py:agent",
         Expect.UNSAFE,
         STRUCTURAL,
         scenario=None,
-        wrong_today="the app's InMemorySaver subclass is kept now (the trim class applies, "
-        "KEEP = 12 read as its budget), but its cap changed the history in 1 of 60 schedules "
-        "(17 messages at most) and no cut between a call and its result was reached; framework "
-        "findings only, exit 0",
     ),
     Row("held_back/lc_agent_executor.py:agent", Expect.REFUSED, scenario=None),
     # written after the truncation and checkpointer changes, run once as written

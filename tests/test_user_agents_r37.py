@@ -33,32 +33,28 @@ def _row(spec: str, expect: Expect, kinds: frozenset[str] = frozenset(), **kw: s
 
 
 ROWS: tuple[Row, ...] = (
-    # a pydantic-ai Hooks capability capping the tool calls a request carries
+    # a pydantic-ai Hooks capability capping the tool calls a request carries (tuned on
+    # after the round: caught once the ladder climbs after a change)
     _row(
         "pa_tool_call_count.py:agent",
         Expect.UNSAFE,
         STRUCTURAL,
-        wrong_today="exit 1 from cancellation (silent_loss), but the trim class is safe: "
-        "pydantic-ai's repair layer drops the results whose calls the cap cut (changed 5 of "
-        "90), so no request breaks a pair",
     ),
     # a LangChain async @after_agent middleware removing all but the newest ToolMessage
     # of each tool, the AIMessage calls kept: the next message sends calls unanswered
+    # (tuned on after the round: a user's after_agent middleware is trimming)
     _row(
         "lc_superseded_results.py:agent",
         Expect.UNSAFE,
         STRUCTURAL | {"silent_loss"},
         scenario=None,
-        wrong_today="trim class n/a (the after_agent middleware is not seen as trimming); "
-        "framework findings only, exit 0",
     ),
     # an AutoGen context: the last 2 user turns, then the newest 9 messages (a turn split)
+    # (tuned on after the round: the ladder climbs after the turn cap's first change)
     _row(
         "ag_recent_turns_capped.py:agent",
         Expect.UNSAFE,
         STRUCTURAL,
-        wrong_today="trim class safe (changed 37 of 60, 11 messages at most): the split "
-        "needs 4-5 tool rounds in one turn, which the search never grew to",
     ),
     # a Google ADK after_tool_callback cutting any response over 6,000 characters silently
     _row(

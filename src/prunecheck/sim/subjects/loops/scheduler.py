@@ -156,6 +156,12 @@ def _set_heap_aside() -> bool:
     return True
 
 
+def _drop_detach_failures(record: logging.LogRecord) -> bool:
+    """A logging filter: OpenTelemetry's "Failed to detach context" of a dropped
+    run's span does not pass (:func:`debris_unreported`); every other record does."""
+    return record.getMessage() != "Failed to detach context"
+
+
 @contextlib.contextmanager
 def debris_unreported() -> Iterator[None]:
     """For a whole search: what a dropped run's objects raise when Python's own
@@ -170,15 +176,22 @@ def debris_unreported() -> Iterator[None]:
     collection leaves never awaited (LangGraph's ``await run_manager.on_chain_error(e)``
     in the ``except`` of a node's coroutine closed mid-await): Python's "coroutine
     … was never awaited" warning, printed under the verdict when the collector
-    ran just before :func:`_quietly` could set it aside.
+    ran just before :func:`_quietly` could set it aside.  Nor is OpenTelemetry's
+    "Failed to detach context" (logged with a traceback) when such a collection
+    closes a dropped turn's span in another context: AutoGen's and Strands'
+    runs that a search abandoned mid-draw (Hypothesis's buffer ran out) printed
+    it under the verdict.
     """
     hook = sys.unraisablehook
     sys.unraisablehook = lambda _: None
+    spans = logging.getLogger("opentelemetry.context")
+    spans.addFilter(_drop_detach_failures)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
             yield
     finally:
+        spans.removeFilter(_drop_detach_failures)
         sys.unraisablehook = hook
 
 
