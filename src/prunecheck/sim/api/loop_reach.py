@@ -95,6 +95,10 @@ class Figures:
         time, :data:`~prunecheck.sim.subjects.loops.reach.TIME_UNITS`, is against;
         in ``--json`` only with such a budget).  Measured in real time as well as
         virtual, it differs between two runs of the same schedules: not compared.
+    output : int
+        Characters of the longest output a tool returned (what a threshold on
+        one output, :attr:`~prunecheck.sim.subjects.loops.reach.Budget.per_output`,
+        is against).
     """
 
     schedules: int
@@ -111,6 +115,7 @@ class Figures:
     faults: int = 0
     repairs: RepairCounts = field(default_factory=RepairCounts)
     oldest_ms: int = field(default=0, compare=False)  # wall time: no two runs measure it alike
+    output: int = 0
 
     @classmethod
     def of(cls, tally: Tally, target: LoopTarget) -> Figures:
@@ -124,6 +129,7 @@ class Figures:
             counter_name(target.adapter), budget_of(target.adapter, target.target), rung,
             steps[rung - 1].text() if 0 < rung <= len(steps) else "",
             tally.hits["model_failed"], RepairCounts.of(tally.hits), most.get("oldest_ms", 0),
+            most.get("output", 0),
         )  # fmt: skip
 
     @classmethod
@@ -140,6 +146,7 @@ class Figures:
             top.counter, top.budget, max(f.rung for f in every),
             max(every, key=lambda f: f.rung).grown, sum(f.faults for f in every),
             sum((f.repairs for f in every), RepairCounts()), max(f.oldest_ms for f in every),
+            max(f.output for f in every),
         )  # fmt: skip
 
     @property
@@ -161,6 +168,11 @@ class Figures:
             return (
                 f"{size}; its threshold of {self.budget.text()} against the oldest "
                 f"message's age of {said} s at a request (a schedule's first to last request)"
+            )
+        if self.budget.per_output:  # a tool-output hook's threshold: against one output
+            return (
+                f"{size}; largest tool output {self.output:,} characters against its "
+                f"threshold of {self.budget.text()}"
             )
         reached = {"tokens": self.tokens, "characters": self.chars, "messages": self.messages}
         got = reached.get(self.budget.unit)

@@ -17,8 +17,11 @@ the whole budget land in it by chance at best; so every rung also holds
 outputs just under the budget at a spread of fine offsets
 (:data:`_NEAR_STEP` tokens apart, :data:`_NEAR` of them), one of which
 leaves, for any remainder of up to their span, a result that fits and a
-call that does not.  The sizes are a function of the budget alone: the same
-seed draws the same schedules.
+call that does not.  A threshold on one tool output (a tool-output hook's:
+:attr:`.reach.Budget.per_output`) fires only on an output longer than it,
+so its rungs hold outputs just under it, just over it and twice it (then
+four times).  The sizes are a function of the budget alone: the same seed
+draws the same schedules.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from .reach import CHARS_PER_TOKEN, Budget
 from .scenarios import LoopShape
 
-__all__ = ["Rung", "ladder", "near"]
+__all__ = ["Rung", "ladder", "near", "over"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +75,12 @@ def ladder(budget: Budget | None) -> tuple[Rung, ...]:
     schedules (32, then 48 steps).  With a budget in tokens or characters,
     the outputs are sized to it: one output an eighth, a third or the whole
     of it (a few of them go past it), and outputs just under it at fine
-    offsets (:func:`near`)."""
+    offsets (:func:`near`); a threshold on one output, about it and past
+    it (:func:`over`)."""
     sizes = _SIZES
-    if budget is not None and 0 < budget.tokens <= _LARGEST:
+    if budget is not None and budget.per_output and 0 < budget.tokens <= _LARGEST:
+        sizes = (over(budget.tokens), tuple(min(_LARGEST, s) for s in over(2 * budget.tokens)))
+    elif budget is not None and 0 < budget.tokens <= _LARGEST:
         b = budget.tokens
         aimed = (max(16, b // 8), max(32, b // 3), max(64, b))
         sizes = (aimed + near(b), tuple(min(_LARGEST, 2 * s) for s in aimed) + near(b))
@@ -86,6 +92,14 @@ def ladder(budget: Budget | None) -> tuple[Rung, ...]:
     return tuple(
         Rung(LoopShape(width=w, sizes=s), n) for w, s, n in zip(widths, sizes, steps, strict=True)
     )
+
+
+def over(tokens: int) -> tuple[int, ...]:
+    """Output sizes about a threshold of ``tokens`` on one output: a third of
+    it, just under it, just over it (by a thirty-second, at least a token:
+    :data:`~.reach.CHARS_PER_TOKEN` characters past a threshold in characters
+    that ``tokens`` rounds down) and twice it."""
+    return (max(16, tokens // 3), max(16, tokens - 1), tokens + max(1, tokens // 32), 2 * tokens)
 
 
 def near(tokens: int) -> tuple[int, ...]:

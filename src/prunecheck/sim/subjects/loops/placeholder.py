@@ -72,7 +72,7 @@ MARKERS: Mapping[str, tuple[str, ...]] = {
     "cleared": (
         r"clear(ed)?", r"omit(ted)?", r"remov(ed|e)", r"elided?", r"redact(ed)?", r"pruned?",
         r"compact(ed)?", r"hidden", r"dropped", r"truncated", r"trimmed", r"evicted",
-        r"summari[sz]ed", r"replaced", r"discarded",
+        r"summari[sz]ed", r"replaced", r"discarded", r"withheld", r"not shown",
     ),
     "not run": (
         r"not (been )?(run|executed|started|called|invoked)", r"did ?n'?t run",

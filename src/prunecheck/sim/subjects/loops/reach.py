@@ -57,6 +57,8 @@ __all__ = [
     "budget_of",
     "count_tokens",
     "counter_name",
+    "hook_budget",
+    "largest_output",
     "module_budget",
     "text_size",
     "user_module",
@@ -96,11 +98,16 @@ class Budget:
         oldest message); or :data:`UNKNOWN_UNIT`.
     where : str
         What states it (``"TokenLimitedChatCompletionContext(token_limit=400)"``).
+    per_output : bool
+        A threshold on one tool output (a tool-output hook's: an ADK
+        ``after_tool_callback``, an Agents SDK tool output guardrail), not on
+        the history: the ladder grows outputs past it (:func:`hook_budget`).
     """
 
     amount: int
     unit: str
     where: str
+    per_output: bool = False
 
     @property
     def tokens(self) -> int:
@@ -234,6 +241,12 @@ def _rewritten(body: Mapping[str, object], ledger: Ledger) -> bool:
     return False
 
 
+def largest_output(ledger: Ledger) -> int:
+    """Characters of the longest output a tool body returned (what a
+    threshold on one output, :attr:`Budget.per_output`, is against)."""
+    return max((len(b.output) for b in ledger.bodies if b.end is BodyEnd.OK), default=0)
+
+
 def count_tokens(adapter: object, messages: Sequence[Mapping[str, object]]) -> tuple[int, str]:
     """Tokens of a history and how they were counted: the adapter's
     ``count_tokens`` (the framework's own counter) where it has one,
@@ -337,6 +350,69 @@ def module_budget(target: object) -> Budget | None:
                else "neither its name nor its code says what it counts")  # fmt: skip
         return Budget(value, unit, f"module constant {name} = {value:,}; {how}")
     return None
+
+
+def hook_budget(hook: object, what: str) -> Budget | None:
+    """The threshold a tool-output hook's own code reads as a module constant
+    (``MAX_TOOL_RESPONSE_CHARS = 6_000`` in ``if len(text) <= MAX_TOOL_RESPONSE_CHARS``):
+    the first upper-case name its code (nested functions too) reads whose
+    value is a positive integer and whose name says it is a budget
+    (:data:`_CONSTANT_UNITS`), as a :attr:`Budget.per_output` threshold; None
+    if it reads none.  ``hook`` is a function, a bound method, a
+    ``functools.partial``, an object holding one (``guardrail_function``,
+    ``func``) or a callable object; ``what`` says what the hook is
+    ("after_tool_callback")."""
+    from .constant_units import usage_unit
+
+    function = _function_of(hook)
+    code = getattr(function, "__code__", None)
+    scope = getattr(function, "__globals__", None)
+    if code is None or not isinstance(scope, dict):
+        return None
+    names: list[str] = []
+    todo = [code]
+    while todo:
+        current = todo.pop(0)
+        names += [n for n in current.co_names if n not in names]
+        todo += [c for c in current.co_consts if hasattr(c, "co_names")]
+    module = sys.modules.get(str(getattr(function, "__module__", "")))
+    for name in names:
+        value = scope.get(name)
+        said = _named_budget(name) if name.isupper() and _positive_int(value) else None
+        if said is None or not isinstance(value, int):
+            continue
+        used = usage_unit(module, name) if module is not None else None
+        unit = used or said[0] or UNKNOWN_UNIT
+        how = ("its code counts it" if used else "its name says" if said[0]
+               else "neither its name nor its code says what it counts")  # fmt: skip
+        label = getattr(function, "__qualname__", what)
+        return Budget(value, unit, f"module constant {name} = {value:,}, read by the {what} "
+                      f"{label}, on one tool output; {how}", per_output=True)  # fmt: skip
+    return None
+
+
+def _function_of(hook: object) -> object:
+    """The plain function behind a hook (unwrapped; a callable object's ``__call__``)."""
+    import functools
+    import inspect
+
+    found: Any = hook
+    for _ in range(8):  # a few layers of wrapping at most
+        if isinstance(found, functools.partial):
+            found = found.func
+        elif inspect.ismethod(found):
+            found = found.__func__
+        elif inspect.isfunction(found):
+            return inspect.unwrap(found)
+        elif callable(getattr(found, "guardrail_function", None)):  # the Agents SDK's guardrail
+            found = found.guardrail_function
+        elif callable(getattr(found, "func", None)):
+            found = found.func
+        elif callable(found):
+            found = type(found).__call__
+        else:
+            break
+    return found
 
 
 def _positive_int(value: object) -> bool:

@@ -85,7 +85,7 @@ from prunecheck.model.state import RuntimeState, StepResult
 from prunecheck.model.system import Draw, Facts, RequestBody
 
 from .contract import Adapter, ToolCall, ToolSpec
-from .reach import count_tokens
+from .reach import count_tokens, largest_output
 from .scenarios import SCENARIOS, Bounds, Scenario, ScenarioClass, _arguments, enabled_kinds
 from .scenarios import make_step as _make_step
 from .scheduler import LoopRun, StepRefused, adapter_import_error
@@ -335,7 +335,10 @@ class LoopSystem:
     def measure(self, state: LoopSession) -> dict[str, int]:
         """The run's figures of reach (:class:`.reach.Watch`): requests in which
         the user's code changed the history, the widest batch, the largest
-        history (messages, characters, tokens by the framework's counter)."""
+        history (messages, characters, tokens by the framework's counter), the
+        longest tool output."""
         watch = state.run.watch
         tokens, _ = count_tokens(self.target.adapter, watch.largest)
-        return watch.figures(state.run.ledger, tokens)
+        figures = watch.figures(state.run.ledger, tokens)
+        figures["output"] = largest_output(state.run.ledger)
+        return figures

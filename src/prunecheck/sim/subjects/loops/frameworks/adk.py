@@ -166,7 +166,8 @@ def _talks_gemini(agent: Any) -> bool:
 
 def _trims(config: AdkConfig) -> bool:
     """Whether the configuration trims: a compaction, a ``before_model_callback``
-    (the agent's, or a plugin's: ``ContextFilterPlugin``)."""
+    (the agent's, or a plugin's: ``ContextFilterPlugin``), or a hook that may
+    replace a tool's response (:func:`_tool_hooks`)."""
     from google.adk.plugins.base_plugin import BasePlugin
 
     app = config.app
@@ -175,7 +176,23 @@ def _trims(config: AdkConfig) -> bool:
         type(p).before_model_callback is not BasePlugin.before_model_callback for p in plugins
     )
     compacts = app is not None and app.events_compaction_config is not None
-    return compacts or hooked or bool(config.agent.before_model_callback)
+    return (compacts or hooked or bool(config.agent.before_model_callback)
+            or bool(_tool_hooks(config)))  # fmt: skip
+
+
+def _tool_hooks(config: AdkConfig) -> list[Any]:
+    """The user's hooks whose returned dict replaces a tool's response in the
+    ``function_response`` the model sees (and the session keeps): the agent's
+    ``after_tool_callback`` (one, or a list; sync or async) and every plugin's
+    own ``after_tool_callback``."""
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    given = config.agent.after_tool_callback
+    hooks: list[Any] = list(given) if isinstance(given, list) else [given] if given else []
+    for plugin in getattr(config.app, "plugins", None) or []:
+        if type(plugin).after_tool_callback is not BasePlugin.after_tool_callback:
+            hooks.append(plugin.after_tool_callback)
+    return hooks
 
 
 def _compaction(config: Any) -> Any:
@@ -233,8 +250,9 @@ class AdkAdapter:
     """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of Google ADK.
 
     ``plain``: open the framework's plain agent, the user's agent without its
-    compaction, its plugins and its ``before_model_callback``
-    (:meth:`without_trimming`, for whose failure a finding is).
+    compaction, its plugins, its ``before_model_callback`` and its
+    ``after_tool_callback`` (:meth:`without_trimming`, for whose failure a
+    finding is).
     """
 
     framework = "adk"
@@ -258,7 +276,8 @@ class AdkAdapter:
     def capabilities(self, target: object) -> frozenset[Capability]:
         """Cancel always; a new message after a crash with a durable session
         service, a resume too when the App is resumable; the trim hook when the
-        configuration compacts or filters the request."""
+        configuration compacts or filters the request, or may replace a tool's
+        response (an ``after_tool_callback``)."""
         config = _need(target)
         caps = {Capability.CANCEL}
         if config.service != "memory":
@@ -271,13 +290,21 @@ class AdkAdapter:
         return frozenset(caps)
 
     def budget(self, target: object) -> Budget | None:
-        """The token threshold of an ``EventsCompactionConfig``; None: unknown."""
+        """The token threshold of an ``EventsCompactionConfig``, else the
+        threshold on one tool output a hook replacing tool responses reads
+        as a module constant (:func:`~..reach.hook_budget`); None: unknown."""
+        from ..reach import hook_budget
+
         config = _need(target)
+        if self.plain:
+            return None
         compaction = getattr(config.app, "events_compaction_config", None)
         threshold = getattr(compaction, "token_threshold", None)
-        if self.plain or not isinstance(threshold, int):
-            return None
-        return Budget(threshold, "tokens", f"EventsCompactionConfig(token_threshold={threshold})")
+        if isinstance(threshold, int):
+            where = f"EventsCompactionConfig(token_threshold={threshold})"
+            return Budget(threshold, "tokens", where)
+        found = (hook_budget(h, "after_tool_callback") for h in _tool_hooks(config))
+        return next((b for b in found if b is not None), None)
 
     def providers(self, target: object) -> frozenset[str]:
         """The providers beyond OpenAI and Anthropic whose rules judge the requests:
@@ -299,8 +326,9 @@ class AdkAdapter:
             "model": ScriptedLlm(harness, issued),
             "tools": fake_tools(user.agent.tools, harness.tool, issued),
         }
-        if self.plain:
+        if self.plain:  # nothing of the user's on the history's path, nor on a tool's response
             update["before_model_callback"] = None
+            update["after_tool_callback"] = None
         agent = user.agent.clone(update=update)
         seen: list[Any] = []
         app = user.app

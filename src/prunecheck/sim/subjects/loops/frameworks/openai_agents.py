@@ -3,8 +3,9 @@
 The user's ``Agent`` and ``RunConfig`` run as configured — the run config's
 ``call_model_input_filter``, ``session_input_callback`` and
 ``session_settings`` (the SDK's trimming hooks), the tools' ``needs_approval``,
-``timeout_seconds`` and failure handlers — with two substitutions at the SDK's
-own boundaries:
+``timeout_seconds``, failure handlers and tool output guardrails (a
+guardrail that replaces an output is the configuration's trimming) — with
+two substitutions at the SDK's own boundaries:
 
 - the model is a ``Model`` (the SDK's provider-neutral interface, set as
   ``RunConfig.model`` so that it serves every agent of the run) which renders
@@ -174,6 +175,16 @@ def _function_tools(agent: Any) -> list[Any]:
     return [t for t in agent.tools if isinstance(t, FunctionTool)]
 
 
+def _output_guardrails(agent: Any) -> list[Any]:
+    """The tool output guardrails of the agent's function tools: each runs after
+    its tool returns, and one answering ``reject_content(message)`` has the SDK
+    send the model that message as the call's output (the user's code
+    rewriting a tool's output on its way to the history)."""
+    return [
+        g for t in _function_tools(agent) for g in getattr(t, "tool_output_guardrails", None) or []
+    ]
+
+
 @dataclass(slots=True)
 class OpenAIAgentsAdapter:
     """The :class:`~prunecheck.sim.subjects.loops.contract.Adapter` of the OpenAI Agents SDK.
@@ -198,7 +209,8 @@ class OpenAIAgentsAdapter:
     def without_trimming(self) -> OpenAIAgentsAdapter:
         """This adapter opening the framework's plain agent: the user's agent
         with a ``RunConfig`` without its model-input filter, session input
-        callback and session settings (a limit)."""
+        callback and session settings (a limit), its function tools without
+        their tool output guardrails."""
         return replace(self, plain=True)
 
     def accepts(self, target: object) -> bool:
@@ -224,6 +236,7 @@ class OpenAIAgentsAdapter:
             or config.session_input_callback is not None
             or openai_agents_limit(config, session) is not None
             or trims_in_session(session)
+            or _output_guardrails(agent)
         ):
             caps.add(Capability.TRIM_HOOK)
         if any(getattr(t, "timeout_seconds", None) is not None for t in tools):  # 0.9.0+
@@ -232,11 +245,18 @@ class OpenAIAgentsAdapter:
 
     def budget(self, target: object) -> Any:
         """``RunConfig.session_settings.limit`` (items), or the count of items
-        its ``call_model_input_filter`` starts cutting at (probed)."""
+        its ``call_model_input_filter`` starts cutting at (probed), else the
+        threshold on one tool output a tool output guardrail reads as a module
+        constant (:func:`~..reach.hook_budget`)."""
+        from ..reach import hook_budget
         from .budgets import openai_agents_budget
 
         agent, config, session = _need(target)
-        return openai_agents_budget(config, agent, session)
+        found = openai_agents_budget(config, agent, session)
+        if found is not None:
+            return found
+        hooks = (hook_budget(g, "tool output guardrail") for g in _output_guardrails(agent))
+        return next((b for b in hooks if b is not None), None)
 
     def provider(self, target: object) -> ModelProvider:
         """The provider the agent's model talks to: the run config's model, else
@@ -269,7 +289,8 @@ class OpenAIAgentsAdapter:
                              session_settings=None)  # fmt: skip
             session = None
         _answer_aside(_other_agents(target, agent))
-        return _AgentsLoop(agent, config, session, harness, self.cancel_mode)
+        return _AgentsLoop(agent, config, session, harness, self.cancel_mode,
+                           guarded=not self.plain)  # fmt: skip
 
     def script(self, target_spec: str, schedule_json: str, *, folder: Path | None = None) -> str:
         from ._common import provider_says
@@ -450,8 +471,9 @@ class _Double:
         return PrunecheckModel()
 
 
-def _fake_tool(tool: Any, loop: _AgentsLoop) -> Any:
-    """A copy of ``tool`` whose body calls the harness (failure handling kept)."""
+def _fake_tool(tool: Any, loop: _AgentsLoop, *, guarded: bool = True) -> Any:
+    """A copy of ``tool`` whose body calls the harness (failure handling kept;
+    its tool output guardrails too unless not ``guarded``: the plain agent's)."""
     from agents import tool as agents_tool
 
     async def body(ctx: Any, arguments: str) -> str:
@@ -468,6 +490,8 @@ def _fake_tool(tool: Any, loop: _AgentsLoop) -> Any:
         handler = _closure_value(original, "failure_error_function")
         if handler is not None:
             invoke = _handled(body, handler)
+    if not guarded and getattr(tool, "tool_output_guardrails", None):
+        return dataclasses.replace(tool, on_invoke_tool=invoke, tool_output_guardrails=None)
     return dataclasses.replace(tool, on_invoke_tool=invoke)
 
 
@@ -530,8 +554,9 @@ class _AgentsLoop:
     """One live instance of the user's agent (see the module docstring)."""
 
     def __init__(
-        self, agent: Any, config: Any, session: Any, harness: Harness, cancel_mode: str
-    ) -> None:
+        self, agent: Any, config: Any, session: Any, harness: Harness, cancel_mode: str,
+        *, guarded: bool = True,
+    ) -> None:  # fmt: skip
         from agents import set_tracing_disabled
 
         set_tracing_disabled(True)
@@ -541,7 +566,7 @@ class _AgentsLoop:
         self._cancel_mode = cancel_mode
         self._path = Path(harness.store) / _FILE
         model = _Double.make(self)
-        fakes = {id(t): _fake_tool(t, self) for t in _function_tools(agent)}
+        fakes = {id(t): _fake_tool(t, self, guarded=guarded) for t in _function_tools(agent)}
         self._agent = agent.clone(tools=[fakes.get(id(t), t) for t in agent.tools])
         self._config = dataclasses.replace(
             config,
