@@ -81,6 +81,22 @@ def test_the_figures_hold_a_per_output_threshold_against_the_largest_output() ->
     assert "largest tool output 2,000 characters against its threshold of 20,000" in text
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["[output withheld: 12,000 characters]",
+     "[output withheld: 12,000 characters, over the 8,000-character limit; ask for a smaller "
+     "output instead]",
+     "Result not shown: it exceeds the 2,000-token limit."],
+)  # fmt: skip
+def test_a_withholding_note_with_its_limit_is_an_honest_placeholder(text: str) -> None:
+    from prunecheck.sim.subjects.loops.placeholder import ruling
+
+    judged = ruling(text, ran="ok", call_words=("read_ticket", "call_1"))
+    assert judged.honest and judged.rule == "cleared", judged.why
+    invented = ruling("File a: a 120-line excerpt (rest withheld)", ran="ok", call_words=())
+    assert not invented.honest  # 'file', 'excerpt', 'rest' speak of the world
+
+
 # ------------------------------------------------------------------ Google ADK
 @pytest.mark.parametrize("agent", [_ADK_CUT, _ADK_WITHHOLD], ids=["cut", "withhold"])
 def test_an_adk_after_tool_callback_is_the_trim_hook_with_its_threshold(

@@ -2,10 +2,11 @@
 output, saying so.
 
 ``tool_output_guardrails`` on the function tool: over ``MAX_OUTPUT_CHARS``
-characters the guardrail answers ``reject_content`` with
-``[output withheld: N characters]``, which the SDK sends the model as the
-call's output.  An honest placeholder: safe, and exercised once an output
-grows past the budget (tests/test_loops_tool_output_hooks.py).
+characters the guardrail answers ``reject_content`` with ``[output
+withheld: N characters, over the 8,000-character limit; ask for a smaller
+output instead]``, which the SDK sends the model as the call's output.
+An honest placeholder: safe, and exercised once an output grows past the
+budget (tests/test_loops_tool_output_hooks.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ MAX_OUTPUT_CHARS = 8_000
 def keep_outputs_small(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
     size = len(str(data.output))
     if size > MAX_OUTPUT_CHARS:
-        return ToolGuardrailFunctionOutput.reject_content(f"[output withheld: {size} characters]")
+        return ToolGuardrailFunctionOutput.reject_content(
+            f"[output withheld: {size:,} characters, over the {MAX_OUTPUT_CHARS:,}-character "
+            "limit; ask for a smaller output instead]"
+        )
     return ToolGuardrailFunctionOutput.allow()
 
 

@@ -29,7 +29,8 @@ documents found", "sunny, 22 °C", ``{"status": "ok"}``); a placeholder
 carries none.  A marker word inside a plausible output ("results (older
 ones omitted): 3 documents") does not make it honest: its other words are
 not about the call.  Numbers are allowed only as sizes ("cleared 1,200
-tokens"), never alone.
+tokens", "over the 20,000-character limit"), never alone; what to do next
+may ask for less ("ask for a smaller output instead").
 
 Pure: no I/O.
 
@@ -107,11 +108,13 @@ _META = """
     user human client approval policy agent model system runtime framework
     by via per due placeholder
     additional further another other same batch parallel
+    over under above exceeds exceeding
+    ask asking less fewer smaller shorter narrower instead
 """
 META_WORDS = frozenset(_META.split())
 
 _SIZE = re.compile(
-    r"\b\d[\d,._]*\s*(tokens?|characters?|chars?|bytes?|kb|mb|messages?|calls?|results?|"
+    r"\b\d[\d,._]*(\s*|-)(tokens?|characters?|chars?|bytes?|kb|mb|messages?|calls?|results?|"
     r"outputs?|lines?|items?|seconds?|s|ms)\b"
 )
 
