@@ -57,20 +57,20 @@ ROWS: tuple[Row, ...] = (
         STRUCTURAL,
     ),
     # a Google ADK after_tool_callback cutting any response over 6,000 characters silently
+    # (tuned on after the round: a tool-output hook is trimming, outputs grown past it)
     _row(
         "adk_after_tool_truncate.py:root_agent",
         Expect.UNSAFE,
         frozenset({"truncated_payload"}),
         scenario=None,
-        wrong_today="trim class n/a (the after_tool_callback is not seen as the "
-        "configuration's) and no output grown past 6,000 characters; exit 0",
     ),
     # an Agents SDK tool output guardrail withholding outputs over 20,000 characters, saying so
     _row(
         "oa_output_guardrail_withhold.py:agent",
         Expect.SAFE,
-        wrong_today="trim class n/a, 'no trimming configured': the guardrail is not seen as "
-        "trimming and never fired (largest 897 characters against its 20,000)",
+        wrong_today="the guardrail is trimming now and fires (outputs grown past 20,000 "
+        "characters), but its honest note is judged synthesized_result: 'Ask for a narrower time "
+        "range' has the words 'time', 'range', which the placeholder rule reads as the world's",
     ),
     # a Strands AfterInvocationEvent callback deleting whole turns older than the last 2
     _row("st_after_invocation_turns.py:agent", Expect.SAFE),
