@@ -100,9 +100,7 @@ found by prunecheck $version, seed $seed. Run from any directory: python <this f
 import asyncio, collections, importlib.metadata, json, os, pathlib, sys
 
 FOUND_ON = $found_on
-HAVE = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
-for dist, found in FOUND_ON.items():  # exit 2 unless installed as found
-    if HAVE.get(dist) != found: sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)
+for dist, found in FOUND_ON.items(): (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)  # exit 2 unless installed as found
 $excepthook
 from autogen_core import CancellationToken, FunctionCall, models, tools
 from autogen_ext.models.replay import ReplayChatCompletionClient
