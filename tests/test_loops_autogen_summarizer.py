@@ -174,3 +174,30 @@ def test_a_reproduction_fails_the_context_summary_as_the_provider_would() -> Non
     assert "cancellation_token=None" in text  # a summary asked without a token
     plain = script_text("agent.py:agent", json.dumps({"steps": steps[:1], "expect": []}))
     assert "cancellation_token=None" in plain  # without the step too: a summary may be asked
+
+
+def test_a_framework_finding_after_an_answered_summary_is_still_the_frameworks() -> None:
+    """The plain agent (no summarizing context) makes no summary request, so it cannot
+    take a schedule that answers one; the owner replays it less those replies.  A
+    cancel's hang after a summary is AutoGen's own (its plain agent hangs too): it
+    was put down to the configuration, and a trimming class's search stopped there."""
+    from prunecheck.sim.api.loop_owner import Owner, owner_of
+    from prunecheck.sim.drivers.action_search import rerun
+    from prunecheck.sim.subjects.loops.frameworks.autogen import AutoGenAdapter
+    from prunecheck.sim.subjects.loops.steps import Cancel, Step
+    from prunecheck.sim.subjects.loops.system import LoopSystem
+    from prunecheck.sim.subjects.loops.target import LoopTarget
+
+    target = LoopTarget("loop:analyst", "analyst.py:agent", _own_client_agent(), AutoGenAdapter())
+    steps: list[Step] = []
+    for n in (1, 2):
+        call = ToolCall(f"call_{n}", "lookup", '{"key": "k"}')
+        steps += [User(f"user {n}"), ReplyStep("", (call,)), Complete(call.id, f"record {n}")]
+    late = ToolCall("call_3", "lookup", '{"key": "k"}')
+    steps += [User("user 3"), ReplyStep("the summary"), ReplyStep("", (late,)), Cancel()]
+    scenario = SCENARIOS[ScenarioClass.CANCEL]
+    found = rerun(LoopSystem(target, scenario, len(steps)), steps)
+    assert found is not None and "hang" in found.kinds
+    owner, why = owner_of(target, scenario, found, found.kinds)
+    assert owner is Owner.FRAMEWORK, why
+    assert "less its replies to the configuration's own model calls" in why

@@ -43,10 +43,11 @@ the plain agent the same way is no finding of the user's trim.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from prunecheck.model.errors import TraceError
 from prunecheck.model.incidents import IncidentKind
 from prunecheck.sim.drivers.action_search import Outcome, SearchOutcome, rerun, search
 from prunecheck.sim.evidence.loop_failures import framework_versions
@@ -132,6 +133,13 @@ def owner_of(
         )
     system = LoopSystem(plain, scenario, max(len(outcome.steps), 1))
     replayed = rerun(system, outcome.steps, known=_EVERY_KIND)
+    same = "the same schedule"
+    if replayed is None and (aside := _aside_steps(target, scenario, outcome.steps)):
+        # the user's own model calls (a summarizer's) are requests the plain agent never
+        # makes: the schedule less the replies to them
+        kept = [step for i, step in enumerate(outcome.steps) if i not in aside]
+        replayed = rerun(system, kept, known=_EVERY_KIND)
+        same = "the same schedule less its replies to the configuration's own model calls"
     if replayed is None:
         return Owner.CONFIGURATION, (
             "the plain agent (without the user's trimming) cannot take the same schedule"
@@ -139,12 +147,28 @@ def owner_of(
     if kinds <= replayed.kinds:
         return Owner.FRAMEWORK, (
             f"the plain agent of {versions(target)} (without the user's trimming) fails "
-            "the same way on the same schedule"
+            f"the same way on {same}"
         )
     return Owner.CONFIGURATION, (
         "the plain agent (without the user's trimming) does not fail this way on the same "
         "schedule: " + (", ".join(sorted(replayed.kinds)) or "no violation")
     )
+
+
+def _aside_steps(target: LoopTarget, scenario: Scenario, steps: Sequence[Step]) -> set[int]:
+    """The indices of ``steps`` that answer a model call the user's own code made
+    aside (a summarizer's), found by playing them on ``target`` once more."""
+    system = LoopSystem(target, scenario, max(len(steps), 1))
+    state = system.start(None)
+    try:
+        for step in steps:
+            try:
+                system.perform(state, step)
+            except TraceError:
+                break
+        return set(state.run.aside_steps)
+    finally:
+        system.close(state)
 
 
 def defining_event(

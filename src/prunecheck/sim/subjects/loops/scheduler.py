@@ -297,6 +297,9 @@ class LoopRun:
         self._repaired = []
         self.incidents: list[Incident] = []
         self.steps: list[Step] = []
+        #: Indices in :attr:`steps` of the replies (and failures) that answered a model
+        #: call the user's own code made aside (a summarizer's): the plain agent makes none.
+        self.aside_steps: set[int] = set()
         self.phase = Phase.UP
         self.epoch = 0
         self._closed = False
@@ -455,6 +458,8 @@ class LoopRun:
                 self._start(self._live_loop().send(text), "send")
             case ReplyStep(text, calls):
                 future = next(f for f in self._requests if not f.done())
+                if future in self._side:
+                    self.aside_steps.add(len(self.steps) - 1)
                 self.ledger.issue(calls, self._at())
                 future.set_result(Reply(text, calls))
             case Complete(call, output):
@@ -467,6 +472,8 @@ class LoopRun:
                 w.future.set_result(output)
             case ModelError(error):
                 future = next(f for f in self._requests if not f.done())
+                if future in self._side:
+                    self.aside_steps.add(len(self.steps) - 1)
                 self.watch.faults += 1
                 future.set_exception(ModelFailed(error))
             case Fail(call, error):
