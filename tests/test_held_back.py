@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from held_back_rounds import top_level_names
 
 HERE = Path(__file__).parent / "held_back"
 
@@ -44,16 +45,6 @@ SPECS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _top_level_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return names
-
-
 def test_every_held_back_module_is_listed() -> None:
     on_disk = {p.stem for p in HERE.glob("*.py") if p.stem != "__init__"}
     assert on_disk == set(SPECS)
@@ -64,4 +55,4 @@ def test_held_back_module_states_its_verdict_and_defines_its_attr(module: str) -
     tree = ast.parse((HERE / f"{module}.py").read_text(encoding="utf-8"))
     doc = ast.get_docstring(tree) or ""
     assert re.search(r"Expected verdict \(written before running\): \*\*(unsafe|safe|vacuous)", doc)
-    assert set(SPECS[module]) <= _top_level_names(tree)
+    assert set(SPECS[module]) <= top_level_names(tree)

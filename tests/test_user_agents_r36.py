@@ -18,10 +18,10 @@ attribute its row names.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from held_back_rounds import assert_every_module_has_a_row, assert_module_states_its_verdict, param
 from test_user_agents import STRUCTURAL, Expect, Row, _check, _hold
 
 FOLDER = "held_back_r36"
@@ -57,8 +57,7 @@ ROWS: tuple[Row, ...] = (
 
 
 def _param(row: Row) -> object:
-    marks = [pytest.mark.xfail(strict=True, reason=row.wrong_today)] if row.wrong_today else []
-    return pytest.param(row, id=row.id.removeprefix(f"{FOLDER}/"), marks=marks)
+    return param(row, FOLDER)
 
 
 @pytest.mark.slow
@@ -70,27 +69,10 @@ def test_held_back_r36_verdict(row: Row) -> None:
 # -- the fast twin: the modules stay well-formed (source only, nothing imported) -------
 
 
-def _top_level_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return names
-
-
 def test_every_module_has_a_row() -> None:
-    on_disk = {p.name for p in HERE.glob("*.py") if p.stem != "__init__"}
-    in_table = {row.spec.removeprefix(f"{FOLDER}/").split(":")[0] for row in ROWS}
-    assert on_disk == in_table
+    assert_every_module_has_a_row(HERE, FOLDER, ROWS)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id.removeprefix(f"{FOLDER}/"))
 def test_module_states_its_verdict_and_defines_its_attribute(row: Row) -> None:
-    file, attr = row.spec.removeprefix(f"{FOLDER}/").split(":")
-    tree = ast.parse((HERE / file).read_text(encoding="utf-8"))
-    doc = ast.get_docstring(tree) or ""
-    assert "Expected (before running)" in doc, f"{file} does not state its expected verdict"
-    assert "prunecheck not changed for it" in doc, f"{file} does not say it is held back"
-    assert attr in _top_level_names(tree), f"{file} defines no {attr}"
+    assert_module_states_its_verdict(HERE, FOLDER, row)
