@@ -44,6 +44,16 @@ SCRIPT_EXCEPTHOOK = (
 )
 
 
+#: A script's version gate, after its ``FOUND_ON`` line: exit 2, naming both versions, unless
+#: every distribution is installed as found (one line: reproductions stay short).
+VERSION_GATE = (
+    'for dist, found in FOUND_ON.items(): (HAVE := {d.metadata["Name"]: d.version for d in '
+    'importlib.metadata.distributions()}).get(dist) == found or sys.exit(print(f"could not run: '
+    'found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: '
+    '{dist} is not installed (found on {dist} {found})") or 2)  # exit 2 unless installed as found'
+)
+
+
 def rejections_said(incidents: Iterable[Incident]) -> dict[str, tuple[str, str]]:
     """The first text the judged provider answered for each kind of rejection
     among ``incidents`` (``result_without_call``, ``call_without_result``,

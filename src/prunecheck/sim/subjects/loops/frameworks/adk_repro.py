@@ -36,7 +36,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from ._common import SCRIPT_EXCEPTHOOK, also_shown
+from ._common import SCRIPT_EXCEPTHOOK, VERSION_GATE, also_shown
 from .autogen_repro import said
 from .strands_repro import HANG_SECONDS, _load
 
@@ -54,7 +54,7 @@ _HEAD = Template('''\
 found by prunecheck $version, seed $seed. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile, warnings
 FOUND_ON = $found_on
-for dist, found in FOUND_ON.items(): (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)  # exit 2 unless installed as found
+$gate
 $excepthook
 warnings.simplefilter("ignore"); from google.adk.apps.app import App; from google.adk.apps.llm_event_summarizer import LlmEventSummarizer; from google.adk.runners import Runner
 from google.adk.models.base_llm import BaseLlm; from google.adk.models.llm_response import LlmResponse; from google.genai import types
@@ -257,6 +257,7 @@ def script_text(
     load, agent = _load(target_spec, folder, factory=factory)
     load = load.replace("    agent = build(user)", "    runner = build(user)")
     head = _HEAD.substitute(
+        gate=VERSION_GATE,
         excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent + also_shown(schedule),
         scenario=schedule.get("scenario", "(none)"),

@@ -46,7 +46,7 @@ from typing import Any
 from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import split_reference
 
-from ._common import SCRIPT_EXCEPTHOOK, agent_argument, also_shown, compact
+from ._common import SCRIPT_EXCEPTHOOK, VERSION_GATE, agent_argument, also_shown, compact
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -100,7 +100,7 @@ found by prunecheck $version, seed $seed. Run from any directory: python <this f
 import asyncio, collections, importlib.metadata, json, os, pathlib, sys
 
 FOUND_ON = $found_on
-for dist, found in FOUND_ON.items(): (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)  # exit 2 unless installed as found
+$gate
 $excepthook
 from autogen_core import CancellationToken, FunctionCall, models, tools
 from autogen_ext.models.replay import ReplayChatCompletionClient
@@ -357,6 +357,7 @@ def script_text(
     crashes = any(s["kind"] == "crash" for s in steps)
     load, agent = _load_lines(target_spec, folder, crashes=crashes, instance=instance)
     head = _HEAD.substitute(
+        gate=VERSION_GATE,
         excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent + also_shown(schedule),
         scenario=schedule.get("scenario", "(none)"),

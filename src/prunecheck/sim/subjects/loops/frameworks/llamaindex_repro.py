@@ -34,7 +34,7 @@ from typing import Any
 
 from prunecheck.sim.subjects.policy_spec import split_reference
 
-from ._common import SCRIPT_EXCEPTHOOK, compact
+from ._common import SCRIPT_EXCEPTHOOK, VERSION_GATE, compact
 from .autogen_repro import _relative, orphan_check, unanswered_check
 from .strands_repro import _LOSS_CHECK, _RESULT_CHECK, _TWICE_CHECK
 
@@ -46,7 +46,7 @@ found by prunecheck $version, seed $seed. Run from any directory: python <this f
 import asyncio, collections, concurrent.futures, importlib, importlib.metadata, json, os, pathlib, sys, tempfile
 
 FOUND_ON = $found_on
-for dist, found in FOUND_ON.items(): (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)  # exit 2 unless installed as found
+$gate
 $excepthook
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, TextBlock, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
@@ -235,6 +235,7 @@ def script_text(
     load, agent = _load(target_spec, folder, factory=factory, paired=paired,
                         memory_name=memory_name, durable=durable)  # fmt: skip
     head = _HEAD.substitute(
+        gate=VERSION_GATE,
         excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent,
         scenario=schedule.get("scenario", "(none)"),

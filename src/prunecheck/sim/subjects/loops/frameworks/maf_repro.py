@@ -35,7 +35,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from ._common import SCRIPT_EXCEPTHOOK, also_shown
+from ._common import SCRIPT_EXCEPTHOOK, VERSION_GATE, also_shown
 from .autogen_repro import orphan_check, unanswered_check
 from .strands_repro import _LOSS_CHECK, _RESULT_CHECK, _TWICE_CHECK, _load
 
@@ -46,7 +46,7 @@ _HEAD = Template('''\
 found by prunecheck $version, seed $seed. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys, tempfile
 FOUND_ON = $found_on
-for dist, found in FOUND_ON.items(): (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)  # exit 2 unless installed as found
+$gate
 $excepthook
 os.environ.setdefault("OPENAI_API_KEY", "sk-placeholder")  # the user's client is built, never called
 from agent_framework import Agent, BaseChatClient, ChatMiddlewareLayer, ChatResponse, Content, FileHistoryProvider, FunctionInvocationLayer, Message
@@ -205,6 +205,7 @@ def script_text(
         "    agent, session = build(user)")  # fmt: skip
     load = load.replace("    agent = build(user)", build)
     head = _HEAD.substitute(
+        gate=VERSION_GATE,
         excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent + also_shown(schedule),
         scenario=schedule.get("scenario", "(none)"),

@@ -41,7 +41,7 @@ from typing import Any
 from prunecheck.model.provider.openai_chat import CALL_UNANSWERED, RESULT_ORPHANED
 from prunecheck.sim.subjects.policy_spec import split_reference
 
-from ._common import SCRIPT_EXCEPTHOOK, compact
+from ._common import SCRIPT_EXCEPTHOOK, VERSION_GATE, compact
 
 __all__ = ["script_text"]
 
@@ -59,7 +59,7 @@ _HEAD = """\
 one line a step. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run.\"\"\"
 import asyncio, collections, concurrent.futures, dataclasses, importlib.metadata, {imports}json, os, pathlib, sys, tempfile
 FOUND_ON = {found_on}
-for dist, found in FOUND_ON.items(): (HAVE := {{d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}}).get(dist) == found or sys.exit(print(f"could not run: found on {{dist}} {{found}}, installed {{dist}} {{HAVE[dist]}}" if dist in HAVE else f"could not run: {{dist}} is not installed (found on {{dist}} {{found}})") or 2)  # exit 2 unless installed as found
+{gate}
 {excepthook}
 from agents import {agents_names}
 from agents.models.chatcmpl_converter import Converter
@@ -395,6 +395,7 @@ def script_text(
         imports = "copy, " + imports
     dist_version = importlib.metadata.version("openai-agents")
     text = _HEAD.format(
+        gate=VERSION_GATE,
         excepthook=SCRIPT_EXCEPTHOOK,
         dist_version=dist_version,
         scenario=data.get("scenario", "unnamed"),

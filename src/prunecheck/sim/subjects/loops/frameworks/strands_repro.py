@@ -43,7 +43,7 @@ from typing import Any
 from prunecheck.sim.subjects.policy_spec import split_reference
 
 from ..judge import BEDROCK_FIRST_USER
-from ._common import SCRIPT_EXCEPTHOOK, agent_argument, also_shown
+from ._common import SCRIPT_EXCEPTHOOK, VERSION_GATE, agent_argument, also_shown
 from .autogen_repro import _relative, orphan_check, unanswered_check
 
 __all__ = ["HANG_SECONDS", "script_text", "step_lines"]
@@ -56,7 +56,7 @@ _HEAD = Template('''\
 found by prunecheck $version, seed $seed. Run from any directory: python <this file>; exit 0 = not reproduced, 1 = reproduced, 2 = could not run."""
 import asyncio, collections, $more_imports contextvars, copy, importlib, importlib.metadata, json, os, pathlib, sys
 FOUND_ON = $found_on
-for dist, found in FOUND_ON.items(): (HAVE := {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}).get(dist) == found or sys.exit(print(f"could not run: found on {dist} {found}, installed {dist} {HAVE[dist]}" if dist in HAVE else f"could not run: {dist} is not installed (found on {dist} {found})") or 2)  # exit 2 unless installed as found
+$gate
 $excepthook
 ''')
 
@@ -311,6 +311,7 @@ def script_text(
     more = ["tempfile,"] if session else []
     more += ["threading,"] if summarizing else []
     head = _HEAD.substitute(
+        gate=VERSION_GATE,
         excepthook=SCRIPT_EXCEPTHOOK,
         agent=agent + also_shown(schedule),
         scenario=schedule.get("scenario", "(none)"),
