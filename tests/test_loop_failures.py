@@ -99,3 +99,21 @@ def test_an_agent_given_as_an_object_is_checked_without_the_database(tmp_path: P
     )
     assert check_loop(target, failures=tmp_path / "db", **OPTIONS).unsafe
     assert not (tmp_path / "db").exists()
+
+
+def test_a_schedule_saved_with_a_crash_before_anything_ran_is_discarded(tmp_path: Path) -> None:
+    """An older prunecheck took a crash before the first message (its shrinker
+    saved [crash, resume]); such a step is not enabled now: the entry is
+    discarded with a warning, never fatal, and the class searched anew."""
+    spec, db = _agent(tmp_path), tmp_path / "db"
+    check_loop(spec, failures=db, **OPTIONS)
+    (saved,) = _entries(db)
+    entry = json.loads(saved.read_text(encoding="utf-8"))
+    entry["schedule"]["steps"] = [{"kind": "crash"}, {"kind": "resume"}]
+    saved.write_text(json.dumps(entry), encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = check_loop(spec, failures=str(db), **OPTIONS)
+    said = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert result.unsafe and result.unsafe[0].saved is None
+    assert any("no longer enabled" in s and "discarded" in s for s in said), said
