@@ -77,3 +77,29 @@ def test_a_model_error_step_round_trips_as_json() -> None:
     step = ModelError("429 Too Many Requests")
     assert step_from_json(step_to_json(step)) == step
     assert step_to_json(step) == {"kind": "model_error", "error": "429 Too Many Requests"}
+
+
+def test_a_summarizer_prompt_offering_no_tools_is_answered_with_text_only() -> None:
+    """A provider returns tool calls only for tools the request declares: the
+    summary prompt (no tools) refuses a reply with calls, and the search draws
+    text replies for it (a schedule no provider could produce is a false alarm)."""
+    from prunecheck.sim.subjects.loops.frameworks.langgraph import LangGraphAdapter
+    from prunecheck.sim.subjects.loops.scenarios import Bounds, make_step
+    from prunecheck.sim.subjects.loops.scheduler import StepRefused
+
+    agent = importlib.import_module("tests.user_agents.lc_summarizer_fails").agent
+    with LoopRun(LangGraphAdapter(), agent) as run:
+        _until_the_summary(run)
+        assert not run.reply_takes_calls()
+        call = ToolCall("call_99", "search_kb", '{"query": "q"}')
+        with pytest.raises(StepRefused):
+            run.apply(ReplyStep("", (call,)))
+        scenario = SCENARIOS[ScenarioClass.PARALLEL]
+        tools = LangGraphAdapter().tools(agent)
+        for seed in range(20):  # a draw that would give calls gives text here
+            step = make_step("reply", run, scenario, Bounds(16, 3, frozenset()), tools,
+                             lambda n, s=seed: (s * 7 + 1) % n, [0, 100])  # fmt: skip
+            assert isinstance(step, ReplyStep) and not step.calls
+        run.apply(ReplyStep("the summary"))
+        assert run.reply_takes_calls() or not run.pending_requests()
+        assert not run.incidents, run.incidents

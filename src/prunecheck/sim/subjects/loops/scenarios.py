@@ -315,6 +315,8 @@ def make_step(
         width = (draw(bounds.width + 1) if draw(3) else 0) if tools else 0
         if shape.batches is not None and _count_batches(run) >= shape.batches:
             width = 0
+        if not run.reply_takes_calls():  # a summarizer's prompt offers no tools
+            width = 0
         if width == 0:
             return ReplyStep(f"answer {n}")
         calls = []

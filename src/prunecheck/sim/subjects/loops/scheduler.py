@@ -291,6 +291,8 @@ class LoopRun:
         untimed = getattr(adapter, "untimed_faults", None)
         self.untimed_faults = self.model_faults and callable(untimed) and bool(untimed(target))
         self._side: set[asyncio.Future[Reply]] = set()
+        #: Side requests that offer no tools: a provider answers them with text only.
+        self._toolless: set[asyncio.Future[Reply]] = set()
         self.ledger = Ledger()
         self.watch = Watch()
         self._repaired: list[tuple[str, list[Mapping[str, object]], list[Mapping[str, object]]]]
@@ -348,10 +350,13 @@ class LoopRun:
         self._requests.append(future)
         if side:
             self._side.add(future)
+            if not body.get("tools"):
+                self._toolless.add(future)
         try:
             return await future
         finally:
             self._side.discard(future)
+            self._toolless.discard(future)
             if future in self._requests:
                 self._requests.remove(future)
 
@@ -416,6 +421,12 @@ class LoopRun:
         """Whether the oldest pending model request is one the user's own code made
         (a summarizer's: it offers no tools), which a ``model_error`` step may fail."""
         return next((f for f in self._requests if not f.done()), None) in self._side
+
+    def reply_takes_calls(self) -> bool:
+        """Whether the oldest pending model request may be answered with tool calls:
+        not when it is a side request offering no tools (a summarizer's prompt), which
+        a provider answers with text only."""
+        return next((f for f in self._requests if not f.done()), None) not in self._toolless
 
     def waiting_calls(self) -> list[str]:
         """Call ids with a tool body waiting for the harness, in issue order."""
@@ -513,7 +524,9 @@ class LoopRun:
         up = self.phase is Phase.UP
         ok = {
             "user": up and not self.turn_running and not self.approvals,
-            "reply": up and self.pending_requests() > 0,
+            "reply": up
+            and self.pending_requests() > 0
+            and (not getattr(step, "calls", ()) or self.reply_takes_calls()),
             "model_error": up and self.side_request(),
             "advance": up,
             "cancel": up and self.turn_running,
@@ -651,6 +664,7 @@ class LoopRun:
         self._waiting.clear()
         self._requests.clear()
         self._side.clear()
+        self._toolless.clear()
         self.approvals.clear()
         loop, self.loop, self._turn = self.loop, None, None
         if loop is not None:
@@ -692,7 +706,8 @@ class LoopRun:
         clocks, self._dead = [*self._dead, self._clock], []
         self._turn = None
         self._requests.clear()
-        self._side.clear()  # a future's callbacks hold its task: nothing may outlive close
+        self._side.clear()
+        self._toolless.clear()  # a future's callbacks hold its task: nothing may outlive close
         self._waiting.clear()
         self._graveyard.clear()
         # a run that ended the check (the agent exited, hung, or an import
