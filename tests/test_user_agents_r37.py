@@ -65,13 +65,9 @@ ROWS: tuple[Row, ...] = (
         scenario=None,
     ),
     # an Agents SDK tool output guardrail withholding outputs over 20,000 characters, saying so
-    _row(
-        "oa_output_guardrail_withhold.py:agent",
-        Expect.SAFE,
-        wrong_today="the guardrail is trimming now and fires (outputs grown past 20,000 "
-        "characters), but its honest note is judged synthesized_result: 'Ask for a narrower time "
-        "range' has the words 'time', 'range', which the placeholder rule reads as the world's",
-    ),
+    # (tuned on: the placeholder rule reads "Ask for a narrower time range" as advice;
+    # the texts of tests/data/placeholder_heldout*.json measure the rule instead)
+    _row("oa_output_guardrail_withhold.py:agent", Expect.SAFE),
     # a Strands AfterInvocationEvent callback deleting whole turns older than the last 2
     _row("st_after_invocation_turns.py:agent", Expect.SAFE),
     # Agent Framework's own ToolResultCompactionStrategy, the agent built by a factory
