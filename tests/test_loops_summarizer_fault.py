@@ -97,8 +97,12 @@ def test_a_summarizer_prompt_offering_no_tools_is_answered_with_text_only() -> N
         scenario = SCENARIOS[ScenarioClass.PARALLEL]
         tools = LangGraphAdapter().tools(agent)
         for seed in range(20):  # a draw that would give calls gives text here
+
+            def draw(n: int, s: int = seed) -> int:
+                return (s * 7 + 1) % n
+
             step = make_step("reply", run, scenario, Bounds(16, 3, frozenset()), tools,
-                             lambda n, s=seed: (s * 7 + 1) % n, [0, 100])  # fmt: skip
+                             draw, [0, 100])  # fmt: skip
             assert isinstance(step, ReplyStep) and not step.calls
         run.apply(ReplyStep("the summary"))
         assert run.reply_takes_calls() or not run.pending_requests()

@@ -10,8 +10,8 @@ say what happened to the call came from their false alarms (first set: 27 of
 ``placeholder_heldout_3.json`` was written after the rule was fixed and
 committed unmeasured: it is the held-out measure.  On it, 20 of 30 honest notes
 pass and 30 of 30 invented results are caught (the rule before: 5 of 30 and 30
-of 30); its misses are listed below and were not tuned on.  The texts the rule still gets wrong are listed
-here, so that a change to the rule shows in its figures either way.
+of 30); its misses were not tuned on.  The texts the rule still gets wrong are
+listed here, so that a change to the rule shows in its figures either way.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ WRONG: dict[str, dict[int, str]] = {
         16: "honest JSON: 'status' is read as a world word",
         20: "honest, but 'No translation is available' names the world's thing",
         21: "honest JSON: its key's value 'true' is read as a world word",
-        22: "honest, but the memory class's doing ('masks results from mailbox tools') is world words",
+        22: "honest, but the memory's doing ('masks results from mailbox tools') is world words",
         26: "honest, but 'no text could be returned' names the world's thing",
         28: "honest, but 'the approval window (5 min) expired' is no marker and no size",
         29: "honest, but 'No output was captured' stands apart from its marker",
