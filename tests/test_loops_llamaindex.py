@@ -95,6 +95,18 @@ def test_capabilities_and_budget_follow_the_configuration() -> None:
     assert _adapter().budget(plain) is None
 
 
+def test_a_memory_whose_own_aget_reads_a_constant_keys_on_it_not_on_its_token_limit() -> None:
+    """Round 37's TurnCappedMemory (a ChatMemoryBuffer, token_limit 3,000 by
+    default) keeps the last MAX_USER_TURNS = 200 user turns in its own aget."""
+    import importlib
+
+    agent = importlib.import_module("tests.user_agents.held_back_r37.li_turn_cap_never").agent
+    budget = _adapter().budget(agent)
+    assert budget is not None and (budget.amount, budget.unit) == (200, "user turns")
+    assert "MAX_USER_TURNS = 200" in budget.text() and "TurnCappedMemory.aget" in budget.text()
+    assert _adapter(plain=True).budget(agent) is None
+
+
 def test_the_window_memory_starts_a_request_with_results_whose_call_is_gone(
     tmp_path: Path,
 ) -> None:

@@ -55,6 +55,7 @@ __all__ = [
     "Watch",
     "attribute_budget",
     "budget_of",
+    "code_budget",
     "count_tokens",
     "counter_name",
     "hook_budget",
@@ -354,14 +355,21 @@ def module_budget(target: object) -> Budget | None:
 
 def hook_budget(hook: object, what: str) -> Budget | None:
     """The threshold a tool-output hook's own code reads as a module constant
-    (``MAX_TOOL_RESPONSE_CHARS = 6_000`` in ``if len(text) <= MAX_TOOL_RESPONSE_CHARS``):
-    the first upper-case name its code (nested functions too) reads whose
-    value is a positive integer and whose name says it is a budget
-    (:data:`_CONSTANT_UNITS`), as a :attr:`Budget.per_output` threshold; None
-    if it reads none.  ``hook`` is a function, a bound method, a
-    ``functools.partial``, an object holding one (``guardrail_function``,
-    ``func``) or a callable object; ``what`` says what the hook is
-    ("after_tool_callback")."""
+    (``MAX_TOOL_RESPONSE_CHARS = 6_000`` in ``if len(text) <= MAX_TOOL_RESPONSE_CHARS``),
+    as a :attr:`Budget.per_output` threshold (:func:`code_budget`); None if it
+    reads none.  ``hook`` is a function, a bound method, a ``functools.partial``,
+    an object holding one (``guardrail_function``, ``func``) or a callable
+    object; ``what`` says what the hook is ("after_tool_callback")."""
+    return code_budget(hook, what, per_output=True)
+
+
+def code_budget(hook: object, what: str, *, per_output: bool = False) -> Budget | None:
+    """The budget the user's own code reads as a module constant: the first
+    upper-case name the function behind ``hook`` (nested functions too) reads
+    whose value is a positive integer and whose name says it is a budget
+    (:data:`_CONSTANT_UNITS`), in the unit its module's code counts it in, else
+    the one its name states; None if it reads none.  A memory class's own
+    ``aget`` that keeps the last ``MAX_USER_TURNS`` user turns: 200 turns."""
     from .constant_units import usage_unit
 
     function = _function_of(hook)
@@ -386,8 +394,9 @@ def hook_budget(hook: object, what: str) -> Budget | None:
         how = ("its code counts it" if used else "its name says" if said[0]
                else "neither its name nor its code says what it counts")  # fmt: skip
         label = getattr(function, "__qualname__", what)
+        one = ", on one tool output" if per_output else ""
         return Budget(value, unit, f"module constant {name} = {value:,}, read by the {what} "
-                      f"{label}, on one tool output; {how}", per_output=True)  # fmt: skip
+                      f"{label}{one}; {how}", per_output=per_output)  # fmt: skip
     return None
 
 

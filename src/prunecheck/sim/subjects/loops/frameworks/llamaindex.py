@@ -195,11 +195,25 @@ class LlamaIndexAdapter:
     def budget(self, target: object) -> Budget | None:
         """The ``token_limit`` of the memory the app configures (a ``Memory``'s
         chat-history share of it); None without one (LlamaIndex's default memory,
-        three quarters of the model's window, is no budget the app states)."""
+        three quarters of the model's window, is no budget the app states).  A
+        memory class of the app's own whose ``aget`` or ``get`` reads a module
+        constant (``MAX_USER_TURNS = 200``) keys on that, not on the limit it
+        inherits (:func:`~..reach.code_budget`)."""
+        from ..reach import code_budget
         from .llamaindex_memory import token_limit
 
         memory = _memory(target)
-        found = None if self.plain or memory is None else token_limit(memory)
+        if self.plain or memory is None:
+            return None
+        for name in ("aget", "get"):
+            own = getattr(type(memory), name, None)
+            if own is not None and not str(getattr(own, "__module__", "")).startswith(
+                "llama_index"
+            ):
+                read = code_budget(own, f"memory's own {name}")
+                if read is not None:
+                    return read
+        found = token_limit(memory)
         return None if found is None else Budget(found[0], "tokens", found[1])
 
     def providers(self, target: object) -> frozenset[str]:
