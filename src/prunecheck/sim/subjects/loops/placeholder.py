@@ -127,7 +127,7 @@ _META = """
     before after while during until since due because so and or but if then than
     not no never nothing none any all some each every one more longer anymore still yet
     is are was were be been being has have had do does did done will would should could can
-    cannot may might must need needs needed please again retry re try call it you your we our
+    cannot may might must need needs needed please again retry re try you your we our
     wasn't isn't hasn't hadn't couldn't can't won't didn't
     tool tools call calls called function functions result results output outputs content
     contents response responses message messages value return returned returns execution
@@ -139,18 +139,18 @@ _META = """
     old older oldest earlier previous stale first last
     save saving saved free freeing make fit reduce reducing keep kept
     user human client approval policy agent model system runtime framework
-    by via per due placeholder
+    via placeholder
     additional further another other same batch parallel
     over under above exceeds exceeding
     ask asking less fewer smaller shorter narrower instead
     hook hooks guardrail guardrails callback callbacks processor processors middleware
     manager handler handlers filter filters layer step steps turn turns round rounds
-    input inputs max maximum min minimum cap per exceeded exceed reached
-    successfully success available unavailable exist exists existed display displayed
-    shown show forwarded received retrieved returned given raised traceback stack trace
-    too large long big huge full entire whole part only just here now so
+    input inputs max maximum min minimum cap exceeded exceed reached
+    successfully success unavailable exist exists existed display displayed
+    shown show forwarded received retrieved given raised traceback stack trace
+    too large long big huge full entire whole part only just here now
     mode dry sibling siblings waiting wait rows row lines line entries records items pages
-    what which when why how human original log logs made edit edits editing stale
+    what which when why how original log logs made edit edits editing
 """
 META_WORDS = frozenset(_META.split())
 
