@@ -84,7 +84,7 @@ def test_a_result_that_is_not_its_tools_output_is_a_rewrite() -> None:
     cleared = {**kept, "content": "[cleared]"}
     watch.see({"messages": [_user("a"), call, cleared]}, ledger)
     assert watch.changed == 1
-    assert watch.figures(ledger, 7) == {"changed": 1, "widest": 1, "messages": 3,
+    assert watch.figures(ledger, 7) == {"changed": 1, "widest": 1, "messages": 3, "users": 1,
                                         "chars": watch.chars, "tokens": 7,
                                         "model_failed": 0,
                                         "oldest_ms": int(watch.oldest * 1000)}  # fmt: skip
@@ -160,6 +160,20 @@ def test_a_stated_budget_is_read_and_the_largest_history_held_against_it() -> No
     f = result.cells[0].figures
     assert f is not None and f.budget == Budget(10**9, "characters", "keep_chars=1000000000")
     assert f"{f.chars:,} against its budget of 1,000,000,000 characters" in result.cells[0].note
+
+
+def test_a_budget_in_turns_is_held_against_the_most_user_turns_a_request_held() -> None:
+    watch = Watch()
+    user = {"role": "user", "content": "q"}
+    answer = {"role": "assistant", "content": "a"}
+    for turns in (1, 3, 2):
+        watch.see({"messages": [user, answer] * turns}, Ledger())
+    assert watch.figures(Ledger(), 0)["users"] == 3
+    budget = Budget(200, "user turns", "module constant MAX_USER_TURNS = 200")
+    figures = Figures(4, 0, True, 0, 6, 6, 2, "estimated", budget, users=watch.users)
+    assert "; 3 user turns against its budget of 200 user turns" in figures.largest()
+    combined = Figures.combined([figures, Figures(1, 0, True, 0, 2, 2, 1, "estimated", budget)])
+    assert combined is not None and combined.users == 3
 
 
 @pytest.mark.usefixtures("short_shrink")

@@ -99,6 +99,8 @@ class Figures:
         Characters of the longest output a tool returned (what a threshold on
         one output, :attr:`~prunecheck.sim.subjects.loops.reach.Budget.per_output`,
         is against).
+    users : int
+        The most user messages one request held (what a budget in turns is against).
     """
 
     schedules: int
@@ -116,6 +118,7 @@ class Figures:
     repairs: RepairCounts = field(default_factory=RepairCounts)
     oldest_ms: int = field(default=0, compare=False)  # wall time: no two runs measure it alike
     output: int = 0
+    users: int = 0
 
     @classmethod
     def of(cls, tally: Tally, target: LoopTarget) -> Figures:
@@ -129,7 +132,7 @@ class Figures:
             counter_name(target.adapter), budget_of(target.adapter, target.target), rung,
             steps[rung - 1].text() if 0 < rung <= len(steps) else "",
             tally.hits["model_failed"], RepairCounts.of(tally.hits), most.get("oldest_ms", 0),
-            most.get("output", 0),
+            most.get("output", 0), most.get("users", 0),
         )  # fmt: skip
 
     @classmethod
@@ -146,7 +149,7 @@ class Figures:
             top.counter, top.budget, max(f.rung for f in every),
             max(every, key=lambda f: f.rung).grown, sum(f.faults for f in every),
             sum((f.repairs for f in every), RepairCounts()), max(f.oldest_ms for f in every),
-            max(f.output for f in every),
+            max(f.output for f in every), max(f.users for f in every),
         )  # fmt: skip
 
     @property
@@ -174,8 +177,11 @@ class Figures:
                 f"{size}; largest tool output {self.output:,} characters against its "
                 f"threshold of {self.budget.text()}"
             )
-        reached = {"tokens": self.tokens, "characters": self.chars, "messages": self.messages}
+        reached = {"tokens": self.tokens, "characters": self.chars, "messages": self.messages,
+                   "turns": self.users, "user turns": self.users}  # fmt: skip
         got = reached.get(self.budget.unit)
+        if got is not None and self.budget.unit.endswith("turns"):
+            return f"{size}; {got:,} user turns against its budget of {self.budget.text()}"
         if got is None:  # outputs, items, an unknown unit: not what a history is measured in
             return f"{size}; its budget: {self.budget.text()}, not measured in the history"
         return f"{size}: {got:,} against its budget of {self.budget.text()}"

@@ -165,6 +165,7 @@ class Watch:
     faults: int = 0  # model_error steps: the summarizer's model call failed (injected)
     messages: int = 0
     chars: int = 0
+    users: int = 0  # the most user messages in one request: what a budget in turns is against
     largest: list[Mapping[str, object]] = field(default_factory=list)
     repairs: list[Repair] = field(default_factory=list)  # the framework's repair layer's
     oldest: float = 0.0
@@ -189,6 +190,7 @@ class Watch:
         if size >= self.chars:
             self.chars, self.largest = size, messages
         self.messages = max(self.messages, len(messages))
+        self.users = max(self.users, sum(1 for m in messages if m.get("role") == "user"))
         keys = _keys(messages)
         same_process = self._disruptions == ledger.disruptions
         lost = self._previous is not None and same_process and bool(self._previous - keys)
@@ -203,6 +205,7 @@ class Watch:
             "changed": self.changed,
             "widest": widest,
             "messages": self.messages,
+            "users": self.users,
             "chars": self.chars,
             "tokens": tokens,
             "model_failed": self.faults,
