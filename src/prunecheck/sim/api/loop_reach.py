@@ -177,11 +177,13 @@ class Figures:
                 f"{size}; largest tool output {self.output:,} characters against its "
                 f"threshold of {self.budget.text()}"
             )
-        reached = {"tokens": self.tokens, "characters": self.chars, "messages": self.messages,
-                   "turns": self.users, "user turns": self.users}  # fmt: skip
+        if self.budget.unit in (
+            "turns",
+            "user turns",
+        ):  # against the most user turns a request held
+            return f"{size}; {self.users:,} user turns against its budget of {self.budget.text()}"
+        reached = {"tokens": self.tokens, "characters": self.chars, "messages": self.messages}
         got = reached.get(self.budget.unit)
-        if got is not None and self.budget.unit.endswith("turns"):
-            return f"{size}; {got:,} user turns against its budget of {self.budget.text()}"
         if got is None:  # outputs, items, an unknown unit: not what a history is measured in
             return f"{size}; its budget: {self.budget.text()}, not measured in the history"
         return f"{size}: {got:,} against its budget of {self.budget.text()}"
